@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs the Debian packages the build, `make run` and `make test` need,
+# when any is missing. Runs as root on a fresh Debian bookworm machine; with
+# everything present it does nothing and needs no privileges.
+set -eu
+
+PKGS="cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev
+librdkafka-dev libhiredis-dev libcurl4-openssl-dev libmicrohttpd-dev
+libjansson-dev libyaml-dev libsodium-dev libseccomp-dev check libsubunit-dev
+redis-server curl python3"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing$missing" >&2
+if [ "$(id -u)" != 0 ]; then
+	SUDO=sudo
+else
+	SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

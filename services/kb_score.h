@@ -1,0 +1,31 @@
+/* kb_score: turning runs into a verdict and a score. Pure, thread-safe.
+ *
+ * The score is the leaderboard run's benchmark means (ns) combined by
+ * ranking_by: "last" the last mean, "mean" the arithmetic mean, "geom" the
+ * geometric mean; reported in seconds.
+ */
+#ifndef KB_SCORE_H
+#define KB_SCORE_H
+
+#include <stddef.h>
+
+/* Returns 0 with *score_s set, or -EINVAL (unknown ranking_by, n == 0, a
+ * non-finite or non-positive mean). */
+int kb_score_combine(const char *ranking_by, const double *means_ns, size_t n,
+		     double *score_s);
+
+/* How a single run of the harness ended, as the worker saw it. */
+enum kb_run_end {
+	KB_RUN_OK,        /* exit 0 and check: pass */
+	KB_RUN_FAILED,    /* the harness says tests failed (exit 112 / check: fail) */
+	KB_RUN_TIMEOUT,   /* killed by the wall-clock limit, or exit 114 */
+	KB_RUN_CRASHED,   /* signal, unexpected exit code, or a bad report */
+	KB_RUN_INFRA,     /* exit 110/111/113 or 2: the platform's fault */
+};
+
+/* Classifies a finished run. exit_code is the status when !signaled;
+ * report_ok is 1 when the report parsed, check is its check value. */
+enum kb_run_end kb_run_classify(int signaled, int exit_code, int timed_out,
+				int report_ok, int check);
+
+#endif
