@@ -1,0 +1,2 @@
+/* placeholder: implemented by its owner */
+#include "kb_popcorn.h"
