@@ -1,0 +1,142 @@
+#!/bin/bash
+# `make run`: the whole platform in the foreground on 127.0.0.1.
+#
+# Starts, in order: kb-devbroker (Kafka protocol, in memory), redis-server
+# (a throwaway one on a loopback port, unless KB_REDIS_URL points at yours),
+# kb-ranker, kb-gateway, one CPU worker, and one worker per NVIDIA GPU that
+# nvidia-smi finds. Then it creates a local user and prints the API address
+# and a CLI id. Ctrl-C stops everything (SIGTERM to each service, which
+# drains; a second Ctrl-C kills at once).
+#
+# Environment: KB_HTTP_PORT (8000), KB_ADMIN_TOKEN (random if unset),
+# KB_REDIS_URL (external Redis), KB_KAFKA_BROKERS (external Kafka: no dev
+# broker is started), KB_PROBLEMS, KB_RUN_DIR (logs and data; a temp dir).
+set -euo pipefail
+
+BUILD=${1:-build}
+BIN=$(cd "$BUILD" && pwd)
+export KB_HTTP_PORT=${KB_HTTP_PORT:-8000}
+RUN_DIR=${KB_RUN_DIR:-$(mktemp -d /tmp/kb-run.XXXXXX)}
+mkdir -p "$RUN_DIR"
+PIDS=()
+
+log() { printf 'kb-run: %s\n' "$*" >&2; }
+
+stop_all() {
+	trap - INT TERM EXIT
+	log "stopping"
+	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
+		kill -TERM "${PIDS[$i]}" 2>/dev/null || true
+	done
+	for pid in "${PIDS[@]}"; do
+		for _ in $(seq 1 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	log "stopped; logs in $RUN_DIR"
+}
+trap 'stop_all; exit 130' INT TERM
+trap stop_all EXIT
+
+# start NAME COMMAND...: runs a service with its output in $RUN_DIR/NAME.log
+start() {
+	local name=$1
+	shift
+	"$@" >>"$RUN_DIR/$name.log" 2>&1 &
+	PIDS+=($!)
+	log "$name started (pid $!, log $RUN_DIR/$name.log)"
+}
+
+wait_for() { # wait_for DESCRIPTION SECONDS COMMAND...
+	local what=$1 secs=$2
+	shift 2
+	for _ in $(seq 1 $((secs * 10))); do
+		if "$@" >/dev/null 2>&1; then return 0; fi
+		sleep 0.1
+	done
+	log "$what did not come up; see $RUN_DIR"
+	exit 1
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+if [ -z "${KB_KAFKA_BROKERS:-}" ]; then
+	start devbroker "$BIN/devbroker/kb-devbroker"
+	wait_for "kb-devbroker" 10 grep -q '^bootstrap=' "$RUN_DIR/devbroker.log"
+	KB_KAFKA_BROKERS=$(sed -n 's/^bootstrap=\([^ ]*\).*/\1/p' "$RUN_DIR/devbroker.log" | head -1)
+fi
+export KB_KAFKA_BROKERS
+
+if [ -z "${KB_REDIS_URL:-}" ]; then
+	REDIS_PORT=$(free_port)
+	mkdir -p "$RUN_DIR/redis"
+	start redis redis-server --port "$REDIS_PORT" --bind 127.0.0.1 \
+		--dir "$RUN_DIR/redis" --save "" --appendonly no --daemonize no
+	KB_REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+	wait_for "redis-server" 10 redis-cli -p "$REDIS_PORT" ping
+fi
+export KB_REDIS_URL
+
+if [ -z "${KB_ADMIN_TOKEN:-}" ]; then
+	KB_ADMIN_TOKEN=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	GENERATED_TOKEN=1
+fi
+export KB_ADMIN_TOKEN
+
+# Services in this process group get the dev-friendly consumer settings
+# (fast group takeover after a crash).
+export KB_WORKDIR=${KB_WORKDIR:-$RUN_DIR/work}
+mkdir -p "$KB_WORKDIR"
+
+start ranker "$BIN/ranker/kb-ranker"
+start gateway "$BIN/gateway/kb-gateway"
+KB_GPU=CPU start worker-cpu "$BIN/worker/kb-worker"
+
+if command -v nvidia-smi >/dev/null 2>&1; then
+	i=0
+	while IFS= read -r name; do
+		# "NVIDIA H100 80GB HBM3" -> H100
+		gpu=$(printf '%s\n' "$name" | grep -oE '(H100|H200|A100|L4|T4|B200|A10G|L40S)' | head -1 || true)
+		if [ -n "$gpu" ]; then
+			CUDA_VISIBLE_DEVICES=$i KB_GPU=$gpu start "worker-$gpu-$i" "$BIN/worker/kb-worker"
+		else
+			log "GPU $i ($name) is not a known device type; no worker started"
+		fi
+		i=$((i + 1))
+	done < <(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || true)
+fi
+
+API="http://127.0.0.1:$KB_HTTP_PORT"
+wait_for "kb-gateway" 15 curl -sf "$API/health"
+
+CLI_ID=$(curl -sf -X POST "$API/admin/users" \
+	-H "Authorization: Bearer $KB_ADMIN_TOKEN" \
+	-H 'Content-Type: application/json' -d '{"name":"local"}' |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["cli_id"])')
+
+cat <<INFO
+
+  KernelBot is up.
+    API        $API
+    CLI id     $CLI_ID   (user "local")
+    Kafka      $KB_KAFKA_BROKERS
+    Redis      $KB_REDIS_URL
+    logs       $RUN_DIR
+$( [ -n "${GENERATED_TOKEN:-}" ] && echo "    admin token $KB_ADMIN_TOKEN (generated; set KB_ADMIN_TOKEN to choose)" )
+
+  Try:
+    curl -H 'X-Popcorn-Cli-Id: $CLI_ID' -F file=@problems/vectorsum_cpu/submission_ok.c \\
+         $API/submission/vectorsum_cpu/CPU/leaderboard
+    curl $API/submissions/vectorsum_cpu/CPU
+
+  Ctrl-C stops everything.
+INFO
+
+# Stay in the foreground until a service dies or the user stops us.
+wait -n "${PIDS[@]}" || true
+log "a service exited; stopping the rest"
