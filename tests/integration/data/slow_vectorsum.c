@@ -1,0 +1,16 @@
+/* An honest vectorsum_cpu submission that is slow on its first call, so a
+ * test can kill the worker while this submission is being evaluated. */
+#include <stddef.h>
+#include <unistd.h>
+
+float custom_kernel(const float *data, size_t n)
+{
+	static int calls;
+	double s = 0;
+
+	if (calls++ == 0)
+		sleep(4);
+	for (size_t i = 0; i < n; i++)
+		s += data[i];
+	return (float)s;
+}

@@ -1,0 +1,48 @@
+/* platform: starts the whole platform as real processes for a test, and
+ * talks to it over HTTP, Kafka and Redis. */
+#ifndef KB_TEST_PLATFORM_H
+#define KB_TEST_PLATFORM_H
+
+#include <hiredis/hiredis.h>
+#include <jansson.h>
+#include <sys/types.h>
+
+#include "kb_testenv.h"
+
+struct platform {
+	struct kb_test_server redis, broker;
+	pid_t gateway, ranker, worker;
+	int http_port;
+	char api[64];
+	char dir[128];      /* logs and worker workdir */
+	char cli_id[128];
+	redisContext *rc;
+};
+
+/* Starts everything and registers a user. Returns 0 or -1. */
+int platform_start(struct platform *p);
+void platform_stop(struct platform *p);
+
+pid_t platform_start_worker(struct platform *p, const char *log_name);
+
+/* HTTP: returns the status code (or -1), body in *body (malloc'd). */
+long http_get(const char *url, const char *cli_id, char **body);
+long http_submit(const struct platform *p, const char *lb, const char *gpu,
+		 const char *mode, const char *path, char **body);
+
+/* Submits a file and returns the submission id, or -1. */
+long submit(const struct platform *p, const char *lb, const char *mode,
+	    const char *path);
+
+/* Polls GET /user/submissions/{id} until status is "done" or timeout;
+ * returns the parsed JSON (caller decrefs) or NULL. */
+json_t *wait_done(const struct platform *p, long id, int timeout_ms);
+
+/* GET /submissions/{lb}/CPU parsed. */
+json_t *ranking(const struct platform *p, const char *lb);
+
+/* Number of Result events for a submission on kb.results (read from the
+ * beginning with a fresh consumer group). */
+int count_results(const struct platform *p, long id, int timeout_ms);
+
+#endif
