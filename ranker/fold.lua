@@ -1,0 +1,108 @@
+-- fold.lua: folds one final Result into Redis, atomically and idempotently.
+-- The key and field layout is the contract in docs/internals.md; the C side
+-- (ranker/kb_foldargs.c) builds the arguments.
+--
+-- KEYS[1] kb:res:<id>:<gpu>        the packed Result; its presence marks
+--                                  the (submission, gpu) as folded
+-- KEYS[2] kb:sub:<id>              the submission hash the gateway created
+-- KEYS[3] kb:rank:<lb>:<gpu>       sorted set: user id -> best seconds
+-- KEYS[4] kb:rankinfo:<lb>:<gpu>   hash: user id -> "<sub id>:<submitted_ms>"
+--
+-- ARGV[1] packed Result      ARGV[2] submission id (decimal)
+-- ARGV[3] user id            ARGV[4] mode ("leaderboard", "test", ...)
+-- ARGV[5] verdict ("passed", "failed", ...)
+-- ARGV[6] has_score ("1" or "0", decided by the C side from the Result)
+-- ARGV[7] score in seconds, text that reads back as the exact double
+--         (the shortest of %.15g/%.16g/%.17g; "" when not scored)
+-- ARGV[8] submitted_ms       ARGV[9] done_ms
+--
+-- Every value written comes from ARGV (never TIME), so a re-delivered Result
+-- is byte-identical in effect; and it is not applied at all, because
+-- KEYS[1] exists by then.
+--
+-- Returns 0 already folded (nothing changed), 1 folded, 2 folded and a new
+-- personal best.
+
+local res_key, sub_key, rank_key, info_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local packed, id, user, mode, verdict = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local has_score, score_s, submitted_s, done_s = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+
+if redis.call('EXISTS', res_key) == 1 then
+  return 0
+end
+
+-- Redis does not roll a script back when a command fails half-way, so
+-- everything that could fail is checked before the first write: a key of
+-- the wrong type is reported, and nothing is written.
+for _, kt in ipairs({{sub_key, 'hash'}, {rank_key, 'zset'}, {info_key, 'hash'}}) do
+  local t = redis.call('TYPE', kt[1])['ok']
+  if t ~= 'none' and t ~= kt[2] then
+    return redis.error_reply('WRONGTYPE ' .. kt[1] .. ' is a ' .. t .. ', not a ' .. kt[2])
+  end
+end
+
+redis.call('SET', res_key, packed)
+
+-- Lua numbers are doubles and the score's text round-trips exactly, so
+-- comparing tonumber() values is exact; ZADD is given the original text.
+local score = tonumber(score_s)
+local submitted = tonumber(submitted_s)
+if submitted == nil or submitted <= 0 then
+  -- A Result without submitted_at_ms: the gateway's record holds the same
+  -- clock's value, and it never changes, so folding stays deterministic.
+  local s = redis.call('HGET', sub_key, 'submitted_ms')
+  if s and tonumber(s) then
+    submitted_s, submitted = s, tonumber(s)
+  end
+end
+local scored = has_score == '1' and mode == 'leaderboard' and verdict == 'passed'
+  and score ~= nil and score == score and score > 0 and score < math.huge
+  and submitted ~= nil and user ~= ''
+
+if scored then
+  redis.call('HSET', sub_key, 'status', 'done', 'verdict', verdict,
+             'done_ms', done_s, 'score', score_s)
+else
+  redis.call('HSET', sub_key, 'status', 'done', 'verdict', verdict,
+             'done_ms', done_s)
+  return 1
+end
+
+-- Submission ids are decimal integers that may exceed 2^53, so they are
+-- compared as strings: shorter is smaller, then lexicographically.
+local function id_less(a, b)
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+
+local cur = redis.call('ZSCORE', rank_key, user)
+if cur then
+  local best = tonumber(cur)
+  if score > best then
+    return 1
+  end
+  if score == best then
+    -- Ties go to the earlier submission, then to the lower id; an entry
+    -- without readable info loses to any submission that ties it.
+    local info = redis.call('HGET', info_key, user)
+    local bid, bms = nil, nil
+    if info then
+      bid, bms = string.match(info, '^(%d+):(%-?%d+)$')
+    end
+    if bid then
+      local best_ms = tonumber(bms)
+      if submitted > best_ms then
+        return 1
+      end
+      if submitted == best_ms and not id_less(id, bid) then
+        return 1
+      end
+    end
+  end
+end
+
+redis.call('ZADD', rank_key, score_s, user)
+redis.call('HSET', info_key, user, id .. ':' .. submitted_s)
+return 2

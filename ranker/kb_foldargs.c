@@ -1,0 +1,295 @@
+#include "kb_foldargs.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *kb_mode_name(Kb__Mode mode)
+{
+	switch (mode) {
+	case KB__MODE__MODE_TEST:
+		return "test";
+	case KB__MODE__MODE_BENCHMARK:
+		return "benchmark";
+	case KB__MODE__MODE_PROFILE:
+		return "profile";
+	case KB__MODE__MODE_LEADERBOARD:
+		return "leaderboard";
+	default:
+		return "unspecified";
+	}
+}
+
+const char *kb_verdict_name(Kb__Verdict verdict)
+{
+	switch (verdict) {
+	case KB__VERDICT__VERDICT_PASSED:
+		return "passed";
+	case KB__VERDICT__VERDICT_FAILED:
+		return "failed";
+	case KB__VERDICT__VERDICT_COMPILE_ERROR:
+		return "compile_error";
+	case KB__VERDICT__VERDICT_TIMEOUT:
+		return "timeout";
+	case KB__VERDICT__VERDICT_CRASHED:
+		return "crashed";
+	case KB__VERDICT__VERDICT_INFRA_ERROR:
+		return "infra_error";
+	case KB__VERDICT__VERDICT_SUSPECT:
+		return "suspect";
+	default:
+		return "unspecified";
+	}
+}
+
+const char *kb_stage_name(Kb__Stage stage)
+{
+	switch (stage) {
+	case KB__STAGE__STAGE_QUEUED:
+		return "queued";
+	case KB__STAGE__STAGE_COMPILING:
+		return "compiling";
+	case KB__STAGE__STAGE_TESTING:
+		return "testing";
+	case KB__STAGE__STAGE_BENCHMARKING:
+		return "benchmarking";
+	case KB__STAGE__STAGE_RANKED_RUN:
+		return "ranked_run";
+	case KB__STAGE__STAGE_SECRET_RUN:
+		return "secret_run";
+	case KB__STAGE__STAGE_DONE:
+		return "done";
+	default:
+		return "unspecified";
+	}
+}
+
+static int run_passed(const Kb__Result *r, const char *key)
+{
+	for (size_t i = 0; i < r->n_runs; i++) {
+		const Kb__RunResult *run = r->runs[i];
+		if (run && run->key && strcmp(run->key, key) == 0)
+			return run->success && run->passed;
+	}
+	return 0;
+}
+
+int kb_result_is_scored(const Kb__Result *r)
+{
+	/* The worker's has_score is necessary but not trusted alone: a score
+	 * enters a public ranking only when every condition of the contract
+	 * holds, checked here from the Result itself. */
+	if (!r || !r->has_score)
+		return 0;
+	if (r->mode != KB__MODE__MODE_LEADERBOARD ||
+	    r->verdict != KB__VERDICT__VERDICT_PASSED)
+		return 0;
+	if (!isfinite(r->score) || r->score <= 0)
+		return 0;
+	return run_passed(r, "leaderboard") && run_passed(r, "private");
+}
+
+static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errstr || !errstr_size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errstr, errstr_size, fmt, ap);
+	va_end(ap);
+}
+
+static char *strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *strdup_printf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *s;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	s = malloc((size_t)n + 1);
+	if (!s)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+static int nonempty(const char *s)
+{
+	return s && *s;
+}
+
+/* Names that become parts of Redis keys must not contain the separator,
+ * or "kb:rank:a:b:c" would have two readings. */
+static int key_part_ok(const char *s)
+{
+	return nonempty(s) && !strchr(s, ':');
+}
+
+/* The shortest of %.15g, %.16g and %.17g that reads back as exactly v:
+ * %.17g always does, so the script's tonumber() and ZADD see the very
+ * double the worker measured, and kb:sub's score reads "0.00025" rather
+ * than "0.00025000000000000001". */
+static void format_score(char *buf, size_t size, double v)
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+void kb_fold_call_free(struct kb_fold_call *call)
+{
+	if (!call)
+		return;
+	for (int i = 0; i < KB_FOLD_NKEYS; i++) {
+		free(call->keys[i]);
+		call->keys[i] = NULL;
+	}
+	free(call->packed);
+	call->packed = NULL;
+}
+
+int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
+		       char *errstr, size_t errstr_size)
+{
+	const Kb__Result *r;
+	int64_t done_ms;
+	size_t packed_len;
+	int i;
+
+	memset(call, 0, sizeof(*call));
+	if (!ev || ev->event_case != KB__RESULT_EVENT__EVENT_RESULT || !ev->result) {
+		set_err(errstr, errstr_size, "event carries no result");
+		return -EINVAL;
+	}
+	r = ev->result;
+	/* The event's id and gpu are an envelope: when present they must
+	 * agree with the Result, which is what gets stored. */
+	if (r->submission_id == 0) {
+		set_err(errstr, errstr_size, "result has no submission id");
+		return -EINVAL;
+	}
+	if (ev->submission_id != 0 && r->submission_id != ev->submission_id) {
+		set_err(errstr, errstr_size,
+			"result submission id %" PRIu64 " does not match event id %" PRIu64,
+			r->submission_id, ev->submission_id);
+		return -EINVAL;
+	}
+	if (!key_part_ok(r->gpu)) {
+		set_err(errstr, errstr_size, "result gpu \"%s\" invalid", r->gpu ? r->gpu : "");
+		return -EINVAL;
+	}
+	if (nonempty(ev->gpu) && strcmp(r->gpu, ev->gpu) != 0) {
+		set_err(errstr, errstr_size, "result gpu \"%s\" does not match event gpu \"%s\"",
+			r->gpu, ev->gpu);
+		return -EINVAL;
+	}
+	if (!key_part_ok(r->leaderboard)) {
+		set_err(errstr, errstr_size, "result leaderboard \"%s\" invalid",
+			r->leaderboard ? r->leaderboard : "");
+		return -EINVAL;
+	}
+	if (!nonempty(r->user_id)) {
+		set_err(errstr, errstr_size, "result has no user id");
+		return -EINVAL;
+	}
+
+	call->sub_id = r->submission_id;
+	call->gpu = r->gpu;
+	call->lb = r->leaderboard;
+	call->user = r->user_id;
+	call->mode = kb_mode_name(r->mode);
+	call->verdict = kb_verdict_name(r->verdict);
+	call->scored = kb_result_is_scored(r);
+
+	snprintf(call->id_s, sizeof(call->id_s), "%" PRIu64, r->submission_id);
+	if (call->scored)
+		format_score(call->score_s, sizeof(call->score_s), r->score);
+	call->score = call->score_s;
+	snprintf(call->submitted_s, sizeof(call->submitted_s), "%" PRId64,
+		 r->submitted_at_ms);
+	done_ms = r->finished_at_ms ? r->finished_at_ms
+		  : r->started_at_ms ? r->started_at_ms
+				     : r->submitted_at_ms;
+	snprintf(call->done_s, sizeof(call->done_s), "%" PRId64, done_ms);
+
+	call->keys[0] = strdup_printf("kb:res:%s:%s", call->id_s, r->gpu);
+	call->keys[1] = strdup_printf("kb:sub:%s", call->id_s);
+	call->keys[2] = strdup_printf("kb:rank:%s:%s", r->leaderboard, r->gpu);
+	call->keys[3] = strdup_printf("kb:rankinfo:%s:%s", r->leaderboard, r->gpu);
+	packed_len = kb__result__get_packed_size(r);
+	/* +1: malloc(0) may return NULL for an empty Result. */
+	call->packed = malloc(packed_len + 1);
+	for (i = 0; i < KB_FOLD_NKEYS; i++)
+		if (!call->keys[i])
+			break;
+	if (i < KB_FOLD_NKEYS || !call->packed) {
+		kb_fold_call_free(call);
+		set_err(errstr, errstr_size, "out of memory");
+		return -ENOMEM;
+	}
+	kb__result__pack(r, call->packed);
+
+	call->nkeys = KB_FOLD_NKEYS;
+	call->argc = KB_FOLD_NKEYS + KB_FOLD_NARGS;
+	for (i = 0; i < KB_FOLD_NKEYS; i++)
+		call->argv[i] = call->keys[i];
+	call->argv[4] = (const char *)call->packed;
+	call->argv[5] = call->id_s;
+	call->argv[6] = r->user_id;
+	call->argv[7] = call->mode;
+	call->argv[8] = call->verdict;
+	call->argv[9] = call->scored ? "1" : "0";
+	call->argv[10] = call->score_s;
+	call->argv[11] = call->submitted_s;
+	call->argv[12] = call->done_s;
+	for (i = 0; i < call->argc; i++)
+		call->argvlen[i] = strlen(call->argv[i]);
+	call->argvlen[4] = packed_len; /* binary: may hold NULs */
+	return 0;
+}
+
+int kb_foldargs_progress(const Kb__ResultEvent *ev, int64_t stage_ms,
+			 struct kb_progress_call *call, char *errstr,
+			 size_t errstr_size)
+{
+	memset(call, 0, sizeof(*call));
+	if (!ev || ev->event_case != KB__RESULT_EVENT__EVENT_PROGRESS || !ev->progress) {
+		set_err(errstr, errstr_size, "event carries no progress");
+		return -EINVAL;
+	}
+	if (ev->submission_id == 0) {
+		set_err(errstr, errstr_size, "progress has no submission id");
+		return -EINVAL;
+	}
+	call->sub_id = ev->submission_id;
+	call->gpu = ev->gpu ? ev->gpu : "";
+	call->stage = kb_stage_name(ev->progress->stage);
+	snprintf(call->key_s, sizeof(call->key_s), "kb:sub:%" PRIu64, ev->submission_id);
+	snprintf(call->stage_ms_s, sizeof(call->stage_ms_s), "%" PRId64, stage_ms);
+	call->nkeys = KB_PROGRESS_NKEYS;
+	call->argc = KB_PROGRESS_NKEYS + KB_PROGRESS_NARGS;
+	call->argv[0] = call->key_s;
+	call->argv[1] = call->stage;
+	call->argv[2] = call->stage_ms_s;
+	for (int i = 0; i < call->argc; i++)
+		call->argvlen[i] = strlen(call->argv[i]);
+	return 0;
+}
