@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -77,6 +78,11 @@ pid_t kb_test_spawn(char *const argv[], char *const extra_env[],
 		return -1;
 	if (pid == 0) {
 		setpgid(0, 0);
+		/* Die with the test process, however it ends (Check may kill it
+		 * without running exit handlers). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(127);
 		if (logpath) {
 			int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
 			if (fd >= 0) {

@@ -1,0 +1,75 @@
+/* kb_rules: the gateway's input rules as pure functions, so that every
+ * accept/refuse decision is unit-tested without a server.
+ *
+ * Status-returning functions answer 0 (accepted) or the HTTP status to
+ * refuse with, and set *why to a static English reason.
+ * Pure and thread-safe.
+ */
+#ifndef KB_RULES_H
+#define KB_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Submission modes, numbered as kb.proto's Mode. */
+enum kb_mode {
+	KB_MODE_INVALID = 0,
+	KB_MODE_TEST = 1,
+	KB_MODE_BENCHMARK = 2,
+	KB_MODE_PROFILE = 3,
+	KB_MODE_LEADERBOARD = 4,
+};
+
+/* "test", "benchmark", "profile", "leaderboard" (upstream's names, case
+ * as upstream's CLI sends them: lower case). Anything else, including the
+ * informal "ranked", is KB_MODE_INVALID. */
+enum kb_mode kb_mode_parse(const char *s);
+const char *kb_mode_name(enum kb_mode m); /* "" for invalid */
+
+/* The uploaded file: 400 when empty, containing NUL bytes or not UTF-8,
+ * 413 when over max bytes. */
+int kb_rules_code(const char *code, size_t len, size_t max, const char **why);
+
+/* Content-Length of a body whose limit is cap: 0 when absent or within,
+ * 413 when larger, 400 when not a decimal number. */
+int kb_rules_content_length(const char *value, uint64_t cap, const char **why);
+
+/* Strict decimal without sign, leading zeros allowed only for "0", at most
+ * UINT64_MAX. Returns 0 or -EINVAL. */
+int kb_parse_u64(const char *s, uint64_t *out);
+
+/* ?limit and ?offset of a list (NULL when absent): limit defaults to
+ * def_limit and is capped at max_limit; 400 for a non-number, a zero
+ * limit, or an offset above 10^9. */
+int kb_rules_page(const char *limit_s, const char *offset_s, long def_limit,
+		  long max_limit, long *limit, long *offset, const char **why);
+
+/* X-Popcorn-Cli-Id: 1..128 printable ASCII characters without spaces. */
+int kb_rules_cli_id_ok(const char *s);
+
+/* A display name: 1..64 bytes of UTF-8 without control characters and
+ * not only spaces. */
+int kb_rules_user_name_ok(const char *s);
+
+/* Admin authorization. token NULL or "" means the admin API is off (403).
+ * header must be "Bearer <token>" (scheme case-insensitive); missing or
+ * different is 401. The comparison is constant-time in the token. */
+int kb_rules_admin(const char *authorization, const char *token,
+		   const char **why);
+
+/* The name a submission's file is stored under: the last path component of
+ * the client's filename, control characters dropped, cut to at most 255
+ * bytes at a UTF-8 boundary; "submission" when nothing usable is left.
+ * in must be valid UTF-8 or NULL. */
+void kb_rules_file_name(const char *in, char *out, size_t size);
+
+/* Copies buf, replacing each invalid UTF-8 sequence with U+FFFD, so that
+ * program output and echoed client text can go into JSON. Returns a
+ * malloc'd NUL-terminated string (embedded NULs kept; *out_len gets the
+ * length) or NULL when out of memory. */
+char *kb_gw_utf8_sanitize(const char *buf, size_t len, size_t *out_len);
+
+/* Formats epoch milliseconds as "YYYY-MM-DDTHH:MM:SS.mmmZ" (out >= 32). */
+void kb_rules_iso8601(int64_t ms, char *out, size_t size);
+
+#endif

@@ -1,0 +1,363 @@
+#include "gw_env.h"
+
+#include <check.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kb_redis.h"
+
+static int guard_fd = -1;
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* A process that waits for this one to end (its pipe reaches EOF), then
+ * kills the process groups it was told about. */
+static void guard(pid_t pid)
+{
+	if (guard_fd < 0) {
+		int p[2];
+		ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+		pid_t w = fork();
+		ck_assert_int_ge(w, 0);
+		if (w == 0) {
+			pid_t pids[32], x;
+			int n = 0;
+			/* Check kills a test's whole process group when the
+			 * test ends; the guard must outlive it. */
+			setpgid(0, 0);
+			close(p[1]);
+			for (;;) {
+				ssize_t r = read(p[0], &x, sizeof(x));
+				if (r == (ssize_t)sizeof(x)) {
+					if (n < 32)
+						pids[n++] = x;
+				} else if (!(r < 0 && errno == EINTR)) {
+					break;
+				}
+			}
+			for (int i = 0; i < n; i++)
+				kill(-pids[i], SIGKILL);
+			_exit(0);
+		}
+		close(p[0]);
+		guard_fd = p[1];
+	}
+	ck_assert_int_eq(write(guard_fd, &pid, sizeof(pid)), (ssize_t)sizeof(pid));
+}
+
+static void start_gateway(struct gw_env *e, const char *admin_token)
+{
+	static char port[32], redis[160], brokers[200], token[128], problems[512];
+	char *argv[] = {KB_BINARY_DIR "/gateway/kb-gateway", NULL};
+	char *env[] = {port, redis, brokers, token, problems,
+		       "KB_HTTP_ADDR=127.0.0.1", "KB_HTTP_THREADS=4",
+		       "KB_KAFKA_TIMEOUT_MS=1500", "KB_LOG_LEVEL=debug",
+		       "KB_LOG_JSON=0", "KB_DRAIN_S=10", NULL};
+
+	e->port = kb_test_free_port();
+	ck_assert_int_gt(e->port, 0);
+	snprintf(e->api, sizeof(e->api), "http://127.0.0.1:%d", e->port);
+	snprintf(port, sizeof(port), "KB_HTTP_PORT=%d", e->port);
+	snprintf(redis, sizeof(redis), "KB_REDIS_URL=%s", e->redis.url);
+	snprintf(brokers, sizeof(brokers), "KB_KAFKA_BROKERS=%s", e->brokers);
+	snprintf(token, sizeof(token), "KB_ADMIN_TOKEN=%s",
+		 admin_token ? admin_token : "");
+	snprintf(problems, sizeof(problems), "KB_PROBLEMS=%s", KB_GW_TEST_PROBLEMS);
+	snprintf(e->log, sizeof(e->log), "/tmp/kb-test-gateway-%d-%d.log",
+		 getpid(), e->port);
+	unlink(e->log);
+	e->gw = kb_test_spawn(argv, env, e->log);
+	ck_assert_int_gt(e->gw, 0);
+	guard(e->gw);
+
+	for (int waited = 0;; waited += 50) {
+		struct gw_resp r = gw_req(e, "GET", "/health", NULL, NULL, 0);
+		long code = r.code;
+		gw_resp_free(&r);
+		if (code == 200)
+			break;
+		int status;
+		ck_assert_msg(waitpid(e->gw, &status, WNOHANG) == 0,
+			      "kb-gateway exited at startup; log in %s", e->log);
+		ck_assert_msg(waited < 15000, "kb-gateway not healthy; log in %s", e->log);
+		sleep_ms(50);
+	}
+}
+
+void gw_env_up(struct gw_env *e, int real_broker, const char *admin_token)
+{
+	char err[256];
+
+	memset(e, 0, sizeof(*e));
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	ck_assert_int_eq(kb_test_redis_start(&e->redis), 0);
+	guard(e->redis.pid);
+	if (real_broker) {
+		ck_assert_int_eq(kb_test_devbroker_start(&e->broker), 0);
+		guard(e->broker.pid);
+		e->have_broker = 1;
+		snprintf(e->brokers, sizeof(e->brokers), "%s", e->broker.url);
+	} else {
+		/* A loopback port nobody listens on: the broker is down. */
+		snprintf(e->brokers, sizeof(e->brokers), "127.0.0.1:%d",
+			 kb_test_free_port());
+	}
+	start_gateway(e, admin_token);
+	e->rc = kb_redis_connect(e->redis.url, 2000, err, sizeof(err));
+	ck_assert_msg(e->rc != NULL, "redis: %s", err);
+
+	const char *boards[] = {"gw_sum_cpu", "gw_gpu_only"};
+	for (int i = 0; i < 2; i++) {
+		redisReply *r = redisCommand(e->rc, "HGET kb:lb:%s secret_seed", boards[i]);
+		ck_assert_ptr_nonnull(r);
+		ck_assert_msg(r->type == REDIS_REPLY_STRING, "no secret seed for %s",
+			      boards[i]);
+		ck_assert_uint_ge(r->len, 1);
+		snprintf(e->seeds[e->nseeds++], sizeof(e->seeds[0]), "%s", r->str);
+		freeReplyObject(r);
+	}
+}
+
+void gw_env_restart_gateway(struct gw_env *e, const char *admin_token)
+{
+	start_gateway(e, admin_token);
+}
+
+int gw_env_stop_gateway(struct gw_env *e)
+{
+	int status = kb_test_stop(e->gw, 15000);
+	e->gw = 0;
+	return status;
+}
+
+struct sink {
+	char *data;
+	size_t len;
+};
+
+static size_t sink_write(void *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct sink *s = ud;
+	size_t n = size * nmemb;
+	char *d = realloc(s->data, s->len + n + 1);
+
+	if (!d)
+		return 0;
+	memcpy(d + s->len, ptr, n);
+	s->data = d;
+	s->len += n;
+	s->data[s->len] = '\0';
+	return n;
+}
+
+struct source {
+	const char *data;
+	size_t len, pos;
+};
+
+static size_t source_read(char *buf, size_t size, size_t nmemb, void *ud)
+{
+	struct source *s = ud;
+	size_t n = size * nmemb;
+
+	if (n > s->len - s->pos)
+		n = s->len - s->pos;
+	if (n > 65536)
+		n = 65536;
+	memcpy(buf, s->data + s->pos, n);
+	s->pos += n;
+	return n;
+}
+
+static void check_no_seed(const struct gw_env *e, const char *what,
+			  const char *data, size_t len)
+{
+	for (int i = 0; data && i < e->nseeds; i++)
+		ck_assert_msg(!memmem(data, len, e->seeds[i], strlen(e->seeds[i])),
+			      "%s contains a secret seed", what);
+}
+
+static struct gw_resp perform(struct gw_env *e, CURL *c, const char *path,
+			      struct curl_slist *h)
+{
+	char url[1024];
+	struct sink body = {0}, hdr = {0};
+	struct gw_resp r = {0};
+
+	snprintf(url, sizeof(url), "%s%s", e->api, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, sink_write);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, &hdr);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 30000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.code);
+	r.body = body.data ? body.data : calloc(1, 1);
+	r.len = body.len;
+	r.headers = hdr.data ? hdr.data : calloc(1, 1);
+	check_no_seed(e, "a response body", r.body, r.len);
+	check_no_seed(e, "a response header", r.headers, strlen(r.headers));
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	return r;
+}
+
+static struct curl_slist *header_list(const char *const *headers)
+{
+	struct curl_slist *h = NULL;
+
+	for (int i = 0; headers && headers[i]; i++)
+		h = curl_slist_append(h, headers[i]);
+	return h;
+}
+
+struct gw_resp gw_req(struct gw_env *e, const char *method, const char *path,
+		      const char *const *headers, const void *body, size_t len)
+{
+	CURL *c = curl_easy_init();
+
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	else if (strcmp(method, "GET") != 0)
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (body || strcmp(method, "POST") == 0) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
+	}
+	return perform(e, c, path, header_list(headers));
+}
+
+struct gw_resp gw_req_chunked(struct gw_env *e, const char *path,
+			      const char *const *headers, const void *body,
+			      size_t len)
+{
+	CURL *c = curl_easy_init();
+	struct source src = {body, len, 0};
+	struct curl_slist *h = header_list(headers);
+
+	h = curl_slist_append(h, "Transfer-Encoding: chunked");
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_READFUNCTION, source_read);
+	curl_easy_setopt(c, CURLOPT_READDATA, &src);
+	return perform(e, c, path, h);
+}
+
+struct gw_resp gw_req_form(struct gw_env *e, const char *path,
+			   const char *cli_id, const char *field,
+			   const char *filename, const void *data, size_t len)
+{
+	CURL *c = curl_easy_init();
+	curl_mime *mime = curl_mime_init(c);
+	curl_mimepart *part = curl_mime_addpart(mime);
+	struct curl_slist *h = NULL;
+	char hdr[256];
+
+	curl_mime_name(part, field);
+	curl_mime_filename(part, filename);
+	curl_mime_data(part, data, len);
+	if (cli_id) {
+		snprintf(hdr, sizeof(hdr), "X-Popcorn-Cli-Id: %s", cli_id);
+		h = curl_slist_append(h, hdr);
+	}
+	curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
+	struct gw_resp r = perform(e, c, path, h);
+	curl_mime_free(mime);
+	return r;
+}
+
+void gw_resp_free(struct gw_resp *r)
+{
+	free(r->body);
+	free(r->headers);
+	memset(r, 0, sizeof(*r));
+}
+
+json_t *gw_json(const struct gw_resp *r)
+{
+	json_error_t err;
+	json_t *j = json_loadb(r->body, r->len, 0, &err);
+
+	ck_assert_msg(j != NULL, "HTTP %ld body is not JSON (%s): %s", r->code,
+		      err.text, r->body);
+	return j;
+}
+
+void gw_expect_error(struct gw_resp r, long code, const char *what)
+{
+	ck_assert_msg(r.code == code, "%s: HTTP %ld, expected %ld: %s", what,
+		      r.code, code, r.body);
+	json_t *j = gw_json(&r);
+	const char *detail = json_string_value(json_object_get(j, "detail"));
+	ck_assert_msg(detail && *detail, "%s: no detail in %s", what, r.body);
+	ck_assert_msg(strstr(r.headers, "application/json") != NULL,
+		      "%s: not JSON: %s", what, r.headers);
+	json_decref(j);
+	gw_resp_free(&r);
+}
+
+char *gw_multipart(const char *boundary, const char *field,
+		   const char *filename, const void *data, size_t len,
+		   size_t *out_len)
+{
+	char head[512], tail[128];
+	int hn = snprintf(head, sizeof(head),
+			  "--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
+			  "filename=\"%s\"\r\nContent-Type: text/plain\r\n\r\n",
+			  boundary, field, filename);
+	int tn = snprintf(tail, sizeof(tail), "\r\n--%s--\r\n", boundary);
+	char *out = malloc((size_t)hn + len + (size_t)tn + 1);
+
+	memcpy(out, head, (size_t)hn);
+	memcpy(out + hn, data, len);
+	memcpy(out + hn + len, tail, (size_t)tn + 1);
+	*out_len = (size_t)hn + len + (size_t)tn;
+	return out;
+}
+
+void gw_create_user(struct gw_env *e, const char *name, char cli_id[80],
+		    char user_id[40])
+{
+	char body[128];
+	const char *h[] = {"Authorization: Bearer " GW_ADMIN_TOKEN,
+			   "Content-Type: application/json", NULL};
+
+	snprintf(body, sizeof(body), "{\"name\": \"%s\"}", name);
+	struct gw_resp r = gw_req(e, "POST", "/admin/users", h, body, strlen(body));
+	ck_assert_msg(r.code == 200, "create user: HTTP %ld %s", r.code, r.body);
+	json_t *j = gw_json(&r);
+	const char *cli = json_string_value(json_object_get(j, "cli_id"));
+	const char *uid = json_string_value(json_object_get(j, "user_id"));
+	ck_assert_ptr_nonnull(cli);
+	ck_assert_ptr_nonnull(uid);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "name")), name);
+	snprintf(cli_id, 80, "%s", cli);
+	snprintf(user_id, 40, "%s", uid);
+	json_decref(j);
+	gw_resp_free(&r);
+}
+
+long gw_count_keys(struct gw_env *e, const char *pattern)
+{
+	redisReply *r = redisCommand(e->rc, "KEYS %s", pattern);
+	long n;
+
+	ck_assert_ptr_nonnull(r);
+	n = r->type == REDIS_REPLY_ARRAY ? (long)r->elements : -1;
+	freeReplyObject(r);
+	return n;
+}

@@ -1,0 +1,86 @@
+/* gw_env: a throwaway gateway for tests/gateway/test_http.c.
+ *
+ * gw_env_up() starts a redis-server, optionally a kb-devbroker (otherwise
+ * the gateway is pointed at a closed port: "Kafka down"), and kb-gateway
+ * on a free port with KB_PROBLEMS = tests/gateway/data. Each test starts
+ * its own, in its own forked process: kb_testenv stops servers from an
+ * atexit handler, which Check's forked children run too, so servers shared
+ * through an unchecked fixture would die after the first passing test.
+ * Because a failing Check test exits without running atexit handlers, a
+ * guard process also kills every server once the test process is gone.
+ *
+ * Every response gw_req() returns has been checked not to contain a
+ * leaderboard's secret seed.
+ */
+#ifndef GW_ENV_H
+#define GW_ENV_H
+
+#include <hiredis/hiredis.h>
+#include <jansson.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "kb_testenv.h"
+
+#define GW_ADMIN_TOKEN "gw-test-admin-token"
+
+struct gw_env {
+	struct kb_test_server redis, broker;
+	int have_broker;
+	char brokers[160];
+	pid_t gw;
+	int port;
+	char api[64];
+	char log[256];
+	redisContext *rc;
+	char seeds[4][32];
+	int nseeds;
+};
+
+/* Fails the test when anything does not start. admin_token NULL: none. */
+void gw_env_up(struct gw_env *e, int real_broker, const char *admin_token);
+
+/* Starts another kb-gateway on the same servers (after a stop). */
+void gw_env_restart_gateway(struct gw_env *e, const char *admin_token);
+
+/* SIGTERM to the gateway; returns its wait status. */
+int gw_env_stop_gateway(struct gw_env *e);
+
+struct gw_resp {
+	long code; /* 0: no HTTP answer (connection closed) */
+	char *body;
+	size_t len;
+	char *headers;
+};
+
+/* headers: NULL-terminated "Name: value" list, or NULL. body NULL: none. */
+struct gw_resp gw_req(struct gw_env *e, const char *method, const char *path,
+		      const char *const *headers, const void *body, size_t len);
+/* The same, but the body is sent with Transfer-Encoding: chunked. */
+struct gw_resp gw_req_chunked(struct gw_env *e, const char *path,
+			      const char *const *headers, const void *body,
+			      size_t len);
+/* POST with a body built by libcurl's own multipart encoder. */
+struct gw_resp gw_req_form(struct gw_env *e, const char *path,
+			   const char *cli_id, const char *field,
+			   const char *filename, const void *data, size_t len);
+void gw_resp_free(struct gw_resp *r);
+
+/* The body as JSON (asserts it parses). */
+json_t *gw_json(const struct gw_resp *r);
+/* Asserts the status and a {"detail": "..."} body, then frees r. */
+void gw_expect_error(struct gw_resp r, long code, const char *what);
+
+/* A multipart/form-data body with one file part. Caller frees. */
+char *gw_multipart(const char *boundary, const char *field,
+		   const char *filename, const void *data, size_t len,
+		   size_t *out_len);
+
+/* Creates a user through POST /admin/users; fills cli_id and user_id. */
+void gw_create_user(struct gw_env *e, const char *name, char cli_id[80],
+		    char user_id[40]);
+
+/* Number of keys matching a pattern. */
+long gw_count_keys(struct gw_env *e, const char *pattern);
+
+#endif

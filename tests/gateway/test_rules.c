@@ -1,0 +1,220 @@
+/* The gateway's input rules: modes, the uploaded file (size, UTF-8),
+ * Content-Length, paging, identities, admin auth, file names, times. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+static const char *why;
+
+START_TEST(modes)
+{
+	ck_assert_int_eq(kb_mode_parse("test"), KB_MODE_TEST);
+	ck_assert_int_eq(kb_mode_parse("benchmark"), KB_MODE_BENCHMARK);
+	ck_assert_int_eq(kb_mode_parse("profile"), KB_MODE_PROFILE);
+	ck_assert_int_eq(kb_mode_parse("leaderboard"), KB_MODE_LEADERBOARD);
+	const char *bad[] = {"ranked", "Test", "LEADERBOARD", "", "private",
+			     "script", "test ", NULL};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(kb_mode_parse(bad[i]), KB_MODE_INVALID);
+	ck_assert_str_eq(kb_mode_name(KB_MODE_LEADERBOARD), "leaderboard");
+	ck_assert_str_eq(kb_mode_name(KB_MODE_INVALID), "");
+}
+END_TEST
+
+START_TEST(code_rules)
+{
+	ck_assert_int_eq(kb_rules_code("int x;", 6, 100, &why), 0);
+	ck_assert_int_eq(kb_rules_code("", 0, 100, &why), 400);
+	ck_assert_str_eq(why, "empty file");
+	ck_assert_int_eq(kb_rules_code("a\0b", 3, 100, &why), 400);
+	ck_assert_int_eq(kb_rules_code("\xff", 1, 100, &why), 400);
+	ck_assert_int_eq(kb_rules_code("\xc0\xaf", 2, 100, &why), 400);     /* overlong */
+	ck_assert_int_eq(kb_rules_code("\xed\xa0\x80", 3, 100, &why), 400); /* surrogate */
+	ck_assert_int_eq(kb_rules_code("\xe2\x82", 2, 100, &why), 400);     /* cut */
+	const char *utf8 = "// \xc3\xa9t\xc3\xa9 \xf0\x9f\x9a\x80";
+	ck_assert_int_eq(kb_rules_code(utf8, strlen(utf8), 100, &why), 0);
+	ck_assert_int_eq(kb_rules_code("12345", 5, 5, &why), 0);
+	ck_assert_int_eq(kb_rules_code("123456", 6, 5, &why), 413);
+}
+END_TEST
+
+START_TEST(content_length)
+{
+	ck_assert_int_eq(kb_rules_content_length(NULL, 10, &why), 0);
+	ck_assert_int_eq(kb_rules_content_length("10", 10, &why), 0);
+	ck_assert_int_eq(kb_rules_content_length("0", 10, &why), 0);
+	ck_assert_int_eq(kb_rules_content_length("0010", 10, &why), 0);
+	ck_assert_int_eq(kb_rules_content_length("11", 10, &why), 413);
+	ck_assert_int_eq(kb_rules_content_length("99999999999999999999999", 10, &why), 400);
+	ck_assert_int_eq(kb_rules_content_length("-1", 10, &why), 400);
+	ck_assert_int_eq(kb_rules_content_length("1e3", 10, &why), 400);
+	ck_assert_int_eq(kb_rules_content_length("", 10, &why), 400);
+	ck_assert_int_eq(kb_rules_content_length(" 5", 10, &why), 400);
+}
+END_TEST
+
+START_TEST(u64)
+{
+	uint64_t v;
+
+	ck_assert_int_eq(kb_parse_u64("0", &v), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(kb_parse_u64("18446744073709551615", &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+	ck_assert_int_ne(kb_parse_u64("18446744073709551616", &v), 0);
+	ck_assert_int_ne(kb_parse_u64("01", &v), 0);
+	ck_assert_int_ne(kb_parse_u64("+1", &v), 0);
+	ck_assert_int_ne(kb_parse_u64("", &v), 0);
+	ck_assert_int_ne(kb_parse_u64(NULL, &v), 0);
+	ck_assert_int_ne(kb_parse_u64("12a", &v), 0);
+}
+END_TEST
+
+START_TEST(paging)
+{
+	long limit, offset;
+
+	ck_assert_int_eq(kb_rules_page(NULL, NULL, 100, 1000, &limit, &offset, &why), 0);
+	ck_assert_int_eq(limit, 100);
+	ck_assert_int_eq(offset, 0);
+	ck_assert_int_eq(kb_rules_page("5", "10", 100, 1000, &limit, &offset, &why), 0);
+	ck_assert_int_eq(limit, 5);
+	ck_assert_int_eq(offset, 10);
+	ck_assert_int_eq(kb_rules_page("5000", NULL, 100, 1000, &limit, &offset, &why), 0);
+	ck_assert_int_eq(limit, 1000); /* capped, not refused */
+	ck_assert_int_eq(kb_rules_page("0", NULL, 100, 1000, &limit, &offset, &why), 400);
+	ck_assert_int_eq(kb_rules_page("-1", NULL, 100, 1000, &limit, &offset, &why), 400);
+	ck_assert_int_eq(kb_rules_page("x", NULL, 100, 1000, &limit, &offset, &why), 400);
+	ck_assert_int_eq(kb_rules_page(NULL, "-1", 100, 1000, &limit, &offset, &why), 400);
+	ck_assert_int_eq(kb_rules_page(NULL, "1000000001", 100, 1000, &limit, &offset, &why), 400);
+	ck_assert_int_eq(kb_rules_page("", NULL, 100, 1000, &limit, &offset, &why), 400);
+}
+END_TEST
+
+START_TEST(identities)
+{
+	ck_assert(kb_rules_cli_id_ok("abc-DEF_123"));
+	ck_assert(!kb_rules_cli_id_ok(""));
+	ck_assert(!kb_rules_cli_id_ok(NULL));
+	ck_assert(!kb_rules_cli_id_ok("a b"));
+	ck_assert(!kb_rules_cli_id_ok("a\tb"));
+	ck_assert(!kb_rules_cli_id_ok("\xc3\xa9"));
+	char long_id[130];
+	memset(long_id, 'a', 129);
+	long_id[129] = '\0';
+	ck_assert(!kb_rules_cli_id_ok(long_id));
+	long_id[128] = '\0';
+	ck_assert(kb_rules_cli_id_ok(long_id));
+
+	ck_assert(kb_rules_user_name_ok("alice"));
+	ck_assert(kb_rules_user_name_ok("J\xc3\xa9r\xc3\xb4me D."));
+	ck_assert(!kb_rules_user_name_ok(""));
+	ck_assert(!kb_rules_user_name_ok("   "));
+	ck_assert(!kb_rules_user_name_ok("a\nb"));
+	ck_assert(!kb_rules_user_name_ok("\xff"));
+	ck_assert(!kb_rules_user_name_ok(NULL));
+}
+END_TEST
+
+START_TEST(admin_auth)
+{
+	ck_assert_int_eq(kb_rules_admin("Bearer tok", NULL, &why), 403);
+	ck_assert_int_eq(kb_rules_admin("Bearer tok", "", &why), 403);
+	ck_assert_int_eq(kb_rules_admin(NULL, "tok", &why), 401);
+	ck_assert_int_eq(kb_rules_admin("tok", "tok", &why), 401);
+	ck_assert_int_eq(kb_rules_admin("Basic tok", "tok", &why), 401);
+	ck_assert_int_eq(kb_rules_admin("Bearer tok2", "tok", &why), 401);
+	ck_assert_int_eq(kb_rules_admin("Bearer to", "tok", &why), 401);
+	ck_assert_int_eq(kb_rules_admin("Bearer ", "tok", &why), 401);
+	ck_assert_int_eq(kb_rules_admin("Bearer tok", "tok", &why), 0);
+	ck_assert_int_eq(kb_rules_admin("bearer tok", "tok", &why), 0);
+}
+END_TEST
+
+START_TEST(file_names)
+{
+	char out[256];
+
+	kb_rules_file_name("sub.py", out, sizeof(out));
+	ck_assert_str_eq(out, "sub.py");
+	kb_rules_file_name("/home/me/sub.cu", out, sizeof(out));
+	ck_assert_str_eq(out, "sub.cu");
+	kb_rules_file_name("C:\\Users\\me\\k.c", out, sizeof(out));
+	ck_assert_str_eq(out, "k.c");
+	kb_rules_file_name("a\tb\x01.c", out, sizeof(out));
+	ck_assert_str_eq(out, "ab.c");
+	kb_rules_file_name(NULL, out, sizeof(out));
+	ck_assert_str_eq(out, "submission");
+	kb_rules_file_name("dir/", out, sizeof(out));
+	ck_assert_str_eq(out, "submission");
+	kb_rules_file_name("..", out, sizeof(out));
+	ck_assert_str_eq(out, "submission");
+
+	/* 200 two-byte characters: cut at 255 bytes, on a character edge. */
+	char big[401];
+	for (int i = 0; i < 200; i++)
+		memcpy(big + 2 * i, "\xc3\xa9", 2);
+	big[400] = '\0';
+	kb_rules_file_name(big, out, sizeof(out));
+	ck_assert_uint_eq(strlen(out), 254);
+
+	char small[8];
+	kb_rules_file_name("abcdefghijkl", small, sizeof(small));
+	ck_assert_str_eq(small, "abcdefg");
+}
+END_TEST
+
+START_TEST(times)
+{
+	char t[40];
+
+	kb_rules_iso8601(0, t, sizeof(t));
+	ck_assert_str_eq(t, "1970-01-01T00:00:00.000Z");
+	kb_rules_iso8601(1700000000123LL, t, sizeof(t));
+	ck_assert_str_eq(t, "2023-11-14T22:13:20.123Z");
+	kb_rules_iso8601(-1, t, sizeof(t));
+	ck_assert_str_eq(t, "1969-12-31T23:59:59.999Z");
+}
+END_TEST
+
+START_TEST(sanitize)
+{
+	size_t n;
+	char *s = kb_gw_utf8_sanitize("ok \xc3\xa9 \xff\xc3", 8, &n);
+
+	ck_assert_str_eq(s, "ok \xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd");
+	ck_assert_uint_eq(n, strlen(s));
+	free(s);
+	s = kb_gw_utf8_sanitize("", 0, &n);
+	ck_assert_str_eq(s, "");
+	free(s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("gateway_rules");
+	TCase *tc = tcase_create("rules");
+	SRunner *r;
+	int failed;
+
+	tcase_add_test(tc, modes);
+	tcase_add_test(tc, code_rules);
+	tcase_add_test(tc, content_length);
+	tcase_add_test(tc, u64);
+	tcase_add_test(tc, paging);
+	tcase_add_test(tc, identities);
+	tcase_add_test(tc, admin_auth);
+	tcase_add_test(tc, file_names);
+	tcase_add_test(tc, times);
+	tcase_add_test(tc, sanitize);
+	suite_add_tcase(s, tc);
+	r = srunner_create(s);
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}
