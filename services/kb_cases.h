@@ -19,8 +19,12 @@ struct kb_case {
 	size_t n;
 };
 
-/* Parses one case line. Keys are [A-Za-z0-9_]+, values non-empty without
- * ';' or newline. Returns 0 or -EINVAL with errstr set. */
+/* Parses one case line: parts separated by ';', each "key: value" with
+ * spaces and tabs around keys and values ignored. Keys are [A-Za-z0-9_]+
+ * and unique within the line, values non-empty without ';' or a line break;
+ * the line must be UTF-8 without NUL. An empty line or an empty part (a
+ * trailing ';') is an error. Returns 0 with out->kv malloc'd (free with
+ * kb_case_clear), or -EINVAL (-ENOMEM) with errstr set and *out empty. */
 int kb_case_parse(const char *line, struct kb_case *out, char *errstr,
 		  size_t errstr_size);
 void kb_case_clear(struct kb_case *c);
@@ -28,12 +32,17 @@ void kb_case_clear(struct kb_case *c);
 /* Value of key, or NULL. */
 const char *kb_case_get(const struct kb_case *c, const char *key);
 
-/* a + (a+b)(a+b+1)/2, modulo 2^64. */
+/* a + (a+b)(a+b+1)/2, modulo 2^64: the exact integer formula (as Python
+ * computes it upstream) reduced mod 2^64, also when a+b or the product
+ * overflow 64 bits. */
 uint64_t kb_seed_combine(uint64_t a, uint64_t b);
 
-/* Writes the cases file text: one line per case, each ending in '\n'. With
- * has_secret, every "seed" value is combined with secret. Returns a malloc'd
- * string, or NULL with errstr set (bad case or seed). */
+/* Writes the cases file text: one line per case, each ending in '\n', in the
+ * canonical form "k: v; k: v" (whitespace normalised). With has_secret,
+ * every "seed" value is combined with secret; such a seed must then be an
+ * unsigned decimal that fits 64 bits. Without has_secret seeds are copied
+ * as they are. n == 0 gives "". Returns a malloc'd string, or NULL with
+ * errstr set (bad case or seed; errstr never contains the secret). */
 char *kb_cases_render(char *const *cases, size_t n, int has_secret,
 		      uint64_t secret, char *errstr, size_t errstr_size);
 

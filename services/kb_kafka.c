@@ -1,2 +1,719 @@
-/* placeholder: implemented by its owner */
+/* kb_kafka: producer and consumer on librdkafka (see kb_kafka.h).
+ *
+ * Producer. Each kb_producer owns a small thread that serves librdkafka's
+ * callbacks (rd_kafka_poll) for as long as the handle lives, so delivery
+ * reports of fire-and-forget sends never pile up and a blocking send does
+ * not depend on its caller polling. A blocking send passes a heap-allocated
+ * "send" record as the message opaque; the delivery-report callback fills
+ * it and wakes the sender through a condition variable. The record is
+ * reference counted (sender + callback) because a sender that gives up
+ * after its timeout returns before librdkafka has finished with the message.
+ *
+ * Consumer. A high-level group member: rd_kafka_subscribe() plus a
+ * rebalance callback that logs every assignment change and applies it with
+ * the eager or the incremental API, whichever protocol the group settled on.
+ * The main queue is redirected to the consumer queue so that errors and
+ * rebalances are served by kb_consumer_poll() itself.
+ *
+ * librdkafka's own log lines go through kb_log with a "kafka:" prefix.
+ */
 #include "kb_kafka.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <librdkafka/rdkafka.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kb_log.h"
+
+/* Topic names Kafka accepts: [A-Za-z0-9._-], at most 249 characters. */
+#define KB_TOPIC_MAX 249
+
+int kb_topic_submissions(char *buf, size_t size, const char *gpu)
+{
+	size_t plen = strlen(KB_TOPIC_SUBMISSIONS_PREFIX);
+	size_t glen;
+
+	if (!gpu || !*gpu)
+		return -EINVAL;
+	for (const char *s = gpu; *s; s++) {
+		char ch = *s;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+		      ch == '-'))
+			return -EINVAL;
+	}
+	glen = strlen(gpu);
+	if (plen + glen > KB_TOPIC_MAX || plen + glen + 1 > size)
+		return -ENAMETOOLONG;
+	memcpy(buf, KB_TOPIC_SUBMISSIONS_PREFIX, plen);
+	memcpy(buf + plen, gpu, glen + 1);
+	return 0;
+}
+
+static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errstr || !errstr_size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errstr, errstr_size, fmt, ap);
+	va_end(ap);
+}
+
+/* librdkafka logs with syslog levels (0 emerg .. 7 debug). It reports a
+ * refused or dropped broker connection at LOG_ERR, which for a service is
+ * a warning: the client reconnects by itself. */
+static void log_cb(const rd_kafka_t *rk, int level, const char *fac,
+		   const char *buf)
+{
+	int kl = level <= 2 ? KB_LOG_ERROR
+		 : level <= 4 ? KB_LOG_WARN
+		 : level == 5 ? KB_LOG_INFO
+			      : KB_LOG_DEBUG;
+
+	KB_LOG(kl, "kafka: client=%s fac=%s %s", rd_kafka_name(rk), fac, buf);
+}
+
+/* Settings whose values must not reach a log line or an errstr. */
+static int is_secret(const char *key)
+{
+	return strstr(key, "password") || strstr(key, "secret") ||
+	       strstr(key, "ssl.key") || strstr(key, "oauthbearer");
+}
+
+/* Sets the settings every handle shares, then the caller's, then extra. */
+static rd_kafka_conf_t *conf_build(const char *brokers,
+				   const char *const *base,
+				   const char *const *extra, char *errstr,
+				   size_t errstr_size)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	char rderr[512];
+	const char *const *lists[] = {base, extra};
+
+	if (!conf) {
+		set_err(errstr, errstr_size, "kafka: out of memory");
+		return NULL;
+	}
+	if (!brokers || !*brokers) {
+		set_err(errstr, errstr_size, "kafka: no bootstrap brokers given");
+		rd_kafka_conf_destroy(conf);
+		return NULL;
+	}
+	if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, rderr,
+			      sizeof(rderr)) != RD_KAFKA_CONF_OK)
+		goto bad;
+	for (size_t l = 0; l < 2; l++) {
+		for (const char *const *kv = lists[l]; kv && kv[0]; kv += 2) {
+			if (!kv[1]) {
+				set_err(errstr, errstr_size,
+					"kafka: setting %s has no value", kv[0]);
+				rd_kafka_conf_destroy(conf);
+				return NULL;
+			}
+			if (rd_kafka_conf_set(conf, kv[0], kv[1], rderr,
+					      sizeof(rderr)) != RD_KAFKA_CONF_OK) {
+				set_err(errstr, errstr_size,
+					"kafka: setting %s=%s: %s", kv[0],
+					is_secret(kv[0]) ? "***" : kv[1], rderr);
+				rd_kafka_conf_destroy(conf);
+				return NULL;
+			}
+		}
+	}
+	rd_kafka_conf_set_log_cb(conf, log_cb);
+	return conf;
+bad:
+	set_err(errstr, errstr_size, "kafka: %s", rderr);
+	rd_kafka_conf_destroy(conf);
+	return NULL;
+}
+
+static void deadline_after(struct timespec *ts, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* A non-fatal client error. Connection trouble is already in librdkafka's
+ * own log (log_cb), so it is repeated only at debug level. */
+static void log_client_error(rd_kafka_t *rk, int err, const char *reason)
+{
+	int level = err == RD_KAFKA_RESP_ERR__TRANSPORT ||
+				    err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN
+			    ? KB_LOG_DEBUG
+			    : KB_LOG_WARN;
+
+	KB_LOG(level, "kafka: client=%s %s: %s", rd_kafka_name(rk),
+	       rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
+}
+
+/* ---- producer ---------------------------------------------------------- */
+
+struct kb_producer {
+	rd_kafka_t *rk;
+	pthread_t poller;
+	int poller_started;
+	atomic_int stop;
+	atomic_int fatal;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+/* One blocking send, shared by the sender and the delivery report. */
+struct send_rec {
+	int refs; /* under producer mu */
+	int done;
+	rd_kafka_resp_err_t err;
+};
+
+static void send_rec_unref(struct kb_producer *p, struct send_rec *r)
+{
+	/* Called with p->mu held. */
+	if (--r->refs == 0)
+		free(r);
+}
+
+static void dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m,
+		      void *opaque)
+{
+	struct kb_producer *p = opaque;
+	struct send_rec *r = m->_private;
+
+	(void)rk;
+	if (!r) {
+		/* A fire-and-forget send: its loss is harmless, but visible. */
+		if (m->err)
+			kb_warn("kafka: async delivery to %s failed: %s",
+				m->rkt ? rd_kafka_topic_name(m->rkt) : "?",
+				rd_kafka_err2str(m->err));
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	r->done = 1;
+	r->err = m->err;
+	send_rec_unref(p, r);
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void producer_error_cb(rd_kafka_t *rk, int err, const char *reason,
+			      void *opaque)
+{
+	struct kb_producer *p = opaque;
+
+	if (err == RD_KAFKA_RESP_ERR__FATAL) {
+		char buf[512];
+		rd_kafka_fatal_error(rk, buf, sizeof(buf));
+		kb_error("kafka: producer %s: fatal error: %s", rd_kafka_name(rk),
+			 buf);
+		atomic_store(&p->fatal, 1);
+		pthread_mutex_lock(&p->mu);
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		return;
+	}
+	log_client_error(rk, err, reason);
+}
+
+static void *poller_main(void *arg)
+{
+	struct kb_producer *p = arg;
+
+	/* rd_kafka_poll() returns as soon as it served an event, so a
+	 * delivery report reaches its sender without waiting for the slice. */
+	while (!atomic_load(&p->stop))
+		rd_kafka_poll(p->rk, 50);
+	return NULL;
+}
+
+kb_producer *kb_producer_new(const char *brokers, const char *client_id,
+			     const char *const *extra, char *errstr,
+			     size_t errstr_size)
+{
+	const char *const base[] = {
+		"client.id", client_id && *client_id ? client_id : "kb-producer",
+		"enable.idempotence", "true",
+		"acks", "all",
+		/* Latency over batching: a submission is one message. */
+		"linger.ms", "1",
+		"socket.nagle.disable", "true",
+		"log.connection.close", "false",
+		NULL};
+	char rderr[512];
+	struct kb_producer *p = calloc(1, sizeof(*p));
+	rd_kafka_conf_t *conf;
+	pthread_condattr_t ca;
+
+	if (!p) {
+		set_err(errstr, errstr_size, "kafka: out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cv, &ca);
+	pthread_condattr_destroy(&ca);
+
+	conf = conf_build(brokers, base, extra, errstr, errstr_size);
+	if (!conf)
+		goto fail;
+	rd_kafka_conf_set_dr_msg_cb(conf, dr_msg_cb);
+	rd_kafka_conf_set_error_cb(conf, producer_error_cb);
+	rd_kafka_conf_set_opaque(conf, p);
+
+	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, rderr, sizeof(rderr));
+	if (!p->rk) {
+		set_err(errstr, errstr_size, "kafka: producer: %s", rderr);
+		rd_kafka_conf_destroy(conf); /* not taken over on failure */
+		goto fail;
+	}
+	if (pthread_create(&p->poller, NULL, poller_main, p) != 0) {
+		set_err(errstr, errstr_size, "kafka: cannot start poll thread");
+		rd_kafka_destroy(p->rk);
+		goto fail;
+	}
+	p->poller_started = 1;
+	kb_info("kafka: producer %s started brokers=%s", rd_kafka_name(p->rk),
+		brokers);
+	return p;
+fail:
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+	return NULL;
+}
+
+int kb_producer_send(kb_producer *p, const char *topic, const void *key,
+		     size_t key_len, const void *value, size_t value_len,
+		     int timeout_ms, char *errstr, size_t errstr_size)
+{
+	struct send_rec *r;
+	struct timespec deadline;
+	rd_kafka_resp_err_t err;
+	int done, fatal, rc;
+
+	if (atomic_load(&p->fatal)) {
+		set_err(errstr, errstr_size,
+			"kafka: producer has a fatal error; recreate it");
+		return -EIO;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		set_err(errstr, errstr_size, "kafka: out of memory");
+		return -ENOMEM;
+	}
+	r->refs = 2; /* the sender and the delivery report */
+	err = rd_kafka_producev(p->rk, RD_KAFKA_V_TOPIC(topic),
+				RD_KAFKA_V_KEY((void *)key, key_len),
+				RD_KAFKA_V_VALUE((void *)value, value_len),
+				RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+				RD_KAFKA_V_OPAQUE(r), RD_KAFKA_V_END);
+	if (err) {
+		/* No delivery report will come. */
+		free(r);
+		set_err(errstr, errstr_size, "kafka: produce to %s: %s", topic,
+			rd_kafka_err2str(err));
+		return -EIO;
+	}
+
+	deadline_after(&deadline, timeout_ms < 0 ? 0 : timeout_ms);
+	pthread_mutex_lock(&p->mu);
+	while (!r->done && !atomic_load(&p->fatal)) {
+		if (pthread_cond_timedwait(&p->cv, &p->mu, &deadline) == ETIMEDOUT)
+			break;
+	}
+	done = r->done;
+	err = r->err;
+	fatal = atomic_load(&p->fatal);
+	send_rec_unref(p, r);
+	pthread_mutex_unlock(&p->mu);
+
+	if (done && !err)
+		return 0;
+	if (done) {
+		set_err(errstr, errstr_size, "kafka: delivery to %s failed: %s",
+			topic, rd_kafka_err2str(err));
+		rc = -EIO;
+	} else if (fatal) {
+		set_err(errstr, errstr_size,
+			"kafka: producer has a fatal error; recreate it");
+		rc = -EIO;
+	} else {
+		set_err(errstr, errstr_size,
+			"kafka: no delivery report from %s within %d ms", topic,
+			timeout_ms);
+		rc = -ETIMEDOUT;
+	}
+	return rc;
+}
+
+int kb_producer_send_async(kb_producer *p, const char *topic, const void *key,
+			   size_t key_len, const void *value, size_t value_len)
+{
+	rd_kafka_resp_err_t err;
+
+	err = rd_kafka_producev(p->rk, RD_KAFKA_V_TOPIC(topic),
+				RD_KAFKA_V_KEY((void *)key, key_len),
+				RD_KAFKA_V_VALUE((void *)value, value_len),
+				RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+				RD_KAFKA_V_END);
+	if (err) {
+		kb_warn("kafka: async produce to %s: %s", topic,
+			rd_kafka_err2str(err));
+		return -EIO;
+	}
+	return 0;
+}
+
+void kb_producer_poll(kb_producer *p, int timeout_ms)
+{
+	/* The poll thread already serves reports; this only lets a caller
+	 * wait on them. Concurrent rd_kafka_poll() calls are allowed. */
+	rd_kafka_poll(p->rk, timeout_ms);
+}
+
+int kb_producer_flush(kb_producer *p, int timeout_ms)
+{
+	return rd_kafka_flush(p->rk, timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR
+		       ? 0
+		       : -ETIMEDOUT;
+}
+
+void kb_producer_destroy(kb_producer *p)
+{
+	if (!p)
+		return;
+	if (rd_kafka_flush(p->rk, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		kb_warn("kafka: producer %s: %d message(s) undelivered at close",
+			rd_kafka_name(p->rk), rd_kafka_outq_len(p->rk));
+		/* Fail what is left so every delivery report (and the send
+		 * records waiting on them) is served before the handle goes. */
+		rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE |
+					      RD_KAFKA_PURGE_F_INFLIGHT);
+		rd_kafka_flush(p->rk, 1000);
+	}
+	atomic_store(&p->stop, 1);
+	if (p->poller_started)
+		pthread_join(p->poller, NULL);
+	rd_kafka_destroy(p->rk);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+/* ---- consumer ---------------------------------------------------------- */
+
+struct kb_consumer {
+	rd_kafka_t *rk;
+	char *group;
+	int fatal; /* set by consumer_error_cb, on the polling thread */
+};
+
+/* Served from kb_consumer_poll() (the main queue is forwarded to the
+ * consumer queue), so it runs on the caller's thread. */
+static void consumer_error_cb(rd_kafka_t *rk, int err, const char *reason,
+			      void *opaque)
+{
+	struct kb_consumer *c = opaque;
+
+	if (err == RD_KAFKA_RESP_ERR__FATAL) {
+		char buf[512];
+		rd_kafka_fatal_error(rk, buf, sizeof(buf));
+		kb_error("kafka: group=%s fatal consumer error: %s", c->group,
+			 buf);
+		c->fatal = 1;
+		return;
+	}
+	log_client_error(rk, err, reason);
+}
+
+/* "topic[0,1] other[3]" for log lines; truncated with "..." if long. */
+static void parts_str(const rd_kafka_topic_partition_list_t *parts, char *buf,
+		      size_t size)
+{
+	size_t n = 0;
+	const char *prev = NULL;
+
+	buf[0] = '\0';
+	for (int i = 0; parts && i < parts->cnt && n + 16 < size; i++) {
+		const rd_kafka_topic_partition_t *tp = &parts->elems[i];
+		int w;
+		if (prev && strcmp(prev, tp->topic) == 0)
+			w = snprintf(buf + n, size - n, ",%" PRId32, tp->partition);
+		else
+			w = snprintf(buf + n, size - n, "%s%s[%" PRId32,
+				     prev ? "] " : "", tp->topic, tp->partition);
+		if (w < 0 || (size_t)w >= size - n) {
+			n = size;
+			break;
+		}
+		n += (size_t)w;
+		prev = tp->topic;
+	}
+	if (n >= size) {
+		snprintf(buf + size - 4, 4, "...");
+		return;
+	}
+	if (prev)
+		snprintf(buf + n, size - n, "]");
+	else
+		snprintf(buf, size, "(none)");
+}
+
+static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+			 rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+	struct kb_consumer *c = opaque;
+	int coop = strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+	rd_kafka_error_t *error = NULL;
+	rd_kafka_resp_err_t aerr = RD_KAFKA_RESP_ERR_NO_ERROR;
+	char list[512];
+
+	parts_str(parts, list, sizeof(list));
+	switch (err) {
+	case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+		kb_info("kafka: group=%s assigned %s", c->group, list);
+		if (coop)
+			error = rd_kafka_incremental_assign(rk, parts);
+		else
+			aerr = rd_kafka_assign(rk, parts);
+		break;
+	case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+		kb_info("kafka: group=%s revoked %s%s", c->group, list,
+			rd_kafka_assignment_lost(rk) ? " (lost)" : "");
+		if (coop)
+			error = rd_kafka_incremental_unassign(rk, parts);
+		else
+			aerr = rd_kafka_assign(rk, NULL);
+		break;
+	default:
+		kb_error("kafka: group=%s rebalance error: %s", c->group,
+			 rd_kafka_err2str(err));
+		aerr = rd_kafka_assign(rk, NULL);
+		break;
+	}
+	if (error) {
+		kb_error("kafka: group=%s applying assignment: %s", c->group,
+			 rd_kafka_error_string(error));
+		rd_kafka_error_destroy(error);
+	} else if (aerr) {
+		kb_error("kafka: group=%s applying assignment: %s", c->group,
+			 rd_kafka_err2str(aerr));
+	}
+}
+
+kb_consumer *kb_consumer_new(const char *brokers, const char *group,
+			     const char *const *topics, size_t ntopics,
+			     const char *const *extra, char *errstr,
+			     size_t errstr_size)
+{
+	/* fetch.wait.max.ms bounds how long a new message can sit on the
+	 * broker before an idle consumer's long-poll returns with it. */
+	const char *const base[] = {
+		"group.id", group,
+		"client.id", group,
+		"enable.auto.commit", "false",
+		"enable.auto.offset.store", "false",
+		"auto.offset.reset", "earliest",
+		"fetch.wait.max.ms", "10",
+		"socket.nagle.disable", "true",
+		"log.connection.close", "false",
+		NULL};
+	char rderr[512];
+	struct kb_consumer *c;
+	rd_kafka_conf_t *conf;
+	rd_kafka_topic_partition_list_t *subs;
+	rd_kafka_resp_err_t err;
+
+	if (!group || !*group || !topics || ntopics == 0) {
+		set_err(errstr, errstr_size,
+			"kafka: a consumer needs a group and at least one topic");
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->group = strdup(group))) {
+		free(c);
+		set_err(errstr, errstr_size, "kafka: out of memory");
+		return NULL;
+	}
+	conf = conf_build(brokers, base, extra, errstr, errstr_size);
+	if (!conf)
+		goto fail;
+	rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
+	rd_kafka_conf_set_error_cb(conf, consumer_error_cb);
+	rd_kafka_conf_set_opaque(conf, c);
+
+	c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, rderr, sizeof(rderr));
+	if (!c->rk) {
+		set_err(errstr, errstr_size, "kafka: consumer: %s", rderr);
+		rd_kafka_conf_destroy(conf);
+		goto fail;
+	}
+	rd_kafka_poll_set_consumer(c->rk);
+
+	subs = rd_kafka_topic_partition_list_new((int)ntopics);
+	for (size_t i = 0; i < ntopics; i++)
+		rd_kafka_topic_partition_list_add(subs, topics[i],
+						  RD_KAFKA_PARTITION_UA);
+	err = rd_kafka_subscribe(c->rk, subs);
+	rd_kafka_topic_partition_list_destroy(subs);
+	if (err) {
+		set_err(errstr, errstr_size, "kafka: subscribe: %s",
+			rd_kafka_err2str(err));
+		rd_kafka_destroy(c->rk);
+		goto fail;
+	}
+	kb_info("kafka: consumer group=%s subscribed to %zu topic(s) first=%s "
+		"brokers=%s",
+		group, ntopics, topics[0], brokers);
+	return c;
+fail:
+	free(c->group);
+	free(c);
+	return NULL;
+}
+
+int kb_consumer_poll(kb_consumer *c, int timeout_ms, kb_message *msg)
+{
+	rd_kafka_message_t *m;
+
+	memset(msg, 0, sizeof(*msg));
+	if (c->fatal)
+		return -EIO;
+	m = rd_kafka_consumer_poll(c->rk, timeout_ms);
+	if (!m)
+		return c->fatal ? -EIO : 0;
+	if (m->err) {
+		rd_kafka_resp_err_t err = m->err;
+		if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+			kb_debug("kafka: group=%s end of %s[%" PRId32 "] at %" PRId64,
+				 c->group, m->rkt ? rd_kafka_topic_name(m->rkt) : "?",
+				 m->partition, m->offset);
+			rd_kafka_message_destroy(m);
+			return 0;
+		}
+		if (err == RD_KAFKA_RESP_ERR__FATAL) {
+			char buf[512];
+			rd_kafka_fatal_error(c->rk, buf, sizeof(buf));
+			kb_error("kafka: group=%s fatal consumer error: %s",
+				 c->group, buf);
+			rd_kafka_message_destroy(m);
+			return -EIO;
+		}
+		kb_warn("kafka: group=%s consumer error on %s: %s", c->group,
+			m->rkt ? rd_kafka_topic_name(m->rkt) : "-",
+			rd_kafka_message_errstr(m));
+		rd_kafka_message_destroy(m);
+		return 0;
+	}
+	msg->topic = rd_kafka_topic_name(m->rkt);
+	msg->partition = m->partition;
+	msg->offset = m->offset;
+	msg->key = m->key;
+	msg->key_len = m->key_len;
+	msg->value = m->payload;
+	msg->value_len = m->len;
+	msg->impl = m;
+	return 1;
+}
+
+void kb_message_release(kb_message *msg)
+{
+	if (!msg || !msg->impl)
+		return;
+	rd_kafka_message_destroy(msg->impl);
+	memset(msg, 0, sizeof(*msg));
+}
+
+int kb_consumer_commit(kb_consumer *c, const kb_message *msg, char *errstr,
+		       size_t errstr_size)
+{
+	rd_kafka_topic_partition_list_t *parts;
+	rd_kafka_topic_partition_t *tp;
+	rd_kafka_resp_err_t err;
+
+	if (!msg || !msg->topic) {
+		set_err(errstr, errstr_size, "kafka: commit of an empty message");
+		return -EINVAL;
+	}
+	parts = rd_kafka_topic_partition_list_new(1);
+	tp = rd_kafka_topic_partition_list_add(parts, msg->topic, msg->partition);
+	tp->offset = msg->offset + 1; /* the next message to read */
+	err = rd_kafka_commit(c->rk, parts, 0 /* synchronous */);
+	if (!err)
+		err = parts->elems[0].err;
+	if (err) {
+		set_err(errstr, errstr_size,
+			"kafka: commit %s[%" PRId32 "]@%" PRId64 ": %s", msg->topic,
+			msg->partition, msg->offset + 1, rd_kafka_err2str(err));
+		rd_kafka_topic_partition_list_destroy(parts);
+		return -EIO;
+	}
+	rd_kafka_topic_partition_list_destroy(parts);
+	return 0;
+}
+
+int64_t kb_consumer_lag(kb_consumer *c)
+{
+	rd_kafka_topic_partition_list_t *parts = NULL;
+	int64_t lag = 0;
+
+	if (rd_kafka_assignment(c->rk, &parts) || !parts)
+		return -1;
+	if (parts->cnt == 0 ||
+	    rd_kafka_committed(c->rk, parts, 2000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		rd_kafka_topic_partition_list_destroy(parts);
+		return -1;
+	}
+	for (int i = 0; i < parts->cnt; i++) {
+		rd_kafka_topic_partition_t *tp = &parts->elems[i];
+		int64_t lo, hi, from;
+		if (tp->err ||
+		    rd_kafka_query_watermark_offsets(c->rk, tp->topic,
+						     tp->partition, &lo, &hi,
+						     1000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+			lag = -1;
+			break;
+		}
+		/* Nothing committed yet: the group starts at the earliest. */
+		from = tp->offset >= 0 ? tp->offset : lo;
+		if (hi > from)
+			lag += hi - from;
+	}
+	rd_kafka_topic_partition_list_destroy(parts);
+	return lag;
+}
+
+void kb_consumer_destroy(kb_consumer *c)
+{
+	rd_kafka_resp_err_t err;
+
+	if (!c)
+		return;
+	/* Leaves the group at once, so the partitions move now rather than
+	 * after the session timeout. */
+	err = rd_kafka_consumer_close(c->rk);
+	if (err)
+		kb_warn("kafka: group=%s close: %s", c->group,
+			rd_kafka_err2str(err));
+	rd_kafka_destroy(c->rk);
+	free(c->group);
+	free(c);
+}

@@ -31,7 +31,9 @@ typedef struct kb_consumer kb_consumer;
 #define KB_TOPIC_DLQ "kb.dlq"
 #define KB_TOPIC_SUBMISSIONS_PREFIX "kb.submissions."
 
-/* Writes "kb.submissions.<gpu>" into buf. Returns 0, or -ENAMETOOLONG. */
+/* Writes "kb.submissions.<gpu>" into buf. Returns 0, -ENAMETOOLONG, or
+ * -EINVAL when gpu is empty or has characters a topic name cannot hold
+ * (anything but [A-Za-z0-9._-]). */
 int kb_topic_submissions(char *buf, size_t size, const char *gpu);
 
 kb_producer *kb_producer_new(const char *brokers, const char *client_id,

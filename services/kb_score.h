@@ -9,8 +9,9 @@
 
 #include <stddef.h>
 
-/* Returns 0 with *score_s set, or -EINVAL (unknown ranking_by, n == 0, a
- * non-finite or non-positive mean). */
+/* Returns 0 with *score_s set, or -EINVAL (unknown or NULL ranking_by,
+ * n == 0, a non-finite or non-positive mean); *score_s is untouched on
+ * error. "geom" is exp(mean(log(x))), which cannot overflow. */
 int kb_score_combine(const char *ranking_by, const double *means_ns, size_t n,
 		     double *score_s);
 
@@ -24,7 +25,23 @@ enum kb_run_end {
 };
 
 /* Classifies a finished run. exit_code is the status when !signaled;
- * report_ok is 1 when the report parsed, check is its check value. */
+ * report_ok is 1 when the report parsed, check is its check value (1 pass,
+ * 0 fail, -1 absent). In order of precedence:
+ *   timed_out                        -> KB_RUN_TIMEOUT (even if signaled:
+ *                                       our own SIGKILL is not a crash)
+ *   signaled                         -> KB_RUN_CRASHED
+ *   exit 0, report ok, check pass    -> KB_RUN_OK
+ *   exit 0, report ok, check fail    -> KB_RUN_FAILED
+ *   exit 0, report bad or no check   -> KB_RUN_CRASHED (the submission may
+ *                                       have called exit(0) early; never a
+ *                                       pass, and the user's doing)
+ *   exit 112                         -> KB_RUN_FAILED (whatever the report)
+ *   exit 114                         -> KB_RUN_TIMEOUT
+ *   exit 2, 110, 111, 113            -> KB_RUN_INFRA
+ *   any other exit code              -> KB_RUN_CRASHED
+ * Note: the submission runs in the harness's process and can choose its
+ * exit code, so KB_RUN_INFRA is a claim, not proof; callers should bound
+ * infra retries (Submission.attempt). */
 enum kb_run_end kb_run_classify(int signaled, int exit_code, int timed_out,
 				int report_ok, int check);
 

@@ -9,12 +9,40 @@
  * (last|mean|geom; default last), seed, multi_gpu, gpus. Unknown top-level
  * keys are an error (a typo must not silently change a competition).
  *
- * KB_PROBLEMS is a colon-separated list of entries. A directory holding a
- * task.yml is one leaderboard named after the directory. A directory without
- * one is scanned one level deep for problem directories. A file <set>.yaml
- * is a competition: a list of {directory, name, deadline, gpus}, directory
+ * The details, where upstream's Python loader leaves room:
+ *  - Required: files (exactly one "@SUBMISSION@" entry; names are plain
+ *    file names, unique; sources relative paths), lang (c, cu, hip, py) and
+ *    config. A plain null value (empty, ~, null) for an optional key means
+ *    its default; description defaults to "".
+ *  - config keys: for py only "main" (required); for c/cu/hip "sources"
+ *    (required), "include_dirs", "defines", "compile_flags", "flags",
+ *    "libraries". Scalars are kept as written, lists are joined with '\n',
+ *    a map (upstream's "defines") becomes "K=V" lines; null is "". Upstream's
+ *    top-level "libraries" list is accepted and stored as config
+ *    "libraries". Upstream's "validation" is refused (not supported).
+ *  - Case values must be scalars; they are kept as written, except plain
+ *    YAML 1.1 booleans, which print as Python does ("True"/"False"), as
+ *    upstream harnesses see them. Each line must read back through
+ *    kb_case_parse() unchanged, and a "seed" must be an unsigned 64-bit
+ *    decimal. With multi_gpu, every case needs world_size.
+ *  - Integers (timeouts, seed) must be plain decimal, not quoted; timeouts
+ *    are 1..86400.
+ *  - Duplicate keys in any map are an error.
+ *  - gpus and leaderboard names are [A-Za-z0-9_.-]+, at most 64 bytes, not
+ *    starting with '.' or '-' (they end up in URLs, Redis keys and Kafka
+ *    topic names).
+ *
+ * KB_PROBLEMS is a colon-separated list of entries (empty entries are
+ * skipped). A directory holding a task.yml is one leaderboard named after
+ * the directory. A directory without one is scanned one level deep for
+ * problem directories (hidden entries and directories without task.yml
+ * skipped; finding none is an error). A regular file <set>.yaml is a
+ * competition: a list of {directory, name, deadline, gpus}, directory
  * relative to the file (a top-level "problems:" key holding the list is
- * accepted too).
+ * accepted too, beside upstream's name, description and deadline). In an
+ * entry, name defaults to the directory's basename; gpus, when given,
+ * replace the task's; deadline (ISO 8601 date, optionally with a time and
+ * zone; "" means none) defaults to the competition's top-level deadline.
  *
  * Ownership: every string in these structs is malloc'd and owned by the
  * struct; kb_task_clear()/kb_problemset_clear() free them.
@@ -62,13 +90,17 @@ struct kb_task {
 	char *deadline;    /* ISO 8601 from the competition file, or NULL */
 };
 
-/* Parses task.yml text into *out (zeroed first). Returns 0, or -EINVAL with
- * errstr saying what and where (line number). */
+/* Parses task.yml text yaml[0..len) (need not be NUL-terminated) into *out
+ * (zeroed first; name and dir stay NULL). Returns 0, or -EINVAL (-ENOMEM)
+ * with errstr saying what and where ("line N: ...") and *out zeroed. */
 int kb_task_parse(const char *yaml, size_t len, struct kb_task *out,
 		  char *errstr, size_t errstr_size);
 
-/* Reads <dir>/task.yml, parses it and sets dir and name. Also checks that
- * every non-submission file source exists. Returns 0 or negative. */
+/* Reads <dir>/task.yml, parses it and sets dir (as given) and name (name,
+ * or dir's basename when NULL; must be a valid leaderboard name). Also
+ * checks that every non-submission file source and every template is a
+ * regular file. Returns 0 or negative (-ENOENT, -EINVAL, ...) with errstr
+ * naming the file; *out is zeroed on error. */
 int kb_task_load_dir(const char *dir, const char *name, struct kb_task *out,
 		     char *errstr, size_t errstr_size);
 
@@ -78,6 +110,7 @@ const char *kb_task_config(const struct kb_task *t, const char *key);
 /* 1 if the task lists this gpu (case-sensitive). */
 int kb_task_has_gpu(const struct kb_task *t, const char *gpu);
 
+/* Frees everything and zeroes *t; NULL is a no-op, twice is fine. */
 void kb_task_clear(struct kb_task *t);
 
 struct kb_problemset {
@@ -86,10 +119,14 @@ struct kb_problemset {
 };
 
 /* Loads every entry of a KB_PROBLEMS list. Duplicate leaderboard names are
- * an error. Returns 0 or negative with errstr set. */
+ * an error, and so is a set with no problem. The tasks come sorted by name
+ * (strcmp), so the result does not depend on directory order. Returns 0 or
+ * negative with errstr set and *out empty. */
 int kb_problemset_load(const char *spec, struct kb_problemset *out,
 		       char *errstr, size_t errstr_size);
 
+/* The task named name, or NULL (binary search: ps must come from
+ * kb_problemset_load). */
 const struct kb_task *kb_problemset_find(const struct kb_problemset *ps,
 					 const char *name);
 

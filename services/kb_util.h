@@ -7,18 +7,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 1 if buf[0..len) is well-formed UTF-8 (no overlongs, no surrogates). */
+/* 1 if buf[0..len) is well-formed UTF-8 (no overlongs, no surrogates, nothing
+ * above U+10FFFF), else 0. NUL bytes are rejected too: a "text" holding NUL
+ * (a source file, a report) is not text, and would be cut short by every C
+ * string function downstream. len 0 is valid. */
 int kb_utf8_valid(const void *buf, size_t len);
 
 /* Lowercase hex SHA-256 of buf into out[65]. */
 void kb_sha256_hex(const void *buf, size_t len, char out[65]);
 
+/* Initialises libsodium. Returns 0 (also when already done) or -EIO. Call
+ * once from main() before threads and before kb_random_hex(). */
+int kb_util_init(void);
+
 /* Random lowercase hex string of 2*nbytes chars into out (out holds
  * 2*nbytes+1). Uses libsodium; call kb_util_init() first. */
-int kb_util_init(void);
 void kb_random_hex(char *out, size_t nbytes);
 
-/* Constant-time string equality (for tokens). */
+/* Constant-time string equality (for tokens): 1 if equal, 0 if not or if
+ * either is NULL. Both strings are hashed (SHA-256) and the digests compared
+ * with sodium_memcmp, so the time taken reveals neither the position of the
+ * first difference nor whether the lengths differ. */
 int kb_secure_streq(const char *a, const char *b);
 
 /* Milliseconds since the epoch, and a monotonic clock in seconds. */
@@ -26,14 +35,21 @@ int64_t kb_now_ms(void);
 double kb_mono_s(void);
 
 /* Reads a whole file (NUL-terminated; *len excludes the NUL). Returns 0 or
- * -errno. Caller frees *out. max: refuse files larger than this (-EFBIG). */
+ * -errno. Caller frees *out. max: refuse files larger than this (-EFBIG);
+ * pass SIZE_MAX for no limit. Works on files whose st_size is unreliable
+ * (pipes, /proc). On error *out is NULL. */
 int kb_read_file(const char *path, size_t max, char **out, size_t *len);
 
-/* Writes a whole file with the given mode, creating or truncating it.
- * Returns 0 or -errno. */
+/* Writes a whole file, creating or truncating it, and sets its permission
+ * bits to exactly mode (fchmod: the umask does not apply, and an existing
+ * file gets the new mode). Returns 0 or -errno; on error the file may be
+ * partly written. Not atomic: write to a temporary name and rename(2) where
+ * readers may race. */
 int kb_write_file(const char *path, const void *buf, size_t len, int mode);
 
-/* A growable byte buffer, always NUL-terminated. */
+/* A growable byte buffer, always NUL-terminated once anything was appended.
+ * Start from {0}. Functions return 0 or -ENOMEM (the buffer is unchanged on
+ * failure). Not thread-safe per buffer. */
 struct kb_buf {
 	char *data;
 	size_t len, cap;
@@ -41,10 +57,14 @@ struct kb_buf {
 int kb_buf_append(struct kb_buf *b, const void *data, size_t len);
 int kb_buf_printf(struct kb_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Frees the data and resets *b to {0}; b NULL is a no-op. */
 void kb_buf_free(struct kb_buf *b);
 
-/* Copies at most max bytes of s, cut at a UTF-8 boundary, appending a note
- * "\n[... N bytes truncated]" when cut. Returns malloc'd string. */
+/* Copies at most max bytes of s[0..len), cut at a UTF-8 boundary (the cut
+ * moves back over at most 3 continuation bytes so no code point is split),
+ * appending a note "\n[... N bytes truncated]" when cut, N = bytes dropped.
+ * The note comes on top of max. Returns a malloc'd NUL-terminated string
+ * (NULL only on allocation failure); s may be NULL when len is 0. */
 char *kb_truncate(const char *s, size_t len, size_t max);
 
 #endif

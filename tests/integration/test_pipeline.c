@@ -212,7 +212,7 @@ START_TEST(killed_worker_job_finishes_exactly_once)
 	const char *verdict = json_string_value(json_object_get(sub, "verdict"));
 	ck_assert_msg(verdict && strcmp(verdict, "passed") == 0, "verdict %s", verdict);
 	json_decref(sub);
-	ck_assert_int_eq(count_results(&P, id, 4000), 1);
+	ck_assert_int_eq(count_results(&P, id, 10000), 1);
 }
 END_TEST
 

@@ -1,0 +1,1 @@
+// fixture: template.cu
