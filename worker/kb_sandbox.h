@@ -16,6 +16,9 @@
  * are the program's.
  *
  * Thread-safety: one run at a time per process (it waits for its children).
+ *
+ * Build: worker/kb_sandbox.c and worker/sandbox_*.c, linked with kbcore
+ * (kb_log), PkgConfig::SECCOMP and m. tests/hostile/ holds its suites.
  */
 #ifndef KB_SANDBOX_H
 #define KB_SANDBOX_H
@@ -36,6 +39,10 @@ struct kb_sandbox_opts {
 	int max_processes;      /* cgroup pids.max / RLIMIT_NPROC; 0 = 256 */
 	int gpu;                /* bind the GPU device nodes into the sandbox */
 	int isolate;            /* namespaces, seccomp, unprivileged uid (1 in production) */
+	/* Added by the sandbox owner (zero-initialised callers get defaults): */
+	char *const *ro_paths;  /* extra host paths bound read-only into an isolated
+				 * run (e.g. "/opt/conda"); NULL-terminated or NULL.
+				 * KB_SANDBOX_RO_PATHS (colon-separated) adds more. */
 };
 
 struct kb_sandbox_result {
@@ -52,7 +59,45 @@ struct kb_sandbox_result {
 	size_t report_dropped;
 	int infra_error;        /* the sandbox failed, not the program */
 	char infra_msg[256];
+	/* Added by the sandbox owner: */
+	int oom_killed;         /* the cgroup's OOM killer killed a process of the run */
+	unsigned active;        /* KB_SANDBOX_* bits: what was enforced for this run */
 };
+
+/* Isolation features (bits of kb_sandbox_caps.features and result.active). */
+enum {
+	KB_SANDBOX_NS = 1u << 0,        /* own mount, pid, net, ipc, uts namespaces + pivot_root */
+	KB_SANDBOX_USERNS = 1u << 1,    /* user namespace (used when not root) */
+	KB_SANDBOX_UID = 1u << 2,       /* own unprivileged uid/gid per run (root mode) */
+	KB_SANDBOX_SECCOMP = 1u << 3,   /* seccomp deny list */
+	KB_SANDBOX_CG_PIDS = 1u << 4,   /* cgroup pids.max */
+	KB_SANDBOX_CG_MEMORY = 1u << 5, /* cgroup memory limit, no swap */
+	KB_SANDBOX_CG_KILL = 1u << 6,   /* cgroup v2 cgroup.kill at the end */
+	KB_SANDBOX_NPROC = 1u << 7,     /* RLIMIT_NPROC (per-run uid) */
+};
+
+/* What this host supports, found by kb_sandbox_probe(). */
+struct kb_sandbox_caps {
+	unsigned features;      /* KB_SANDBOX_* usable by isolated runs */
+	int isolate_ok;         /* isolate=1 runs can be served */
+	char mode[16];          /* "root", "userns" or "none" */
+	char cgroup[32];        /* "v2 <path>", "v1", or "none" */
+	char why[256];          /* when !isolate_ok: what is missing */
+	char summary[1024];     /* the line that was logged */
+};
+
+/* Detects what this host allows (namespaces, user namespaces, pivot_root,
+ * seccomp, cgroup v2 delegation or v1 controllers), runs one isolated
+ * /bin/true as a trial, and logs one line saying what is active. Runs once
+ * per process; later calls return the cached answer. kb_sandbox_run() calls
+ * it on its first isolated run, so calling it at startup is optional but
+ * recommended (the log line then appears at startup). Environment:
+ * KB_SANDBOX_UID_BASE (60000) and KB_SANDBOX_UIDS (1000): the per-run uid
+ * range; KB_SANDBOX_CGROUP: a delegated cgroup v2 directory to use;
+ * KB_SANDBOX_RO_PATHS: extra read-only paths. Returns 0 (caps filled, even
+ * when isolate_ok is 0) or a negative errno when caps is NULL. Not
+ * thread-safe (call before starting runs). */
+int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr, size_t errstr_size);
 
 /* Runs the command to completion. Returns 0 when the command ran (however it
  * ended: see *r), or a negative code when the sandbox could not be set up, in

@@ -1,0 +1,160 @@
+/* gw_api: the gateway's stable in-process API for other front ends.
+ *
+ * The HTTP handlers and the Discord interactions code (gateway/discord_*.c)
+ * create submissions and follow them through the same three calls, so a
+ * submission behaves the same whichever door it came in by:
+ *
+ *   kb_gw_submit()       validate, apply policy, record, publish; returns
+ *                        the id, or an HTTP status with a detail.
+ *   kb_gw_watch_open()   subscribe to one submission's progress and result
+ *                        (status events, then exactly one final event);
+ *   kb_gw_watch_next()/kb_gw_watch_wait()   take events; _close() ends it.
+ *
+ * Users: a submission names an existing user (kb:user:<id>). Front ends
+ * that know people by an outside identity (Discord, GitHub) map it to a
+ * user id with kb_gw_user_external(), which creates the user on first use.
+ * The OAuth login of the CLI (/auth/cli/discord) creates the same user id,
+ * so a person is one user whichever way they arrive.
+ *
+ * Routes: router.c's table has the row POST /discord/interactions
+ * (KB_ROUTE_DISCORD_INTERACTIONS). A file gateway/discord_*.c that defines
+ *     const struct kb_gw_handler kb_gw_discord_interactions_handler;
+ * (http.h) is compiled in by gateway/CMakeLists.txt, which then defines
+ * KB_GW_DISCORD; without one the route answers 404. With KB_GW_DISCORD,
+ * main() also calls kb_gw_discord_start() after the HTTP daemon is up and
+ * kb_gw_discord_stop() while draining (declared below; defined there).
+ *
+ * Thread-safety: every call here is thread-safe. kb_gw_submit() blocks up
+ * to KB_KAFKA_TIMEOUT_MS (+2 s) for the broker's acknowledgement and does
+ * Redis round trips on the calling thread's own connection. A watch belongs
+ * to one consumer at a time (one thread takes its events).
+ */
+#ifndef KB_GW_API_H
+#define KB_GW_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kb.pb-c.h"
+
+struct kb_gw;
+
+/* ---- submitting ---- */
+
+struct kb_gw_submit_req {
+	const char *user_id;    /* an existing kb:user:<id> */
+	const char *lb;         /* leaderboard name */
+	const char *gpu;        /* one of the board's gpus */
+	const char *mode;       /* "test", "benchmark", "profile", "leaderboard" */
+	const char *file_name;  /* client's name; cleaned (NULL: "submission") */
+	const char *code;       /* the file; need not be NUL-terminated */
+	size_t code_len;
+	/* Admin submissions skip the deadline, visibility, rate limits and
+	 * the maintenance stop (never the ban: a banned user stays out). */
+	int admin;
+};
+
+struct kb_gw_submit_res {
+	uint64_t id;            /* on success */
+	int status;             /* 0 on success, else the HTTP status to answer */
+	char detail[384];       /* on failure: a sentence for the user */
+	long retry_after_s;     /* with 429: seconds until a slot frees */
+	/* On success, the backlog of the gpu's queue when last measured
+	 * (runner_queue in the 202 answer); -1 when unknown. */
+	long queued_jobs;
+};
+
+/* Validates (sizes, UTF-8, mode, board, gpu, #!POPCORN directives that
+ * contradict the board or gpu), applies policy (ban, maintenance stop,
+ * deadline, closed board access, hourly rate limit), records the
+ * submission in Redis and publishes it to kb.submissions.<gpu>, waiting for
+ * the broker. Returns 0 with res->id set, or a negative code with
+ * res->status and res->detail set (res->status is a 4xx or 5xx: 400 bad
+ * input, 403 banned or no access, 404 unknown board/gpu, 413 too large,
+ * 429 rate limited, 503 stopped / store or queue unavailable, 500 other).
+ * A submission that got an id but could not be queued is recorded as
+ * failed (status 503 then). Never logs the code or the secret seed. */
+int kb_gw_submit(struct kb_gw *g, const struct kb_gw_submit_req *req,
+		 struct kb_gw_submit_res *res);
+
+/* Maps an outside identity to a user id "<provider>-<ext_id>" (provider
+ * "discord" or "github", ext_id [0-9A-Za-z_-]{1,64}), creating kb:user with
+ * that name when missing (an existing user keeps its name). Writes the id
+ * into out (out_size >= 96). Returns 0, -EINVAL (bad provider/id/name),
+ * -EIO (Redis unavailable). */
+int kb_gw_user_external(struct kb_gw *g, const char *provider,
+			const char *ext_id, const char *name, char *out,
+			size_t out_size);
+
+/* ---- following a submission ---- */
+
+enum kb_gw_event_type {
+	KB_GW_EV_STATUS = 1, /* a stage was reached (also: queue position) */
+	KB_GW_EV_RESULT,     /* final: the Result (already redacted) */
+	KB_GW_EV_ERROR,      /* final: the submission cannot finish here */
+};
+
+struct kb_gw_event {
+	enum kb_gw_event_type type;
+	uint64_t id;
+	char stage[24];       /* STATUS: "queued", "compiling", "testing",
+			       * "benchmarking", "ranked_run", "secret_run" */
+	char message[160];    /* STATUS: the worker's short message; ERROR:
+			       * why (sanitised UTF-8) */
+	long position;        /* STATUS "queued": jobs ahead + 1; else -1 */
+	int64_t elapsed_ms;   /* since the worker took the job; -1 unknown */
+	char worker[96];      /* STATUS: the worker's name, when known */
+	int error_status;     /* ERROR: an HTTP-like status (e.g. 410, 503) */
+	/* RESULT: owned by the event (kb_gw_event_clear frees it). The
+	 * secret run is already redacted (kb_report_redact). */
+	Kb__Result *result;
+};
+
+/* Frees what an event owns and zeroes it. */
+void kb_gw_event_clear(struct kb_gw_event *ev);
+
+struct kb_gw_watch;
+
+/* Called (from a gateway thread, without the watch's lock) whenever an
+ * event is queued for the watch; it must not block and must not call back
+ * into the watch. May be NULL for callers that use kb_gw_watch_wait(). */
+typedef void (*kb_gw_wake_fn)(void *ctx);
+
+/* Subscribes to submission id. Open the watch before the submission can
+ * produce events (kb_gw_submit() returns only after the publish, so a
+ * front end opens the watch right after it and the gateway replays the
+ * stored state: see below). The first event is always a STATUS (or a
+ * final event when the submission had already finished): the state read
+ * from Redis when the watch opened. Events of one watch are in order;
+ * STATUS events may be coalesced when the reader is slow (the queue is
+ * bounded), the final event is never dropped. Returns NULL when out of
+ * memory or the gateway is shutting down. */
+struct kb_gw_watch *kb_gw_watch_open(struct kb_gw *g, uint64_t id,
+				     kb_gw_wake_fn wake, void *ctx);
+
+/* Takes the next event without blocking. Returns 1 (ev filled: clear it
+ * after use), 0 (none yet) or -1 (the final event was taken already: the
+ * watch is finished). */
+int kb_gw_watch_next(struct kb_gw_watch *w, struct kb_gw_event *ev);
+
+/* The same, but waits up to timeout_ms for an event (0 when none came). */
+int kb_gw_watch_wait(struct kb_gw_watch *w, int timeout_ms,
+		     struct kb_gw_event *ev);
+
+/* Unsubscribes and frees. NULL is a no-op. */
+void kb_gw_watch_close(struct kb_gw_watch *w);
+
+/* ---- rendering a Result for people ---- */
+
+/* The readable report (as /user/submissions/{id} "report"), malloc'd. */
+char *kb_gw_result_report(const Kb__Result *r);
+
+/* ---- Discord (defined in gateway/discord_*.c when present) ---- */
+
+/* Called once by main() after the HTTP daemon started; returns 0 or a
+ * negative code (startup then fails with errstr). */
+int kb_gw_discord_start(struct kb_gw *g, char *errstr, size_t errstr_size);
+/* Called once by main() on shutdown, before the producer is flushed. */
+void kb_gw_discord_stop(struct kb_gw *g);
+
+#endif

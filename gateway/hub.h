@@ -1,0 +1,87 @@
+/* kb_gw_hub: in-process publish/subscribe of submission events, keyed by
+ * submission id.
+ *
+ * The kb.results consumer (events.c) publishes every Progress and Result
+ * it sees; watchers (SSE streams, the Discord code) subscribe to the ids
+ * they wait for. Each watcher has a bounded queue: STATUS events beyond
+ * its capacity replace the oldest queued STATUS (a slow reader sees fewer
+ * intermediate stages, never a stale last one), and the one final event
+ * (RESULT or ERROR) has a slot of its own, so it is never dropped. After
+ * the final event a watcher takes nothing more.
+ *
+ * A watcher may also ask to be woken on a timer (keep-alives, fallback
+ * polls): kb_gw_hub_tick() wakes every watcher whose timer is due.
+ *
+ * The hub does no I/O. Result payloads travel packed (one refcounted copy
+ * shared by all watchers of an id) and are unpacked by the reader.
+ *
+ * Locking: the table is split into stripes, each with a mutex; a watcher
+ * has its own mutex and condition variable. Wake callbacks run with the
+ * stripe's lock held (so a watcher cannot be closed under them) and must
+ * not call into the hub. All calls are thread-safe.
+ */
+#ifndef KB_GW_HUB_H
+#define KB_GW_HUB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gw_api.h"
+
+typedef struct kb_gw_hub kb_gw_hub;
+
+/* queue_max: STATUS events kept per watcher (>= 1). NULL when out of
+ * memory. */
+kb_gw_hub *kb_gw_hub_new(size_t queue_max);
+/* Every watcher must be closed first. NULL is a no-op. */
+void kb_gw_hub_destroy(kb_gw_hub *h);
+
+/* What publishers hand over. The hub copies it (payload included). */
+struct kb_gw_hub_msg {
+	enum kb_gw_event_type type;
+	uint64_t id;
+	const char *stage, *message, *worker; /* may be NULL */
+	long position;
+	int64_t elapsed_ms;
+	int error_status;
+	const void *payload; /* RESULT: the packed Result */
+	size_t payload_len;
+	/* A state read back from Redis rather than seen on Kafka: dropped
+	 * for watchers that already got this stage (and position). */
+	int synthetic;
+};
+
+/* Subscribes. tick_ms > 0 asks for a wake every tick_ms (see
+ * kb_gw_hub_tick). Returns NULL when out of memory or after
+ * kb_gw_hub_close_all(). */
+struct kb_gw_watch *kb_gw_hub_watch(kb_gw_hub *h, uint64_t id, int tick_ms,
+				    kb_gw_wake_fn wake, void *ctx);
+
+/* Queues m for every watcher of m->id; returns how many got it. */
+size_t kb_gw_hub_publish(kb_gw_hub *h, const struct kb_gw_hub_msg *m);
+
+/* Queues m for one watcher (the initial state on open). Returns 1 if
+ * queued, 0 if dropped (a duplicate or after the final event). */
+int kb_gw_hub_push(struct kb_gw_watch *w, const struct kb_gw_hub_msg *m);
+
+/* Wakes every watcher whose tick is due at now_ms. */
+void kb_gw_hub_tick(kb_gw_hub *h, int64_t now_ms);
+
+/* Fills ids with up to max ids of watchers that have not finished and
+ * have received nothing for idle_ms (each id once); returns the count.
+ * For fallback polling of the store. */
+size_t kb_gw_hub_idle(kb_gw_hub *h, int64_t now_ms, int64_t idle_ms,
+		      uint64_t *ids, size_t max);
+
+/* Gives every open watcher a final ERROR (status, message) and refuses
+ * new watches: used when shutting down. */
+void kb_gw_hub_close_all(kb_gw_hub *h, int status, const char *message);
+
+/* Number of open watchers (for logs and tests). */
+size_t kb_gw_hub_count(kb_gw_hub *h);
+
+/* The watcher calls of gw_api.h (kb_gw_watch_next, _wait, _close,
+ * kb_gw_event_clear) are implemented in hub.c and work on watchers made
+ * here. */
+
+#endif

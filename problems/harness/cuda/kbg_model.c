@@ -1,0 +1,259 @@
+/* kbg_model.c: see kbg_model.h. Numbers and where they come from.
+ *
+ * Math rates (flops per clock per SM, dense, FMA = 2):
+ *   cc 7.5 (T4)      fp32 128   fp16 tensor 1024  tf32 -    (no tf32)
+ *   cc 8.0 (A100)    fp32 128   fp16 tensor 2048  tf32 1024
+ *   cc 8.6/8.7/8.9   fp32 256   fp16 tensor 1024  tf32  512 (Ampere/Ada
+ *                                                  consumer + L4, fp16
+ *                                                  accumulate rate)
+ *   cc 9.0 (H100)    fp32 256   fp16 tensor 4096  tf32 2048
+ *   cc 10.x/12.x     fp32 256   fp16 tensor 8192  tf32 4096
+ *   unknown          fp32 512   fp16 tensor 16384 tf32 8192
+ * e.g. H100 SXM: 132 SMs x 1.98 GHz x 4096 = 1070 TFLOP/s fp16 (datasheet
+ * 989 at 1.83 GHz), x 1.10 margin. tf32 on a device without it falls back
+ * to the fp32 rate.
+ *
+ * Bandwidth: memory clock (kHz) x 1000 x 2 x bus bits / 8; e.g. H100 SXM
+ * 2619 MHz x 2 x 5120 bit / 8 = 3.35 TB/s; L4 (GDDR6, which reports half
+ * its data rate) 6251 MHz x 2 x 192 / 8 = 300 GB/s. The table below is the
+ * fallback (and a cross-check: the larger wins) when attributes are
+ * missing or implausible.
+ */
+#include "kbg_model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
+double kbg_flops_per_clk_sm(int major, int minor, enum kbg_ops ops)
+{
+	double fp32, fp16, tf32;
+
+	if (major == 7 && minor == 5) {
+		fp32 = 128, fp16 = 1024, tf32 = 0;
+	} else if (major == 8 && minor == 0) {
+		fp32 = 128, fp16 = 2048, tf32 = 1024;
+	} else if (major == 8) {
+		fp32 = 256, fp16 = 1024, tf32 = 512;
+	} else if (major == 9) {
+		fp32 = 256, fp16 = 4096, tf32 = 2048;
+	} else if (major == 10 || major == 12) {
+		fp32 = 256, fp16 = 8192, tf32 = 4096;
+	} else {
+		fp32 = 512, fp16 = 16384, tf32 = 8192;
+	}
+	switch (ops) {
+	case KBG_OPS_FP32:
+		return fp32;
+	case KBG_OPS_FP16_TC:
+		return fp16;
+	case KBG_OPS_TF32_TC:
+		return tf32 > 0 ? tf32 : fp32;
+	case KBG_OPS_NONE:
+	case KBG_OPS_COUNT:
+		break;
+	}
+	return 0;
+}
+
+double kbg_bw_from_attrs(const struct kbg_devinfo *d)
+{
+	if (d->mem_clock_khz <= 0 || d->bus_bits <= 0)
+		return 0;
+	return (double)d->mem_clock_khz * 1e3 * 2.0 * (double)d->bus_bits / 8.0;
+}
+
+/* Datasheet peak DRAM bandwidth, most specific names first (matched as
+ * substrings of the CUDA device name). */
+static const struct {
+	const char *match;
+	double bytes_per_s;
+} kbg__bw_table[] = {
+	{"GH200", 4.9e12},
+	{"H200", 4.8e12},
+	{"H100 NVL", 3.9e12},
+	{"H100 PCIe", 2.0e12},
+	{"H100", 3.35e12},
+	{"H800", 3.35e12},
+	{"B200", 8.0e12},
+	{"A100 80GB PCIe", 1.935e12},
+	{"A100-PCIE-40GB", 1.555e12},
+	{"A100-SXM4-40GB", 1.555e12},
+	{"A100", 2.039e12},
+	{"A800", 2.039e12},
+	{"L40S", 0.864e12},
+	{"L40", 0.864e12},
+	{"A10G", 0.6e12},
+	{"A10", 0.6e12},
+	{"L4", 0.3e12},
+	{"T4", 0.32e12},
+	{"V100", 0.9e12},
+};
+
+double kbg_bw_from_table(const char *name)
+{
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < sizeof kbg__bw_table / sizeof kbg__bw_table[0];
+	     i++)
+		if (strstr(name, kbg__bw_table[i].match))
+			return kbg__bw_table[i].bytes_per_s;
+	return 0;
+}
+
+void kbg_peak_derive(const struct kbg_devinfo *d, enum kbg_ops ops,
+		     double min_work, struct kbh_peak *out,
+		     const char **source)
+{
+	double attr = kbg_bw_from_attrs(d);
+	double table = kbg_bw_from_table(d->name);
+	const char *src = "none";
+	double bw = 0;
+
+	/* An attribute below 10 GB/s or above 100 TB/s is not a real
+	 * device's: ignore it. */
+	if (attr < 1e10 || attr > 1e14)
+		attr = 0;
+	if (attr > 0 && attr >= table) {
+		bw = attr;
+		src = "attributes";
+	} else if (table > 0) {
+		bw = table;
+		src = "table";
+	}
+	out->bytes_per_s = bw * KBG_PEAK_MARGIN;
+
+	out->flops_per_s = 0;
+	if (ops != KBG_OPS_NONE && min_work > 0 && d->sms > 0) {
+		/* An unknown clock is taken as 3 GHz: above any shipping
+		 * data-centre part. */
+		double clk = d->clock_khz > 0 ? d->clock_khz * 1e3 : 3e9;
+		double rate = kbg_flops_per_clk_sm(d->cc_major, d->cc_minor,
+						   ops);
+		out->flops_per_s =
+			d->sms * clk * rate * KBG_PEAK_MARGIN / min_work;
+	}
+	if (source)
+		*source = src;
+}
+
+size_t kbg_flush_bytes(size_t l2_bytes)
+{
+	const size_t mib = (size_t)1 << 20;
+	size_t n;
+
+	if (l2_bytes == 0)
+		return 256 * mib;
+	n = 4 * l2_bytes;
+	if (n < 64 * mib)
+		n = 64 * mib;
+	return (n + mib - 1) / mib * mib;
+}
+
+/* Defaults. Benchmark: 0.1% relative standard error, at least 10 samples,
+ * at most 400 or 2 s of wall time per case (sampling overhead included:
+ * input restore, flush, checks). Leaderboard: more samples and time, since
+ * the mean becomes a score. Profile: exactly 5 timed calls, for a profiler
+ * attached from outside (cudaProfilerStart/Stop bracket them). */
+void kbg_limits_default(enum kbh_mode mode, struct kbg_limits *l)
+{
+	memset(l, 0, sizeof *l);
+	l->stop.rel_err = 0.001;
+	switch (mode) {
+	case KBH_MODE_LEADERBOARD:
+		l->stop.min_runs = 20;
+		l->stop.max_runs = 1000;
+		l->stop.max_ns = 3000000000ull;
+		l->warmup_min = 3;
+		l->warmup_max = 20;
+		l->warmup_ns = 50000000ull;
+		break;
+	case KBH_MODE_PROFILE:
+		l->stop.rel_err = 0; /* never converges: exactly max_runs */
+		l->stop.min_runs = 5;
+		l->stop.max_runs = 5;
+		l->stop.max_ns = 10000000000ull;
+		l->warmup_min = 2;
+		l->warmup_max = 2;
+		l->warmup_ns = 0;
+		break;
+	case KBH_MODE_TEST:
+	case KBH_MODE_BENCHMARK:
+	case KBH_MODE_COUNT:
+		l->stop.min_runs = 10;
+		l->stop.max_runs = 400;
+		l->stop.max_ns = 2000000000ull;
+		l->warmup_min = 2;
+		l->warmup_max = 10;
+		l->warmup_ns = 30000000ull;
+		break;
+	}
+}
+
+const char *const kbg_driver_keys[] = {"seed", "min_runs", "max_runs",
+				       "max_ms", NULL};
+
+int kbg_limits_from_case(enum kbh_mode mode, const struct kbh_case *c,
+			 struct kbg_limits *l, char *err, size_t err_size)
+{
+	uint64_t v;
+	int rc;
+
+	kbg_limits_default(mode, l);
+	if (mode == KBH_MODE_PROFILE)
+		return 0;
+	rc = kbh_case_u64(c, "min_runs", 1, 100000, &v, err, err_size);
+	if (rc == 0)
+		l->stop.min_runs = (uint32_t)v;
+	else if (rc != -ENOENT)
+		return rc;
+	rc = kbh_case_u64(c, "max_runs", 1, 100000, &v, err, err_size);
+	if (rc == 0)
+		l->stop.max_runs = (uint32_t)v;
+	else if (rc != -ENOENT)
+		return rc;
+	rc = kbh_case_u64(c, "max_ms", 1, 600000, &v, err, err_size);
+	if (rc == 0)
+		l->stop.max_ns = v * 1000000ull;
+	else if (rc != -ENOENT)
+		return rc;
+	if (l->stop.min_runs > l->stop.max_runs) {
+		snprintf(err, err_size, "min_runs %u exceeds max_runs %u",
+			 (unsigned)l->stop.min_runs,
+			 (unsigned)l->stop.max_runs);
+		return -EINVAL;
+	}
+	if (err_size)
+		err[0] = '\0';
+	return 0;
+}
+
+static int kbg__cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double kbg_median(double *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof *v, kbg__cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int kbg_outlives(double gap_med_ns, double base_ns, double mean_ns)
+{
+	double slack = 20000.0 + 0.02 * (mean_ns > 0 ? mean_ns : 0);
+	return gap_med_ns - base_ns > slack;
+}
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif

@@ -1,0 +1,352 @@
+/* Unit tests of the GPU driver's host-side decisions
+ * (problems/harness/cuda/kbg_model.c): device ceilings and the physical
+ * floor / suspect flag they feed, the L2 flush size, the per-mode limits and
+ * their per-case overrides, the stopping rule as the driver configures it,
+ * and the "work outlives the timed region" verdict. No GPU needed. */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "kbg_model.h"
+
+#define MIB ((size_t)1 << 20)
+
+static struct kbg_devinfo h100_sxm(void)
+{
+	struct kbg_devinfo d;
+	memset(&d, 0, sizeof d);
+	snprintf(d.name, sizeof d.name, "NVIDIA H100 80GB HBM3");
+	d.cc_major = 9;
+	d.cc_minor = 0;
+	d.sms = 132;
+	d.clock_khz = 1980000;
+	d.mem_clock_khz = 2619000;
+	d.bus_bits = 5120;
+	d.l2_bytes = 50 * MIB;
+	return d;
+}
+
+static void assert_rel(double got, double want, double rel)
+{
+	ck_assert_msg(fabs(got - want) <= rel * fabs(want),
+		      "got %.6g, want %.6g (rel %.1g)", got, want, rel);
+}
+
+/* ---- ceilings ----------------------------------------------------------- */
+
+START_TEST(flops_table)
+{
+	ck_assert_double_eq(kbg_flops_per_clk_sm(9, 0, KBG_OPS_FP16_TC), 4096);
+	ck_assert_double_eq(kbg_flops_per_clk_sm(9, 0, KBG_OPS_FP32), 256);
+	ck_assert_double_eq(kbg_flops_per_clk_sm(8, 0, KBG_OPS_FP16_TC), 2048);
+	ck_assert_double_eq(kbg_flops_per_clk_sm(8, 0, KBG_OPS_FP32), 128);
+	ck_assert_double_eq(kbg_flops_per_clk_sm(8, 9, KBG_OPS_FP16_TC), 1024);
+	/* T4 has no tf32: falls back to its fp32 rate */
+	ck_assert_double_eq(kbg_flops_per_clk_sm(7, 5, KBG_OPS_TF32_TC), 128);
+	/* an unknown architecture gets more than any known one */
+	ck_assert(kbg_flops_per_clk_sm(99, 0, KBG_OPS_FP16_TC) >
+		  kbg_flops_per_clk_sm(10, 0, KBG_OPS_FP16_TC));
+	ck_assert_double_eq(kbg_flops_per_clk_sm(9, 0, KBG_OPS_NONE), 0);
+}
+END_TEST
+
+START_TEST(bandwidth_attrs_and_table)
+{
+	struct kbg_devinfo d = h100_sxm();
+	assert_rel(kbg_bw_from_attrs(&d), 3.352e12, 1e-3);
+	d.bus_bits = 0;
+	ck_assert_double_eq(kbg_bw_from_attrs(&d), 0);
+
+	assert_rel(kbg_bw_from_table("NVIDIA H100 80GB HBM3"), 3.35e12, 1e-9);
+	assert_rel(kbg_bw_from_table("NVIDIA H100 PCIe"), 2.0e12, 1e-9);
+	assert_rel(kbg_bw_from_table("NVIDIA H200"), 4.8e12, 1e-9);
+	assert_rel(kbg_bw_from_table("NVIDIA A100-SXM4-40GB"), 1.555e12, 1e-9);
+	assert_rel(kbg_bw_from_table("NVIDIA A100-SXM4-80GB"), 2.039e12, 1e-9);
+	assert_rel(kbg_bw_from_table("NVIDIA L4"), 0.3e12, 1e-9);
+	assert_rel(kbg_bw_from_table("Tesla T4"), 0.32e12, 1e-9);
+	ck_assert_double_eq(kbg_bw_from_table("Some Future GPU"), 0);
+	ck_assert_double_eq(kbg_bw_from_table(NULL), 0);
+}
+END_TEST
+
+START_TEST(peak_derive_h100)
+{
+	struct kbg_devinfo d = h100_sxm();
+	struct kbh_peak p;
+	const char *src = NULL;
+
+	kbg_peak_derive(&d, KBG_OPS_FP16_TC, 0.5, &p, &src);
+	ck_assert_str_eq(src, "attributes");
+	assert_rel(p.bytes_per_s, 3.352e12 * KBG_PEAK_MARGIN, 1e-3);
+	assert_rel(p.flops_per_s,
+		   132 * 1.98e9 * 4096 * KBG_PEAK_MARGIN / 0.5, 1e-9);
+
+	/* bandwidth only */
+	kbg_peak_derive(&d, KBG_OPS_NONE, 1, &p, NULL);
+	ck_assert_double_eq(p.flops_per_s, 0);
+	/* min_work 0: no flops bound either */
+	kbg_peak_derive(&d, KBG_OPS_FP32, 0, &p, NULL);
+	ck_assert_double_eq(p.flops_per_s, 0);
+}
+END_TEST
+
+START_TEST(peak_derive_fallbacks)
+{
+	struct kbg_devinfo d = h100_sxm();
+	struct kbh_peak p;
+	const char *src = NULL;
+
+	/* missing attributes: the table */
+	d.mem_clock_khz = 0;
+	kbg_peak_derive(&d, KBG_OPS_NONE, 1, &p, &src);
+	ck_assert_str_eq(src, "table");
+	assert_rel(p.bytes_per_s, 3.35e12 * KBG_PEAK_MARGIN, 1e-9);
+
+	/* an implausible attribute (1 GB/s) is ignored */
+	d.mem_clock_khz = 100;
+	kbg_peak_derive(&d, KBG_OPS_NONE, 1, &p, &src);
+	ck_assert_str_eq(src, "table");
+
+	/* the table wins when it is higher (generous) */
+	d = h100_sxm();
+	d.mem_clock_khz = 1000000; /* 1.28 TB/s from attributes */
+	kbg_peak_derive(&d, KBG_OPS_NONE, 1, &p, &src);
+	ck_assert_str_eq(src, "table");
+
+	/* nothing known: no bound at all */
+	memset(&d, 0, sizeof d);
+	snprintf(d.name, sizeof d.name, "Unknown");
+	kbg_peak_derive(&d, KBG_OPS_FP16_TC, 1, &p, &src);
+	ck_assert_str_eq(src, "none");
+	ck_assert_double_eq(p.bytes_per_s, 0);
+	ck_assert_double_eq(p.flops_per_s, 0); /* no SM count */
+
+	/* unknown clock: taken as 3 GHz */
+	d.sms = 10;
+	d.cc_major = 9;
+	kbg_peak_derive(&d, KBG_OPS_FP32, 1, &p, NULL);
+	assert_rel(p.flops_per_s, 10 * 3e9 * 256 * KBG_PEAK_MARGIN, 1e-9);
+}
+END_TEST
+
+/* The floor and suspect flag as the driver uses them (harness.c's
+ * kbh_cost_* on kbg_peak_derive's ceilings). */
+START_TEST(suspect_vectoradd_h100)
+{
+	struct kbg_devinfo d = h100_sxm();
+	struct kbh_peak p;
+	struct kbh_cost c = {6.0 * 268435456.0, 0};
+
+	kbg_peak_derive(&d, KBG_OPS_NONE, 0, &p, NULL);
+	double floor_ns = kbh_cost_floor_ns(&c, &p);
+	/* 1.61 GB at 3.69 TB/s (3.35 x 1.1) */
+	assert_rel(floor_ns, 1.61e9 / 3.687e12 * 1e9, 2e-3);
+	ck_assert_int_eq(kbh_cost_suspect(&c, &p, floor_ns * 0.9), 1);
+	ck_assert_int_eq(kbh_cost_suspect(&c, &p, floor_ns * 1.01), 0);
+	/* an honest run at 90% of the datasheet bandwidth is never flagged */
+	ck_assert_int_eq(kbh_cost_suspect(&c, &p, c.bytes / (0.9 * 3.35e12) * 1e9),
+			 0);
+}
+END_TEST
+
+START_TEST(suspect_matmul_h100)
+{
+	struct kbg_devinfo d = h100_sxm();
+	struct kbh_peak p;
+	double m = 8192, n = 8192, k = 4096;
+	struct kbh_cost c = {2 * (m * k + k * n + m * n), 2 * m * n * k};
+
+	kbg_peak_derive(&d, KBG_OPS_FP16_TC, 0.5, &p, NULL);
+	double floor_ns = kbh_cost_floor_ns(&c, &p);
+	/* 5.5e11 flops over 2.35 PFLOP/s (1.07 x 1.1 / 0.5) */
+	assert_rel(floor_ns, c.flops / p.flops_per_s * 1e9, 1e-12);
+	ck_assert(floor_ns > 200e3 && floor_ns < 260e3);
+	/* returning a cached result (copying 128 MiB) is far below it */
+	ck_assert_int_eq(kbh_cost_suspect(&c, &p, 80e3), 1);
+	/* cuBLAS-class 700 TFLOP/s is not */
+	ck_assert_int_eq(kbh_cost_suspect(&c, &p, c.flops / 700e12 * 1e9), 0);
+}
+END_TEST
+
+/* ---- flush -------------------------------------------------------------- */
+
+START_TEST(flush_size)
+{
+	ck_assert_uint_eq(kbg_flush_bytes(50 * MIB), 200 * MIB);  /* H100 */
+	ck_assert_uint_eq(kbg_flush_bytes(40 * MIB), 160 * MIB);  /* A100 */
+	ck_assert_uint_eq(kbg_flush_bytes(4 * MIB), 64 * MIB);    /* T4 */
+	ck_assert_uint_eq(kbg_flush_bytes(0), 256 * MIB);
+	ck_assert_uint_eq(kbg_flush_bytes(50 * MIB + 1), 201 * MIB);
+	for (size_t l2 = 1; l2 < 512 * MIB; l2 = l2 * 3 + 7)
+		ck_assert(kbg_flush_bytes(l2) >= 2 * l2);
+}
+END_TEST
+
+/* ---- limits and the stopping rule --------------------------------------- */
+
+static struct kbh_case mkcase(const char *line)
+{
+	struct kbh_case c;
+	char err[128];
+	ck_assert_int_eq(kbh_case_parse(line, &c, err, sizeof err), 0);
+	return c;
+}
+
+START_TEST(limits_defaults)
+{
+	struct kbg_limits b, l, p;
+	kbg_limits_default(KBH_MODE_BENCHMARK, &b);
+	kbg_limits_default(KBH_MODE_LEADERBOARD, &l);
+	kbg_limits_default(KBH_MODE_PROFILE, &p);
+	ck_assert_double_eq(b.stop.rel_err, 0.001);
+	ck_assert_double_eq(l.stop.rel_err, 0.001);
+	ck_assert(l.stop.min_runs >= b.stop.min_runs);
+	ck_assert(l.stop.max_ns >= b.stop.max_ns);
+	ck_assert(b.warmup_min >= 1 && b.warmup_min <= b.warmup_max);
+	ck_assert(l.warmup_min >= 1 && l.warmup_min <= l.warmup_max);
+	ck_assert_uint_eq(p.stop.min_runs, 5);
+	ck_assert_uint_eq(p.stop.max_runs, 5);
+}
+END_TEST
+
+START_TEST(limits_from_case)
+{
+	struct kbg_limits l;
+	char err[128];
+	struct kbh_case c = mkcase("size: 4; seed: 1; min_runs: 3; max_runs: 7; "
+				   "max_ms: 250");
+
+	ck_assert_int_eq(kbg_limits_from_case(KBH_MODE_BENCHMARK, &c, &l, err,
+					      sizeof err),
+			 0);
+	ck_assert_uint_eq(l.stop.min_runs, 3);
+	ck_assert_uint_eq(l.stop.max_runs, 7);
+	ck_assert_uint_eq(l.stop.max_ns, 250000000ull);
+
+	/* profile ignores them */
+	ck_assert_int_eq(kbg_limits_from_case(KBH_MODE_PROFILE, &c, &l, err,
+					      sizeof err),
+			 0);
+	ck_assert_uint_eq(l.stop.max_runs, 5);
+
+	/* absent keys keep the defaults */
+	struct kbg_limits d;
+	c = mkcase("size: 4; seed: 1");
+	ck_assert_int_eq(kbg_limits_from_case(KBH_MODE_LEADERBOARD, &c, &l, err,
+					      sizeof err),
+			 0);
+	kbg_limits_default(KBH_MODE_LEADERBOARD, &d);
+	ck_assert_mem_eq(&l, &d, sizeof l);
+}
+END_TEST
+
+START_TEST(limits_bad)
+{
+	static const char *const bad[] = {
+		"seed: 1; min_runs: 9; max_runs: 3",
+		"seed: 1; max_runs: 0",
+		"seed: 1; max_ms: 600001",
+		"seed: 1; min_runs: x",
+		NULL};
+	struct kbg_limits l;
+	char err[128];
+	for (int i = 0; bad[i]; i++) {
+		struct kbh_case c = mkcase(bad[i]);
+		err[0] = '\0';
+		ck_assert_msg(kbg_limits_from_case(KBH_MODE_BENCHMARK, &c, &l,
+						   err, sizeof err) < 0,
+			      "accepted '%s'", bad[i]);
+		ck_assert_msg(err[0], "no message for '%s'", bad[i]);
+	}
+}
+END_TEST
+
+/* The stopping rule with the driver's benchmark limits: steady samples
+ * converge after min_runs; noisy ones run into the caps. */
+START_TEST(stop_rule_benchmark)
+{
+	struct kbg_limits l;
+	struct kbh_stats s;
+	enum kbh_stop st = KBH_STOP_CONTINUE;
+
+	kbg_limits_default(KBH_MODE_BENCHMARK, &l);
+	kbh_stats_init(&s);
+	for (uint32_t i = 0; i < 1000 && st == KBH_STOP_CONTINUE; i++) {
+		kbh_stats_add(&s, 500000.0 + (i % 2 ? 100.0 : -100.0));
+		st = kbh_stop_check(&l.stop, &s, (uint64_t)(i + 1) * 1000000);
+	}
+	ck_assert_int_eq(st, KBH_STOP_CONVERGED);
+	ck_assert_uint_eq(s.n, l.stop.min_runs);
+
+	/* 20% noise: never converges within the caps */
+	kbh_stats_init(&s);
+	st = KBH_STOP_CONTINUE;
+	uint64_t t = 0;
+	for (uint32_t i = 0; i < 100000 && st == KBH_STOP_CONTINUE; i++) {
+		kbh_stats_add(&s, 500000.0 * (i % 2 ? 1.2 : 0.8));
+		t += 1000000; /* 1 ms of wall time per sample */
+		st = kbh_stop_check(&l.stop, &s, t);
+	}
+	ck_assert(st == KBH_STOP_MAX_RUNS || st == KBH_STOP_TIME);
+	ck_assert(s.n <= l.stop.max_runs);
+	ck_assert(t <= l.stop.max_ns + 1000000);
+}
+END_TEST
+
+/* ---- side streams ------------------------------------------------------- */
+
+START_TEST(median)
+{
+	double a[] = {5, 1, 3};
+	double b[] = {4, 1, 3, 2};
+	ck_assert_double_eq(kbg_median(a, 3), 3);
+	ck_assert_double_eq(kbg_median(b, 4), 2.5);
+	ck_assert_double_eq(kbg_median(NULL, 0), 0);
+}
+END_TEST
+
+START_TEST(outlives)
+{
+	/* 10 us baseline, 500 us kernel: slack 20 + 10 us */
+	ck_assert_int_eq(kbg_outlives(15e3, 10e3, 500e3), 0);
+	ck_assert_int_eq(kbg_outlives(39e3, 10e3, 500e3), 0);
+	ck_assert_int_eq(kbg_outlives(41e3, 10e3, 500e3), 1);
+	/* half the work escaped the end event */
+	ck_assert_int_eq(kbg_outlives(260e3, 10e3, 250e3), 1);
+	/* a gap below the baseline is never suspect */
+	ck_assert_int_eq(kbg_outlives(5e3, 10e3, 1e3), 0);
+}
+END_TEST
+
+static Suite *model_suite(void)
+{
+	Suite *s = suite_create("cuda_model");
+	TCase *tc = tcase_create("model");
+	tcase_add_test(tc, flops_table);
+	tcase_add_test(tc, bandwidth_attrs_and_table);
+	tcase_add_test(tc, peak_derive_h100);
+	tcase_add_test(tc, peak_derive_fallbacks);
+	tcase_add_test(tc, suspect_vectoradd_h100);
+	tcase_add_test(tc, suspect_matmul_h100);
+	tcase_add_test(tc, flush_size);
+	tcase_add_test(tc, limits_defaults);
+	tcase_add_test(tc, limits_from_case);
+	tcase_add_test(tc, limits_bad);
+	tcase_add_test(tc, stop_rule_benchmark);
+	tcase_add_test(tc, median);
+	tcase_add_test(tc, outlives);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(model_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

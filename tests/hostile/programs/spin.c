@@ -1,0 +1,10 @@
+/* Burns CPU forever: killed at the wall-clock limit (or RLIMIT_CPU). */
+#include "hostile.h"
+
+int main(void)
+{
+	hostile_start();
+	volatile unsigned long x = 0;
+	for (;;)
+		x++;
+}

@@ -1,0 +1,339 @@
+/* `kb-worker eval` end to end on the CPU problems: the real compiler, the
+ * real harness, the real sandbox (isolated where this host allows). */
+#include <check.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jobdir.h"
+#include "kb_cases.h"
+#include "kb_log.h"
+#include "kb_sandbox.h"
+#include "kb_util.h"
+#include "pbutil.h"
+#include "worker_fixture.h"
+
+#define WORKER KB_BINARY_DIR "/worker/kb-worker"
+#define PROBLEMS KB_SOURCE_DIR "/problems"
+#define SHORT_TIMEOUT_S 3
+
+static char *tmp;           /* scratch: submissions, task copies */
+static char *workdir;       /* KB_WORKDIR of the worker under test */
+static char env_workdir[4200];
+static const char *isolate_env = "KB_SANDBOX_ISOLATE=1";
+
+struct eval {
+	int status; /* exit status, or -1 when it did not exit */
+	char *out, *err;
+	double wall_s;
+};
+
+static void setup(void)
+{
+	struct kb_sandbox_caps caps;
+	char err[256];
+
+	tmp = wf_tmpdir();
+	workdir = wf_tmpdir();
+	ck_assert_ptr_nonnull(tmp);
+	ck_assert_ptr_nonnull(workdir);
+	snprintf(env_workdir, sizeof(env_workdir), "KB_WORKDIR=%s", workdir);
+	/* Isolation where the host allows it; the tests are about the worker,
+	 * and the sandbox has suites of its own. */
+	if (kb_sandbox_probe(&caps, err, sizeof(err)) < 0 || !caps.isolate_ok)
+		isolate_env = "KB_SANDBOX_ISOLATE=0";
+}
+
+static void teardown(void)
+{
+	kb_jobdir_remove(tmp);
+	kb_jobdir_remove(workdir);
+	free(tmp);
+	free(workdir);
+}
+
+static struct eval run_eval(const char *problem, const char *file,
+			    const char *mode, const char *extra1,
+			    const char *extra2)
+{
+	char *argv[] = {WORKER, "eval", (char *)problem, (char *)file,
+			"--mode", (char *)mode, (char *)extra1, (char *)extra2,
+			NULL};
+	char *env[] = {env_workdir, (char *)isolate_env, "KB_GPU=CPU", NULL};
+	struct eval e;
+	int st = wf_run(argv, env, &e.out, &e.err, &e.wall_s);
+
+	e.status = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return e;
+}
+
+static void eval_free(struct eval *e)
+{
+	free(e->out);
+	free(e->err);
+}
+
+static char *write_tmp(const char *name, const char *text)
+{
+	char *path = kb__xasprintf("%s/%s", tmp, name);
+
+	ck_assert_int_eq(kb_write_file(path, text, strlen(text), 0644), 0);
+	return path;
+}
+
+static int workdir_empty(void)
+{
+	char cmd[4300];
+
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\"", workdir);
+	return system(cmd) == 0;
+}
+
+#define assert_has(e, needle)                                                  \
+	ck_assert_msg(strstr((e).out, needle) != NULL,                         \
+		      "stdout lacks \"%s\":\n%s\nstderr:\n%s", needle, (e).out, \
+		      (e).err)
+
+START_TEST(test_correct_leaderboard)
+{
+	static const char *const problems[] = {"vectorsum_cpu", "matmul_cpu"};
+	char dir[4096], file[4200];
+	struct eval e;
+
+	snprintf(dir, sizeof(dir), "%s/%s", PROBLEMS, problems[_i]);
+	snprintf(file, sizeof(file), "%s/submission_ok.c", dir);
+	e = run_eval(dir, file, "leaderboard", NULL, NULL);
+	ck_assert_msg(e.status == 0, "exit %d\n%s\n%s", e.status, e.out, e.err);
+	assert_has(e, "✅ Compilation successful");
+	assert_has(e, "✅ Tests passed");
+	assert_has(e, "✅ Ranked run passed");
+	assert_has(e, "✅ Secret run passed");
+	assert_has(e, "Score: ");
+	assert_has(e, "Verdict: passed");
+	ck_assert(workdir_empty());
+	eval_free(&e);
+}
+END_TEST
+
+START_TEST(test_wrong_fails)
+{
+	static const char *const problems[] = {"vectorsum_cpu", "matmul_cpu"};
+	char dir[4096], file[4200];
+	struct eval e;
+
+	snprintf(dir, sizeof(dir), "%s/%s", PROBLEMS, problems[_i]);
+	snprintf(file, sizeof(file), "%s/submission_wrong.c", dir);
+	e = run_eval(dir, file, "leaderboard", NULL, NULL);
+	ck_assert_msg(e.status == 1, "exit %d\n%s\n%s", e.status, e.out, e.err);
+	assert_has(e, "❌ Tests failed");
+	assert_has(e, "Verdict: failed");
+	ck_assert_msg(strstr(e.out, "Score:") == NULL, "%s", e.out);
+	ck_assert_msg(strstr(e.out, "Ranked run") == NULL, "%s", e.out);
+	eval_free(&e);
+}
+END_TEST
+
+START_TEST(test_syntax_error)
+{
+	char *file = write_tmp("syntax.c",
+			       "#include <stddef.h>\n"
+			       "float custom_kernel(const float *d, size_t n)\n"
+			       "{\n\treturn d[0] +;\n}\n");
+	struct eval e = run_eval(PROBLEMS "/vectorsum_cpu", file, "test", NULL,
+				 NULL);
+
+	ck_assert_msg(e.status == 1, "exit %d\n%s\n%s", e.status, e.out, e.err);
+	assert_has(e, "❌ Compilation failed (exit status 1)");
+	assert_has(e, "submission.c:4:"); /* the compiler names the line */
+	assert_has(e, "error:");
+	assert_has(e, "Verdict: compile_error");
+	free(file);
+	eval_free(&e);
+}
+END_TEST
+
+/* Copies every regular file of src into the new directory dst. */
+static void copy_dir(const char *src, const char *dst)
+{
+	DIR *d = opendir(src);
+	struct dirent *e;
+
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(mkdir(dst, 0755), 0);
+	while ((e = readdir(d))) {
+		char from[4400], to[4400];
+		struct stat st;
+
+		snprintf(from, sizeof(from), "%s/%s", src, e->d_name);
+		snprintf(to, sizeof(to), "%s/%s", dst, e->d_name);
+		if (stat(from, &st) == 0 && S_ISREG(st.st_mode))
+			ck_assert_int_eq(wf_copy_file(from, to), 0);
+	}
+	closedir(d);
+}
+
+/* A copy of vectorsum_cpu (with the harness beside it, where the task's
+ * relative sources expect it) whose test timeout is short. */
+static char *short_timeout_task(void)
+{
+	char *dir = kb__xasprintf("%s/vectorsum_cpu", tmp);
+	char *harness = kb__xasprintf("%s/harness", tmp);
+	char *yml, *line, *text, path[4200];
+	size_t len;
+
+	copy_dir(PROBLEMS "/harness", harness);
+	copy_dir(PROBLEMS "/vectorsum_cpu", dir);
+	snprintf(path, sizeof(path), "%s/task.yml", dir);
+	ck_assert_int_eq(kb_read_file(path, SIZE_MAX, &yml, &len), 0);
+	line = strstr(yml, "\ntest_timeout:");
+	ck_assert_ptr_nonnull(line);
+	line[1] = '#'; /* comment the original out, then add ours */
+	text = kb__xasprintf("%s\ntest_timeout: %d\n", yml, SHORT_TIMEOUT_S);
+	ck_assert_int_eq(kb_write_file(path, text, strlen(text), 0644), 0);
+	free(text);
+	free(yml);
+	free(harness);
+	return dir;
+}
+
+START_TEST(test_infinite_loop_times_out)
+{
+	char *task = short_timeout_task();
+	char *file = write_tmp("loop.c",
+			       "#include <stddef.h>\n"
+			       "float custom_kernel(const float *d, size_t n)\n"
+			       "{\n\tvolatile int spin = 1;\n\twhile (spin)\n"
+			       "\t\t;\n\treturn 0;\n}\n");
+	struct eval e = run_eval(task, file, "test", "--json", NULL);
+	json_error_t jerr;
+	json_t *j = json_loads(e.out, 0, &jerr), *run;
+	double duration;
+
+	ck_assert_msg(e.status == 1, "exit %d\n%s\n%s", e.status, e.out, e.err);
+	ck_assert_msg(j != NULL, "not JSON (%s):\n%s", jerr.text, e.out);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "verdict")),
+			 "VERDICT_TIMEOUT");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "fault")),
+			 "FAULT_USER");
+	run = json_array_get(json_object_get(j, "runs"), 0);
+	ck_assert_ptr_nonnull(run);
+	duration = json_real_value(json_object_get(run, "duration_s"));
+	/* Killed at the limit, give or take a second (the harness's own
+	 * watchdog may beat the worker's kill by a little). */
+	ck_assert_msg(duration >= SHORT_TIMEOUT_S - 1.0 &&
+			      duration <= SHORT_TIMEOUT_S + 1.0,
+		      "run took %.2f s for a %d s limit", duration,
+		      SHORT_TIMEOUT_S);
+	ck_assert_msg(e.wall_s < SHORT_TIMEOUT_S + 30.0, "eval took %.1f s",
+		      e.wall_s);
+	ck_assert(workdir_empty());
+	json_decref(j);
+	free(task);
+	free(file);
+	eval_free(&e);
+}
+END_TEST
+
+/* With a known secret, nothing the worker prints reveals a seed of the
+ * secret run, and the JSON form leaves its output out too. */
+START_TEST(test_secret_not_printed)
+{
+	static const uint64_t secret = 4096;
+	struct eval e = run_eval(PROBLEMS "/vectorsum_cpu",
+				 PROBLEMS "/vectorsum_cpu/submission_ok.c",
+				 "leaderboard", "--seed=4096", _i ? "--json" : NULL);
+	struct kb_task t;
+	char err[256];
+
+	ck_assert_msg(e.status == 0, "exit %d\n%s\n%s", e.status, e.out, e.err);
+	ck_assert_int_eq(kb_task_load_dir(PROBLEMS "/vectorsum_cpu",
+					  "vectorsum_cpu", &t, err, sizeof(err)),
+			 0);
+	ck_assert_uint_gt(t.nbenchmarks, 0);
+	for (size_t i = 0; i < t.nbenchmarks; i++) {
+		struct kb_case c;
+		char seed[24];
+
+		ck_assert_int_eq(kb_case_parse(t.benchmarks[i], &c, err,
+					       sizeof(err)), 0);
+		ck_assert_ptr_nonnull(kb_case_get(&c, "seed"));
+		snprintf(seed, sizeof(seed), "%llu",
+			 (unsigned long long)kb_seed_combine(
+				 strtoull(kb_case_get(&c, "seed"), NULL, 10),
+				 secret));
+		kb_case_clear(&c);
+		ck_assert_msg(strstr(e.out, seed) == NULL &&
+				      strstr(e.err, seed) == NULL,
+			      "combined seed %s printed:\n%s%s", seed, e.out,
+			      e.err);
+	}
+	kb_task_clear(&t);
+	if (_i) {
+		json_t *j = json_loads(e.out, 0, NULL);
+		json_t *runs = json_object_get(j, "runs"), *priv;
+
+		ck_assert_uint_eq(json_array_size(runs), 3);
+		priv = json_array_get(runs, 2);
+		ck_assert_str_eq(json_string_value(json_object_get(priv, "key")),
+				 "private");
+		ck_assert_str_eq(json_string_value(json_object_get(priv, "stdout")),
+				 "");
+		ck_assert_uint_eq(json_object_size(json_object_get(priv, "result")),
+				  0);
+		ck_assert(json_is_true(json_object_get(j, "has_score")));
+		json_decref(j);
+	}
+	eval_free(&e);
+}
+END_TEST
+
+START_TEST(test_usage_errors)
+{
+	struct eval e = run_eval(PROBLEMS "/vectorsum_cpu",
+				 PROBLEMS "/vectorsum_cpu/submission_ok.c",
+				 "ranked", NULL, NULL);
+
+	ck_assert_int_eq(e.status, 2);
+	eval_free(&e);
+	e = run_eval(PROBLEMS "/no_such_problem",
+		     PROBLEMS "/vectorsum_cpu/submission_ok.c", "test", NULL,
+		     NULL);
+	ck_assert_int_eq(e.status, 1);
+	ck_assert_msg(strstr(e.err, "no_such_problem") != NULL, "%s", e.err);
+	eval_free(&e);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("worker_eval");
+	TCase *tc = tcase_create("eval");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_correct_leaderboard, 0, 2);
+	tcase_add_loop_test(tc, test_wrong_fails, 0, 2);
+	tcase_add_test(tc, test_syntax_error);
+	tcase_add_test(tc, test_infinite_loop_times_out);
+	tcase_add_loop_test(tc, test_secret_not_printed, 0, 2);
+	tcase_add_test(tc, test_usage_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	kb_log_init("worker-test", KB_LOG_WARN, 0);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

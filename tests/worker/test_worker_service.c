@@ -1,0 +1,371 @@
+/* The worker's Kafka loop against kb-devbroker: results before commits,
+ * dead letters, and draining on SIGTERM. */
+#include <check.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jobdir.h"
+#include "kb_kafka.h"
+#include "kb_log.h"
+#include "kb_sandbox.h"
+#include "kb_task.h"
+#include "kb_testenv.h"
+#include "kb_util.h"
+#include "pbutil.h"
+#include "submission.h"
+#include "worker_fixture.h"
+
+#define WORKER KB_BINARY_DIR "/worker/kb-worker"
+#define PROBLEMS KB_SOURCE_DIR "/problems"
+#define TOPIC "kb.submissions.CPU"
+
+static const char *fast_group[] = {"session.timeout.ms", "6000",
+				   "heartbeat.interval.ms", "250", NULL};
+
+static struct kb_test_server broker;
+static kb_producer *producer;
+static kb_consumer *results; /* kb.results, a group of its own */
+static char *workdir, logpath[4200];
+static char env_brokers[256], env_workdir[4200], env_isolate[32];
+static pid_t worker;
+
+static void setup(void)
+{
+	struct kb_sandbox_caps caps;
+	char err[512] = "", group[64];
+	const char *topics[] = {KB_TOPIC_RESULTS};
+
+	ck_assert_int_eq(kb_test_devbroker_start(&broker), 0);
+	producer = kb_producer_new(broker.url, "test", NULL, err, sizeof(err));
+	ck_assert_msg(producer != NULL, "%s", err);
+	snprintf(group, sizeof(group), "test-results-%d", (int)getpid());
+	results = kb_consumer_new(broker.url, group, topics, 1, fast_group, err,
+				  sizeof(err));
+	ck_assert_msg(results != NULL, "%s", err);
+	workdir = wf_tmpdir();
+	snprintf(logpath, sizeof(logpath), "%s.log", workdir);
+	snprintf(env_brokers, sizeof(env_brokers), "KB_KAFKA_BROKERS=%s",
+		 broker.url);
+	snprintf(env_workdir, sizeof(env_workdir), "KB_WORKDIR=%s", workdir);
+	snprintf(env_isolate, sizeof(env_isolate), "KB_SANDBOX_ISOLATE=%d",
+		 kb_sandbox_probe(&caps, err, sizeof(err)) == 0 &&
+			 caps.isolate_ok);
+}
+
+static void teardown(void)
+{
+	if (worker > 0)
+		kb_test_stop(worker, 5000);
+	kb_consumer_destroy(results);
+	kb_producer_destroy(producer);
+	kb_test_server_stop(&broker);
+	kb_jobdir_remove(workdir);
+	if (!getenv("KB_TEST_KEEP_LOGS"))
+		unlink(logpath);
+	else
+		fprintf(stderr, "worker log: %s\n", logpath);
+	free(workdir);
+}
+
+static pid_t start_worker(const char *grace)
+{
+	char *argv[] = {WORKER, NULL};
+	char env_grace[64];
+	char *env[] = {env_brokers, env_workdir, env_isolate, "KB_GPU=CPU",
+		       "KB_WORKER_NAME=test-worker", "KB_LOG_LEVEL=debug",
+		       "KB_CONSUMER_EXTRA=session.timeout.ms=6000,"
+		       "heartbeat.interval.ms=250",
+		       env_grace, NULL};
+	pid_t pid;
+
+	snprintf(env_grace, sizeof(env_grace), "KB_DRAIN_GRACE_S=%s", grace);
+	pid = kb_test_spawn(argv, env, logpath);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(kb_test_wait_file(logpath, "consuming " TOPIC, 20000, NULL,
+					0) == 0,
+		      "worker did not start; see %s", logpath);
+	return pid;
+}
+
+static void send_bytes(const char *topic, const char *key, const void *buf,
+		       size_t len)
+{
+	char err[512] = "";
+
+	ck_assert_msg(kb_producer_send(producer, topic, key, strlen(key), buf,
+				       len, 5000, err, sizeof(err)) == 0,
+		      "%s", err);
+}
+
+/* Publishes a Submission of vectorsum_cpu in test mode with code. */
+static void submit(uint64_t id, const char *code, unsigned test_timeout)
+{
+	struct kb_task t;
+	struct kb_submission_args a = {
+		.id = id, .user_id = "u1", .user_name = "alice", .gpu = "CPU",
+		.mode = KB__MODE__MODE_TEST, .file_name = "s.c", .code = code,
+		.code_len = strlen(code), .submitted_at_ms = kb_now_ms()};
+	char err[512], key[24];
+	Kb__Submission *s;
+	uint8_t *buf;
+	size_t len;
+
+	ck_assert_int_eq(kb_task_load_dir(PROBLEMS "/vectorsum_cpu",
+					  "vectorsum_cpu", &t, err, sizeof(err)),
+			 0);
+	s = kb_submission_build(&t, &a, err, sizeof(err));
+	ck_assert_msg(s != NULL, "%s", err);
+	if (test_timeout)
+		s->task->test_timeout = test_timeout;
+	len = kb__submission__get_packed_size(s);
+	buf = kb__xcalloc(1, len);
+	kb__submission__pack(s, buf);
+	snprintf(key, sizeof(key), "%" PRIu64, id);
+	send_bytes(TOPIC, key, buf, len);
+	free(buf);
+	kb__submission__free_unpacked(s, NULL);
+	kb_task_clear(&t);
+}
+
+/* Collects kb.results events for id until its Result arrives or
+ * timeout_s passes. Returns the Result (or NULL); *nprogress counts the
+ * Progress events before it, *first_stage is the first one's stage. */
+static Kb__Result *await_result(uint64_t id, double timeout_s, int *nprogress,
+				int *first_stage)
+{
+	const double until = kb_mono_s() + timeout_s;
+
+	*nprogress = 0;
+	while (kb_mono_s() < until) {
+		kb_message m;
+		Kb__ResultEvent *ev;
+		Kb__Result *r = NULL;
+
+		if (kb_consumer_poll(results, 200, &m) != 1)
+			continue;
+		ev = kb__result_event__unpack(NULL, m.value_len, m.value);
+		ck_assert_ptr_nonnull(ev);
+		if (ev->submission_id == id) {
+			char key[24];
+
+			snprintf(key, sizeof(key), "%" PRIu64, id);
+			ck_assert_uint_eq(m.key_len, strlen(key));
+			ck_assert_int_eq(memcmp(m.key, key, m.key_len), 0);
+			if (ev->event_case == KB__RESULT_EVENT__EVENT_PROGRESS) {
+				if ((*nprogress)++ == 0)
+					*first_stage = ev->progress->stage;
+			} else if (ev->event_case ==
+				   KB__RESULT_EVENT__EVENT_RESULT) {
+				r = ev->result;
+				ev->result = NULL;
+				ev->event_case =
+					KB__RESULT_EVENT__EVENT__NOT_SET;
+			}
+		}
+		kb__result_event__free_unpacked(ev, NULL);
+		kb_message_release(&m);
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+/* Joins the worker's own group (the worker being stopped) and returns the
+ * key of the first message it is given: the first uncommitted one. */
+static char *first_uncommitted(double timeout_s)
+{
+	const char *topics[] = {TOPIC};
+	char err[512] = "", *key = NULL;
+	kb_consumer *c = kb_consumer_new(broker.url, "kb-worker.CPU", topics, 1,
+					 fast_group, err, sizeof(err));
+	const double until = kb_mono_s() + timeout_s;
+
+	ck_assert_msg(c != NULL, "%s", err);
+	while (!key && kb_mono_s() < until) {
+		kb_message m;
+
+		if (kb_consumer_poll(c, 200, &m) != 1)
+			continue;
+		key = kb__xstrndup(m.key, m.key_len);
+		kb_message_release(&m);
+	}
+	kb_consumer_destroy(c);
+	return key;
+}
+
+static int processes_in_workdir(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		char link[300], target[4200];
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "/proc/%s/cwd", e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		n += strncmp(target, workdir, strlen(workdir)) == 0;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Waits for pid to exit by itself; SIGKILL after timeout_s. */
+static int wait_exit(pid_t pid, double timeout_s)
+{
+	const double until = kb_mono_s() + timeout_s;
+	int st = -1;
+
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (kb_mono_s() > until) {
+			kill(-pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			break;
+		}
+		usleep(50000);
+	}
+	return st;
+}
+
+static const char *ok_code(void)
+{
+	static char *code;
+	size_t len;
+
+	if (!code)
+		ck_assert_int_eq(kb_read_file(PROBLEMS "/vectorsum_cpu/submission_ok.c",
+					      SIZE_MAX, &code, &len), 0);
+	return code;
+}
+
+static const char loop_code[] =
+	"#include <stddef.h>\n"
+	"float custom_kernel(const float *d, size_t n)\n"
+	"{\n\tvolatile int spin = 1;\n\twhile (spin)\n\t\t;\n\treturn 0;\n}\n";
+
+START_TEST(test_result_then_commit)
+{
+	int nprog = 0, first = -1, st;
+	Kb__Result *r;
+	char *key;
+
+	worker = start_worker("20");
+	send_bytes(TOPIC, "garbage", "\xff\xff\xff\xff", 4);
+	submit(7, ok_code(), 0);
+	r = await_result(7, 90, &nprog, &first);
+	ck_assert_msg(r != NULL, "no result; see %s", logpath);
+	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_PASSED);
+	ck_assert_str_eq(r->worker, "test-worker");
+	ck_assert_str_eq(r->gpu, "CPU");
+	ck_assert_uint_eq(r->n_runs, 1);
+	ck_assert_int_ge(nprog, 3); /* running, compiling, testing */
+	ck_assert_int_eq(first, KB__STAGE__STAGE_QUEUED);
+	kb__result__free_unpacked(r, NULL);
+	ck_assert(kb_test_wait_file(logpath, "job done sub=7 gpu=CPU", 5000,
+				    NULL, 0) == 0);
+	ck_assert(kb_test_wait_file(logpath, "dead letter", 5000, NULL, 0) == 0);
+	st = kb_test_stop(worker, 15000);
+	worker = 0;
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	/* Both the dead letter and the job were committed: the group's next
+	 * message is one sent now. */
+	send_bytes(TOPIC, "marker", "x", 1);
+	key = first_uncommitted(30);
+	ck_assert_msg(key && strcmp(key, "marker") == 0, "first: %s",
+		      key ? key : "(none)");
+	free(key);
+}
+END_TEST
+
+/* SIGTERM in the middle of a job that outlasts the grace period: the job
+ * is abandoned (no Result, processes killed, offset uncommitted) and the
+ * worker exits soon after the grace period. */
+START_TEST(test_drain_abandons)
+{
+	int nprog = 0, first = -1, st;
+	double t0;
+	char *key;
+
+	worker = start_worker("2");
+	submit(8, loop_code, 120);
+	/* Wait until the harness is running. */
+	for (int i = 0; i < 300 && processes_in_workdir() == 0; i++)
+		usleep(100000);
+	ck_assert_int_gt(processes_in_workdir(), 0);
+	t0 = kb_mono_s();
+	st = kb_test_stop(worker, 15000);
+	worker = 0;
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	ck_assert_msg(kb_mono_s() - t0 < 2 + 6, "took %.1f s", kb_mono_s() - t0);
+	ck_assert(kb_test_wait_file(logpath, "abandoning sub=8", 1, NULL, 0) == 0);
+	for (int i = 0; i < 30 && processes_in_workdir() > 0; i++)
+		usleep(100000);
+	ck_assert_int_eq(processes_in_workdir(), 0);
+	ck_assert_ptr_null(await_result(8, 2, &nprog, &first));
+	key = first_uncommitted(30);
+	ck_assert_msg(key && strcmp(key, "8") == 0, "first: %s",
+		      key ? key : "(none)");
+	free(key);
+}
+END_TEST
+
+/* SIGTERM while a short job runs: it is finished and published. */
+START_TEST(test_drain_finishes)
+{
+	int nprog = 0, first = -1, st;
+	Kb__Result *r;
+
+	worker = start_worker("30");
+	submit(9, ok_code(), 0);
+	ck_assert(kb_test_wait_file(logpath, "job start sub=9", 30000, NULL,
+				    0) == 0);
+	kill(worker, SIGTERM);
+	r = await_result(9, 60, &nprog, &first);
+	ck_assert_msg(r != NULL, "no result; see %s", logpath);
+	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_PASSED);
+	kb__result__free_unpacked(r, NULL);
+	/* One signal only: a second one would exit at once. */
+	st = wait_exit(worker, 15);
+	worker = 0;
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	ck_assert(kb_test_wait_file(logpath, "worker stopped", 1, NULL, 0) == 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("worker_service");
+	TCase *tc = tcase_create("service");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_result_then_commit);
+	tcase_add_test(tc, test_drain_abandons);
+	tcase_add_test(tc, test_drain_finishes);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	kb_log_init("worker-test", KB_LOG_WARN, 0);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

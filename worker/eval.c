@@ -1,0 +1,419 @@
+#include "eval.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "jobdir.h"
+#include "kb_cases.h"
+#include "kb_log.h"
+#include "kb_popcorn.h"
+#include "kb_util.h"
+#include "pbutil.h"
+#include "plan.h"
+#include "sysinfo.h"
+#include "verdict.h"
+
+struct job {
+	const struct kb_eval_opts *o;
+	const Kb__Submission *s;
+	const Kb__Task *t;
+	Kb__Result *r;
+	char dir[PATH_MAX];
+	char home[PATH_MAX + 8], tmpdir[PATH_MAX + 8];
+	char *build_env[5], *run_env[6];
+	struct kb_plan_run plan[KB_PLAN_MAX];
+	size_t nplan;
+	struct kb_run_outcome runs[KB_PLAN_MAX];
+	char infra[256];
+	char build_msg[256];
+	struct kb_verdict_in vin;
+};
+
+static int cancelled(const struct job *j)
+{
+	return j->o->cancel && atomic_load(j->o->cancel);
+}
+
+static void progress(const struct job *j, Kb__Stage stage, const char *msg)
+{
+	if (j->o->progress)
+		j->o->progress(j->o->progress_ctx, stage, msg,
+			       (int64_t)((kb_mono_s() - j->o->t0) * 1000.0));
+}
+
+static void set_infra(struct job *j, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_infra(struct job *j, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(j->infra, sizeof(j->infra), fmt, ap);
+	va_end(ap);
+	j->vin.infra = j->infra;
+}
+
+/* The complete environment of every command: nothing is inherited. The
+ * report channel's descriptor is announced only to harness runs. */
+static void make_env(struct job *j)
+{
+	snprintf(j->home, sizeof(j->home), "HOME=%s", j->dir);
+	snprintf(j->tmpdir, sizeof(j->tmpdir), "TMPDIR=%s", j->dir);
+	j->build_env[0] = "PATH=/usr/local/bin:/usr/bin:/bin";
+	j->build_env[1] = j->home;
+	j->build_env[2] = j->tmpdir;
+	j->build_env[3] = "LANG=C.UTF-8";
+	j->build_env[4] = NULL;
+	memcpy(j->run_env, j->build_env, 4 * sizeof(char *));
+	j->run_env[4] = "POPCORN_FD=3";
+	j->run_env[5] = NULL;
+}
+
+static int sandbox(const struct job *j, const struct kb_argv *argv,
+		   double timeout_s, int want_report,
+		   struct kb_sandbox_result *r, char *err, size_t err_size)
+{
+	const long online = sysconf(_SC_NPROCESSORS_ONLN);
+	const long ncpu = online > 0 ? online : 1;
+	struct kb_sandbox_opts so = {
+		.workdir = j->dir,
+		.argv = argv->v,
+		.env = want_report ? j->run_env : j->build_env,
+		.want_report = want_report,
+		.wall_timeout_s = timeout_s,
+		/* RLIMIT_CPU counts every thread: OpenMP runs use them all. */
+		.cpu_timeout_s = timeout_s * (double)ncpu + 1.0,
+		.report_limit = KB_EVAL_REPORT_MAX,
+		.memory_limit_mb = j->o->memory_limit_mb,
+		.max_processes = (int)(ncpu * 2 + 256),
+		.gpu = strcasecmp(j->o->gpu, "CPU") != 0,
+		.isolate = j->o->isolate,
+	};
+	kb_eval_sandbox_fn run = j->o->sandbox ? j->o->sandbox : kb_sandbox_run;
+
+	memset(r, 0, sizeof(*r));
+	return run(&so, r, err, err_size);
+}
+
+static int build_exec(void *ctx, const struct kb_argv *argv, double timeout_s,
+		      struct kb_sandbox_result *r, char *err, size_t err_size)
+{
+	return sandbox(ctx, argv, timeout_s, 0, r, err, err_size);
+}
+
+static size_t output_max(const struct job *j)
+{
+	return j->o->output_max ? j->o->output_max : KB_EVAL_OUTPUT_MAX;
+}
+
+static void build(struct job *j, const struct kb_builder *b)
+{
+	struct kb_build_ctx c = {
+		.task = j->t,
+		.gpu = j->o->gpu,
+		.timeout_s = j->o->build_timeout_s,
+		.output_max = output_max(j),
+		.exec = build_exec,
+		.exec_ctx = j,
+	};
+	Kb__CompileResult *cr = kb__xcalloc(1, sizeof(*cr));
+
+	kb__compile_result__init(cr);
+	j->r->compile = cr;
+	progress(j, KB__STAGE__STAGE_COMPILING, "compiling");
+	j->vin.build = b->build(&c, cr, j->build_msg, sizeof(j->build_msg));
+	j->vin.build_exit_code = cr->exit_code;
+	j->vin.build_timeout_s = c.timeout_s;
+	j->vin.build_msg = j->build_msg;
+	j->r->build_s = cr->duration_s;
+	kb_debug("build sub=%" PRIu64 " state=%d exit=%d wall=%.3f",
+		 j->s->id, j->vin.build, cr->exit_code, cr->duration_s);
+	if (j->vin.build == KB_BUILD_INFRA) {
+		/* Nothing was compiled: the error line says why. */
+		kb__compile_result__free_unpacked(cr, NULL);
+		j->r->compile = NULL;
+	}
+}
+
+static const char *infra_exit_name(int code)
+{
+	switch (code) {
+	case 2:
+		return "harness usage error";
+	case 110:
+		return "device API error";
+	case 111:
+		return "harness got no POPCORN_FD";
+	case 113:
+		return "bad test spec";
+	default:
+		return "harness error";
+	}
+}
+
+static void add_kv(Kb__RunResult *rr, const char *key, const char *value)
+{
+	Kb__KeyValue *kv = kb__xcalloc(1, sizeof(*kv));
+
+	kb__key_value__init(kv);
+	kv->key = kb__xstrdup(key);
+	kv->value = kb__xstrdup(value);
+	kb__pb_append(&rr->result, &rr->n_result, kv);
+}
+
+/* Turns a finished sandbox run into the run's outcome and RunResult. */
+static void finish_run(struct job *j, const struct kb_plan_run *p,
+		       const struct kb_sandbox_result *sr,
+		       struct kb_run_outcome *o, Kb__RunResult *rr)
+{
+	const int secret = p->secret;
+	struct kb_popcorn rep = {0};
+	char perr[256] = "";
+	int report_ok = 0;
+
+	if (sr->report && sr->report_dropped == 0 &&
+	    kb_popcorn_parse(sr->report, sr->report_len, &rep, perr,
+			     sizeof(perr)) == 0)
+		report_ok = 1;
+	else if (sr->report_dropped)
+		snprintf(perr, sizeof(perr), "report longer than %d bytes",
+			 KB_EVAL_REPORT_MAX);
+	o->key = p->key;
+	o->label = p->label;
+	o->timeout_s = p->timeout_s;
+	o->exited = !sr->signaled && !sr->timed_out;
+	o->exit_code = sr->exit_code;
+	o->signal = sr->signaled ? sr->signal : 0;
+	o->oom = sr->oom_killed;
+	o->bad_report = !report_ok;
+	o->end = kb_run_classify(sr->signaled, sr->exit_code, sr->timed_out,
+				 report_ok, report_ok ? rep.check : -1);
+	if (o->end == KB_RUN_INFRA)
+		snprintf(o->why, sizeof(o->why), "exit status %d (%s)",
+			 sr->exit_code, infra_exit_name(sr->exit_code));
+	if (o->end == KB_RUN_OK)
+		o->suspect = kb_verdict_suspect(&rep, sr->wall_s, o->why,
+						sizeof(o->why));
+	if (o->end == KB_RUN_OK && strcmp(p->key, "leaderboard") == 0) {
+		int n = kb_popcorn_means(&rep, &o->means);
+
+		o->nmeans = n > 0 ? (size_t)n : 0;
+	}
+	if (!report_ok && !secret && o->end != KB_RUN_TIMEOUT)
+		kb_warn("run sub=%" PRIu64 " key=%s: no valid report: %s",
+			j->s->id, p->key, perr[0] ? perr : "empty");
+
+	rr->key = kb__xstrdup(p->key);
+	rr->success = o->end == KB_RUN_OK || o->end == KB_RUN_FAILED;
+	rr->passed = o->end == KB_RUN_OK;
+	rr->exit_code = o->exited ? sr->exit_code : -1;
+	rr->duration_s = sr->wall_s;
+	rr->timed_out = sr->timed_out;
+	rr->signal = o->signal;
+	/* The secret run's output may quote its seeds: it stays here. */
+	if (!secret) {
+		rr->stdout = kb__pb_output(sr->out, sr->out_len,
+					   sr->out_dropped, output_max(j));
+		rr->stderr = kb__pb_output(sr->err, sr->err_len,
+					   sr->err_dropped, output_max(j));
+	}
+	for (size_t i = 0; report_ok && i < rep.n; i++)
+		if (!secret || kb_verdict_private_key_ok(rep.kv[i].key))
+			add_kv(rr, rep.kv[i].key, rep.kv[i].value);
+	kb_popcorn_clear(&rep);
+}
+
+/* Writes the run's cases file. Returns 0, or -1 with the infra error set. */
+static int write_cases(struct job *j, const struct kb_plan_run *p)
+{
+	char path[PATH_MAX + 16], err[256] = "";
+	size_t n;
+	char *const *cases = kb_plan_cases(p, j->t, &n);
+	char *text;
+	int rc;
+
+	if (n == 0) {
+		set_infra(j, "the task has no cases for the %s", p->label);
+		return -1;
+	}
+	text = kb_cases_render(cases, n, p->secret, j->s->secret_seed, err,
+			       sizeof(err));
+	if (!text) {
+		set_infra(j, "bad case in the task: %s", err);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s", j->dir, KB_JOBDIR_CASES);
+	rc = kb_write_file(path, text, strlen(text), 0644);
+	explicit_bzero(text, strlen(text));
+	free(text);
+	if (rc < 0) {
+		set_infra(j, "write %s: %s", path, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+static void run_all(struct job *j, const struct kb_builder *b)
+{
+	for (size_t i = 0; i < j->nplan && !cancelled(j); i++) {
+		const struct kb_plan_run *p = &j->plan[i];
+		struct kb_run_outcome *o = &j->runs[i];
+		struct kb_sandbox_result sr;
+		struct kb_argv argv = {0};
+		char err[256] = "";
+		Kb__RunResult *rr;
+		int rc;
+
+		if (write_cases(j, p) < 0)
+			return;
+		if (b->run_argv(j->t, p->harness_mode, KB_JOBDIR_CASES, &argv,
+				err, sizeof(err)) < 0) {
+			set_infra(j, "%s", err);
+			kb_argv_free(&argv);
+			return;
+		}
+		progress(j, p->stage, p->progress);
+		rc = sandbox(j, &argv, p->timeout_s, 1, &sr, err, sizeof(err));
+		kb_argv_free(&argv);
+		j->r->harness_s += sr.wall_s;
+		if (rc < 0 || sr.infra_error) {
+			set_infra(j, "%s", err[0] ? err : sr.infra_msg);
+			kb_sandbox_result_clear(&sr);
+			return;
+		}
+		rr = kb__xcalloc(1, sizeof(*rr));
+		kb__run_result__init(rr);
+		finish_run(j, p, &sr, o, rr);
+		kb_sandbox_result_clear(&sr);
+		kb__pb_append(&j->r->runs, &j->r->n_runs, rr);
+		j->vin.nruns = i + 1;
+		kb_debug("run sub=%" PRIu64 " key=%s end=%d wall=%.3f",
+			 j->s->id, p->key, o->end, rr->duration_s);
+		if (o->end != KB_RUN_OK)
+			return;
+	}
+}
+
+/* Checks what the gateway should have guaranteed. Returns the builder, or
+ * NULL with the infra error set. */
+static const struct kb_builder *check_submission(struct job *j)
+{
+	const Kb__Submission *s = j->s;
+	const struct kb_builder *b;
+	int n;
+
+	if (!j->t) {
+		set_infra(j, "the submission carries no task");
+		return NULL;
+	}
+	if (s->gpu && s->gpu[0] && strcmp(s->gpu, j->o->gpu) != 0) {
+		set_infra(j, "a submission for gpu %s reached a %s worker",
+			  s->gpu, j->o->gpu);
+		return NULL;
+	}
+	n = kb_plan_make(s->mode, j->t, j->o->run_timeout_cap_s, j->plan);
+	if (n < 0) {
+		set_infra(j, "unknown mode %d", (int)s->mode);
+		return NULL;
+	}
+	j->nplan = (size_t)n;
+	j->vin.nplanned = j->nplan;
+	if (s->mode == KB__MODE__MODE_LEADERBOARD && !s->has_secret_seed) {
+		set_infra(j, "a ranked submission without a secret seed");
+		return NULL;
+	}
+	b = kb_builder_find(j->t->lang);
+	if (!b)
+		set_infra(j, "unknown task language \"%s\"", j->t->lang);
+	return b;
+}
+
+static Kb__Result *new_result(const struct kb_eval_opts *o,
+			      const Kb__Submission *s)
+{
+	Kb__Result *r = kb__xcalloc(1, sizeof(*r));
+
+	kb__result__init(r);
+	r->submission_id = s->id;
+	r->leaderboard = kb__xstrdup(s->leaderboard);
+	r->gpu = kb__xstrdup(s->gpu && s->gpu[0] ? s->gpu : o->gpu);
+	r->mode = s->mode;
+	r->user_id = kb__xstrdup(s->user_id);
+	r->submitted_at_ms = s->submitted_at_ms;
+	r->started_at_ms = kb_now_ms();
+	r->worker = kb__xstrdup(o->worker);
+	r->system = kb__xcalloc(1, sizeof(*r->system));
+	kb__system_info__init(r->system);
+	return r;
+}
+
+static void finish(struct job *j)
+{
+	Kb__Result *r = j->r;
+	struct kb_verdict v;
+
+	j->vin.runs = j->runs;
+	kb_verdict_assemble(&j->vin, &v);
+	r->verdict = v.verdict;
+	r->fault = v.fault;
+	r->has_score = v.has_score;
+	r->score = v.score;
+	kb__pb_set_str(&r->error, v.error);
+	r->finished_at_ms = kb_now_ms();
+	for (size_t i = 0; i < KB_PLAN_MAX; i++)
+		kb_run_outcome_clear(&j->runs[i]);
+}
+
+Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
+			const Kb__Submission *s)
+{
+	struct kb_eval_opts o = *opts;
+	struct job j = {.o = &o, .s = s, .t = s->task};
+	const struct kb_builder *b;
+	char err[256] = "";
+	int rc;
+
+	if (o.t0 <= 0)
+		o.t0 = kb_mono_s();
+	j.r = new_result(&o, s);
+	j.vin.mode = s->mode;
+	j.vin.ranking_by = j.t ? j.t->ranking_by : NULL;
+	kb_sysinfo_start(o.gpu, j.r->system);
+	b = check_submission(&j);
+	if (!b)
+		goto done;
+	rc = kb_jobdir_create(o.workdir, s->id, j.dir, sizeof(j.dir), err,
+			      sizeof(err));
+	if (rc < 0) {
+		set_infra(&j, "%s", err);
+		j.dir[0] = '\0';
+		goto done;
+	}
+	make_env(&j);
+	if (kb_jobdir_materialize(j.dir, j.t, &s->code, err, sizeof(err)) < 0) {
+		set_infra(&j, "%s", err);
+		goto done;
+	}
+	if (b->build && !cancelled(&j)) {
+		build(&j, b);
+		if (j.vin.build != KB_BUILD_OK)
+			goto done;
+	}
+	run_all(&j, b);
+done:
+	kb_sysinfo_end(o.gpu, j.r->system);
+	finish(&j);
+	if (j.dir[0] && o.keep_workdir)
+		kb_info("kept job directory %s sub=%" PRIu64, j.dir, s->id);
+	else if (j.dir[0] && (rc = kb_jobdir_remove(j.dir)) < 0)
+		kb_warn("cannot remove %s: %s", j.dir, strerror(-rc));
+	return j.r;
+}

@@ -1,0 +1,63 @@
+/* kb_eval: one Submission in, one Result out.
+ *
+ * Pure of Kafka and Redis: the service loop and `kb-worker eval` both call
+ * kb_eval_run(). It makes a fresh job directory under opts->workdir,
+ * writes the task files and, per run, the cases file (seeds combined with
+ * the secret only for the secret run), builds through the language's
+ * builder, runs the harness once per entry of the run plan through the
+ * sandbox, and turns what happened into a verdict, a fault and, for a
+ * ranked submission whose runs all passed, a score. Progress is reported
+ * through a callback as each stage starts.
+ *
+ * The secret seed never leaves this module except inside the combined
+ * case seeds of the secret run's cases file: it is not put in argv, the
+ * environment, any other file or any log line, and the secret run's
+ * stdout, stderr, specs and messages are left out of the Result.
+ *
+ * Thread-safety: one evaluation at a time per process (the sandbox waits
+ * for its own children); the callback runs on the calling thread.
+ */
+#ifndef KB_EVAL_H
+#define KB_EVAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kb.pb-c.h"
+#include "kb_sandbox.h"
+
+typedef void (*kb_eval_progress_fn)(void *ctx, Kb__Stage stage,
+				    const char *message, int64_t elapsed_ms);
+
+/* Same contract as kb_sandbox_run(); tests substitute fakes. */
+typedef int (*kb_eval_sandbox_fn)(const struct kb_sandbox_opts *o,
+				  struct kb_sandbox_result *r, char *errstr,
+				  size_t errstr_size);
+
+#define KB_EVAL_OUTPUT_MAX (16 * 1024)
+#define KB_EVAL_REPORT_MAX (256 * 1024)
+
+struct kb_eval_opts {
+	const char *workdir;      /* parent of job directories; created */
+	const char *worker;       /* Result.worker */
+	const char *gpu;          /* device type this worker serves */
+	double build_timeout_s;
+	double run_timeout_cap_s; /* caps the task's timeouts; 0 = none */
+	long memory_limit_mb;     /* per sandboxed command; 0 = none */
+	int isolate;              /* kb_sandbox_opts.isolate */
+	int keep_workdir;         /* leave the job directory for debugging */
+	size_t output_max;        /* bytes kept per stream; 0 = default */
+	double t0;                /* kb_mono_s() when the job was taken; 0 = now */
+	kb_eval_progress_fn progress; /* may be NULL */
+	void *progress_ctx;
+	kb_eval_sandbox_fn sandbox;   /* NULL = kb_sandbox_run */
+	const atomic_int *cancel;     /* when set nonzero, no new command starts */
+};
+
+/* Evaluates s and returns its Result, never NULL: every failure, the
+ * platform's included, is a verdict (out of memory aborts). The caller
+ * owns the Result and frees it with kb__result__free_unpacked(r, NULL). */
+Kb__Result *kb_eval_run(const struct kb_eval_opts *o, const Kb__Submission *s);
+
+#endif

@@ -1,0 +1,624 @@
+/* kb_sandbox: runs one untrusted command and reports how it ended.
+ *
+ * Theory of operation
+ * -------------------
+ * The parent (this file) prepares everything the child will need in a
+ * struct sb_plan — the child is made with a raw clone(2) of a worker that
+ * has librdkafka threads, so it may not allocate (sandbox_child.c). The
+ * child waits on a sync pipe until the parent has put it into the run's
+ * cgroup and (in user-namespace mode) written its id maps, then sets itself
+ * up and execs. Setup failures come back as SB_MSG_ERR records on a
+ * close-on-exec control pipe: those are infra errors, never the program's.
+ *
+ * The parent then polls stdout, stderr, the report pipe, the control pipe
+ * and a pidfd of the child, keeping up to the limits and counting the rest,
+ * until the child exits or the wall-clock deadline passes. Either way the
+ * whole run is then killed: the process group (SIGKILL), the cgroup
+ * (cgroup.kill or each member), and with isolation the PID namespace, whose
+ * init's death takes every process of the run with it (daemons included).
+ * The pipes are drained to EOF (bounded), the child reaped, the cgroup and
+ * the uid slot released.
+ *
+ * With isolation the child is the init of new mount, PID, network, IPC and
+ * UTS namespaces; it builds a new root (read-only system directories, a
+ * minimal /etc, private /tmp and /dev, its own /proc, the workdir
+ * read-write at its own path), pivots into it, and starts the program as an
+ * unprivileged per-run uid under a seccomp deny list (sandbox_mount.c,
+ * sandbox_seccomp.c). kb_sandbox_probe() (sandbox_probe.c) decides once
+ * whether this host can do that; if not, isolated runs fail as infra errors
+ * rather than run unisolated.
+ */
+#include "kb_sandbox.h"
+#include "sandbox_internal.h"
+
+#include "kb_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_OUTPUT_LIMIT (64u * 1024)
+#define DEFAULT_REPORT_LIMIT (1024u * 1024)
+#define DEFAULT_MAX_PROCS 256
+#define FSIZE_LIMIT (256ul << 20)
+#define NOFILE_LIMIT 256
+#define DRAIN_GRACE_S 2.0 /* after the kill, how long to wait for pipe EOF */
+
+struct stream {
+	int fd;
+	char *buf;
+	size_t len, cap, limit, dropped;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void set_err(struct kb_sandbox_result *r, char *errstr, size_t errstr_size,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void set_err(struct kb_sandbox_result *r, char *errstr, size_t errstr_size,
+		    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->infra_msg, sizeof(r->infra_msg), fmt, ap);
+	va_end(ap);
+	r->infra_error = 1;
+	if (errstr && errstr_size)
+		snprintf(errstr, errstr_size, "%s", r->infra_msg);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* Reads what is available; keeps up to the limit and counts the rest.
+ * Returns -ENOMEM if the buffer could not grow, else 0. */
+static int stream_read(struct stream *s)
+{
+	char chunk[65536];
+
+	for (;;) {
+		ssize_t n = read(s->fd, chunk, sizeof(chunk));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				close_fd(&s->fd); /* EIO etc.: treat as EOF */
+			return 0;
+		}
+		if (n == 0) {
+			close_fd(&s->fd);
+			return 0;
+		}
+		size_t room = s->limit - s->len;
+		size_t keep = (size_t)n < room ? (size_t)n : room;
+		if (keep) {
+			if (s->len + keep + 1 > s->cap) {
+				size_t cap = s->cap ? s->cap : 4096;
+				while (cap < s->len + keep + 1)
+					cap *= 2;
+				if (cap > s->limit + 1)
+					cap = s->limit + 1;
+				char *nb = realloc(s->buf, cap);
+				if (!nb)
+					return -ENOMEM;
+				s->buf = nb;
+				s->cap = cap;
+			}
+			memcpy(s->buf + s->len, chunk, keep);
+			s->len += keep;
+		}
+		s->dropped += (size_t)n - keep;
+		if ((size_t)n < sizeof(chunk))
+			return 0;
+	}
+}
+
+/* Hands the stream's bytes to the result as a NUL-terminated string. */
+static int stream_take(struct stream *s, char **out, size_t *len, size_t *dropped)
+{
+	if (!s->buf && !(s->buf = malloc(1)))
+		return -ENOMEM;
+	s->buf[s->len] = '\0';
+	*out = s->buf;
+	*len = s->len;
+	*dropped = s->dropped;
+	s->buf = NULL;
+	return 0;
+}
+
+static int make_pipe(int fds[2], int nonblock_read)
+{
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	if (nonblock_read && fcntl(fds[0], F_SETFL, O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+static int pidfd_open_(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Kills every process of the run that is still there. */
+static void kill_run(pid_t pid, const struct sb_cgroup *cg)
+{
+	if (pid > 0) {
+		kill(-pid, SIGKILL); /* the group (the leader is not yet reaped) */
+		kill(pid, SIGKILL);  /* in case it had not reached setsid() */
+	}
+	if (cg && cg->version)
+		sb_cgroup_kill(cg);
+}
+
+/* Everything one run needs in the parent; released by run_cleanup(). */
+struct run {
+	struct sb_plan plan;
+	struct stream out, err, rep;
+	int ctl_r, sync_w, pidfd;
+	int child_fds[5];
+	pid_t pid;
+	struct sb_cgroup cg;
+	int slot_fd;
+	char workdir[PATH_MAX];
+	uid_t wd_uid; /* the workdir's owner before the run (root mode) */
+	gid_t wd_gid;
+	int chowned;
+};
+
+void kb_sandbox_result_clear(struct kb_sandbox_result *r)
+{
+	if (!r)
+		return;
+	free(r->out);
+	free(r->err);
+	free(r->report);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Fills in the status fields from a wait status. */
+static void set_status(struct kb_sandbox_result *r, int st)
+{
+	if (WIFEXITED(st)) {
+		r->exited = 1;
+		r->exit_code = WEXITSTATUS(st);
+	} else if (WIFSIGNALED(st)) {
+		r->signaled = 1;
+		r->signal = WTERMSIG(st);
+	}
+}
+
+/* Implemented in sandbox_isolate.c: plans and undoes an isolated run. */
+int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *slot_fd,
+		       char *errstr, size_t errstr_size);
+int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid);
+int sb_isolate_write_idmaps(pid_t pid, const struct sb_plan *p, char *errstr,
+			    size_t errstr_size);
+int sb__probe_cached(struct kb_sandbox_caps *caps);
+int sb__probe_nproc_ok(void);
+
+static void run_cleanup(struct run *x)
+{
+	close_fd(&x->out.fd);
+	close_fd(&x->err.fd);
+	close_fd(&x->rep.fd);
+	close_fd(&x->ctl_r);
+	close_fd(&x->sync_w);
+	close_fd(&x->pidfd);
+	for (int i = 0; i < 5; i++)
+		close_fd(&x->child_fds[i]);
+	free(x->out.buf);
+	free(x->err.buf);
+	free(x->rep.buf);
+	x->out.buf = x->err.buf = x->rep.buf = NULL;
+	if (x->cg.version)
+		sb_cgroup_destroy(&x->cg);
+	if (x->chowned) {
+		sb_isolate_chown(x->workdir, x->wd_uid, x->wd_gid);
+		x->chowned = 0;
+	}
+	close_fd(&x->slot_fd); /* releases the uid slot */
+}
+
+int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
+		   char *errstr, size_t errstr_size)
+{
+	static unsigned long counter;
+	struct run x;
+	int p_out[2] = { -1, -1 }, p_err[2] = { -1, -1 }, p_rep[2] = { -1, -1 };
+	int p_ctl[2] = { -1, -1 }, p_sync[2] = { -1, -1 };
+	struct sb_msg msg;
+	char eb[256] = "";
+	int have_err_msg = 0, have_status = 0, prog_status = 0;
+	int rc;
+
+	if (!r)
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	memset(&x, 0, sizeof(x));
+	x.out.fd = x.err.fd = x.rep.fd = x.ctl_r = x.sync_w = x.pidfd = x.slot_fd = -1;
+	for (int i = 0; i < 5; i++)
+		x.child_fds[i] = -1;
+	x.pid = -1;
+
+	if (!o || !o->workdir || !o->argv || !o->argv[0] || !o->argv[0][0] || !o->env ||
+	    !(o->wall_timeout_s > 0)) {
+		set_err(r, errstr, errstr_size, "sandbox: bad options");
+		return -EINVAL;
+	}
+	if (!realpath(o->workdir, x.workdir)) {
+		rc = -errno;
+		set_err(r, errstr, errstr_size, "sandbox: workdir %s: %s", o->workdir,
+			strerror(errno));
+		return rc;
+	}
+
+	struct sb_plan *p = &x.plan;
+	p->argv = o->argv;
+	p->env = o->env;
+	p->workdir = x.workdir;
+	p->want_report = !!o->want_report;
+	p->parent_pid = getpid();
+	double cpu = o->cpu_timeout_s > 0 ? o->cpu_timeout_s : o->wall_timeout_s;
+	p->cpu_s = (unsigned long)ceil(cpu);
+	if (p->cpu_s < 1)
+		p->cpu_s = 1;
+	p->fsize = FSIZE_LIMIT;
+	p->nofile = NOFILE_LIMIT;
+	int max_procs = o->max_processes > 0 ? o->max_processes : DEFAULT_MAX_PROCS;
+
+	x.out.limit = x.err.limit = o->output_limit ? o->output_limit : DEFAULT_OUTPUT_LIMIT;
+	x.rep.limit = o->report_limit ? o->report_limit : DEFAULT_REPORT_LIMIT;
+
+	if (o->isolate) {
+		struct kb_sandbox_caps caps;
+		sb__probe_cached(&caps);
+		if (!caps.isolate_ok) {
+			set_err(r, errstr, errstr_size,
+				"sandbox: isolation unavailable on this host: %s", caps.why);
+			return -ENOTSUP;
+		}
+		rc = sb_isolate_prepare(o, p, &x.slot_fd, eb, sizeof(eb));
+		if (rc < 0) {
+			set_err(r, errstr, errstr_size, "%s", eb);
+			goto fail;
+		}
+		p->nproc = sb__probe_nproc_ok() ? (unsigned long)max_procs : 0;
+		r->active |= KB_SANDBOX_NS | (p->bpf ? KB_SANDBOX_SECCOMP : 0) |
+			     (p->userns ? KB_SANDBOX_USERNS : KB_SANDBOX_UID) |
+			     (p->nproc ? KB_SANDBOX_NPROC : 0);
+		/* Hand the workdir to the run's uid for the run (in user
+		 * namespace mode the run's uid is ours: nothing to do). After
+		 * the run the same walk gives it back and strips set-id bits. */
+		struct stat st;
+		if (stat(x.workdir, &st) < 0) {
+			rc = -errno;
+			set_err(r, errstr, errstr_size, "sandbox: stat %s: %s", x.workdir,
+				strerror(errno));
+			goto fail;
+		}
+		x.wd_uid = st.st_uid;
+		x.wd_gid = st.st_gid;
+		x.chowned = 1; /* from here on, undo whatever part was done */
+		if (!p->userns && sb_isolate_chown(x.workdir, p->uid, p->gid) < 0) {
+			rc = -errno;
+			set_err(r, errstr, errstr_size, "sandbox: chown %s: %s", x.workdir,
+				strerror(errno));
+			goto fail;
+		}
+	}
+
+	char cgname[64];
+	snprintf(cgname, sizeof(cgname), "run-%ld-%lu", (long)getpid(), ++counter);
+	rc = sb_cgroup_create(&x.cg, cgname, o->memory_limit_mb, max_procs, eb, sizeof(eb));
+	if (rc < 0) {
+		set_err(r, errstr, errstr_size, "%s", eb);
+		goto fail;
+	}
+	r->active |= x.cg.active;
+	if (o->memory_limit_mb > 0 && !(x.cg.active & KB_SANDBOX_CG_MEMORY)) {
+		static int warned;
+		if (!warned++)
+			kb_warn("sandbox: memory_limit_mb=%ld requested but no memory cgroup is "
+				"available: memory is not limited",
+				o->memory_limit_mb);
+	}
+
+	if ((rc = make_pipe(p_out, 1)) < 0 || (rc = make_pipe(p_err, 1)) < 0 ||
+	    (p->want_report && (rc = make_pipe(p_rep, 1)) < 0) ||
+	    (rc = make_pipe(p_ctl, 1)) < 0 || (rc = make_pipe(p_sync, 0)) < 0) {
+		set_err(r, errstr, errstr_size, "sandbox: pipe: %s", strerror(-rc));
+		goto fail_pipes;
+	}
+	x.out.fd = p_out[0];
+	x.err.fd = p_err[0];
+	x.rep.fd = p_rep[0];
+	x.ctl_r = p_ctl[0];
+	x.sync_w = p_sync[1];
+	x.child_fds[0] = p->fd_out = p_out[1];
+	x.child_fds[1] = p->fd_err = p_err[1];
+	x.child_fds[2] = p->fd_report = p_rep[1];
+	x.child_fds[3] = p->fd_ctl = p_ctl[1];
+	x.child_fds[4] = p->fd_sync = p_sync[0];
+
+	unsigned long flags = 0;
+	if (p->isolate)
+		flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+			(p->userns ? CLONE_NEWUSER : 0);
+	double t0 = mono_s();
+	/* A raw clone rather than fork(): see sandbox_child.c. */
+	x.pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
+	if (x.pid < 0) {
+		rc = -errno;
+		set_err(r, errstr, errstr_size, "sandbox: clone: %s", strerror(errno));
+		goto fail;
+	}
+	if (x.pid == 0)
+		sb_child_main(p);
+
+	for (int i = 0; i < 5; i++)
+		close_fd(&x.child_fds[i]);
+	x.pidfd = pidfd_open_(x.pid);
+
+	/* Put the child where it belongs, then let it go. */
+	if (x.cg.version && (rc = sb_cgroup_attach(&x.cg, x.pid)) < 0) {
+		set_err(r, errstr, errstr_size, "sandbox: cgroup attach: %s", strerror(-rc));
+		goto fail_kill;
+	}
+	if (p->userns && (rc = sb_isolate_write_idmaps(x.pid, p, eb, sizeof(eb))) < 0) {
+		set_err(r, errstr, errstr_size, "%s", eb);
+		goto fail_kill;
+	}
+	if (write(x.sync_w, "g", 1) != 1) {
+		rc = -errno;
+		set_err(r, errstr, errstr_size, "sandbox: sync: %s", strerror(errno));
+		goto fail_kill;
+	}
+	close_fd(&x.sync_w);
+
+	/* The poll loop: until the child exits or the deadline passes. */
+	double deadline = t0 + o->wall_timeout_s;
+	int wst = 0, oom = 0;
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	for (;;) {
+		struct pollfd pf[5];
+		struct stream *ps[5];
+		int n = 0;
+		struct stream *all[3] = { &x.out, &x.err, &x.rep };
+		for (int i = 0; i < 3; i++)
+			if (all[i]->fd >= 0) {
+				pf[n] = (struct pollfd){ all[i]->fd, POLLIN, 0 };
+				ps[n++] = all[i];
+			}
+		int ctl_i = -1, pid_i = -1;
+		if (x.ctl_r >= 0) {
+			ctl_i = n;
+			pf[n] = (struct pollfd){ x.ctl_r, POLLIN, 0 };
+			ps[n++] = NULL;
+		}
+		if (x.pidfd >= 0) {
+			pid_i = n;
+			pf[n] = (struct pollfd){ x.pidfd, POLLIN, 0 };
+			ps[n++] = NULL;
+		}
+		double now = mono_s();
+		if (now >= deadline) {
+			/* One last look: a child that exited in time is no timeout. */
+			siginfo_t si;
+			memset(&si, 0, sizeof(si));
+			if (!have_status &&
+			    (waitid(P_PID, (id_t)x.pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+			     si.si_pid != x.pid))
+				r->timed_out = 1;
+			break;
+		}
+		int ms = (int)ceil((deadline - now) * 1000.0);
+		if (x.pidfd < 0 && ms > 10)
+			ms = 10; /* no pidfd (kernel < 5.3): poll for the exit */
+		int pr = poll(pf, (nfds_t)n, ms);
+		if (pr < 0 && errno != EINTR) {
+			rc = -errno;
+			set_err(r, errstr, errstr_size, "sandbox: poll: %s", strerror(errno));
+			goto fail_kill;
+		}
+		for (int i = 0; pr > 0 && i < n; i++) {
+			if (!pf[i].revents)
+				continue;
+			if (ps[i]) {
+				if (stream_read(ps[i]) < 0) {
+					rc = -ENOMEM;
+					set_err(r, errstr, errstr_size, "sandbox: out of memory");
+					goto fail_kill;
+				}
+			} else if (i == ctl_i) {
+				ssize_t k = read(x.ctl_r, &msg, sizeof(msg));
+				if (k == (ssize_t)sizeof(msg)) {
+					if (msg.kind == SB_MSG_ERR && !have_err_msg) {
+						have_err_msg = 1;
+						msg.text[sizeof(msg.text) - 1] = '\0';
+						set_err(r, NULL, 0, "sandbox setup: %s", msg.text);
+					} else if (msg.kind == SB_MSG_STATUS) {
+						have_status = 1;
+						prog_status = msg.value;
+					}
+				} else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+					close_fd(&x.ctl_r);
+				}
+			}
+		}
+		if (pid_i >= 0 ? (pr > 0 && pf[pid_i].revents) : 1) {
+			/* Exited (or, without a pidfd, maybe): kill the rest while
+			 * the leader still holds its pid, then reap it. */
+			siginfo_t si;
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_PID, (id_t)x.pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 &&
+			    si.si_pid == x.pid)
+				break;
+		}
+	}
+	/* Kill whatever is left of the run, then reap the leader. */
+	kill_run(x.pid, &x.cg);
+	while (wait4(x.pid, &wst, __WALL, &ru) < 0 && errno == EINTR)
+		;
+	r->wall_s = mono_s() - t0;
+	if (r->timed_out && r->wall_s < o->wall_timeout_s)
+		r->wall_s = o->wall_timeout_s;
+	r->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	r->max_rss_kb = ru.ru_maxrss;
+
+	/* Drain the pipes: everything that wrote to them is dead, unless a
+	 * process escaped the group without a cgroup or namespace to catch
+	 * it; give those DRAIN_GRACE_S, then stop listening. */
+	double drain_end = mono_s() + DRAIN_GRACE_S;
+	for (;;) {
+		struct pollfd pf[4];
+		struct stream *ps[4];
+		int n = 0;
+		struct stream *all[3] = { &x.out, &x.err, &x.rep };
+		for (int i = 0; i < 3; i++)
+			if (all[i]->fd >= 0) {
+				pf[n] = (struct pollfd){ all[i]->fd, POLLIN, 0 };
+				ps[n++] = all[i];
+			}
+		if (x.ctl_r >= 0) {
+			pf[n] = (struct pollfd){ x.ctl_r, POLLIN, 0 };
+			ps[n++] = NULL;
+		}
+		if (n == 0)
+			break;
+		double now = mono_s();
+		if (now >= drain_end) {
+			kb_warn("sandbox: pipes still open %.1fs after the run ended: "
+				"a process escaped the kill",
+				DRAIN_GRACE_S);
+			break;
+		}
+		int pr = poll(pf, (nfds_t)n, (int)ceil((drain_end - now) * 1000.0));
+		for (int i = 0; pr > 0 && i < n; i++) {
+			if (!pf[i].revents)
+				continue;
+			if (ps[i]) {
+				if (stream_read(ps[i]) < 0) {
+					rc = -ENOMEM;
+					set_err(r, errstr, errstr_size, "sandbox: out of memory");
+					goto fail;
+				}
+				continue;
+			}
+			ssize_t k = read(x.ctl_r, &msg, sizeof(msg));
+			if (k == (ssize_t)sizeof(msg)) {
+				if (msg.kind == SB_MSG_ERR && !have_err_msg) {
+					have_err_msg = 1;
+					msg.text[sizeof(msg.text) - 1] = '\0';
+					set_err(r, NULL, 0, "sandbox setup: %s", msg.text);
+				} else if (msg.kind == SB_MSG_STATUS) {
+					have_status = 1;
+					prog_status = msg.value;
+				}
+			} else if (k <= 0 && !(k < 0 && (errno == EAGAIN || errno == EINTR))) {
+				close_fd(&x.ctl_r);
+			}
+		}
+	}
+
+	if (x.cg.version) {
+		oom = sb_cgroup_oom_kills(&x.cg) > 0;
+		r->oom_killed = oom;
+	}
+
+	if (have_err_msg) {
+		rc = -ECHILD;
+		if (errstr && errstr_size)
+			snprintf(errstr, errstr_size, "%s", r->infra_msg);
+		goto fail;
+	}
+	if (r->timed_out) {
+		/* Our kill, not the program's signal. */
+	} else if (p->isolate) {
+		if (have_status)
+			set_status(r, prog_status);
+		else if (WIFSIGNALED(wst))
+			set_status(r, wst); /* init killed (e.g. by the OOM killer) */
+		else {
+			rc = -ECHILD;
+			set_err(r, errstr, errstr_size,
+				"sandbox: init exited (status %d) without the program's status",
+				wst);
+			goto fail;
+		}
+	} else {
+		set_status(r, wst);
+	}
+
+	if (stream_take(&x.out, &r->out, &r->out_len, &r->out_dropped) < 0 ||
+	    stream_take(&x.err, &r->err, &r->err_len, &r->err_dropped) < 0 ||
+	    stream_take(&x.rep, &r->report, &r->report_len, &r->report_dropped) < 0) {
+		rc = -ENOMEM;
+		set_err(r, errstr, errstr_size, "sandbox: out of memory");
+		goto fail;
+	}
+	kb_debug("sandbox: run argv0=%s isolate=%d uid=%u active=0x%x exit=%d signal=%d "
+		 "timeout=%d oom=%d wall=%.3f cpu=%.3f out=%zu+%zu err=%zu+%zu report=%zu+%zu",
+		 o->argv[0], p->isolate, p->isolate ? (unsigned)p->uid : (unsigned)getuid(),
+		 r->active, r->exit_code, r->signal, r->timed_out, r->oom_killed, r->wall_s,
+		 r->cpu_s, r->out_len, r->out_dropped, r->err_len, r->err_dropped,
+		 r->report_len, r->report_dropped);
+	run_cleanup(&x);
+	return 0;
+
+fail_kill:
+	kill_run(x.pid, &x.cg);
+	while (waitpid(x.pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	goto fail;
+fail_pipes:
+	for (int i = 0; i < 2; i++) {
+		close_fd(&p_out[i]);
+		close_fd(&p_err[i]);
+		close_fd(&p_rep[i]);
+		close_fd(&p_ctl[i]);
+		close_fd(&p_sync[i]);
+	}
+fail:
+	/* Keep what was captured: it helps explain the failure. */
+	stream_take(&x.out, &r->out, &r->out_len, &r->out_dropped);
+	stream_take(&x.err, &r->err, &r->err_len, &r->err_dropped);
+	stream_take(&x.rep, &r->report, &r->report_len, &r->report_dropped);
+	r->infra_error = 1;
+	r->exited = r->signaled = r->timed_out = 0;
+	run_cleanup(&x);
+	return rc < 0 ? rc : -EIO;
+}

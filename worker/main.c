@@ -1,0 +1,493 @@
+/* kb-worker: builds, runs and measures submissions for one device type.
+ *
+ * Theory of operation
+ *
+ * A worker serves one physical device (KB_GPU: H100, MI300, CPU, ...). In
+ * service mode it is a member of the Kafka consumer group kb-worker.<gpu>
+ * on kb.submissions.<gpu> and takes one Submission at a time, because two
+ * jobs timed on one device would disturb each other. A Submission carries
+ * everything needed (the task's files with the user's code, its config,
+ * cases, timeouts and, for ranked runs, the leaderboard's secret seed), so
+ * the worker keeps no state between jobs and needs no Redis.
+ *
+ * For each job (eval.c): a fresh directory under KB_WORKDIR receives the
+ * task files; the language's builder compiles them (build.c); the
+ * problem's own harness runs once per entry of the run plan (plan.c, the
+ * table in docs/internals.md), each run in the sandbox (kb_sandbox.c) with
+ * a minimal environment, a wall-clock limit and a pipe on fd 3 for its
+ * report; the reports become a verdict, a fault and maybe a score
+ * (verdict.c). Progress events go out as stages start; the Result goes out
+ * once, and only when Kafka has acknowledged it is the offset committed
+ * (service.c), so a crash anywhere means the job runs again, never that it
+ * is lost. Infrastructure failures are retried here before they are
+ * reported, and are never charged to the user.
+ *
+ * The secret seed enters the job directory only as already-combined case
+ * seeds of the secret run; the secret run's own output is never reported.
+ *
+ * SIGTERM (kb_signal) drains: no new job is taken, the current one is
+ * finished and published within KB_DRAIN_GRACE_S or abandoned with its
+ * offset uncommitted, then the producer is flushed and the consumer leaves
+ * the group. A second signal exits at once.
+ *
+ * `kb-worker eval` runs the same evaluation once, without Kafka, on a
+ * problem directory and a file, and prints the report users would see.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "eval.h"
+#include "kb_config.h"
+#include "kb_log.h"
+#include "kb_sandbox.h"
+#include "kb_signal.h"
+#include "kb_task.h"
+#include "kb_util.h"
+#include "pbjson.h"
+#include "report.h"
+#include "service.h"
+#include "submission.h"
+
+#ifndef KB_DEFAULT_PROBLEMS
+#define KB_DEFAULT_PROBLEMS "problems"
+#endif
+
+#define SUBMISSION_MAX (1u << 20)
+
+static struct {
+	char *brokers, *gpu, *worker, *workdir, *problems, *log_level;
+	char *consumer_extra;
+	int log_json, isolate, keep_workdir;
+	long build_timeout_s, run_timeout_cap_s, memory_limit_mb;
+	long drain_grace_s, infra_attempts;
+} cfg;
+
+static const struct kb_cfg_entry cfg_table[] = {
+	{"KB_KAFKA_BROKERS", KB_CFG_STRING, "127.0.0.1:9092", 0, 0, 0,
+	 &cfg.brokers, "Kafka bootstrap servers"},
+	{"KB_GPU", KB_CFG_STRING, "CPU", 0, 0, 0, &cfg.gpu,
+	 "device type this worker serves"},
+	{"KB_WORKER_NAME", KB_CFG_STRING, "", 0, 0, 0, &cfg.worker,
+	 "name in results and logs; empty: <hostname>-<gpu>-<pid>"},
+	{"KB_WORKDIR", KB_CFG_STRING, "/tmp/kb-worker", 0, 0, 0, &cfg.workdir,
+	 "parent of the per-job directories"},
+	{"KB_PROBLEMS", KB_CFG_STRING, KB_DEFAULT_PROBLEMS, 0, 0, 0,
+	 &cfg.problems, "problem set, for `eval <leaderboard name>`"},
+	{"KB_LOG_LEVEL", KB_CFG_STRING, "info", 0, 0, 0, &cfg.log_level,
+	 "debug, info, warn or error"},
+	{"KB_LOG_JSON", KB_CFG_BOOL, "0", 0, 0, 0, &cfg.log_json,
+	 "log one JSON object per line"},
+	{"KB_CONSUMER_EXTRA", KB_CFG_STRING, "", 0, 0, 1, &cfg.consumer_extra,
+	 "extra librdkafka consumer settings, key=value,key=value"},
+	{"KB_BUILD_TIMEOUT_S", KB_CFG_INT, "60", 1, 3600, 0,
+	 &cfg.build_timeout_s, "wall-clock limit of a build"},
+	{"KB_RUN_TIMEOUT_CAP_S", KB_CFG_INT, "900", 1, 86400, 0,
+	 &cfg.run_timeout_cap_s, "cap on a task's run timeouts"},
+	{"KB_MEMORY_LIMIT_MB", KB_CFG_INT, "0", 0, 1L << 22, 0,
+	 &cfg.memory_limit_mb, "memory limit per sandboxed command, 0 = none"},
+	{"KB_SANDBOX_ISOLATE", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.isolate,
+	 "namespaces, seccomp and an unprivileged uid for user code"},
+	{"KB_KEEP_WORKDIR", KB_CFG_BOOL, "0", 0, 0, 0, &cfg.keep_workdir,
+	 "keep job directories (debugging)"},
+	{"KB_DRAIN_GRACE_S", KB_CFG_INT, "20", 0, 3600, 0, &cfg.drain_grace_s,
+	 "on SIGTERM, how long the current job may still take"},
+	{"KB_INFRA_ATTEMPTS", KB_CFG_INT, "3", 1, 10, 0, &cfg.infra_attempts,
+	 "evaluations of a job before an infra_error is reported"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kb-worker [--gpu GPU]\n"
+		"       kb-worker eval <problem-dir|leaderboard> <file> --mode "
+		"<test|benchmark|profile|leaderboard>\n"
+		"                 [--gpu GPU] [--seed N] [--json]\n"
+		"\nenvironment:\n");
+	for (size_t i = 0; i < KB_ARRAY_LEN(cfg_table); i++)
+		fprintf(f, "  %-22s %s (default \"%s\")\n", cfg_table[i].env,
+			cfg_table[i].help,
+			cfg_table[i].def ? cfg_table[i].def : "");
+}
+
+static void set_gpu(const char *gpu)
+{
+	free(cfg.gpu);
+	cfg.gpu = strdup(gpu);
+}
+
+/* Loads the table and derives what depends on other settings. Returns 0,
+ * or -1 after printing why. */
+static int load_config(void)
+{
+	char err[512];
+
+	if (kb_config_load(cfg_table, KB_ARRAY_LEN(cfg_table), err,
+			   sizeof(err)) < 0) {
+		fprintf(stderr, "kb-worker: %s\n", err);
+		return -1;
+	}
+	if (kb_log_level_parse(cfg.log_level) < 0) {
+		fprintf(stderr,
+			"kb-worker: KB_LOG_LEVEL must be debug, info, warn or "
+			"error, not \"%s\"\n", cfg.log_level);
+		return -1;
+	}
+	return 0;
+}
+
+static void name_worker(void)
+{
+	char host[256] = "localhost";
+
+	if (cfg.worker[0])
+		return;
+	gethostname(host, sizeof(host) - 1);
+	free(cfg.worker);
+	if (asprintf(&cfg.worker, "%s-%s-%ld", host, cfg.gpu, (long)getpid()) < 0)
+		cfg.worker = NULL;
+}
+
+static struct kb_eval_opts eval_opts(void)
+{
+	return (struct kb_eval_opts){
+		.workdir = cfg.workdir,
+		.worker = cfg.worker,
+		.gpu = cfg.gpu,
+		.build_timeout_s = (double)cfg.build_timeout_s,
+		.run_timeout_cap_s = (double)cfg.run_timeout_cap_s,
+		.memory_limit_mb = cfg.memory_limit_mb,
+		.isolate = cfg.isolate,
+		.keep_workdir = cfg.keep_workdir,
+	};
+}
+
+/* Splits "k=v,k=v" in place into a NULL-terminated "k", "v" list. Returns
+ * NULL with *bad set to the offending entry when one has no '='. */
+static const char **split_extra(char *s, const char **bad)
+{
+	size_t n = 0, cap = 1;
+	const char **out;
+
+	for (const char *p = s; *p; p++)
+		cap += *p == ',';
+	out = calloc(2 * cap + 1, sizeof(*out));
+	for (char *save = NULL, *tok = strtok_r(s, ",", &save); out && tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq || eq == tok) {
+			*bad = tok;
+			free(out);
+			return NULL;
+		}
+		*eq = '\0';
+		out[n++] = tok;
+		out[n++] = eq + 1;
+	}
+	return out;
+}
+
+/* With KB_SANDBOX_ISOLATE on, a host that cannot isolate user code must
+ * not serve: refuse to start rather than run submissions unconfined.
+ * Returns 0 or -1 after logging why. */
+static int check_sandbox(void)
+{
+	struct kb_sandbox_caps caps;
+	char err[256] = "";
+
+	if (!cfg.isolate)
+		return 0;
+	if (kb_sandbox_probe(&caps, err, sizeof(err)) < 0 || !caps.isolate_ok) {
+		kb_error("KB_SANDBOX_ISOLATE=1 but this host cannot isolate "
+			 "submissions: %s (KB_SANDBOX_ISOLATE=0 runs them "
+			 "unconfined: only for trusted code)",
+			 err[0] ? err : caps.why);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_service(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"gpu", required_argument, NULL, 'g'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct kb_service_opts so;
+	const char **extra;
+	const char *bad = NULL;
+	char err[512];
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "g:h", longopts, NULL)) != -1) {
+		if (c == 'g') {
+			set_gpu(optarg);
+		} else {
+			usage(c == 'h' ? stdout : stderr);
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	name_worker();
+	kb_log_init("worker", kb_log_level_parse(cfg.log_level), cfg.log_json);
+	kb_config_log(cfg_table, KB_ARRAY_LEN(cfg_table));
+	if (check_sandbox() < 0)
+		return 1;
+	extra = split_extra(cfg.consumer_extra, &bad);
+	if (!extra) {
+		kb_error("KB_CONSUMER_EXTRA: \"%s\" is not key=value",
+			 bad ? bad : "");
+		return 1;
+	}
+	if (kb_signal_install() < 0) {
+		kb_error("cannot install signal handlers");
+		free(extra);
+		return 1;
+	}
+	so = (struct kb_service_opts){
+		.brokers = cfg.brokers,
+		.gpu = cfg.gpu,
+		.worker = cfg.worker,
+		.consumer_extra = extra,
+		.drain_grace_s = (double)cfg.drain_grace_s,
+		.infra_attempts = (int)cfg.infra_attempts,
+		.eval = eval_opts(),
+	};
+	rc = kb_service_run(&so, err, sizeof(err));
+	free(extra);
+	if (rc < 0) {
+		kb_error("worker failed: %s", err);
+		return 1;
+	}
+	kb_info("worker stopped");
+	return 0;
+}
+
+static void eval_progress(void *ctx, Kb__Stage stage, const char *message,
+			  int64_t elapsed_ms)
+{
+	fprintf(stderr, "[%7.2f s] %s\n", (double)elapsed_ms / 1000.0, message);
+}
+
+/* Resolves a problem directory, or a leaderboard name of KB_PROBLEMS, into
+ * *t. Returns 0 or -1 after printing why. */
+static int load_task(const char *arg, struct kb_task *t)
+{
+	struct kb_problemset ps = {0};
+	const struct kb_task *found;
+	char path[PATH_MAX], err[512];
+	struct stat st;
+
+	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (!realpath(arg, path)) {
+			perror(arg);
+			return -1;
+		}
+		if (kb_task_load_dir(path, basename(path), t, err,
+				     sizeof(err)) < 0) {
+			fprintf(stderr, "kb-worker: %s: %s\n", arg, err);
+			return -1;
+		}
+		return 0;
+	}
+	if (kb_problemset_load(cfg.problems, &ps, err, sizeof(err)) < 0) {
+		fprintf(stderr, "kb-worker: %s is no directory, and KB_PROBLEMS "
+			"does not load: %s\n", arg, err);
+		return -1;
+	}
+	found = kb_problemset_find(&ps, arg);
+	if (!found || !found->dir) {
+		fprintf(stderr, "kb-worker: %s is neither a directory nor a "
+			"leaderboard of KB_PROBLEMS\n", arg);
+		kb_problemset_clear(&ps);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s", found->dir);
+	kb_problemset_clear(&ps);
+	if (kb_task_load_dir(path, arg, t, err, sizeof(err)) < 0) {
+		fprintf(stderr, "kb-worker: %s: %s\n", path, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* "test", "benchmark", "profile", "leaderboard"; UNSPECIFIED otherwise. */
+static Kb__Mode parse_mode(const char *name)
+{
+	const Kb__Mode last = KB__MODE__MODE_LEADERBOARD;
+
+	for (Kb__Mode m = KB__MODE__MODE_TEST; name && m <= last; m++)
+		if (strcmp(kb_report_mode_name(m), name) == 0)
+			return m;
+	return KB__MODE__MODE_UNSPECIFIED;
+}
+
+static int parse_seed(const char *s, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return errno || end == s || *end || s[0] == '-' ? -1 : 0;
+}
+
+static uint64_t random_seed(void)
+{
+	char hex[17];
+
+	kb_random_hex(hex, 8);
+	return strtoull(hex, NULL, 16);
+}
+
+static int print_result(Kb__Result *r, int json)
+{
+	char *text;
+
+	if (json) {
+		json_t *j;
+
+		kb_report_redact(r);
+		j = kb_pbjson(&r->base);
+		text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+		json_decref(j);
+	} else {
+		text = kb_report_render(r);
+	}
+	if (!text) {
+		fprintf(stderr, "kb-worker: out of memory\n");
+		return -1;
+	}
+	fputs(text, stdout);
+	if (json)
+		fputc('\n', stdout);
+	free(text);
+	return 0;
+}
+
+static int cmd_eval(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"mode", required_argument, NULL, 'm'},
+		{"gpu", required_argument, NULL, 'g'},
+		{"seed", required_argument, NULL, 's'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct kb_submission_args a = {.user_id = "local",
+				       .user_name = "local"};
+	struct kb_task t = {0};
+	struct kb_eval_opts eo;
+	Kb__Submission *sub;
+	Kb__Result *r;
+	const char *mode = NULL, *seed = NULL;
+	char *code = NULL, err[512], file[PATH_MAX];
+	size_t code_len;
+	int c, json = 0, rc;
+
+	while ((c = getopt_long(argc, argv, "m:g:s:jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			mode = optarg;
+			break;
+		case 'g':
+			set_gpu(optarg);
+			break;
+		case 's':
+			seed = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		default:
+			usage(c == 'h' ? stdout : stderr);
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	a.mode = parse_mode(mode);
+	if (argc - optind != 2 || a.mode == KB__MODE__MODE_UNSPECIFIED) {
+		usage(stderr);
+		return 2;
+	}
+	if (seed && parse_seed(seed, &a.secret_seed) < 0) {
+		fprintf(stderr, "kb-worker: --seed needs an unsigned integer\n");
+		return 2;
+	}
+	if (kb_util_init() < 0) {
+		fprintf(stderr, "kb-worker: cannot initialize libsodium\n");
+		return 1;
+	}
+	name_worker();
+	/* One-shot runs keep stderr for progress unless asked for logs. */
+	kb_log_init("worker",
+		    getenv("KB_LOG_LEVEL") ? kb_log_level_parse(cfg.log_level)
+					   : KB_LOG_WARN,
+		    cfg.log_json);
+	kb_config_log(cfg_table, KB_ARRAY_LEN(cfg_table));
+	if (check_sandbox() < 0 || load_task(argv[optind], &t) < 0)
+		return 1;
+	rc = kb_read_file(argv[optind + 1], SUBMISSION_MAX, &code, &code_len);
+	if (rc < 0) {
+		fprintf(stderr, "kb-worker: %s: %s\n", argv[optind + 1],
+			strerror(-rc));
+		kb_task_clear(&t);
+		return 1;
+	}
+	snprintf(file, sizeof(file), "%s", argv[optind + 1]);
+	a.gpu = cfg.gpu;
+	a.file_name = basename(file);
+	a.code = code;
+	a.code_len = code_len;
+	a.has_secret_seed = a.mode == KB__MODE__MODE_LEADERBOARD;
+	if (a.has_secret_seed && !seed)
+		a.secret_seed = random_seed();
+	a.submitted_at_ms = kb_now_ms();
+	sub = kb_submission_build(&t, &a, err, sizeof(err));
+	free(code);
+	if (t.ngpus && !kb_task_has_gpu(&t, cfg.gpu))
+		fprintf(stderr, "kb-worker: warning: %s does not list gpu %s\n",
+			t.name, cfg.gpu);
+	kb_task_clear(&t);
+	if (!sub) {
+		fprintf(stderr, "kb-worker: %s\n", err);
+		return 1;
+	}
+	eo = eval_opts();
+	eo.progress = eval_progress;
+	r = kb_eval_run(&eo, sub);
+	kb__submission__free_unpacked(sub, NULL);
+	rc = print_result(r, json) < 0 || r->verdict != KB__VERDICT__VERDICT_PASSED;
+	kb__result__free_unpacked(r, NULL);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
+			 strcmp(argv[1], "-h") == 0)) {
+		usage(stdout);
+		return 0;
+	}
+	if (load_config() < 0)
+		return 2;
+	if (argc > 1 && strcmp(argv[1], "eval") == 0)
+		rc = cmd_eval(argc - 1, argv + 1);
+	else
+		rc = cmd_service(argc, argv);
+	kb_config_free(cfg_table, KB_ARRAY_LEN(cfg_table));
+	return rc;
+}

@@ -1,0 +1,109 @@
+/* sandbox_internal: what kb_sandbox.c shares with its helper files.
+ *
+ * kb_sandbox.c (parent side) prepares a struct sb_plan with everything the
+ * child needs — resolved paths, generated /etc files, the compiled seccomp
+ * program, rlimit values — because the child is created with a raw clone(2)
+ * from a possibly multi-threaded worker: it must not call malloc or anything
+ * that takes a lock, only system calls and the string helpers below.
+ *
+ * Not a public interface; everything here is prefixed sb_ and used only by
+ * worker/kb_sandbox.c and worker/sandbox_*.c.
+ */
+#ifndef KB_SANDBOX_INTERNAL_H
+#define KB_SANDBOX_INTERNAL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct sock_filter;
+
+/* Child → parent control record (fits in PIPE_BUF, so writes are atomic). */
+enum { SB_MSG_ERR = 1, SB_MSG_STATUS = 2 };
+struct sb_msg {
+	int kind;
+	int value; /* errno for SB_MSG_ERR, wait status for SB_MSG_STATUS */
+	char text[200];
+};
+
+#define SB_MAX_BINDS 64
+#define SB_PATH 4096
+
+enum sb_bind_kind {
+	SB_BIND_RO,  /* read-only, nosuid, nodev */
+	SB_BIND_RW,  /* read-write, nosuid, nodev (the workdir) */
+	SB_BIND_DEV, /* a device node or directory of them: rw, nosuid, noexec */
+};
+
+struct sb_bind {
+	const char *src; /* host path (absolute) */
+	const char *dst; /* path inside the new root (absolute) */
+	int kind;        /* enum sb_bind_kind */
+	int optional;    /* a missing source is skipped rather than an error */
+};
+
+struct sb_plan {
+	/* Common. */
+	char *const *argv;
+	char *const *env;
+	const char *workdir; /* realpath */
+	int want_report;
+	int fd_out, fd_err, fd_report, fd_ctl, fd_sync; /* child ends */
+	pid_t parent_pid;
+	unsigned long cpu_s, fsize, nofile, nproc; /* nproc 0 = leave alone */
+
+	/* Isolation (isolate = 1). */
+	int isolate;
+	int userns;      /* CLONE_NEWUSER; the parent writes the id maps */
+	uid_t uid;       /* run uid/gid (inside the user namespace in userns mode) */
+	gid_t gid;
+	const struct sock_filter *bpf, *bpf2; /* two stacked filters */
+	unsigned short bpf_len, bpf2_len;
+	int spec_allow;  /* SECCOMP_FILTER_FLAG_SPEC_ALLOW supported */
+	struct sb_bind binds[SB_MAX_BINDS]; /* in order; sources via /oldroot */
+	int nbinds;
+	char etc_passwd[512], etc_group[256];
+	char tmp_opts[64], shm_opts[64]; /* tmpfs options of /tmp and /dev/shm */
+	char arena[16384]; /* storage for the strings the binds point to */
+	size_t arena_used;
+};
+
+/* Child entry (never returns). In isolate mode it is the new PID
+ * namespace's init. */
+__attribute__((noreturn)) void sb_child_main(const struct sb_plan *p);
+
+/* Builds the new root and pivots into it (child side, malloc-free).
+ * Returns 0 or -errno with a message in msg. */
+int sb_mount_setup(const struct sb_plan *p, char *msg, size_t msg_size);
+
+/* Async-signal-safe helpers. */
+size_t sb_strlcpy(char *dst, const char *src, size_t n);
+size_t sb_strlcat(char *dst, const char *src, size_t n);
+void sb_fmt_err(char *msg, size_t n, const char *what, const char *arg, int err);
+
+/* Seccomp (parent side): compiles the filter once. Returns 0 or -errno. */
+int sb_seccomp_program(const struct sock_filter **prog, unsigned short *len,
+		       char *errstr, size_t errstr_size);
+
+/* The second, hand-written filter (personality arguments). */
+const struct sock_filter *sb_seccomp_second(unsigned short *len);
+
+/* Cgroups (parent side). */
+struct sb_cgroup {
+	int version;              /* 0 none, 1 or 2 */
+	char dir[SB_PATH];        /* v2: the run's cgroup; v1: pids controller's */
+	char memdir[SB_PATH];     /* v1: memory controller's run cgroup */
+	unsigned active;          /* KB_SANDBOX_CG_* that took effect */
+};
+/* Detects the cgroup setup once (logs nothing); fills a description. */
+int sb_cgroup_init(char *desc, size_t desc_size, unsigned *features);
+/* Creates the run's cgroup with the limits (memory_mb 0 = none). Fills cg;
+ * cg->version 0 when cgroups are unavailable (not an error). Returns 0 or
+ * -errno when cgroups exist but the run's cgroup could not be made. */
+int sb_cgroup_create(struct sb_cgroup *cg, const char *name, long memory_mb,
+		     int max_procs, char *errstr, size_t errstr_size);
+int sb_cgroup_attach(const struct sb_cgroup *cg, pid_t pid);
+void sb_cgroup_kill(const struct sb_cgroup *cg);
+int sb_cgroup_oom_kills(const struct sb_cgroup *cg);
+void sb_cgroup_destroy(struct sb_cgroup *cg);
+
+#endif
