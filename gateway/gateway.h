@@ -1,9 +1,12 @@
 /* kb_gw: the gateway's shared state and the seams between its modules.
  *
- * struct kb_gw is built by main() before the HTTP daemon starts and is
- * read-only afterwards, except for the atomic counters; every handler
- * thread reads it without locks. The Kafka producer inside is thread-safe;
- * Redis connections are per thread (store.c).
+ * struct kb_gw is built by main() before the HTTP daemon starts. Its
+ * configuration is read-only afterwards. The board table only grows
+ * (admin-created boards are appended, deleted ones are flagged, never
+ * freed before exit), so a request may keep a board pointer for its whole
+ * life without a lock. The Kafka producer is thread-safe; Redis
+ * connections are per thread (store.c); the hub, the caches and the
+ * events module lock internally.
  */
 #ifndef KB_GATEWAY_H
 #define KB_GATEWAY_H
@@ -26,15 +29,35 @@ struct kb_gw_config {
 	long kafka_timeout_ms;
 	char *admin_token; /* "" disables the admin API; never logged */
 	char *problems;
+	char *problems_dev; /* admin-created boards come from here; "" none */
+	long max_dynamic_boards;
 	long max_file_bytes;
+	long headers_max;
 	long drain_s;
 	char *log_level;
 	int log_json;
+	long rate_test, rate_leaderboard; /* default hourly limits, 0 none */
+	long sse_keepalive_s, sse_poll_s, sse_max_s;
+	long worker_stale_s;
+	long ranking_cache_ms;
+	long queue_cache_ms;
+	long auth_state_ttl_s;
+	char *oauth_redirect_base;
+	char *oauth_discord_base, *oauth_discord_id, *oauth_discord_secret;
+	char *oauth_github_base, *oauth_github_api_base;
+	char *oauth_github_id, *oauth_github_secret;
+	long oauth_timeout_ms;
 };
 
-/* One leaderboard of the loaded problem set. */
+/* One leaderboard. */
 struct kb_gw_lb {
-	const struct kb_task *task; /* owned by kb_gw.ps */
+	const struct kb_task *task;
+	long index;             /* position in the board table (id - 1) */
+	int dynamic;            /* created through the admin API */
+	char *directory;        /* dynamic: its directory under problems_dev */
+	int64_t deadline_ms;    /* -1: none */
+	atomic_int closed;      /* visibility "closed" (refreshed from Redis) */
+	atomic_int deleted;
 	/* Never logged, never served: only copied into ranked Submissions. */
 	uint64_t secret_seed;
 	/* The Task every Submission of this board carries, built once. The
@@ -46,35 +69,65 @@ struct kb_gw_lb {
 	Kb__Task__ConfigEntry *pb_config;
 	Kb__Task__ConfigEntry **pb_config_ptrs;
 	size_t submission_file; /* SIZE_MAX when the task has none */
-	char **file_contents;   /* read from disk at startup, per task file */
+	char **file_contents;   /* read from disk at load, per task file */
 	size_t *file_lens;
 	size_t task_bytes;      /* sum of file_lens */
 	char *gpus_json;        /* the body of GET /gpus/<name> */
+	struct kb_task *own_task; /* dynamic boards own their task */
 };
+
+struct kb_gw_hub;
+struct kb_gw_events;
+struct kb_gw_cache;
+struct kb_gw_queue;
+struct kb_gw_http;
 
 struct kb_gw {
 	struct kb_gw_config cfg;
 	struct kb_problemset ps;
-	struct kb_gw_lb *lbs;
-	size_t nlbs;
-	char *leaderboards_json; /* the body of GET /leaderboards */
+	/* The board table: boards[0..nboards) are valid; appended under
+	 * boards_mu (problems.c), read without a lock. */
+	struct kb_gw_lb **boards;
+	atomic_size_t nboards;
+	size_t cap_boards;
+	atomic_uint boards_gen;  /* bumped on every create/delete */
 	size_t task_bytes_max;   /* the largest board's task files, in all */
 	kb_producer *producer;
 	atomic_long inflight;    /* requests between first call and completion */
+	struct kb_gw_hub *hub;
+	struct kb_gw_events *events;
+	struct kb_gw_cache *cache;
+	struct kb_gw_queue *queue;
+	struct kb_gw_http *http;
+	void *discord;           /* owned by gateway/discord_*.c, if any */
 };
 
-/* problems.c: loads cfg.problems into ps/lbs, reads every task file and
- * renders the cached JSON. Secret seeds are left 0 (store.c sets them).
- * Returns 0 or negative with errstr set. Call from main() before the
- * daemon starts; kb_gw_lbs_free() after it stopped. The lookups below are
- * thread-safe (the data is read-only by then). */
+/* problems.c: loads cfg.problems into the board table, reads every task
+ * file and renders the per-board JSON. Secret seeds are left 0 (store.c
+ * sets them). Returns 0 or negative with errstr set. Call from main()
+ * before the daemon starts; kb_gw_lbs_free() after it stopped. */
 int kb_gw_lbs_load(struct kb_gw *g, char *errstr, size_t errstr_size);
 void kb_gw_lbs_free(struct kb_gw *g);
-const struct kb_gw_lb *kb_gw_lb_find(const struct kb_gw *g, const char *name);
-int kb_gw_lb_has_gpu(const struct kb_gw_lb *lb, const char *gpu);
 
-/* Builds the leaderboard list body; exposed for tests. Never includes a
- * secret seed. Returns a malloc'd string or NULL. */
+/* Loads <problems_dev>/<directory> as board name and appends it (not yet
+ * initialised in Redis). Returns the board, or NULL with errstr set and
+ * *status the HTTP status to answer (400 bad directory or task, 507 the
+ * table is full). Thread-safe. */
+struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
+				      const char *name, int *status,
+				      char *errstr, size_t errstr_size);
+
+/* The live (not deleted) board named name, or NULL. Thread-safe. */
+const struct kb_gw_lb *kb_gw_lb_find(const struct kb_gw *g, const char *name);
+/* The board at index i (deleted or not), or NULL. */
+struct kb_gw_lb *kb_gw_lb_at(const struct kb_gw *g, size_t i);
+size_t kb_gw_lb_count(const struct kb_gw *g);
+int kb_gw_lb_has_gpu(const struct kb_gw_lb *lb, const char *gpu);
+/* 1 if some live board offers gpu. */
+int kb_gw_gpu_known(const struct kb_gw *g, const char *gpu);
+
+/* Builds the leaderboard list body (live boards); exposed for tests. Never
+ * includes a secret seed. Returns a malloc'd string or NULL. */
 char *kb_gw_render_leaderboards(const struct kb_gw *g);
 
 #endif

@@ -64,8 +64,7 @@ struct kb_gw_submit_res {
 	long queued_jobs;
 };
 
-/* Validates (sizes, UTF-8, mode, board, gpu, #!POPCORN directives that
- * contradict the board or gpu), applies policy (ban, maintenance stop,
+/* Validates (sizes, UTF-8, mode, board, gpu), applies policy (ban, maintenance stop,
  * deadline, closed board access, hourly rate limit), records the
  * submission in Redis and publishes it to kb.submissions.<gpu>, waiting for
  * the broker. Returns 0 with res->id set, or a negative code with
@@ -73,7 +72,10 @@ struct kb_gw_submit_res {
  * input, 403 banned or no access, 404 unknown board/gpu, 413 too large,
  * 429 rate limited, 503 stopped / store or queue unavailable, 500 other).
  * A submission that got an id but could not be queued is recorded as
- * failed (status 503 then). Never logs the code or the secret seed. */
+ * failed (status 503 then). #!POPCORN / //!POPCORN directives in the code
+ * are not interpreted: the caller's board and gpu are authoritative (the
+ * CLI resolves directives itself and lets flags override them). Never
+ * logs the code or the secret seed. */
 int kb_gw_submit(struct kb_gw *g, const struct kb_gw_submit_req *req,
 		 struct kb_gw_submit_res *res);
 

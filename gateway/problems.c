@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "gateway.h"
 #include "kb_cases.h"
 #include "kb_util.h"
+#include "rules.h"
 
 #define TASK_FILE_MAX (16u << 20)
 #define SUBMISSION_SOURCE "@SUBMISSION@"
@@ -111,66 +113,207 @@ static int build_lb(struct kb_gw_lb *lb, const struct kb_task *t, char *errstr,
 	return 0;
 }
 
+/* Deadline text (ISO 8601) into epoch ms; -1 when none or unreadable. */
+static int64_t deadline_of(const struct kb_task *t)
+{
+	int64_t ms;
+
+	if (!t->deadline || !*t->deadline)
+		return -1;
+	return kb_rules_parse_iso8601(t->deadline, &ms) == 0 ? ms : -1;
+}
+
+static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Frees a board that never made it into the table (or at exit). */
+static void lb_free(struct kb_gw_lb *lb)
+{
+	if (!lb)
+		return;
+	for (size_t f = 0; lb->file_contents && lb->task && f < lb->task->nfiles; f++)
+		free(lb->file_contents[f]);
+	free(lb->file_contents);
+	free(lb->file_lens);
+	free(lb->pb_files);
+	free(lb->pb_file_ptrs);
+	free(lb->pb_config);
+	free(lb->pb_config_ptrs);
+	free(lb->gpus_json);
+	free(lb->directory);
+	if (lb->own_task) {
+		kb_task_clear(lb->own_task);
+		free(lb->own_task);
+	}
+	free(lb);
+}
+
+/* Builds a board for t and appends it. Returns it or NULL (errstr set;
+ * *full when the table is full). */
+static struct kb_gw_lb *board_add(struct kb_gw *g, const struct kb_task *t,
+				  struct kb_task *own, const char *directory,
+				  int *full, char *errstr, size_t errstr_size)
+{
+	struct kb_gw_lb *lb = calloc(1, sizeof(*lb));
+
+	*full = 0;
+	if (!lb) {
+		snprintf(errstr, errstr_size, "out of memory");
+		return NULL;
+	}
+	atomic_init(&lb->closed, 0);
+	atomic_init(&lb->deleted, 0);
+	lb->own_task = own;
+	if (build_lb(lb, t, errstr, errstr_size) < 0) {
+		lb->own_task = NULL; /* the caller still owns it on failure */
+		lb_free(lb);
+		return NULL;
+	}
+	lb->deadline_ms = deadline_of(t);
+	lb->dynamic = directory != NULL;
+	lb->directory = directory ? strdup(directory) : NULL;
+	pthread_mutex_lock(&boards_mu);
+	size_t n = atomic_load(&g->nboards);
+	if (n == g->cap_boards) {
+		pthread_mutex_unlock(&boards_mu);
+		*full = 1;
+		snprintf(errstr, errstr_size, "the leaderboard table is full "
+			 "(KB_MAX_DYNAMIC_BOARDS)");
+		lb->own_task = NULL;
+		lb_free(lb);
+		return NULL;
+	}
+	lb->index = (long)n;
+	if (lb->task_bytes > g->task_bytes_max)
+		g->task_bytes_max = lb->task_bytes;
+	g->boards[n] = lb;
+	/* Readers load nboards with acquire: they see the board complete. */
+	atomic_store(&g->nboards, n + 1);
+	atomic_fetch_add(&g->boards_gen, 1);
+	pthread_mutex_unlock(&boards_mu);
+	return lb;
+}
+
 int kb_gw_lbs_load(struct kb_gw *g, char *errstr, size_t errstr_size)
 {
-	int rc = kb_problemset_load(g->cfg.problems, &g->ps, errstr, errstr_size);
+	int full, rc = kb_problemset_load(g->cfg.problems, &g->ps, errstr, errstr_size);
 
 	if (rc < 0)
 		return rc;
-	g->lbs = calloc(g->ps.n ? g->ps.n : 1, sizeof(*g->lbs));
-	if (!g->lbs) {
+	g->cap_boards = g->ps.n + (size_t)g->cfg.max_dynamic_boards;
+	g->boards = calloc(g->cap_boards ? g->cap_boards : 1, sizeof(*g->boards));
+	if (!g->boards) {
 		snprintf(errstr, errstr_size, "out of memory");
 		return -ENOMEM;
 	}
-	g->nlbs = g->ps.n;
-	for (size_t i = 0; i < g->ps.n; i++) {
-		rc = build_lb(&g->lbs[i], &g->ps.tasks[i], errstr, errstr_size);
-		if (rc < 0)
-			return rc;
-		if (g->lbs[i].task_bytes > g->task_bytes_max)
-			g->task_bytes_max = g->lbs[i].task_bytes;
-	}
-	g->leaderboards_json = kb_gw_render_leaderboards(g);
-	if (!g->leaderboards_json) {
-		snprintf(errstr, errstr_size, "cannot render the leaderboard list");
-		return -EINVAL;
-	}
+	atomic_init(&g->nboards, 0);
+	atomic_init(&g->boards_gen, 0);
+	for (size_t i = 0; i < g->ps.n; i++)
+		if (!board_add(g, &g->ps.tasks[i], NULL, NULL, &full, errstr,
+			       errstr_size))
+			return -EINVAL;
 	return 0;
+}
+
+struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
+				      const char *name, int *status,
+				      char *errstr, size_t errstr_size)
+{
+	char path[PATH_MAX];
+	struct kb_task *t;
+	struct kb_gw_lb *lb;
+	int full, rc;
+
+	*status = 400;
+	if (!g->cfg.problems_dev || !*g->cfg.problems_dev) {
+		snprintf(errstr, errstr_size, "no problem directory for admin-created "
+			 "leaderboards is configured (KB_PROBLEMS_DEV)");
+		return NULL;
+	}
+	if (snprintf(path, sizeof(path), "%s/%s", g->cfg.problems_dev, directory) >=
+	    (int)sizeof(path)) {
+		snprintf(errstr, errstr_size, "directory name too long");
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		*status = 500;
+		snprintf(errstr, errstr_size, "out of memory");
+		return NULL;
+	}
+	rc = kb_task_load_dir(path, name, t, errstr, errstr_size);
+	if (rc < 0) {
+		free(t);
+		return NULL;
+	}
+	if (t->ngpus == 0) {
+		snprintf(errstr, errstr_size, "no gpus specified in task.yml; add a "
+			 "'gpus:' list");
+		kb_task_clear(t);
+		free(t);
+		return NULL;
+	}
+	lb = board_add(g, t, t, directory, &full, errstr, errstr_size);
+	if (!lb) {
+		*status = full ? 507 : 400;
+		kb_task_clear(t);
+		free(t);
+		return NULL;
+	}
+	*status = 0;
+	return lb;
 }
 
 void kb_gw_lbs_free(struct kb_gw *g)
 {
-	for (size_t i = 0; i < g->nlbs; i++) {
-		struct kb_gw_lb *lb = &g->lbs[i];
-		for (size_t f = 0; lb->file_contents && f < lb->task->nfiles; f++)
-			free(lb->file_contents[f]);
-		free(lb->file_contents);
-		free(lb->file_lens);
-		free(lb->pb_files);
-		free(lb->pb_file_ptrs);
-		free(lb->pb_config);
-		free(lb->pb_config_ptrs);
-		free(lb->gpus_json);
-	}
-	free(g->lbs);
-	g->lbs = NULL;
-	g->nlbs = 0;
-	free(g->leaderboards_json);
-	g->leaderboards_json = NULL;
+	size_t n = atomic_load(&g->nboards);
+
+	for (size_t i = 0; g->boards && i < n; i++)
+		lb_free(g->boards[i]);
+	free(g->boards);
+	g->boards = NULL;
+	atomic_store(&g->nboards, 0);
 	kb_problemset_clear(&g->ps);
+}
+
+size_t kb_gw_lb_count(const struct kb_gw *g)
+{
+	return atomic_load(&g->nboards);
+}
+
+struct kb_gw_lb *kb_gw_lb_at(const struct kb_gw *g, size_t i)
+{
+	return i < atomic_load(&g->nboards) ? g->boards[i] : NULL;
 }
 
 const struct kb_gw_lb *kb_gw_lb_find(const struct kb_gw *g, const char *name)
 {
-	for (size_t i = 0; i < g->nlbs; i++)
-		if (strcmp(g->lbs[i].task->name, name) == 0)
-			return &g->lbs[i];
+	size_t n = atomic_load(&g->nboards);
+
+	if (!name)
+		return NULL;
+	/* Newest first: a board re-created under a deleted one's name wins. */
+	for (size_t i = n; i-- > 0;) {
+		const struct kb_gw_lb *lb = g->boards[i];
+		if (!atomic_load(&lb->deleted) && strcmp(lb->task->name, name) == 0)
+			return lb;
+	}
 	return NULL;
 }
 
 int kb_gw_lb_has_gpu(const struct kb_gw_lb *lb, const char *gpu)
 {
 	return kb_task_has_gpu(lb->task, gpu);
+}
+
+int kb_gw_gpu_known(const struct kb_gw *g, const char *gpu)
+{
+	size_t n = atomic_load(&g->nboards);
+
+	for (size_t i = 0; i < n; i++)
+		if (!atomic_load(&g->boards[i]->deleted) &&
+		    kb_task_has_gpu(g->boards[i]->task, gpu))
+			return 1;
+	return 0;
 }
 
 /* A case line as upstream's task dict: {"k": v}, integers as numbers. A
@@ -257,16 +400,19 @@ static json_t *task_json(const struct kb_gw_lb *lb)
 char *kb_gw_render_leaderboards(const struct kb_gw *g)
 {
 	json_t *list = json_array();
+	size_t n = atomic_load(&g->nboards);
 	char *out;
 
-	for (size_t i = 0; i < g->nlbs; i++) {
-		const struct kb_gw_lb *lb = &g->lbs[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct kb_gw_lb *lb = g->boards[i];
 		const struct kb_task *t = lb->task;
 		json_t *o = json_object(), *gpus = json_array();
 
+		if (atomic_load(&lb->deleted))
+			continue;
 		for (size_t k = 0; k < t->ngpus; k++)
 			json_array_append_new(gpus, json_string(t->gpus[k]));
-		json_object_set_new(o, "id", json_integer((json_int_t)i + 1));
+		json_object_set_new(o, "id", json_integer((json_int_t)lb->index + 1));
 		json_object_set_new(o, "name", json_string(t->name));
 		json_object_set_new(o, "description",
 				    json_string(t->description ? t->description : ""));
@@ -275,6 +421,8 @@ char *kb_gw_render_leaderboards(const struct kb_gw *g)
 		json_object_set_new(o, "gpu_types", gpus);
 		json_object_set_new(o, "creator_id", json_integer(0));
 		json_object_set_new(o, "forum_id", json_integer(-1));
+		json_object_set_new(o, "visibility",
+				    json_string(atomic_load(&lb->closed) ? "closed" : "public"));
 		json_object_set_new(o, "task", task_json(lb));
 		json_array_append_new(list, o);
 	}

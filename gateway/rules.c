@@ -279,3 +279,133 @@ void kb_rules_iso8601(int64_t ms, char *out, size_t size)
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		 tm.tm_min, tm.tm_sec, frac);
 }
+
+/* Reads exactly n digits; returns the value or -1. */
+static int digits(const char **p, int n)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		char c = (*p)[i];
+		if (c < '0' || c > '9')
+			return -1;
+		v = v * 10 + (c - '0');
+	}
+	*p += n;
+	return v;
+}
+
+int kb_rules_parse_iso8601(const char *s, int64_t *ms)
+{
+	struct tm tm;
+	int y, mo, d, h = 0, mi = 0, sec = 0, frac_ms = 0, off = 0;
+
+	if (!s)
+		return -EINVAL;
+	memset(&tm, 0, sizeof(tm));
+	if ((y = digits(&s, 4)) < 0 || *s++ != '-' || (mo = digits(&s, 2)) < 1 ||
+	    mo > 12 || *s++ != '-' || (d = digits(&s, 2)) < 1 || d > 31)
+		return -EINVAL;
+	if (*s == 'T' || *s == 't' || *s == ' ') {
+		s++;
+		if ((h = digits(&s, 2)) < 0 || h > 23 || *s++ != ':' ||
+		    (mi = digits(&s, 2)) < 0 || mi > 59)
+			return -EINVAL;
+		if (*s == ':') {
+			s++;
+			if ((sec = digits(&s, 2)) < 0 || sec > 60)
+				return -EINVAL;
+			if (*s == '.' || *s == ',') {
+				int scale = 100, any = 0;
+				for (s++; *s >= '0' && *s <= '9'; s++, any = 1) {
+					frac_ms += (*s - '0') * scale;
+					scale /= 10;
+				}
+				if (!any)
+					return -EINVAL;
+			}
+		}
+		if (*s == 'Z' || *s == 'z') {
+			s++;
+		} else if (*s == '+' || *s == '-') {
+			int sign = *s++ == '-' ? -1 : 1, oh, om;
+			if ((oh = digits(&s, 2)) < 0 || oh > 23)
+				return -EINVAL;
+			if (*s == ':')
+				s++;
+			if ((om = digits(&s, 2)) < 0 || om > 59)
+				return -EINVAL;
+			off = sign * (oh * 60 + om);
+		}
+	}
+	if (*s)
+		return -EINVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	time_t t = timegm(&tm);
+	/* timegm normalises 31 February to March: refuse such dates. */
+	struct tm back;
+	gmtime_r(&t, &back);
+	if (back.tm_mday != d || back.tm_mon != mo - 1)
+		return -EINVAL;
+	*ms = ((int64_t)t - (int64_t)off * 60) * 1000 + frac_ms;
+	return 0;
+}
+
+const char *kb_rules_category(enum kb_mode m)
+{
+	return m == KB_MODE_LEADERBOARD ? "leaderboard" : "test";
+}
+
+int kb_rules_category_ok(const char *s)
+{
+	return s && (strcmp(s, "test") == 0 || strcmp(s, "leaderboard") == 0);
+}
+
+int kb_rules_provider_ok(const char *s)
+{
+	return s && (strcmp(s, "discord") == 0 || strcmp(s, "github") == 0);
+}
+
+int kb_rules_name_ok(const char *s, size_t max)
+{
+	size_t n;
+
+	if (!s)
+		return 0;
+	n = strlen(s);
+	if (n == 0 || n > max || s[0] == '.' || s[0] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int kb_rules_user_id_ok(const char *s)
+{
+	return kb_rules_name_ok(s, 95);
+}
+
+int kb_rules_bool(const char *s, int def)
+{
+	static const char *const yes[] = {"true", "1", "yes", "on"};
+	static const char *const no[] = {"false", "0", "no", "off"};
+
+	if (!s)
+		return def;
+	for (int i = 0; i < 4; i++) {
+		if (strcasecmp(s, yes[i]) == 0)
+			return 1;
+		if (strcasecmp(s, no[i]) == 0)
+			return 0;
+	}
+	return -1;
+}

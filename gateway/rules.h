@@ -72,4 +72,33 @@ char *kb_gw_utf8_sanitize(const char *buf, size_t len, size_t *out_len);
 /* Formats epoch milliseconds as "YYYY-MM-DDTHH:MM:SS.mmmZ" (out >= 32). */
 void kb_rules_iso8601(int64_t ms, char *out, size_t size);
 
+/* Parses an ISO 8601 date or date-time: "YYYY-MM-DD", optionally followed
+ * by "T" or " " and "HH:MM[:SS[.fraction]]", and a zone "Z" or "+HH:MM" /
+ * "-HH:MM" (none means UTC). A date alone means its start. Returns 0 with
+ * *ms (epoch milliseconds), or -EINVAL. */
+int kb_rules_parse_iso8601(const char *s, int64_t *ms);
+
+/* The rate-limit category of a mode: "leaderboard" for ranked
+ * submissions, "test" for test, benchmark and profile (as upstream). */
+const char *kb_rules_category(enum kb_mode m);
+
+/* A rate-limit category name: "test" or "leaderboard". */
+int kb_rules_category_ok(const char *s);
+
+/* An OAuth provider we support: "discord" or "github". */
+int kb_rules_provider_ok(const char *s);
+
+/* A name for keys and ids: 1..max bytes of [A-Za-z0-9_.-], not starting
+ * with '.' or '-' (leaderboard names, invite codes, directories, user ids
+ * that become parts of Redis keys). */
+int kb_rules_name_ok(const char *s, size_t max);
+
+/* A user id as stored: 1..95 bytes of [A-Za-z0-9_.-] (never ':'). */
+int kb_rules_user_id_ok(const char *s);
+
+/* Query booleans as upstream takes them: "true"/"1"/"yes"/"on" is 1,
+ * "false"/"0"/"no"/"off" is 0 (case-insensitive), NULL is def; anything
+ * else is -1. */
+int kb_rules_bool(const char *s, int def);
+
 #endif

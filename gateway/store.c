@@ -9,10 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdarg.h>
+
 #include "kb_log.h"
 #include "kb_redis.h"
 #include "kb_util.h"
 #include "rules.h"
+#include "store_internal.h"
 
 #define REDIS_TIMEOUT_MS 2000
 #define RECONNECT_BACKOFF_S 0.25
@@ -68,7 +71,7 @@ void kb_gw_redis_drop(void)
 
 /* Reads n pipelined replies. On an I/O error frees what it read, drops
  * the connection and returns -EIO. */
-static int read_replies(redisContext *c, redisReply **r, int n)
+int kb__gw_read_replies(redisContext *c, redisReply **r, int n)
 {
 	for (int i = 0; i < n; i++) {
 		void *p = NULL;
@@ -84,7 +87,7 @@ static int read_replies(redisContext *c, redisReply **r, int n)
 	return 0;
 }
 
-static void free_replies(redisReply **r, int n)
+void kb__gw_free_replies(redisReply **r, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (r[i])
@@ -92,7 +95,7 @@ static void free_replies(redisReply **r, int n)
 }
 
 /* One command; NULL (connection dropped) on an I/O error. */
-static redisReply *cmd(const struct kb_gw *g, int *rc, const char *fmt, ...)
+redisReply *kb__gw_cmd(const struct kb_gw *g, int *rc, const char *fmt, ...)
 {
 	char err[256];
 	redisContext *c = kb_gw_redis(g, err, sizeof(err));
@@ -122,85 +125,81 @@ static redisReply *cmd(const struct kb_gw *g, int *rc, const char *fmt, ...)
 	return r;
 }
 
-int kb_gw_store_init_boards(struct kb_gw *g, char *errstr, size_t errstr_size)
+/* ---- scripts ---- */
+
+extern const char kb_gw_auth_lua[], kb_gw_submit_lua[], kb_gw_delete_lua[],
+	kb_gw_join_lua[], kb_gw_link_lua[];
+
+static const char *const script_src[KB__GW_NSCRIPTS] = {
+	[KB__GW_AUTH] = kb_gw_auth_lua,
+	[KB__GW_SUBMIT] = kb_gw_submit_lua,
+	[KB__GW_DELETE] = kb_gw_delete_lua,
+	[KB__GW_JOIN] = kb_gw_join_lua,
+	[KB__GW_LINK] = kb_gw_link_lua,
+};
+/* Written once by kb_gw_store_init() before any thread starts. */
+static char script_sha[KB__GW_NSCRIPTS][41];
+
+redisReply *kb__gw_eval(const struct kb_gw *g, int *rc, enum kb__gw_script s,
+			int nkeys, int argc, const char **argv,
+			const size_t *argvlen)
 {
-	redisContext *c = kb_gw_redis(g, errstr, errstr_size);
+	char err[256], nk[16];
+	const char *av[36];
+	size_t al[36];
+	redisContext *c = kb_gw_redis(g, err, sizeof(err));
+	redisReply *r;
 
-	if (!c)
-		return -EIO;
-	for (size_t i = 0; i < g->nlbs; i++) {
-		struct kb_gw_lb *lb = &g->lbs[i];
-		const char *name = lb->task->name;
-		redisReply *r[4] = {0};
-		uint64_t seed = 0;
-
-		while (seed == 0)
-			randombytes_buf(&seed, sizeof(seed));
-		redisAppendCommand(c, "HSETNX kb:lb:%s secret_seed %" PRIu64, name, seed);
-		redisAppendCommand(c, "HSET kb:lb:%s deadline %s", name,
-				   lb->task->deadline ? lb->task->deadline : "");
-		redisAppendCommand(c, "HSETNX kb:lb:%s visibility public", name);
-		redisAppendCommand(c, "HGET kb:lb:%s secret_seed", name);
-		seed = 0;
-		if (read_replies(c, r, 4) < 0) {
-			snprintf(errstr, errstr_size, "redis: I/O error");
-			return -EIO;
-		}
-		int ok = 1;
-		for (int k = 0; k < 4; k++)
-			if (r[k]->type == REDIS_REPLY_ERROR)
-				ok = 0;
-		/* Parse without echoing the value anywhere. */
-		if (ok && (r[3]->type != REDIS_REPLY_STRING ||
-			   kb_parse_u64(r[3]->str, &lb->secret_seed) != 0))
-			ok = 0;
-		free_replies(r, 4);
-		if (!ok) {
-			snprintf(errstr, errstr_size,
-				 "kb:lb:%s: cannot set or read secret_seed "
-				 "(wrong key type or not a decimal)", name);
-			return -EPROTO;
-		}
+	if (!c) {
+		*rc = -EIO;
+		return NULL;
 	}
-	return 0;
-}
-
-int kb_gw_user_by_cli(const struct kb_gw *g, const char *cli_id,
-		      struct kb_gw_user *out)
-{
-	int rc;
-	redisReply *r = cmd(g, &rc, "GET kb:cli:%s", cli_id);
-
-	if (!r)
-		return rc;
-	if (r->type != REDIS_REPLY_STRING || r->len == 0 ||
-	    r->len >= sizeof(out->id)) {
+	if (argc > 32) {
+		*rc = -EINVAL;
+		return NULL;
+	}
+	snprintf(nk, sizeof(nk), "%d", nkeys);
+	av[0] = "EVALSHA";
+	av[1] = script_sha[s];
+	av[2] = nk;
+	for (int i = 0; i < 3; i++)
+		al[i] = strlen(av[i]);
+	for (int i = 0; i < argc; i++) {
+		av[3 + i] = argv[i];
+		al[3 + i] = argvlen ? argvlen[i] : strlen(argv[i]);
+	}
+	for (int attempt = 0;; attempt++) {
+		r = redisCommandArgv(c, argc + 3, av, al);
+		if (!r) {
+			kb_warn("redis: %s", c->errstr);
+			kb_gw_redis_drop();
+			*rc = -EIO;
+			return NULL;
+		}
+		/* After a restart or SCRIPT FLUSH the server forgot the
+		 * script: send its text once (EVAL caches it again). */
+		if (attempt == 0 && r->type == REDIS_REPLY_ERROR &&
+		    strncmp(r->str, "NOSCRIPT", 8) == 0) {
+			freeReplyObject(r);
+			av[0] = "EVAL";
+			av[1] = script_src[s];
+			al[0] = 4;
+			al[1] = strlen(script_src[s]);
+			continue;
+		}
+		break;
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
+		kb_error("redis script error: %s", r->str);
 		freeReplyObject(r);
-		return -ENOENT;
+		*rc = -EPROTO;
+		return NULL;
 	}
-	memset(out, 0, sizeof(*out));
-	memcpy(out->id, r->str, r->len);
-	freeReplyObject(r);
-
-	r = cmd(g, &rc, "HMGET kb:user:%s name banned", out->id);
-	if (!r)
-		return rc;
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-	    r->element[0]->type != REDIS_REPLY_STRING) {
-		freeReplyObject(r); /* a CLI id whose user is gone */
-		return -ENOENT;
-	}
-	snprintf(out->name, sizeof(out->name), "%s", r->element[0]->str);
-	out->banned = r->element[1]->type == REDIS_REPLY_STRING &&
-		      strcmp(r->element[1]->str, "0") != 0 &&
-		      r->element[1]->str[0] != '\0';
-	freeReplyObject(r);
-	return 0;
+	*rc = 0;
+	return r;
 }
 
-/* Runs MULTI, the n appended commands, EXEC; checks that EXEC ran them
- * all without error. The caller has appended the commands after MULTI. */
-static int finish_multi(redisContext *c, int n)
+int kb__gw_finish_multi(redisContext *c, int n)
 {
 	redisReply *r[16] = {0};
 	int total = n + 2, rc = 0;
@@ -208,7 +207,7 @@ static int finish_multi(redisContext *c, int n)
 	if (total > 16)
 		return -EINVAL;
 	redisAppendCommand(c, "EXEC");
-	rc = read_replies(c, r, total);
+	rc = kb__gw_read_replies(c, r, total);
 	if (rc < 0)
 		return rc;
 	redisReply *exec = r[total - 1];
@@ -222,8 +221,115 @@ static int finish_multi(redisContext *c, int n)
 				rc = -EPROTO;
 			}
 	}
-	free_replies(r, total);
+	kb__gw_free_replies(r, total);
 	return rc;
+}
+
+int kb_gw_store_init_board(const struct kb_gw *g, struct kb_gw_lb *lb,
+			   const char *visibility, char *errstr,
+			   size_t errstr_size)
+{
+	redisContext *c = kb_gw_redis(g, errstr, errstr_size);
+	const char *name = lb->task->name;
+	redisReply *r[6] = {0};
+	uint64_t seed = 0;
+	int ok = 1;
+
+	if (!c)
+		return -EIO;
+	while (seed == 0)
+		randombytes_buf(&seed, sizeof(seed));
+	redisAppendCommand(c, "HSETNX kb:lb:%s secret_seed %" PRIu64, name, seed);
+	redisAppendCommand(c, "HSET kb:lb:%s deadline %s", name,
+			   lb->task->deadline ? lb->task->deadline : "");
+	if (visibility)
+		redisAppendCommand(c, "HSET kb:lb:%s visibility %s", name, visibility);
+	else
+		redisAppendCommand(c, "HSETNX kb:lb:%s visibility public", name);
+	redisAppendCommand(c, "HMGET kb:lb:%s secret_seed visibility", name);
+	redisAppendCommand(c, "SISMEMBER kb:lbdeleted %s", name);
+	seed = 0;
+	if (kb__gw_read_replies(c, r, 5) < 0) {
+		snprintf(errstr, errstr_size, "redis: I/O error");
+		return -EIO;
+	}
+	for (int k = 0; k < 5; k++)
+		if (r[k]->type == REDIS_REPLY_ERROR)
+			ok = 0;
+	/* Parse without echoing the value anywhere. */
+	if (ok && (r[3]->type != REDIS_REPLY_ARRAY || r[3]->elements != 2 ||
+		   r[3]->element[0]->type != REDIS_REPLY_STRING ||
+		   kb_parse_u64(r[3]->element[0]->str, &lb->secret_seed) != 0))
+		ok = 0;
+	if (ok) {
+		const redisReply *v = r[3]->element[1];
+		atomic_store(&lb->closed, v->type == REDIS_REPLY_STRING &&
+						  strcmp(v->str, "closed") == 0);
+		/* A static board deleted by an admin stays deleted. */
+		if (!lb->dynamic && r[4]->type == REDIS_REPLY_INTEGER &&
+		    r[4]->integer == 1)
+			atomic_store(&lb->deleted, 1);
+	}
+	kb__gw_free_replies(r, 5);
+	if (!ok) {
+		snprintf(errstr, errstr_size,
+			 "kb:lb:%s: cannot set or read secret_seed "
+			 "(wrong key type or not a decimal)", name);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int kb_gw_store_init(struct kb_gw *g, char *errstr, size_t errstr_size)
+{
+	redisContext *c = kb_gw_redis(g, errstr, errstr_size);
+
+	if (!c)
+		return -EIO;
+	for (int s = 0; s < KB__GW_NSCRIPTS; s++) {
+		struct kb_redis_script rs = {.src = script_src[s]};
+		if (kb_redis_script_load(c, &rs, errstr, errstr_size) < 0)
+			return -EIO;
+		memcpy(script_sha[s], rs.sha, sizeof(rs.sha));
+	}
+	for (size_t i = 0; i < kb_gw_lb_count(g); i++) {
+		int rc = kb_gw_store_init_board(g, kb_gw_lb_at(g, i), NULL, errstr,
+						errstr_size);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- users ---- */
+
+int kb_gw_user_by_cli(const struct kb_gw *g, const char *cli_id,
+		      struct kb_gw_user *out)
+{
+	char key[192];
+	const char *argv[1] = {key};
+	int rc;
+	redisReply *r;
+
+	snprintf(key, sizeof(key), "kb:cli:%s", cli_id);
+	r = kb__gw_eval(g, &rc, KB__GW_AUTH, 1, 1, argv, NULL);
+	if (!r)
+		return rc;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+	    r->element[0]->type != REDIS_REPLY_STRING ||
+	    r->element[1]->type != REDIS_REPLY_STRING ||
+	    r->element[0]->len >= sizeof(out->id)) {
+		freeReplyObject(r);
+		return -ENOENT;
+	}
+	memset(out, 0, sizeof(*out));
+	memcpy(out->id, r->element[0]->str, r->element[0]->len);
+	snprintf(out->name, sizeof(out->name), "%s", r->element[1]->str);
+	out->banned = r->element[2]->type == REDIS_REPLY_STRING &&
+		      strcmp(r->element[2]->str, "0") != 0 &&
+		      r->element[2]->str[0] != '\0';
+	freeReplyObject(r);
+	return 0;
 }
 
 int kb_gw_user_create(const struct kb_gw *g, const char *name,
@@ -241,64 +347,184 @@ int kb_gw_user_create(const struct kb_gw *g, const char *name,
 	redisAppendCommand(c, "HSET kb:user:%s name %s cli_id %s created_ms %s banned 0",
 			   user_id, name, cli_id, ms);
 	redisAppendCommand(c, "SET kb:cli:%s %s", cli_id, user_id);
-	return finish_multi(c, 2);
+	redisAppendCommand(c, "SADD kb:users %s", user_id);
+	return kb__gw_finish_multi(c, 3);
 }
 
-int kb_gw_sub_next_id(const struct kb_gw *g, uint64_t *id)
+int kb_gw_user_ensure(const struct kb_gw *g, const char *user_id,
+		      const char *name)
 {
-	int rc;
-	redisReply *r = cmd(g, &rc, "INCR kb:next_sub_id");
-
-	if (!r)
-		return rc;
-	if (r->type != REDIS_REPLY_INTEGER || r->integer <= 0) {
-		freeReplyObject(r);
-		return -EPROTO;
-	}
-	*id = (uint64_t)r->integer;
-	freeReplyObject(r);
-	return 0;
-}
-
-int kb_gw_sub_record(const struct kb_gw *g, const struct kb_gw_sub *s)
-{
-	char err[256], id[32], ms[32], key[64];
+	char err[256], ms[32];
 	redisContext *c = kb_gw_redis(g, err, sizeof(err));
 
 	if (!c)
 		return -EIO;
-	snprintf(id, sizeof(id), "%" PRIu64, s->id);
-	snprintf(ms, sizeof(ms), "%" PRId64, s->submitted_ms);
-	snprintf(key, sizeof(key), "kb:sub:%s", id);
-	const char *argv[] = {
-		"HSET", key,
-		"user_id", s->user_id, "user_name", s->user_name,
-		"lb", s->lb, "gpu", s->gpu, "mode", s->mode,
-		"file_name", s->file_name, "code_sha", s->code_sha,
-		"submitted_ms", ms, "status", "queued",
-		"stage", "queued", "stage_ms", ms,
-	};
+	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
 	redisAppendCommand(c, "MULTI");
-	redisAppendCommand(c, "SET kb:code:%s %b NX", s->code_sha, s->code,
-			   s->code_len);
-	redisAppendCommandArgv(c, (int)(sizeof(argv) / sizeof(argv[0])), argv,
-			       NULL);
-	redisAppendCommand(c, "ZADD kb:subs:user:%s %s %s", s->user_id, ms, id);
-	return finish_multi(c, 3);
+	redisAppendCommand(c, "HSETNX kb:user:%s name %s", user_id, name);
+	redisAppendCommand(c, "HSETNX kb:user:%s created_ms %s", user_id, ms);
+	redisAppendCommand(c, "HSETNX kb:user:%s banned 0", user_id);
+	redisAppendCommand(c, "SADD kb:users %s", user_id);
+	return kb__gw_finish_multi(c, 4);
+}
+
+int kb_gw_user_set_banned(const struct kb_gw *g, const char *user_id,
+			  int banned)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "EXISTS kb:user:%s", user_id);
+
+	if (!r)
+		return rc;
+	rc = r->type == REDIS_REPLY_INTEGER && r->integer == 1 ? 0 : -ENOENT;
+	freeReplyObject(r);
+	if (rc < 0)
+		return rc;
+	r = kb__gw_cmd(g, &rc, "HSET kb:user:%s banned %s", user_id,
+		       banned ? "1" : "0");
+	if (r)
+		freeReplyObject(r);
+	return rc;
+}
+
+int kb_gw_auth_pending(const struct kb_gw *g, const char *cli_id,
+		       const char *provider, long ttl_s)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "SET kb:clipending:%s %s EX %ld", cli_id,
+				   provider, ttl_s);
+
+	if (r)
+		freeReplyObject(r);
+	return rc;
+}
+
+int kb_gw_auth_link(const struct kb_gw *g, const char *user_id,
+		    const char *name, const char *cli_id, const char *provider,
+		    int reset, int *status, char *why, size_t why_size)
+{
+	char k1[192], k2[192], k3[192], ms[32];
+	const char *argv[9] = {k1, k2, k3, user_id, name, cli_id, provider,
+			       reset ? "1" : "0", ms};
+	int rc;
+	redisReply *r;
+
+	snprintf(k1, sizeof(k1), "kb:clipending:%s", cli_id);
+	snprintf(k2, sizeof(k2), "kb:user:%s", user_id);
+	snprintf(k3, sizeof(k3), "kb:cli:%s", cli_id);
+	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
+	r = kb__gw_eval(g, &rc, KB__GW_LINK, 3, 9, argv, NULL);
+	if (!r)
+		return rc;
+	rc = -EPROTO;
+	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
+	    r->element[0]->type == REDIS_REPLY_INTEGER) {
+		if (r->element[0]->integer == 1) {
+			rc = 0;
+		} else if (r->elements == 3) {
+			*status = (int)r->element[1]->integer;
+			snprintf(why, why_size, "%s", r->element[2]->str);
+			rc = -EPERM;
+		}
+	}
+	freeReplyObject(r);
+	return rc;
+}
+
+/* ---- submissions ---- */
+
+int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
+		     uint64_t *id, char *user_name, size_t name_size,
+		     int *status, char *why, size_t why_size, int64_t *retry_ms)
+{
+	char k[13][256], ms[32], lim[32];
+	const char *argv[24];
+	size_t argvlen[24];
+	int rc, n = 0;
+	redisReply *r;
+
+	snprintf(k[0], sizeof(k[0]), "kb:next_sub_id");
+	snprintf(k[1], sizeof(k[1]), "kb:user:%s", s->user_id);
+	snprintf(k[2], sizeof(k[2]), "kb:lb:%s", s->lb);
+	snprintf(k[3], sizeof(k[3]), "kb:lbaccess:%s", s->lb);
+	snprintf(k[4], sizeof(k[4]), "kb:rl:%s", s->lb);
+	snprintf(k[5], sizeof(k[5]), "kb:rlw:%s:%s:%s", s->lb, s->category, s->user_id);
+	snprintf(k[6], sizeof(k[6]), "kb:code:%s", s->code_sha);
+	snprintf(k[7], sizeof(k[7]), "kb:subs:user:%s", s->user_id);
+	snprintf(k[8], sizeof(k[8]), "kb:subs:user:%s:%s", s->user_id, s->lb);
+	snprintf(k[9], sizeof(k[9]), "kb:subs:lb:%s", s->lb);
+	snprintf(k[10], sizeof(k[10]), "kb:subs:all");
+	snprintf(k[11], sizeof(k[11]), "kb:queued:%s", s->gpu);
+	snprintf(k[12], sizeof(k[12]), "kb:admin");
+	snprintf(ms, sizeof(ms), "%" PRId64, s->submitted_ms);
+	snprintf(lim, sizeof(lim), "%ld", s->default_limit);
+	for (int i = 0; i < 13; i++)
+		argv[n++] = k[i];
+	argv[n++] = s->user_id;
+	argv[n++] = s->lb;
+	argv[n++] = s->gpu;
+	argv[n++] = s->mode;
+	argv[n++] = s->category;
+	argv[n++] = s->file_name;
+	argv[n++] = s->code_sha;
+	argv[n] = s->code; /* binary-safe: its length below */
+	argvlen[n++] = s->code_len;
+	argv[n++] = ms;
+	argv[n++] = s->admin ? "1" : "0";
+	argv[n++] = lim;
+	for (int i = 0; i < n; i++)
+		if (argv[i] != s->code)
+			argvlen[i] = strlen(argv[i]);
+	r = kb__gw_eval(g, &rc, KB__GW_SUBMIT, 13, n, argv, argvlen);
+	if (!r)
+		return rc;
+	rc = -EPROTO;
+	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+	    r->element[0]->type == REDIS_REPLY_INTEGER) {
+		if (r->element[0]->integer == 1 &&
+		    r->element[1]->type == REDIS_REPLY_INTEGER &&
+		    r->element[2]->type == REDIS_REPLY_STRING) {
+			*id = (uint64_t)r->element[1]->integer;
+			snprintf(user_name, name_size, "%s", r->element[2]->str);
+			rc = 0;
+		} else if (r->element[0]->integer == 0 && r->elements == 4) {
+			*status = (int)r->element[1]->integer;
+			snprintf(why, why_size, "%s", r->element[2]->str);
+			*retry_ms = r->element[3]->integer;
+			rc = 1;
+		}
+	}
+	freeReplyObject(r);
+	return rc;
 }
 
 static const char mark_failed_lua[] =
 	"if redis.call('HGET', KEYS[1], 'status') ~= 'queued' then return 0 end\n"
 	"redis.call('HSET', KEYS[1], 'status', 'failed', 'verdict', "
 	"'infra_error', 'error', ARGV[1], 'done_ms', ARGV[2])\n"
+	"redis.call('ZREM', KEYS[2], ARGV[3])\n"
 	"return 1\n";
 
 int kb_gw_sub_mark_failed(const struct kb_gw *g, uint64_t id, const char *why)
 {
+	char err[256], key[64], ms[32], ids[32], gkey[256] = "kb:queued:";
+	redisContext *c = kb_gw_redis(g, err, sizeof(err));
+	redisReply *gr, *r;
 	int rc;
-	redisReply *r = cmd(g, &rc, "EVAL %s 1 kb:sub:%" PRIu64 " %s %" PRId64,
-			    mark_failed_lua, id, why, kb_now_ms());
 
+	if (!c)
+		return -EIO;
+	snprintf(key, sizeof(key), "kb:sub:%" PRIu64, id);
+	gr = kb__gw_cmd(g, &rc, "HGET %s gpu", key);
+	if (!gr)
+		return rc;
+	if (gr->type == REDIS_REPLY_STRING)
+		snprintf(gkey, sizeof(gkey), "kb:queued:%s", gr->str);
+	freeReplyObject(gr);
+	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
+	snprintf(ids, sizeof(ids), "%" PRIu64, id);
+	r = kb__gw_cmd(g, &rc, "EVAL %s 2 %s %s %s %s %s", mark_failed_lua, key,
+		       gkey, why, ms, ids);
 	if (r)
 		freeReplyObject(r);
 	return rc;
@@ -329,7 +555,7 @@ void kb_gw_sub_rec_free(struct kb_gw_sub_rec *rec)
 	memset(rec, 0, sizeof(*rec));
 }
 
-int kb_gw_sub_fetch(const struct kb_gw *g, uint64_t id,
+int kb_gw_sub_fetch(const struct kb_gw *g, uint64_t id, int with_code,
 		    struct kb_gw_sub_rec *out)
 {
 	int rc;
@@ -337,10 +563,13 @@ int kb_gw_sub_fetch(const struct kb_gw *g, uint64_t id,
 	redisReply *r[2] = {0};
 
 	memset(out, 0, sizeof(*out));
-	out->hash = cmd(g, &rc, "HGETALL kb:sub:%" PRIu64, id);
+	out->hash = kb__gw_cmd(g, &rc, "HGETALL kb:sub:%" PRIu64, id);
 	if (!out->hash)
 		return rc;
-	if (out->hash->type != REDIS_REPLY_ARRAY || out->hash->elements == 0) {
+	const char *status = kb_gw_sub_field(out, "status");
+	if (out->hash->type != REDIS_REPLY_ARRAY || out->hash->elements == 0 ||
+	    (status && strcmp(status, "deleted") == 0) ||
+	    kb_gw_sub_field(out, "deleted_ms")) {
 		kb_gw_sub_rec_free(out);
 		return -ENOENT;
 	}
@@ -352,14 +581,297 @@ int kb_gw_sub_fetch(const struct kb_gw *g, uint64_t id,
 		return -EIO;
 	}
 	redisAppendCommand(c, "GET kb:res:%" PRIu64 ":%s", id, gpu ? gpu : "");
-	redisAppendCommand(c, "GET kb:code:%s", sha ? sha : "");
-	rc = read_replies(c, r, 2);
+	if (with_code)
+		redisAppendCommand(c, "GET kb:code:%s", sha ? sha : "");
+	rc = kb__gw_read_replies(c, r, with_code ? 2 : 1);
 	if (rc < 0) {
 		kb_gw_sub_rec_free(out);
 		return rc;
 	}
 	out->res = r[0];
 	out->code = r[1];
+	return 0;
+}
+
+int kb_gw_sub_delete(const struct kb_gw *g, uint64_t id, const char *user_id,
+		     char *lb, size_t lb_size, char *gpu, size_t gpu_size,
+		     int *rank_changed)
+{
+	char key[64], ids[32], ms[32];
+	const char *argv[4] = {key, ids, user_id ? user_id : "", ms};
+	int rc;
+	redisReply *r;
+
+	snprintf(key, sizeof(key), "kb:sub:%" PRIu64, id);
+	snprintf(ids, sizeof(ids), "%" PRIu64, id);
+	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
+	r = kb__gw_eval(g, &rc, KB__GW_DELETE, 1, 4, argv, NULL);
+	if (!r)
+		return rc;
+	rc = -EPROTO;
+	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
+	    r->element[0]->type == REDIS_REPLY_INTEGER) {
+		if (r->element[0]->integer == 0)
+			rc = r->element[1]->integer == 403 ? -EPERM : -ENOENT;
+		else if (r->elements == 4) {
+			snprintf(lb, lb_size, "%s", r->element[1]->str);
+			snprintf(gpu, gpu_size, "%s", r->element[2]->str);
+			*rank_changed = r->element[3]->integer == 1;
+			rc = 0;
+		}
+	}
+	freeReplyObject(r);
+	return rc;
+}
+
+const char *const kb_gw_list_fields[] = {
+	"lb", "gpu", "mode", "file_name", "submitted_ms", "status", "stage",
+	"verdict", "score", "done_ms", "user_id", "user_name", NULL,
+};
+#define NLIST_FIELDS 12
+
+const char *kb_gw_list_value(const redisReply *row, const char *field)
+{
+	for (size_t i = 0; kb_gw_list_fields[i]; i++)
+		if (strcmp(kb_gw_list_fields[i], field) == 0) {
+			if (!row || row->type != REDIS_REPLY_ARRAY || i >= row->elements ||
+			    row->element[i]->type != REDIS_REPLY_STRING)
+				return NULL;
+			return row->element[i]->str;
+		}
+	return NULL;
+}
+
+void kb_gw_sub_list_free(struct kb_gw_sub_list *l)
+{
+	for (size_t i = 0; l->rows && i < l->n; i++)
+		if (l->rows[i])
+			freeReplyObject(l->rows[i]);
+	free(l->rows);
+	free(l->ids);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ZREVRANGE of an index, then one HMGET per id, pipelined. */
+static int list_index(const struct kb_gw *g, const char *index, long offset,
+		      long limit, struct kb_gw_sub_list *out)
+{
+	char err[256];
+	int rc;
+	redisReply *z;
+	redisContext *c;
+
+	memset(out, 0, sizeof(*out));
+	z = kb__gw_cmd(g, &rc, "ZREVRANGE %s %ld %ld", index, offset,
+		       offset + limit - 1);
+	if (!z)
+		return rc;
+	if (z->type != REDIS_REPLY_ARRAY || z->elements == 0) {
+		freeReplyObject(z);
+		return 0;
+	}
+	out->ids = calloc(z->elements, sizeof(*out->ids));
+	out->rows = calloc(z->elements, sizeof(*out->rows));
+	c = kb_gw_redis(g, err, sizeof(err));
+	if (!out->ids || !out->rows || !c) {
+		freeReplyObject(z);
+		kb_gw_sub_list_free(out);
+		return c ? -ENOMEM : -EIO;
+	}
+	for (size_t i = 0; i < z->elements; i++) {
+		const char *argv[2 + NLIST_FIELDS];
+		char key[64];
+		kb_parse_u64(z->element[i]->str, &out->ids[i]);
+		snprintf(key, sizeof(key), "kb:sub:%s", z->element[i]->str);
+		argv[0] = "HMGET";
+		argv[1] = key;
+		for (int f = 0; f < NLIST_FIELDS; f++)
+			argv[2 + f] = kb_gw_list_fields[f];
+		redisAppendCommandArgv(c, 2 + NLIST_FIELDS, argv, NULL);
+	}
+	out->n = z->elements;
+	freeReplyObject(z);
+	rc = kb__gw_read_replies(c, out->rows, (int)out->n);
+	if (rc < 0) {
+		free(out->rows);
+		out->rows = NULL;
+		kb_gw_sub_list_free(out);
+	}
+	return rc;
+}
+
+int kb_gw_sub_list_user(const struct kb_gw *g, const char *user_id,
+			const char *lb, long offset, long limit,
+			struct kb_gw_sub_list *out)
+{
+	char index[256];
+
+	if (lb)
+		snprintf(index, sizeof(index), "kb:subs:user:%s:%s", user_id, lb);
+	else
+		snprintf(index, sizeof(index), "kb:subs:user:%s", user_id);
+	return list_index(g, index, offset, limit, out);
+}
+
+int kb_gw_sub_list_board(const struct kb_gw *g, const char *lb, long offset,
+			 long limit, struct kb_gw_sub_list *out)
+{
+	char index[256];
+
+	snprintf(index, sizeof(index), "kb:subs:lb:%s", lb);
+	return list_index(g, index, offset, limit, out);
+}
+
+int kb_gw_queue_position(const struct kb_gw *g, const char *gpu, uint64_t id,
+			 long *position)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "ZRANK kb:queued:%s %" PRIu64, gpu, id);
+
+	if (!r)
+		return rc;
+	*position = r->type == REDIS_REPLY_INTEGER ? (long)r->integer + 1 : 0;
+	freeReplyObject(r);
+	return 0;
+}
+
+int kb_gw_store_job_event(const struct kb_gw *g, uint64_t id, const char *gpu,
+			  int finished)
+{
+	char err[256];
+	redisContext *c = kb_gw_redis(g, err, sizeof(err));
+	redisReply *r[2] = {0};
+	int rc;
+
+	if (!c)
+		return -EIO;
+	redisAppendCommand(c, "ZREM kb:queued:%s %" PRIu64, gpu, id);
+	if (finished)
+		redisAppendCommand(c, "SREM kb:running:%s %" PRIu64, gpu, id);
+	else
+		redisAppendCommand(c, "SADD kb:running:%s %" PRIu64, gpu, id);
+	rc = kb__gw_read_replies(c, r, 2);
+	if (rc == 0)
+		kb__gw_free_replies(r, 2);
+	return rc;
+}
+
+int kb_gw_running_count(const struct kb_gw *g, const char *gpu, long *count)
+{
+	char err[256];
+	int rc;
+	redisReply *m = kb__gw_cmd(g, &rc, "SMEMBERS kb:running:%s", gpu);
+	redisContext *c;
+
+	*count = 0;
+	if (!m)
+		return rc;
+	if (m->type != REDIS_REPLY_ARRAY || m->elements == 0) {
+		freeReplyObject(m);
+		return 0;
+	}
+	c = kb_gw_redis(g, err, sizeof(err));
+	if (!c) {
+		freeReplyObject(m);
+		return -EIO;
+	}
+	for (size_t i = 0; i < m->elements; i++)
+		redisAppendCommand(c, "HGET kb:sub:%s status", m->element[i]->str);
+	for (size_t i = 0; i < m->elements; i++) {
+		redisReply *s;
+		if ((rc = kb__gw_read_replies(c, &s, 1)) < 0)
+			break;
+		if (s->type == REDIS_REPLY_STRING && strcmp(s->str, "running") == 0)
+			(*count)++;
+		else /* finished while no gateway listened: forget it */
+			m->element[i]->type = REDIS_REPLY_NIL;
+		freeReplyObject(s);
+	}
+	if (rc == 0)
+		for (size_t i = 0; i < m->elements; i++)
+			if (m->element[i]->type == REDIS_REPLY_NIL) {
+				redisReply *x = kb__gw_cmd(g, &rc, "SREM kb:running:%s %s",
+							   gpu, m->element[i]->str);
+				if (x)
+					freeReplyObject(x);
+			}
+	freeReplyObject(m);
+	return rc;
+}
+
+static char *dup_field(const redisReply *r)
+{
+	return r && r->type == REDIS_REPLY_STRING ? strdup(r->str) : NULL;
+}
+
+int kb_gw_sub_state(const struct kb_gw *g, uint64_t id,
+		    struct kb_gw_sub_state *out)
+{
+	int rc;
+	redisReply *h;
+
+	memset(out, 0, sizeof(*out));
+	h = kb__gw_cmd(g, &rc, "HMGET kb:sub:%" PRIu64 " status stage stage_ms "
+			       "submitted_ms gpu error deleted_ms", id);
+	if (!h)
+		return rc;
+	if (h->type != REDIS_REPLY_ARRAY || h->elements != 7 ||
+	    h->element[0]->type != REDIS_REPLY_STRING) {
+		freeReplyObject(h);
+		return -ENOENT;
+	}
+	out->status = dup_field(h->element[0]);
+	out->stage = dup_field(h->element[1]);
+	out->stage_ms = h->element[2]->type == REDIS_REPLY_STRING
+				? strtoll(h->element[2]->str, NULL, 10) : 0;
+	out->submitted_ms = h->element[3]->type == REDIS_REPLY_STRING
+				    ? strtoll(h->element[3]->str, NULL, 10) : 0;
+	out->gpu = dup_field(h->element[4]);
+	out->error = dup_field(h->element[5]);
+	if (h->element[6]->type == REDIS_REPLY_STRING) {
+		free(out->status);
+		out->status = strdup("deleted");
+	}
+	freeReplyObject(h);
+	if (out->status && strcmp(out->status, "done") == 0) {
+		out->res = kb__gw_cmd(g, &rc, "GET kb:res:%" PRIu64 ":%s", id,
+				      out->gpu ? out->gpu : "");
+		if (out->res && out->res->type != REDIS_REPLY_STRING) {
+			freeReplyObject(out->res);
+			out->res = NULL;
+		}
+	}
+	return rc;
+}
+
+void kb_gw_sub_state_free(struct kb_gw_sub_state *s)
+{
+	free(s->status);
+	free(s->stage);
+	free(s->gpu);
+	free(s->error);
+	if (s->res)
+		freeReplyObject(s->res);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- rankings ---- */
+
+int kb_gw_ranking_count(const struct kb_gw *g, const char *lb, const char *gpu,
+			const char *user_id, long *count)
+{
+	int rc;
+	redisReply *r = user_id
+		? kb__gw_cmd(g, &rc, "ZSCORE kb:rank:%s:%s %s", lb, gpu, user_id)
+		: kb__gw_cmd(g, &rc, "ZCARD kb:rank:%s:%s", lb, gpu);
+
+	if (!r)
+		return rc;
+	if (user_id)
+		*count = r->type == REDIS_REPLY_STRING ? 1 : 0;
+	else
+		*count = r->type == REDIS_REPLY_INTEGER ? (long)r->integer : 0;
+	freeReplyObject(r);
 	return 0;
 }
 
@@ -424,7 +936,7 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 	*n = 0;
 	snprintf(rank_key, sizeof(rank_key), "kb:rank:%s:%s", lb, gpu);
 	snprintf(info_key, sizeof(info_key), "kb:rankinfo:%s:%s", lb, gpu);
-	w = cmd(g, &rc, "ZRANGE %s %ld %ld WITHSCORES", rank_key, offset,
+	w = kb__gw_cmd(g, &rc, "ZRANGE %s %ld %ld WITHSCORES", rank_key, offset,
 		offset + limit - 1);
 	if (!w)
 		return rc;
@@ -442,7 +954,7 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 	redisAppendCommand(c, "ZCOUNT %s -inf %s", rank_key, lo_ex);
 	redisAppendCommand(c, "ZRANGEBYSCORE %s %s %s WITHSCORES", rank_key, lo, hi);
 	freeReplyObject(w);
-	rc = read_replies(c, r, 2);
+	rc = kb__gw_read_replies(c, r, 2);
 	if (rc < 0)
 		return rc;
 	if (r[0]->type != REDIS_REPLY_INTEGER || r[1]->type != REDIS_REPLY_ARRAY) {
@@ -465,7 +977,9 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 	for (size_t i = 0; i < nall; i++) {
 		const redisReply *m = r[1]->element[2 * i];
 		snprintf(all[i].user_id, sizeof(all[i].user_id), "%s", m->str);
-		all[i].score = strtod(r[1]->element[2 * i + 1]->str, NULL);
+		snprintf(all[i].score_text, sizeof(all[i].score_text), "%s",
+			 r[1]->element[2 * i + 1]->str);
+		all[i].score = strtod(all[i].score_text, NULL);
 		argv[i + 2] = all[i].user_id;
 	}
 	info = redisCommandArgv(c, (int)nall + 2, argv, NULL);
@@ -496,7 +1010,7 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 	}
 	for (size_t i = 0; i < count; i++) {
 		redisReply *nm[2];
-		rc = read_replies(c, nm, 2);
+		rc = kb__gw_read_replies(c, nm, 2);
 		if (rc < 0) {
 			/* read_replies dropped the connection: the rest of the
 			 * pipeline is gone with it. */
@@ -508,7 +1022,7 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 		if (nm[1]->type == REDIS_REPLY_STRING)
 			snprintf(all[i].file_name, sizeof(all[i].file_name), "%s",
 				 nm[1]->str);
-		free_replies(nm, 2);
+		kb__gw_free_replies(nm, 2);
 	}
 	*out = all;
 	*n = count;
@@ -517,6 +1031,6 @@ done:
 	free(all);
 	if (info)
 		freeReplyObject(info);
-	free_replies(r, 2);
+	kb__gw_free_replies(r, 2);
 	return rc;
 }

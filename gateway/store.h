@@ -1,19 +1,24 @@
 /* kb_gw_store: every Redis key the gateway reads or writes (layout in
- * docs/internals.md), behind functions that speak in users, submissions
- * and rankings.
+ * docs/internals.md and docs/api.md), behind functions that speak in
+ * users, submissions, rankings and policies.
  *
  * Connections: one per thread, made on first use and kept for the thread's
  * life (a pthread key frees it when the thread exits). libmicrohttpd runs a
  * fixed pool of threads, so the gateway holds exactly that many
- * connections, with no lock and no pool hand-off on the request path.
- * After an I/O error the thread's connection is dropped and the next call
- * reconnects; while Redis stays unreachable a thread retries at most every
- * 250 ms and fails fast in between, so a Redis outage costs clients a quick
- * 503, not a connect timeout each.
+ * connections (plus one for the events thread), with no lock and no pool
+ * hand-off on the request path. After an I/O error the thread's
+ * connection is dropped and the next call reconnects; while Redis stays
+ * unreachable a thread retries at most every 250 ms and fails fast in
+ * between, so a Redis outage costs clients a quick 503, not a connect
+ * timeout each.
  *
- * Return codes: 0, -ENOENT (no such user/submission), -EIO (Redis
+ * Multi-key updates are Lua scripts (gateway/lua/*.lua, compiled in),
+ * loaded once by kb_gw_store_init() and run with EVALSHA.
+ *
+ * Return codes: 0, -ENOENT (no such user/submission/...), -EIO (Redis
  * unreachable or failed: answer 503), -EPROTO (unexpected reply: 500),
  * -ENOMEM. Every call is thread-safe (each uses its thread's connection).
+ * Values are never logged (CLI ids, codes and seeds least of all).
  */
 #ifndef KB_GW_STORE_H
 #define KB_GW_STORE_H
@@ -31,18 +36,26 @@ redisContext *kb_gw_redis(const struct kb_gw *g, char *errstr,
 /* Closes this thread's connection (after an I/O error, or at exit). */
 void kb_gw_redis_drop(void);
 
-/* At startup: creates each board's secret seed if missing (HSETNX with a
- * random 64-bit value), records deadline and visibility, and loads the
- * seeds into g->lbs. The seeds are never logged. */
-int kb_gw_store_init_boards(struct kb_gw *g, char *errstr, size_t errstr_size);
+/* At startup, before threads: loads the scripts, then initialises every
+ * board (kb_gw_store_init_board). */
+int kb_gw_store_init(struct kb_gw *g, char *errstr, size_t errstr_size);
+
+/* Creates a board's secret seed if missing (HSETNX with a random 64-bit
+ * value), records its deadline, visibility (unless set) and loads the
+ * seed, visibility and deleted flag into lb. The seed is never logged. */
+int kb_gw_store_init_board(const struct kb_gw *g, struct kb_gw_lb *lb,
+			   const char *visibility, char *errstr,
+			   size_t errstr_size);
+
+/* ---- users ---- */
 
 struct kb_gw_user {
-	char id[64];
+	char id[96];
 	char name[128];
 	int banned;
 };
 
-/* Resolves an X-Popcorn-Cli-Id. */
+/* Resolves an X-Popcorn-Cli-Id (one round trip). */
 int kb_gw_user_by_cli(const struct kb_gw *g, const char *cli_id,
 		      struct kb_gw_user *out);
 
@@ -50,22 +63,43 @@ int kb_gw_user_by_cli(const struct kb_gw *g, const char *cli_id,
 int kb_gw_user_create(const struct kb_gw *g, const char *name,
 		      char user_id[33], char cli_id[65]);
 
-/* A submission as the gateway records it. */
+/* Creates user_id with name unless it exists (then nothing changes). */
+int kb_gw_user_ensure(const struct kb_gw *g, const char *user_id,
+		      const char *name);
+
+/* Sets or clears the ban flag. -ENOENT when the user does not exist. */
+int kb_gw_user_set_banned(const struct kb_gw *g, const char *user_id,
+			  int banned);
+
+/* /auth/init: remembers cli_id as pending for provider, ttl_s seconds. */
+int kb_gw_auth_pending(const struct kb_gw *g, const char *cli_id,
+		       const char *provider, long ttl_s);
+
+/* /auth/cli: links cli_id to user_id (link.lua). Returns 0, or a negative
+ * code with *status (400/404/409) and why set for refusals. */
+int kb_gw_auth_link(const struct kb_gw *g, const char *user_id,
+		    const char *name, const char *cli_id, const char *provider,
+		    int reset, int *status, char *why, size_t why_size);
+
+/* ---- submissions ---- */
+
+/* A submission as kb_gw_submit() records it. */
 struct kb_gw_sub {
-	uint64_t id;
-	const char *user_id, *user_name, *lb, *gpu, *mode, *file_name;
+	const char *user_id, *lb, *gpu, *mode, *category, *file_name;
 	const char *code;
 	size_t code_len;
 	char code_sha[65];
 	int64_t submitted_ms;
+	int admin;
+	long default_limit; /* the category's default hourly limit, 0 none */
 };
 
-/* INCR kb:next_sub_id. */
-int kb_gw_sub_next_id(const struct kb_gw *g, uint64_t *id);
-
-/* Writes kb:code:<sha> (if new), kb:sub:<id> with status "queued" and the
- * user's index entry, in one MULTI/EXEC: all or nothing. */
-int kb_gw_sub_record(const struct kb_gw *g, const struct kb_gw_sub *s);
+/* Runs submit.lua. Returns 0 with *id and user_name set (admitted and
+ * recorded), 1 when policy refused it (*status, why, *retry_ms set), or a
+ * negative code. */
+int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
+		     uint64_t *id, char *user_name, size_t name_size,
+		     int *status, char *why, size_t why_size, int64_t *retry_ms);
 
 /* Marks a recorded submission failed (status "failed", verdict
  * "infra_error", error, done_ms), but only while its status is still
@@ -73,23 +107,78 @@ int kb_gw_sub_record(const struct kb_gw *g, const struct kb_gw_sub *s);
 int kb_gw_sub_mark_failed(const struct kb_gw *g, uint64_t id, const char *why);
 
 /* A stored submission: its hash, its final result for its gpu (packed
- * Result, may be absent) and its code. Free with kb_gw_sub_rec_free(). */
+ * Result, may be absent) and optionally its code. Free with
+ * kb_gw_sub_rec_free(). -ENOENT also for deleted submissions. */
 struct kb_gw_sub_rec {
 	redisReply *hash; /* HGETALL: flat field/value array */
 	redisReply *res;  /* GET kb:res:<id>:<gpu>: string or nil */
-	redisReply *code; /* GET kb:code:<sha>: string or nil */
+	redisReply *code; /* GET kb:code:<sha>: string or nil; NULL if not asked */
 };
-int kb_gw_sub_fetch(const struct kb_gw *g, uint64_t id,
+int kb_gw_sub_fetch(const struct kb_gw *g, uint64_t id, int with_code,
 		    struct kb_gw_sub_rec *out);
 /* A field of rec->hash, or NULL. */
 const char *kb_gw_sub_field(const struct kb_gw_sub_rec *rec, const char *name);
 void kb_gw_sub_rec_free(struct kb_gw_sub_rec *rec);
 
+/* Deletes (delete.lua). user_id NULL: as an admin (any owner). Returns 0
+ * with lb/gpu filled and *rank_changed, -ENOENT, -EPERM (not the owner),
+ * or another negative code. */
+int kb_gw_sub_delete(const struct kb_gw *g, uint64_t id, const char *user_id,
+		     char *lb, size_t lb_size, char *gpu, size_t gpu_size,
+		     int *rank_changed);
+
+/* A page of a user's submissions, newest first, optionally of one board:
+ * *out is an array of n HMGET replies (fields: see kb_gw_list_fields),
+ * ids[i] their ids. Free with kb_gw_sub_list_free(). */
+extern const char *const kb_gw_list_fields[]; /* NULL-terminated */
+struct kb_gw_sub_list {
+	size_t n;
+	uint64_t *ids;
+	redisReply **rows;
+};
+int kb_gw_sub_list_user(const struct kb_gw *g, const char *user_id,
+			const char *lb, long offset, long limit,
+			struct kb_gw_sub_list *out);
+/* Ids of a board's submissions, newest first. */
+int kb_gw_sub_list_board(const struct kb_gw *g, const char *lb, long offset,
+			 long limit, struct kb_gw_sub_list *out);
+void kb_gw_sub_list_free(struct kb_gw_sub_list *l);
+/* Value of field in row (NULL if absent). */
+const char *kb_gw_list_value(const redisReply *row, const char *field);
+
+/* Queue position of a queued submission on its gpu (1 = next), or 0 when
+ * it is not queued any more. */
+int kb_gw_queue_position(const struct kb_gw *g, const char *gpu, uint64_t id,
+			 long *position);
+
+/* The events thread: a job started (Progress) or ended (Result). Best
+ * effort bookkeeping of kb:queued:<gpu> and kb:running:<gpu>. */
+int kb_gw_store_job_event(const struct kb_gw *g, uint64_t id, const char *gpu,
+			  int finished);
+
+/* Submissions of gpu whose status is "running" (kb:running:<gpu>, with
+ * entries that are not running any more removed). */
+int kb_gw_running_count(const struct kb_gw *g, const char *gpu, long *count);
+
+/* A submission's current state for fallback polling: status, stage,
+ * stage_ms, submitted_ms, gpu, error (each malloc'd or NULL). */
+struct kb_gw_sub_state {
+	char *status, *stage, *gpu, *error;
+	int64_t stage_ms, submitted_ms;
+	redisReply *res; /* the packed Result when done (string) or NULL */
+};
+int kb_gw_sub_state(const struct kb_gw *g, uint64_t id,
+		    struct kb_gw_sub_state *out);
+void kb_gw_sub_state_free(struct kb_gw_sub_state *s);
+
+/* ---- rankings ---- */
+
 struct kb_gw_rank_entry {
 	long rank; /* 1-based, over the whole board */
-	char user_id[64];
+	char user_id[96];
 	char user_name[128];
 	double score;
+	char score_text[32];     /* as stored (shortest exact text) */
 	uint64_t sub_id;         /* 0 when unknown */
 	int64_t submitted_ms;    /* INT64_MAX when unknown */
 	char file_name[256];
@@ -102,8 +191,73 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 		  long offset, long limit, struct kb_gw_rank_entry **out,
 		  size_t *n);
 
+/* Number of ranked users; with user_id, 1 if that user is ranked. */
+int kb_gw_ranking_count(const struct kb_gw *g, const char *lb, const char *gpu,
+			const char *user_id, long *count);
+
 /* Orders two ranking entries as the ranking does (ascending). Pure; for
  * qsort and tests. */
 int kb_gw_rank_cmp(const void *a, const void *b);
+
+/* ---- policy and administration (store_admin.c) ---- */
+
+/* kb:admin accepting: 1 accepting (the default), 0 stopped. */
+int kb_gw_set_accepting(const struct kb_gw *g, int accepting);
+
+/* visibility "public" or "closed". */
+int kb_gw_set_visibility(const struct kb_gw *g, const char *lb,
+			 const char *visibility);
+/* 1 if user_id may read/submit to a closed board. */
+int kb_gw_has_access(const struct kb_gw *g, const char *lb,
+		     const char *user_id, int *allowed);
+
+/* Hourly limits per category ("test", "leaderboard"); max 0 deletes. */
+int kb_gw_rate_set(const struct kb_gw *g, const char *lb, const char *cat,
+		   long max);
+/* Fills max[0] (test) and max[1] (leaderboard); 0 = not set. */
+int kb_gw_rate_get(const struct kb_gw *g, const char *lb, long max[2]);
+
+/* Makes count invite codes for the boards; codes is an array of count
+ * strings of 33 bytes. */
+int kb_gw_invites_create(const struct kb_gw *g, const char *const *lbs,
+			 size_t nlbs, long count, char (*codes)[33]);
+/* The invites of a board: n HGETALL-like rows. */
+struct kb_gw_invite {
+	char code[64];
+	char user_id[96], user_name[128];
+	int64_t created_ms, claimed_ms; /* 0 when not */
+};
+int kb_gw_invites_list(const struct kb_gw *g, const char *lb,
+		       struct kb_gw_invite **out, size_t *n);
+/* -ENOENT when the code does not exist. */
+int kb_gw_invite_revoke(const struct kb_gw *g, const char *code,
+			int *was_claimed);
+/* join.lua: returns 0 with the boards ("a,b") in lbs, or 1 with why. */
+int kb_gw_invite_claim(const struct kb_gw *g, const char *code,
+		       const char *user_id, const char *user_name, char *lbs,
+		       size_t lbs_size, char *why, size_t why_size);
+
+struct kb_gw_stats {
+	long submissions, users, ranked_entries, queued, running_or_done;
+	long by_status[5]; /* queued, running, done, failed, deleted */
+};
+/* lb NULL: all boards; since_ms > 0: only submissions since then. */
+int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
+		struct kb_gw_stats *out);
+
+/* Dynamic boards (admin-created) and deletions, shared by all gateways:
+ * kb:lbdyn (name -> directory), kb:lbdeleted (set of names). */
+int kb_gw_board_record(const struct kb_gw *g, const char *name,
+		       const char *directory);
+int kb_gw_board_mark_deleted(const struct kb_gw *g, const char *name,
+			     int purge_rankings);
+/* Whether a board has any submission (kb:subs:lb:<lb>). */
+int kb_gw_board_has_submissions(const struct kb_gw *g, const char *name,
+				int *has);
+/* HGETALL kb:lbdyn and SMEMBERS kb:lbdeleted, and the visibility of every
+ * board named in names (n of them, parallel out array of 0/1 closed). */
+int kb_gw_board_sync(const struct kb_gw *g, redisReply **dyn,
+		     redisReply **deleted, const char *const *names, size_t n,
+		     int *closed);
 
 #endif

@@ -67,6 +67,7 @@ free_port() {
 
 if [ -z "${KB_KAFKA_BROKERS:-}" ]; then
 	start devbroker "$BIN/devbroker/kb-devbroker"
+	DEV_BROKER=1
 	wait_for "kb-devbroker" 10 grep -q '^bootstrap=' "$RUN_DIR/devbroker.log"
 	KB_KAFKA_BROKERS=$(sed -n 's/^bootstrap=\([^ ]*\).*/\1/p' "$RUN_DIR/devbroker.log" | head -1)
 fi
@@ -88,8 +89,12 @@ if [ -z "${KB_ADMIN_TOKEN:-}" ]; then
 fi
 export KB_ADMIN_TOKEN
 
-# Services in this process group get the dev-friendly consumer settings
-# (fast group takeover after a crash).
+# With the dev broker, consumers use short sessions so that a crashed
+# worker's job moves to its restart within seconds (a real cluster keeps
+# librdkafka's defaults unless KB_CONSUMER_EXTRA says otherwise).
+if [ -z "${KB_CONSUMER_EXTRA:-}" ] && [ -n "${DEV_BROKER:-}" ]; then
+	export KB_CONSUMER_EXTRA="session.timeout.ms=4000,heartbeat.interval.ms=250"
+fi
 export KB_WORKDIR=${KB_WORKDIR:-$RUN_DIR/work}
 mkdir -p "$KB_WORKDIR"
 

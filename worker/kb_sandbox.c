@@ -46,6 +46,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -102,7 +103,9 @@ static int stream_read(struct stream *s)
 {
 	char chunk[65536];
 
-	for (;;) {
+	/* At most 1 MiB per call, so that a flood on one stream cannot keep
+	 * the loop from the others or from the deadline. */
+	for (int i = 0; i < 16; i++) {
 		ssize_t n = read(s->fd, chunk, sizeof(chunk));
 		if (n < 0) {
 			if (errno == EINTR)
@@ -137,6 +140,7 @@ static int stream_read(struct stream *s)
 		if ((size_t)n < sizeof(chunk))
 			return 0;
 	}
+	return 0;
 }
 
 /* Hands the stream's bytes to the result as a NUL-terminated string. */
@@ -222,7 +226,7 @@ static void set_status(struct kb_sandbox_result *r, int st)
 /* Implemented in sandbox_isolate.c: plans and undoes an isolated run. */
 int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *slot_fd,
 		       char *errstr, size_t errstr_size);
-int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid);
+int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before);
 int sb_isolate_write_idmaps(pid_t pid, const struct sb_plan *p, char *errstr,
 			    size_t errstr_size);
 int sb__probe_cached(struct kb_sandbox_caps *caps);
@@ -245,7 +249,7 @@ static void run_cleanup(struct run *x)
 	if (x->cg.version)
 		sb_cgroup_destroy(&x->cg);
 	if (x->chowned) {
-		sb_isolate_chown(x->workdir, x->wd_uid, x->wd_gid);
+		sb_isolate_chown(x->workdir, x->wd_uid, x->wd_gid, 0);
 		x->chowned = 0;
 	}
 	close_fd(&x->slot_fd); /* releases the uid slot */
@@ -331,7 +335,7 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 		x.wd_uid = st.st_uid;
 		x.wd_gid = st.st_gid;
 		x.chowned = 1; /* from here on, undo whatever part was done */
-		if (!p->userns && sb_isolate_chown(x.workdir, p->uid, p->gid) < 0) {
+		if (!p->userns && sb_isolate_chown(x.workdir, p->uid, p->gid, 1) < 0) {
 			rc = -errno;
 			set_err(r, errstr, errstr_size, "sandbox: chown %s: %s", x.workdir,
 				strerror(errno));
@@ -357,7 +361,10 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 
 	if ((rc = make_pipe(p_out, 1)) < 0 || (rc = make_pipe(p_err, 1)) < 0 ||
 	    (p->want_report && (rc = make_pipe(p_rep, 1)) < 0) ||
-	    (rc = make_pipe(p_ctl, 1)) < 0 || (rc = make_pipe(p_sync, 0)) < 0) {
+	    (rc = make_pipe(p_ctl, 1)) < 0 ||
+	    /* A socket, so that the "go" byte can be sent with MSG_NOSIGNAL:
+	     * a child that died early must not SIGPIPE the worker. */
+	    (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p_sync) < 0 && (rc = -errno))) {
 		set_err(r, errstr, errstr_size, "sandbox: pipe: %s", strerror(-rc));
 		goto fail_pipes;
 	}
@@ -400,7 +407,7 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 		set_err(r, errstr, errstr_size, "%s", eb);
 		goto fail_kill;
 	}
-	if (write(x.sync_w, "g", 1) != 1) {
+	if (send(x.sync_w, "g", 1, MSG_NOSIGNAL) != 1) {
 		rc = -errno;
 		set_err(r, errstr, errstr_size, "sandbox: sync: %s", strerror(errno));
 		goto fail_kill;

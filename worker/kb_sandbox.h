@@ -15,7 +15,32 @@
  * infra_error (not the program's fault); exit status, signals and timeouts
  * are the program's.
  *
+ * Limits on every run: RLIMIT_CPU (cpu_timeout_s, SIGXCPU then SIGKILL),
+ * RLIMIT_FSIZE 256 MiB, RLIMIT_NOFILE 256, RLIMIT_CORE 0 (no core dumps;
+ * PR_SET_DUMPABLE cannot be forced on a program, execve resets it), and a
+ * per-run cgroup (v2, else v1) with pids.max, memory limit and no swap where
+ * the host has one; the address space is never capped (CUDA reserves huge
+ * ranges). A non-isolated run's processes are killed as a process group and
+ * through the cgroup; one that left the group with setsid() and has no
+ * cgroup to catch it may survive (isolation closes that gap).
+ *
+ * Isolation (isolate = 1; see kb_sandbox_probe() for the host's side): the
+ * run gets its own mount, PID, network (loopback only), IPC and UTS
+ * namespaces; a new root with /usr, /lib*, /bin, /sbin and ro_paths
+ * read-only, a minimal /etc, private /tmp and /dev/shm, /dev with only
+ * null/zero/full/random/urandom (+ GPU nodes when gpu), its own /proc, and
+ * the workdir read-write at its host path (so absolute paths in argv work);
+ * an unprivileged uid/gid of its own (chowned onto the workdir for the run
+ * and back afterwards, set-id bits stripped), no capabilities,
+ * NO_NEW_PRIVS, and a seccomp deny list (sandbox_seccomp.c). When the run's
+ * first process exits, the PID namespace ends and takes every process of
+ * the run with it, daemons included. If the host cannot isolate, isolated
+ * runs fail as infra errors; they never run unisolated.
+ *
  * Thread-safety: one run at a time per process (it waits for its children).
+ * The child is made with a raw clone(2) and never allocates, so calling
+ * from a process with other threads (librdkafka) is safe; the run is killed
+ * if the calling thread exits (PR_SET_PDEATHSIG).
  *
  * Build: worker/kb_sandbox.c and worker/sandbox_*.c, linked with kbcore
  * (kb_log), PkgConfig::SECCOMP and m. tests/hostile/ holds its suites.
@@ -37,7 +62,8 @@ struct kb_sandbox_opts {
 	size_t report_limit;    /* bytes kept of the report; 0 = 1 MiB */
 	long memory_limit_mb;   /* cgroup memory.max where available; 0 = none */
 	int max_processes;      /* cgroup pids.max / RLIMIT_NPROC; 0 = 256 */
-	int gpu;                /* bind the GPU device nodes into the sandbox */
+	int gpu;                /* bind the GPU device nodes (and /sys, read-only) into an
+				 * isolated run */
 	int isolate;            /* namespaces, seccomp, unprivileged uid (1 in production) */
 	/* Added by the sandbox owner (zero-initialised callers get defaults): */
 	char *const *ro_paths;  /* extra host paths bound read-only into an isolated

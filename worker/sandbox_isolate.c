@@ -13,6 +13,8 @@
 #include "kb_sandbox.h"
 #include "sandbox_internal.h"
 
+#include "kb_log.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +28,7 @@
 
 int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *slot_fd,
 		       char *errstr, size_t errstr_size);
-int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid);
+int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before);
 int sb_isolate_write_idmaps(pid_t pid, const struct sb_plan *p, char *errstr,
 			    size_t errstr_size);
 /* From sandbox_probe.c. */
@@ -233,16 +235,16 @@ toomany:
 
 static uid_t chown_uid;
 static gid_t chown_gid;
-static int chown_err;
+static int chown_failed;
 
 static int chown_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	if (flag == FTW_NS || flag == FTW_DNR) {
-		chown_err = EACCES;
+		chown_failed++;
 		return 0;
 	}
-	if (lchown(path, chown_uid, chown_gid) < 0 && !chown_err)
-		chown_err = errno;
+	if (lchown(path, chown_uid, chown_gid) < 0)
+		chown_failed++;
 	/* Never hand back a set-id file: chown clears the bits on files, not
 	 * on directories. */
 	if (S_ISDIR(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)))
@@ -251,18 +253,22 @@ static int chown_one(const char *path, const struct stat *st, int flag, struct F
 }
 
 /* Recursive lchown that never follows symbolic links (a program may plant
- * links to host files in its workdir) nor crosses into other mounts. */
-int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid)
+ * links to host files in its workdir) nor crosses into other mounts. Only
+ * the workdir itself must succeed: entries a previous run made unwalkable
+ * (nesting past PATH_MAX, say) are the program's problem, not an infra
+ * error that would be retried forever. before: the chown to the run's uid
+ * (logged when entries fail). Returns 0 or -errno. */
+int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before)
 {
+	if (lchown(workdir, uid, gid) < 0)
+		return -errno;
 	chown_uid = uid;
 	chown_gid = gid;
-	chown_err = 0;
-	if (nftw(workdir, chown_one, 32, FTW_PHYS | FTW_MOUNT) < 0)
-		return -errno;
-	if (chown_err) {
-		errno = chown_err;
-		return -chown_err;
-	}
+	chown_failed = 0;
+	nftw(workdir, chown_one, 32, FTW_PHYS | FTW_MOUNT);
+	if (chown_failed)
+		kb_warn("sandbox: chown of %s to %u: %d entries failed (%s the run)", workdir,
+			(unsigned)uid, chown_failed, before ? "before" : "after");
 	return 0;
 }
 

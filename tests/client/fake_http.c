@@ -113,8 +113,8 @@ static int read_request(int fd, struct fake_req *rq)
 	*end = '\0';
 
 	line = strtok_r(head, "\r\n", &save);
-	char target[1024] = "";
-	if (!line || sscanf(line, "%15s %1023s", rq->method, target) != 2)
+	char target[sizeof(rq->path)] = "";
+	if (!line || sscanf(line, "%15s %511s", rq->method, target) != 2)
 		return -1;
 	char *q = strchr(target, '?');
 	if (q) {

@@ -1,6 +1,7 @@
 /* kb_sse: the server-sent events parser, fed every way a network can cut
  * a stream. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

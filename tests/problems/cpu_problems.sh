@@ -20,7 +20,17 @@ SECRET=12345
 failures=0
 checks=0
 
+# A fresh work directory every run (stale eval.out files would test old
+# code); only ever delete one this script created.
+if [ -e "$WORK" ]; then
+	if [ ! -e "$WORK/.cpu_problems_work" ] && [ -n "$(ls -A "$WORK")" ]; then
+		echo "refusing to clear $WORK: not a cpu_problems.sh work directory"
+		exit 2
+	fi
+	rm -rf "$WORK"
+fi
 mkdir -p "$WORK"
+touch "$WORK/.cpu_problems_work"
 WORK=$(cd "$WORK" && pwd)
 
 fail() {

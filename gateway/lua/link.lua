@@ -1,0 +1,39 @@
+-- link.lua: links a CLI id to an OAuth-authenticated user (registration
+-- through /auth/cli/{provider}), atomically.
+--
+-- KEYS[1] kb:clipending:<cli_id>  (made by /auth/init; holds the provider)
+-- KEYS[2] kb:user:<user_id>       KEYS[3] kb:cli:<cli_id>
+-- ARGV[1] user id   ARGV[2] name   ARGV[3] cli id   ARGV[4] provider
+-- ARGV[5] "1" to reset (move an existing account to this CLI id)
+-- ARGV[6] now (epoch ms)
+--
+-- Returns {1} or {0, status, reason}.
+
+local pending = redis.call('GET', KEYS[1])
+if not pending then
+  return {0, 400, 'unknown or expired CLI id: run the login again'}
+end
+if pending ~= ARGV[4] then
+  return {0, 400, 'this CLI id was issued for another provider'}
+end
+local u = redis.call('HMGET', KEYS[2], 'name', 'cli_id')
+if ARGV[5] == '1' then
+  if not u[1] then
+    return {0, 404, 'no account to reset: register without reset first'}
+  end
+elseif u[2] and u[2] ~= '' then
+  return {0, 409, 'this account already has a CLI id; log in with reset ' ..
+    'to replace it'}
+end
+if u[2] and u[2] ~= '' then
+  redis.call('DEL', 'kb:cli:' .. u[2])
+end
+if not u[1] then
+  redis.call('HSET', KEYS[2], 'name', ARGV[2], 'created_ms', ARGV[6],
+             'banned', '0')
+end
+redis.call('HSET', KEYS[2], 'cli_id', ARGV[3], 'provider', ARGV[4])
+redis.call('SET', KEYS[3], ARGV[1])
+redis.call('DEL', KEYS[1])
+redis.call('SADD', 'kb:users', ARGV[1])
+return {1}
