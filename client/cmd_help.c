@@ -1,5 +1,6 @@
 /* kb help, and the manual of kb itself (kb --help). */
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
 
@@ -105,6 +106,10 @@ static int run_help(struct kb_cli *c, int argc, char **argv)
 
 	if (argc < 2) {
 		kb_print_main_help();
+		return KB_EXIT_OK;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		kb_cli_help(&kb_cmd_help);
 		return KB_EXIT_OK;
 	}
 	cmd = kb_cli_find(kb_commands, kb_ncommands, argv[1]);
