@@ -211,7 +211,7 @@ test_ok() {
 	expect_eq "$p ok test statuses" "$(grep -c '^test\.[0-9]*\.status: pass$' "$REPORT")" "$n"
 	validate_report
 	n=$(wc -l < "$d/benchmarks.txt")
-	for mode in leaderboard private benchmark; do
+	for mode in leaderboard private benchmark profile; do
 		local cases=benchmarks.txt m=$mode
 		[ $mode = private ] && { cases=private.txt; m=leaderboard; }
 		run "$d" $m $cases $mode

@@ -17,7 +17,8 @@
 #      content: the cache key is sha256 over the flags, `nvcc --version`
 #      and every non-submission task file; objects are reused from
 #      CACHE/<key>/;
-#   3. compile the submission, seal it (kbg_seal.sh with config.exports);
+#   3. compile the submission, seal it (kbg_seal.sh; exports: config.exports
+#      if the task has it, else custom_kernel);
 #   4. link: harness objects in sources order, then the submission.
 # Prints WORKDIR on stdout as its last line. Exit 0; 1 when the submission
 # fails to compile or seal (a user error); 2 on usage or task errors.

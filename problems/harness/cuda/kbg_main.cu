@@ -191,14 +191,9 @@ namespace {
 /* Classifies a CUDA error met while doing `what`. */
 int blame(struct ctx *x, cudaError_t e, const char *what)
 {
-	if (x->called && !kbg_is_infra_error((int)e)) {
-		msgf(x, "CUDA error %s (after custom_kernel ran): %s (%s)", what,
-		     cudaGetErrorString(e), cudaGetErrorName(e));
-		return KBG_FAIL;
-	}
 	msgf(x, "CUDA error %s: %s (%s)", what, cudaGetErrorString(e),
 	     cudaGetErrorName(e));
-	return KBG_INFRA;
+	return x->called && !kbg_is_infra_error((int)e) ? KBG_FAIL : KBG_INFRA;
 }
 
 /* A problem hook returned rc (0 or a negative cudaError_t or errno). */
