@@ -5,7 +5,7 @@
  * The parent (this file) prepares everything the child will need in a
  * struct sb_plan — the child is made with a raw clone(2) of a worker that
  * has librdkafka threads, so it may not allocate (sandbox_child.c). The
- * child waits on a sync pipe until the parent has put it into the run's
+ * child waits on a sync socket until the parent has put it into the run's
  * cgroup and (in user-namespace mode) written its id maps, then sets itself
  * up and execs. Setup failures come back as SB_MSG_ERR records on a
  * close-on-exec control pipe: those are infra errors, never the program's.

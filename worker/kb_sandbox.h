@@ -69,6 +69,10 @@ struct kb_sandbox_opts {
 	char *const *ro_paths;  /* extra host paths bound read-only into an isolated
 				 * run (e.g. "/opt/conda"); NULL-terminated or NULL.
 				 * KB_SANDBOX_RO_PATHS (colon-separated) adds more. */
+	int gpu_restrict;       /* with gpu: of the per-GPU nodes /dev/nvidiaN bind only
+				 * N = gpu_index, so a worker's run sees its own GPU
+				 * alone (AMD's /dev/dri is bound whole) */
+	int gpu_index;
 };
 
 struct kb_sandbox_result {

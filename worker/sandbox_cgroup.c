@@ -186,7 +186,10 @@ static int own_dir(const char *ctrl, char *out, size_t n)
 	return 0;
 }
 
-/* Removes run cgroups left by a worker that died (empty ones only). */
+static int wait_empty(const char *dir, int timeout_ms);
+
+/* Removes run cgroups left by workers that died: run-<pid>-<n> whose pid
+ * is gone (a live worker's cgroup is empty between mkdir and attach). */
 static void sweep(const char *base)
 {
 	DIR *d = opendir(base);
@@ -195,11 +198,16 @@ static void sweep(const char *base)
 
 	if (!d)
 		return;
-	while ((e = readdir(d)))
-		if (strncmp(e->d_name, "run-", 4) == 0) {
-			sfmt(path, sizeof(path), "%s/%s", base, e->d_name);
-			rmdir(path);
-		}
+	while ((e = readdir(d))) {
+		long pid = 0;
+		if (sscanf(e->d_name, "run-%ld-", &pid) != 1 || pid <= 0)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		sfmt(path, sizeof(path), "%s/%s", base, e->d_name);
+		wait_empty(path, 100);
+		rmdir(path);
+	}
 	closedir(d);
 }
 
@@ -212,6 +220,18 @@ static int enable_controllers(const char *dir)
 	    has_word(have, "pids") && has_word(have, "memory"))
 		rc = 0;
 	return rc;
+}
+
+/* Whether we may make cgroups below dir (it may be someone else's). */
+static int can_create(const char *dir)
+{
+	char path[SB_PATH + 64];
+
+	sfmt(path, sizeof(path), "%s/probe-%ld", dir, (long)getpid());
+	if (mkdir(path, 0755) < 0)
+		return 0;
+	rmdir(path);
+	return 1;
 }
 
 /* The nearest proper ancestor of dir (within the cgroup2 mount) whose
@@ -293,24 +313,16 @@ static int init_v2(char *why, size_t wn)
 		sfmt(why, wn, "cannot enable pids/memory in %s: %s", G.base, strerror(-rc));
 		return rc;
 	}
+	if (!can_create(G.base)) { /* someone else's (e.g. root's, and we are not) */
+		sfmt(why, wn, "cannot create cgroups in %s", G.base);
+		return -EACCES;
+	}
 	sweep(G.base);
 	G.version = 2;
 	G.has_kill = exists(G.base, "cgroup.kill");
 	G.features = KB_SANDBOX_CG_PIDS | KB_SANDBOX_CG_MEMORY |
 		     (G.has_kill ? KB_SANDBOX_CG_KILL : 0);
 	return 0;
-}
-
-/* Whether we may make cgroups below dir (it may be someone else's). */
-static int can_create(const char *dir)
-{
-	char path[SB_PATH + 64];
-
-	sfmt(path, sizeof(path), "%s/probe-%ld", dir, (long)getpid());
-	if (mkdir(path, 0755) < 0)
-		return 0;
-	rmdir(path);
-	return 1;
 }
 
 static int init_v1(char *why, size_t wn)

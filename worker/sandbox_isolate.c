@@ -85,9 +85,24 @@ static int add_path_list(struct sb_plan *p, const char *list)
 	return 0;
 }
 
+/* Whether /dev/<name> is a per-GPU node of another GPU than index. */
+static int other_gpu(const char *name, int index)
+{
+	char *end;
+	long n;
+
+	if (strncmp(name, "nvidia", 6) == 0 && name[6] >= '0' && name[6] <= '9') {
+		n = strtol(name + 6, &end, 10);
+		return *end == '\0' && n != index;
+	}
+	return 0;
+}
+
 /* GPU device nodes present on this host: NVIDIA (nvidia*, nvidia-caps/),
- * AMD (kfd, dri/). */
-static int add_gpu_nodes(struct sb_plan *p)
+ * AMD (kfd, dri/). With restrict, only GPU index's own /dev/nvidiaN; the
+ * shared control nodes (nvidiactl, nvidia-uvm, ...) always. AMD's dri/ is
+ * bound whole (per-GPU selection there is not implemented). */
+static int add_gpu_nodes(struct sb_plan *p, int restrict_, int index)
 {
 	DIR *d = opendir("/dev");
 	struct dirent *e;
@@ -97,8 +112,9 @@ static int add_gpu_nodes(struct sb_plan *p)
 	if (!d)
 		return -errno;
 	while (rc == 0 && (e = readdir(d)))
-		if (strncmp(e->d_name, "nvidia", 6) == 0 || strcmp(e->d_name, "kfd") == 0 ||
-		    strcmp(e->d_name, "dri") == 0) {
+		if ((strncmp(e->d_name, "nvidia", 6) == 0 || strcmp(e->d_name, "kfd") == 0 ||
+		     strcmp(e->d_name, "dri") == 0) &&
+		    !(restrict_ && other_gpu(e->d_name, index))) {
 			snprintf(path, sizeof(path), "/dev/%s", e->d_name);
 			rc = add_bind(p, path, path, SB_BIND_DEV, 1);
 		}
@@ -216,7 +232,7 @@ int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *
 	if (getenv("KB_SANDBOX_RO_PATHS") && (rc = add_path_list(p, getenv("KB_SANDBOX_RO_PATHS"))) < 0)
 		goto toomany;
 	if (o->gpu) {
-		if ((rc = add_gpu_nodes(p)) < 0)
+		if ((rc = add_gpu_nodes(p, o->gpu_restrict, o->gpu_index)) < 0)
 			goto toomany;
 		if ((rc = add_bind(p, "/sys", "/sys", SB_BIND_RO, 1)) < 0)
 			goto toomany;
