@@ -142,22 +142,42 @@ static void put_run_head(struct out *o, const Kb__RunResult *rr)
 		    rr->passed ? "passed" : "failed", rr->duration_s);
 }
 
+/* How many of n declared items (tests or benchmarks) the report has: a
+ * harness that stops early, or a run that crashes, leaves the rest out. */
+static long reported(const Kb__RunResult *rr, const char *kind, long n)
+{
+	long i = 0;
+
+	while (i < n &&
+	       (item(rr, kind, i, "spec") || item(rr, kind, i, "status")))
+		i++;
+	return i;
+}
+
+static void put_not_reached(struct out *o, long shown, long n)
+{
+	if (shown < n)
+		put(o, "  … %ld more not reached\n", n - shown);
+}
+
 static void put_tests(struct out *o, const Kb__RunResult *rr)
 {
 	const long n = count(rr, "test-count");
+	const long shown = reported(rr, "test", n);
 
-	for (long i = 0; i < n; i++) {
+	for (long i = 0; i < shown; i++) {
 		const char *spec = item(rr, "test", i, "spec");
 		const char *st = item(rr, "test", i, "status");
 		const char *why = item(rr, "test", i, "error");
 
 		if (!why)
 			why = item(rr, "test", i, "message");
-		put(o, "  %s %s\n", st && strcmp(st, "pass") == 0 ? "✅" : "❌",
-		    spec ? spec : "?");
+		put(o, "  %s %s%s\n", st && strcmp(st, "pass") == 0 ? "✅" : "❌",
+		    spec ? spec : "?", st ? "" : " (no result)");
 		if (why)
 			put_block(o, "     ", why);
 	}
+	put_not_reached(o, shown, n);
 }
 
 static int known_bench_key(const char *suffix)
@@ -205,8 +225,9 @@ static void put_throughput(struct out *o, const Kb__RunResult *rr, long i)
 static void put_benchmarks(struct out *o, const Kb__RunResult *rr)
 {
 	const long n = count(rr, "benchmark-count");
+	const long shown = reported(rr, "benchmark", n);
 
-	for (long i = 0; i < n; i++) {
+	for (long i = 0; i < shown; i++) {
 		const char *spec = item(rr, "benchmark", i, "spec");
 		const char *st = item(rr, "benchmark", i, "status");
 		const char *why = item(rr, "benchmark", i, "error");
@@ -232,6 +253,7 @@ static void put_benchmarks(struct out *o, const Kb__RunResult *rr)
 		}
 		put_throughput(o, rr, i);
 	}
+	put_not_reached(o, shown, n);
 }
 
 static void put_output(struct out *o, const Kb__RunResult *rr)

@@ -223,10 +223,10 @@ START_TEST(test_infinite_loop_times_out)
 	run = json_array_get(json_object_get(j, "runs"), 0);
 	ck_assert_ptr_nonnull(run);
 	duration = json_real_value(json_object_get(run, "duration_s"));
-	/* Killed at the limit, give or take a second (the harness's own
-	 * watchdog may beat the worker's kill by a little). */
-	ck_assert_msg(duration >= SHORT_TIMEOUT_S - 1.0 &&
-			      duration <= SHORT_TIMEOUT_S + 1.0,
+	/* Killed at the limit: the margin only absorbs reaping on a loaded
+	 * machine. */
+	ck_assert_msg(duration >= SHORT_TIMEOUT_S - 0.5 &&
+			      duration <= SHORT_TIMEOUT_S + 2.0,
 		      "run took %.2f s for a %d s limit", duration,
 		      SHORT_TIMEOUT_S);
 	ck_assert_msg(e.wall_s < SHORT_TIMEOUT_S + 30.0, "eval took %.1f s",

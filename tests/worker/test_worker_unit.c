@@ -272,17 +272,27 @@ START_TEST(test_verdict_passed_scores)
 }
 END_TEST
 
+static double one_mean[] = {1000};
+
+/* The three passing runs of a ranked submission, its ranked run reporting
+ * one 1 µs mean. */
+static void ranked_runs(struct kb_run_outcome r[3])
+{
+	r[0] = run("test", KB_RUN_OK);
+	r[1] = run("leaderboard", KB_RUN_OK);
+	r[2] = run("private", KB_RUN_OK);
+	r[1].means = one_mean;
+	r[1].nmeans = 1;
+}
+
 START_TEST(test_verdict_private_fails)
 {
-	double means[] = {1000};
-	struct kb_run_outcome r[3] = {run("test", KB_RUN_OK),
-				      run("leaderboard", KB_RUN_OK),
-				      run("private", KB_RUN_CRASHED)};
+	struct kb_run_outcome r[3];
 	struct kb_verdict_in in = ranked_in(r, 3, "mean");
 	struct kb_verdict v;
 
-	r[1].means = means;
-	r[1].nmeans = 1;
+	ranked_runs(r);
+	r[2].end = KB_RUN_CRASHED;
 	r[2].signal = 11;
 	kb_verdict_assemble(&in, &v);
 	ck_assert_int_eq(v.verdict, KB__VERDICT__VERDICT_CRASHED);
@@ -372,12 +382,14 @@ END_TEST
 
 START_TEST(test_verdict_infra)
 {
-	double means[] = {1000};
-	struct kb_run_outcome r[3] = {run("test", KB_RUN_OK),
-				      run("leaderboard", KB_RUN_INFRA),
-				      run("private", KB_RUN_OK)};
+	struct kb_run_outcome r[3];
 	struct kb_verdict_in in = ranked_in(r, 2, "mean");
 	struct kb_verdict v;
+
+	ranked_runs(r);
+	r[1].end = KB_RUN_INFRA;
+	r[1].means = NULL;
+	r[1].nmeans = 0;
 
 	snprintf(r[1].why, sizeof(r[1].why), "exit status 113 (bad test spec)");
 	kb_verdict_assemble(&in, &v);
@@ -401,7 +413,7 @@ START_TEST(test_verdict_infra)
 	kb_verdict_assemble(&in, &v);
 	ck_assert_int_eq(v.verdict, KB__VERDICT__VERDICT_INFRA_ERROR);
 	ck_assert_int_eq(v.has_score, 0);
-	r[1].means = means;
+	r[1].means = one_mean;
 	r[1].nmeans = 1;
 	kb_verdict_assemble(&in, &v);
 	ck_assert_int_eq(v.verdict, KB__VERDICT__VERDICT_PASSED);
@@ -410,15 +422,11 @@ END_TEST
 
 START_TEST(test_verdict_suspect)
 {
-	double means[] = {1000};
-	struct kb_run_outcome r[3] = {run("test", KB_RUN_OK),
-				      run("leaderboard", KB_RUN_OK),
-				      run("private", KB_RUN_OK)};
+	struct kb_run_outcome r[3];
 	struct kb_verdict_in in = ranked_in(r, 3, "mean");
 	struct kb_verdict v;
 
-	r[1].means = means;
-	r[1].nmeans = 1;
+	ranked_runs(r);
 	r[2].suspect = 1;
 	snprintf(r[2].why, sizeof(r[2].why), "benchmark 1 seed 12345");
 	kb_verdict_assemble(&in, &v);
@@ -998,6 +1006,19 @@ START_TEST(test_report_failures)
 	t->success = 0;
 	text = kb_report_render(r);
 	ck_assert_ptr_nonnull(strstr(text, "Tests timed out"));
+	free(text);
+
+	/* A crash in the first of three tests: the rest were never run. */
+	t->timed_out = 0;
+	t->signal = 11;
+	kb__pb_set_str(&t->result[0]->value, "3");
+	kb__key_value__free_unpacked(t->result[2], NULL);
+	t->result[2] = t->result[--t->n_result]; /* drop test.0.status */
+	text = kb_report_render(r);
+	ck_assert_ptr_nonnull(strstr(text, "❌ Tests crashed (signal 11"));
+	ck_assert_ptr_nonnull(strstr(text, "❌ size: 1024; seed: 1 (no result)"));
+	ck_assert_ptr_nonnull(strstr(text, "… 2 more not reached"));
+	ck_assert_ptr_null(strstr(text, "❌ ?"));
 	free(text);
 	r->n_runs = 3;
 	kb__result__free_unpacked(r, NULL);
