@@ -8,8 +8,11 @@
 #   scripts/gpu-smoke-raw.sh [-a ARCH] [-o OUTDIR] [-p PROBLEMS] [-j JOBS]
 #
 #   ARCH      90a (H100, default), 80 (A100), 89 (L4), 75 (T4)
-#   OUTDIR    where builds, reports and logs go (default $OUT if set, else
-#             ./gpu-smoke-out); the table is also saved as OUTDIR/table.txt
+#   OUTDIR    where builds, reports and logs go (default
+#             /tmp/kb-gpu-smoke-raw); the table is OUTDIR/table.txt. When
+#             $OUT is set (the device tool), only two files are copied
+#             there: smoke-raw-table.txt and smoke-raw-reports.tgz (every
+#             report, stderr and build log)
 #   PROBLEMS  space-separated subset of problems/pmpp (default: all)
 #   JOBS      parallel builds (default: nproc)
 #
@@ -25,7 +28,7 @@ set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 arch=90a
-out=${OUT:-$PWD/gpu-smoke-out}
+out=/tmp/kb-gpu-smoke-raw
 problems="vectoradd vectorsum grayscale histogram prefixsum sort conv2d matmul"
 jobs=$(nproc 2>/dev/null || echo 4)
 while getopts a:o:p:j: opt; do
@@ -146,4 +149,9 @@ echo
 echo "== table ($table), total $(( $(date +%s) - t_start )) s"
 cat "$table"
 echo "$met passed, $missed failed"
+if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+	cp "$table" "$OUT/smoke-raw-table.txt"
+	(cd "$out" && tar czf "$OUT/smoke-raw-reports.tgz" report-*.txt stderr-*.txt \
+		build-*.log 2>/dev/null)
+fi
 [ "$missed" = 0 ]

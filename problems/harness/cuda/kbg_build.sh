@@ -122,8 +122,9 @@ if [ ! -f "$objdir/.complete" ]; then
 		esac || { rm -rf "$tmp"; echo "kbg_build: harness source $s failed to compile" >&2; exit 2; }
 	done
 	touch "$tmp/.complete"
-	# Another build may have won the race; either copy is good.
-	mv "$tmp" "$objdir" 2>/dev/null || rm -rf "$tmp"
+	# Another build may have won the race (then -T refuses to move into
+	# its directory); either copy is good.
+	mv -T "$tmp" "$objdir" 2>/dev/null || rm -rf "$tmp"
 	[ -f "$objdir/.complete" ] || { echo "kbg_build: cache $objdir broken" >&2; exit 2; }
 fi
 
