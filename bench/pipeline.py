@@ -4,7 +4,8 @@
 Pushes N submissions one at a time through a running platform (make run)
 and measures, for each, the time from just before the POST until
 GET /user/submissions/{id} reports it done, minus the worker's own measured
-build and harness time (Result.build_s + Result.harness_s). What remains is
+build and harness time (Result.build_s + Result.harness_s,
+read from the stored Result in Redis). What remains is
 what the platform adds: HTTP, Redis writes, Kafka hops (gateway -> worker
 -> ranker), job setup and teardown in the worker, the fold, and the poll.
 
@@ -12,12 +13,14 @@ Submissions go one at a time so queueing behind earlier jobs is not counted
 as overhead. The status is polled every 1 ms, so the figure includes up to
 1 ms of polling delay.
 
-Usage: bench/pipeline.py --api URL --cli-id ID [-n 200] [--lb vectorsum_cpu]
+Usage: bench/pipeline.py --api URL --cli-id ID --redis-port P [-n 200] [--lb vectorsum_cpu]
                          [--mode test] [--file problems/vectorsum_cpu/submission_ok.c]
 """
 import argparse
 import json
 import statistics
+import struct
+import subprocess
 import sys
 import time
 import urllib.request
@@ -46,6 +49,46 @@ def get_json(url, cli_id):
         return json.load(r)
 
 
+def result_work_s(redis_port, sid, gpu):
+    """build_s + harness_s of the stored Result (kb:res:<id>:<gpu>), read
+    from the protobuf (fields 17 and 18, doubles) with redis-cli."""
+    raw = subprocess.run(["redis-cli", "-p", str(redis_port), "--no-raw", "GET",
+                          f"kb:res:{sid}:{gpu}"], capture_output=True).stdout
+    data = subprocess.run(["redis-cli", "-p", str(redis_port), "GET",
+                           f"kb:res:{sid}:{gpu}"], capture_output=True).stdout[:-1]
+    if not raw.strip() or raw.strip() == b"(nil)":
+        return 0.0
+    work, i = 0.0, 0
+    while i < len(data):
+        key, i = varint(data, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            _, i = varint(data, i)
+        elif wire == 1:
+            if field in (17, 18):
+                work += struct.unpack_from("<d", data, i)[0]
+            i += 8
+        elif wire == 2:
+            n, i = varint(data, i)
+            i += n
+        elif wire == 5:
+            i += 4
+        else:
+            raise ValueError(f"unexpected wire type {wire}")
+    return work
+
+
+def varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return v, i
+
+
 def pct(xs, p):
     xs = sorted(xs)
     k = (len(xs) - 1) * p / 100
@@ -63,6 +106,8 @@ def main():
     ap.add_argument("--mode", default="test")
     ap.add_argument("--file", default="problems/vectorsum_cpu/submission_ok.c")
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--redis-port", type=int, required=True,
+                    help="the platform's Redis (make run prints it)")
     a = ap.parse_args()
 
     overheads, totals, works = [], [], []
@@ -78,7 +123,7 @@ def main():
                 sys.exit(f"submission {sid} not done after 120 s")
             time.sleep(0.001)
         t1 = time.monotonic()
-        work = float(s.get("build_s") or 0) + float(s.get("harness_s") or 0)
+        work = result_work_s(a.redis_port, sid, a.gpu)
         if s.get("verdict") != "passed" or work <= 0:
             sys.exit(f"submission {sid}: verdict {s.get('verdict')}, work {work}: "
                      "the benchmark needs a passing submission and worker timings")

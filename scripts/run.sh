@@ -91,9 +91,11 @@ export KB_ADMIN_TOKEN
 
 # With the dev broker, consumers use short sessions so that a crashed
 # worker's job moves to its restart within seconds (a real cluster keeps
-# librdkafka's defaults unless KB_CONSUMER_EXTRA says otherwise).
+# librdkafka's defaults unless KB_CONSUMER_EXTRA says otherwise). The mock
+# answers an empty fetch only after fetch.wait.max.ms, so a short wait keeps
+# each Kafka hop at a few milliseconds.
 if [ -z "${KB_CONSUMER_EXTRA:-}" ] && [ -n "${DEV_BROKER:-}" ]; then
-	export KB_CONSUMER_EXTRA="session.timeout.ms=4000,heartbeat.interval.ms=250"
+	export KB_CONSUMER_EXTRA="session.timeout.ms=4000,heartbeat.interval.ms=250,fetch.wait.max.ms=2"
 fi
 export KB_WORKDIR=${KB_WORKDIR:-$RUN_DIR/work}
 mkdir -p "$KB_WORKDIR"

@@ -47,7 +47,7 @@ static char **service_env(const struct platform *p)
 	env[n++] = envdup("KB_GPU=%s", "CPU");
 	env[n++] = envdup("KB_LOG_LEVEL=%s", "debug");
 	env[n++] = envdup("KB_CONSUMER_EXTRA=%s",
-			  "session.timeout.ms=4000,heartbeat.interval.ms=250");
+			  "session.timeout.ms=4000,heartbeat.interval.ms=250,fetch.wait.max.ms=2");
 	env[n] = NULL;
 	return env;
 }
