@@ -144,10 +144,10 @@ int kb_gw_body_invites(const char *buf, size_t len,
 			*why = "leaderboards must be a list of leaderboard names";
 			return 400;
 		}
-		for (size_t k = 0; k < out->n; k++)
-			if (strcmp(out->lbs[k], s) == 0)
-				s = NULL;
-		if (s)
+		int dup = 0;
+		for (size_t k = 0; k < out->n && !dup; k++)
+			dup = strcmp(out->lbs[k], s) == 0;
+		if (!dup)
 			memcpy(out->lbs[out->n++], s, strlen(s) + 1);
 	}
 	json_decref(o);

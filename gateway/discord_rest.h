@@ -11,7 +11,9 @@
  *    rate-limited conversation does not hold up the rest.
  *  - Coalescing: a queued call whose coalesce_key matches a newer one is
  *    replaced by the newer one in place (a progress edit that was not sent
- *    yet is pointless once a newer edit exists).
+ *    yet is pointless once a newer edit exists). Calls of one coalesce key
+ *    may ask to be delivered at least min_gap_ms apart (edit throttling
+ *    measured where it matters: at Discord, after any retries).
  *  - Rate limits: after every answer the X-RateLimit-Remaining and
  *    X-RateLimit-Reset-After headers are honoured per route (a route is
  *    its top-level resource: a webhook with its token, a channel, an
@@ -120,6 +122,9 @@ struct kb_dc_call {
 	char *coalesce_key;   /* NULL: never replaced */
 	int64_t not_before_ms;
 	int64_t retry_404_until_ms;
+	/* With coalesce_key: at least this long after the last delivered call
+	 * of that key (so edits reach Discord spaced, even after a retry). */
+	long min_gap_ms;
 	char what[64];        /* for log lines, e.g. "edit sub=42" */
 };
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "kb_util.h"
 
@@ -205,8 +206,11 @@ int kb_dc_text_split(const char *s, size_t max, char ***parts, size_t *n)
 		size_t left = len - (size_t)(p - s);
 		int hard;
 		if (kb_dc_text_units(p) <= max) {
-			if (*p || *n == 0)
-				rc = push(parts, n, &cap, strdup(p));
+			size_t keep = left;
+			while (keep > 0 && (p[keep - 1] == ' ' || p[keep - 1] == '\n'))
+				keep--;
+			if (keep || *n == 0)
+				rc = push(parts, n, &cap, dupn(p, keep));
 			break;
 		}
 		size_t cut = find_cut(p, left, max, &hard);
@@ -390,13 +394,16 @@ char *kb_dc_render_progress(const struct kb_dc_progress *p, int64_t now_ms)
 		if (secs < 0)
 			secs = 0;
 		if (!last) {
-			rc = kb_buf_printf(&b, "✅ %s (%.1f s)\n", stage_label(p->stages[i]), secs);
+			rc = kb_buf_printf(&b, "✅ %s (%.1f s)\n",
+					   stage_label(p->stages[i]), secs);
 			continue;
 		}
 		rc = kb_buf_printf(&b, "⏳ %s", stage_label(p->stages[i]));
 		if (rc == 0 && strcmp(p->stages[i], "queued") == 0 && p->position > 0)
 			rc = kb_buf_printf(&b, " — position %ld", p->position);
-		if (rc == 0 && p->message[0]) {
+		if (rc == 0 && p->message[0] &&
+		    strcasecmp(p->message, stage_label(p->stages[i])) != 0 &&
+		    strcasecmp(p->message, p->stages[i]) != 0) {
 			char *m = kb_dc_text_clean(p->message, strlen(p->message), 150, 0);
 			rc = m ? kb_buf_printf(&b, " — %s", m) : -ENOMEM;
 			free(m);
@@ -520,14 +527,15 @@ static int put_run(struct kb_buf *b, const Kb__RunResult *rr)
 			else if (first_fail < 0)
 				first_fail = i;
 		}
-		rc = kb_buf_printf(b, "%s %s: %ld/%ld tests passed\n",
+		rc = kb_buf_printf(b, "%s %s: %ld/%ld passed\n",
 				   pass == n && rr->passed ? "✅" : "❌", label, pass, n);
 		if (rc == 0 && first_fail >= 0) {
 			const char *spec = kv_item(rr, "test", first_fail, "spec");
 			const char *err = kv_item(rr, "test", first_fail, "error");
 			if (!err)
 				err = kv_item(rr, "test", first_fail, "message");
-			char *cs = kb_dc_text_clean(spec ? spec : "", spec ? strlen(spec) : 0, 120, 1);
+			char *cs = kb_dc_text_clean(spec ? spec : "",
+						    spec ? strlen(spec) : 0, 120, 1);
 			char *ce = kb_dc_text_clean(err ? err : "", err ? strlen(err) : 0,
 						    REPORT_ERROR_MAX, 1);
 			if (!cs || !ce)
@@ -647,7 +655,7 @@ char *kb_dc_render_ranked_line(const char *discord_user_id,
 		snprintf(who, sizeof(who), "<@%s>'s", discord_user_id);
 	else
 		snprintf(who, sizeof(who), "A");
-	rc = kb_buf_printf(&b, "%s submission #%llu to `%s`: ", who,
+	rc = kb_buf_printf(&b, "%s submission #%llu to `%s`:\n", who,
 			   (unsigned long long)h->id, h->lb);
 	if (rc == 0 && (!pl || !pl->known))
 		rc = kb_buf_printf(&b, "> successful on %s: %s", h->gpu, t);
@@ -767,4 +775,53 @@ char *kb_dc_render_announce(const char *lb, const char *gpu,
 		return NULL;
 	}
 	return b.data;
+}
+
+/* ---- #!POPCORN directives ---- */
+
+int kb_dc_directive(const char *code, size_t len, const char *key, char *out,
+		    size_t size)
+{
+	const char *p = code, *end = code + len;
+	size_t kn = strlen(key);
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *le = eol ? eol : end, *q = p;
+		size_t n;
+		if ((size_t)(le - q) > 10 && memcmp(q, "#!POPCORN", 9) == 0)
+			q += 9;
+		else if ((size_t)(le - q) > 11 && memcmp(q, "//!POPCORN", 10) == 0)
+			q += 10;
+		else
+			q = NULL;
+		if (q && (*q == ' ' || *q == '\t')) {
+			while (q < le && (*q == ' ' || *q == '\t'))
+				q++;
+			n = 0;
+			while (q + n < le && q[n] != ' ' && q[n] != '\t' && q[n] != '\r')
+				n++;
+			int match = (n == kn && strncasecmp(q, key, n) == 0) ||
+				    (strcmp(key, "gpu") == 0 && n == 4 &&
+				     strncasecmp(q, "gpus", 4) == 0);
+			if (match) {
+				q += n;
+				while (q < le && (*q == ' ' || *q == '\t'))
+					q++;
+				n = 0;
+				while (q + n < le && q[n] != ' ' && q[n] != '\t' &&
+				       q[n] != '\r' && q[n] != ',')
+					n++;
+				if (n > 0) {
+					if (n >= size)
+						return -EINVAL;
+					memcpy(out, q, n);
+					out[n] = '\0';
+					return 1;
+				}
+			}
+		}
+		p = eol ? eol + 1 : end;
+	}
+	return 0;
 }

@@ -113,7 +113,7 @@ char *kb_dc_render_refusal(const char *what, const char *detail);
 
 struct kb_dc_podium {
 	size_t n; /* 0..3 */
-	char user_id[3][64];
+	char user_id[3][96];
 	char user_name[3][128];
 	double score[3];
 };
@@ -125,6 +125,13 @@ struct kb_dc_podium {
 char *kb_dc_render_announce(const char *lb, const char *gpu,
 			    const struct kb_dc_podium *before,
 			    const struct kb_dc_podium *after);
+
+/* The value of a "#!POPCORN <key> <value>" (or "//!POPCORN") line of
+ * a submission (key case-insensitive; "gpu" also matches "gpus"; the
+ * first word of the value) into out. Returns 1 when found, 0 when not,
+ * -EINVAL when the value does not fit. */
+int kb_dc_directive(const char *code, size_t len, const char *key, char *out,
+		    size_t size);
 
 /* The Discord snowflake of a platform user id "discord-<id>", or NULL. */
 const char *kb_dc_snowflake_of(const char *user_id);

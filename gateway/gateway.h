@@ -23,7 +23,9 @@
 struct kb_gw_config {
 	char *http_addr;
 	long http_port;
-	long http_threads;
+	long http_threads;          /* 0 at load: one per online CPU */
+	long http_conn_memory;
+	long pool_threads;
 	char *redis_url;
 	char *kafka_brokers;
 	long kafka_timeout_ms;
@@ -81,6 +83,7 @@ struct kb_gw_events;
 struct kb_gw_cache;
 struct kb_gw_queue;
 struct kb_gw_http;
+struct kb_gw_pool;
 
 struct kb_gw {
 	struct kb_gw_config cfg;
@@ -99,6 +102,7 @@ struct kb_gw {
 	struct kb_gw_cache *cache;
 	struct kb_gw_queue *queue;
 	struct kb_gw_http *http;
+	struct kb_gw_pool *pool;     /* blocking steps (pool.h) */
 	void *discord;           /* owned by gateway/discord_*.c, if any */
 };
 

@@ -38,6 +38,12 @@
 #include "kb.pb-c.h"
 
 struct kb_gw;
+struct kb_gw_watch;
+
+/* Called (from a gateway thread, without the watch's lock) whenever an
+ * event is queued for the watch; it must not block and must not call back
+ * into the watch. May be NULL for callers that use kb_gw_watch_wait(). */
+typedef void (*kb_gw_wake_fn)(void *ctx);
 
 /* ---- submitting ---- */
 
@@ -52,6 +58,15 @@ struct kb_gw_submit_req {
 	/* Admin submissions skip the deadline, visibility, rate limits and
 	 * the maintenance stop (never the ban: a banned user stays out). */
 	int admin;
+	/* Optional: open a watch on the new submission after it is recorded
+	 * and before it is published, so that not even the first event can
+	 * be missed (res->watch; close it with kb_gw_watch_close). wake and
+	 * wake_ctx as for kb_gw_watch_open; watch_tick_ms > 0 also wakes it
+	 * that often (keep-alives). */
+	int open_watch;
+	kb_gw_wake_fn wake;
+	void *wake_ctx;
+	int watch_tick_ms;
 };
 
 struct kb_gw_submit_res {
@@ -62,6 +77,9 @@ struct kb_gw_submit_res {
 	/* On success, the backlog of the gpu's queue when last measured
 	 * (runner_queue in the 202 answer); -1 when unknown. */
 	long queued_jobs;
+	/* With req->open_watch, on success: the watch (NULL if it could not
+	 * be opened; the submission is made all the same). */
+	struct kb_gw_watch *watch;
 };
 
 /* Validates (sizes, UTF-8, mode, board, gpu), applies policy (ban, maintenance stop,
@@ -115,19 +133,13 @@ struct kb_gw_event {
 /* Frees what an event owns and zeroes it. */
 void kb_gw_event_clear(struct kb_gw_event *ev);
 
-struct kb_gw_watch;
-
-/* Called (from a gateway thread, without the watch's lock) whenever an
- * event is queued for the watch; it must not block and must not call back
- * into the watch. May be NULL for callers that use kb_gw_watch_wait(). */
-typedef void (*kb_gw_wake_fn)(void *ctx);
-
 /* Subscribes to submission id. Open the watch before the submission can
  * produce events (kb_gw_submit() returns only after the publish, so a
  * front end opens the watch right after it and the gateway replays the
- * stored state: see below). The first event is always a STATUS (or a
+ * stored state: see below). The first event is normally a STATUS (or a
  * final event when the submission had already finished): the state read
- * from Redis when the watch opened. Events of one watch are in order;
+ * from Redis when the watch opened (when Redis is unreachable then, the
+ * gateway polls it again a few seconds later). Events of one watch are in order;
  * STATUS events may be coalesced when the reader is slow (the queue is
  * bounded), the final event is never dropped. Returns NULL when out of
  * memory or the gateway is shutting down. */

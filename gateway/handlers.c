@@ -1,11 +1,14 @@
-/* The endpoints of the first API slice. Each is a begin() on the headers
- * and, for the two POSTs, a finish() on the body (see http.h).
+/* The public and user endpoints, the helpers every endpoint file shares,
+ * and the dispatch from route to handler. Each endpoint is a begin() on
+ * the headers and, for those with a body, a finish() on it (see http.h).
  *
  * Order of checks on POST /submission/{lb}/{gpu}/{mode}, all decided from
  * the headers before a byte of the body is read: CLI id (401, or 403 for a
  * banned user), leaderboard and gpu (404), mode (400), Content-Length
  * (413), Content-Type (400). Then the body: the multipart framing (400),
- * the file field (400 when missing), its size (413), its text (400).
+ * the file field (400 when missing), its size (413), its text (400); then
+ * the policy (kb_gw_submit: 403 deadline/closed, 429 rate limit, 503
+ * stopped).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,19 +16,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bodies.h"
+#include "cache.h"
+#include "events.h"
 #include "http.h"
 #include "kb_log.h"
 #include "kb_util.h"
-#include "report.h"
+#include "queue.h"
+#include "results.h"
+#include "submit.h"
 
 /* Multipart framing around the file: boundaries, part headers, small
  * extra fields. Generous, since it only bounds what we read. */
 #define MULTIPART_OVERHEAD (64u << 10)
-#define ADMIN_BODY_MAX (64u << 10)
+#define JOIN_BODY_MAX (4u << 10)
 #define RANKING_DEFAULT_LIMIT 100
 #define RANKING_MAX_LIMIT 1000
+#define USER_LIST_DEFAULT 50
+#define USER_LIST_MAX 100
 
-static void store_failed(struct kb_gw_req *r, int rc)
+/* ---- shared helpers (http.h) ---- */
+
+void kb_gw_store_failed(struct kb_gw_req *r, int rc)
 {
 	if (rc == -EIO)
 		kb_gw_reply_error(r, 503, "store unavailable, retry later");
@@ -33,9 +45,7 @@ static void store_failed(struct kb_gw_req *r, int rc)
 		kb_gw_reply_error(r, 500, "internal error");
 }
 
-/* Resolves X-Popcorn-Cli-Id into r->user. Returns 0, or replies and
- * returns -1. */
-static int authenticate(struct kb_gw_req *r)
+int kb_gw_authenticate(struct kb_gw_req *r)
 {
 	const char *cli = kb_gw_header(r, "X-Popcorn-Cli-Id");
 	int rc;
@@ -54,18 +64,48 @@ static int authenticate(struct kb_gw_req *r)
 		return -1;
 	}
 	if (rc < 0) {
-		store_failed(r, rc);
+		kb_gw_store_failed(r, rc);
 		return -1;
 	}
 	if (r->user.banned) {
 		kb_gw_reply_error(r, 403, "user is banned");
 		return -1;
 	}
+	r->has_user = 1;
 	return 0;
 }
 
-/* Resolves {lb} and {gpu} into r->lb. Returns 0, or replies 404. */
-static int board_and_gpu(struct kb_gw_req *r, const char *lb, const char *gpu)
+int kb_gw_authenticate_optional(struct kb_gw_req *r)
+{
+	const char *cli = kb_gw_header(r, "X-Popcorn-Cli-Id");
+
+	if (!cli || !*cli)
+		return 0;
+	return kb_gw_authenticate(r);
+}
+
+int kb_gw_is_admin(struct kb_gw_req *r)
+{
+	const char *why = "";
+
+	return kb_rules_admin(kb_gw_header(r, "Authorization"),
+			      r->g->cfg.admin_token, &why) == 0;
+}
+
+int kb_gw_require_admin(struct kb_gw_req *r)
+{
+	const char *why = "";
+	int st = kb_rules_admin(kb_gw_header(r, "Authorization"),
+				r->g->cfg.admin_token, &why);
+
+	if (st) {
+		kb_gw_reply_error(r, st, "%s", why);
+		return -1;
+	}
+	return 0;
+}
+
+int kb_gw_board_and_gpu(struct kb_gw_req *r, const char *lb, const char *gpu)
 {
 	r->lb = kb_gw_lb_find(r->g, lb);
 	if (!r->lb) {
@@ -80,39 +120,53 @@ static int board_and_gpu(struct kb_gw_req *r, const char *lb, const char *gpu)
 	return 0;
 }
 
-/* ---- GET /health, /leaderboards, /gpus/{lb} ---- */
-
-static void cached_begin(struct kb_gw_req *r)
+int kb_gw_board_access(struct kb_gw_req *r)
 {
-	kb_gw_reply_cached(r, NULL);
+	int allowed = 0, rc;
+
+	if (!atomic_load(&r->lb->closed) || kb_gw_is_admin(r))
+		return 0;
+	if (kb_gw_authenticate_optional(r) < 0)
+		return -1;
+	if (!r->has_user) {
+		kb_gw_reply_error(r, 401, "authentication required for closed "
+					  "leaderboard");
+		return -1;
+	}
+	rc = kb_gw_has_access(r->g, r->lb->task->name, r->user.id, &allowed);
+	if (rc < 0) {
+		kb_gw_store_failed(r, rc);
+		return -1;
+	}
+	if (!allowed) {
+		kb_gw_reply_error(r, 403, "you do not have access to this leaderboard");
+		return -1;
+	}
+	return 0;
 }
 
-static void gpus_begin(struct kb_gw_req *r)
+int kb_gw_expect_json(struct kb_gw_req *r, uint64_t cap)
 {
-	if (board_and_gpu(r, r->route.params[0], NULL) == 0)
-		kb_gw_reply_cached(r, r->route.params[0]);
+	const char *why = "";
+	int st;
+
+	r->body_cap = cap;
+	st = kb_rules_content_length(kb_gw_header(r, "Content-Length"), cap, &why);
+	if (st) {
+		kb_gw_reply_error(r, st, "%s", why);
+		return -1;
+	}
+	r->body = KB_GW_BODY_JSON;
+	return 0;
 }
 
-/* ---- POST /submission/{lb}/{gpu}/{mode} ---- */
-
-static void submit_begin(struct kb_gw_req *r)
+int kb_gw_expect_file(struct kb_gw_req *r)
 {
 	const struct kb_gw_config *cfg = &r->g->cfg;
 	char boundary[KB_MULTIPART_BOUNDARY_MAX + 1];
 	const char *why = "";
 	int st;
 
-	if (authenticate(r) < 0 ||
-	    board_and_gpu(r, r->route.params[0], r->route.params[1]) < 0)
-		return;
-	r->mode = kb_mode_parse(r->route.params[2]);
-	if (r->mode == KB_MODE_INVALID) {
-		kb_gw_reply_error(r, 400,
-				  "unknown submission mode '%s' (expected test, "
-				  "benchmark, profile or leaderboard)",
-				  r->route.params[2]);
-		return;
-	}
 	r->body_cap = (uint64_t)cfg->max_file_bytes + MULTIPART_OVERHEAD;
 	st = kb_rules_content_length(kb_gw_header(r, "Content-Length"),
 				     r->body_cap, &why);
@@ -122,213 +176,234 @@ static void submit_begin(struct kb_gw_req *r)
 					  cfg->max_file_bytes);
 		else
 			kb_gw_reply_error(r, st, "%s", why);
-		return;
+		return -1;
 	}
 	if (kb_multipart_boundary(kb_gw_header(r, "Content-Type"), boundary,
 				  sizeof(boundary)) != 0) {
 		kb_gw_reply_error(r, 400, "expected a multipart/form-data body "
 					  "with a boundary");
-		return;
+		return -1;
 	}
 	r->mp = kb_multipart_new(boundary, "file", (size_t)cfg->max_file_bytes);
 	if (!r->mp) {
 		kb_gw_reply_error(r, 500, "internal error");
-		return;
+		return -1;
 	}
 	r->body = KB_GW_BODY_MULTIPART;
+	return 0;
 }
 
-/* Publishes the Submission and waits for the broker's acknowledgement.
- * Returns 0 or negative (the message is then not delivered: librdkafka's
- * message.timeout.ms is below our wait, see main.c). */
-static int publish(struct kb_gw_req *r, const struct kb_gw_sub *s)
+const char *kb_gw_take_file(struct kb_gw_req *r, size_t *len,
+			    const char **file_name)
 {
-	const struct kb_gw_lb *lb = r->lb;
-	Kb__Submission sub = KB__SUBMISSION__INIT;
-	Kb__Task task = lb->pb; /* shallow: shares the startup data */
-	Kb__TaskFile code_file = lb->pb_files[lb->submission_file];
-	Kb__TaskFile **files = malloc((lb->pb.n_files ? lb->pb.n_files : 1) *
-				      sizeof(*files));
-	char topic[256], key[32], err[256];
-	int rc;
-
-	if (!files)
-		return -ENOMEM;
-	memcpy(files, lb->pb.files, lb->pb.n_files * sizeof(*files));
-	code_file.content.data = (uint8_t *)s->code;
-	code_file.content.len = s->code_len;
-	files[lb->submission_file] = &code_file;
-	task.files = files;
-
-	sub.id = s->id;
-	sub.user_id = (char *)s->user_id;
-	sub.user_name = (char *)s->user_name;
-	sub.leaderboard = (char *)s->lb;
-	sub.gpu = (char *)s->gpu;
-	sub.mode = (Kb__Mode)r->mode;
-	sub.file_name = (char *)s->file_name;
-	sub.code.data = (uint8_t *)s->code;
-	sub.code.len = s->code_len;
-	sub.task = &task;
-	if (r->mode == KB_MODE_LEADERBOARD) {
-		sub.secret_seed = lb->secret_seed;
-		sub.has_secret_seed = 1;
-	}
-	sub.submitted_at_ms = s->submitted_ms;
-	sub.attempt = 0;
-
-	size_t len = kb__submission__get_packed_size(&sub);
-	uint8_t *buf = malloc(len ? len : 1);
-	if (!buf) {
-		free(files);
-		return -ENOMEM;
-	}
-	kb__submission__pack(&sub, buf);
-	free(files);
-	rc = kb_topic_submissions(topic, sizeof(topic), s->gpu);
-	if (rc == 0) {
-		int n = snprintf(key, sizeof(key), "%" PRIu64, s->id);
-		rc = kb_producer_send(r->g->producer, topic, key, (size_t)n, buf,
-				      len, (int)r->g->cfg.kafka_timeout_ms + 2000,
-				      err, sizeof(err));
-		if (rc < 0)
-			kb_warn("sub=%" PRIu64 " gpu=%s publish failed: %s", s->id,
-				s->gpu, err);
-	}
-	free(buf);
-	return rc;
-}
-
-static void submit_finish(struct kb_gw_req *r)
-{
-	const struct kb_gw *g = r->g;
-	char file_name[256];
-	const char *why = "";
-	size_t len;
 	int rc = kb_multipart_finish(r->mp);
 
 	if (rc == -EFBIG) {
 		kb_gw_reply_error(r, 413, "file too large (limit %ld bytes)",
-				  g->cfg.max_file_bytes);
-		return;
+				  r->g->cfg.max_file_bytes);
+		return NULL;
 	}
 	if (rc < 0) {
 		kb_gw_reply_error(r, 400, "malformed multipart body: %s",
 				  kb_multipart_error(r->mp));
-		return;
+		return NULL;
 	}
 	if (!kb_multipart_found(r->mp)) {
 		kb_gw_reply_error(r, 400, "missing form field 'file'");
-		return;
+		return NULL;
 	}
-	const char *code = kb_multipart_data(r->mp, &len);
-	int st = kb_rules_code(code, len, (size_t)g->cfg.max_file_bytes, &why);
-	if (st) {
-		kb_gw_reply_error(r, st, "%s", why);
-		return;
-	}
-	const char *fn = kb_multipart_filename(r->mp);
-	kb_rules_file_name(fn && kb_utf8_valid(fn, strlen(fn)) ? fn : NULL,
-			   file_name, sizeof(file_name));
+	*file_name = kb_multipart_filename(r->mp);
+	return kb_multipart_data(r->mp, len);
+}
 
-	/* Order, so that no failure leaves a half-made submission: the id
-	 * first (a lost id is harmless), then every record in one MULTI
-	 * (all or nothing, status "queued"), then the synchronous publish.
-	 * A failed publish turns the record into "failed" (only if nothing
-	 * moved it on) and the client gets 503: no record ever claims to be
-	 * queued for a message the broker does not have, except across a
-	 * crash between the two steps, which SIGTERM's drain avoids. */
-	struct kb_gw_sub s = {
+void kb_gw_reply_submit_error(struct kb_gw_req *r,
+			      const struct kb_gw_submit_res *res)
+{
+	if (res->status == 429)
+		kb_gw_reply_error_retry(r, 429, res->retry_after_s > 0 ? res->retry_after_s : 1,
+					"%s (retry in %ld s)", res->detail,
+					res->retry_after_s);
+	else
+		kb_gw_reply_error(r, res->status ? res->status : 500, "%s",
+				  res->status ? res->detail : "internal error");
+}
+
+/* ---- GET /health, /leaderboards, /gpus/{lb} ---- */
+
+static void health_begin(struct kb_gw_req *r)
+{
+	kb_gw_reply_health(r);
+}
+
+static void leaderboards_begin(struct kb_gw_req *r)
+{
+	kb_gw_reply_leaderboards(r);
+}
+
+static void gpus_begin(struct kb_gw_req *r)
+{
+	if (kb_gw_board_and_gpu(r, r->route.params[0], NULL) < 0 ||
+	    kb_gw_board_access(r) < 0)
+		return;
+	struct MHD_Response *resp = kb_gw_json_response(
+		r->lb->gpus_json, strlen(r->lb->gpus_json), MHD_RESPMEM_PERSISTENT);
+	kb_gw_reply_response(r, 200, resp);
+	if (resp)
+		MHD_destroy_response(resp);
+	else
+		kb_gw_reply_error(r, 500, "internal error");
+}
+
+/* ---- POST /submission/{lb}/{gpu}/{mode} ---- */
+
+int kb_gw_submission_headers(struct kb_gw_req *r, const char *lb,
+			      const char *gpu, const char *mode)
+{
+	if (kb_gw_board_and_gpu(r, lb, gpu) < 0)
+		return -1;
+	r->mode = kb_mode_parse(mode);
+	if (r->mode == KB_MODE_INVALID) {
+		kb_gw_reply_error(r, 400,
+				  "unknown submission mode '%s' (expected test, "
+				  "benchmark, profile or leaderboard)", mode);
+		return -1;
+	}
+	return kb_gw_expect_file(r);
+}
+
+static void submit_begin(struct kb_gw_req *r)
+{
+	if (kb_gw_authenticate(r) < 0)
+		return;
+	kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],
+			   r->route.params[2]);
+}
+
+static json_t *runner_queue_json(const char *gpu, long queued)
+{
+	if (queued < 0)
+		return json_null();
+	return json_pack("{s:s,s:s,s:I}", "runner", "kb-worker", "gpu", gpu,
+			 "queued_jobs", (json_int_t)queued);
+}
+
+/* A background submission between its halves (submit.h). */
+struct deferred_submit {
+	struct kb_gw_pending p;
+	struct kb_gw_submit_res res;
+};
+
+static void publish_work(struct kb_gw_req *r)
+{
+	struct deferred_submit *d = r->pending;
+
+	kb_gw_submit_publish(r->g, &d->p, &d->res);
+}
+
+static void publish_done(struct kb_gw_req *r)
+{
+	struct deferred_submit *d = r->pending;
+
+	if (d->res.status) {
+		kb_gw_reply_submit_error(r, &d->res);
+	} else {
+		json_t *o = json_pack("{s:{s:I,s:I},s:s,s:o}", "details", "id",
+				      (json_int_t)d->res.id, "job_status_id",
+				      (json_int_t)d->res.id, "status", "accepted",
+				      "runner_queue",
+				      runner_queue_json(d->p.s.gpu, d->res.queued_jobs));
+		kb_gw_reply_json(r, 202, o);
+	}
+	free(d);
+	r->pending = NULL;
+}
+
+/* Shared by POST /submission and POST /admin/submission: records the
+ * file for r->user here, then publishes it on the pool and answers 202
+ * (or the error). */
+static void submit_and_reply(struct kb_gw_req *r, int admin)
+{
+	struct deferred_submit *d;
+	const char *fn = NULL;
+	size_t len = 0;
+	const char *code = kb_gw_take_file(r, &len, &fn);
+
+	if (!code)
+		return;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		kb_gw_reply_error(r, 500, "out of memory");
+		return;
+	}
+	struct kb_gw_submit_req req = {
 		.user_id = r->user.id,
-		.user_name = r->user.name,
 		.lb = r->lb->task->name,
-		.gpu = r->route.params[1],
+		.gpu = r->route.params[r->route.nparams - 2],
 		.mode = kb_mode_name(r->mode),
-		.file_name = file_name,
+		.file_name = fn,
 		.code = code,
 		.code_len = len,
-		.submitted_ms = kb_now_ms(),
+		.admin = admin,
 	};
-	kb_sha256_hex(code, len, s.code_sha);
-	rc = kb_gw_sub_next_id(g, &s.id);
-	if (rc == 0)
-		rc = kb_gw_sub_record(g, &s);
-	if (rc < 0) {
-		store_failed(r, rc);
+	if (kb_gw_submit_record(r->g, &req, &d->res, &d->p) < 0) {
+		kb_gw_reply_submit_error(r, &d->res);
+		free(d);
 		return;
 	}
-	rc = publish(r, &s);
-	if (rc < 0) {
-		int mrc = kb_gw_sub_mark_failed(g, s.id, "submission queue unavailable");
-		if (mrc < 0)
-			kb_error("sub=%" PRIu64 " could not be marked failed (%d)",
-				 s.id, mrc);
-		kb_gw_reply_error(r, 503, "submission queue unavailable, retry "
-					  "later (submission %" PRIu64 " was not queued)",
-				  s.id);
+	r->sub_id = d->res.id;
+	r->pending = d;
+	r->pending_free = free;
+	kb_gw_defer(r, publish_work, publish_done);
+}
+
+static void submit_finish(struct kb_gw_req *r)
+{
+	submit_and_reply(r, 0);
+}
+
+/* POST /admin/submission/{lb}/{gpu}/{mode}: an admin submits on behalf of
+ * the user named by X-Popcorn-Cli-Id, past the deadline if need be. */
+static void admin_submit_begin(struct kb_gw_req *r)
+{
+	if (kb_gw_require_admin(r) < 0 || kb_gw_authenticate(r) < 0)
 		return;
+	kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],
+			   r->route.params[2]);
+}
+
+static void admin_submit_finish(struct kb_gw_req *r)
+{
+	submit_and_reply(r, 1);
+}
+
+/* ---- /user/submissions ---- */
+
+static int parse_id(struct kb_gw_req *r, const char *s, uint64_t *id)
+{
+	if (kb_parse_u64(s, id) != 0 || *id == 0) {
+		kb_gw_reply_error(r, 400, "invalid submission id");
+		return -1;
 	}
-	kb_info("sub=%" PRIu64 " user=%s lb=%s gpu=%s mode=%s bytes=%zu queued",
-		s.id, s.user_id, s.lb, s.gpu, s.mode, len);
-	json_t *o = json_pack("{s:{s:I,s:I},s:s}", "details", "id", (json_int_t)s.id,
-			      "job_status_id", (json_int_t)s.id, "status", "accepted");
-	kb_gw_reply_json(r, 202, o);
+	return 0;
 }
 
-/* ---- GET /user/submissions/{id} ---- */
-
-static json_t *str_or_null(const char *s)
+static long board_id_of(const struct kb_gw *g, const char *name)
 {
-	size_t n;
-	char *clean;
-	json_t *j;
+	const struct kb_gw_lb *lb = name ? kb_gw_lb_find(g, name) : NULL;
 
-	if (!s)
+	return lb ? lb->index + 1 : 0;
+}
+
+/* The runner_queue of an unfinished submission (cached values only). */
+static json_t *sub_runner_queue(struct kb_gw_req *r, const struct kb_gw_sub_rec *rec)
+{
+	const char *status = kb_gw_sub_field(rec, "status");
+	const char *gpu = kb_gw_sub_field(rec, "gpu");
+
+	if (!gpu || !status || strcmp(status, "queued") != 0 || !r->g->queue)
 		return json_null();
-	clean = kb_gw_utf8_sanitize(s, strlen(s), &n);
-	j = clean ? json_stringn(clean, n) : json_null();
-	free(clean);
-	return j;
-}
-
-static json_t *num_or_null(const char *s)
-{
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return json_null();
-	v = strtod(s, &end);
-	return *end ? json_null() : json_real(v);
-}
-
-static json_t *runs_json(const Kb__Result *res)
-{
-	json_t *runs = json_array();
-	char start[40], end[40];
-
-	kb_rules_iso8601(res->started_at_ms, start, sizeof(start));
-	kb_rules_iso8601(res->finished_at_ms, end, sizeof(end));
-	for (size_t i = 0; i < res->n_runs; i++) {
-		const Kb__RunResult *rr = res->runs[i];
-		int ranked = strcmp(rr->key, "leaderboard") == 0;
-		json_t *o = json_object();
-		json_object_set_new(o, "mode", str_or_null(rr->key));
-		json_object_set_new(o, "secret", json_boolean(strcmp(rr->key, "private") == 0));
-		json_object_set_new(o, "runner", str_or_null(res->gpu));
-		json_object_set_new(o, "passed", json_boolean(rr->passed));
-		json_object_set_new(o, "success", json_boolean(rr->success));
-		json_object_set_new(o, "exit_code", json_integer(rr->exit_code));
-		json_object_set_new(o, "timed_out", json_boolean(rr->timed_out));
-		json_object_set_new(o, "duration", json_real(rr->duration_s));
-		json_object_set_new(o, "score", ranked && res->has_score
-							 ? json_real(res->score)
-							 : json_null());
-		json_object_set_new(o, "start_time", json_string(start));
-		json_object_set_new(o, "end_time", json_string(end));
-		json_array_append_new(runs, o);
-	}
-	return runs;
+	return runner_queue_json(gpu, kb_gw_queue_lag_cached(r->g->queue, gpu,
+							     10 * r->g->cfg.queue_cache_ms));
 }
 
 static void user_submission_begin(struct kb_gw_req *r)
@@ -337,19 +412,15 @@ static void user_submission_begin(struct kb_gw_req *r)
 	uint64_t id;
 	int rc;
 
-	if (authenticate(r) < 0)
+	if (kb_gw_authenticate(r) < 0 || parse_id(r, r->route.params[0], &id) < 0)
 		return;
-	if (kb_parse_u64(r->route.params[0], &id) != 0 || id == 0) {
-		kb_gw_reply_error(r, 400, "invalid submission id");
-		return;
-	}
-	rc = kb_gw_sub_fetch(r->g, id, &rec);
+	rc = kb_gw_sub_fetch(r->g, id, 1, &rec);
 	if (rc == -ENOENT) {
 		kb_gw_reply_error(r, 404, "submission not found");
 		return;
 	}
 	if (rc < 0) {
-		store_failed(r, rc);
+		kb_gw_store_failed(r, rc);
 		return;
 	}
 	const char *owner = kb_gw_sub_field(&rec, "user_id");
@@ -358,69 +429,218 @@ static void user_submission_begin(struct kb_gw_req *r)
 		kb_gw_reply_error(r, 403, "not authorized to view this submission");
 		return;
 	}
-
-	const char *status = kb_gw_sub_field(&rec, "status");
-	const char *ms_s = kb_gw_sub_field(&rec, "submitted_ms");
-	int64_t ms = ms_s ? strtoll(ms_s, NULL, 10) : 0;
-	char when[40];
-	kb_rules_iso8601(ms, when, sizeof(when));
-
-	json_t *o = json_object();
-	json_object_set_new(o, "id", json_integer((json_int_t)id));
-	json_object_set_new(o, "leaderboard_name", str_or_null(kb_gw_sub_field(&rec, "lb")));
-	json_object_set_new(o, "gpu", str_or_null(kb_gw_sub_field(&rec, "gpu")));
-	json_object_set_new(o, "mode", str_or_null(kb_gw_sub_field(&rec, "mode")));
-	json_object_set_new(o, "file_name", str_or_null(kb_gw_sub_field(&rec, "file_name")));
-	json_object_set_new(o, "user_id", str_or_null(owner));
-	json_object_set_new(o, "user_name", str_or_null(kb_gw_sub_field(&rec, "user_name")));
-	json_object_set_new(o, "submission_time", json_string(when));
-	json_object_set_new(o, "submitted_ms", json_integer(ms));
-	json_object_set_new(o, "status", str_or_null(status));
-	json_object_set_new(o, "done", json_boolean(status && (strcmp(status, "done") == 0 ||
-							       strcmp(status, "failed") == 0)));
-	json_object_set_new(o, "stage", str_or_null(kb_gw_sub_field(&rec, "stage")));
-	json_object_set_new(o, "verdict", str_or_null(kb_gw_sub_field(&rec, "verdict")));
-	json_object_set_new(o, "score", num_or_null(kb_gw_sub_field(&rec, "score")));
-	json_object_set_new(o, "error", str_or_null(kb_gw_sub_field(&rec, "error")));
-	json_object_set_new(o, "code", rec.code && rec.code->type == REDIS_REPLY_STRING
-					       ? str_or_null(rec.code->str) : json_null());
-
-	Kb__Result *res = NULL;
-	if (rec.res && rec.res->type == REDIS_REPLY_STRING)
-		res = kb__result__unpack(NULL, rec.res->len, (const uint8_t *)rec.res->str);
-	if (rec.res && rec.res->type == REDIS_REPLY_STRING && !res)
-		kb_error("sub=%" PRIu64 " stored Result does not decode", id);
-	if (res) {
-		kb_report_redact(res);
-		char *report = kb_report_render(res);
-		json_object_set_new(o, "runs", runs_json(res));
-		json_object_set_new(o, "report", str_or_null(report));
-		free(report);
-		if (json_is_null(json_object_get(o, "verdict")))
-			json_object_set_new(o, "verdict",
-					    json_string(kb_report_verdict_name(res->verdict)));
-		if (json_is_null(json_object_get(o, "score")) && res->has_score)
-			json_object_set_new(o, "score", json_real(res->score));
-		kb__result__free_unpacked(res, NULL);
-	} else {
-		json_object_set_new(o, "runs", json_array());
-		json_object_set_new(o, "report", json_null());
-	}
+	json_t *o = kb_gw_submission_json(id, &rec,
+					  board_id_of(r->g, kb_gw_sub_field(&rec, "lb")),
+					  kb_now_ms(), 1);
+	json_object_set_new(o, "runner_queue", sub_runner_queue(r, &rec));
 	kb_gw_sub_rec_free(&rec);
 	kb_gw_reply_json(r, 200, o);
 }
 
+static void user_submission_delete_begin(struct kb_gw_req *r)
+{
+	char lb[160], gpu[160], prefix[330];
+	uint64_t id;
+	int changed = 0, rc;
+
+	if (kb_gw_authenticate(r) < 0 || parse_id(r, r->route.params[0], &id) < 0)
+		return;
+	rc = kb_gw_sub_delete(r->g, id, r->user.id, lb, sizeof(lb), gpu, sizeof(gpu),
+			      &changed);
+	if (rc == -ENOENT) {
+		kb_gw_reply_error(r, 404, "submission not found");
+		return;
+	}
+	if (rc == -EPERM) {
+		kb_gw_reply_error(r, 403, "not authorized to delete this submission");
+		return;
+	}
+	if (rc < 0) {
+		kb_gw_store_failed(r, rc);
+		return;
+	}
+	if (changed && r->g->cache) {
+		snprintf(prefix, sizeof(prefix), "%s|%s|", lb, gpu);
+		kb_gw_cache_invalidate(r->g->cache, prefix);
+	}
+	kb_info("sub=%" PRIu64 " deleted by its owner user=%s ranking_changed=%d", id,
+		r->user.id, changed);
+	kb_gw_reply_json(r, 200, json_pack("{s:s,s:I}", "status", "ok",
+					   "submission_id", (json_int_t)id));
+}
+
+/* ?limit (1..max, default def) and ?offset (>= 0), strictly: out-of-range
+ * values are an error, as upstream's list endpoints answer. */
+static int strict_page(struct kb_gw_req *r, long def, long max, long *limit,
+		       long *offset)
+{
+	const char *ls = kb_gw_query(r, "limit"), *os = kb_gw_query(r, "offset");
+	uint64_t v;
+
+	*limit = def;
+	*offset = 0;
+	if (ls && (kb_parse_u64(ls, &v) != 0 || v < 1 || v > (uint64_t)max)) {
+		kb_gw_reply_error(r, 400, "limit must be between 1 and %ld", max);
+		return -1;
+	}
+	if (ls)
+		*limit = (long)v;
+	if (os && (kb_parse_u64(os, &v) != 0 || v > 1000000000u)) {
+		kb_gw_reply_error(r, 400, "offset must be >= 0");
+		return -1;
+	}
+	if (os)
+		*offset = (long)v;
+	return 0;
+}
+
+static json_t *list_item(uint64_t id, const redisReply *row)
+{
+	const char *ms_s = kb_gw_list_value(row, "submitted_ms");
+	const char *status = kb_gw_list_value(row, "status");
+	const char *gpu = kb_gw_list_value(row, "gpu");
+	char when[40] = "";
+	json_t *score = kb_gw_jnum(kb_gw_list_value(row, "score"));
+	json_t *runs = json_array();
+
+	if (ms_s)
+		kb_rules_iso8601(strtoll(ms_s, NULL, 10), when, sizeof(when));
+	if (status && strcmp(status, "done") == 0)
+		json_array_append_new(runs, json_pack("{s:o,s:O}", "gpu_type",
+						      kb_gw_jstr(gpu), "score", score));
+	json_t *o = json_pack(
+		"{s:I,s:o,s:o,s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
+		(json_int_t)id, "leaderboard_name", kb_gw_jstr(kb_gw_list_value(row, "lb")),
+		"file_name", kb_gw_jstr(kb_gw_list_value(row, "file_name")),
+		"submission_time", when, "done",
+		status && (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0),
+		"gpu_type", kb_gw_jstr(gpu), "mode", kb_gw_jstr(kb_gw_list_value(row, "mode")),
+		"status", kb_gw_jstr(status), "stage", kb_gw_jstr(kb_gw_list_value(row, "stage")),
+		"verdict", kb_gw_jstr(kb_gw_list_value(row, "verdict")), "score", score,
+		"runs", runs);
+	return o;
+}
+
+static void user_submissions_begin(struct kb_gw_req *r)
+{
+	struct kb_gw_sub_list l;
+	const char *lb = kb_gw_query(r, "leaderboard");
+	long limit, offset;
+	int rc;
+
+	if (kb_gw_authenticate(r) < 0 ||
+	    strict_page(r, USER_LIST_DEFAULT, USER_LIST_MAX, &limit, &offset) < 0)
+		return;
+	if (lb && !kb_rules_name_ok(lb, 64)) {
+		kb_gw_reply_error(r, 400, "invalid leaderboard name");
+		return;
+	}
+	rc = kb_gw_sub_list_user(r->g, r->user.id, lb, offset, limit, &l);
+	if (rc < 0) {
+		kb_gw_store_failed(r, rc);
+		return;
+	}
+	json_t *list = json_array();
+	for (size_t i = 0; i < l.n; i++)
+		json_array_append_new(list, list_item(l.ids[i], l.rows[i]));
+	kb_gw_sub_list_free(&l);
+	kb_gw_reply_json(r, 200, list);
+}
+
+/* ---- POST /user/join ---- */
+
+static void user_join_begin(struct kb_gw_req *r)
+{
+	if (kb_gw_authenticate(r) == 0)
+		kb_gw_expect_json(r, JOIN_BODY_MAX);
+}
+
+static void user_join_finish(struct kb_gw_req *r)
+{
+	struct kb_gw_body_join b;
+	char lbs[16 * 66], why[128];
+	const char *reason = "";
+	int st = kb_gw_body_join(r->json, r->json_len, &b, &reason), rc;
+
+	if (st) {
+		kb_gw_reply_error(r, st, "%s", reason);
+		return;
+	}
+	rc = kb_gw_invite_claim(r->g, b.code, r->user.id, r->user.name, lbs,
+				sizeof(lbs), why, sizeof(why));
+	if (rc == 1) {
+		kb_gw_reply_error(r, 400, "%s", why);
+		return;
+	}
+	if (rc < 0) {
+		kb_gw_store_failed(r, rc);
+		return;
+	}
+	json_t *list = json_array();
+	char *save = NULL;
+	for (char *t = strtok_r(lbs, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		json_array_append_new(list, json_string(t));
+	kb_info("user=%s joined %zu closed leaderboard(s)", r->user.id,
+		json_array_size(list));
+	kb_gw_reply_json(r, 200, json_pack("{s:s,s:o}", "status", "ok",
+					   "leaderboards", list));
+}
+
 /* ---- GET /submissions/{lb}/{gpu} ---- */
+
+static json_t *ranking_json(const struct kb_gw_lb *lb, const char *gpu,
+			    const struct kb_gw_rank_entry *e, size_t n)
+{
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		char when[40];
+		int known = e[i].submitted_ms != INT64_MAX;
+		kb_rules_iso8601(known ? e[i].submitted_ms : 0, when, sizeof(when));
+		json_t *o = json_object();
+		json_object_set_new(o, "rank", json_integer(e[i].rank));
+		json_object_set_new(o, "user_id", kb_gw_jstr(e[i].user_id));
+		json_object_set_new(o, "user_name", kb_gw_jstr(e[i].user_name));
+		json_object_set_new(o, "score", json_real(e[i].score));
+		json_object_set_new(o, "submission_score", json_real(e[i].score));
+		json_object_set_new(o, "submission_id",
+				    e[i].sub_id ? json_integer((json_int_t)e[i].sub_id)
+						: json_null());
+		json_object_set_new(o, "submission_name", kb_gw_jstr(e[i].file_name));
+		json_object_set_new(o, "submitted_at", known ? json_string(when) : json_null());
+		json_object_set_new(o, "submission_time", known ? json_string(when) : json_null());
+		json_object_set_new(o, "submitted_ms", known ? json_integer(e[i].submitted_ms)
+							     : json_null());
+		json_object_set_new(o, "leaderboard_name", json_string(lb->task->name));
+		json_object_set_new(o, "gpu_type", kb_gw_jstr(gpu));
+		json_array_append_new(list, o);
+	}
+	return list;
+}
+
+struct cached_use {
+	struct kb_gw_req *r;
+};
+
+static int use_cached(void *value, void *ctx)
+{
+	struct cached_use *u = ctx;
+
+	kb_gw_reply_response(u->r, 200, value);
+	return 0;
+}
 
 static void ranking_begin(struct kb_gw_req *r)
 {
 	struct kb_gw_rank_entry *e = NULL;
-	const char *why = "";
+	const char *why = "", *gpu = r->route.params[1];
+	char key[320];
 	long limit, offset;
 	size_t n = 0;
 	int rc;
 
-	if (board_and_gpu(r, r->route.params[0], r->route.params[1]) < 0)
+	if (kb_gw_board_and_gpu(r, r->route.params[0], gpu) < 0 ||
+	    kb_gw_board_access(r) < 0)
 		return;
 	rc = kb_rules_page(kb_gw_query(r, "limit"), kb_gw_query(r, "offset"),
 			   RANKING_DEFAULT_LIMIT, RANKING_MAX_LIMIT, &limit,
@@ -429,111 +649,149 @@ static void ranking_begin(struct kb_gw_req *r)
 		kb_gw_reply_error(r, rc, "%s", why);
 		return;
 	}
-	rc = kb_gw_ranking(r->g, r->lb->task->name, r->route.params[1], offset,
-			   limit, &e, &n);
+	snprintf(key, sizeof(key), "%s|%s|%ld|%ld", r->lb->task->name, gpu, limit,
+		 offset);
+	struct cached_use u = {r};
+	if (r->g->cache && kb_gw_cache_use(r->g->cache, key, use_cached, &u) == 0)
+		return;
+	rc = kb_gw_ranking(r->g, r->lb->task->name, gpu, offset, limit, &e, &n);
 	if (rc < 0) {
-		store_failed(r, rc);
+		kb_gw_store_failed(r, rc);
 		return;
 	}
-	json_t *list = json_array();
-	for (size_t i = 0; i < n; i++) {
-		char when[40];
-		int known = e[i].submitted_ms != INT64_MAX;
-		kb_rules_iso8601(known ? e[i].submitted_ms : 0, when, sizeof(when));
-		json_t *o = json_object();
-		json_object_set_new(o, "rank", json_integer(e[i].rank));
-		json_object_set_new(o, "user_id", str_or_null(e[i].user_id));
-		json_object_set_new(o, "user_name", str_or_null(e[i].user_name));
-		json_object_set_new(o, "score", json_real(e[i].score));
-		json_object_set_new(o, "submission_score", json_real(e[i].score));
-		json_object_set_new(o, "submission_id",
-				    e[i].sub_id ? json_integer((json_int_t)e[i].sub_id)
-						: json_null());
-		json_object_set_new(o, "submission_name", str_or_null(e[i].file_name));
-		json_object_set_new(o, "submitted_at", known ? json_string(when) : json_null());
-		json_object_set_new(o, "submission_time", known ? json_string(when) : json_null());
-		json_object_set_new(o, "submitted_ms", known ? json_integer(e[i].submitted_ms)
-							     : json_null());
-		json_object_set_new(o, "leaderboard_name", json_string(r->lb->task->name));
-		json_object_set_new(o, "gpu_type", str_or_null(r->route.params[1]));
-		json_array_append_new(list, o);
-	}
+	json_t *list = ranking_json(r->lb, gpu, e, n);
 	free(e);
-	kb_gw_reply_json(r, 200, list);
-}
-
-/* ---- POST /admin/users ---- */
-
-static void admin_users_begin(struct kb_gw_req *r)
-{
-	const char *why = "";
-	int st = kb_rules_admin(kb_gw_header(r, "Authorization"),
-				r->g->cfg.admin_token, &why);
-
-	if (st) {
-		kb_gw_reply_error(r, st, "%s", why);
+	char *s = json_dumps(list, JSON_COMPACT);
+	json_decref(list);
+	struct MHD_Response *resp =
+		s ? kb_gw_json_response(s, strlen(s), MHD_RESPMEM_MUST_FREE) : NULL;
+	if (!resp) {
+		free(s);
+		kb_gw_reply_error(r, 500, "internal error");
 		return;
 	}
-	r->body_cap = ADMIN_BODY_MAX;
-	st = kb_rules_content_length(kb_gw_header(r, "Content-Length"),
-				     r->body_cap, &why);
-	if (st) {
-		kb_gw_reply_error(r, st, "%s", why);
-		return;
-	}
-	r->body = KB_GW_BODY_JSON;
+	kb_gw_reply_response(r, 200, resp);
+	if (r->g->cache)
+		kb_gw_cache_put(r->g->cache, key, resp); /* keeps our reference */
+	else
+		MHD_destroy_response(resp);
 }
 
-static void admin_users_finish(struct kb_gw_req *r)
+/* ---- GET /submission_count/{lb}/{gpu} ---- */
+
+static void submission_count_begin(struct kb_gw_req *r)
 {
-	json_error_t jerr;
-	char user_id[33], cli_id[65];
-	json_t *body = json_loadb(r->json ? r->json : "", r->json_len, 0, &jerr);
-	const char *name = json_string_value(json_object_get(body, "name"));
+	const char *user = kb_gw_query(r, "user_id");
+	long count = 0;
 	int rc;
 
-	if (!json_is_object(body)) {
-		json_decref(body);
-		kb_gw_reply_error(r, 400, "body must be a JSON object");
+	if (kb_gw_board_and_gpu(r, r->route.params[0], r->route.params[1]) < 0 ||
+	    kb_gw_board_access(r) < 0)
+		return;
+	if (user && !kb_rules_user_id_ok(user)) {
+		kb_gw_reply_error(r, 400, "invalid user_id");
 		return;
 	}
-	if (!kb_rules_user_name_ok(name)) {
-		json_decref(body);
-		kb_gw_reply_error(r, 400, "name must be 1 to 64 bytes of text");
-		return;
-	}
-	rc = kb_gw_user_create(r->g, name, user_id, cli_id);
+	rc = kb_gw_ranking_count(r->g, r->lb->task->name, r->route.params[1], user,
+				 &count);
 	if (rc < 0) {
-		json_decref(body);
-		store_failed(r, rc);
+		kb_gw_store_failed(r, rc);
 		return;
 	}
-	kb_info("admin created user=%s", user_id); /* never the CLI id */
-	json_t *o = json_pack("{s:s,s:s,s:s}", "user_id", user_id, "cli_id", cli_id,
-			      "name", name);
-	json_decref(body);
+	kb_gw_reply_json(r, 200, json_pack("{s:I}", "count", (json_int_t)count));
+}
+
+/* ---- GET /runner_queue/{gpu} ---- */
+
+static void runner_queue_begin(struct kb_gw_req *r)
+{
+	struct kb_gw_worker_info w[64];
+	const char *gpu = r->route.params[0];
+	char err[256] = "";
+	long lag = 0, running = 0;
+	int64_t now = kb_now_ms();
+	int rc;
+
+	if (!kb_gw_gpu_known(r->g, gpu)) {
+		kb_gw_reply_error(r, 404, "no leaderboard offers gpu '%s'", gpu);
+		return;
+	}
+	rc = kb_gw_running_count(r->g, gpu, &running);
+	if (rc < 0) {
+		kb_gw_store_failed(r, rc);
+		return;
+	}
+	int lag_rc = r->g->queue ? kb_gw_queue_lag(r->g->queue, gpu, &lag, err, sizeof(err))
+				 : -EIO;
+	size_t nw = kb_gw_events_workers(r->g->events, gpu, now,
+					 r->g->cfg.worker_stale_s * 1000, w, 64);
+	long idle = 0;
+	json_t *workers = json_array();
+	for (size_t i = 0; i < nw; i++) {
+		char seen[40];
+		kb_rules_iso8601(w[i].last_seen_ms, seen, sizeof(seen));
+		idle += w[i].busy_with == 0;
+		json_array_append_new(workers, json_pack(
+			"{s:o,s:s,s:o,s:o}", "name", kb_gw_jstr(w[i].name), "last_seen", seen,
+			"busy_with", w[i].busy_with ? json_integer((json_int_t)w[i].busy_with)
+						    : json_null(),
+			"stage", w[i].busy_with ? kb_gw_jstr(w[i].stage) : json_null()));
+	}
+	long queued = lag - running > 0 ? lag - running : 0;
+	const char *status = nw == 0 ? "unavailable" : idle > 0 ? "available" : "busy";
+	json_t *o = json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:s,s:o,s:o}", "runner", "kb-worker",
+			      "gpu", gpu, "queued_jobs",
+			      lag_rc == 0 ? json_integer(queued) : json_null(),
+			      "running_jobs", (json_int_t)running, "available_runners",
+			      (json_int_t)nw, "idle_runners", (json_int_t)idle, "status",
+			      status, "error", lag_rc == 0 ? json_null() : kb_gw_jstr(err),
+			      "workers", workers);
 	kb_gw_reply_json(r, 200, o);
 }
+
+/* ---- dispatch ---- */
 
 static void no_body(struct kb_gw_req *r)
 {
 	kb_gw_reply_error(r, 500, "internal error");
 }
 
-static const struct kb_gw_handler handlers[] = {
+static void not_enabled(struct kb_gw_req *r)
+{
+	kb_gw_reply_error(r, 404, "Discord interactions are not enabled on this "
+				  "gateway");
+}
+
+static const struct kb_gw_handler handlers[KB_ROUTE_COUNT] = {
 	[KB_ROUTE_NONE] = {no_body, no_body},
-	[KB_ROUTE_HEALTH] = {cached_begin, no_body},
-	[KB_ROUTE_LEADERBOARDS] = {cached_begin, no_body},
+	[KB_ROUTE_HEALTH] = {health_begin, no_body},
+	[KB_ROUTE_LEADERBOARDS] = {leaderboards_begin, no_body},
 	[KB_ROUTE_GPUS] = {gpus_begin, no_body},
 	[KB_ROUTE_SUBMIT] = {submit_begin, submit_finish},
+	[KB_ROUTE_ADMIN_SUBMIT] = {admin_submit_begin, admin_submit_finish},
 	[KB_ROUTE_USER_SUBMISSION] = {user_submission_begin, no_body},
+	[KB_ROUTE_USER_SUBMISSION_DELETE] = {user_submission_delete_begin, no_body},
+	[KB_ROUTE_USER_SUBMISSIONS] = {user_submissions_begin, no_body},
+	[KB_ROUTE_USER_JOIN] = {user_join_begin, user_join_finish},
 	[KB_ROUTE_RANKING] = {ranking_begin, no_body},
-	[KB_ROUTE_ADMIN_USERS] = {admin_users_begin, admin_users_finish},
+	[KB_ROUTE_SUBMISSION_COUNT] = {submission_count_begin, no_body},
+	[KB_ROUTE_RUNNER_QUEUE] = {runner_queue_begin, no_body},
+	[KB_ROUTE_DISCORD_INTERACTIONS] = {not_enabled, no_body},
 };
 
 const struct kb_gw_handler *kb_gw_handler_for(enum kb_route_id id)
 {
-	if ((size_t)id >= sizeof(handlers) / sizeof(handlers[0]))
+	if ((size_t)id >= KB_ROUTE_COUNT)
 		return &handlers[KB_ROUTE_NONE];
-	return &handlers[id];
+#ifdef KB_GW_DISCORD
+	if (id == KB_ROUTE_DISCORD_INTERACTIONS)
+		return &kb_gw_discord_interactions_handler;
+#endif
+	const struct kb_gw_handler *tables[] = {handlers, kb_gw_admin_handlers,
+						kb_gw_auth_handlers,
+						kb_gw_stream_handlers};
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		if (tables[t][id].begin)
+			return &tables[t][id];
+	return &handlers[KB_ROUTE_NONE];
 }

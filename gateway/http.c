@@ -3,7 +3,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,21 +15,25 @@
 
 #include "kb_log.h"
 #include "kb_util.h"
+#include "pool.h"
 
 /* Bytes of a refused body we still read (and drop) so that the client can
  * read our answer; past this the connection is closed instead. */
 #define DRAIN_MAX (4u << 20)
+/* Longest path we route (longer is 414). */
+#define URL_MAX 2048
 
 struct kb_gw_http {
 	struct kb_gw *g;
 	struct MHD_Daemon *daemon;
 	struct MHD_Response *health;
-	struct MHD_Response *leaderboards;
-	struct MHD_Response **gpus; /* parallel to g->lbs */
+	pthread_mutex_t lb_mu; /* the /leaderboards body */
+	unsigned lb_gen;
+	struct MHD_Response *lb_resp;
 };
 
-static struct MHD_Response *json_buffer(const char *s, size_t len,
-					enum MHD_ResponseMemoryMode mode)
+struct MHD_Response *kb_gw_json_response(const char *s, size_t len,
+					 enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer(len, (void *)s, mode);
@@ -51,6 +57,12 @@ static void queue(struct kb_gw_req *r, int status, struct MHD_Response *resp)
 	r->status = status;
 }
 
+void kb_gw_reply_response(struct kb_gw_req *r, int status,
+			  struct MHD_Response *resp)
+{
+	queue(r, status, resp);
+}
+
 void kb_gw_reply_json(struct kb_gw_req *r, int status, json_t *body)
 {
 	char *s = body ? json_dumps(body, JSON_COMPACT) : NULL;
@@ -60,7 +72,8 @@ void kb_gw_reply_json(struct kb_gw_req *r, int status, json_t *body)
 		kb_gw_reply_error(r, 500, "internal error");
 		return;
 	}
-	struct MHD_Response *resp = json_buffer(s, strlen(s), MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *resp =
+		kb_gw_json_response(s, strlen(s), MHD_RESPMEM_MUST_FREE);
 	if (!resp)
 		free(s);
 	queue(r, status, resp);
@@ -68,15 +81,18 @@ void kb_gw_reply_json(struct kb_gw_req *r, int status, json_t *body)
 		MHD_destroy_response(resp);
 }
 
-void kb_gw_reply_error(struct kb_gw_req *r, int status, const char *fmt, ...)
+static int is_admin_route(enum kb_route_id id)
+{
+	return strncmp(kb_route_name(id), "admin", 5) == 0;
+}
+
+static void reply_error_v(struct kb_gw_req *r, int status, long retry_s,
+			  const char *fmt, va_list ap)
 {
 	char detail[512];
-	va_list ap;
 	size_t n;
 
-	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
-	va_end(ap);
 	/* Details may quote a client's path segment; JSON needs UTF-8. */
 	char *clean = kb_gw_utf8_sanitize(detail, strlen(detail), &n);
 	json_t *o = json_object();
@@ -89,37 +105,84 @@ void kb_gw_reply_error(struct kb_gw_req *r, int status, const char *fmt, ...)
 		queue(r, status, NULL);
 		return;
 	}
-	struct MHD_Response *resp = json_buffer(s, strlen(s), MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *resp =
+		kb_gw_json_response(s, strlen(s), MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(s);
 	} else {
 		if (status == 405 && r->route.allow)
 			MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
 						r->route.allow);
-		if (status == 401 && r->route.id == KB_ROUTE_ADMIN_USERS)
+		if (status == 401 && is_admin_route(r->route.id))
 			MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 						"Bearer");
+		if (retry_s > 0) {
+			char v[32];
+			snprintf(v, sizeof(v), "%ld", retry_s);
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, v);
+		}
 	}
 	queue(r, status, resp);
 	if (resp)
 		MHD_destroy_response(resp);
 }
 
-void kb_gw_reply_cached(struct kb_gw_req *r, const char *which_lb)
+void kb_gw_reply_error(struct kb_gw_req *r, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	reply_error_v(r, status, 0, fmt, ap);
+	va_end(ap);
+}
+
+void kb_gw_reply_error_retry(struct kb_gw_req *r, int status, long retry_s,
+			     const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	reply_error_v(r, status, retry_s, fmt, ap);
+	va_end(ap);
+}
+
+void kb_gw_response_destroy(void *resp)
+{
+	if (resp)
+		MHD_destroy_response(resp);
+}
+
+void kb_gw_reply_health(struct kb_gw_req *r)
+{
+	queue(r, 200, r->http->health);
+}
+
+void kb_gw_reply_leaderboards(struct kb_gw_req *r)
 {
 	struct kb_gw_http *h = r->http;
+	unsigned gen = atomic_load(&h->g->boards_gen);
 
-	if (!which_lb) {
-		queue(r, 200, r->route.id == KB_ROUTE_HEALTH ? h->health
-							     : h->leaderboards);
-		return;
-	}
-	for (size_t i = 0; i < h->g->nlbs; i++)
-		if (strcmp(h->g->lbs[i].task->name, which_lb) == 0) {
-			queue(r, 200, h->gpus[i]);
-			return;
+	pthread_mutex_lock(&h->lb_mu);
+	if (!h->lb_resp || h->lb_gen != gen) {
+		char *body = kb_gw_render_leaderboards(h->g);
+		struct MHD_Response *resp =
+			body ? kb_gw_json_response(body, strlen(body),
+						   MHD_RESPMEM_MUST_FREE)
+			     : NULL;
+		if (resp) {
+			if (h->lb_resp)
+				MHD_destroy_response(h->lb_resp);
+			h->lb_resp = resp;
+			h->lb_gen = gen;
+		} else {
+			free(body);
 		}
-	kb_gw_reply_error(r, 404, "unknown leaderboard");
+	}
+	if (h->lb_resp)
+		queue(r, 200, h->lb_resp);
+	pthread_mutex_unlock(&h->lb_mu);
+	if (!r->status)
+		kb_gw_reply_error(r, 500, "internal error");
 }
 
 const char *kb_gw_header(struct kb_gw_req *r, const char *name)
@@ -138,7 +201,7 @@ static void copy_for_log(char *dst, size_t size, const char *src)
 
 	for (; src && src[i] && i + 1 < size; i++) {
 		unsigned char c = (unsigned char)src[i];
-		dst[i] = (c < 0x21 || c == 0x7f || c == '"' || c == '\\') ? '?' : (char)c;
+		dst[i] = (c < 0x21 || c >= 0x7f || c == '"' || c == '\\') ? '?' : (char)c;
 	}
 	dst[i] = '\0';
 }
@@ -161,10 +224,56 @@ static struct kb_gw_req *req_new(struct kb_gw_http *h,
 	return r;
 }
 
+struct header_sum {
+	size_t total;
+};
+
+static enum MHD_Result sum_headers(void *cls, enum MHD_ValueKind kind,
+				   const char *key, const char *value)
+{
+	struct header_sum *s = cls;
+
+	(void)kind;
+	s->total += (key ? strlen(key) : 0) + (value ? strlen(value) : 0) + 4;
+	return MHD_YES;
+}
+
+struct query_check {
+	enum kb_route_id id;
+	int found;
+	char bad[96];
+};
+
+static enum MHD_Result check_query(void *cls, enum MHD_ValueKind kind,
+				   const char *key, const char *value)
+{
+	struct query_check *q = cls;
+
+	(void)kind;
+	(void)value;
+	if (kb_route_query_ok(q->id, key))
+		return MHD_YES;
+	q->found = 1;
+	snprintf(q->bad, sizeof(q->bad), "%s", key ? key : "");
+	return MHD_NO;
+}
+
 static void begin(struct kb_gw_req *r, const char *method, const char *url)
 {
-	int rc = kb_route_match(method, url, &r->route);
+	struct header_sum hs = {0};
+	int rc;
 
+	if (strlen(url) > URL_MAX) {
+		kb_gw_reply_error(r, 414, "URI too long");
+		return;
+	}
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, sum_headers, &hs);
+	if (hs.total > (size_t)r->g->cfg.headers_max) {
+		kb_gw_reply_error(r, 431, "request header fields too large (limit %ld "
+					  "bytes)", r->g->cfg.headers_max);
+		return;
+	}
+	rc = kb_route_match(method, url, &r->route);
 	if (rc == 404) {
 		kb_gw_reply_error(r, 404, "Not Found");
 		return;
@@ -173,9 +282,44 @@ static void begin(struct kb_gw_req *r, const char *method, const char *url)
 		kb_gw_reply_error(r, 405, "Method Not Allowed");
 		return;
 	}
+	struct query_check q = {.id = r->route.id};
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_query, &q);
+	if (q.found) {
+		kb_gw_reply_error(r, 400, "unknown query parameter '%s'", q.bad);
+		return;
+	}
 	kb_gw_handler_for(r->route.id)->begin(r);
-	if (!r->status && r->body == KB_GW_BODY_NONE)
+	if (!r->status && r->body == KB_GW_BODY_NONE && !atomic_load(&r->defer_state))
 		kb_gw_reply_error(r, 500, "internal error"); /* a handler bug */
+}
+
+static void defer_job(void *arg)
+{
+	struct kb_gw_req *r = arg;
+
+	r->defer_work(r);
+	atomic_store(&r->defer_state, 2);
+	/* The connection was suspended before this job was queued. */
+	MHD_resume_connection(r->conn);
+}
+
+static void defer_refused(struct kb_gw_req *r)
+{
+	kb_gw_reply_error(r, 503, "the gateway is shutting down, retry later");
+}
+
+void kb_gw_defer(struct kb_gw_req *r, void (*work)(struct kb_gw_req *r),
+		 void (*done)(struct kb_gw_req *r))
+{
+	r->defer_work = work;
+	r->defer_done = done;
+	atomic_store(&r->defer_state, 1);
+	MHD_suspend_connection(r->conn);
+	if (kb_gw_pool_run(r->g->pool, defer_job, r) != 0) {
+		r->defer_done = defer_refused;
+		atomic_store(&r->defer_state, 2);
+		MHD_resume_connection(r->conn);
+	}
 }
 
 /* Takes one piece of the body. Returns MHD_NO to close the connection. */
@@ -231,13 +375,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct kb_gw_http *h = cls;
 	struct kb_gw_req *r = *con_cls;
 
+	(void)version;
 	if (!r) {
 		r = req_new(h, conn, method, url);
 		if (!r)
 			return MHD_NO;
 		*con_cls = r;
 		begin(r, method, url);
-		return r->status ? r->queued : MHD_YES;
+		return r->status ? r->queued : MHD_YES; /* deferred: not yet */
+	}
+	switch (atomic_load(&r->defer_state)) {
+	case 1: /* not resumed yet (should not be called): wait */
+		*upload_data_size = 0;
+		return MHD_YES;
+	case 2:
+		atomic_store(&r->defer_state, 0);
+		r->defer_done(r);
+		if (!r->status)
+			kb_gw_reply_error(r, 500, "internal error");
+		return r->queued;
+	default:
+		break;
 	}
 	if (r->status) { /* answered already; nothing more to read */
 		*upload_data_size = 0;
@@ -248,10 +406,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		*upload_data_size = 0;
 		return body_piece(r, upload_data, n);
 	}
+	const struct kb_gw_handler *hd = kb_gw_handler_for(r->route.id);
 	if (r->body_status)
 		kb_gw_reply_error(r, r->body_status, "%s", r->body_why);
-	else
-		kb_gw_handler_for(r->route.id)->finish(r);
+	else if (hd->finish)
+		hd->finish(r);
+	if (atomic_load(&r->defer_state))
+		return MHD_YES; /* answered by its done() after the pool */
 	if (!r->status)
 		kb_gw_reply_error(r, 500, "internal error");
 	return r->queued;
@@ -262,12 +423,18 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 {
 	struct kb_gw_http *h = cls;
 	struct kb_gw_req *r = *con_cls;
+	char sub[48] = "";
 
+	(void)conn;
 	if (!r)
 		return;
-	kb_info("method=%s path=%s status=%d ms=%.2f%s", r->method, r->path,
-		r->status, (kb_mono_s() - r->t0) * 1e3,
+	if (r->sub_id)
+		snprintf(sub, sizeof(sub), " sub=%" PRIu64, r->sub_id);
+	kb_info("method=%s path=%s status=%d ms=%.2f%s%s", r->method, r->path,
+		r->status, (kb_mono_s() - r->t0) * 1e3, sub,
 		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1");
+	if (r->pending && r->pending_free)
+		r->pending_free(r->pending);
 	kb_multipart_destroy(r->mp);
 	free(r->json);
 	free(r);
@@ -280,6 +447,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	char msg[512];
 	size_t n;
 
+	(void)cls;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
@@ -287,41 +455,21 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	kb_warn("libmicrohttpd: %s", msg);
 }
 
-static int make_cached(struct kb_gw_http *h)
-{
-	static const char health[] = "{\"status\":\"ok\"}";
-	struct kb_gw *g = h->g;
-
-	h->health = json_buffer(health, sizeof(health) - 1, MHD_RESPMEM_PERSISTENT);
-	h->leaderboards = json_buffer(g->leaderboards_json,
-				      strlen(g->leaderboards_json),
-				      MHD_RESPMEM_PERSISTENT);
-	h->gpus = calloc(g->nlbs ? g->nlbs : 1, sizeof(*h->gpus));
-	if (!h->health || !h->leaderboards || !h->gpus)
-		return -ENOMEM;
-	for (size_t i = 0; i < g->nlbs; i++) {
-		h->gpus[i] = json_buffer(g->lbs[i].gpus_json,
-					 strlen(g->lbs[i].gpus_json),
-					 MHD_RESPMEM_PERSISTENT);
-		if (!h->gpus[i])
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 				    size_t errstr_size)
 {
+	static const char health[] = "{\"status\":\"ok\"}";
 	struct kb_gw_http *h = calloc(1, sizeof(*h));
 	struct sockaddr_storage ss;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-			 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+			 MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 
 	if (!h) {
 		snprintf(errstr, errstr_size, "out of memory");
 		return NULL;
 	}
 	h->g = g;
+	pthread_mutex_init(&h->lb_mu, NULL);
 	memset(&ss, 0, sizeof(ss));
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
@@ -336,10 +484,13 @@ struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 		snprintf(errstr, errstr_size,
 			 "KB_HTTP_ADDR '%s' is not an IPv4 or IPv6 address",
 			 g->cfg.http_addr);
+		pthread_mutex_destroy(&h->lb_mu);
 		free(h);
 		return NULL;
 	}
-	if (make_cached(h) < 0) {
+	h->health = kb_gw_json_response(health, sizeof(health) - 1,
+					MHD_RESPMEM_PERSISTENT);
+	if (!h->health) {
 		snprintf(errstr, errstr_size, "out of memory");
 		kb_gw_http_stop(h);
 		return NULL;
@@ -351,6 +502,7 @@ struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)g->cfg.http_threads,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)g->cfg.http_conn_memory,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
 		MHD_OPTION_END);
 	if (!h->daemon) {
@@ -379,11 +531,8 @@ void kb_gw_http_stop(struct kb_gw_http *h)
 		MHD_stop_daemon(h->daemon);
 	if (h->health)
 		MHD_destroy_response(h->health);
-	if (h->leaderboards)
-		MHD_destroy_response(h->leaderboards);
-	for (size_t i = 0; h->gpus && i < h->g->nlbs; i++)
-		if (h->gpus[i])
-			MHD_destroy_response(h->gpus[i]);
-	free(h->gpus);
+	if (h->lb_resp)
+		MHD_destroy_response(h->lb_resp);
+	pthread_mutex_destroy(&h->lb_mu);
 	free(h);
 }

@@ -1,23 +1,29 @@
-/* kb_gw_http: libmicrohttpd glue. Owns the daemon, the per-request state
- * and the request log; the endpoints themselves live in handlers.c.
+/* kb_gw_http: libmicrohttpd glue. Owns the daemon, the per-request state,
+ * the request log and the shared response bodies; the endpoints live in
+ * handlers.c (reads, user), h_admin.c, h_auth.c and h_stream.c.
  *
- * Threading: MHD runs an internal pool of cfg.http_threads threads, each
- * with its own epoll set; a connection stays on the thread that accepted
- * it, and its handler runs there from first call to completion. Handlers
- * may block (Redis round trips, the synchronous Kafka delivery of a
- * submission); the pool is sized so that a few blocked submissions do not
- * starve reads.
+ * Threading: MHD runs an internal pool of cfg.http_threads threads (one
+ * per CPU by default), each with its own epoll set; a connection stays on
+ * the thread that accepted it, and its handler runs there from first call
+ * to completion. Handlers do Redis round trips (sub-millisecond) on these
+ * threads but never wait longer: the synchronous Kafka delivery of a
+ * submission and an OAuth code exchange run on the gateway's pool of
+ * blocking threads (kb_gw_defer, pool.h) while the connection is
+ * suspended. A streaming response (SSE) does not hold its thread either:
+ * its connection is suspended while it waits for events and resumed when
+ * one arrives (h_stream.c).
  *
- * Request lifecycle: on the first call the route is matched and the
- * handler's begin() runs with the headers only. It either queues a
- * response at once (every GET, and every refusal that the headers decide:
- * auth, unknown board, unknown mode, Content-Length over the cap), so
- * MHD never reads the body; or it declares the body it accepts. The body
- * is then streamed into the multipart parser (or a small JSON buffer),
- * never beyond its cap. MHD 0.9.x cannot answer in the middle of an
- * upload, so a body found invalid while streaming is drained and answered
- * at its end, and one that keeps coming far past the cap is cut off by
- * closing the connection.
+ * Request lifecycle: on the first call the URL length, the size of the
+ * headers (431), the route (404/405) and the query parameters (400 for
+ * unknown ones) are checked, then the handler's begin() runs with the
+ * headers only. It either queues a response at once (every GET, and every
+ * refusal that the headers decide: auth, unknown board, unknown mode,
+ * Content-Length over the cap), so MHD never reads the body; or it
+ * declares the body it accepts. The body is then streamed into the
+ * multipart parser (or a small JSON buffer), never beyond its cap. MHD
+ * 0.9.x cannot answer in the middle of an upload, so a body found invalid
+ * while streaming is drained and answered at its end, and one that keeps
+ * coming far past the cap is cut off by closing the connection.
  */
 #ifndef KB_GW_HTTP_H
 #define KB_GW_HTTP_H
@@ -27,17 +33,19 @@
 #include <stdint.h>
 
 #include "gateway.h"
+#include "gw_api.h"
 #include "multipart.h"
 #include "router.h"
 #include "rules.h"
 #include "store.h"
 
 struct kb_gw_http;
+struct kb_gw_stream;
 
 enum kb_gw_body { KB_GW_BODY_NONE = 0, KB_GW_BODY_MULTIPART, KB_GW_BODY_JSON };
 
 struct kb_gw_req {
-	const struct kb_gw *g;
+	struct kb_gw *g;
 	struct kb_gw_http *http;
 	struct MHD_Connection *conn;
 	double t0;
@@ -46,6 +54,7 @@ struct kb_gw_req {
 	struct kb_route route;
 	int status;            /* the status queued; 0 before */
 	enum MHD_Result queued;
+	uint64_t sub_id;       /* for the log line, when one was made */
 
 	/* The body begin() accepted. */
 	enum kb_gw_body body;
@@ -54,14 +63,31 @@ struct kb_gw_req {
 	int body_status;       /* first refusal found while streaming */
 	char body_why[160];
 	kb_multipart *mp;
-	char *json;
+	char *json;            /* raw body bytes (NUL-terminated) */
 	size_t json_len;
 
 	/* Filled by begin() for finish(). */
 	struct kb_gw_user user;
+	int has_user;
 	const struct kb_gw_lb *lb;
 	enum kb_mode mode;
+	struct kb_gw_stream *stream; /* an SSE answer in progress */
+
+	/* A step deferred to the pool (kb_gw_defer). */
+	void (*defer_work)(struct kb_gw_req *r);
+	void (*defer_done)(struct kb_gw_req *r);
+	atomic_int defer_state;  /* 0 none, 1 running, 2 finished */
+	void *pending;           /* the handler's state across the step */
+	void (*pending_free)(void *pending); /* if the request ends first */
 };
+
+/* Runs work(r) on the gateway's pool (pool.h) while r's connection is
+ * suspended, then done(r) back on the connection's thread; done() must
+ * reply. Call at the end of begin() or finish(), and touch r no more
+ * until done(r). Keeps libmicrohttpd's threads from waiting on the broker
+ * or an OAuth provider. */
+void kb_gw_defer(struct kb_gw_req *r, void (*work)(struct kb_gw_req *r),
+		 void (*done)(struct kb_gw_req *r));
 
 /* Starts the daemon on cfg.http_addr:http_port. Returns NULL with errstr
  * set. */
@@ -71,7 +97,8 @@ struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 /* Stops accepting connections; requests in flight go on. */
 void kb_gw_http_quiesce(struct kb_gw_http *h);
 
-/* Stops the daemon (closing idle connections) and frees. NULL is a no-op. */
+/* Stops the daemon (closing idle connections) and frees. NULL is a no-op.
+ * Every stream must have ended (kb_gw_hub_close_all, then drain). */
 void kb_gw_http_stop(struct kb_gw_http *h);
 
 /* For handlers: each queues one response and records its status. body is
@@ -79,19 +106,81 @@ void kb_gw_http_stop(struct kb_gw_http *h);
 void kb_gw_reply_json(struct kb_gw_req *r, int status, json_t *body);
 void kb_gw_reply_error(struct kb_gw_req *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Answers with one of the bodies rendered at startup. */
-void kb_gw_reply_cached(struct kb_gw_req *r, const char *which_lb);
+/* The same with a Retry-After header (seconds). */
+void kb_gw_reply_error_retry(struct kb_gw_req *r, int status, long retry_s,
+			     const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Queues a prepared response (the caller keeps its reference). */
+void kb_gw_reply_response(struct kb_gw_req *r, int status,
+			  struct MHD_Response *resp);
+/* A JSON response over a buffer (mode as MHD's); NULL when out of memory. */
+struct MHD_Response *kb_gw_json_response(const char *s, size_t len,
+					 enum MHD_ResponseMemoryMode mode);
+
+/* Releases a struct MHD_Response * (the ranking cache's destructor). */
+void kb_gw_response_destroy(void *resp);
+
+/* GET /health and GET /leaderboards (re-rendered when the board table or
+ * a visibility changed). */
+void kb_gw_reply_health(struct kb_gw_req *r);
+void kb_gw_reply_leaderboards(struct kb_gw_req *r);
 
 /* Request header / query argument, or NULL. */
 const char *kb_gw_header(struct kb_gw_req *r, const char *name);
 const char *kb_gw_query(struct kb_gw_req *r, const char *name);
 
-/* handlers.c: the endpoints. begin() runs on the headers; finish() after
- * the body begin() accepted. Either may reply. */
+/* handlers: begin() runs on the headers; finish() after the body begin()
+ * accepted. Either may reply. */
 struct kb_gw_handler {
 	void (*begin)(struct kb_gw_req *r);
 	void (*finish)(struct kb_gw_req *r);
 };
 const struct kb_gw_handler *kb_gw_handler_for(enum kb_route_id id);
+
+/* The handler tables of the endpoint files, indexed by route id (entries
+ * for other routes are zero). */
+extern const struct kb_gw_handler kb_gw_admin_handlers[KB_ROUTE_COUNT];
+extern const struct kb_gw_handler kb_gw_auth_handlers[KB_ROUTE_COUNT];
+extern const struct kb_gw_handler kb_gw_stream_handlers[KB_ROUTE_COUNT];
+#ifdef KB_GW_DISCORD
+/* Defined in gateway/discord_*.c (see gw_api.h). */
+extern const struct kb_gw_handler kb_gw_discord_interactions_handler;
+#endif
+
+/* Helpers shared by the endpoint files (handlers.c). */
+/* Resolves X-Popcorn-Cli-Id into r->user. Returns 0, or replies (400
+ * missing, 401 unknown, 403 banned, 503) and returns -1. */
+int kb_gw_authenticate(struct kb_gw_req *r);
+/* Like kb_gw_authenticate() when the header is present; 0 and no user
+ * when absent. */
+int kb_gw_authenticate_optional(struct kb_gw_req *r);
+/* Checks the bearer token of /admin routes. Returns 0 or replies. */
+int kb_gw_require_admin(struct kb_gw_req *r);
+/* 1 if the request carries a valid admin bearer token (no reply). */
+int kb_gw_is_admin(struct kb_gw_req *r);
+/* Resolves {lb} (and {gpu} when not NULL) into r->lb; replies 404. */
+int kb_gw_board_and_gpu(struct kb_gw_req *r, const char *lb, const char *gpu);
+/* For reads of closed boards: needs a user with access (or an admin).
+ * Returns 0 or replies (401/403/503). */
+int kb_gw_board_access(struct kb_gw_req *r);
+/* Answers a store error: 503 for -EIO, else 500. */
+void kb_gw_store_failed(struct kb_gw_req *r, int rc);
+/* Declares a JSON body of at most cap bytes; replies 413/400 on a bad
+ * Content-Length and returns -1. */
+int kb_gw_expect_json(struct kb_gw_req *r, uint64_t cap);
+/* Declares the multipart body of a submission (one "file" field). */
+int kb_gw_expect_file(struct kb_gw_req *r);
+/* The header checks of every way of submitting (the caller authenticated
+ * already): board and gpu (404), mode (400), then declares the file body.
+ * Sets r->lb and r->mode. Returns 0 or replies and returns -1. */
+int kb_gw_submission_headers(struct kb_gw_req *r, const char *lb,
+			     const char *gpu, const char *mode);
+/* After the multipart body: checks it and returns the file (or replies
+ * and returns NULL). */
+const char *kb_gw_take_file(struct kb_gw_req *r, size_t *len,
+			    const char **file_name);
+/* Replies to a kb_gw_submit() failure (Retry-After on 429). */
+void kb_gw_reply_submit_error(struct kb_gw_req *r,
+			      const struct kb_gw_submit_res *res);
 
 #endif

@@ -5,29 +5,37 @@
  *
  * At startup the gateway loads the hosted problem set (KB_PROBLEMS) once:
  * every task file is read, the Task protobuf that each Submission carries
- * is built, and the bodies of the read-only endpoints (/health,
- * /leaderboards, /gpus/<lb>) are rendered. It then makes sure every
- * leaderboard has a secret seed in Redis (kb:lb:<name>, created with
- * HSETNX so all replicas agree on the first one written) and keeps the
- * seeds in memory; they are copied into ranked Submissions and nowhere
- * else. Finally it opens one Kafka producer, shared by all threads, and
- * starts libmicrohttpd.
+ * is built, and the per-board bodies (/gpus/<lb>, the /leaderboards
+ * entries) are rendered. It loads its Lua scripts into Redis and makes
+ * sure every leaderboard has a secret seed there (kb:lb:<name>, created
+ * with HSETNX so all replicas agree on the first one written) and keeps
+ * the seeds in memory; they are copied into ranked Submissions and
+ * nowhere else. Then it opens one Kafka producer, shared by all threads,
+ * starts the events threads (events.c: the kb.results consumer feeding the
+ * in-process hub of streams, and the ticker) and finally libmicrohttpd.
  *
  * libmicrohttpd runs a fixed pool of KB_HTTP_THREADS threads, each with
  * its own epoll set, and every thread holds its own Redis connection
  * (store.c), so the request path takes no lock. Reads cost a Redis round
- * trip or two, or none for the cached bodies. A submission costs four
- * Redis round trips and one synchronous Kafka delivery: the thread blocks
- * until the broker has the message, so a 202 means "queued" and a broker
- * outage is a 503 with the record marked failed (handlers.c says why the
- * order leaves nothing dangling). Each request is logged once, when it
- * completes (method, path, status, ms); bodies, CLI ids and seeds never.
+ * trip or two, or none for cached bodies (rankings are cached briefly and
+ * dropped when a Result for their board arrives). A submission costs two
+ * Redis round trips (authentication, then one script that applies the
+ * policy and records it) and one synchronous Kafka delivery: the thread
+ * blocks until the broker has the message, so a 202 means "queued" and a
+ * broker outage is a 503 with the record marked failed (submit.c says why
+ * the order leaves nothing dangling). A streaming submission then holds
+ * no thread: its connection is suspended between events (h_stream.c).
+ * Each request is logged once, when it completes (method, path, status,
+ * ms, submission id); bodies, CLI ids, tokens and seeds never.
  *
  * SIGTERM/SIGINT only set a flag and wake the main thread (kb_signal),
- * which then stops accepting connections, waits up to KB_DRAIN_S for the
- * requests in flight to complete, stops the daemon, flushes the producer
- * and exits 0. A second signal exits at once.
+ * which then stops accepting connections, ends every open stream with an
+ * error event ("shutting down; poll /user/submissions/{id}"), waits up to
+ * KB_DRAIN_S for the requests in flight to complete, stops the daemon and
+ * the events threads, flushes the producer and exits 0. A second signal
+ * exits at once.
  */
+#include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -37,13 +45,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache.h"
+#include "events.h"
 #include "gateway.h"
+#include "gw_api.h"
 #include "http.h"
+#include "hub.h"
 #include "kb_config.h"
 #include "kb_kafka.h"
 #include "kb_log.h"
 #include "kb_signal.h"
 #include "kb_util.h"
+#include "pool.h"
+#include "queue.h"
 #include "store.h"
 
 #ifndef KB_DEFAULT_PROBLEMS
@@ -57,8 +71,16 @@ static const struct kb_cfg_entry config[] = {
 	 "address to listen on (IPv4 or IPv6 literal)"},
 	{"KB_HTTP_PORT", KB_CFG_INT, "8000", 1, 65535, 0, &G.cfg.http_port,
 	 "TCP port to listen on"},
-	{"KB_HTTP_THREADS", KB_CFG_INT, "16", 1, 1024, 0, &G.cfg.http_threads,
-	 "HTTP worker threads (each holds one Redis connection)"},
+	{"KB_HTTP_THREADS", KB_CFG_INT, "0", 0, 1024, 0, &G.cfg.http_threads,
+	 "HTTP threads, each with one Redis connection (0: one per CPU)"},
+	{"KB_POOL_THREADS", KB_CFG_INT, "64", 1, 4096, 0, &G.cfg.pool_threads,
+	 "threads for blocking steps: Kafka deliveries, OAuth exchanges"},
+	/* libmicrohttpd's buffer per connection: a header block beyond it
+	 * gets libmicrohttpd's own (non-JSON) 431; below it but above
+	 * KB_HEADERS_MAX, ours. MHD clears it between requests, so bigger
+	 * costs throughput. */
+	{"KB_HTTP_CONN_MEMORY", KB_CFG_INT, "32768", 8192, 1 << 20, 0,
+	 &G.cfg.http_conn_memory, "bytes of buffer per connection (headers fit in it)"},
 	{"KB_REDIS_URL", KB_CFG_STRING, "redis://127.0.0.1:6379", 0, 0, 1,
 	 &G.cfg.redis_url, "Redis URL (may hold a password: masked)"},
 	{"KB_KAFKA_BROKERS", KB_CFG_STRING, "127.0.0.1:9092", 0, 0, 0,
@@ -70,8 +92,52 @@ static const struct kb_cfg_entry config[] = {
 	 "bearer token of the admin API; empty disables it"},
 	{"KB_PROBLEMS", KB_CFG_STRING, KB_DEFAULT_PROBLEMS, 0, 0, 0,
 	 &G.cfg.problems, "problem set: ':'-separated dirs and <set>.yaml files"},
+	{"KB_PROBLEMS_DEV", KB_CFG_STRING, "", 0, 0, 0, &G.cfg.problems_dev,
+	 "directory of problems admins may add as <dir>-dev boards; empty: none"},
+	{"KB_MAX_DYNAMIC_BOARDS", KB_CFG_INT, "64", 0, 4096, 0,
+	 &G.cfg.max_dynamic_boards, "admin-created boards this gateway can hold"},
 	{"KB_MAX_FILE_BYTES", KB_CFG_INT, "1048576", 1, 64L << 20, 0,
 	 &G.cfg.max_file_bytes, "largest submission file accepted"},
+	{"KB_HEADERS_MAX", KB_CFG_INT, "16384", 1024, 100000, 0,
+	 &G.cfg.headers_max, "largest request header block (431 beyond)"},
+	{"KB_RATE_LIMIT_TEST", KB_CFG_INT, "0", 0, 1000000, 0, &G.cfg.rate_test,
+	 "default hourly limit of test/benchmark/profile submissions per user "
+	 "and board (0: none; admins may set one per board)"},
+	{"KB_RATE_LIMIT_LEADERBOARD", KB_CFG_INT, "0", 0, 1000000, 0,
+	 &G.cfg.rate_leaderboard, "default hourly limit of ranked submissions"},
+	{"KB_SSE_KEEPALIVE_S", KB_CFG_INT, "15", 1, 300, 0, &G.cfg.sse_keepalive_s,
+	 "seconds between keep-alive comments on a quiet stream"},
+	{"KB_SSE_POLL_S", KB_CFG_INT, "5", 1, 300, 0, &G.cfg.sse_poll_s,
+	 "a stream that heard nothing this long re-reads its state from Redis"},
+	{"KB_SSE_MAX_S", KB_CFG_INT, "7200", 10, 86400, 0, &G.cfg.sse_max_s,
+	 "longest a stream waits for its result"},
+	{"KB_WORKER_STALE_S", KB_CFG_INT, "300", 1, 86400, 0, &G.cfg.worker_stale_s,
+	 "a worker unheard of this long is not counted as available"},
+	{"KB_RANKING_CACHE_MS", KB_CFG_INT, "1000", 0, 600000, 0,
+	 &G.cfg.ranking_cache_ms, "how long a rendered ranking is reused (0: off)"},
+	{"KB_QUEUE_CACHE_MS", KB_CFG_INT, "2000", 0, 600000, 0,
+	 &G.cfg.queue_cache_ms, "how long a measured queue backlog is reused"},
+	{"KB_AUTH_STATE_TTL_S", KB_CFG_INT, "3600", 60, 604800, 0,
+	 &G.cfg.auth_state_ttl_s, "how long a CLI id from /auth/init waits for login"},
+	{"KB_OAUTH_REDIRECT_BASE", KB_CFG_STRING, "", 0, 0, 0,
+	 &G.cfg.oauth_redirect_base,
+	 "public base URL of this API for OAuth redirects (default http://addr:port)"},
+	{"KB_OAUTH_DISCORD_BASE", KB_CFG_STRING, "https://discord.com", 0, 0, 0,
+	 &G.cfg.oauth_discord_base, "Discord's base URL (tests: a fake provider)"},
+	{"KB_OAUTH_DISCORD_CLIENT_ID", KB_CFG_STRING, "", 0, 0, 0,
+	 &G.cfg.oauth_discord_id, "Discord OAuth client id; empty: no Discord login"},
+	{"KB_OAUTH_DISCORD_CLIENT_SECRET", KB_CFG_STRING, "", 0, 0, 1,
+	 &G.cfg.oauth_discord_secret, "Discord OAuth client secret"},
+	{"KB_OAUTH_GITHUB_BASE", KB_CFG_STRING, "https://github.com", 0, 0, 0,
+	 &G.cfg.oauth_github_base, "GitHub's base URL (token endpoint)"},
+	{"KB_OAUTH_GITHUB_API_BASE", KB_CFG_STRING, "https://api.github.com", 0, 0, 0,
+	 &G.cfg.oauth_github_api_base, "GitHub's API base URL (user endpoint)"},
+	{"KB_OAUTH_GITHUB_CLIENT_ID", KB_CFG_STRING, "", 0, 0, 0,
+	 &G.cfg.oauth_github_id, "GitHub OAuth client id; empty: no GitHub login"},
+	{"KB_OAUTH_GITHUB_CLIENT_SECRET", KB_CFG_STRING, "", 0, 0, 1,
+	 &G.cfg.oauth_github_secret, "GitHub OAuth client secret"},
+	{"KB_OAUTH_TIMEOUT_MS", KB_CFG_INT, "10000", 100, 120000, 0,
+	 &G.cfg.oauth_timeout_ms, "timeout of each request to an OAuth provider"},
 	{"KB_DRAIN_S", KB_CFG_INT, "20", 0, 600, 0, &G.cfg.drain_s,
 	 "on SIGTERM, how long in-flight requests may take to finish"},
 	{"KB_LOG_LEVEL", KB_CFG_STRING, "info", 0, 0, 0, &G.cfg.log_level,
@@ -118,11 +184,18 @@ static void drain(struct kb_gw_http *http)
 	long left;
 
 	kb_gw_http_quiesce(http);
+	/* Streams would otherwise wait for results for hours. */
+	kb_gw_hub_close_all(G.hub, 503, "the gateway is shutting down; the "
+					"submission goes on: poll GET "
+					"/user/submissions/{id}");
 	while ((left = atomic_load(&G.inflight)) > 0 && kb_mono_s() < deadline)
 		sleep_ms(10);
 	if (left > 0)
 		kb_warn("drain: %ld requests still in flight after %ld s", left,
 			G.cfg.drain_s);
+	/* Finishes the deferred steps, so no connection stays suspended
+	 * when the daemon stops. */
+	kb_gw_pool_stop(G.pool);
 	kb_gw_http_stop(http);
 }
 
@@ -131,6 +204,9 @@ int main(int argc, char **argv)
 	char err[512];
 	struct kb_gw_http *http = NULL;
 	int level, rc = 1;
+#ifdef KB_GW_DISCORD
+	int discord = 0;
+#endif
 
 	if (argc > 1) {
 		fprintf(stderr, "usage: %s (configured by environment)\n", argv[0]);
@@ -153,7 +229,8 @@ int main(int argc, char **argv)
 	kb_config_log(config, KB_ARRAY_LEN(config));
 	atomic_init(&G.inflight, 0);
 
-	if (kb_util_init() < 0 || kb_signal_install() < 0) {
+	if (kb_util_init() < 0 || kb_signal_install() < 0 ||
+	    curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		kb_error("cannot initialise libsodium or signal handling");
 		goto out;
 	}
@@ -161,16 +238,41 @@ int main(int argc, char **argv)
 		kb_error("problems: %s", err);
 		goto out;
 	}
-	kb_info("loaded %zu leaderboards", G.nlbs);
-	if (kb_gw_store_init_boards(&G, err, sizeof(err)) < 0) {
+	kb_info("loaded %zu leaderboards", kb_gw_lb_count(&G));
+	if (kb_gw_store_init(&G, err, sizeof(err)) < 0) {
 		kb_error("redis: %s", err);
 		goto out;
 	}
 	/* The main thread needs no Redis connection while serving. */
 	kb_gw_redis_drop();
+	if (!*G.cfg.oauth_redirect_base) {
+		char base[300];
+		int v6 = strchr(G.cfg.http_addr, ':') != NULL;
+		snprintf(base, sizeof(base), v6 ? "http://[%s]:%ld" : "http://%s:%ld",
+			 G.cfg.http_addr, G.cfg.http_port);
+		free(G.cfg.oauth_redirect_base);
+		G.cfg.oauth_redirect_base = strdup(base);
+	}
+	if (G.cfg.http_threads == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		G.cfg.http_threads = n > 0 ? n : 2;
+	}
+	G.hub = kb_gw_hub_new(32);
+	G.pool = kb_gw_pool_new((size_t)G.cfg.pool_threads);
+	G.cache = kb_gw_cache_new(1024, G.cfg.ranking_cache_ms, kb_gw_response_destroy);
+	G.queue = kb_gw_queue_new(G.cfg.kafka_brokers, G.cfg.queue_cache_ms);
+	if (!G.hub || !G.cache || !G.queue || !G.pool || !G.cfg.oauth_redirect_base) {
+		kb_error("out of memory");
+		goto out;
+	}
 	G.producer = open_producer(err, sizeof(err));
 	if (!G.producer) {
 		kb_error("kafka: %s", err);
+		goto out;
+	}
+	G.events = kb_gw_events_start(&G, err, sizeof(err));
+	if (!G.events) {
+		kb_error("events: %s", err);
 		goto out;
 	}
 	http = kb_gw_http_start(&G, err, sizeof(err));
@@ -178,6 +280,14 @@ int main(int argc, char **argv)
 		kb_error("http: %s", err);
 		goto out;
 	}
+	G.http = http;
+#ifdef KB_GW_DISCORD
+	if (kb_gw_discord_start(&G, err, sizeof(err)) < 0) {
+		kb_error("discord: %s", err);
+		goto out;
+	}
+	discord = 1;
+#endif
 	kb_info("listening on %s:%ld threads=%ld", G.cfg.http_addr,
 		G.cfg.http_port, G.cfg.http_threads);
 
@@ -188,17 +298,35 @@ int main(int argc, char **argv)
 	}
 	kb_info("stopping: draining %ld requests in flight",
 		(long)atomic_load(&G.inflight));
+#ifdef KB_GW_DISCORD
+	kb_gw_discord_stop(&G);
+	discord = 0;
+#endif
 	drain(http);
 	http = NULL;
+	kb_gw_events_stop(G.events);
+	G.events = NULL;
 	if (kb_producer_flush(G.producer, 5000) < 0)
 		kb_warn("producer flush timed out");
 	rc = 0;
 out:
+#ifdef KB_GW_DISCORD
+	if (discord)
+		kb_gw_discord_stop(&G);
+#endif
+	if (http) /* a failed start: no stream can be open yet */
+		kb_gw_hub_close_all(G.hub, 503, "shutting down");
+	kb_gw_pool_destroy(G.pool);
 	kb_gw_http_stop(http);
+	kb_gw_events_stop(G.events);
 	kb_producer_destroy(G.producer);
+	kb_gw_queue_destroy(G.queue);
+	kb_gw_cache_destroy(G.cache);
+	kb_gw_hub_destroy(G.hub);
 	kb_gw_redis_drop();
 	kb_gw_lbs_free(&G);
 	kb_config_free(config, KB_ARRAY_LEN(config));
+	curl_global_cleanup();
 	kb_info("exit %d", rc);
 	return rc;
 }

@@ -406,10 +406,10 @@ char *kb_gw_render_leaderboards(const struct kb_gw *g)
 	for (size_t i = 0; i < n; i++) {
 		const struct kb_gw_lb *lb = g->boards[i];
 		const struct kb_task *t = lb->task;
-		json_t *o = json_object(), *gpus = json_array();
 
 		if (atomic_load(&lb->deleted))
 			continue;
+		json_t *o = json_object(), *gpus = json_array();
 		for (size_t k = 0; k < t->ngpus; k++)
 			json_array_append_new(gpus, json_string(t->gpus[k]));
 		json_object_set_new(o, "id", json_integer((json_int_t)lb->index + 1));

@@ -5,11 +5,10 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sodium.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <stdarg.h>
 
 #include "kb_log.h"
 #include "kb_redis.h"
@@ -781,9 +780,13 @@ int kb_gw_running_count(const struct kb_gw *g, const char *gpu, long *count)
 		redisReply *s;
 		if ((rc = kb__gw_read_replies(c, &s, 1)) < 0)
 			break;
-		if (s->type == REDIS_REPLY_STRING && strcmp(s->str, "running") == 0)
+		/* A worker reported it, so it runs, even while the ranker has
+		 * not recorded "running" yet. Finished (or gone) while no
+		 * gateway listened: forget it. */
+		if (s->type == REDIS_REPLY_STRING && strcmp(s->str, "done") != 0 &&
+		    strcmp(s->str, "failed") != 0 && strcmp(s->str, "deleted") != 0)
 			(*count)++;
-		else /* finished while no gateway listened: forget it */
+		else
 			m->element[i]->type = REDIS_REPLY_NIL;
 		freeReplyObject(s);
 	}

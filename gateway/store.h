@@ -12,7 +12,7 @@
  * between, so a Redis outage costs clients a quick 503, not a connect
  * timeout each.
  *
- * Multi-key updates are Lua scripts (gateway/lua/*.lua, compiled in),
+ * Multi-key updates are Lua scripts (gateway/lua/<name>.lua, compiled in),
  * loaded once by kb_gw_store_init() and run with EVALSHA.
  *
  * Return codes: 0, -ENOENT (no such user/submission/...), -EIO (Redis
@@ -156,8 +156,9 @@ int kb_gw_queue_position(const struct kb_gw *g, const char *gpu, uint64_t id,
 int kb_gw_store_job_event(const struct kb_gw *g, uint64_t id, const char *gpu,
 			  int finished);
 
-/* Submissions of gpu whose status is "running" (kb:running:<gpu>, with
- * entries that are not running any more removed). */
+/* Submissions of gpu a worker reported working on (kb:running:<gpu>),
+ * without those whose kb:sub status says they finished (those entries
+ * are removed). */
 int kb_gw_running_count(const struct kb_gw *g, const char *gpu, long *count);
 
 /* A submission's current state for fallback polling: status, stage,

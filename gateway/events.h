@@ -1,0 +1,56 @@
+/* kb_gw_events: the gateway's two background threads.
+ *
+ * The consumer thread reads kb.results as a member of a consumer group of
+ * its own, "kb-gateway.<host>.<pid>", starting at the latest offset (a
+ * gateway only cares about events from now on, and every gateway must see
+ * every event, so groups are never shared and offsets never committed).
+ * Each Progress and Result is published to the hub (hub.c), which hands
+ * it to the streams waiting for that submission. The thread also keeps
+ * the queued/running bookkeeping in Redis (kb:queued:<gpu>,
+ * kb:running:<gpu>), drops cached rankings a Result may change, and
+ * records worker heartbeats: the `worker` field of every event (and of a
+ * heartbeat: a ResultEvent with submission_id 0 carrying a Progress with
+ * its worker name), with the job it is busy with.
+ *
+ * The ticker thread wakes streams for keep-alives, re-reads from Redis the
+ * state of submissions whose watchers heard nothing for a while (a late
+ * stream, a lost event, a gateway started after the worker: the fallback),
+ * and every two seconds syncs the board table with Redis (boards created
+ * or deleted by admins through other gateways, visibility changes).
+ *
+ * Both threads stop within half a second of kb_gw_events_stop().
+ */
+#ifndef KB_GW_EVENTS_H
+#define KB_GW_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gateway.h"
+
+struct kb_gw_events;
+
+/* Starts both threads. Returns NULL with errstr set. */
+struct kb_gw_events *kb_gw_events_start(struct kb_gw *g, char *errstr,
+					size_t errstr_size);
+/* Stops and joins the threads; frees. NULL is a no-op. */
+void kb_gw_events_stop(struct kb_gw_events *e);
+
+struct kb_gw_worker_info {
+	char name[96];
+	int64_t last_seen_ms;
+	uint64_t busy_with; /* 0: idle (as far as we saw) */
+	char stage[24];
+};
+
+/* Workers of gpu seen within stale_ms before now_ms, up to max; returns
+ * the count. */
+size_t kb_gw_events_workers(struct kb_gw_events *e, const char *gpu,
+			    int64_t now_ms, int64_t stale_ms,
+			    struct kb_gw_worker_info *out, size_t max);
+
+/* Applies the shared board state now (as the ticker does every two
+ * seconds): for tests and for the admin endpoints after a change. */
+void kb_gw_boards_sync(struct kb_gw *g);
+
+#endif

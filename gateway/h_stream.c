@@ -1,0 +1,332 @@
+/* POST /{lb}/{gpu}/{mode}: a submission answered with server-sent events,
+ * as upstream's streaming endpoint (popcorn-cli reads it).
+ *
+ * Everything up to the submission itself is an ordinary request: the
+ * same checks as POST /submission (plain JSON errors with their status).
+ * Once kb_gw_submit() accepted it, the answer is 200 text/event-stream:
+ *
+ *   event: status   data: {"status": <stage>, "stage", "message",
+ *                          "submission_id", "elapsed_time", "position", ...}
+ *   event: result   data: {"status": "success", "results": [FullResult],
+ *                          "reports": [text], ...}        (last)
+ *   event: error    data: {"status": "error", "detail", "status_code"} (last)
+ *
+ * and a comment line ": keep-alive" every KB_SSE_KEEPALIVE_S while
+ * nothing else is said. The stream is a watch on the hub (opened before
+ * the submission is published) whose events are formatted as they come;
+ * while there is nothing to send, the connection is suspended, so a long
+ * run costs no thread. The watch's wake callback resumes it; the ticker
+ * wakes it for keep-alives. After KB_SSE_MAX_S without a result the stream
+ * ends with an error (the submission goes on; poll /user/submissions/{id}).
+ *
+ * Suspend/resume discipline (libmicrohttpd calls resuming a connection
+ * that is not suspended undefined): both happen under the stream's mutex,
+ * and `suspended` records which state MHD is in, so the wake callback
+ * resumes only a suspended connection, exactly once.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "kb_log.h"
+#include "kb_util.h"
+#include "results.h"
+#include "submit.h"
+
+#define BLOCK_SIZE (32u << 10)
+
+struct kb_gw_stream {
+	struct MHD_Connection *conn;
+	struct kb_gw_watch *w;
+	pthread_mutex_t mu; /* everything below */
+	int suspended;
+	int finished;       /* the final event is in out (or was sent) */
+	uint64_t id;
+	double t0;          /* kb_mono_s() of the request */
+	int64_t keepalive_ms, next_keepalive, deadline;
+	struct kb_buf out;
+	size_t off;
+	char last_stage[24];
+	long last_position;
+};
+
+static void wake(void *ctx)
+{
+	struct kb_gw_stream *st = ctx;
+
+	pthread_mutex_lock(&st->mu);
+	if (st->suspended) {
+		st->suspended = 0;
+		MHD_resume_connection(st->conn);
+	}
+	pthread_mutex_unlock(&st->mu);
+}
+
+static void append_event(struct kb_gw_stream *st, const char *name, json_t *data)
+{
+	char *s = json_dumps(data, JSON_COMPACT);
+
+	json_decref(data);
+	if (!s)
+		return;
+	kb_buf_printf(&st->out, "event: %s\ndata: %s\n\n", name, s);
+	free(s);
+}
+
+static void format_status(struct kb_gw_stream *st, const struct kb_gw_event *ev)
+{
+	char msg[256];
+
+	if (strcmp(st->last_stage, ev->stage) == 0 &&
+	    st->last_position == ev->position)
+		return;
+	snprintf(st->last_stage, sizeof(st->last_stage), "%s", ev->stage);
+	st->last_position = ev->position;
+	if (strcmp(ev->stage, "queued") == 0 && ev->position > 0)
+		snprintf(msg, sizeof(msg), "Submission %" PRIu64 " queued (position %ld)",
+			 st->id, ev->position);
+	else if (strcmp(ev->stage, "queued") == 0 && ev->worker[0])
+		snprintf(msg, sizeof(msg), "Submission %" PRIu64 " picked up by %s",
+			 st->id, ev->worker);
+	else if (ev->elapsed_ms >= 0)
+		snprintf(msg, sizeof(msg), "Submission %" PRIu64 ": %s (%.1f s)", st->id,
+			 ev->stage, (double)ev->elapsed_ms / 1000.0);
+	else
+		snprintf(msg, sizeof(msg), "Submission %" PRIu64 ": %s", st->id,
+			 ev->stage);
+	json_t *o = json_object();
+	json_object_set_new(o, "status", json_string(ev->stage));
+	json_object_set_new(o, "stage", json_string(ev->stage));
+	json_object_set_new(o, "message", kb_gw_jstr(msg));
+	json_object_set_new(o, "submission_id", json_integer((json_int_t)st->id));
+	json_object_set_new(o, "elapsed_time",
+			    json_real((double)(int64_t)((kb_mono_s() - st->t0) * 100) / 100));
+	json_object_set_new(o, "worker_elapsed_ms",
+			    ev->elapsed_ms >= 0 ? json_integer(ev->elapsed_ms) : json_null());
+	json_object_set_new(o, "position",
+			    ev->position > 0 ? json_integer(ev->position) : json_null());
+	json_object_set_new(o, "worker", ev->worker[0] ? kb_gw_jstr(ev->worker)
+						       : json_null());
+	append_event(st, "status", o);
+}
+
+static void format_error(struct kb_gw_stream *st, int status, const char *detail)
+{
+	append_event(st, "error", json_pack("{s:s,s:o,s:i,s:I}", "status", "error",
+					    "detail", kb_gw_jstr(detail), "status_code",
+					    status, "submission_id", (json_int_t)st->id));
+	st->finished = 1;
+}
+
+static void format_event(struct kb_gw_stream *st, const struct kb_gw_event *ev)
+{
+	switch (ev->type) {
+	case KB_GW_EV_STATUS:
+		format_status(st, ev);
+		break;
+	case KB_GW_EV_RESULT:
+		append_event(st, "result", kb_gw_result_event(ev->result, st->id));
+		st->finished = 1;
+		break;
+	case KB_GW_EV_ERROR:
+		format_error(st, ev->error_status ? ev->error_status : 500, ev->message);
+		break;
+	}
+}
+
+static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct kb_gw_stream *st = cls;
+	struct kb_gw_event ev;
+	ssize_t n = 0;
+
+	(void)pos;
+	pthread_mutex_lock(&st->mu);
+	for (;;) {
+		if (st->off < st->out.len) {
+			size_t k = st->out.len - st->off < max ? st->out.len - st->off : max;
+			memcpy(buf, st->out.data + st->off, k);
+			st->off += k;
+			if (st->off == st->out.len)
+				st->off = st->out.len = 0;
+			n = (ssize_t)k;
+			break;
+		}
+		if (st->finished) {
+			n = MHD_CONTENT_READER_END_OF_STREAM;
+			break;
+		}
+		int rc = kb_gw_watch_next(st->w, &ev);
+		if (rc == 1) {
+			format_event(st, &ev);
+			kb_gw_event_clear(&ev);
+			continue;
+		}
+		if (rc < 0) {
+			st->finished = 1;
+			continue;
+		}
+		int64_t now = kb_now_ms();
+		if (now >= st->deadline) {
+			format_error(st, 504, "no result yet; the submission goes on: poll "
+					      "GET /user/submissions/{id}");
+			continue;
+		}
+		if (now >= st->next_keepalive) {
+			kb_buf_append(&st->out, ": keep-alive\n\n", 14);
+			st->next_keepalive = now + st->keepalive_ms;
+			continue;
+		}
+		/* Nothing to say: give the thread back until woken. */
+		st->suspended = 1;
+		MHD_suspend_connection(st->conn);
+		n = 0;
+		break;
+	}
+	pthread_mutex_unlock(&st->mu);
+	return n;
+}
+
+static void stream_free(void *cls)
+{
+	struct kb_gw_stream *st = cls;
+
+	/* After close no wake can run (the hub wakes under its lock). */
+	kb_gw_watch_close(st->w);
+	pthread_mutex_destroy(&st->mu);
+	kb_buf_free(&st->out);
+	free(st);
+}
+
+static void stream_begin(struct kb_gw_req *r)
+{
+	if (kb_gw_authenticate(r) < 0)
+		return;
+	kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],
+				 r->route.params[2]);
+}
+
+/* A streaming submission between its halves (submit.h). */
+struct deferred_stream {
+	struct kb_gw_pending p;
+	struct kb_gw_submit_res res;
+	struct kb_gw_stream *st;
+};
+
+static void deferred_free(void *arg)
+{
+	struct deferred_stream *d = arg;
+
+	if (d->st)
+		stream_free(d->st); /* closes the watch */
+	free(d);
+}
+
+static void stream_publish(struct kb_gw_req *r)
+{
+	struct deferred_stream *d = r->pending;
+
+	kb_gw_submit_publish(r->g, &d->p, &d->res);
+	if (!d->res.watch) /* a failed publish closed it */
+		d->st->w = NULL;
+}
+
+/* Back on the connection's thread: the answer is the stream, or (the
+ * broker refused) a plain JSON error. */
+static void stream_start(struct kb_gw_req *r)
+{
+	struct deferred_stream *d = r->pending;
+	struct kb_gw_stream *st = d->st;
+
+	if (d->res.status) {
+		kb_gw_reply_submit_error(r, &d->res);
+		return; /* on_completed frees d and the stream */
+	}
+	d->st = NULL;
+	free(d);
+	r->pending = NULL;
+	if (!st->w) {
+		/* Made, but we cannot follow it here: say so in the stream. */
+		pthread_mutex_lock(&st->mu);
+		format_error(st, 503, "the submission was made but cannot be followed "
+				      "here; poll GET /user/submissions/{id}");
+		pthread_mutex_unlock(&st->mu);
+	}
+	struct MHD_Response *resp = MHD_create_response_from_callback(
+		MHD_SIZE_UNKNOWN, BLOCK_SIZE, reader, st, stream_free);
+	if (!resp) {
+		stream_free(st);
+		kb_gw_reply_error(r, 500, "out of memory");
+		return;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+	/* Keep-alives keep the line busy; a suspended stream cannot time
+	 * out anyway. */
+	MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+	kb_gw_reply_response(r, 200, resp);
+	MHD_destroy_response(resp);
+}
+
+static void stream_finish(struct kb_gw_req *r)
+{
+	struct deferred_stream *d;
+	const char *fn = NULL;
+	size_t len = 0;
+	const char *code = kb_gw_take_file(r, &len, &fn);
+	struct kb_gw_stream *st;
+
+	if (!code)
+		return;
+	d = calloc(1, sizeof(*d));
+	st = calloc(1, sizeof(*st));
+	if (!d || !st) {
+		free(d);
+		free(st);
+		kb_gw_reply_error(r, 500, "out of memory");
+		return;
+	}
+	pthread_mutex_init(&st->mu, NULL);
+	st->conn = r->conn;
+	st->t0 = r->t0;
+	st->keepalive_ms = r->g->cfg.sse_keepalive_s * 1000;
+	st->next_keepalive = kb_now_ms() + st->keepalive_ms;
+	st->deadline = kb_now_ms() + r->g->cfg.sse_max_s * 1000;
+	st->last_position = -2;
+	d->st = st;
+	struct kb_gw_submit_req req = {
+		.user_id = r->user.id,
+		.lb = r->lb->task->name,
+		.gpu = r->route.params[1],
+		.mode = kb_mode_name(r->mode),
+		.file_name = fn,
+		.code = code,
+		.code_len = len,
+		.open_watch = 1,
+		.wake = wake,
+		.wake_ctx = st,
+		/* Wakes for keep-alives and the deadline, a little more often
+		 * than needed so neither is late by a whole period. */
+		.watch_tick_ms = (int)(st->keepalive_ms < 5000 ? st->keepalive_ms : 5000),
+	};
+	if (kb_gw_submit_record(r->g, &req, &d->res, &d->p) < 0) {
+		kb_gw_reply_submit_error(r, &d->res);
+		deferred_free(d);
+		return;
+	}
+	r->sub_id = st->id = d->res.id;
+	/* Until the stream starts, the watch's wakes find it unsuspended
+	 * and do nothing; its events wait in the queue. */
+	st->w = d->res.watch;
+	r->pending = d;
+	r->pending_free = deferred_free;
+	kb_gw_defer(r, stream_publish, stream_start);
+}
+
+const struct kb_gw_handler kb_gw_stream_handlers[KB_ROUTE_COUNT] = {
+	[KB_ROUTE_STREAM] = {stream_begin, stream_finish},
+};

@@ -1,0 +1,395 @@
+/* kb_gw_store, second half: policy and administration (see store.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kb_log.h"
+#include "kb_util.h"
+#include "store.h"
+#include "store_internal.h"
+
+static int simple(const struct kb_gw *g, redisReply *r, int rc)
+{
+	(void)g;
+	if (r)
+		freeReplyObject(r);
+	return rc;
+}
+
+int kb_gw_set_accepting(const struct kb_gw *g, int accepting)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "HSET kb:admin accepting %s",
+				   accepting ? "1" : "0");
+	return simple(g, r, rc);
+}
+
+int kb_gw_set_visibility(const struct kb_gw *g, const char *lb,
+			 const char *visibility)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "HSET kb:lb:%s visibility %s", lb,
+				   visibility);
+	return simple(g, r, rc);
+}
+
+int kb_gw_has_access(const struct kb_gw *g, const char *lb,
+		     const char *user_id, int *allowed)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "SISMEMBER kb:lbaccess:%s %s", lb, user_id);
+
+	*allowed = 0;
+	if (!r)
+		return rc;
+	*allowed = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+	freeReplyObject(r);
+	return 0;
+}
+
+int kb_gw_rate_set(const struct kb_gw *g, const char *lb, const char *cat,
+		   long max)
+{
+	int rc;
+	redisReply *r = max > 0
+		? kb__gw_cmd(g, &rc, "HSET kb:rl:%s %s %ld", lb, cat, max)
+		: kb__gw_cmd(g, &rc, "HDEL kb:rl:%s %s", lb, cat);
+	return simple(g, r, rc);
+}
+
+int kb_gw_rate_get(const struct kb_gw *g, const char *lb, long max[2])
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "HMGET kb:rl:%s test leaderboard", lb);
+
+	max[0] = max[1] = 0;
+	if (!r)
+		return rc;
+	for (size_t i = 0; i < 2 && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
+		if (r->element[i]->type == REDIS_REPLY_STRING)
+			max[i] = strtol(r->element[i]->str, NULL, 10);
+	freeReplyObject(r);
+	return 0;
+}
+
+int kb_gw_invites_create(const struct kb_gw *g, const char *const *lbs,
+			 size_t nlbs, long count, char (*codes)[33])
+{
+	char err[256], list[16 * 66] = "", ms[32];
+	redisContext *c = kb_gw_redis(g, err, sizeof(err));
+	const char **argv;
+	size_t used = 0;
+	int rc = 0;
+
+	if (!c)
+		return -EIO;
+	for (size_t i = 0; i < nlbs; i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+					 i ? "," : "", lbs[i]);
+	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
+	for (long k = 0; k < count; k++)
+		kb_random_hex(codes[k], 16);
+	/* The codes first (batches of one transaction each), then the
+	 * per-board indexes: a code missing from an index is harmless, an
+	 * index entry without its code would list a phantom. */
+	for (long done = 0; done < count && rc == 0;) {
+		long batch = count - done > 14 ? 14 : count - done;
+		redisAppendCommand(c, "MULTI");
+		for (long k = 0; k < batch; k++)
+			redisAppendCommand(c, "HSET kb:invite:%s leaderboards %s "
+					      "created_ms %s", codes[done + k], list, ms);
+		rc = kb__gw_finish_multi(c, (int)batch);
+		done += batch;
+	}
+	argv = calloc((size_t)count + 2, sizeof(*argv));
+	if (!argv)
+		return -ENOMEM;
+	for (size_t i = 0; i < nlbs && rc == 0; i++) {
+		char key[128];
+		snprintf(key, sizeof(key), "kb:invites:lb:%s", lbs[i]);
+		argv[0] = "SADD";
+		argv[1] = key;
+		for (long k = 0; k < count; k++)
+			argv[2 + k] = codes[k];
+		redisReply *r = redisCommandArgv(c, (int)count + 2, argv, NULL);
+		if (!r) {
+			kb_gw_redis_drop();
+			rc = -EIO;
+		} else {
+			if (r->type == REDIS_REPLY_ERROR)
+				rc = -EPROTO;
+			freeReplyObject(r);
+		}
+	}
+	free(argv);
+	return rc;
+}
+
+int kb_gw_invites_list(const struct kb_gw *g, const char *lb,
+		       struct kb_gw_invite **out, size_t *n)
+{
+	char err[256];
+	int rc;
+	redisReply *m = kb__gw_cmd(g, &rc, "SMEMBERS kb:invites:lb:%s", lb);
+	redisContext *c;
+
+	*out = NULL;
+	*n = 0;
+	if (!m)
+		return rc;
+	if (m->type != REDIS_REPLY_ARRAY || m->elements == 0) {
+		freeReplyObject(m);
+		return 0;
+	}
+	c = kb_gw_redis(g, err, sizeof(err));
+	*out = calloc(m->elements, sizeof(**out));
+	if (!c || !*out) {
+		free(*out);
+		*out = NULL;
+		freeReplyObject(m);
+		return c ? -ENOMEM : -EIO;
+	}
+	for (size_t i = 0; i < m->elements; i++)
+		redisAppendCommand(c, "HMGET kb:invite:%s user_id user_name created_ms "
+				      "claimed_ms", m->element[i]->str);
+	for (size_t i = 0; i < m->elements; i++) {
+		redisReply *h;
+		if ((rc = kb__gw_read_replies(c, &h, 1)) < 0)
+			break;
+		if (h->type == REDIS_REPLY_ARRAY && h->elements == 4 &&
+		    h->element[2]->type == REDIS_REPLY_STRING) { /* revoked: skip */
+			struct kb_gw_invite *iv = &(*out)[(*n)++];
+			snprintf(iv->code, sizeof(iv->code), "%s", m->element[i]->str);
+			if (h->element[0]->type == REDIS_REPLY_STRING)
+				snprintf(iv->user_id, sizeof(iv->user_id), "%s",
+					 h->element[0]->str);
+			if (h->element[1]->type == REDIS_REPLY_STRING)
+				snprintf(iv->user_name, sizeof(iv->user_name), "%s",
+					 h->element[1]->str);
+			iv->created_ms = strtoll(h->element[2]->str, NULL, 10);
+			if (h->element[3]->type == REDIS_REPLY_STRING)
+				iv->claimed_ms = strtoll(h->element[3]->str, NULL, 10);
+		}
+		freeReplyObject(h);
+	}
+	freeReplyObject(m);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+int kb_gw_invite_revoke(const struct kb_gw *g, const char *code,
+			int *was_claimed)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "HMGET kb:invite:%s leaderboards user_id",
+				   code);
+	char lbs[16 * 66];
+
+	*was_claimed = 0;
+	if (!r)
+		return rc;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[0]->type != REDIS_REPLY_STRING) {
+		freeReplyObject(r);
+		return -ENOENT;
+	}
+	snprintf(lbs, sizeof(lbs), "%s", r->element[0]->str);
+	*was_claimed = r->element[1]->type == REDIS_REPLY_STRING;
+	freeReplyObject(r);
+	r = kb__gw_cmd(g, &rc, "DEL kb:invite:%s", code);
+	if (r)
+		freeReplyObject(r);
+	char *save = NULL;
+	for (char *lb = strtok_r(lbs, ",", &save); lb && rc == 0;
+	     lb = strtok_r(NULL, ",", &save)) {
+		r = kb__gw_cmd(g, &rc, "SREM kb:invites:lb:%s %s", lb, code);
+		if (r)
+			freeReplyObject(r);
+	}
+	return rc;
+}
+
+int kb_gw_invite_claim(const struct kb_gw *g, const char *code,
+		       const char *user_id, const char *user_name, char *lbs,
+		       size_t lbs_size, char *why, size_t why_size)
+{
+	char key[128], ms[32];
+	const char *argv[4] = {key, user_id, user_name, ms};
+	int rc;
+	redisReply *r;
+
+	snprintf(key, sizeof(key), "kb:invite:%s", code);
+	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
+	r = kb__gw_eval(g, &rc, KB__GW_JOIN, 1, 4, argv, NULL);
+	if (!r)
+		return rc;
+	rc = -EPROTO;
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+	    r->element[0]->type == REDIS_REPLY_INTEGER &&
+	    r->element[1]->type == REDIS_REPLY_STRING) {
+		if (r->element[0]->integer == 1) {
+			snprintf(lbs, lbs_size, "%s", r->element[1]->str);
+			rc = 0;
+		} else {
+			snprintf(why, why_size, "%s", r->element[1]->str);
+			rc = 1;
+		}
+	}
+	freeReplyObject(r);
+	return rc;
+}
+
+int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
+		struct kb_gw_stats *out)
+{
+	static const char *const statuses[5] = {"queued", "running", "done",
+						"failed", "deleted"};
+	char err[256], index[256], lo[32];
+	redisContext *c = kb_gw_redis(g, err, sizeof(err));
+	redisReply *r[2] = {0}, *ids;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!c)
+		return -EIO;
+	if (lb)
+		snprintf(index, sizeof(index), "kb:subs:lb:%s", lb);
+	else
+		snprintf(index, sizeof(index), "kb:subs:all");
+	snprintf(lo, sizeof(lo), "%" PRId64, since_ms > 0 ? since_ms : 0);
+	redisAppendCommand(c, "ZCOUNT %s %s +inf", index, lo);
+	redisAppendCommand(c, "SCARD kb:users");
+	if ((rc = kb__gw_read_replies(c, r, 2)) < 0)
+		return rc;
+	out->submissions = r[0]->type == REDIS_REPLY_INTEGER ? (long)r[0]->integer : 0;
+	out->users = r[1]->type == REDIS_REPLY_INTEGER ? (long)r[1]->integer : 0;
+	kb__gw_free_replies(r, 2);
+
+	/* Status counts over (at most) the 10000 newest submissions. */
+	ids = kb__gw_cmd(g, &rc, "ZREVRANGEBYSCORE %s +inf %s LIMIT 0 10000", index, lo);
+	if (!ids)
+		return rc;
+	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++)
+		redisAppendCommand(c, "HGET kb:sub:%s status", ids->element[i]->str);
+	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++) {
+		redisReply *s;
+		if ((rc = kb__gw_read_replies(c, &s, 1)) < 0)
+			break;
+		for (int k = 0; k < 5; k++)
+			if (s->type == REDIS_REPLY_STRING && strcmp(s->str, statuses[k]) == 0)
+				out->by_status[k]++;
+		freeReplyObject(s);
+	}
+	freeReplyObject(ids);
+	if (rc < 0)
+		return rc;
+
+	/* Ranked entries over the boards asked for. */
+	for (size_t i = 0; i < kb_gw_lb_count(g); i++) {
+		const struct kb_gw_lb *b = kb_gw_lb_at(g, i);
+		if (atomic_load(&b->deleted) || (lb && strcmp(b->task->name, lb) != 0))
+			continue;
+		for (size_t k = 0; k < b->task->ngpus; k++) {
+			redisReply *z = kb__gw_cmd(g, &rc, "ZCARD kb:rank:%s:%s",
+						   b->task->name, b->task->gpus[k]);
+			if (!z)
+				return rc;
+			if (z->type == REDIS_REPLY_INTEGER)
+				out->ranked_entries += (long)z->integer;
+			freeReplyObject(z);
+		}
+	}
+	return 0;
+}
+
+int kb_gw_board_record(const struct kb_gw *g, const char *name,
+		       const char *directory)
+{
+	char err[256];
+	redisContext *c = kb_gw_redis(g, err, sizeof(err));
+
+	if (!c)
+		return -EIO;
+	redisAppendCommand(c, "MULTI");
+	redisAppendCommand(c, "HSET kb:lbdyn %s %s", name, directory);
+	redisAppendCommand(c, "SREM kb:lbdeleted %s", name);
+	return kb__gw_finish_multi(c, 2);
+}
+
+int kb_gw_board_mark_deleted(const struct kb_gw *g, const char *name,
+			     int purge_rankings)
+{
+	char err[256];
+	redisContext *c = kb_gw_redis(g, err, sizeof(err));
+	const struct kb_gw_lb *lb = kb_gw_lb_find(g, name);
+	int n = 2;
+
+	if (!c)
+		return -EIO;
+	redisAppendCommand(c, "MULTI");
+	redisAppendCommand(c, "HDEL kb:lbdyn %s", name);
+	redisAppendCommand(c, "SADD kb:lbdeleted %s", name);
+	for (size_t k = 0; purge_rankings && lb && k < lb->task->ngpus && n < 14; k += 1) {
+		redisAppendCommand(c, "DEL kb:rank:%s:%s kb:rankinfo:%s:%s", name,
+				   lb->task->gpus[k], name, lb->task->gpus[k]);
+		n++;
+	}
+	if (purge_rankings && n < 14) {
+		/* Fresh submission indexes if the name is used again. */
+		redisAppendCommand(c, "DEL kb:subs:lb:%s", name);
+		n++;
+	}
+	return kb__gw_finish_multi(c, n);
+}
+
+int kb_gw_board_has_submissions(const struct kb_gw *g, const char *name,
+				int *has)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "ZCARD kb:subs:lb:%s", name);
+
+	*has = 0;
+	if (!r)
+		return rc;
+	*has = r->type == REDIS_REPLY_INTEGER && r->integer > 0;
+	freeReplyObject(r);
+	return 0;
+}
+
+int kb_gw_board_sync(const struct kb_gw *g, redisReply **dyn,
+		     redisReply **deleted, const char *const *names, size_t n,
+		     int *closed)
+{
+	char err[256];
+	redisContext *c = kb_gw_redis(g, err, sizeof(err));
+	redisReply *r[2] = {0};
+	int rc;
+
+	*dyn = *deleted = NULL;
+	if (!c)
+		return -EIO;
+	redisAppendCommand(c, "HGETALL kb:lbdyn");
+	redisAppendCommand(c, "SMEMBERS kb:lbdeleted");
+	for (size_t i = 0; i < n; i++)
+		redisAppendCommand(c, "HGET kb:lb:%s visibility", names[i]);
+	if ((rc = kb__gw_read_replies(c, r, 2)) < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		redisReply *v;
+		if ((rc = kb__gw_read_replies(c, &v, 1)) < 0) {
+			kb__gw_free_replies(r, 2);
+			return rc;
+		}
+		closed[i] = v->type == REDIS_REPLY_STRING && strcmp(v->str, "closed") == 0;
+		freeReplyObject(v);
+	}
+	*dyn = r[0];
+	*deleted = r[1];
+	return 0;
+}

@@ -1,0 +1,330 @@
+/* kb_gw_submit and the watch side of gw_api.h.
+ *
+ * kb_gw_submit() is kb_gw_submit_record() then kb_gw_submit_publish()
+ * (submit.h); the HTTP endpoints run the second half on the pool.
+ *
+ * A submission is admitted and recorded by one Lua script (store.c:
+ * submit.lua) and then published with a synchronous Kafka delivery.
+ * Order, so that no failure leaves a half-made submission: the script
+ * either refuses (nothing written) or writes every record at once with
+ * status "queued"; then the publish. A failed publish turns the record
+ * into "failed" (only if nothing moved it on) and the caller answers 503:
+ * no record ever claims to be queued for a message the broker does not
+ * have, except across a crash between the two steps, which SIGTERM's
+ * drain avoids.
+ */
+#include "submit.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hub.h"
+#include "kb_log.h"
+#include "kb_util.h"
+#include "queue.h"
+#include "report.h"
+#include "rules.h"
+#include "store.h"
+
+static int fail(struct kb_gw_submit_res *res, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct kb_gw_submit_res *res, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	res->status = status;
+	va_start(ap, fmt);
+	vsnprintf(res->detail, sizeof(res->detail), fmt, ap);
+	va_end(ap);
+	return status == 503 ? -EIO : -EINVAL;
+}
+
+/* Publishes the Submission and waits for the broker's acknowledgement.
+ * Returns 0 or negative (the message is then not delivered: librdkafka's
+ * message.timeout.ms is below our wait, see main.c). */
+static int publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode,
+		   uint64_t id, const struct kb_gw_sub *s, const char *user_name)
+{
+	Kb__Submission sub = KB__SUBMISSION__INIT;
+	Kb__Task task = lb->pb; /* shallow: shares the board's data */
+	Kb__TaskFile code_file = lb->pb_files[lb->submission_file];
+	Kb__TaskFile *stack_files[16];
+	Kb__TaskFile **files = lb->pb.n_files <= 16
+		? stack_files : malloc(lb->pb.n_files * sizeof(*files));
+	char topic[256], key[32], err[256];
+	uint8_t stack_buf[16384], *buf;
+	int rc;
+
+	if (!files)
+		return -ENOMEM;
+	memcpy(files, lb->pb.files, lb->pb.n_files * sizeof(*files));
+	code_file.content.data = (uint8_t *)s->code;
+	code_file.content.len = s->code_len;
+	files[lb->submission_file] = &code_file;
+	task.files = files;
+
+	sub.id = id;
+	sub.user_id = (char *)s->user_id;
+	sub.user_name = (char *)user_name;
+	sub.leaderboard = (char *)lb->task->name;
+	sub.gpu = (char *)s->gpu;
+	sub.mode = (Kb__Mode)mode;
+	sub.file_name = (char *)s->file_name;
+	sub.code.data = (uint8_t *)s->code;
+	sub.code.len = s->code_len;
+	sub.task = &task;
+	if (mode == KB_MODE_LEADERBOARD) {
+		sub.secret_seed = lb->secret_seed;
+		sub.has_secret_seed = 1;
+	}
+	sub.submitted_at_ms = s->submitted_ms;
+	sub.attempt = 0;
+
+	size_t len = kb__submission__get_packed_size(&sub);
+	buf = len <= sizeof(stack_buf) ? stack_buf : malloc(len);
+	if (!buf) {
+		if (files != stack_files)
+			free(files);
+		return -ENOMEM;
+	}
+	kb__submission__pack(&sub, buf);
+	if (files != stack_files)
+		free(files);
+	rc = kb_topic_submissions(topic, sizeof(topic), s->gpu);
+	if (rc == 0) {
+		int n = snprintf(key, sizeof(key), "%" PRIu64, id);
+		rc = kb_producer_send(g->producer, topic, key, (size_t)n, buf, len,
+				      (int)g->cfg.kafka_timeout_ms + 2000, err,
+				      sizeof(err));
+		if (rc < 0)
+			kb_warn("sub=%" PRIu64 " gpu=%s publish failed: %s", id,
+				s->gpu, err);
+	}
+	/* The buffer held the secret seed: do not leave it in freed memory. */
+	sodium_memzero(buf, len);
+	if (buf != stack_buf)
+		free(buf);
+	return rc;
+}
+
+int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
+			struct kb_gw_submit_res *res, struct kb_gw_pending *p)
+{
+	char why[384];
+	const char *reason = "";
+	const struct kb_gw_lb *lb;
+	enum kb_mode mode;
+	int64_t now = kb_now_ms(), retry_ms = 0;
+	uint64_t id = 0;
+	int status = 0, rc;
+
+	memset(res, 0, sizeof(*res));
+	memset(p, 0, sizeof(*p));
+	res->queued_jobs = -1;
+	if (!req->user_id || !kb_rules_user_id_ok(req->user_id))
+		return fail(res, 401, "unknown user");
+	mode = kb_mode_parse(req->mode);
+	if (mode == KB_MODE_INVALID)
+		return fail(res, 400, "unknown submission mode '%s' (expected test, "
+			    "benchmark, profile or leaderboard)",
+			    req->mode ? req->mode : "");
+	lb = kb_gw_lb_find(g, req->lb);
+	if (!lb)
+		return fail(res, 404, "unknown leaderboard '%s'", req->lb ? req->lb : "");
+	if (!req->gpu || !kb_gw_lb_has_gpu(lb, req->gpu))
+		return fail(res, 404, "gpu '%s' is not offered for leaderboard '%s'",
+			    req->gpu ? req->gpu : "", lb->task->name);
+	int st = kb_rules_code(req->code, req->code_len,
+			       (size_t)g->cfg.max_file_bytes, &reason);
+	if (st) {
+		if (st == 413)
+			return fail(res, 413, "file too large (limit %ld bytes)",
+				    g->cfg.max_file_bytes);
+		return fail(res, st, "%s", reason);
+	}
+	if (!req->admin && lb->deadline_ms >= 0 && now > lb->deadline_ms)
+		return fail(res, 403, "the deadline to submit to %s has passed (%s)",
+			    lb->task->name, lb->task->deadline);
+	const char *fn = req->file_name;
+	kb_rules_file_name(fn && kb_utf8_valid(fn, strlen(fn)) ? fn : NULL,
+			   p->file_name, sizeof(p->file_name));
+
+	p->lb = lb;
+	p->mode = mode;
+	p->s = (struct kb_gw_sub){
+		.user_id = req->user_id,
+		.lb = lb->task->name,
+		.gpu = req->gpu,
+		.mode = kb_mode_name(mode),
+		.category = kb_rules_category(mode),
+		.file_name = p->file_name,
+		.code = req->code,
+		.code_len = req->code_len,
+		.submitted_ms = now,
+		.admin = req->admin,
+		.default_limit = mode == KB_MODE_LEADERBOARD ? g->cfg.rate_leaderboard
+							     : g->cfg.rate_test,
+	};
+	kb_sha256_hex(req->code, req->code_len, p->s.code_sha);
+	rc = kb_gw_sub_create(g, &p->s, &id, p->user_name, sizeof(p->user_name),
+			      &status, why, sizeof(why), &retry_ms);
+	if (rc == 1) {
+		fail(res, status, "%s", why);
+		if (status == 429)
+			res->retry_after_s = (long)((retry_ms + 999) / 1000);
+		return status == 503 ? -EAGAIN : -EPERM;
+	}
+	if (rc < 0)
+		return fail(res, rc == -EIO ? 503 : 500, rc == -EIO
+			    ? "store unavailable, retry later" : "internal error");
+	p->id = res->id = id;
+	if (req->open_watch)
+		res->watch = kb_gw_watch_open_tick(g, id, req->watch_tick_ms, req->wake,
+						   req->wake_ctx);
+	return 0;
+}
+
+int kb_gw_submit_publish(struct kb_gw *g, struct kb_gw_pending *p,
+			 struct kb_gw_submit_res *res)
+{
+	int rc = publish(g, p->lb, p->mode, p->id, &p->s, p->user_name);
+
+	res->id = p->id;
+	if (rc < 0) {
+		int mrc = kb_gw_sub_mark_failed(g, p->id, "submission queue unavailable");
+		if (mrc < 0)
+			kb_error("sub=%" PRIu64 " could not be marked failed (%d)", p->id, mrc);
+		/* The watch hears of the failure from the caller, not the hub. */
+		if (res->watch) {
+			kb_gw_watch_close(res->watch);
+			res->watch = NULL;
+		}
+		return fail(res, 503, "submission queue unavailable, retry later "
+				      "(submission %" PRIu64 " was not queued)", p->id);
+	}
+	kb_info("sub=%" PRIu64 " user=%s lb=%s gpu=%s mode=%s bytes=%zu%s queued", p->id,
+		p->s.user_id, p->s.lb, p->s.gpu, p->s.mode, p->s.code_len,
+		p->s.admin ? " admin=1" : "");
+	res->queued_jobs = g->queue ? kb_gw_queue_lag_cached(g->queue, p->s.gpu,
+							     10 * g->cfg.queue_cache_ms)
+				    : -1;
+	return 0;
+}
+
+int kb_gw_submit(struct kb_gw *g, const struct kb_gw_submit_req *req,
+		 struct kb_gw_submit_res *res)
+{
+	struct kb_gw_pending p;
+	int rc = kb_gw_submit_record(g, req, res, &p);
+
+	return rc < 0 ? rc : kb_gw_submit_publish(g, &p, res);
+}
+
+int kb_gw_user_external(struct kb_gw *g, const char *provider,
+			const char *ext_id, const char *name, char *out,
+			size_t out_size)
+{
+	char id[160];
+
+	if (!kb_rules_provider_ok(provider) || !kb_rules_name_ok(ext_id, 64) ||
+	    !kb_rules_user_name_ok(name) || out_size < 96)
+		return -EINVAL;
+	snprintf(id, sizeof(id), "%s-%s", provider, ext_id);
+	if (!kb_rules_user_id_ok(id))
+		return -EINVAL;
+	int rc = kb_gw_user_ensure(g, id, name);
+	if (rc == 0)
+		snprintf(out, out_size, "%s", id);
+	return rc;
+}
+
+const char *kb_gw_stage_name(Kb__Stage s)
+{
+	switch (s) {
+	case KB__STAGE__STAGE_QUEUED: return "queued";
+	case KB__STAGE__STAGE_COMPILING: return "compiling";
+	case KB__STAGE__STAGE_TESTING: return "testing";
+	case KB__STAGE__STAGE_BENCHMARKING: return "benchmarking";
+	case KB__STAGE__STAGE_RANKED_RUN: return "ranked_run";
+	case KB__STAGE__STAGE_SECRET_RUN: return "secret_run";
+	case KB__STAGE__STAGE_DONE: return "done";
+	default: return "unspecified";
+	}
+}
+
+int kb_gw_push_state(struct kb_gw *g, struct kb_gw_watch *w, uint64_t id)
+{
+	struct kb_gw_sub_state st;
+	struct kb_gw_hub_msg m = {.id = id, .position = -1, .elapsed_ms = -1,
+				  .synthetic = 1};
+	int rc = kb_gw_sub_state(g, id, &st);
+
+	if (rc == -ENOENT) {
+		m.type = KB_GW_EV_ERROR;
+		m.error_status = 404;
+		m.message = "submission not found";
+	} else if (rc < 0) {
+		return rc;
+	} else if (strcmp(st.status, "deleted") == 0) {
+		m.type = KB_GW_EV_ERROR;
+		m.error_status = 410;
+		m.message = "the submission was deleted";
+	} else if (strcmp(st.status, "failed") == 0) {
+		m.type = KB_GW_EV_ERROR;
+		m.error_status = 503;
+		m.message = st.error ? st.error : "the submission failed";
+	} else if (strcmp(st.status, "done") == 0) {
+		if (!st.res) { /* done without a Result: nothing to show yet */
+			kb_gw_sub_state_free(&st);
+			return 0;
+		}
+		m.type = KB_GW_EV_RESULT;
+		m.payload = st.res->str;
+		m.payload_len = st.res->len;
+	} else {
+		m.type = KB_GW_EV_STATUS;
+		m.stage = st.stage ? st.stage : st.status;
+		if (strcmp(st.status, "queued") == 0 && st.gpu &&
+		    kb_gw_queue_position(g, st.gpu, id, &m.position) < 0)
+			m.position = -1;
+		if (m.position == 0)
+			m.position = -1;
+	}
+	if (w)
+		kb_gw_hub_push(w, &m);
+	else
+		kb_gw_hub_publish(g->hub, &m);
+	kb_gw_sub_state_free(&st);
+	return 0;
+}
+
+struct kb_gw_watch *kb_gw_watch_open_tick(struct kb_gw *g, uint64_t id,
+					  int tick_ms, kb_gw_wake_fn wake,
+					  void *ctx)
+{
+	struct kb_gw_watch *w = kb_gw_hub_watch(g->hub, id, tick_ms, wake, ctx);
+
+	/* Subscribed first, then the stored state: an event between the two
+	 * is queued as well, never lost. A store error leaves the state to
+	 * the events thread's fallback poll. */
+	if (w)
+		kb_gw_push_state(g, w, id);
+	return w;
+}
+
+struct kb_gw_watch *kb_gw_watch_open(struct kb_gw *g, uint64_t id,
+				     kb_gw_wake_fn wake, void *ctx)
+{
+	return kb_gw_watch_open_tick(g, id, 0, wake, ctx);
+}
+
+char *kb_gw_result_report(const Kb__Result *r)
+{
+	return kb_report_render(r);
+}
