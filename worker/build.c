@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build_cu.h"
 #include "jobdir.h"
 #include "pbutil.h"
 
@@ -113,19 +114,27 @@ static int push_lines(struct kb_argv *a, const char *value,
 	return 0;
 }
 
+int kb__build_push_lines(struct kb_argv *a, const char *value,
+			 const char *prefix, int names, char *msg,
+			 size_t msg_size)
+{
+	return push_lines(a, value, prefix, names, msg, msg_size);
+}
+
 /* Runs a compiler command line and turns its end into a build state. */
 static enum kb_build_state run_compiler(const struct kb_build_ctx *c,
 					const struct kb_argv *argv,
 					Kb__CompileResult *cr, char *msg,
 					size_t msg_size)
 {
+	const struct kb_build_cmd cmd = {argv, NULL, c->timeout_s};
 	struct kb_sandbox_result r = {0};
 	char err[256] = "";
 	enum kb_build_state st;
 	int rc;
 
 	kb__pb_take_str(&cr->command, kb_argv_render(argv));
-	rc = c->exec(c->exec_ctx, argv, c->timeout_s, &r, err, sizeof(err));
+	rc = c->exec(c->exec_ctx, &cmd, &r, err, sizeof(err));
 	cr->duration_s = r.wall_s;
 	if (rc < 0 || r.infra_error) {
 		snprintf(msg, msg_size, "%s", err[0] ? err : r.infra_msg);
@@ -242,9 +251,9 @@ static int argv_python(const Kb__Task *t, const char *harness_mode,
 static const struct kb_builder builders[] = {
 	{"c", build_c, argv_binary},
 	{"py", NULL, argv_python},
-	/* Until the nvcc/hipcc builders land, GPU languages stop at the
-	 * build with a message saying why. */
-	{"cu", build_unsupported, argv_binary},
+	{"cu", kb__build_cu, argv_binary},
+	/* Until the hipcc builder lands, hip stops at the build with a
+	 * message saying why. */
 	{"hip", build_unsupported, argv_binary},
 };
 

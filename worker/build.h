@@ -30,19 +30,35 @@ void kb_argv_free(struct kb_argv *a);
  * needed). Returns a malloc'd string. */
 char *kb_argv_render(const struct kb_argv *a);
 
-/* Runs argv in the job directory under the sandbox with the build
- * environment. Returns what kb_sandbox_run() returns. */
-typedef int (*kb_build_exec_fn)(void *ctx, const struct kb_argv *argv,
-				double timeout_s, struct kb_sandbox_result *r,
-				char *errstr, size_t errstr_size);
+/* One command of a build. */
+struct kb_build_cmd {
+	const struct kb_argv *argv;
+	const char *dir;  /* working directory, the only one writable; NULL =
+			   * the job directory */
+	double timeout_s; /* wall-clock limit */
+};
+
+/* Runs cmd under the sandbox with the build environment (no GPU, HOME and
+ * TMPDIR = cmd->dir). Returns what kb_sandbox_run() returns. */
+typedef int (*kb_build_exec_fn)(void *ctx, const struct kb_build_cmd *cmd,
+				struct kb_sandbox_result *r, char *errstr,
+				size_t errstr_size);
 
 struct kb_build_ctx {
 	const Kb__Task *task;
-	const char *gpu;        /* the device type, for arch flags */
-	double timeout_s;
+	const ProtobufCBinaryData *code; /* the submission, to find its file */
+	const char *jobdir;     /* where the task files were materialized */
+	const char *gpu;        /* the device type */
+	double timeout_s;       /* per command the user's code takes part in */
 	size_t output_max;      /* bytes kept of stdout/stderr */
 	kb_build_exec_fn exec;
 	void *exec_ctx;
+	/* cu only: */
+	const char *cuda_arch;  /* nvcc target ("90a"); NULL: cu cannot build */
+	const char *cuda_home;  /* toolkit root; NULL = /usr/local/cuda */
+	const char *cache_dir;  /* harness object cache; NULL = no cache */
+	char *toolkit;          /* out, may be NULL: "CUDA 13.0" once known */
+	size_t toolkit_size;
 };
 
 struct kb_builder {

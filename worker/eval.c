@@ -27,8 +27,8 @@ struct job {
 	const Kb__Task *t;
 	Kb__Result *r;
 	char dir[PATH_MAX];
-	char home[PATH_MAX + 8], tmpdir[PATH_MAX + 8];
-	char *build_env[5], *run_env[6];
+	char cache[PATH_MAX];
+	char toolkit[64];
 	struct kb_plan_run plan[KB_PLAN_MAX];
 	size_t nplan;
 	struct kb_run_outcome runs[KB_PLAN_MAX];
@@ -61,32 +61,85 @@ static void set_infra(struct job *j, const char *fmt, ...)
 	j->vin.infra = j->infra;
 }
 
-/* The complete environment of every command: nothing is inherited. The
- * report channel's descriptor is announced only to harness runs. */
-static void make_env(struct job *j)
+static int is_gpu(const struct job *j)
 {
-	snprintf(j->home, sizeof(j->home), "HOME=%s", j->dir);
-	snprintf(j->tmpdir, sizeof(j->tmpdir), "TMPDIR=%s", j->dir);
-	j->build_env[0] = "PATH=/usr/local/bin:/usr/bin:/bin";
-	j->build_env[1] = j->home;
-	j->build_env[2] = j->tmpdir;
-	j->build_env[3] = "LANG=C.UTF-8";
-	j->build_env[4] = NULL;
-	memcpy(j->run_env, j->build_env, 4 * sizeof(char *));
-	j->run_env[4] = "POPCORN_FD=3";
-	j->run_env[5] = NULL;
+	return strcasecmp(j->o->gpu, "CPU") != 0;
 }
 
+static const char *cuda_home(const struct job *j)
+{
+	return j->o->cuda_home && j->o->cuda_home[0] ? j->o->cuda_home
+						     : "/usr/local/cuda";
+}
+
+/* The complete environment of one command: nothing is inherited. HOME
+ * and TMPDIR are its working directory (the one place it may write). The
+ * report channel's descriptor and the GPU's variables are given only to
+ * harness runs. */
+struct env {
+	char *v[10];
+	char home[PATH_MAX + 8], tmpdir[PATH_MAX + 8], path[PATH_MAX + 64];
+	char ld[PATH_MAX + 4096], visible[192];
+};
+
+static void make_env(const struct job *j, const char *dir, int harness,
+		     struct env *e)
+{
+	size_t n = 0;
+
+	snprintf(e->home, sizeof(e->home), "HOME=%s", dir);
+	snprintf(e->tmpdir, sizeof(e->tmpdir), "TMPDIR=%s", dir);
+	if (is_gpu(j))
+		snprintf(e->path, sizeof(e->path),
+			 "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin",
+			 cuda_home(j));
+	else
+		snprintf(e->path, sizeof(e->path),
+			 "PATH=/usr/local/bin:/usr/bin:/bin");
+	e->v[n++] = e->path;
+	e->v[n++] = e->home;
+	e->v[n++] = e->tmpdir;
+	e->v[n++] = "LANG=C.UTF-8";
+	if (harness) {
+		e->v[n++] = "POPCORN_FD=3";
+		if (is_gpu(j)) {
+			if (j->o->gpu_ld_path)
+				snprintf(e->ld, sizeof(e->ld),
+					 "LD_LIBRARY_PATH=%s",
+					 j->o->gpu_ld_path);
+			else
+				snprintf(e->ld, sizeof(e->ld),
+					 "LD_LIBRARY_PATH=%s/lib64:%s",
+					 cuda_home(j), KB_EVAL_GPU_LD_PATH);
+			e->v[n++] = e->ld;
+		}
+		if (is_gpu(j) && j->o->gpu_visible && j->o->gpu_visible[0]) {
+			snprintf(e->visible, sizeof(e->visible),
+				 "CUDA_VISIBLE_DEVICES=%s", j->o->gpu_visible);
+			e->v[n++] = e->visible;
+		}
+	}
+	e->v[n] = NULL;
+}
+
+/* Runs argv in dir (NULL = the job directory). Builds never get the GPU:
+ * compiling needs none. */
 static int sandbox(const struct job *j, const struct kb_argv *argv,
-		   double timeout_s, int want_report,
+		   const char *dir, double timeout_s, int want_report,
 		   struct kb_sandbox_result *r, char *err, size_t err_size)
 {
 	const long online = sysconf(_SC_NPROCESSORS_ONLN);
 	const long ncpu = online > 0 ? online : 1;
+	const char *home = cuda_home(j);
+	/* A toolkit outside /usr must be bound into isolated runs. */
+	char *ro[2] = {is_gpu(j) && strncmp(home, "/usr/", 5) != 0
+			       ? (char *)home : NULL,
+		       NULL};
+	struct env e;
 	struct kb_sandbox_opts so = {
-		.workdir = j->dir,
+		.workdir = dir ? dir : j->dir,
 		.argv = argv->v,
-		.env = want_report ? j->run_env : j->build_env,
+		.env = e.v,
 		.want_report = want_report,
 		.wall_timeout_s = timeout_s,
 		/* RLIMIT_CPU counts every thread: OpenMP runs use them all. */
@@ -94,19 +147,24 @@ static int sandbox(const struct job *j, const struct kb_argv *argv,
 		.report_limit = KB_EVAL_REPORT_MAX,
 		.memory_limit_mb = j->o->memory_limit_mb,
 		.max_processes = (int)(ncpu * 2 + 256),
-		.gpu = strcasecmp(j->o->gpu, "CPU") != 0,
+		.gpu = want_report && is_gpu(j),
 		.isolate = j->o->isolate,
+		.ro_paths = ro[0] ? ro : NULL,
+		.gpu_restrict = want_report && is_gpu(j) && j->o->gpu_restrict,
+		.gpu_index = j->o->gpu_index,
 	};
 	kb_eval_sandbox_fn run = j->o->sandbox ? j->o->sandbox : kb_sandbox_run;
 
+	make_env(j, so.workdir, want_report, &e);
 	memset(r, 0, sizeof(*r));
 	return run(&so, r, err, err_size);
 }
 
-static int build_exec(void *ctx, const struct kb_argv *argv, double timeout_s,
+static int build_exec(void *ctx, const struct kb_build_cmd *cmd,
 		      struct kb_sandbox_result *r, char *err, size_t err_size)
 {
-	return sandbox(ctx, argv, timeout_s, 0, r, err, err_size);
+	return sandbox(ctx, cmd->argv, cmd->dir, cmd->timeout_s, 0, r, err,
+		       err_size);
 }
 
 static size_t output_max(const struct job *j)
@@ -118,11 +176,18 @@ static void build(struct job *j, const struct kb_builder *b)
 {
 	struct kb_build_ctx c = {
 		.task = j->t,
+		.code = &j->s->code,
+		.jobdir = j->dir,
 		.gpu = j->o->gpu,
 		.timeout_s = j->o->build_timeout_s,
 		.output_max = output_max(j),
 		.exec = build_exec,
 		.exec_ctx = j,
+		.cuda_arch = j->o->cuda_arch,
+		.cuda_home = j->o->cuda_home,
+		.cache_dir = j->cache,
+		.toolkit = j->toolkit,
+		.toolkit_size = sizeof(j->toolkit),
 	};
 	Kb__CompileResult *cr = kb__xcalloc(1, sizeof(*cr));
 
@@ -281,7 +346,8 @@ static void run_all(struct job *j, const struct kb_builder *b)
 			return;
 		}
 		progress(j, p->stage, p->progress);
-		rc = sandbox(j, &argv, p->timeout_s, 1, &sr, err, sizeof(err));
+		rc = sandbox(j, &argv, NULL, p->timeout_s, 1, &sr, err,
+			     sizeof(err));
 		kb_argv_free(&argv);
 		j->r->harness_s += sr.wall_s;
 		if (rc < 0 || sr.infra_error) {
@@ -386,7 +452,11 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	j.r = new_result(&o, s);
 	j.vin.mode = s->mode;
 	j.vin.ranking_by = j.t ? j.t->ranking_by : NULL;
-	kb_sysinfo_start(o.gpu, j.r->system);
+	kb_sysinfo_start(o.gpu, o.device, j.r->system);
+	if (o.cache_dir && o.cache_dir[0])
+		snprintf(j.cache, sizeof(j.cache), "%s", o.cache_dir);
+	else
+		snprintf(j.cache, sizeof(j.cache), "%s/cache", o.workdir);
 	b = check_submission(&j);
 	if (!b)
 		goto done;
@@ -397,7 +467,6 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 		j.dir[0] = '\0';
 		goto done;
 	}
-	make_env(&j);
 	if (kb_jobdir_materialize(j.dir, j.t, &s->code, err, sizeof(err)) < 0) {
 		set_infra(&j, "%s", err);
 		goto done;
@@ -409,7 +478,10 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	}
 	run_all(&j, b);
 done:
-	kb_sysinfo_end(o.gpu, j.r->system);
+	kb_sysinfo_end(o.gpu, o.device, j.r->system);
+	kb_sysinfo_apply_report(j.r->system, j.r->runs, j.r->n_runs);
+	if (!j.r->system->runtime[0] && j.toolkit[0])
+		kb__pb_set_str(&j.r->system->runtime, j.toolkit);
 	finish(&j);
 	if (j.dir[0] && o.keep_workdir)
 		kb_info("kept job directory %s sub=%" PRIu64, j.dir, s->id);

@@ -6,8 +6,10 @@
  * the secret only for the secret run), builds through the language's
  * builder, runs the harness once per entry of the run plan through the
  * sandbox, and turns what happened into a verdict, a fault and, for a
- * ranked submission whose runs all passed, a score. Progress is reported
- * through a callback as each stage starts.
+ * ranked submission whose runs all passed, a score. System info comes
+ * from the harness's system.* keys where it reports them, else from
+ * the worker's own readings at the job's start and end (sysinfo.h).
+ * Progress is reported through a callback as each stage starts.
  *
  * The secret seed never leaves this module except inside the combined
  * case seeds of the secret run's cases file: it is not put in argv, the
@@ -24,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu.h"
 #include "kb.pb-c.h"
 #include "kb_sandbox.h"
 
@@ -53,7 +56,24 @@ struct kb_eval_opts {
 	void *progress_ctx;
 	kb_eval_sandbox_fn sandbox;   /* NULL = kb_sandbox_run */
 	const atomic_int *cancel;     /* when set nonzero, no new command starts */
+
+	/* GPU workers (gpu other than "CPU"); all may stay zero. Builds run
+	 * without the GPU; harness runs get the device nodes, PATH with
+	 * <cuda_home>/bin, LD_LIBRARY_PATH and CUDA_VISIBLE_DEVICES. */
+	const char *cuda_arch;    /* nvcc target ("90a"); NULL: no cu builds */
+	const char *cuda_home;    /* toolkit root; NULL = /usr/local/cuda */
+	const char *cache_dir;    /* harness objects; NULL = <workdir>/cache */
+	const char *gpu_ld_path;  /* LD_LIBRARY_PATH of runs; NULL = default */
+	const char *gpu_visible;  /* CUDA_VISIBLE_DEVICES of runs, or NULL */
+	int gpu_restrict;         /* runs see /dev/nvidia<gpu_index> alone */
+	int gpu_index;
+	const struct kb_gpu_info *device; /* the probed device, or NULL */
 };
+
+/* LD_LIBRARY_PATH of GPU runs when opts->gpu_ld_path is NULL, after
+ * <cuda_home>/lib64: where container runtimes put the driver's
+ * libraries. */
+#define KB_EVAL_GPU_LD_PATH "/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu"
 
 /* Evaluates s and returns its Result, never NULL: every failure, the
  * platform's included, is a verdict (out of memory aborts). The caller

@@ -30,6 +30,13 @@
  * offset uncommitted, then the producer is flushed and the consumer leaves
  * the group. A second signal exits at once.
  *
+ * A GPU worker reads its device at start (gpu.c: through libcuda, in a
+ * child process): the compute capability gives the nvcc target of cu
+ * builds (KB_CUDA_ARCH overrides it; the KB_GPU name is the last resort),
+ * the UUID becomes the runs' CUDA_VISIBLE_DEVICES and the device node's
+ * minor number the one /dev/nvidiaN the sandbox binds into runs, so each
+ * worker's submissions see its GPU alone. Builds never get the GPU.
+ *
  * `kb-worker eval` runs the same evaluation once, without Kafka, on a
  * problem directory and a file, and prints the report users would see.
  */
@@ -41,10 +48,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "eval.h"
+#include "gpu.h"
 #include "kb_config.h"
 #include "kb_log.h"
 #include "kb_sandbox.h"
@@ -61,11 +70,13 @@
 #endif
 
 #define SUBMISSION_MAX (1u << 20)
+#define GPU_PROBE_TIMEOUT_S 60.0
 
 static struct {
 	char *brokers, *gpu, *worker, *workdir, *problems, *log_level;
 	char *consumer_extra;
-	int log_json, isolate, keep_workdir;
+	char *cuda_arch, *cuda_home, *cache_dir, *gpu_ld_path;
+	int log_json, isolate, keep_workdir, gpu_require, gpu_restrict;
 	long build_timeout_s, run_timeout_cap_s, memory_limit_mb;
 	long drain_grace_s, infra_attempts;
 } cfg;
@@ -101,7 +112,29 @@ static const struct kb_cfg_entry cfg_table[] = {
 	 "on SIGTERM, how long the current job may still take"},
 	{"KB_INFRA_ATTEMPTS", KB_CFG_INT, "3", 1, 10, 0, &cfg.infra_attempts,
 	 "evaluations of a job before an infra_error is reported"},
+	{"KB_CUDA_ARCH", KB_CFG_STRING, "", 0, 0, 0, &cfg.cuda_arch,
+	 "nvcc target of cu builds (90a, 80, ...); empty: the device's own"},
+	{"KB_CUDA_HOME", KB_CFG_STRING, "/usr/local/cuda", 0, 0, 0,
+	 &cfg.cuda_home, "CUDA toolkit (nvcc is <KB_CUDA_HOME>/bin/nvcc)"},
+	{"KB_CACHE_DIR", KB_CFG_STRING, "", 0, 0, 0, &cfg.cache_dir,
+	 "compiled harness objects; empty: <KB_WORKDIR>/cache"},
+	{"KB_GPU_LD_LIBRARY_PATH", KB_CFG_STRING, "", 0, 0, 0,
+	 &cfg.gpu_ld_path,
+	 "LD_LIBRARY_PATH of GPU runs; empty: <KB_CUDA_HOME>/lib64:"
+	 KB_EVAL_GPU_LD_PATH},
+	{"KB_GPU_REQUIRE", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.gpu_require,
+	 "an NVIDIA worker whose device cannot be read refuses to start"},
+	{"KB_GPU_RESTRICT", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.gpu_restrict,
+	 "runs get this worker's /dev/nvidiaN alone (0: every GPU node)"},
 };
+
+/* What the worker found out about its device (GPU workers). */
+static struct {
+	struct kb_gpu_info info;
+	char arch[16];
+	char visible[192];
+	int restrict_, index;
+} dev;
 
 static void usage(FILE *f)
 {
@@ -155,6 +188,83 @@ static void name_worker(void)
 		cfg.worker = NULL;
 }
 
+/* Reads an NVIDIA worker's device and decides the nvcc target and what
+ * runs see. required: a device that cannot be read stops the worker (the
+ * service); otherwise (`eval`, for building without a GPU) it is a
+ * warning. Returns 0, or -1 after logging why. */
+static int setup_gpu(int required)
+{
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	const char *arch_from = NULL, *named;
+	char own[16] = "";
+
+	memset(&dev, 0, sizeof(dev));
+	dev.info.minor = -1;
+	/* CPU workers have no GPU; AMD Instinct (MI...) is not read here. */
+	if (strcasecmp(cfg.gpu, "CPU") == 0 ||
+	    strncasecmp(cfg.gpu, "MI", 2) == 0)
+		return 0;
+	if (cfg.cuda_arch[0] && !kb_gpu_arch_valid(cfg.cuda_arch)) {
+		kb_error("KB_CUDA_ARCH must be an nvcc target such as 90a, 80 "
+			 "or 100f, not \"%s\"", cfg.cuda_arch);
+		return -1;
+	}
+	if (kb_gpu_probe(&dev.info, GPU_PROBE_TIMEOUT_S) == 0) {
+		kb_info("gpu=%s device \"%s\" cc=%d.%d cuda_driver=%d pci=%s "
+			"minor=%d uuid=%s", cfg.gpu, dev.info.name,
+			dev.info.cc_major, dev.info.cc_minor,
+			dev.info.cuda_driver, dev.info.pci_bus_id,
+			dev.info.minor, dev.info.uuid);
+		if (!strcasestr(dev.info.name, cfg.gpu))
+			kb_warn("gpu=%s but the device is \"%s\": is KB_GPU "
+				"right?", cfg.gpu, dev.info.name);
+		kb_gpu_arch_for_cc(dev.info.cc_major, dev.info.cc_minor, own,
+				   sizeof(own));
+	} else if (required) {
+		kb_error("gpu=%s: cannot read the CUDA device: %s "
+			 "(KB_GPU_REQUIRE=0 starts anyway)", cfg.gpu,
+			 dev.info.why);
+		return -1;
+	} else {
+		kb_warn("gpu=%s: cannot read the CUDA device: %s", cfg.gpu,
+			dev.info.why);
+	}
+	named = kb_gpu_arch_for_name(cfg.gpu);
+	if (cfg.cuda_arch[0]) {
+		snprintf(dev.arch, sizeof(dev.arch), "%s", cfg.cuda_arch);
+		arch_from = "KB_CUDA_ARCH";
+		if (own[0] && strcmp(own, dev.arch) != 0)
+			kb_warn("KB_CUDA_ARCH=%s but the device is sm_%s",
+				dev.arch, own);
+	} else if (own[0]) {
+		snprintf(dev.arch, sizeof(dev.arch), "%s", own);
+		arch_from = "the device's";
+	} else if (named) {
+		snprintf(dev.arch, sizeof(dev.arch), "%s", named);
+		arch_from = "from the KB_GPU name";
+	} else {
+		kb_warn("gpu=%s: no CUDA architecture known: cu builds will "
+			"fail (set KB_CUDA_ARCH)", cfg.gpu);
+	}
+	/* Runs name the device by UUID: right whether or not CUDA in the
+	 * sandbox enumerates the other GPUs (whose nodes it lacks). A MIG
+	 * instance is kept as the worker was given it. */
+	if (cvd && strncmp(cvd, "MIG-", 4) == 0)
+		snprintf(dev.visible, sizeof(dev.visible), "%s", cvd);
+	else if (dev.info.ok && dev.info.uuid[0])
+		snprintf(dev.visible, sizeof(dev.visible), "%s", dev.info.uuid);
+	else if (cvd)
+		snprintf(dev.visible, sizeof(dev.visible), "%s", cvd);
+	dev.restrict_ = cfg.gpu_restrict && dev.info.ok && dev.info.minor >= 0;
+	dev.index = dev.info.minor;
+	kb_info("gpu=%s arch=%s%s (%s) runs: CUDA_VISIBLE_DEVICES=%s, %s",
+		cfg.gpu, dev.arch[0] ? "sm_" : "none", dev.arch,
+		arch_from ? arch_from : "-",
+		dev.visible[0] ? dev.visible : "(unset)",
+		dev.restrict_ ? "its device node alone" : "every GPU node");
+	return 0;
+}
+
 static struct kb_eval_opts eval_opts(void)
 {
 	return (struct kb_eval_opts){
@@ -166,6 +276,14 @@ static struct kb_eval_opts eval_opts(void)
 		.memory_limit_mb = cfg.memory_limit_mb,
 		.isolate = cfg.isolate,
 		.keep_workdir = cfg.keep_workdir,
+		.cuda_arch = dev.arch[0] ? dev.arch : NULL,
+		.cuda_home = cfg.cuda_home,
+		.cache_dir = cfg.cache_dir[0] ? cfg.cache_dir : NULL,
+		.gpu_ld_path = cfg.gpu_ld_path[0] ? cfg.gpu_ld_path : NULL,
+		.gpu_visible = dev.visible[0] ? dev.visible : NULL,
+		.gpu_restrict = dev.restrict_,
+		.gpu_index = dev.index,
+		.device = dev.info.ok ? &dev.info : NULL,
 	};
 }
 
@@ -243,7 +361,7 @@ static int cmd_service(int argc, char **argv)
 	name_worker();
 	kb_log_init("worker", kb_log_level_parse(cfg.log_level), cfg.log_json);
 	kb_config_log(cfg_table, KB_ARRAY_LEN(cfg_table));
-	if (check_sandbox() < 0)
+	if (check_sandbox() < 0 || setup_gpu(cfg.gpu_require) < 0)
 		return 1;
 	extra = split_extra(cfg.consumer_extra, &bad);
 	if (!extra) {
@@ -436,7 +554,8 @@ static int cmd_eval(int argc, char **argv)
 					   : KB_LOG_WARN,
 		    cfg.log_json);
 	kb_config_log(cfg_table, KB_ARRAY_LEN(cfg_table));
-	if (check_sandbox() < 0 || load_task(argv[optind], &t) < 0)
+	if (check_sandbox() < 0 || load_task(argv[optind], &t) < 0 ||
+	    setup_gpu(0) < 0)
 		return 1;
 	rc = kb_read_file(argv[optind + 1], SUBMISSION_MAX, &code, &code_len);
 	if (rc < 0) {

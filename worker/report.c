@@ -306,6 +306,47 @@ static void put_score(struct out *o, const Kb__Result *r)
 	put(o, "\nScore: %s (%.9g s)\n", text, r->score);
 }
 
+/* One "start → end" reading; "?" for a side that was not read (0). */
+static void put_reading(struct out *o, int *first, int start, int end,
+			double scale, int decimals, const char *unit)
+{
+	char a[32] = "?", b[32] = "?";
+
+	if (!start && !end)
+		return;
+	if (start)
+		snprintf(a, sizeof(a), "%.*f", decimals, start * scale);
+	if (end)
+		snprintf(b, sizeof(b), "%.*f", decimals, end * scale);
+	put(o, "%s%s → %s %s", *first ? "Start → end: " : ", ", a, b, unit);
+	*first = 0;
+}
+
+static void put_system(struct out *o, const Kb__SystemInfo *si)
+{
+	const char *parts[3][2] = {{"driver ", si->driver},
+				   {"runtime ", si->runtime},
+				   {"", si->platform}};
+	int first = 1;
+
+	put(o, "Running on %s", si->device_name);
+	for (size_t i = 0; i < 3; i++) {
+		if (!parts[i][1] || !parts[i][1][0])
+			continue;
+		put(o, "%s%s%s", first ? " (" : ", ", parts[i][0], parts[i][1]);
+		first = 0;
+	}
+	put(o, "%s\n", first ? "" : ")");
+	first = 1;
+	put_reading(o, &first, si->sm_clock_start_mhz, si->sm_clock_end_mhz, 1,
+		    0, "MHz");
+	put_reading(o, &first, si->temp_start_c, si->temp_end_c, 1, 0, "°C");
+	put_reading(o, &first, si->power_start_mw, si->power_end_mw, 1e-3, 1,
+		    "W");
+	if (!first)
+		put(o, "\n");
+}
+
 char *kb_report_render(const Kb__Result *r)
 {
 	struct out o = {{0}, 0};
@@ -316,8 +357,7 @@ char *kb_report_render(const Kb__Result *r)
 	    r->gpu && r->gpu[0] ? r->gpu : "?", kb_report_mode_name(r->mode),
 	    (unsigned long long)r->submission_id);
 	if (si && si->device_name && si->device_name[0])
-		put(&o, "Running on %s (%s, %s, %s)\n", si->device_name,
-		    si->driver, si->runtime, si->platform);
+		put_system(&o, si);
 	if (r->compile)
 		put_compile(&o, r->compile);
 	for (size_t i = 0; i < r->n_runs; i++)

@@ -100,7 +100,7 @@ scores=
 for i in 1 2 3 4 5 6 7 8 9 10; do
 	runh "$out/va_fast" leaderboard "$out/va_case.txt" "$out/b_$i.txt"
 	m=$(key "$out/b_$i.txt" benchmark.0.mean)
-	echo "run $i: mean ${m:-?} ns ($(key "$out/b_$i.txt" benchmark.0.runs) samples, $(key "$out/b_$i.txt" benchmark.0.stop))"
+	echo "run $i: mean ${m:-?} ns ($(key "$out/b_$i.txt" benchmark.0.runs) samples, $(key "$out/b_$i.txt" benchmark.0.stop), hold $(key "$out/b_$i.txt" benchmark.0.hold), $(key "$out/b_$i.txt" benchmark.0.hold_timeouts) timeouts)"
 	scores="$scores ${m:-0}"
 done
 fig_b=$(echo "$scores" | awk '{ lo = 1e300; hi = 0; for (i = 1; i <= NF; i++) { if ($i <= 0) bad = 1; if ($i < lo) lo = $i; if ($i > hi) hi = $i }

@@ -9,8 +9,10 @@
 # 2. vectoradd_fast through eval.out in leaderboard mode, RUNS processes
 #    (default 8) per harness variant, the variants interleaved; each
 #    VARIANT is kbg_main.cu rebuilt with extra nvcc FLAGS (e.g.
-#    "s2=-DKBG_SLOTS_MAX=2"), always with -DKBG_SAMPLE_LOG (per-sample
-#    times on stderr); default: s2 and s16.
+#    "nohold=-DKBG_NO_HOLD"), always with -DKBG_SAMPLE_LOG (per-sample
+#    times on stderr); default: "nohold=-DKBG_NO_HOLD" (the timed call
+#    not held: the start event runs as soon as it is enqueued) and
+#    "hold=" (the harness as built).
 # 3. nvidia-smi read-only telemetry (clocks, temperatures, power) every
 #    200 ms throughout.
 # Summaries on stdout; with $OUT set, logs in $OUT/spread-exp.tgz.
@@ -28,7 +30,7 @@ while getopts o:p:r: opt; do
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || set -- "s2=-DKBG_SLOTS_MAX=2" "s16=-DKBG_SLOTS_MAX=16"
+[ $# -gt 0 ] || set -- "nohold=-DKBG_NO_HOLD" "hold="
 PATH=$PATH:/usr/local/cuda/bin
 export PATH
 rm -rf "$out"
@@ -36,12 +38,9 @@ mkdir -p "$out"
 gen="-gencode=arch=compute_90a,code=sm_90a"
 n=268435456
 
-nvidia-smi --query-gpu=timestamp,temperature.gpu,temperature.memory,power.draw,clocks.sm,clocks.mem,clocks_event_reasons.active \
-	--format=csv,noheader -lms 200 >"$out/smi.csv" 2>/dev/null &
-smi=$!
-
 echo "== build"
 nvcc -O3 $gen -o "$out/probe" "$here/bench/gpu/spread_probe.cu" &
+pids=$!
 sh "$here/problems/harness/cuda/kbg_build.sh" -c "$out/cache" -w "$out/va" \
 	"$here/problems/pmpp/vectoradd" "$here/bench/gpu/vectoradd_fast.cu" >"$out/build.log" 2>&1 ||
 	{ echo "build failed"; cat "$out/build.log"; }
@@ -60,8 +59,13 @@ for v in "$@"; do
 				"$objdir/kbg_dev.o" "$objdir/kbg_model.o" "$objdir/kbg_sys.o" \
 				"$objdir/harness.o" "$objdir/reference.o" submission.o -lcuda -ldl
 	) || echo "variant $name failed to build" &
+	pids="$pids $!"
 done
-wait
+# shellcheck disable=SC2086
+wait $pids
+timeout 600 nvidia-smi --query-gpu=timestamp,temperature.gpu,temperature.memory,power.draw,clocks.sm,clocks.mem,clocks_event_reasons.active \
+	--format=csv,noheader -lms 200 >"$out/smi.csv" 2>/dev/null &
+smi=$!
 echo "size: $n; seed: 777" >"$out/case.txt"
 
 echo "== probe"
@@ -80,7 +84,7 @@ while [ "$i" -le "$runs" ]; do
 		(cd "$out/va" && POPCORN_FD=3 timeout 120 "$out/v_$name/eval.out" \
 			leaderboard "$out/case.txt" 3>"$r.txt" 2>"$r.log" >/dev/null)
 		k() { sed -n "s/^benchmark.0.$1: //p" "$r.txt"; }
-		echo "$name run $i: mean $(k mean) runs $(k runs) std $(k std) best $(k best) slots $(k slots) stop $(k stop) temp $(sed -n 's/^system.temp_start: //p' "$r.txt")-$(sed -n 's/^system.temp_end: //p' "$r.txt")" |
+		echo "$name run $i: mean $(k mean) runs $(k runs) std $(k std) best $(k best) gap $(k gap_ns | cut -d" " -f1) hold $(k hold)/$(k hold_timeouts) stop $(k stop) temp $(sed -n 's/^system.temp_start: //p' "$r.txt")-$(sed -n 's/^system.temp_end: //p' "$r.txt")" |
 			tee -a "$out/harness.txt"
 	done
 	i=$((i + 1))
@@ -91,5 +95,5 @@ for name in $names; do
 done | tee -a "$out/harness.txt"
 kill "$smi" 2>/dev/null
 if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
-	(cd "$out" && tar czf "$OUT/spread-exp.tgz" probe.csv probe.txt harness.txt smi.csv r_*.txt r_*.log case.txt build.log)
+	(cd "$out" && tar czf "$OUT/spread-exp.tgz" $(ls probe.csv probe.txt harness.txt smi.csv r_*.txt r_*.log case.txt build.log 2>/dev/null))
 fi

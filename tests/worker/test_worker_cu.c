@@ -1,0 +1,1113 @@
+/* The cu builder and the GPU plumbing without nvcc and without a GPU:
+ * the arch table, the cache key, the atomic cache fill (two processes at
+ * once), the build's commands against a fake nvcc, and a whole evaluation
+ * on a GPU worker against a fake sandbox (environment, device nodes,
+ * system info from the harness's report). */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "build_cu.h"
+#include "eval.h"
+#include "gpu.h"
+#include "jobdir.h"
+#include "kb_log.h"
+#include "kb_util.h"
+#include "pbutil.h"
+#include "report.h"
+#include "sysinfo.h"
+#include "worker_fixture.h"
+
+#define FAKE_HOME "/opt/fake-cuda"
+#define FAKE_NVCC FAKE_HOME "/bin/nvcc"
+
+static char *root; /* per test: job directories and the cache */
+static char cache[4200];
+
+static void setup(void)
+{
+	root = wf_tmpdir();
+	ck_assert_ptr_nonnull(root);
+	snprintf(cache, sizeof(cache), "%s/cache", root);
+}
+
+static void teardown(void)
+{
+	kb_jobdir_remove(root);
+	free(root);
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+	char path[8192], *data = NULL;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return kb_read_file(path, SIZE_MAX, &data, &len) == 0 ? data : NULL;
+}
+
+static void spit(const char *dir, const char *name, const char *text)
+{
+	char path[8192];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ck_assert_int_eq(kb_write_file(path, text, strlen(text), 0644), 0);
+}
+
+/* Entries of dir whose names start with prefix. */
+static int count_entries(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0 &&
+		     strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void replace_files(Kb__Task *t)
+{
+	for (size_t i = 0; i < t->n_files; i++)
+		kb__task_file__free_unpacked(t->files[i], NULL);
+	free(t->files);
+	t->files = NULL;
+	t->n_files = 0;
+}
+
+static void set_code(Kb__Submission *s, const char *code)
+{
+	free(s->code.data);
+	s->code.data = (uint8_t *)kb__xstrdup(code);
+	s->code.len = strlen(code);
+	for (size_t i = 0; i < s->task->n_files; i++)
+		if (strcmp(s->task->files[i]->name, "submission.cu") == 0) {
+			free(s->task->files[i]->content.data);
+			s->task->files[i]->content.data =
+				(uint8_t *)kb__xstrdup(code);
+			s->task->files[i]->content.len = strlen(code);
+		}
+}
+
+/* A cu task shaped like ours: two harness sources (CUDA and C), a header,
+ * the seal script and the submission, as the gateway sends it (the
+ * submission's content in place). */
+static Kb__Submission *cu_submission(Kb__Mode mode)
+{
+	Kb__Submission *s = wf_submission("cu", mode);
+	Kb__Task *t = s->task;
+
+	replace_files(t);
+	wf_add_file(t, "kbg_main.cu", "// main\n#include \"task.h\"\n");
+	wf_add_file(t, "kbg_model.c", "// model\n");
+	wf_add_file(t, "task.h", "// task header v1\n");
+	wf_add_file(t, KB_CU_SEAL_SCRIPT, "#!/bin/sh\n");
+	wf_add_file(t, "submission.cu", "");
+	wf_set_config(t, "sources", "kbg_main.cu\nkbg_model.c\nsubmission.cu");
+	kb__pb_set_str(&s->gpu, "H100");
+	kb__pb_set_str(&s->file_name, "mine.cu");
+	set_code(s, "extern \"C\" void custom_kernel() {}\n");
+	return s;
+}
+
+static void set_file(Kb__Task *t, const char *name, const char *content)
+{
+	for (size_t i = 0; i < t->n_files; i++)
+		if (strcmp(t->files[i]->name, name) == 0) {
+			free(t->files[i]->content.data);
+			t->files[i]->content.data =
+				(uint8_t *)kb__xstrdup(content);
+			t->files[i]->content.len = strlen(content);
+			return;
+		}
+	wf_add_file(t, name, content);
+}
+
+/* ---- arch ------------------------------------------------------------- */
+
+START_TEST(test_arch_for_cc)
+{
+	static const struct {
+		int major, minor;
+		const char *arch;
+	} table[] = {
+		{9, 0, "90a"}, {8, 0, "80"},   {8, 9, "89"},  {7, 5, "75"},
+		{10, 0, "100a"}, {8, 6, "86"}, {12, 0, "120a"}, {10, 3, "103a"},
+	};
+	char out[16];
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		ck_assert_int_eq(kb_gpu_arch_for_cc(table[i].major,
+						    table[i].minor, out,
+						    sizeof(out)), 0);
+		ck_assert_str_eq(out, table[i].arch);
+		ck_assert(kb_gpu_arch_valid(out));
+	}
+	ck_assert_int_eq(kb_gpu_arch_for_cc(3, 5, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(kb_gpu_arch_for_cc(9, 0, out, 3), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_arch_for_name)
+{
+	ck_assert_str_eq(kb_gpu_arch_for_name("H100"), "90a");
+	ck_assert_str_eq(kb_gpu_arch_for_name("h100"), "90a");
+	ck_assert_str_eq(kb_gpu_arch_for_name("H200"), "90a");
+	ck_assert_str_eq(kb_gpu_arch_for_name("A100"), "80");
+	ck_assert_str_eq(kb_gpu_arch_for_name("L4"), "89");
+	ck_assert_str_eq(kb_gpu_arch_for_name("T4"), "75");
+	ck_assert_str_eq(kb_gpu_arch_for_name("B200"), "100a");
+	ck_assert_ptr_null(kb_gpu_arch_for_name("CPU"));
+	ck_assert_ptr_null(kb_gpu_arch_for_name("MI300"));
+	ck_assert_ptr_null(kb_gpu_arch_for_name(NULL));
+}
+END_TEST
+
+START_TEST(test_arch_valid)
+{
+	static const char *const good[] = {"90a", "80", "75", "100a", "100f",
+					   "89", "120a"};
+	static const char *const bad[] = {"", "9", "sm_90a", "90A", "90ab",
+					  "1000", "a90", "90 ", "compute_90",
+					  "90a,code=sm_80"};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ck_assert_msg(kb_gpu_arch_valid(good[i]), "%s", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(!kb_gpu_arch_valid(bad[i]), "%s", bad[i]);
+	ck_assert(!kb_gpu_arch_valid(NULL));
+}
+END_TEST
+
+/* No libcuda here (or no GPU): the probe says why, and leaves no child. */
+START_TEST(test_probe_reports_failure)
+{
+	struct kb_gpu_info g;
+	int rc = kb_gpu_probe(&g, 30);
+
+	if (rc == 0) {
+		/* A machine with a GPU: then it must make sense. */
+		ck_assert(g.ok);
+		ck_assert(g.cc_major >= 5);
+		ck_assert(g.name[0]);
+		return;
+	}
+	ck_assert_int_eq(g.ok, 0);
+	ck_assert_int_eq(g.minor, -1);
+	ck_assert_msg(g.why[0], "no reason given");
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+}
+END_TEST
+
+/* ---- which file is the submission ------------------------------------- */
+
+START_TEST(test_submission_file)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+
+	ck_assert_int_eq(kb__cu_submission_file(s->task, &s->code), 4);
+	/* The placeholder, as `kb-worker eval` or a gateway may leave it. */
+	set_file(s->task, "submission.cu", "@SUBMISSION@");
+	ck_assert_int_eq(kb__cu_submission_file(s->task, &s->code), 4);
+	/* A submission identical to a task file is ambiguous. */
+	set_file(s->task, "submission.cu", "// model\n");
+	set_code(s, "// model\n");
+	ck_assert_int_eq(kb__cu_submission_file(s->task, &s->code), -2);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* ---- the cache key ---------------------------------------------------- */
+
+static void key_of(const Kb__Task *t, long sub, const char *arch,
+		   const char *version, char out[65])
+{
+	struct kb_argv cmds[2] = {{0}, {0}};
+	char *objects[2] = {"kbg_main.o", "kbg_model.o"};
+	char gencode[64];
+	struct kb_cu_harness h = {t, sub, cmds, objects, 2};
+
+	snprintf(gencode, sizeof(gencode),
+		 "-gencode=arch=compute_%s,code=sm_%s", arch, arch);
+	kb_argv_push(&cmds[0], FAKE_NVCC);
+	kb_argv_push(&cmds[0], gencode);
+	kb_argv_push(&cmds[0], "-c");
+	kb_argv_push(&cmds[0], "kbg_main.cu");
+	kb_argv_push(&cmds[0], "-o");
+	kb_argv_push(&cmds[0], "kbg_main.o");
+	kb_argv_push(&cmds[1], FAKE_NVCC);
+	kb_argv_push(&cmds[1], gencode);
+	kb_argv_push(&cmds[1], "-c");
+	kb_argv_push(&cmds[1], "kbg_model.c");
+	kb_argv_push(&cmds[1], "-o");
+	kb_argv_push(&cmds[1], "kbg_model.o");
+	kb__cu_cache_key(&h, arch, version, out);
+	kb_argv_free(&cmds[0]);
+	kb_argv_free(&cmds[1]);
+}
+
+START_TEST(test_cache_key)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	const char *v1 = "Cuda compilation tools, release 12.4, V12.4.131";
+	const char *v2 = "Cuda compilation tools, release 12.8, V12.8.93";
+	char base[65], k[65];
+
+	key_of(s->task, 4, "90a", v1, base);
+	ck_assert_uint_eq(strlen(base), 64);
+	key_of(s->task, 4, "90a", v1, k);
+	ck_assert_str_eq(k, base);
+	/* The submission is not part of it. */
+	set_code(s, "extern \"C\" void custom_kernel() { /* faster */ }\n");
+	key_of(s->task, 4, "90a", v1, k);
+	ck_assert_str_eq(k, base);
+	/* The arch and the toolkit are. */
+	key_of(s->task, 4, "80", v1, k);
+	ck_assert_str_ne(k, base);
+	key_of(s->task, 4, "90a", v2, k);
+	ck_assert_str_ne(k, base);
+	/* Every other task file is, headers and scripts included. */
+	set_file(s->task, "task.h", "// task header v2\n");
+	key_of(s->task, 4, "90a", v1, k);
+	ck_assert_str_ne(k, base);
+	set_file(s->task, "task.h", "// task header v1\n");
+	key_of(s->task, 4, "90a", v1, k);
+	ck_assert_str_eq(k, base);
+	set_file(s->task, "kbg_main.cu", "// main v2\n");
+	key_of(s->task, 4, "90a", v1, k);
+	ck_assert_str_ne(k, base);
+	set_file(s->task, "kbg_main.cu", "// main\n#include \"task.h\"\n");
+	set_file(s->task, "extra.h", "");
+	key_of(s->task, 4, "90a", v1, k);
+	ck_assert_str_ne(k, base);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* ---- a fake nvcc ------------------------------------------------------ */
+
+#define CMD_MAX 24
+
+static struct fake {
+	int n;
+	char argv[CMD_MAX][1024];
+	char dir[CMD_MAX][4200];
+	const char *version;
+	const char *fail_on;  /* argv substring whose command exits 2 */
+	int seal_exit;
+	unsigned sleep_ms;    /* per compile */
+	int err_lines;        /* of a failing command's stderr */
+	const char *jobdir;
+} fake;
+
+static void join(char *out, size_t n, char *const *v)
+{
+	out[0] = '\0';
+	for (size_t i = 0; v && v[i]; i++) {
+		if (i)
+			strncat(out, " ", n - strlen(out) - 1);
+		strncat(out, v[i], n - strlen(out) - 1);
+	}
+}
+
+static char *const *find_arg(char *const *v, const char *arg)
+{
+	for (; *v; v++)
+		if (strcmp(*v, arg) == 0)
+			return v;
+	return NULL;
+}
+
+/* Plays nvcc (writes what -o names), sh kbg_seal.sh and, given a report,
+ * nothing else. */
+static void play(char *const *argv, const char *dir,
+		 struct kb_sandbox_result *r)
+{
+	char line[1024], *const *o;
+
+	join(line, sizeof(line), argv);
+	r->wall_s = 0.25;
+	r->exited = 1;
+	r->out = kb__xstrdup("");
+	r->err = kb__xstrdup("");
+	if (fake.fail_on && strstr(line, fake.fail_on)) {
+		struct kb_buf e = {0};
+
+		for (int i = 1; i <= (fake.err_lines ? fake.err_lines : 1); i++)
+			kb_buf_printf(&e, "submission.cu(%d): error: expected "
+				      "a \";\"\n", i);
+		free(r->err);
+		r->err = e.data;
+		r->err_len = e.len;
+		r->exit_code = 2;
+		return;
+	}
+	if (strcmp(argv[0], "/bin/sh") == 0) {
+		r->exit_code = fake.seal_exit;
+		if (fake.seal_exit) {
+			free(r->err);
+			r->err = kb__xstrdup("kbg_seal: submission.o does not "
+					     "define custom_kernel\n");
+			r->err_len = strlen(r->err);
+		}
+		return;
+	}
+	ck_assert_str_eq(argv[0], FAKE_NVCC);
+	if (argv[1] && strcmp(argv[1], "--version") == 0) {
+		free(r->out);
+		r->out = kb__xstrdup(fake.version ? fake.version
+				     : "Cuda compilation tools, release 12.4, "
+				       "V12.4.131\n");
+		r->out_len = strlen(r->out);
+		return;
+	}
+	if (fake.sleep_ms)
+		usleep(fake.sleep_ms * 1000);
+	o = find_arg(argv, "-o");
+	ck_assert_ptr_nonnull(o);
+	{
+		char *obj = kb__xasprintf("object %s by %ld\n", line,
+					  (long)getpid());
+
+		spit(dir, o[1], obj);
+		free(obj);
+	}
+}
+
+static int fake_exec(void *ctx, const struct kb_build_cmd *cmd,
+		     struct kb_sandbox_result *r, char *err, size_t err_size)
+{
+	const int k = fake.n++;
+	const char *dir = cmd->dir ? cmd->dir : fake.jobdir;
+
+	ck_assert_int_lt(k, CMD_MAX);
+	join(fake.argv[k], sizeof(fake.argv[k]), cmd->argv->v);
+	snprintf(fake.dir[k], sizeof(fake.dir[k]), "%s", dir);
+	memset(r, 0, sizeof(*r));
+	play(cmd->argv->v, dir, r);
+	return 0;
+}
+
+struct built {
+	enum kb_build_state st;
+	Kb__CompileResult *cr;
+	char msg[256];
+	char jobdir[4200];
+	char toolkit[64];
+};
+
+static struct built build(const Kb__Submission *s, const char *arch)
+{
+	struct built b;
+	char err[256];
+	static int seq;
+	struct kb_build_ctx c;
+
+	memset(&b, 0, sizeof(b));
+	snprintf(b.jobdir, sizeof(b.jobdir), "%s/job%d", root, ++seq);
+	ck_assert_int_eq(mkdir(b.jobdir, 0700), 0);
+	ck_assert_int_eq(kb_jobdir_materialize(b.jobdir, s->task, &s->code,
+					       err, sizeof(err)), 0);
+	c = (struct kb_build_ctx){
+		.task = s->task,
+		.code = &s->code,
+		.jobdir = b.jobdir,
+		.gpu = "H100",
+		.timeout_s = 60,
+		.output_max = 16384,
+		.exec = fake_exec,
+		.cuda_arch = arch,
+		.cuda_home = FAKE_HOME,
+		.cache_dir = cache,
+		.toolkit = b.toolkit,
+		.toolkit_size = sizeof(b.toolkit),
+	};
+	fake.n = 0;
+	fake.jobdir = b.jobdir;
+	b.cr = kb__xcalloc(1, sizeof(*b.cr));
+	kb__compile_result__init(b.cr);
+	b.st = kb_builder_find("cu")->build(&c, b.cr, b.msg, sizeof(b.msg));
+	return b;
+}
+
+static void built_free(struct built *b)
+{
+	kb__compile_result__free_unpacked(b->cr, NULL);
+}
+
+#define GENCODE_90A "-gencode=arch=compute_90a,code=sm_90a"
+
+START_TEST(test_split_build_commands)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct built b = build(s, "90a");
+	char *objs;
+
+	ck_assert_msg(b.st == KB_BUILD_OK, "state %d: %s", b.st, b.msg);
+	ck_assert_int_eq(fake.n, 6);
+	ck_assert_str_eq(fake.argv[0], FAKE_NVCC " --version");
+	/* The harness objects, README's flags, in the cache's scratch
+	 * directory (never the job's). */
+	ck_assert_str_eq(fake.argv[1],
+			 FAKE_NVCC " -O3 -std=c++17 -lineinfo " GENCODE_90A
+			 " -Xcompiler -fvisibility=hidden -c kbg_main.cu -o "
+			 "kbg_main.o");
+	ck_assert_str_eq(fake.argv[2],
+			 FAKE_NVCC " -O3 " GENCODE_90A " -Xcompiler "
+			 "-std=gnu17,-fvisibility=hidden -c kbg_model.c -o "
+			 "kbg_model.o");
+	for (int k = 1; k <= 2; k++) {
+		ck_assert_msg(strncmp(fake.dir[k], cache, strlen(cache)) == 0,
+			      "%s", fake.dir[k]);
+		ck_assert_msg(strstr(fake.dir[k], "/.tmp-"), "%s", fake.dir[k]);
+	}
+	/* Per job: the submission, the seal, the link, in the job. */
+	ck_assert_str_eq(fake.argv[3],
+			 FAKE_NVCC " -O3 -std=c++17 -lineinfo " GENCODE_90A
+			 " -c submission.cu -o submission.o");
+	ck_assert_str_eq(fake.argv[4],
+			 "/bin/sh kbg_seal.sh submission.o custom_kernel");
+	ck_assert_str_eq(fake.argv[5],
+			 FAKE_NVCC " " GENCODE_90A " -o eval.out "
+			 "kb-harness-objs/kbg_main.o "
+			 "kb-harness-objs/kbg_model.o submission.o -lcuda "
+			 "-ldl");
+	for (int k = 3; k <= 5; k++)
+		ck_assert_str_eq(fake.dir[k], b.jobdir);
+	/* The objects came from the cache, the binary was linked. */
+	objs = slurp(b.jobdir, "kb-harness-objs/kbg_main.o");
+	ck_assert_ptr_nonnull(objs);
+	ck_assert_msg(strstr(objs, "-c kbg_main.cu"), "%s", objs);
+	free(objs);
+	ck_assert_ptr_nonnull((objs = slurp(b.jobdir, "eval.out")));
+	free(objs);
+	ck_assert_int_eq(count_entries(cache, "cu-"), 1);
+	ck_assert_int_eq(count_entries(cache, ".tmp-"), 0);
+	/* The CompileResult: the job's own steps, their time, the toolkit. */
+	ck_assert_int_eq(b.cr->success, 1);
+	ck_assert_int_eq(b.cr->exit_code, 0);
+	ck_assert_msg(strstr(b.cr->command, "-c submission.cu") &&
+			      strstr(b.cr->command, "&& /bin/sh kbg_seal.sh") &&
+			      !strstr(b.cr->command, "kbg_main.cu"),
+		      "%s", b.cr->command);
+	ck_assert_double_eq_tol(b.cr->duration_s, 6 * 0.25, 1e-9);
+	ck_assert_str_eq(b.toolkit, "CUDA 12.4");
+	built_free(&b);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+START_TEST(test_cache_reuse_and_invalidation)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct built b = build(s, "90a");
+
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 6);
+	built_free(&b);
+	/* Another submission: only its own three steps (and the version). */
+	set_code(s, "extern \"C\" void custom_kernel() { /* v2 */ }\n");
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 4);
+	ck_assert_msg(strstr(fake.argv[1], "-c submission.cu"), "%s",
+		      fake.argv[1]);
+	ck_assert_int_eq(count_entries(cache, "cu-"), 1);
+	built_free(&b);
+	/* A header of the harness changed: rebuilt under a new key. */
+	set_file(s->task, "task.h", "// task header v2\n");
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 6);
+	ck_assert_int_eq(count_entries(cache, "cu-"), 2);
+	built_free(&b);
+	/* Another architecture: another key. */
+	b = build(s, "80");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 6);
+	ck_assert_msg(strstr(fake.argv[1],
+			     "-gencode=arch=compute_80,code=sm_80"),
+		      "%s", fake.argv[1]);
+	ck_assert_int_eq(count_entries(cache, "cu-"), 3);
+	built_free(&b);
+	/* Another toolkit: another key. */
+	fake.version = "Cuda compilation tools, release 12.8, V12.8.93\n";
+	b = build(s, "80");
+	ck_assert_int_eq(fake.n, 6);
+	ck_assert_int_eq(count_entries(cache, "cu-"), 4);
+	ck_assert_str_eq(b.toolkit, "CUDA 12.8");
+	built_free(&b);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+START_TEST(test_task_flags)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct built b;
+
+	wf_set_config(s->task, "flags", "-O2\n--std=c++20");
+	wf_set_config(s->task, "compile_flags", "--use_fast_math");
+	wf_set_config(s->task, "include_dirs", "/opt/tk/include");
+	wf_set_config(s->task, "defines", "BLOCK=256");
+	wf_set_config(s->task, "libraries", "cublas");
+	b = build(s, "90a");
+	ck_assert_msg(b.st == KB_BUILD_OK, "%s", b.msg);
+	/* config.flags replaces the default, the rest is added. */
+	ck_assert_str_eq(fake.argv[1],
+			 FAKE_NVCC " -O2 --std=c++20 --use_fast_math "
+			 "-I/opt/tk/include -DBLOCK=256 " GENCODE_90A
+			 " -Xcompiler -fvisibility=hidden -c kbg_main.cu -o "
+			 "kbg_main.o");
+	ck_assert_str_eq(fake.argv[2],
+			 FAKE_NVCC " -O3 " GENCODE_90A " -Xcompiler "
+			 "-std=gnu17,-fvisibility=hidden -I/opt/tk/include "
+			 "-DBLOCK=256 -c kbg_model.c -o kbg_model.o");
+	ck_assert_str_eq(fake.argv[3],
+			 FAKE_NVCC " -O2 --std=c++20 --use_fast_math "
+			 "-I/opt/tk/include -DBLOCK=256 " GENCODE_90A
+			 " -c submission.cu -o submission.o");
+	ck_assert_str_eq(fake.argv[5],
+			 FAKE_NVCC " " GENCODE_90A " -O2 --std=c++20 "
+			 "--use_fast_math -o eval.out "
+			 "kb-harness-objs/kbg_main.o "
+			 "kb-harness-objs/kbg_model.o submission.o -lcublas "
+			 "-lcuda -ldl");
+	built_free(&b);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* Upstream's shape: eval.cu includes the submission (a header), which is
+ * no source: one nvcc over everything, nothing cached, nothing sealed. */
+START_TEST(test_oneshot_when_submission_is_included)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	Kb__Task *t = s->task;
+	struct built b;
+
+	replace_files(t);
+	wf_add_file(t, "eval.cu", "#include \"reference.cuh\"\n"
+				  "#include \"submission.cuh\"\n");
+	wf_add_file(t, "reference.cuh", "// ref\n");
+	wf_add_file(t, "submission.cuh", "@SUBMISSION@");
+	wf_set_config(t, "sources", "eval.cu");
+	b = build(s, "80");
+	ck_assert_msg(b.st == KB_BUILD_OK, "%s", b.msg);
+	ck_assert_int_eq(fake.n, 2);
+	ck_assert_str_eq(fake.argv[1],
+			 FAKE_NVCC " -O3 -std=c++17 -lineinfo "
+			 "-gencode=arch=compute_80,code=sm_80 eval.cu -o "
+			 "eval.out -lcuda -ldl");
+	ck_assert_int_eq(count_entries(cache, "cu-"), 0);
+	built_free(&b);
+
+	/* Listed as a source but #included by another file as well. */
+	replace_files(t);
+	wf_add_file(t, "eval.cu", "#include \"submission.cu\"\n");
+	wf_add_file(t, "submission.cu", "@SUBMISSION@");
+	wf_set_config(t, "sources", "eval.cu\nsubmission.cu");
+	b = build(s, "80");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 2);
+	ck_assert_msg(strstr(fake.argv[1],
+			     " eval.cu submission.cu -o eval.out"),
+		      "%s", fake.argv[1]);
+	built_free(&b);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* Upstream's other shape: eval.cu and submission.cu both sources, no seal
+ * script: split and cached, not sealed. */
+START_TEST(test_split_without_seal)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	Kb__Task *t = s->task;
+	struct built b;
+
+	replace_files(t);
+	wf_add_file(t, "eval.cu", "#include \"task.h\"\n");
+	wf_add_file(t, "task.h", "// task\n");
+	wf_add_file(t, "submission.cu", "@SUBMISSION@");
+	wf_set_config(t, "sources", "eval.cu\nsubmission.cu");
+	b = build(s, "89");
+	ck_assert_msg(b.st == KB_BUILD_OK, "%s", b.msg);
+	ck_assert_int_eq(fake.n, 4);
+	ck_assert_msg(strstr(fake.argv[1], "-c eval.cu -o eval.o"), "%s",
+		      fake.argv[1]);
+	ck_assert_msg(strstr(fake.argv[2], "-c submission.cu"), "%s",
+		      fake.argv[2]);
+	ck_assert_msg(strstr(fake.argv[3], "-o eval.out kb-harness-objs/eval.o "
+					   "submission.o"),
+		      "%s", fake.argv[3]);
+	built_free(&b);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+START_TEST(test_compile_error_is_users)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct built b;
+
+	fake.fail_on = "-c submission.cu";
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
+	ck_assert_int_eq(b.cr->success, 0);
+	ck_assert_int_eq(b.cr->exit_code, 2);
+	ck_assert_msg(strstr(b.cr->stderr, "error: expected a"), "%s",
+		      b.cr->stderr);
+	ck_assert_msg(strstr(b.cr->command, "-c submission.cu -o submission.o"),
+		      "%s", b.cr->command);
+	/* The harness was built (and cached) all the same. */
+	ck_assert_int_eq(count_entries(cache, "cu-"), 1);
+	built_free(&b);
+
+	fake.fail_on = NULL;
+	fake.seal_exit = 1;
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
+	ck_assert_int_eq(b.cr->exit_code, 1);
+	ck_assert_msg(strstr(b.cr->stderr, "does not define custom_kernel"),
+		      "%s", b.cr->stderr);
+	ck_assert_str_eq(b.cr->command,
+			 "/bin/sh kbg_seal.sh submission.o custom_kernel");
+	built_free(&b);
+
+	/* The seal script's own failures are the platform's. */
+	fake.seal_exit = 2;
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_INFRA);
+	built_free(&b);
+
+	fake.seal_exit = 0;
+	fake.fail_on = " -o eval.out ";
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
+	ck_assert_msg(strstr(b.cr->command, "-o eval.out"), "%s",
+		      b.cr->command);
+	built_free(&b);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* Long compiler output keeps its beginning: the first errors matter. */
+START_TEST(test_compile_error_truncated_from_the_end)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct built b;
+
+	fake.fail_on = "-c submission.cu";
+	fake.err_lines = 5000;
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
+	ck_assert_msg(strncmp(b.cr->stderr, "submission.cu(1): error", 23) == 0,
+		      "%.200s", b.cr->stderr);
+	ck_assert_msg(strstr(b.cr->stderr, "bytes truncated]"), "%.200s",
+		      b.cr->stderr);
+	ck_assert_uint_le(strlen(b.cr->stderr), 16384 + 64);
+	built_free(&b);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+START_TEST(test_harness_failure_is_infra)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct built b;
+
+	fake.fail_on = "-c kbg_model.c";
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_INFRA);
+	ck_assert_msg(strstr(b.msg, "kbg_model.c does not compile"), "%s",
+		      b.msg);
+	ck_assert_int_eq(count_entries(cache, "cu-"), 0);
+	ck_assert_int_eq(count_entries(cache, ".tmp-"), 0);
+	built_free(&b);
+	/* No arch (a CPU worker, or a device nobody could read): this
+	 * worker cannot build cu, and nothing runs. */
+	fake.fail_on = NULL;
+	b = build(s, NULL);
+	ck_assert_int_eq(b.st, KB_BUILD_UNSUPPORTED);
+	ck_assert_msg(strstr(b.cr->stderr, "not supported"), "%s",
+		      b.cr->stderr);
+	ck_assert_msg(strstr(b.msg, "KB_CUDA_ARCH"), "%s", b.msg);
+	ck_assert_int_eq(fake.n, 0);
+	built_free(&b);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* ---- the fill is atomic ----------------------------------------------- */
+
+static struct kb_cu_harness *harness_of(const Kb__Task *t)
+{
+	static struct kb_argv cmds[2];
+	static char *objects[2] = {"a.o", "b.o"};
+	static struct kb_cu_harness h;
+
+	memset(cmds, 0, sizeof(cmds));
+	for (int i = 0; i < 2; i++) {
+		kb_argv_push(&cmds[i], FAKE_NVCC);
+		kb_argv_push(&cmds[i], "-c");
+		kb_argv_push(&cmds[i], i ? "b.cu" : "a.cu");
+		kb_argv_push(&cmds[i], "-o");
+		kb_argv_push(&cmds[i], objects[i]);
+	}
+	h = (struct kb_cu_harness){t, 4, cmds, objects, 2};
+	return &h;
+}
+
+static struct kb_build_ctx fill_ctx(void)
+{
+	return (struct kb_build_ctx){
+		.gpu = "H100",
+		.timeout_s = 60,
+		.exec = fake_exec,
+		.cuda_arch = "90a",
+		.cache_dir = cache,
+	};
+}
+
+/* One of two racing builders: waits for the start signal, fills, and
+ * writes what it then finds in the entry to <root>/seen-<n>. */
+static void racer(int n, int go_fd, const struct kb_cu_harness *h)
+{
+	struct kb_build_ctx c = fill_ctx();
+	char objdir[4300], msg[256] = "", name[32], go;
+	double wall;
+	enum kb_build_state st;
+	char *a, *b, *seen;
+
+	fake.n = 0;
+	fake.sleep_ms = 300;
+	if (read(go_fd, &go, 1) != 1)
+		_exit(3);
+	st = kb__cu_cache_get(&c, h, "racekey", 60, objdir, sizeof(objdir),
+			      &wall, msg, sizeof(msg));
+	if (st != KB_BUILD_OK) {
+		fprintf(stderr, "racer %d: %s\n", n, msg);
+		_exit(1);
+	}
+	a = slurp(objdir, "a.o");
+	b = slurp(objdir, "b.o");
+	if (!a || !b)
+		_exit(2);
+	seen = kb__xasprintf("%s%scompiled %d\n", a, b, fake.n);
+	snprintf(name, sizeof(name), "seen-%d", n);
+	spit(root, name, seen);
+	_exit(0);
+}
+
+START_TEST(test_fill_is_atomic)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct kb_cu_harness *h = harness_of(s->task);
+	int go[2], st;
+	pid_t pid[2];
+	char *seen[2], objdir[4300], msg[256];
+	struct kb_build_ctx c = fill_ctx();
+	double wall;
+
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(mkdir(cache, 0700), 0);
+	for (int i = 0; i < 2; i++) {
+		pid[i] = fork();
+		ck_assert_int_ge(pid[i], 0);
+		if (pid[i] == 0)
+			racer(i, go[0], h);
+	}
+	ck_assert_int_eq(write(go[1], "gg", 2), 2);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(waitpid(pid[i], &st, 0), pid[i]);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			      "racer %d: status %d", i, st);
+	}
+	for (int i = 0; i < 2; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "seen-%d", i);
+		seen[i] = slurp(root, name);
+		ck_assert_ptr_nonnull(seen[i]);
+		/* Both compiled (the race happened)... */
+		ck_assert_msg(strstr(seen[i], "compiled 2"), "%s", seen[i]);
+	}
+	/* ...and both use one complete copy: the same objects, by the same
+	 * builder. */
+	*strstr(seen[0], "compiled") = '\0';
+	*strstr(seen[1], "compiled") = '\0';
+	ck_assert_str_eq(seen[0], seen[1]);
+	ck_assert_int_eq(count_entries(cache, "cu-"), 1);
+	ck_assert_int_eq(count_entries(cache, ".tmp-"), 0);
+	/* A third comes later and only reads. */
+	fake.n = 0;
+	ck_assert_int_eq(kb__cu_cache_get(&c, h, "racekey", 60, objdir,
+					  sizeof(objdir), &wall, msg,
+					  sizeof(msg)),
+			 KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 0);
+	free(seen[0]);
+	free(seen[1]);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+START_TEST(test_fill_repairs_and_cleans)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct kb_cu_harness *h = harness_of(s->task);
+	struct kb_build_ctx c = fill_ctx();
+	char objdir[4300], msg[256], path[4400], *m;
+	struct timeval old[2] = {{1000, 0}, {1000, 0}};
+	double wall;
+
+	/* A damaged entry (no MANIFEST) and a fill that died long ago. */
+	snprintf(path, sizeof(path), "%s/cu-k1", cache);
+	ck_assert_int_eq(mkdir(cache, 0700), 0);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	spit(path, "a.o", "half");
+	snprintf(path, sizeof(path), "%s/.tmp-dead", cache);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_eq(utimes(path, old), 0);
+	fake.n = 0;
+	ck_assert_int_eq(kb__cu_cache_get(&c, h, "k1", 60, objdir,
+					  sizeof(objdir), &wall, msg,
+					  sizeof(msg)),
+			 KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 2);
+	m = slurp(objdir, "MANIFEST");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(m, "kb-cu-cache-1\na.o\nb.o\n");
+	free(m);
+	m = slurp(objdir, "a.o");
+	ck_assert_msg(strstr(m, "-c a.cu"), "%s", m);
+	free(m);
+	ck_assert_int_eq(count_entries(cache, ".tmp-"), 0);
+	/* Only objects and the manifest are kept. */
+	ck_assert_int_eq(count_entries(objdir, ""), 3);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* ---- a whole evaluation on a GPU worker ------------------------------- */
+
+static struct {
+	int n;
+	char argv[CMD_MAX][1024];
+	char env[CMD_MAX][2048];
+	char workdir[CMD_MAX][4200];
+	int gpu[CMD_MAX], restrict_[CMD_MAX], index[CMD_MAX];
+	char ro[CMD_MAX][256];
+} seen;
+
+static int fake_sandbox(const struct kb_sandbox_opts *o,
+			struct kb_sandbox_result *r, char *err,
+			size_t err_size)
+{
+	const int k = seen.n++;
+
+	ck_assert_int_lt(k, CMD_MAX);
+	join(seen.argv[k], sizeof(seen.argv[k]), o->argv);
+	join(seen.env[k], sizeof(seen.env[k]), o->env);
+	snprintf(seen.workdir[k], sizeof(seen.workdir[k]), "%s", o->workdir);
+	seen.gpu[k] = o->gpu;
+	seen.restrict_[k] = o->gpu_restrict;
+	seen.index[k] = o->gpu_index;
+	join(seen.ro[k], sizeof(seen.ro[k]), o->ro_paths);
+	memset(r, 0, sizeof(*r));
+	if (!o->want_report) {
+		play(o->argv, o->workdir, r);
+		return 0;
+	}
+	r->exited = 1;
+	r->wall_s = 1;
+	r->out = kb__xstrdup("");
+	r->err = kb__xstrdup("");
+	r->report = kb__xstrdup(
+		"system.device: NVIDIA H100 80GB HBM3\n"
+		"system.cc: 9.0\n"
+		"system.driver: 550.54.15 (CUDA 12.4)\n"
+		"system.runtime: CUDA 12.4\n"
+		"system.sm_clock_start: 1755\n"
+		"system.temp_start: 35\n"
+		"system.power_start: 120.5\n"
+		"test-count: 1\n"
+		"test.0.spec: size: 1; seed: 11\n"
+		"test.0.status: pass\n"
+		"system.sm_clock_end: 1980\n"
+		"system.temp_end: 52\n"
+		"system.power_end: 650\n"
+		"check: pass\n");
+	r->report_len = strlen(r->report);
+	return 0;
+}
+
+START_TEST(test_gpu_eval)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct kb_gpu_info dev = {.ok = 1, .name = "NVIDIA H100 (probed)",
+				  .cc_major = 9, .cuda_driver = 12040,
+				  .minor = 3};
+	struct kb_eval_opts o = {
+		.workdir = root,
+		.worker = "gpu-worker",
+		.gpu = "H100",
+		.build_timeout_s = 60,
+		.sandbox = fake_sandbox,
+		.cuda_arch = "90a",
+		.cuda_home = FAKE_HOME,
+		.gpu_visible = "GPU-0b1c",
+		.gpu_restrict = 1,
+		.gpu_index = 3,
+		.device = &dev,
+	};
+	Kb__Result *r;
+	char *text;
+	int k;
+
+	memset(&seen, 0, sizeof(seen));
+	r = kb_eval_run(&o, s);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
+		      r->error);
+	ck_assert_int_eq(seen.n, 7);
+	/* Builds: no GPU, the toolkit on PATH, HOME/TMPDIR where they run,
+	 * the toolkit (outside /usr) bound read-only. */
+	for (k = 0; k < 6; k++) {
+		char home[4300];
+
+		ck_assert_int_eq(seen.gpu[k], 0);
+		ck_assert_msg(strstr(seen.env[k], "PATH=" FAKE_HOME
+				     "/bin:/usr/local/bin:/usr/bin:/bin "),
+			      "%s", seen.env[k]);
+		snprintf(home, sizeof(home), "HOME=%s ", seen.workdir[k]);
+		ck_assert_msg(strstr(seen.env[k], home), "%s", seen.env[k]);
+		ck_assert_msg(!strstr(seen.env[k], "POPCORN_FD") &&
+				      !strstr(seen.env[k], "CUDA_VISIBLE"),
+			      "%s", seen.env[k]);
+		ck_assert_str_eq(seen.ro[k], FAKE_HOME);
+	}
+	/* The harness compiles ran in the cache's scratch directory. */
+	ck_assert_msg(strstr(seen.workdir[1], "/cache/.tmp-"), "%s",
+		      seen.workdir[1]);
+	/* The run: its GPU alone, found by UUID, the driver's libraries. */
+	k = 6;
+	ck_assert_str_eq(seen.argv[k], "./eval.out test cases.txt");
+	ck_assert_int_eq(seen.gpu[k], 1);
+	ck_assert_int_eq(seen.restrict_[k], 1);
+	ck_assert_int_eq(seen.index[k], 3);
+	ck_assert_msg(strstr(seen.env[k], "POPCORN_FD=3 LD_LIBRARY_PATH="
+				FAKE_HOME "/lib64:" KB_EVAL_GPU_LD_PATH
+				" CUDA_VISIBLE_DEVICES=GPU-0b1c"),
+		      "%s", seen.env[k]);
+	/* System info: the harness's readings win over the worker's. */
+	ck_assert_str_eq(r->system->device_name, "NVIDIA H100 80GB HBM3");
+	ck_assert_str_eq(r->system->driver, "550.54.15 (CUDA 12.4)");
+	ck_assert_str_eq(r->system->runtime, "CUDA 12.4");
+	ck_assert_int_eq(r->system->sm_clock_start_mhz, 1755);
+	ck_assert_int_eq(r->system->sm_clock_end_mhz, 1980);
+	ck_assert_int_eq(r->system->temp_start_c, 35);
+	ck_assert_int_eq(r->system->temp_end_c, 52);
+	ck_assert_int_eq(r->system->power_start_mw, 120500);
+	ck_assert_int_eq(r->system->power_end_mw, 650000);
+	text = kb_report_render(r);
+	ck_assert_msg(strstr(text, "Running on NVIDIA H100 80GB HBM3 (driver "
+				   "550.54.15 (CUDA 12.4), runtime CUDA "
+				   "12.4, "),
+		      "%s", text);
+	ck_assert_msg(strstr(text, "Start → end: 1755 → 1980 MHz, "
+				   "35 → 52 °C, 120.5 → 650.0 W\n"),
+		      "%s", text);
+	free(text);
+	/* The job directory is gone, the cache stays. */
+	ck_assert_int_eq(count_entries(root, "job-"), 0);
+	ck_assert_int_eq(count_entries(cache, "cu-"), 1);
+	kb__result__free_unpacked(r, NULL);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* Without a report (an upstream harness that says nothing about the
+ * system), the worker's own readings and the toolkit stay. */
+START_TEST(test_sysinfo_fallback)
+{
+	Kb__SystemInfo si = KB__SYSTEM_INFO__INIT;
+	struct kb_gpu_info dev = {.ok = 1, .name = "NVIDIA A100-SXM4-80GB",
+				  .cuda_driver = 12080, .minor = -1};
+	Kb__RunResult rr = KB__RUN_RESULT__INIT;
+	Kb__RunResult *runs[] = {&rr};
+
+	kb_sysinfo_start("A100", &dev, &si);
+	ck_assert_str_eq(si.device_name, "NVIDIA A100-SXM4-80GB");
+	ck_assert_msg(strstr(si.driver, "CUDA 12.8"), "%s", si.driver);
+	kb_sysinfo_end("A100", &dev, &si);
+	kb_sysinfo_apply_report(&si, runs, 1);
+	ck_assert_str_eq(si.device_name, "NVIDIA A100-SXM4-80GB");
+	kb__pb_set_str(&si.device_name, "");
+	kb_sysinfo_start("L4", NULL, &si);
+	ck_assert_str_eq(si.device_name, "L4");
+	free(si.device_name);
+	free(si.driver);
+	free(si.runtime);
+	free(si.platform);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("worker_cu");
+	TCase *pure = tcase_create("pure");
+	TCase *build_tc = tcase_create("build");
+
+	tcase_add_test(pure, test_arch_for_cc);
+	tcase_add_test(pure, test_arch_for_name);
+	tcase_add_test(pure, test_arch_valid);
+	tcase_add_test(pure, test_probe_reports_failure);
+	tcase_add_test(pure, test_submission_file);
+	tcase_add_test(pure, test_cache_key);
+	tcase_add_test(pure, test_sysinfo_fallback);
+	suite_add_tcase(s, pure);
+
+	tcase_add_checked_fixture(build_tc, setup, teardown);
+	tcase_add_test(build_tc, test_split_build_commands);
+	tcase_add_test(build_tc, test_cache_reuse_and_invalidation);
+	tcase_add_test(build_tc, test_task_flags);
+	tcase_add_test(build_tc, test_oneshot_when_submission_is_included);
+	tcase_add_test(build_tc, test_split_without_seal);
+	tcase_add_test(build_tc, test_compile_error_is_users);
+	tcase_add_test(build_tc, test_compile_error_truncated_from_the_end);
+	tcase_add_test(build_tc, test_harness_failure_is_infra);
+	tcase_add_test(build_tc, test_fill_is_atomic);
+	tcase_add_test(build_tc, test_fill_repairs_and_cleans);
+	tcase_add_test(build_tc, test_gpu_eval);
+	suite_add_tcase(s, build_tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	kb_log_init("worker-cu-test", KB_LOG_ERROR, 0);
+	if (kb_util_init() < 0)
+		return EXIT_FAILURE;
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

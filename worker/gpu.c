@@ -1,0 +1,373 @@
+/* kb_gpu: see gpu.h.
+ *
+ * The few driver and NVML entry points used are restated below as
+ * function-pointer types (stable C ABI; all return 0 on success), so the
+ * worker builds without cuda.h or nvml.h and links neither library.
+ */
+#include "gpu.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kb_util.h"
+
+/* ---- the driver API, in the probe child ---- */
+
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_count_fn)(int *);
+typedef int (*cu_get_fn)(int *, int);
+typedef int (*cu_attr_fn)(int *, int, int);
+typedef int (*cu_name_fn)(char *, int, int);
+typedef int (*cu_version_fn)(int *);
+typedef int (*cu_uuid_fn)(unsigned char *, int);
+typedef int (*cu_errname_fn)(int, const char **);
+
+enum { CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
+
+/* What the child sends back: plain bytes, fixed size. */
+struct probe_msg {
+	int ok;
+	char why[200];
+	char name[128];
+	int cc_major, cc_minor, driver;
+	char pci[32];
+	unsigned char uuid[16];
+	int has_uuid;
+};
+
+static void cu_fail(struct probe_msg *m, void *lib, const char *call, int rc)
+{
+	cu_errname_fn errname = (cu_errname_fn)dlsym(lib, "cuGetErrorName");
+	const char *name = NULL;
+
+	if (!errname || errname(rc, &name) != 0 || !name)
+		name = "unknown error";
+	snprintf(m->why, sizeof(m->why), "%s failed: %s (%d)", call, name, rc);
+}
+
+/* The child's whole life: never returns. */
+static void probe_child(int fd)
+{
+	struct probe_msg m;
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	int rc, n = 0, dev = 0;
+
+	memset(&m, 0, sizeof(m));
+	if (!lib) {
+		const char *e = dlerror();
+
+		snprintf(m.why, sizeof(m.why), "cannot load libcuda.so.1: %s",
+			 e ? e : "?");
+		goto out;
+	}
+	cu_init_fn init = (cu_init_fn)dlsym(lib, "cuInit");
+	cu_count_fn count = (cu_count_fn)dlsym(lib, "cuDeviceGetCount");
+	cu_get_fn get = (cu_get_fn)dlsym(lib, "cuDeviceGet");
+	cu_attr_fn attr = (cu_attr_fn)dlsym(lib, "cuDeviceGetAttribute");
+	cu_name_fn name = (cu_name_fn)dlsym(lib, "cuDeviceGetName");
+	cu_name_fn pci = (cu_name_fn)dlsym(lib, "cuDeviceGetPCIBusId");
+	cu_version_fn version = (cu_version_fn)dlsym(lib, "cuDriverGetVersion");
+	cu_uuid_fn uuid = (cu_uuid_fn)dlsym(lib, "cuDeviceGetUuid_v2");
+
+	if (!uuid)
+		uuid = (cu_uuid_fn)dlsym(lib, "cuDeviceGetUuid");
+	if (!init || !count || !get || !attr || !name || !pci || !version) {
+		snprintf(m.why, sizeof(m.why),
+			 "libcuda.so.1 lacks a driver API entry point");
+		goto out;
+	}
+	if ((rc = init(0)) != 0) {
+		cu_fail(&m, lib, "cuInit", rc);
+		goto out;
+	}
+	if ((rc = count(&n)) != 0) {
+		cu_fail(&m, lib, "cuDeviceGetCount", rc);
+		goto out;
+	}
+	if (n < 1) {
+		snprintf(m.why, sizeof(m.why), "no CUDA device is visible");
+		goto out;
+	}
+	if ((rc = get(&dev, 0)) != 0 ||
+	    (rc = attr(&m.cc_major, CU_ATTR_CC_MAJOR, dev)) != 0 ||
+	    (rc = attr(&m.cc_minor, CU_ATTR_CC_MINOR, dev)) != 0 ||
+	    (rc = name(m.name, (int)sizeof(m.name), dev)) != 0) {
+		cu_fail(&m, lib, "reading device 0", rc);
+		goto out;
+	}
+	if (pci(m.pci, (int)sizeof(m.pci), dev) != 0)
+		m.pci[0] = '\0';
+	if (version(&m.driver) != 0)
+		m.driver = 0;
+	m.has_uuid = uuid && uuid(m.uuid, dev) == 0;
+	m.ok = 1;
+out:
+	m.name[sizeof(m.name) - 1] = '\0';
+	m.pci[sizeof(m.pci) - 1] = '\0';
+	if (write(fd, &m, sizeof(m)) != (ssize_t)sizeof(m))
+		_exit(1);
+	_exit(0);
+}
+
+/* Reads exactly one probe_msg from fd within timeout_s. */
+static int read_msg(int fd, struct probe_msg *m, double timeout_s)
+{
+	const double end = kb_mono_s() + timeout_s;
+	size_t got = 0;
+
+	while (got < sizeof(*m)) {
+		struct pollfd p = {fd, POLLIN, 0};
+		const double left = end - kb_mono_s();
+		ssize_t n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, (int)(left * 1000) + 1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!p.revents)
+			continue;
+		n = read(fd, (char *)m + got, sizeof(*m) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EPIPE;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/* The "Device Minor" of /proc/driver/nvidia/gpus/<bus id>/information
+ * (the directory is named in lowercase), or -1. */
+static int proc_minor(const char *pci)
+{
+	char dir[64], path[160], *text = NULL, *p;
+	size_t len, i;
+	int minor = -1;
+
+	for (i = 0; pci[i] && i < sizeof(dir) - 1; i++)
+		dir[i] = (char)tolower((unsigned char)pci[i]);
+	dir[i] = '\0';
+	snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information",
+		 dir);
+	if (kb_read_file(path, 1 << 16, &text, &len) < 0)
+		return -1;
+	p = strstr(text, "Device Minor:");
+	if (p)
+		minor = atoi(p + strlen("Device Minor:"));
+	free(text);
+	return p && minor >= 0 ? minor : -1;
+}
+
+static void format_uuid(const unsigned char u[16], char *out, size_t size)
+{
+	snprintf(out, size,
+		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+		 u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+static int nvml_minor(const char *pci);
+
+int kb_gpu_probe(struct kb_gpu_info *g, double timeout_s)
+{
+	struct probe_msg m;
+	int fds[2], rc, status;
+	pid_t pid;
+
+	memset(g, 0, sizeof(*g));
+	g->minor = -1;
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		snprintf(g->why, sizeof(g->why), "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(g->why, sizeof(g->why), "fork: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		probe_child(fds[1]);
+	}
+	close(fds[1]);
+	memset(&m, 0, sizeof(m));
+	rc = read_msg(fds[0], &m, timeout_s);
+	close(fds[0]);
+	if (rc == -ETIMEDOUT)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (rc < 0) {
+		snprintf(g->why, sizeof(g->why), "%s",
+			 rc == -ETIMEDOUT
+				 ? "the CUDA driver did not answer in time"
+				 : "the device probe died");
+		return -1;
+	}
+	if (!m.ok) {
+		snprintf(g->why, sizeof(g->why), "%s", m.why);
+		return -1;
+	}
+	g->ok = 1;
+	snprintf(g->name, sizeof(g->name), "%s", m.name);
+	g->cc_major = m.cc_major;
+	g->cc_minor = m.cc_minor;
+	g->cuda_driver = m.driver;
+	snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", m.pci);
+	if (m.has_uuid)
+		format_uuid(m.uuid, g->uuid, sizeof(g->uuid));
+	if (g->pci_bus_id[0]) {
+		g->minor = proc_minor(g->pci_bus_id);
+		if (g->minor < 0)
+			g->minor = nvml_minor(g->pci_bus_id);
+	}
+	return 0;
+}
+
+/* ---- arch ---- */
+
+int kb_gpu_arch_for_cc(int major, int minor, char *out, size_t out_size)
+{
+	int n;
+
+	if (major < 5 || major > 99 || minor < 0 || minor > 9)
+		return -EINVAL;
+	n = snprintf(out, out_size, "%d%d%s", major, minor,
+		     major >= 9 ? "a" : "");
+	return n > 0 && (size_t)n < out_size ? 0 : -EINVAL;
+}
+
+const char *kb_gpu_arch_for_name(const char *gpu)
+{
+	static const char *const table[][2] = {
+		{"H100", "90a"}, {"H200", "90a"},  {"GH200", "90a"},
+		{"H800", "90a"}, {"H20", "90a"},   {"A100", "80"},
+		{"A800", "80"},  {"A10G", "86"},   {"A10", "86"},
+		{"A40", "86"},   {"L4", "89"},     {"L40", "89"},
+		{"L40S", "89"},  {"T4", "75"},     {"B200", "100a"},
+		{"GB200", "100a"}, {"B300", "103a"}, {"GB300", "103a"},
+	};
+
+	for (size_t i = 0; gpu && i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcasecmp(table[i][0], gpu) == 0)
+			return table[i][1];
+	return NULL;
+}
+
+int kb_gpu_arch_valid(const char *s)
+{
+	size_t digits = 0;
+
+	while (s && isdigit((unsigned char)s[digits]))
+		digits++;
+	if (digits < 2 || digits > 3)
+		return 0;
+	s += digits;
+	return *s == '\0' || ((*s == 'a' || *s == 'f') && s[1] == '\0');
+}
+
+/* ---- NVML ---- */
+
+typedef int (*nvml_init_fn)(void);
+typedef int (*nvml_by_pci_fn)(const char *, void **);
+typedef int (*nvml_clock_fn)(void *, int, unsigned *);
+typedef int (*nvml_uint_fn)(void *, unsigned *);
+typedef int (*nvml_temp_fn)(void *, int, unsigned *);
+typedef int (*nvml_driver_fn)(char *, unsigned);
+
+enum { NVML_CLOCK_SM = 1, NVML_TEMPERATURE_GPU = 0 };
+
+static struct {
+	int ok;
+	nvml_by_pci_fn by_pci;
+	nvml_clock_fn clock;
+	nvml_temp_fn temp;
+	nvml_uint_fn power, minor;
+	nvml_driver_fn driver;
+} nvml;
+static pthread_once_t nvml_once = PTHREAD_ONCE_INIT;
+
+static void nvml_open(void)
+{
+	void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	nvml_init_fn init;
+
+	if (!lib)
+		return;
+	init = (nvml_init_fn)dlsym(lib, "nvmlInit_v2");
+	nvml.by_pci = (nvml_by_pci_fn)dlsym(lib,
+					    "nvmlDeviceGetHandleByPciBusId_v2");
+	nvml.clock = (nvml_clock_fn)dlsym(lib, "nvmlDeviceGetClockInfo");
+	nvml.temp = (nvml_temp_fn)dlsym(lib, "nvmlDeviceGetTemperature");
+	nvml.power = (nvml_uint_fn)dlsym(lib, "nvmlDeviceGetPowerUsage");
+	nvml.minor = (nvml_uint_fn)dlsym(lib, "nvmlDeviceGetMinorNumber");
+	nvml.driver = (nvml_driver_fn)dlsym(lib, "nvmlSystemGetDriverVersion");
+	/* The library stays loaded for the life of the process. */
+	nvml.ok = init && nvml.by_pci && init() == 0;
+}
+
+static void *nvml_device(const char *pci)
+{
+	void *dev = NULL;
+
+	pthread_once(&nvml_once, nvml_open);
+	if (!nvml.ok || !pci || !pci[0] || nvml.by_pci(pci, &dev) != 0)
+		return NULL;
+	return dev;
+}
+
+static int nvml_minor(const char *pci)
+{
+	void *dev = nvml_device(pci);
+	unsigned v;
+
+	return dev && nvml.minor && nvml.minor(dev, &v) == 0 ? (int)v : -1;
+}
+
+int kb_gpu_sample(const struct kb_gpu_info *g, struct kb_gpu_sample *s)
+{
+	void *dev = g && g->ok ? nvml_device(g->pci_bus_id) : NULL;
+	unsigned v;
+
+	s->sm_mhz = s->temp_c = s->power_mw = -1;
+	if (!dev)
+		return -1;
+	if (nvml.clock && nvml.clock(dev, NVML_CLOCK_SM, &v) == 0)
+		s->sm_mhz = (int)v;
+	if (nvml.temp && nvml.temp(dev, NVML_TEMPERATURE_GPU, &v) == 0)
+		s->temp_c = (int)v;
+	if (nvml.power && nvml.power(dev, &v) == 0)
+		s->power_mw = (int)v;
+	return 0;
+}
+
+int kb_gpu_driver_string(char *out, size_t out_size)
+{
+	pthread_once(&nvml_once, nvml_open);
+	if (out_size)
+		out[0] = '\0';
+	if (!nvml.ok || !nvml.driver || out_size == 0 ||
+	    nvml.driver(out, (unsigned)out_size) != 0) {
+		if (out_size)
+			out[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
