@@ -11,6 +11,7 @@ const struct kb_cmd *const kb_commands[] = {
 	&kb_cmd_submissions,
 	&kb_cmd_register,
 	&kb_cmd_join,
+	&kb_cmd_discord,
 	&kb_cmd_help,
 };
 

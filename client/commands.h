@@ -13,6 +13,7 @@ extern const struct kb_cmd kb_cmd_ranking;      /* cmd_boards.c */
 extern const struct kb_cmd kb_cmd_submissions;  /* cmd_submissions.c */
 extern const struct kb_cmd kb_cmd_register;     /* cmd_account.c */
 extern const struct kb_cmd kb_cmd_join;         /* cmd_account.c */
+extern const struct kb_cmd kb_cmd_discord;      /* cmd_discord.c */
 extern const struct kb_cmd kb_cmd_help;         /* cmd_help.c */
 
 /* Prints the manual of kb (kb --help) to stdout. */
