@@ -293,16 +293,6 @@ static void lb_submissions_begin(struct kb_gw_req *r)
 					   "submission_ids", ids, "submissions", subs));
 }
 
-static json_t *iso_or_null(int64_t ms)
-{
-	char buf[40];
-
-	if (ms <= 0)
-		return json_null();
-	kb_rules_iso8601(ms, buf, sizeof(buf));
-	return json_string(buf);
-}
-
 static void lb_invites_begin(struct kb_gw_req *r)
 {
 	struct kb_gw_invite *iv = NULL;
@@ -322,8 +312,8 @@ static void lb_invites_begin(struct kb_gw_req *r)
 			"{s:s,s:o,s:o,s:o,s:o}", "code", iv[i].code, "user_id",
 			iv[i].user_id[0] ? kb_gw_jstr(iv[i].user_id) : json_null(),
 			"user_name", iv[i].user_name[0] ? kb_gw_jstr(iv[i].user_name) : json_null(),
-			"claimed_at", iso_or_null(iv[i].claimed_ms), "created_at",
-			iso_or_null(iv[i].created_ms)));
+			"claimed_at", kb_gw_jiso(iv[i].claimed_ms), "created_at",
+			kb_gw_jiso(iv[i].created_ms)));
 	free(iv);
 	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:o}", "status", "ok",
 					   "leaderboard", r->lb->task->name,

@@ -67,7 +67,12 @@ static void wake(void *ctx)
 
 static void append_event(struct kb_gw_stream *st, const char *name, json_t *data)
 {
-	char *s = json_dumps(data, JSON_COMPACT);
+	/* Status times print short ("3.66", not "3.6600000000000001"); the
+	 * result keeps every digit of its scores. */
+	size_t flags = JSON_COMPACT;
+	if (strcmp(name, "status") == 0)
+		flags |= JSON_REAL_PRECISION(10);
+	char *s = json_dumps(data, flags);
 
 	json_decref(data);
 	if (!s)

@@ -14,26 +14,30 @@
  * starts the events threads (events.c: the kb.results consumer feeding the
  * in-process hub of streams, and the ticker) and finally libmicrohttpd.
  *
- * libmicrohttpd runs a fixed pool of KB_HTTP_THREADS threads, each with
- * its own epoll set, and every thread holds its own Redis connection
- * (store.c), so the request path takes no lock. Reads cost a Redis round
- * trip or two, or none for cached bodies (rankings are cached briefly and
- * dropped when a Result for their board arrives). A submission costs two
- * Redis round trips (authentication, then one script that applies the
- * policy and records it) and one synchronous Kafka delivery: the thread
- * blocks until the broker has the message, so a 202 means "queued" and a
- * broker outage is a 503 with the record marked failed (submit.c says why
- * the order leaves nothing dangling). A streaming submission then holds
- * no thread: its connection is suspended between events (h_stream.c).
+ * libmicrohttpd runs a fixed pool of KB_HTTP_THREADS threads (one per
+ * CPU), each with its own epoll set, and every thread holds its own Redis
+ * connection (store.c), so the request path takes no lock. Reads cost a
+ * Redis round trip or two, or none for cached bodies (rankings are cached
+ * briefly and dropped when a Result for their board arrives). A
+ * submission costs two Redis round trips (authentication, then one script
+ * that applies the policy and records it) and one synchronous Kafka
+ * delivery, which runs on a pool of KB_POOL_THREADS blocking threads while
+ * the connection is suspended (pool.c, kb_gw_defer), so no HTTP thread
+ * waits on the broker; a 202 means "queued", and a broker outage is a 503
+ * with the record marked failed (submit.c says why the order leaves
+ * nothing dangling). OAuth code exchanges use the same pool. A streaming
+ * submission holds no thread either: its connection is suspended between
+ * events (h_stream.c).
  * Each request is logged once, when it completes (method, path, status,
  * ms, submission id); bodies, CLI ids, tokens and seeds never.
  *
  * SIGTERM/SIGINT only set a flag and wake the main thread (kb_signal),
  * which then stops accepting connections, ends every open stream with an
  * error event ("shutting down; poll /user/submissions/{id}"), waits up to
- * KB_DRAIN_S for the requests in flight to complete, stops the daemon and
- * the events threads, flushes the producer and exits 0. A second signal
- * exits at once.
+ * KB_DRAIN_S for the requests in flight to complete, finishes the pool's
+ * steps (no connection may stay suspended), stops the daemon and the
+ * events threads, flushes the producer and exits 0. A second signal exits
+ * at once.
  */
 #include <curl/curl.h>
 #include <errno.h>

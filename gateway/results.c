@@ -33,7 +33,7 @@ json_t *kb_gw_jnum(const char *s)
 	return *end ? json_null() : json_real(v);
 }
 
-static json_t *iso(int64_t ms)
+json_t *kb_gw_jiso(int64_t ms)
 {
 	char buf[40];
 
@@ -95,8 +95,8 @@ json_t *kb_gw_result_full(const Kb__Result *r)
 	for (size_t i = 0; i < r->n_runs; i++) {
 		const Kb__RunResult *rr = r->runs[i];
 		json_t *ev = json_object();
-		json_object_set_new(ev, "start", iso(r->started_at_ms));
-		json_object_set_new(ev, "end", iso(r->finished_at_ms));
+		json_object_set_new(ev, "start", kb_gw_jiso(r->started_at_ms));
+		json_object_set_new(ev, "end", kb_gw_jiso(r->finished_at_ms));
 		/* Upstream attaches the build to each run it preceded. */
 		json_object_set_new(ev, "compilation", compile_json(r->compile));
 		json_object_set_new(ev, "run", run_json(rr));
@@ -107,8 +107,8 @@ json_t *kb_gw_result_full(const Kb__Result *r)
 		/* A failed build: upstream reports it under the mode's key
 		 * with no run. */
 		json_t *ev = json_object();
-		json_object_set_new(ev, "start", iso(r->started_at_ms));
-		json_object_set_new(ev, "end", iso(r->finished_at_ms));
+		json_object_set_new(ev, "start", kb_gw_jiso(r->started_at_ms));
+		json_object_set_new(ev, "end", kb_gw_jiso(r->finished_at_ms));
 		json_object_set_new(ev, "compilation", compile_json(r->compile));
 		json_object_set_new(ev, "run", json_null());
 		json_object_set_new(ev, "profile", json_null());
@@ -155,8 +155,8 @@ json_t *kb_gw_result_runs(const Kb__Result *r)
 		const char *mode = secret ? "leaderboard" : (rr->key ? rr->key : "");
 		int ranked = !secret && strcmp(mode, "leaderboard") == 0;
 		json_t *o = json_object();
-		json_object_set_new(o, "start_time", iso(r->started_at_ms));
-		json_object_set_new(o, "end_time", iso(r->finished_at_ms));
+		json_object_set_new(o, "start_time", kb_gw_jiso(r->started_at_ms));
+		json_object_set_new(o, "end_time", kb_gw_jiso(r->finished_at_ms));
 		json_object_set_new(o, "mode", json_string(mode));
 		json_object_set_new(o, "secret", json_boolean(secret));
 		json_object_set_new(o, "runner", kb_gw_jstr(r->gpu));
@@ -220,7 +220,7 @@ json_t *kb_gw_submission_json(uint64_t id, const struct kb_gw_sub_rec *rec,
 	json_object_set_new(o, "file_name", kb_gw_jstr(kb_gw_sub_field(rec, "file_name")));
 	json_object_set_new(o, "user_id", kb_gw_jstr(kb_gw_sub_field(rec, "user_id")));
 	json_object_set_new(o, "user_name", kb_gw_jstr(kb_gw_sub_field(rec, "user_name")));
-	json_object_set_new(o, "submission_time", iso(ms));
+	json_object_set_new(o, "submission_time", kb_gw_jiso(ms));
 	json_object_set_new(o, "submitted_ms", json_integer(ms));
 	json_object_set_new(o, "status", kb_gw_jstr(status));
 	json_object_set_new(o, "done", json_boolean(done));

@@ -20,6 +20,8 @@
 json_t *kb_gw_jstr(const char *s);
 /* A JSON number from decimal text, or null when absent or not a number. */
 json_t *kb_gw_jnum(const char *s);
+/* Epoch milliseconds as an ISO 8601 string, or null when ms <= 0. */
+json_t *kb_gw_jiso(int64_t ms);
 
 /* Upstream's FullResult: {success, error, system, runs: {key: {start,
  * end, compilation, run, profile}}}. */

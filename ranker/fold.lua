@@ -20,8 +20,8 @@
 -- is byte-identical in effect; and it is not applied at all, because
 -- KEYS[1] exists by then.
 --
--- Returns 0 already folded (nothing changed), 1 folded, 2 folded and a new
--- personal best.
+-- Returns 0 already folded or deleted (nothing changed), 1 folded, 2 folded
+-- and a new personal best.
 
 local res_key, sub_key, rank_key, info_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local packed, id, user, mode, verdict = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -39,6 +39,16 @@ for _, kt in ipairs({{sub_key, 'hash'}, {rank_key, 'zset'}, {info_key, 'hash'}})
   if t ~= 'none' and t ~= kt[2] then
     return redis.error_reply('WRONGTYPE ' .. kt[1] .. ' is a ' .. t .. ', not a ' .. kt[2])
   end
+end
+
+-- A submission its owner (or an admin) deleted stays out of every ranking,
+-- even when its Result arrives after the deletion: nothing is written, not
+-- even the Result, so the outcome is the same as for a duplicate (0). The
+-- gateway sets status "deleted" and deleted_ms; a late Progress may have
+-- overwritten the status since (progress.lua), deleted_ms it cannot.
+local gone = redis.call('HMGET', sub_key, 'status', 'deleted_ms')
+if gone[1] == 'deleted' or gone[2] then
+  return 0
 end
 
 redis.call('SET', res_key, packed)

@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kb_kafka.h"
 #include "kb_redis.h"
+#include "kb_util.h"
 
 static int guard_fd = -1;
 
@@ -61,10 +64,16 @@ static void start_gateway(struct gw_env *e, const char *admin_token)
 {
 	static char port[32], redis[160], brokers[200], token[128], problems[512];
 	char *argv[] = {KB_BINARY_DIR "/gateway/kb-gateway", NULL};
-	char *env[] = {port, redis, brokers, token, problems,
-		       "KB_HTTP_ADDR=127.0.0.1", "KB_HTTP_THREADS=4",
-		       "KB_KAFKA_TIMEOUT_MS=1500", "KB_LOG_LEVEL=debug",
-		       "KB_LOG_JSON=0", "KB_DRAIN_S=10", NULL};
+	char *env[40] = {port, redis, brokers, token, problems,
+			 "KB_HTTP_ADDR=127.0.0.1", "KB_HTTP_THREADS=4",
+			 "KB_KAFKA_TIMEOUT_MS=1500", "KB_LOG_LEVEL=debug",
+			 "KB_LOG_JSON=0", "KB_DRAIN_S=10", NULL};
+	int n = 11;
+
+	/* putenv() in the child: later entries override earlier ones. */
+	for (int i = 0; e->extra_env && e->extra_env[i] && n < 39; i++)
+		env[n++] = (char *)e->extra_env[i];
+	env[n] = NULL;
 
 	e->port = kb_test_free_port();
 	ck_assert_int_gt(e->port, 0);
@@ -99,8 +108,10 @@ static void start_gateway(struct gw_env *e, const char *admin_token)
 void gw_env_up(struct gw_env *e, int real_broker, const char *admin_token)
 {
 	char err[256];
+	const char *const *extra = e->extra_env;
 
 	memset(e, 0, sizeof(*e));
+	e->extra_env = extra;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	ck_assert_int_eq(kb_test_redis_start(&e->redis), 0);
 	guard(e->redis.pid);
@@ -128,6 +139,21 @@ void gw_env_up(struct gw_env *e, int real_broker, const char *admin_token)
 		snprintf(e->seeds[e->nseeds++], sizeof(e->seeds[0]), "%s", r->str);
 		freeReplyObject(r);
 	}
+	/* Any further board (a competition file in extra_env) too. */
+	redisReply *keys = redisCommand(e->rc, "KEYS kb:lb:*");
+	for (size_t i = 0; keys && i < keys->elements && e->nseeds < 8; i++) {
+		redisReply *r = redisCommand(e->rc, "HGET %s secret_seed",
+					     keys->element[i]->str);
+		int dup = 0;
+		for (int k = 0; r && r->type == REDIS_REPLY_STRING && k < e->nseeds; k++)
+			dup |= strcmp(e->seeds[k], r->str) == 0;
+		if (r && r->type == REDIS_REPLY_STRING && !dup)
+			snprintf(e->seeds[e->nseeds++], sizeof(e->seeds[0]), "%s", r->str);
+		if (r)
+			freeReplyObject(r);
+	}
+	if (keys)
+		freeReplyObject(keys);
 }
 
 void gw_env_restart_gateway(struct gw_env *e, const char *admin_token)
@@ -192,7 +218,7 @@ static void check_no_seed(const struct gw_env *e, const char *what,
 static struct gw_resp perform(struct gw_env *e, CURL *c, const char *path,
 			      struct curl_slist *h)
 {
-	char url[1024];
+	char url[8192];
 	struct sink body = {0}, hdr = {0};
 	struct gw_resp r = {0};
 
@@ -360,4 +386,222 @@ long gw_count_keys(struct gw_env *e, const char *pattern)
 	n = r->type == REDIS_REPLY_ARRAY ? (long)r->elements : -1;
 	freeReplyObject(r);
 	return n;
+}
+
+struct gw_resp gw_req_cli(struct gw_env *e, const char *method, const char *path,
+			  const char *cli, const char *json)
+{
+	char hcli[200];
+	const char *h[3] = {NULL, NULL, NULL};
+	int n = 0;
+
+	if (cli) {
+		snprintf(hcli, sizeof(hcli), "X-Popcorn-Cli-Id: %s", cli);
+		h[n++] = hcli;
+	}
+	if (json)
+		h[n++] = "Content-Type: application/json";
+	return gw_req(e, method, path, h, json, json ? strlen(json) : 0);
+}
+
+struct gw_resp gw_req_admin(struct gw_env *e, const char *method,
+			    const char *path, const char *json)
+{
+	const char *h[] = {"Authorization: Bearer " GW_ADMIN_TOKEN,
+			   "Content-Type: application/json", NULL};
+
+	return gw_req(e, method, path, h, json, json ? strlen(json) : 0);
+}
+
+struct gw_resp gw_submit(struct gw_env *e, const char *path, const char *cli,
+			 const char *code)
+{
+	return gw_req_form(e, path, cli, "file", "submission.c", code, strlen(code));
+}
+
+json_t *gw_expect_json(struct gw_resp r, long code, const char *what)
+{
+	ck_assert_msg(r.code == code, "%s: HTTP %ld, expected %ld: %s", what, r.code,
+		      code, r.body);
+	json_t *j = gw_json(&r);
+	gw_resp_free(&r);
+	return j;
+}
+
+void gw_wait_consumer(struct gw_env *e)
+{
+	ck_assert_msg(kb_test_wait_file(e->log, "kafka: group=kb-gateway.", 20000, NULL,
+					0) == 0 &&
+		      kb_test_wait_file(e->log, " assigned ", 20000, NULL, 0) == 0,
+		      "the gateway's kb.results consumer got no partitions; log %s",
+		      e->log);
+}
+
+void gw_produce_event(struct gw_env *e, const Kb__ResultEvent *ev)
+{
+	static kb_producer *p;
+	char err[256], key[32];
+	size_t len = kb__result_event__get_packed_size(ev);
+	uint8_t *buf = malloc(len + 1);
+
+	if (!p)
+		p = kb_producer_new(e->brokers, "gw-test", NULL, err, sizeof(err));
+	ck_assert_msg(p != NULL, "producer: %s", err);
+	kb__result_event__pack(ev, buf);
+	snprintf(key, sizeof(key), "%llu", (unsigned long long)ev->submission_id);
+	ck_assert_msg(kb_producer_send(p, KB_TOPIC_RESULTS, key, strlen(key), buf, len,
+				       10000, err, sizeof(err)) == 0, "produce: %s", err);
+	free(buf);
+}
+
+void gw_produce_progress(struct gw_env *e, uint64_t id, const char *gpu,
+			 Kb__Stage stage, const char *worker)
+{
+	Kb__Progress pr = KB__PROGRESS__INIT;
+	Kb__ResultEvent ev = KB__RESULT_EVENT__INIT;
+
+	pr.stage = stage;
+	pr.message = "working";
+	pr.elapsed_ms = 1234;
+	pr.worker = (char *)worker;
+	ev.submission_id = id;
+	ev.gpu = (char *)gpu;
+	ev.event_case = KB__RESULT_EVENT__EVENT_PROGRESS;
+	ev.progress = &pr;
+	gw_produce_event(e, &ev);
+}
+
+struct gw_sse {
+	struct gw_env *e;
+	pthread_t th;
+	pthread_mutex_t mu;
+	struct sink body, hdr;
+	long code;
+	int done;
+	char path[256], cli[128];
+	char *code_text;
+};
+
+static size_t sse_write(void *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct gw_sse *s = ud;
+	size_t n;
+
+	pthread_mutex_lock(&s->mu);
+	n = sink_write(ptr, size, nmemb, &s->body);
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+static void *sse_main(void *arg)
+{
+	struct gw_sse *s = arg;
+	CURL *c = curl_easy_init();
+	curl_mime *mime = curl_mime_init(c);
+	curl_mimepart *part = curl_mime_addpart(mime);
+	struct curl_slist *h = NULL;
+	char url[512], hdr[200];
+
+	curl_mime_name(part, "file");
+	curl_mime_filename(part, "submission.c");
+	curl_mime_data(part, s->code_text, strlen(s->code_text));
+	snprintf(hdr, sizeof(hdr), "X-Popcorn-Cli-Id: %s", s->cli);
+	h = curl_slist_append(h, hdr);
+	snprintf(url, sizeof(url), "%s%s", s->e->api, s->path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sse_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, sink_write);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, &s->hdr);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 90000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	long code = 0;
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_mime_free(mime);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	pthread_mutex_lock(&s->mu);
+	s->code = code;
+	s->done = 1;
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+struct gw_sse *gw_sse_start(struct gw_env *e, const char *path, const char *cli,
+			    const char *code)
+{
+	struct gw_sse *s = calloc(1, sizeof(*s));
+
+	s->e = e;
+	pthread_mutex_init(&s->mu, NULL);
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	snprintf(s->cli, sizeof(s->cli), "%s", cli);
+	s->code_text = strdup(code);
+	ck_assert_int_eq(pthread_create(&s->th, NULL, sse_main, s), 0);
+	return s;
+}
+
+int gw_sse_wait(struct gw_sse *s, const char *needle, int timeout_ms)
+{
+	for (int waited = 0; waited <= timeout_ms; waited += 20) {
+		pthread_mutex_lock(&s->mu);
+		int hit = s->body.data && strstr(s->body.data, needle);
+		int done = s->done;
+		pthread_mutex_unlock(&s->mu);
+		if (hit)
+			return 0;
+		if (done)
+			return -1;
+		sleep_ms(20);
+	}
+	return -1;
+}
+
+uint64_t gw_sse_id(struct gw_sse *s)
+{
+	uint64_t id = 0;
+
+	pthread_mutex_lock(&s->mu);
+	const char *p = s->body.data ? strstr(s->body.data, "\"submission_id\":") : NULL;
+	if (p)
+		id = strtoull(p + strlen("\"submission_id\":"), NULL, 10);
+	pthread_mutex_unlock(&s->mu);
+	return id;
+}
+
+long gw_sse_finish(struct gw_sse *s, char **body, char **headers)
+{
+	long code;
+
+	pthread_join(s->th, NULL);
+	code = s->code;
+	check_no_seed(s->e, "a stream", s->body.data, s->body.len);
+	if (body)
+		*body = s->body.data;
+	else
+		free(s->body.data);
+	if (headers)
+		*headers = s->hdr.data;
+	else
+		free(s->hdr.data);
+	pthread_mutex_destroy(&s->mu);
+	free(s->code_text);
+	free(s);
+	return code;
+}
+
+void gw_assert_log_clean(struct gw_env *e)
+{
+	char *log = NULL;
+	size_t len = 0;
+
+	ck_assert_int_eq(kb_read_file(e->log, 64 << 20, &log, &len), 0);
+	for (int i = 0; i < e->nseeds; i++)
+		ck_assert_msg(!strstr(log, e->seeds[i]), "gateway log %s holds a seed",
+			      e->log);
+	ck_assert_msg(!strstr(log, GW_ADMIN_TOKEN), "gateway log holds the admin token");
+	free(log);
 }

@@ -18,8 +18,10 @@
 #include <hiredis/hiredis.h>
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
+#include "kb.pb-c.h"
 #include "kb_testenv.h"
 
 #define GW_ADMIN_TOKEN "gw-test-admin-token"
@@ -33,8 +35,11 @@ struct gw_env {
 	char api[64];
 	char log[256];
 	redisContext *rc;
-	char seeds[4][32];
+	char seeds[8][32];
 	int nseeds;
+	/* Set before gw_env_up(): more "K=V" entries for the gateway, which
+	 * override the defaults (NULL-terminated, at most 16). */
+	const char *const *extra_env;
 };
 
 /* Fails the test when anything does not start. admin_token NULL: none. */
@@ -82,5 +87,41 @@ void gw_create_user(struct gw_env *e, const char *name, char cli_id[80],
 
 /* Number of keys matching a pattern. */
 long gw_count_keys(struct gw_env *e, const char *pattern);
+
+/* A request with "X-Popcorn-Cli-Id: cli" (cli NULL: none) and, when body
+ * is not NULL, a JSON body. */
+struct gw_resp gw_req_cli(struct gw_env *e, const char *method, const char *path,
+			  const char *cli, const char *json);
+/* The same with the admin bearer token instead. */
+struct gw_resp gw_req_admin(struct gw_env *e, const char *method,
+			    const char *path, const char *json);
+/* POST path with a multipart file "file" (as popcorn-cli sends it). */
+struct gw_resp gw_submit(struct gw_env *e, const char *path, const char *cli,
+			 const char *code);
+/* Asserts status; returns the JSON body (caller decrefs) and frees r. */
+json_t *gw_expect_json(struct gw_resp r, long code, const char *what);
+
+/* Waits until the gateway's kb.results consumer has its partitions. */
+void gw_wait_consumer(struct gw_env *e);
+/* Produces a ResultEvent to kb.results (needs the real broker). */
+void gw_produce_event(struct gw_env *e, const Kb__ResultEvent *ev);
+/* A Progress event of submission id on gpu from worker. */
+void gw_produce_progress(struct gw_env *e, uint64_t id, const char *gpu,
+			 Kb__Stage stage, const char *worker);
+
+/* A server-sent-events request running in a thread of its own. */
+struct gw_sse;
+struct gw_sse *gw_sse_start(struct gw_env *e, const char *path, const char *cli,
+			    const char *code);
+/* Waits until the stream's body contains needle; returns 0 or -1. */
+int gw_sse_wait(struct gw_sse *s, const char *needle, int timeout_ms);
+/* Waits for the end of the stream; returns its status and body (free the
+ * body; NULL when none). */
+long gw_sse_finish(struct gw_sse *s, char **body, char **headers);
+/* The first submission id named in the stream, 0 when none yet. */
+uint64_t gw_sse_id(struct gw_sse *s);
+
+/* Asserts that the gateway log holds no secret seed and no admin token. */
+void gw_assert_log_clean(struct gw_env *e);
 
 #endif

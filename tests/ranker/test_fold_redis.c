@@ -454,6 +454,38 @@ START_TEST(progress_for_an_unknown_submission_creates_its_hash)
 }
 END_TEST
 
+START_TEST(deleted_submission_is_never_folded)
+{
+	/* The gateway deleted submission 80 before its Result came: the late
+	 * Result changes nothing, not even kb:res (so a later repair is not
+	 * mistaken for a fold), and alice's other best stays. */
+	gateway_submission(79, "alice", 900);
+	ck_assert_int_eq(fold_scored(79, "alice", 2e-3, 900), KB_FOLD_BEST);
+	gateway_submission(80, "alice", 1000);
+	redisReply *r = redisCommand(rc, "HSET kb:sub:80 status deleted deleted_ms 1500");
+	freeReplyObject(r);
+	char *before = snapshot();
+	ck_assert_int_eq(fold_scored(80, "alice", 1e-3, 1000), KB_FOLD_DUPLICATE);
+	char *after = snapshot();
+	ck_assert_str_eq(after, before);
+	ck_assert_int_eq(get_int("EXISTS kb:res:80:CPU"), 0);
+	ck_assert_double_eq(zscore("alice"), 2e-3);
+	assert_field(INFO, "alice", "79:900");
+	assert_field("kb:sub:80", "status", "deleted");
+	free(before);
+	free(after);
+
+	/* A Progress that arrived after the deletion may have rewritten the
+	 * status (progress.lua only spares "done"); deleted_ms still counts. */
+	gateway_submission(81, "alice", 1100);
+	r = redisCommand(rc, "HSET kb:sub:81 status running deleted_ms 1600");
+	freeReplyObject(r);
+	ck_assert_int_eq(fold_scored(81, "alice", 1e-4, 1100), KB_FOLD_DUPLICATE);
+	ck_assert_int_eq(get_int("EXISTS kb:res:81:CPU"), 0);
+	ck_assert_double_eq(zscore("alice"), 2e-3);
+}
+END_TEST
+
 START_TEST(wrong_key_type_is_refused_without_partial_writes)
 {
 	struct fx_result f;
@@ -531,6 +563,7 @@ int main(void)
 	tcase_add_test(tc, submitted_ms_falls_back_to_the_gateways_record);
 	tcase_add_test(tc, progress_after_done_is_ignored);
 	tcase_add_test(tc, progress_for_an_unknown_submission_creates_its_hash);
+	tcase_add_test(tc, deleted_submission_is_never_folded);
 	tcase_add_test(tc, wrong_key_type_is_refused_without_partial_writes);
 	tcase_add_test(tc, redis_restart_is_survived);
 	suite_add_tcase(s, tc);

@@ -1,6 +1,6 @@
 /* kbg_dev.cu: device-side helpers of the GPU driver -- input generators,
- * comparisons, the L2 flush -- and their host wrappers (see kbg.h and
- * kbg_dev.h).
+ * comparisons, the L2 flush, the timing hold -- and their host wrappers
+ * (see kbg.h and kbg_dev.h).
  *
  * Every kernel here is `static` (internal linkage), so no host-stub symbol
  * of the driver can collide with a kernel the submission names the same.
@@ -189,6 +189,55 @@ __global__ void k_flush(const uint4 *p, size_t n16, unsigned magic,
 
 __global__ void k_empty() {}
 
+/* The hold (see kbg_dev.h): every SM filled with blocks of the hold kernel
+ * (all thread slots taken, so no other kernel's block can become resident
+ * until it ends); one thread per block waits. Block 0 polls the release
+ * word in mapped host memory, then passes the release on through g_go;
+ * the others poll g_go. Every block gives up after timeout_ns of its own
+ * (block 0 then records the timeout and releases the others). */
+__device__ unsigned g_go;
+
+__device__ __forceinline__ unsigned long long gtimer()
+{
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+__global__ void k_hold(const volatile unsigned *release, unsigned gen,
+		       unsigned long long timeout_ns, volatile unsigned *timed_out)
+{
+	if (threadIdx.x == 0) {
+		volatile unsigned *go = &g_go;
+		unsigned long long t0 = gtimer();
+		if (blockIdx.x == 0) {
+			while ((int)(*release - gen) < 0) {
+				if (gtimer() - t0 > timeout_ns) {
+					*timed_out = gen;
+					__threadfence_system();
+					break;
+				}
+				__nanosleep(200);
+			}
+			*go = gen;
+			__threadfence();
+		} else {
+			/* a little longer than block 0, which normally
+			 * releases everyone */
+			while ((int)(*go - gen) < 0 &&
+			       gtimer() - t0 < timeout_ns + 100000ull)
+				__nanosleep(200);
+		}
+	}
+	__syncthreads();
+}
+
+/* Mapped host words: [0] release (host writes), [1] last timed-out gen
+ * (device writes). */
+volatile unsigned *g_hold_host;
+unsigned *g_hold_dev;
+unsigned g_hold_grid, g_hold_block;
+
 int ret(cudaError_t e)
 {
 	return e == cudaSuccess ? 0 : -(int)e;
@@ -256,6 +305,71 @@ void kbg_dev_fini(void)
 	if (g_res)
 		cudaFree(g_res);
 	g_res = NULL;
+	if (g_hold_host)
+		cudaFreeHost((void *)g_hold_host);
+	g_hold_host = NULL;
+}
+
+int kbg_dev_hold_init(void)
+{
+	int dev = 0, sms = 0, per_sm = 0, occ = 0, bps;
+	void *h = NULL, *d = NULL;
+	cudaError_t e;
+
+	if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+	    (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+					dev)) != cudaSuccess ||
+	    (e = cudaDeviceGetAttribute(&per_sm,
+					cudaDevAttrMaxThreadsPerMultiProcessor,
+					dev)) != cudaSuccess)
+		return -(int)e;
+	if (sms < 1 || per_sm < 32)
+		return -(int)cudaErrorInvalidValue;
+	/* blocks of at most 1024 threads that together take every thread
+	 * slot of an SM: 2 x 1024 (H100, A100), 2 x 768 (L4), 1 x 1024
+	 * (T4) */
+	bps = (per_sm + 1023) / 1024;
+	g_hold_block = (unsigned)(per_sm / bps / 32 * 32);
+	if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+		     &occ, k_hold, (int)g_hold_block, 0)) != cudaSuccess)
+		return -(int)e;
+	g_hold_grid = (unsigned)((occ > 0 ? occ : 1) * sms);
+	if ((e = cudaHostAlloc(&h, 2 * sizeof(unsigned),
+			       cudaHostAllocMapped)) != cudaSuccess)
+		return -(int)e;
+	if ((e = cudaHostGetDevicePointer(&d, h, 0)) != cudaSuccess) {
+		cudaFreeHost(h);
+		return -(int)e;
+	}
+	g_hold_host = (volatile unsigned *)h;
+	g_hold_host[0] = 0;
+	g_hold_host[1] = 0;
+	g_hold_dev = (unsigned *)d;
+	return 0;
+}
+
+int kbg_dev_hold(unsigned gen, uint64_t timeout_ns)
+{
+	if (!g_hold_host)
+		return -(int)cudaErrorNotReady;
+	k_hold<<<g_hold_grid, g_hold_block>>>(g_hold_dev, gen,
+					      (unsigned long long)timeout_ns,
+					      g_hold_dev + 1);
+	return launched();
+}
+
+void kbg_dev_release(unsigned gen)
+{
+	if (g_hold_host)
+		__atomic_store_n((unsigned *)&g_hold_host[0], gen,
+				 __ATOMIC_SEQ_CST);
+}
+
+int kbg_dev_hold_timed_out(unsigned gen)
+{
+	return g_hold_host &&
+	       __atomic_load_n((unsigned *)&g_hold_host[1], __ATOMIC_SEQ_CST) ==
+		       gen;
 }
 
 int kbg_gen_f32(float *p, size_t n, uint64_t seed, float lo, float hi)

@@ -28,9 +28,13 @@
  *      floats, 0xFFFFFFFF for integers), so unwritten output fails;
  *   3. L2 is flushed by streaming kbg_flush_bytes(L2) = 4x L2 (>= 64 MiB)
  *      through it with L2-allocating loads (kbg_dev.cu);
- *   4. start event on the legacy default stream; problem->call (the
- *      submission's custom_kernel); end event on the legacy stream;
- *      cudaDeviceSynchronize(); a tail event, synchronised;
+ *   4. (benchmark, leaderboard, profile) the hold on the legacy stream
+ *      (kbg_dev_hold: a kernel taking every thread slot of every SM that
+ *      waits until the host releases it, at most kHoldTimeoutNs); start
+ *      event on the legacy default stream; problem->call (the
+ *      submission's custom_kernel); end event on the legacy stream; the
+ *      host releases the hold; cudaDeviceSynchronize(); a tail event,
+ *      synchronised;
  *   5. the time is elapsed(start, end) from the events (device time; the
  *      host clock only bounds it from above as a sanity check);
  *   6. the output is checked against the set's expected result, and the
@@ -48,6 +52,23 @@
  * The median gap is compared with the same gap measured with no
  * submission work (kbg_outlives); a larger one marks the case suspect.
  *
+ * Why the hold: without it the device is idle when the host records the
+ * start event, so the event runs at once and the clock then waits for
+ * the host to launch the submission's first kernel. That host latency
+ * (several microseconds, drifting with the CPU's state over hundreds of
+ * milliseconds) was in every sample and made ranked scores of one
+ * submission differ by over 1% between processes (bench/gpu/run.sh (b);
+ * bench/results/h100-bench-gpu-hold-2026-11-22.txt). Held, the start
+ * event and the whole call are enqueued before the device reaches them.
+ * The hold occupies every SM, so work on a non-blocking stream cannot run
+ * unseen meanwhile: it starts when the timed call starts, and the gap
+ * check above still sees it. A call that blocks on the device inside
+ * custom_kernel (a synchronize, a synchronous copy, lazy module loading
+ * on the first call) waits for the hold's timeout and is then timed as
+ * without a hold; such calls are counted (hold_timeouts). Not held: copy
+ * engine work (cudaMemcpyAsync) on a non-blocking stream can run during
+ * the hold, for as long as the host spends inside custom_kernel.
+ *
  * Timing modes: warm-up calls (kbg_limits: at least warmup_min, until
  * warmup_ns has passed, at most warmup_max) are staged and checked like
  * timed ones but not recorded. Then samples are taken until the stopping
@@ -55,7 +76,8 @@
  * min_runs, or max_runs, or the wall-time cap) says stop. Reported:
  * benchmark.<i>.{spec,runs,mean,std,err,best,worst} (ns), bytes, gbps,
  * flops, gflops, tflops, floor_ns, stop, warmup, gap_ns, sample_wall_ns,
- * status. status is "suspect" (benchmark.<i>.error says why) when the
+ * hold (on/off: off only where the hold could not be set up),
+ * hold_timeouts (calls, warm-up included, whose hold timed out), status. status is "suspect" (benchmark.<i>.error says why) when the
  * best sample is below the physical floor (kbg_peak_derive), when work
  * outlived the timed region, or when the event time exceeds the host's
  * own observation of the call.
@@ -97,6 +119,10 @@ const int kSlots = 2;
 const int kMaxSets = 8;
 const unsigned kWatchdogS = 1200;
 const int kBaselineGaps = 7;
+/* The longest the hold waits for the host to enqueue a timed call (a
+ * call that blocks on the device inside custom_kernel waits this long,
+ * then runs as if there were no hold). */
+const uint64_t kHoldTimeoutNs = 1000000;
 
 /* Step results: 0 ok; KBG_FAIL the submission failed (ctx.msg says why);
  * KBG_INFRA a platform error (ctx.msg says which). */
@@ -137,6 +163,9 @@ struct ctx {
 	unsigned *sink;
 	cudaEvent_t ev_start, ev_end, ev_tail;
 	int called; /* the submission has run at least once */
+	int hold;   /* timed calls are held (kbg_dev_hold) */
+	unsigned hold_gen;
+	uint32_t hold_timeouts; /* of the current case */
 	char msg[1024];
 
 	/* the case being run */
@@ -324,6 +353,11 @@ int init_device(struct ctx *x)
 	int rc = kbg_dev_init();
 	if (rc)
 		return blame(x, (cudaError_t)-rc, "initialising the driver");
+#ifndef KBG_NO_HOLD
+	/* Without the hold, timing still works (host latency included). */
+	x->hold = kbg_dev_hold_init() == 0;
+	(void)cudaGetLastError();
+#endif
 	x->flush_bytes = kbg_flush_bytes(x->dev.l2_bytes);
 	KBG_TRY(x, cudaMalloc(&x->flush_buf, x->flush_bytes),
 		"allocating the L2 flush buffer");
@@ -515,12 +549,31 @@ int one_call(struct ctx *x, int check, struct sample *out)
 	 * a pending error would otherwise be blamed on the submission. */
 	KBG_TRY(x, cudaDeviceSynchronize(), "staging the call");
 
+	/* The hold keeps the device busy until the whole call is enqueued:
+	 * the start event then runs right before the submission's first
+	 * kernel instead of waiting for the host to launch it. */
+	int hold = x->hold && x->mode != KBH_MODE_TEST;
+	unsigned gen = 0;
 	t0 = kbh_now_ns();
-	KBG_TRY(x, cudaEventRecord(x->ev_start, cudaStreamLegacy),
-		"recording the start event");
+	if (hold) {
+		gen = ++x->hold_gen;
+		if (kbg_dev_hold(gen, kHoldTimeoutNs)) {
+			/* not launched: time without it from now on */
+			(void)cudaGetLastError();
+			x->hold = hold = 0;
+		}
+	}
+	e = cudaEventRecord(x->ev_start, cudaStreamLegacy);
+	if (e != cudaSuccess) {
+		if (hold)
+			kbg_dev_release(gen);
+		return blame(x, e, "recording the start event");
+	}
 	x->called = 1;
 	p->call(c->params, ws->in, ws->out);
 	e = cudaEventRecord(x->ev_end, cudaStreamLegacy);
+	if (hold)
+		kbg_dev_release(gen);
 	if (e != cudaSuccess)
 		return blame(x, e, "recording the end event");
 	e = cudaDeviceSynchronize();
@@ -540,6 +593,8 @@ int one_call(struct ctx *x, int check, struct sample *out)
 	KBG_STEP(elapsed_ns(x, x->ev_end, x->ev_tail, &out->gap_ns));
 	out->host_ns = (double)(t1 - t0);
 	x->ncalls++;
+	if (hold && kbg_dev_hold_timed_out(gen))
+		x->hold_timeouts++;
 
 	if (!check)
 		return KBG_OK;
@@ -602,6 +657,7 @@ struct bench_result {
 	enum kbh_stop stop;
 	double gap_med, gap_base, sample_wall_ns;
 	uint32_t warmup;  /* untimed, checked calls */
+	uint32_t hold_timeouts; /* calls whose hold ended by its timeout */
 	int host_short;   /* an event time exceeded the host's observation */
 };
 
@@ -616,6 +672,7 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 
 	memset(r, 0, sizeof *r);
 	kbh_stats_init(&r->st);
+	x->hold_timeouts = 0;
 	KBG_STEP(alloc_case(x, c, nsets, kSlots));
 	if (!c->lay.fresh)
 		for (int s = 0; s < nsets; s++)
@@ -653,6 +710,11 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 		if (r->st.n < n_alloc)
 			gaps[r->st.n] = smp.gap_ns;
 		kbh_stats_add(&r->st, smp.ns);
+#ifdef KBG_SAMPLE_LOG
+		fprintf(stderr, "S %d %.0f %.0f\n",
+			(int)((x->ncalls - 1) % (uint64_t)x->nslots), smp.ns,
+			smp.gap_ns);
+#endif
 		if (smp.ns > smp.host_ns * 1.05 + 50000.0)
 			r->host_short = 1;
 		r->stop = kbh_stop_check(&lim->stop, &r->st,
@@ -664,6 +726,7 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 		(void)cudaProfilerStop();
 		(void)cudaGetLastError();
 	}
+	r->hold_timeouts = x->hold_timeouts;
 	if (rc == KBG_OK && r->st.n) {
 		r->sample_wall_ns = (double)(kbh_now_ns() - t0) / (double)r->st.n;
 		r->gap_med = kbg_median(
@@ -691,6 +754,9 @@ int report_bench(struct ctx *x, size_t i, struct prepared *c,
 	kbh_report_bench(rep, i, "gap_ns", "%.0f (baseline %.0f)", r->gap_med,
 			 r->gap_base);
 	kbh_report_bench(rep, i, "sample_wall_ns", "%.0f", r->sample_wall_ns);
+	kbh_report_bench(rep, i, "hold", "%s", x->hold ? "on" : "off");
+	kbh_report_bench(rep, i, "hold_timeouts", "%u",
+			 (unsigned)r->hold_timeouts);
 
 	if (kbh_cost_suspect(&c->lay.cost, &peak, r->st.best))
 		why = "below-floor: the best sample is faster than the "
