@@ -3,13 +3,15 @@
 -- KEYS[1] kb:sub:<id>
 -- ARGV[1] stage ("compiling", "testing", ...)   ARGV[2] stage_ms
 --
--- A progress event never regresses a finished submission: once fold.lua has
--- set status "done", a late or re-delivered progress is ignored.
+-- A progress event never regresses a finished or deleted submission: once
+-- fold.lua has set status "done", or its owner deleted it (status
+-- "deleted", deleted_ms set), a late or re-delivered progress is ignored.
 --
 -- Returns 1 applied, 0 ignored.
 
 local sub_key = KEYS[1]
-if redis.call('HGET', sub_key, 'status') == 'done' then
+local cur = redis.call('HMGET', sub_key, 'status', 'deleted_ms')
+if cur[1] == 'done' or cur[1] == 'deleted' or cur[2] then
   return 0
 end
 redis.call('HSET', sub_key, 'stage', ARGV[1], 'stage_ms', ARGV[2],

@@ -475,8 +475,12 @@ START_TEST(deleted_submission_is_never_folded)
 	free(before);
 	free(after);
 
-	/* A Progress that arrived after the deletion may have rewritten the
-	 * status (progress.lua only spares "done"); deleted_ms still counts. */
+	/* A Progress after the deletion is ignored. */
+	ck_assert_int_eq(progress(80, KB__STAGE__STAGE_TESTING, 1600), 0);
+	assert_field("kb:sub:80", "status", "deleted");
+
+	/* Should a status ever read "running" again (an older ranker wrote
+	 * progress after a deletion), deleted_ms still counts. */
 	gateway_submission(81, "alice", 1100);
 	r = redisCommand(rc, "HSET kb:sub:81 status running deleted_ms 1600");
 	freeReplyObject(r);
