@@ -367,6 +367,24 @@ static enum MHD_Result body_piece(struct kb_gw_req *r, const char *data,
 	return MHD_YES;
 }
 
+/* 1 when the request announces a body (a Content-Length above 0, or a
+ * Transfer-Encoding). */
+static int has_body(struct MHD_Connection *conn)
+{
+	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+
+	if (te)
+		return 1;
+	if (!cl)
+		return 0;
+	while (*cl == ' ' || *cl == '\t' || *cl == '0')
+		cl++;
+	return *cl != '\0';
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
 				  const char *version, const char *upload_data,
@@ -381,8 +399,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		if (!r)
 			return MHD_NO;
 		*con_cls = r;
+		/* libmicrohttpd treats a response queued in this first call as
+		 * an early answer to an upload and closes the connection after
+		 * it. That is right for refusing a body (413 before reading it),
+		 * but a request without a body is answered on the next call, so
+		 * keep-alive connections stay open. */
+		if (!has_body(conn)) {
+			r->begin_later = 1;
+			return MHD_YES;
+		}
 		begin(r, method, url);
 		return r->status ? r->queued : MHD_YES; /* deferred: not yet */
+	}
+	if (r->begin_later) {
+		r->begin_later = 0;
+		begin(r, method, url);
+		if (r->status)
+			return r->queued;
+		if (atomic_load(&r->defer_state))
+			return MHD_YES;
 	}
 	switch (atomic_load(&r->defer_state)) {
 	case 1: /* not resumed yet (should not be called): wait */

@@ -77,6 +77,7 @@ struct kb_gw_req {
 	void (*defer_work)(struct kb_gw_req *r);
 	void (*defer_done)(struct kb_gw_req *r);
 	atomic_int defer_state;  /* 0 none, 1 running, 2 finished */
+	int begin_later;         /* no body: handle on the second callback */
 	void *pending;           /* the handler's state across the step */
 	void (*pending_free)(void *pending); /* if the request ends first */
 };

@@ -50,12 +50,12 @@ pids+=($!)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
 for q in /health "/submissions/gw_sum_cpu/CPU?limit=10" /submissions/gw_sum_cpu/CPU; do
 	printf 'GET  %-40s ' "$q"
-	taskset -c "$LOAD_CPUS" wrk -t4 -c64 -d5s "http://127.0.0.1:$PORT$q" |
+	taskset -c "$LOAD_CPUS" wrk -t${WRK_THREADS:-4} -c${WRK_CONNS:-64} -d5s "http://127.0.0.1:$PORT$q" |
 		grep -E 'Requests/sec|Non-2xx' | tr -s ' ' | tr '\n' ' '
 	echo
 done
 printf 'POST %-40s ' /submission/gw_sum_cpu/CPU/test
-taskset -c "$LOAD_CPUS" wrk -t4 -c64 -d5s -s "$DIR/post.lua" \
+taskset -c "$LOAD_CPUS" wrk -t${WRK_THREADS:-4} -c${WRK_CONNS:-64} -d5s -s "$DIR/post.lua" \
 	"http://127.0.0.1:$PORT/submission/gw_sum_cpu/CPU/test" |
 	grep -E 'Requests/sec|Non-2xx' | tr -s ' ' | tr '\n' ' '
 echo

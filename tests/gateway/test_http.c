@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "gw_env.h"
 #include "kb.pb-c.h"
 #include "kb_kafka.h"
@@ -722,6 +724,41 @@ START_TEST(kafka_down_and_admin_off)
 }
 END_TEST
 
+static size_t discard(void *p, size_t size, size_t n, void *ud)
+{
+	(void)p;
+	(void)ud;
+	return size * n;
+}
+
+/* Requests without a body keep their connection open (an answer queued in
+ * libmicrohttpd's first callback would close it after every request). */
+START_TEST(keep_alive)
+{
+	const char *paths[] = {"/health", "/leaderboards", "/submissions/gw_sum_cpu/CPU",
+			       "/no/such/path", "/health"};
+	char url[160];
+	CURL *c;
+
+	gw_env_up(&E, 0, NULL);
+	c = curl_easy_init();
+	ck_assert_ptr_nonnull(c);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		long connects = -1, code = 0;
+		snprintf(url, sizeof(url), "%s%s", E.api, paths[i]);
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		ck_assert_int_eq(curl_easy_perform(c), CURLE_OK);
+		curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &connects);
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+		ck_assert_msg(connects == (i == 0 ? 1 : 0),
+			      "request %zu (%s, HTTP %ld) opened %ld new connections",
+			      i, paths[i], code, connects);
+	}
+	curl_easy_cleanup(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gateway_http");
@@ -734,6 +771,7 @@ int main(void)
 	tcase_add_test(tc, submissions);
 	tcase_add_test(tc, rankings_and_results);
 	tcase_add_test(tc, kafka_down_and_admin_off);
+	tcase_add_test(tc, keep_alive);
 	suite_add_tcase(s, tc);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
