@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -464,6 +465,19 @@ int kbh_cases_load(const char *path, struct kbh_cases *out, char *err,
 	return rc;
 }
 
+int kbh_cases_consume(const char *path)
+{
+	const char *v = getenv(KBH_CASES_UNLINK_ENV);
+	int want = v && strcmp(v, "1") == 0;
+
+	unsetenv(KBH_CASES_UNLINK_ENV);
+	if (!want)
+		return 0;
+	if (unlink(path) != 0)
+		return -errno;
+	return 1;
+}
+
 void kbh_cases_free(struct kbh_cases *cs)
 {
 	if (!cs)
@@ -550,6 +564,45 @@ uint64_t kbh_seed_derive(uint64_t seed, uint64_t stream, uint64_t index)
 	return kbh_hash_u64(a, index);
 }
 
+int kbh_seed_random(uint64_t *out)
+{
+	unsigned char b[8];
+	size_t got = 0;
+
+#ifdef SYS_getrandom
+	while (got < sizeof b) {
+		long n = syscall(SYS_getrandom, b + got, sizeof b - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+#endif
+	if (got < sizeof b) {
+		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		got = 0;
+		while (got < sizeof b) {
+			ssize_t n = read(fd, b + got, sizeof b - got);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				close(fd);
+				return n < 0 ? -errno : -EIO;
+			}
+			got += (size_t)n;
+		}
+		close(fd);
+	}
+	uint64_t v = 0;
+	for (size_t i = 0; i < sizeof b; i++)
+		v = v << 8 | b[i];
+	*out = v;
+	return 0;
+}
+
 /* ---- report writer ------------------------------------------------------ */
 
 #define KBH__SUBS_MAX 48
@@ -561,11 +614,15 @@ struct kbh__section {
 	char subs[KBH__SUBS_MAX][24]; /* sub-keys written at this index */
 };
 
-#define KBH__TOP_MAX 16
+/* system.* keys (up to 14 in the CUDA driver), the counts, check,
+ * user-code and room to grow. */
+#define KBH__TOP_MAX 32
 
 struct kbh_report {
 	int fd;
 	int broken;
+	kbh_report_sink_fn sink; /* instead of fd when set */
+	void *sink_ctx;
 	struct kbh__section test, bench;
 	size_t ntop;
 	char top[KBH__TOP_MAX][32];
@@ -586,6 +643,17 @@ static int kbh__report_new(struct kbh_report **out, int fd)
 int kbh_report_open_fd(struct kbh_report **out, int fd)
 {
 	return kbh__report_new(out, fd);
+}
+
+int kbh_report_open_sink(struct kbh_report **out, kbh_report_sink_fn fn,
+			 void *ctx)
+{
+	int rc = kbh__report_new(out, -1);
+	if (rc == 0) {
+		(*out)->sink = fn;
+		(*out)->sink_ctx = ctx;
+	}
+	return rc;
 }
 
 int kbh_report_open_env(struct kbh_report **out, char *err, size_t err_size)
@@ -658,6 +726,13 @@ static int kbh__report_line(struct kbh_report *r, const char *key,
 	int len = snprintf(line, sizeof line, "%s: %s\n", key, val);
 	if (len < 0 || (size_t)len >= sizeof line)
 		return -EPROTO;
+	if (r->sink) {
+		if (r->sink(r->sink_ctx, line, (size_t)len) != 0) {
+			r->broken = 1;
+			return -EIO;
+		}
+		return 0;
+	}
 	const char *p = line;
 	size_t left = (size_t)len;
 	kbh__ensure_libc();
@@ -723,6 +798,12 @@ int kbh_report_kv(struct kbh_report *r, const char *key, const char *fmt, ...)
 	int rc = kbh__report_top(r, key, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+int kbh_report_user_started(struct kbh_report *r)
+{
+	return kbh_report_kv(r, KBH_REPORT_USER_KEY, "%s",
+			     KBH_REPORT_USER_STARTED);
 }
 
 static int kbh__report_top_f(struct kbh_report *r, const char *key,

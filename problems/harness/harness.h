@@ -68,6 +68,10 @@ enum {
 	KBH_EXIT_FAILED = 112,	 /* a test or a correctness re-check failed */
 	KBH_EXIT_BAD_SPEC = 113, /* cases file missing or malformed */
 	KBH_EXIT_TIMEOUT = 114,	 /* the harness's own watchdog fired */
+	KBH_EXIT_CRASHED = 115,	 /* the submission's process died or exited
+				  * during a call (harnesses that run it in
+				  * a child process: guard.h); the report
+				  * says how, with check: fail */
 };
 
 /* ---- modes -------------------------------------------------------------- */
@@ -175,6 +179,18 @@ int kbh_cases_load(const char *path, struct kbh_cases *out, char *err,
 		   size_t err_size);
 void kbh_cases_free(struct kbh_cases *cs);
 
+/* The worker asks (environment KBH_CASES_UNLINK=1) that the cases file be
+ * removed once loaded, so that code running later in the run (the
+ * submission) cannot read the seeds from it. Call right after
+ * kbh_cases_load, before any user code can run. Removes the variable from
+ * the environment either way. Returns 1 when the file was unlinked, 0
+ * when not asked, or -errno (the unlink failed: the caller decides; the
+ * CUDA driver warns on stderr and goes on, since per-run random seeds
+ * already keep timed inputs unpredictable). Without the variable nothing
+ * is removed, so scripts can reuse a cases file. */
+#define KBH_CASES_UNLINK_ENV "KBH_CASES_UNLINK"
+int kbh_cases_consume(const char *path);
+
 /* ---- pseudo-random numbers ---------------------------------------------- */
 
 /* xoshiro256** (Blackman & Vigna), state expanded from a 64-bit seed with
@@ -200,6 +216,13 @@ uint64_t kbh_splitmix64(uint64_t *state);
  * the k-th input set or the i-th timed call. Different (stream, index)
  * pairs give unrelated seeds. */
 uint64_t kbh_seed_derive(uint64_t seed, uint64_t stream, uint64_t index);
+
+/* 64 bits from the kernel's CSPRNG (getrandom(2), or /dev/urandom where
+ * the call is missing), for per-run randomness a submission cannot
+ * predict: harnesses draw it at start-up and mix it into the seeds of
+ * timed calls (the case seed still fixes shapes and the first, reproducible
+ * check). Returns 0, or -errno with *out untouched. */
+int kbh_seed_random(uint64_t *out);
 
 /* Counter-based generator: a strong 64-bit mix of (key, counter), so
  * element i of an array can be generated independently (OpenMP, or a GPU
@@ -249,9 +272,26 @@ struct kbh_report;
 int kbh_report_open_env(struct kbh_report **out, char *err, size_t err_size);
 /* On an fd the caller owns (tests). */
 int kbh_report_open_fd(struct kbh_report **out, int fd);
+/* Lines go to fn(ctx, line, len) instead of an fd: one call per complete
+ * line ("key: value\n", len <= KBH_REPORT_VALUE_MAX + 128), after the
+ * order checks. fn returns 0, or nonzero to mark the report broken (the
+ * call then returns -EIO). For a harness that passes its report on to
+ * another process (the CUDA driver's relay). 0 or -ENOMEM. */
+typedef int (*kbh_report_sink_fn)(void *ctx, const char *line, size_t len);
+int kbh_report_open_sink(struct kbh_report **out, kbh_report_sink_fn fn,
+			 void *ctx);
 /* Frees the writer; does not close the fd. NULL-safe. */
 void kbh_report_close(struct kbh_report *r);
 int kbh_report_ok(const struct kbh_report *r);
+
+/* "user-code: started": written by a harness right before the first call
+ * of user code (custom_kernel), once. The worker takes an exit status the
+ * harness reserves for its own errors (2, 110, 111, 113) as the
+ * submission's doing when this line came before it (the submission shares
+ * the process and can exit with any status). 0, or as kbh_report_kv. */
+#define KBH_REPORT_USER_KEY "user-code"
+#define KBH_REPORT_USER_STARTED "started"
+int kbh_report_user_started(struct kbh_report *r);
 
 /* A top-level key such as "check". */
 int kbh_report_kv(struct kbh_report *r, const char *key, const char *fmt, ...)

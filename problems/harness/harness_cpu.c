@@ -2,45 +2,76 @@
  *
  * Theory of operation
  * -------------------
- * ./eval.out <mode> <cases>: parse the mode (else exit 2), open the report
- * on POPCORN_FD (else 111), load every case and run the problem's setup on
- * each before anything executes (else 113), arm the watchdog (114).
+ * Two processes (guard.h). The first thing main() does, before it parses
+ * anything, is split: the parent keeps the report fd, the cases, every
+ * input's pristine copy and every expected result, and never calls user
+ * code; a forked child -- no fds above 2, its own seccomp filter, unable
+ * to read or signal the parent -- is the only process that ever runs
+ * custom_kernel, on work slots in a shared arena. So nothing the
+ * submission does (write to any fd, exit(0), atexit handlers, its own
+ * clock_gettime, scribbling over harness code or data) can write, end or
+ * alter the report; the worst it can do is crash or lie about its own
+ * time, and both are caught (below).
  *
- * Memory. Each case gets three kinds of mapping:
- *   - pristine: the base input sets (generated up front from seeds derived
- *     from the case seed, so generation is never timed) and a staging set;
- *     the submission is never given a pointer into it;
- *   - secret: the expected results, computed by the harness. While the
- *     submission runs it is mprotect'ed PROT_NONE, so the submission can
- *     neither read nor overwrite them -- it faults instead. (Only the
- *     expected results are locked: mprotect costs per page, and locking
- *     hundreds of MiB of inputs around every call cost more than the call.)
- *   - work slots: the only memory the submission is given. Every array is
- *     its own mapping, 64-byte aligned and ending right before a PROT_NONE
- *     guard page, so a read or write past the end faults. Calls rotate
- *     through the slots, so consecutive calls see different addresses.
+ * Then: parse the mode (else exit 2), open the report on POPCORN_FD (else
+ * 111), load every case and run the problem's setup on each before
+ * anything executes (else 113), arm the watchdog (114).
+ *
+ * Memory. Each case gets:
+ *   - pristine (parent only): the base input sets (generated up front
+ *     from seeds derived from the case seed, so generation is never
+ *     timed) and a staging set;
+ *   - secret (parent only): the expected results. The child has no
+ *     mapping of either: they are created after the fork;
+ *   - work slots (shared arena): the only memory the submission is given.
+ *     Every array is 64-byte aligned and ends right before a page the
+ *     child cannot access, so a read or write past the end faults. Calls
+ *     rotate through the slots, so consecutive calls see different
+ *     addresses.
  *   Large private mappings ask for transparent huge pages (fewer TLB misses
- *   while staging; cheaper mprotect).
+ *   while staging).
  *
- * One call (untimed unless said otherwise):
- *   1. stage: pick base set (call % nsets); if the problem has a vary hook,
- *      derive a fresh variant of it into the staging set (new data, every
- *      call, with its expected result derived cheaply); copy the inputs
- *      into the slot (call % nslots); fill the output with 0xFF (NaN).
- *   2. lock the secret region (PROT_NONE).
- *   3. flush (timed modes only): read over a buffer of 2x the last-level
- *      cache (on all OpenMP threads, so every core's private caches are
- *      flushed too), then clflush(opt) every line of the slot's arrays, so the
- *      submission starts cold (its inputs are guaranteed out of every
- *      cache level, everything else very likely).
- *   4. TIMED: t0 = now; custom_kernel (via the problem's call hook);
- *      t1 = now. now() is clock_gettime(CLOCK_MONOTONIC) through a pointer
- *      resolved from libc at start (harness.c), so a submission defining
- *      clock_gettime cannot touch it.
- *   5. unlock; verify: every input byte must equal the staged copy (a
+ * One call (untimed unless said otherwise), the child stopped (SIGSTOP)
+ * throughout 1-2 and 4-5:
+ *   1. stage (parent): pick base set (call % nsets); if the problem has a
+ *      vary hook, derive a fresh variant of it into the staging set (new
+ *      data, every call, with its expected result derived cheaply); copy
+ *      the inputs into the slot (call % nslots); fill the output with
+ *      0xFF (NaN).
+ *   2. flush (timed modes only, parent): read over a buffer of 2x the
+ *      last-level cache (evicts the shared cache and this core's), then
+ *      clflush(opt) every line of the slot's arrays. clflush acts on the
+ *      physical line in every cache of the machine, so the child's inputs
+ *      are cold whichever core it runs on, whatever it does. (The parent
+ *      does not use OpenMP here: its idle threads would spin on the cores
+ *      the child is about to use.)
+ *   3. TIMED (child): "go", SIGCONT; the child runs an empty OpenMP
+ *      region (its pool is awake, as the flush region right before the
+ *      call used to make it), stamps t0, loads the TLB for the slot's pages
+ *      (kbh__walk: the one-process harness started every call with them
+ *      cached), calls custom_kernel (via the problem's call hook), stamps
+ *      t1, posts "done"; the parent sleeps meanwhile and reads its own
+ *      clock around the handoff (t_go before "go", t_seen when one of its
+ *      threads first sees "done", guard.c). The child's t1 - t0 is the
+ *      sample if it lies inside the parent's window and within the
+ *      calibrated slack of it; a claim outside the window is forged
+ *      (status suspect); one shorter than the window allows is clamped to
+ *      the window minus the slack, and too many clamps the kernel's
+ *      scheduling statistics do not explain make the case suspect. The
+ *      slack is calibrated once per run before any user code has run
+ *      (kbh__calibrate: handoffs of requests made like timed calls, 2 x
+ *      p95 + 10 us, at most 1 ms). The clocks are
+ *      clock_gettime(CLOCK_MONOTONIC) through a pointer resolved from libc
+ *      at start (harness.c).
+ *   4. SIGSTOP (sent by whichever parent thread saw "done" first); the
+ *      child is stopped before anything is read.
+ *   5. verify (parent): every input byte must equal the staged copy (a
  *      submission that mutates its input fails), then the problem's check
  *      compares the output with the expected result. Every call is checked,
  *      in every mode, timed or not.
+ *   If the child dies or exits during a call (a crash, exit() inside
+ *   custom_kernel), the case reports status fail with an error saying how
+ *   it ended, check: fail, and the harness exits 115 (crashed).
  *
  * Modes:
  *   test: each case once (base set, no vary, no flush), status per case.
@@ -49,8 +80,9 @@
  *      (relative standard error < rel_err with >= min_runs samples, or
  *      max_runs, or the time cap) says stop. Reports runs, mean, std, err,
  *      best, worst (ns), then stop, warmup, cost keys (gbps/gflops,
- *      floor_ns) and, when the best sample beats the physical floor,
- *      status: suspect. The modes differ only in their limits.
+ *      floor_ns) and, when the best sample beats the physical floor or the
+ *      child's times could not be trusted, status: suspect with an error.
+ *      The modes differ only in their limits.
  *   A failed check anywhere: status fail + error for that case, check: fail
  *   and exit 112.
  */
@@ -60,16 +92,28 @@
 
 #include "harness_cpu.h"
 
+#include "guard.h"
+
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#if defined(_OPENMP) && (defined(__clang__) || __GNUC__ >= 10)
+#include <omp.h>
+#define KBH__OMP_PAUSE 1
+#endif
 
 #pragma GCC visibility push(hidden)
 
@@ -259,6 +303,7 @@ void kbh_cpu_peak(struct kbh_peak *p, double measured_read_bytes_per_s)
 	p->bytes_per_s = rd * 4.0 * ncpu;
 }
 
+
 /* ---- memory ------------------------------------------------------------- */
 
 static size_t kbh__page(void)
@@ -274,44 +319,6 @@ static size_t kbh__page(void)
 static size_t kbh__round_up(size_t x, size_t a)
 {
 	return (x + a - 1) / a * a;
-}
-
-/* One array the submission sees: its own mapping, data ending right before
- * a PROT_NONE guard page. */
-struct kbh__arr {
-	unsigned char *map;
-	size_t map_len;
-	unsigned char *p;
-	size_t bytes;
-};
-
-static int kbh__arr_alloc(struct kbh__arr *a, size_t bytes)
-{
-	size_t page = kbh__page();
-	size_t data = kbh__round_up(bytes, 64);
-	size_t data_pages = kbh__round_up(data, page);
-	a->map_len = data_pages + page;
-	a->map = mmap(NULL, a->map_len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (a->map == MAP_FAILED) {
-		a->map = NULL;
-		return -ENOMEM;
-	}
-	if (mprotect(a->map + data_pages, page, PROT_NONE)) {
-		munmap(a->map, a->map_len);
-		a->map = NULL;
-		return -errno;
-	}
-	a->p = a->map + data_pages - data;
-	a->bytes = bytes;
-	return 0;
-}
-
-static void kbh__arr_free(struct kbh__arr *a)
-{
-	if (a->map)
-		munmap(a->map, a->map_len);
-	a->map = NULL;
 }
 
 /* Private memory of the harness for one case (see the theory above). */
@@ -351,16 +358,70 @@ static void *kbh__region_take(struct kbh__region *v, size_t bytes)
 	return p;
 }
 
-static int kbh__region_protect(struct kbh__region *v, int prot)
-{
-	return mprotect(v->map, v->len, prot) ? -errno : 0;
-}
-
 /* ---- flushing ----------------------------------------------------------- */
+
+/* The sweep is spread over one thread per CPU, so that every core's
+ * private caches are swept too and 2x a large LLC (300 MiB on some
+ * servers) takes milliseconds, not tens of them. Not OpenMP: idle OpenMP
+ * threads spin for a while after a parallel region, and the parent's would
+ * spin on the cores the child is about to use. These helpers sleep on a
+ * futex between sweeps, so when "go" is posted every core is free -- and,
+ * having just worked, awake (on a VM, not halted and descheduled). */
 
 static unsigned char *kbh__flushbuf;
 static size_t kbh__flushlen;
 static volatile uint64_t kbh__flush_sink;
+
+struct kbh__sweep {
+	_Alignas(64) _Atomic uint32_t gen;  /* bumped to start a sweep */
+	_Alignas(64) _Atomic uint32_t done; /* helpers finished this sweep */
+	unsigned nthreads;		    /* helpers + the main thread */
+};
+
+static struct kbh__sweep kbh__sw;
+
+static long kbh__futex_call(_Atomic uint32_t *a, int op, uint32_t v)
+{
+	return syscall(SYS_futex, (uint32_t *)(void *)a, op, v, NULL, NULL, 0);
+}
+
+/* Reads share k of nthreads of the flush buffer, a line at a time. */
+static void kbh__sweep_share(unsigned k, unsigned nthreads)
+{
+	const size_t lines = kbh__flushlen / 64;
+	const size_t lo = lines * k / nthreads, hi = lines * (k + 1) / nthreads;
+	const unsigned char *b = kbh__flushbuf;
+	uint64_t s0 = 0, s1 = 0;
+	size_t i = lo;
+	/* two chains keep several misses in flight */
+	for (; i + 2 <= hi; i += 2) {
+		s0 += *(const volatile uint64_t *)(const void *)(b + i * 64);
+		s1 += *(const volatile uint64_t *)(const void *)(b + i * 64 +
+								  64);
+	}
+	for (; i < hi; i++)
+		s0 += *(const volatile uint64_t *)(const void *)(b + i * 64);
+	kbh__flush_sink = s0 + s1;
+}
+
+static void *kbh__sweep_helper(void *arg)
+{
+	unsigned k = (unsigned)(uintptr_t)arg;
+	uint32_t seen = 0;
+	for (;;) {
+		uint32_t g = atomic_load(&kbh__sw.gen);
+		if (g == seen) {
+			kbh__futex_call(&kbh__sw.gen, FUTEX_WAIT_PRIVATE, g);
+			continue;
+		}
+		seen = g;
+		kbh__sweep_share(k, kbh__sw.nthreads);
+		if (atomic_fetch_add(&kbh__sw.done, 1) + 2 == kbh__sw.nthreads)
+			kbh__futex_call(&kbh__sw.done, FUTEX_WAKE_PRIVATE,
+					1);
+	}
+	return NULL;
+}
 
 static int kbh__flush_init(void)
 {
@@ -372,33 +433,49 @@ static int kbh__flush_init(void)
 		return -ENOMEM;
 	/* fault every page in now, with distinct data */
 	uint64_t *w = p;
-#pragma omp parallel for schedule(static)
 	for (size_t i = 0; i < len / 8; i++)
 		w[i] = i * 0x9e3779b97f4a7c15ull;
 	kbh__flushbuf = p;
 	kbh__flushlen = len;
+	unsigned n = kbh__ncpu();
+	if (n > 256)
+		n = 256;
+	kbh__sw.nthreads = 1;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, (size_t)64 << 10);
+	for (unsigned k = 1; k < n; k++) {
+		pthread_t t;
+		if (pthread_create(&t, &at, kbh__sweep_helper,
+				   (void *)(uintptr_t)k))
+			break; /* fewer helpers: a slower sweep, no harm */
+		pthread_detach(t);
+		kbh__sw.nthreads++;
+	}
+	pthread_attr_destroy(&at);
 	return 0;
 }
 
 /* A read of every line of the flush buffer: evicts (and writes back) what
  * the caches held, leaving them full of clean lines of no interest. Reads
- * rather than writes so the submission does not pay for our dirty lines.
- * Spread over the OpenMP threads (the harness is built with -fopenmp like
- * the submission): every core's private caches get flushed, not only
- * ours, and 2x a large LLC (300 MiB on some servers) is read in
- * milliseconds rather than tens of them. */
+ * rather than writes so the submission does not pay for our dirty lines. */
 static void kbh__flush_pass(void)
 {
-	uint64_t s = 0;
-	const unsigned char *b = kbh__flushbuf;
-	const size_t n = kbh__flushlen;
-#pragma omp parallel for schedule(static) reduction(+ : s)
-	for (size_t i = 0; i < n; i += 64)
-		s += *(const uint64_t *)(const void *)(b + i);
-	kbh__flush_sink = s;
+	unsigned n = kbh__sw.nthreads;
+	atomic_store(&kbh__sw.done, 0);
+	atomic_fetch_add(&kbh__sw.gen, 1);
+	if (n > 1)
+		kbh__futex_call(&kbh__sw.gen, FUTEX_WAKE_PRIVATE, INT_MAX);
+	kbh__sweep_share(0, n);
+	for (;;) {
+		uint32_t d = atomic_load(&kbh__sw.done);
+		if (d + 1 >= n)
+			break;
+		kbh__futex_call(&kbh__sw.done, FUTEX_WAIT_PRIVATE, d);
+	}
 }
 
-/* Evicts [p, p+n) from every cache level. */
+/* Evicts [p, p+n) from every cache level of every core. */
 static void kbh__evict(const void *p, size_t n)
 {
 	const char *c = (const char *)((uintptr_t)p & ~(uintptr_t)63);
@@ -449,13 +526,144 @@ static double kbh__measure_read(void)
 	return (double)chunk / ((double)best_ns * 1e-9);
 }
 
+/* ---- the child's operations --------------------------------------------- */
+
+/* Everything below in this section runs in the child (kbh_guard_fn). */
+
+#define KBH__OP_CALL (KBH_GUARD_OP_USER + 0) /* run custom_kernel, timed */
+#define KBH__OP_CAL (KBH_GUARD_OP_USER + 1)  /* calibration: no user code */
+
+#define KBH__PARAMS_MAX 2048
+
+struct kbh__call_arg {
+	uint64_t in[KBH_CPU_MAX_INPUTS];
+	uint64_t in_bytes[KBH_CPU_MAX_INPUTS];
+	uint64_t out;
+	uint64_t out_bytes;
+	uint64_t busy_ns; /* KBH__OP_CAL: how long to stay busy */
+	uint32_t n_in;
+	uint32_t params_size;
+	_Alignas(16) unsigned char params[KBH__PARAMS_MAX];
+};
+
+/* An empty OpenMP region right before t0: if the child's OpenMP threads
+ * went to sleep (or their CPUs idle) since the last call, they are woken
+ * here, outside the timed span, as the flush region right before the call
+ * did in the one-process harness. Costs a barrier when they are awake. */
+static void kbh__pool_warm(void)
+{
+#pragma omp parallel
+	{
+		__asm__ volatile("" ::: "memory");
+	}
+}
+
+/* Loads the TLB with the translations of every page of the call's arrays:
+ * a clflushopt of one line per page (the parent has evicted those lines
+ * already, so no data moves). Why: the one-process harness evicted the
+ * slot right before the call in the same address space, so the call began
+ * with every translation it needed cached; here the eviction happens in
+ * the parent's page tables, and a call starting with a cold TLB ran up to
+ * 50% slower on 4 MiB of input (measured on a VM, where page walks are two-
+ * dimensional). The walk runs inside the timed span, right after t0, and
+ * costs far less than the misses it saves (a few ns per page: the walks
+ * overlap). Not before t0: anything the child does between "go" and t0
+ * is time a thread of the submission could spend computing unmeasured,
+ * and the slack would have to grow by it. */
+static void kbh__walk(const struct kbh__call_arg *a)
+{
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
+	for (uint32_t k = 0; k <= a->n_in; k++) {
+		const char *p = (const char *)(uintptr_t)(k < a->n_in ? a->in[k]
+								       : a->out);
+		uint64_t n = k < a->n_in ? a->in_bytes[k] : a->out_bytes;
+		if (!p)
+			continue;
+		for (uint64_t i = 0; i < n; i += 4096) {
+#if defined(__aarch64__)
+			__asm__ volatile("dc civac, %0" ::"r"(p + i) : "memory");
+#elif defined(__CLFLUSHOPT__)
+			__builtin_ia32_clflushopt(p + i);
+#else
+			__builtin_ia32_clflush(p + i);
+#endif
+		}
+	}
+#if defined(__aarch64__)
+	__asm__ volatile("dsb ish" ::: "memory");
+#else
+	__builtin_ia32_mfence();
+#endif
+#else
+	(void)a;
+#endif
+}
+
+static int kbh__child_op(void *ctx, uint32_t op, const void *arg,
+			 size_t arg_size, uint64_t *t0, uint64_t *t1)
+{
+	const struct kbh_cpu_problem *p = ctx;
+	static _Alignas(64) unsigned char params[KBH__PARAMS_MAX];
+	const struct kbh__call_arg *a = arg;
+	if (arg_size != sizeof *a || a->n_in > KBH_CPU_MAX_INPUTS ||
+	    a->params_size > KBH__PARAMS_MAX)
+		return -EINVAL;
+	if (op == KBH__OP_CAL) {
+		/* What a timed call looks like from outside, minus the user's
+		 * code: the pool warm-up, then stamps around a little work
+		 * that ends with an OpenMP region, so that afterwards the
+		 * pool's threads spin on the cores as they do after a
+		 * parallel submission. */
+		kbh__pool_warm();
+		uint64_t s = kbh_now_ns(), e;
+		*t0 = s;
+		do {
+			e = kbh_now_ns();
+		} while (e - s < a->busy_ns);
+#pragma omp parallel
+		{
+			__asm__ volatile("" ::: "memory");
+		}
+		*t1 = kbh_now_ns();
+		return 0;
+	}
+	if (op != KBH__OP_CALL)
+		return -EINVAL;
+	kbh_copy(params, a->params, a->params_size);
+	void *in[KBH_CPU_MAX_INPUTS];
+	for (uint32_t k = 0; k < a->n_in; k++)
+		in[k] = (void *)(uintptr_t)a->in[k];
+	void *out = (void *)(uintptr_t)a->out;
+	kbh__pool_warm();
+	__asm__ volatile("" ::: "memory");
+	*t0 = kbh_now_ns();
+	kbh__walk(a);
+	p->call(params, in, out);
+	*t1 = kbh_now_ns();
+	__asm__ volatile("" ::: "memory");
+	return 0;
+}
+
 /* ---- one case ----------------------------------------------------------- */
 
 #define KBH__MAX_SETS 4
 #define KBH__MAX_SLOTS 3
 
+/* Reserved address space of the shared arena (pages exist only where the
+ * slots of the current case are). The largest case we allow, vectorsum's
+ * 2^27 floats, needs 512 MiB in one slot. */
+#define KBH__ARENA_MAX ((size_t)8 << 30)
+
+/* What one call ended as. */
+enum {
+	KBH__PASS = 0,
+	KBH__FAIL = 1,	  /* a check failed, msg says which */
+	KBH__CRASHED = 2, /* the child died, msg says how */
+};
+
 struct kbh__ctx {
 	const struct kbh_cpu_problem *p;
+	struct kbh_guard *g;
 	void *params;
 	struct kbh_cpu_layout lay;
 	uint64_t seed;
@@ -465,18 +673,20 @@ struct kbh__ctx {
 	void *base_exp[KBH__MAX_SETS];
 	void *stage_in[KBH_CPU_MAX_INPUTS];
 	void *stage_exp;
-	struct kbh__arr slot_in[KBH__MAX_SLOTS][KBH_CPU_MAX_INPUTS];
-	struct kbh__arr slot_out[KBH__MAX_SLOTS];
+	void *slot_in[KBH__MAX_SLOTS][KBH_CPU_MAX_INPUTS];
+	void *slot_out[KBH__MAX_SLOTS];
 	uint64_t next_call;
+	uint64_t nonce;	  /* per-run randomness mixed into the variants */
+	int *user_started; /* set at the first call of user code */
+	/* timing verification (timed calls only) */
+	uint64_t slack_ns;
+	uint64_t clamped, unexplained, forged, max_gap;
 };
 
 static void kbh__ctx_close(struct kbh__ctx *x)
 {
-	for (int s = 0; s < KBH__MAX_SLOTS; s++) {
-		for (int k = 0; k < KBH_CPU_MAX_INPUTS; k++)
-			kbh__arr_free(&x->slot_in[s][k]);
-		kbh__arr_free(&x->slot_out[s]);
-	}
+	if (x->g)
+		kbh_guard_reset(x->g);
 	kbh__region_unmap(&x->pristine);
 	kbh__region_unmap(&x->secret);
 	free(x->params);
@@ -502,6 +712,11 @@ static int kbh__ctx_setup(struct kbh__ctx *x, const struct kbh_cpu_problem *p,
 				  err_size);
 	if (rc)
 		return -EINVAL;
+	if (p->params_size > KBH__PARAMS_MAX) {
+		snprintf(err, err_size, "problem params larger than %d bytes",
+			 KBH__PARAMS_MAX);
+		return -EINVAL;
+	}
 	x->params = calloc(1, p->params_size ? p->params_size : 1);
 	if (!x->params) {
 		snprintf(err, err_size, "out of memory");
@@ -537,12 +752,14 @@ static size_t kbh__in_bytes(const struct kbh_cpu_layout *l)
 
 /* Allocates and fills everything for timed (or test) calls. want_sets and
  * want_slots are upper bounds; large cases get fewer. */
-static int kbh__ctx_open(struct kbh__ctx *x, int want_sets, int want_slots,
-			 int use_vary, char *err, size_t err_size)
+static int kbh__ctx_open(struct kbh__ctx *x, struct kbh_guard *g,
+			 int want_sets, int want_slots, int use_vary,
+			 char *err, size_t err_size)
 {
 	const struct kbh_cpu_layout *l = &x->lay;
 	size_t in = kbh__in_bytes(l);
 	size_t exp = kbh__round_up(l->exp_bytes, kbh__page());
+	x->g = g;
 	x->staged = use_vary && x->p->vary;
 	/* With fresh variants per call two base sets are plenty; without,
 	 * rotate through up to four. Keep the pristine sets under ~192 MiB
@@ -575,14 +792,27 @@ static int kbh__ctx_open(struct kbh__ctx *x, int want_sets, int want_slots,
 		x->stage_exp = kbh__region_take(&x->secret, l->exp_bytes);
 	}
 	for (int s = 0; s < x->nslots; s++) {
-		int rc = kbh__arr_alloc(&x->slot_out[s], l->out_bytes);
-		for (int k = 0; !rc && k < l->n_in; k++)
-			rc = kbh__arr_alloc(&x->slot_in[s][k], l->in_bytes[k]);
-		if (rc) {
-			snprintf(err, err_size, "mmap of a work buffer failed");
+		x->slot_out[s] = kbh_guard_alloc(g, l->out_bytes);
+		int ok = x->slot_out[s] != NULL;
+		for (int k = 0; ok && k < l->n_in; k++)
+			ok = (x->slot_in[s][k] =
+				      kbh_guard_alloc(g, l->in_bytes[k])) !=
+			     NULL;
+		if (!ok) {
+			snprintf(err, err_size,
+				 "the work buffers do not fit the %.0f MiB "
+				 "arena",
+				 (double)kbh_guard_arena_size(g) / KBH__MIB);
 			return -ENOMEM;
 		}
 	}
+	int rc = kbh_guard_publish(g, err, err_size);
+	if (rc)
+		/* Once user code has run, a child that will not map its
+		 * buffers is the submission's doing, like a crash. */
+		return rc == -ECHILD || (x->user_started && *x->user_started)
+			       ? -ECHILD
+			       : -EIO;
 	for (int s = 0; s < x->nsets; s++) {
 		uint64_t seed =
 			s == 0 ? x->seed
@@ -592,6 +822,12 @@ static int kbh__ctx_open(struct kbh__ctx *x, int want_sets, int want_slots,
 		x->p->reference(x->params, (const void *const *)x->base_in[s],
 				x->base_exp[s]);
 	}
+#ifdef KBH__OMP_PAUSE
+	/* generate and reference may use OpenMP: release the parent's pool
+	 * now, or its idle threads spin (8 ms after a region, measured on a
+	 * Zen 3) on the cores the first timed calls need. */
+	omp_pause_resource_all(omp_pause_soft);
+#endif
 	return 0;
 }
 
@@ -606,7 +842,8 @@ static int kbh__stage(struct kbh__ctx *x, void *const **src_in,
 	const struct kbh_cpu_layout *l = &x->lay;
 	if (x->staged) {
 		x->p->vary(x->params,
-			   kbh_seed_derive(x->seed, KBH__STREAM_CALL, call),
+			   kbh_seed_derive(x->seed ^ x->nonce,
+					   KBH__STREAM_CALL, call),
 			   (const void *const *)x->base_in[set],
 			   x->base_exp[set], x->stage_in, x->stage_exp);
 		*src_in = x->stage_in;
@@ -616,48 +853,72 @@ static int kbh__stage(struct kbh__ctx *x, void *const **src_in,
 		*src_exp = x->base_exp[set];
 	}
 	for (int k = 0; k < l->n_in; k++)
-		kbh_copy(x->slot_in[slot][k].p, (*src_in)[k], l->in_bytes[k]);
-	kbh_poison(x->slot_out[slot].p, l->out_bytes);
+		kbh_copy(x->slot_in[slot][k], (*src_in)[k], l->in_bytes[k]);
+	kbh_poison(x->slot_out[slot], l->out_bytes);
 	return slot;
 }
 
-/* Steps 2-5. Returns 0 (pass), 1 (fail, msg set) or negative (our error,
- * msg set). *ns gets the timed duration. */
-static int kbh__one_call(struct kbh__ctx *x, int flush, uint64_t *ns, char *msg,
-			 size_t msg_size)
+/* Steps 2-5. Returns KBH__PASS, KBH__FAIL or KBH__CRASHED (msg set), or
+ * negative (our error, msg set). When timed, *ns gets the verified sample
+ * and the context's clamp/forgery counters are updated. */
+static int kbh__one_call(struct kbh__ctx *x, int timed, uint64_t *ns,
+			 char *msg, size_t msg_size)
 {
 	void *const *src_in;
 	const void *src_exp;
 	int slot = kbh__stage(x, &src_in, &src_exp);
 	const struct kbh_cpu_layout *l = &x->lay;
-	void *in[KBH_CPU_MAX_INPUTS];
-	for (int k = 0; k < l->n_in; k++)
-		in[k] = x->slot_in[slot][k].p;
-	void *out = x->slot_out[slot].p;
-
-	if (kbh__region_protect(&x->secret, PROT_NONE)) {
-		snprintf(msg, msg_size, "mprotect: %s", strerror(errno));
-		return -EIO;
+	struct kbh__call_arg a;
+	kbh_fill(&a, 0, sizeof a);
+	a.n_in = (uint32_t)l->n_in;
+	for (int k = 0; k < l->n_in; k++) {
+		a.in[k] = (uint64_t)(uintptr_t)x->slot_in[slot][k];
+		a.in_bytes[k] = l->in_bytes[k];
 	}
-	if (flush) {
+	a.out = (uint64_t)(uintptr_t)x->slot_out[slot];
+	a.out_bytes = l->out_bytes;
+	a.params_size = (uint32_t)x->p->params_size;
+	kbh_copy(a.params, x->params, x->p->params_size);
+
+	if (timed) {
 		kbh__flush_pass();
 		for (int k = 0; k < l->n_in; k++)
-			kbh__evict(in[k], l->in_bytes[k]);
-		kbh__evict(out, l->out_bytes);
+			kbh__evict(x->slot_in[slot][k], l->in_bytes[k]);
+		kbh__evict(x->slot_out[slot], l->out_bytes);
 	}
-	__asm__ volatile("" ::: "memory");
-	uint64_t t0 = kbh_now_ns();
-	x->p->call(x->params, in, out);
-	uint64_t t1 = kbh_now_ns();
-	__asm__ volatile("" ::: "memory");
-	*ns = t1 - t0;
-	if (kbh__region_protect(&x->secret, PROT_READ | PROT_WRITE)) {
-		snprintf(msg, msg_size, "mprotect: %s", strerror(errno));
+	struct kbh_guard_window w;
+	if (x->user_started)
+		*x->user_started = 1;
+	int rc = kbh_guard_request(x->g, KBH__OP_CALL, &a, sizeof a, &w);
+	if (rc == -ECHILD) {
+		snprintf(msg, msg_size,
+			 "custom_kernel crashed: the submission's process %s "
+			 "during call %" PRIu64 " (a crash, or exit() called "
+			 "from the submission)",
+			 kbh_guard_death(x->g), x->next_call);
+		return KBH__CRASHED;
+	}
+	if (rc) {
+		snprintf(msg, msg_size, "guard request: %s", strerror(-rc));
 		return -EIO;
+	}
+	if (timed) {
+		uint64_t gap = kbh_guard_gap(&w);
+		enum kbh_guard_verdict v = kbh_guard_verify(&w, x->slack_ns, ns);
+		if (v == KBH_GUARD_FORGED)
+			x->forged++;
+		else if (v == KBH_GUARD_CLAMPED) {
+			x->clamped++;
+			x->unexplained +=
+				(uint64_t)kbh_guard_unexplained(&w, x->slack_ns);
+		}
+		if (gap > x->max_gap)
+			x->max_gap = gap;
 	}
 
 	for (int k = 0; k < l->n_in; k++) {
-		size_t d = kbh_first_diff(in[k], src_in[k], l->in_bytes[k]);
+		size_t d = kbh_first_diff(x->slot_in[slot][k], src_in[k],
+					  l->in_bytes[k]);
 		if (d != l->in_bytes[k]) {
 			const char *name =
 				x->p->in_names[k] ? x->p->in_names[k] : "?";
@@ -666,10 +927,13 @@ static int kbh__one_call(struct kbh__ctx *x, int flush, uint64_t *ns, char *msg,
 				 "(first changed byte at offset %zu of %zu); "
 				 "inputs are read-only",
 				 name, d, l->in_bytes[k]);
-			return 1;
+			return KBH__FAIL;
 		}
 	}
-	return x->p->check(x->params, src_exp, out, msg, msg_size) ? 1 : 0;
+	return x->p->check(x->params, src_exp, x->slot_out[slot], msg,
+			   msg_size)
+		       ? KBH__FAIL
+		       : KBH__PASS;
 }
 
 /* ---- modes -------------------------------------------------------------- */
@@ -681,7 +945,12 @@ struct kbh__run {
 	struct kbh_report *rep;
 	struct kbh_cases cases;
 	struct kbh_peak peak;
+	struct kbh_guard *g;
+	struct kbh_guard_cal cal;
 	int failed;
+	int crashed;
+	int user_started; /* a call of custom_kernel has been made */
+	uint64_t nonce;	  /* kbh_seed_random, drawn at start */
 };
 
 /* Report helpers: any report error ends the run with 111. */
@@ -703,34 +972,86 @@ static int kbh__run_test(struct kbh__run *r)
 					 r->cases.v[i].spec));
 		int rc = kbh__ctx_setup(&x, r->p, &r->cases.v[i], msg,
 					sizeof msg);
+		x.user_started = &r->user_started;
+		x.nonce = r->nonce;
 		if (!rc)
-			rc = kbh__ctx_open(&x, 1, 1, 0, msg, sizeof msg);
+			rc = kbh__ctx_open(&x, r->g, 1, 1, 0, msg, sizeof msg);
 		uint64_t ns;
 		if (!rc)
 			rc = kbh__one_call(&x, 0, &ns, msg, sizeof msg);
+		else if (rc == -ECHILD) {
+			char m2[sizeof msg];
+			snprintf(m2, sizeof m2,
+				 "custom_kernel crashed between calls: %s", msg);
+			snprintf(msg, sizeof msg, "%s", m2);
+			rc = KBH__CRASHED;
+		}
 		kbh__ctx_close(&x);
 		if (rc < 0) {
 			fprintf(stderr, "harness: test %zu: %s\n", i, msg);
 			return -EIO;
 		}
-		if (rc == 0) {
+		if (rc == KBH__PASS) {
 			KBH__REP(kbh_report_test(r->rep, i, "status", "pass"));
-		} else {
-			r->failed = 1;
-			KBH__REP(kbh_report_test(r->rep, i, "status", "fail"));
-			KBH__REP(
-				kbh_report_test(r->rep, i, "error", "%s", msg));
+			continue;
+		}
+		r->failed = 1;
+		KBH__REP(kbh_report_test(r->rep, i, "status", "fail"));
+		KBH__REP(kbh_report_test(r->rep, i, "error", "%s", msg));
+		if (rc == KBH__CRASHED) {
+			/* No process left to run the other cases in. */
+			fprintf(stderr, "harness: test %zu: %s\n", i, msg);
+			r->crashed = 1;
+			return 0;
 		}
 	}
 	return 0;
 }
 
-static int kbh__bench_fail(struct kbh__run *r, size_t i, const char *what,
-			   const char *msg)
+static int kbh__bench_fail(struct kbh__run *r, size_t i, int rc,
+			   const char *what, const char *msg)
 {
 	r->failed = 1;
+	if (rc == KBH__CRASHED) {
+		r->crashed = 1;
+		fprintf(stderr, "harness: benchmark %zu: %s%s\n", i, what, msg);
+	}
 	KBH__REP(kbh_report_bench(r->rep, i, "status", "fail"));
 	KBH__REP(kbh_report_bench(r->rep, i, "error", "%s%s", what, msg));
+	return 0;
+}
+
+/* Calibrates the handoff slack with requests that run no user code (none
+ * has run yet: this is the first thing a timed mode does), so the child
+ * cannot inflate it. The requests are made like timed calls: each after a
+ * flush pass (the handoff then runs on cold caches: the child's wake-up
+ * path, code and stack come from memory, as they do after every real flush)
+ * and busy for 20 us to 2 ms (after a long call the parent's idle CPU has
+ * gone into a deeper sleep, and waking it takes longer: measured 35 us per
+ * side after 20 us, 130 us after 9 ms, on a VM). */
+static int kbh__calibrate(struct kbh__run *r)
+{
+	enum { WARM = 4, N = 100 };
+	static const uint64_t busy[] = {20000, 300000, 2000000};
+	uint64_t gaps[N];
+	struct kbh__call_arg a;
+	kbh_fill(&a, 0, sizeof a);
+	for (int i = 0; i < WARM + N; i++) {
+		struct kbh_guard_window w;
+		a.busy_ns = busy[i % 3];
+		kbh__flush_pass();
+		int rc = kbh_guard_request(r->g, KBH__OP_CAL, &a, sizeof a, &w);
+		if (rc || w.status || w.t0 < w.t_go || w.t1 < w.t0 ||
+		    w.t1 > w.t_seen) {
+			fprintf(stderr,
+				"harness: calibration failed (%d, status %d)\n",
+				rc, w.status);
+			return -EIO;
+		}
+		if (i >= WARM)
+			gaps[i - WARM] = kbh_guard_gap(&w);
+	}
+	kbh_guard_slack(gaps, N, &r->cal);
 	return 0;
 }
 
@@ -741,12 +1062,13 @@ static int kbh__run_bench_case(struct kbh__run *r, size_t i, struct kbh__ctx *x)
 	uint64_t ns;
 	int rc;
 
+	x->slack_ns = r->cal.slack;
 	/* quick correctness check: one call, before spending time on it */
 	rc = kbh__one_call(x, 0, &ns, msg, sizeof msg);
 	if (rc < 0)
 		return -EIO;
 	if (rc)
-		return kbh__bench_fail(r, i, "", msg);
+		return kbh__bench_fail(r, i, rc, "", msg);
 
 	/* warm-up: caches of code, OpenMP thread pool, clocks. Bounded by a
 	 * quarter of the time cap so a slow call still gets timed runs. */
@@ -760,9 +1082,11 @@ static int kbh__run_bench_case(struct kbh__run *r, size_t i, struct kbh__ctx *x)
 		if (rc < 0)
 			return -EIO;
 		if (rc)
-			return kbh__bench_fail(r, i, "warm-up: ", msg);
+			return kbh__bench_fail(r, i, rc, "warm-up: ", msg);
 		warm++;
 	}
+	/* only the timed calls count towards the clamp rule */
+	x->clamped = x->unexplained = x->forged = x->max_gap = 0;
 
 	struct kbh_stats st;
 	kbh_stats_init(&st);
@@ -776,7 +1100,7 @@ static int kbh__run_bench_case(struct kbh__run *r, size_t i, struct kbh__ctx *x)
 			char what[64];
 			snprintf(what, sizeof what, "timed call %" PRIu64 ": ",
 				 st.n + 1);
-			return kbh__bench_fail(r, i, what, msg);
+			return kbh__bench_fail(r, i, rc, what, msg);
 		}
 		kbh_stats_add(&st, (double)ns);
 		stop = kbh_stop_check(rule, &st, kbh_now_ns() - t_start);
@@ -790,7 +1114,29 @@ static int kbh__run_bench_case(struct kbh__run *r, size_t i, struct kbh__ctx *x)
 		kbh_report_bench(r->rep, i, "stop", "%s", kbh_stop_name(stop)));
 	KBH__REP(kbh_report_bench(r->rep, i, "warmup", "%" PRIu64, warm));
 	KBH__REP(kbh_report_cost(r->rep, i, &cost, &r->peak, st.mean));
-	if (kbh_cost_suspect(&cost, &r->peak, st.best)) {
+	fprintf(stderr,
+		"harness: benchmark %zu: guard: %" PRIu64 " clamped (%" PRIu64
+		" not explained by load), %" PRIu64 " forged of %" PRIu64
+		" samples; largest handoff %.1f us (slack %.1f us)\n",
+		i, x->clamped, x->unexplained, x->forged, st.n,
+		(double)x->max_gap / 1e3, (double)x->slack_ns / 1e3);
+	if (x->forged) {
+		KBH__REP(kbh_report_bench(r->rep, i, "status", "suspect"));
+		KBH__REP(kbh_report_bench(
+			r->rep, i, "error",
+			"%" PRIu64 " of %" PRIu64 " timed calls reported times "
+			"outside the harness's own measurement of them "
+			"(forged timing); not ranked",
+			x->forged, st.n));
+	} else if (kbh_guard_too_many_clamped(x->unexplained, st.n)) {
+		KBH__REP(kbh_report_bench(r->rep, i, "status", "suspect"));
+		KBH__REP(kbh_report_bench(
+			r->rep, i, "error",
+			"%" PRIu64 " of %" PRIu64 " timed calls took longer by "
+			"the harness's clock than the submission's process "
+			"claimed (by more than %.0f us); not ranked",
+			x->unexplained, st.n, (double)x->slack_ns / 1e3));
+	} else if (kbh_cost_suspect(&cost, &r->peak, st.best)) {
 		KBH__REP(kbh_report_bench(r->rep, i, "status", "suspect"));
 		KBH__REP(kbh_report_bench(
 			r->rep, i, "error",
@@ -807,6 +1153,8 @@ static int kbh__run_bench(struct kbh__run *r)
 		fprintf(stderr, "harness: cannot allocate the flush buffer\n");
 		return -ENOMEM;
 	}
+	if (kbh__calibrate(r))
+		return -EIO;
 	double rd = kbh__measure_read();
 	kbh_cpu_peak(&r->peak, rd);
 	fprintf(stderr,
@@ -815,6 +1163,14 @@ static int kbh__run_bench(struct kbh__run *r)
 		kbh_mode_name(r->mode), kbh__flushlen / 2, kbh__flushlen,
 		rd / 1e9, r->peak.bytes_per_s / 1e9, r->peak.flops_per_s / 1e9,
 		kbh_trusted_direct() ? "direct" : "libc");
+	fprintf(stderr,
+		"harness: guard: child %d%s, handoff p50=%.1fus p90=%.1fus "
+		"p95=%.1fus max=%.1fus -> slack %.1fus\n",
+		kbh_guard_pid(r->g),
+		kbh_guard_confined(r->g) ? " confined" : " NOT confined",
+		(double)r->cal.p50 / 1e3, (double)r->cal.p90 / 1e3,
+		(double)r->cal.p95 / 1e3, (double)r->cal.max / 1e3,
+		(double)r->cal.slack / 1e3);
 
 	KBH__REP(kbh_report_bench_count(r->rep, r->cases.n));
 	for (size_t i = 0; i < r->cases.n; i++) {
@@ -825,10 +1181,19 @@ static int kbh__run_bench(struct kbh__run *r)
 		uint64_t t0 = kbh_now_ns();
 		int rc = kbh__ctx_setup(&x, r->p, &r->cases.v[i], msg,
 					sizeof msg);
+		x.user_started = &r->user_started;
+		x.nonce = r->nonce;
 		if (!rc)
-			rc = kbh__ctx_open(&x, KBH__MAX_SETS, KBH__MAX_SLOTS, 1,
-					   msg, sizeof msg);
+			rc = kbh__ctx_open(&x, r->g, KBH__MAX_SETS,
+					   KBH__MAX_SLOTS, 1, msg, sizeof msg);
 		uint64_t t1 = kbh_now_ns();
+		if (rc == -ECHILD) {
+			kbh__ctx_close(&x);
+			return kbh__bench_fail(r, i, KBH__CRASHED,
+					       "custom_kernel crashed between "
+					       "calls: ",
+					       msg);
+		}
 		if (rc) {
 			kbh__ctx_close(&x);
 			fprintf(stderr, "harness: benchmark %zu: %s\n", i, msg);
@@ -845,10 +1210,22 @@ static int kbh__run_bench(struct kbh__run *r)
 		if (rc == -EIO)
 			fprintf(stderr,
 				"harness: benchmark %zu: internal error\n", i);
-		if (rc)
+		if (rc || r->crashed)
 			return rc;
 	}
 	return 0;
+}
+
+/* Ends the process without running atexit handlers or destructors (none
+ * of ours need to run, and no code of the submission may run here). */
+static _Noreturn void kbh__exit(struct kbh__run *r, int code)
+{
+	kbh_watchdog_arm(0);
+	kbh_guard_stop(r->g);
+	kbh_cases_free(&r->cases);
+	kbh_report_close(r->rep);
+	fflush(NULL);
+	_exit(code);
 }
 
 #pragma GCC visibility pop
@@ -862,15 +1239,23 @@ int main(int argc, char **argv)
 	}
 	struct kbh__run r;
 	kbh_fill(&r, 0, sizeof r);
+	/* The split comes first: nothing secret exists yet, so the child
+	 * inherits nothing of value (see guard.h). Only the child returns
+	 * never; from here on this is the parent. */
+	if (kbh_guard_start(&r.g, KBH__ARENA_MAX, kbh__child_op,
+			    (void *)&kbh_cpu_problem_def, err, sizeof err)) {
+		fprintf(stderr, "harness: %s\n", err);
+		return KBH_EXIT_DEVICE;
+	}
 	if (argc != 3 || kbh_mode_parse(argv[1], &r.mode)) {
 		fprintf(stderr,
 			"usage: %s test|benchmark|profile|leaderboard CASES\n",
 			argc ? argv[0] : "eval.out");
-		return KBH_EXIT_USAGE;
+		kbh__exit(&r, KBH_EXIT_USAGE);
 	}
 	if (kbh_report_open_env(&r.rep, err, sizeof err)) {
 		fprintf(stderr, "harness: %s\n", err);
-		return KBH_EXIT_NO_FD;
+		kbh__exit(&r, KBH_EXIT_NO_FD);
 	}
 	/* A reader that went away must give EPIPE, not kill us silently. */
 	signal(SIGPIPE, SIG_IGN);
@@ -881,9 +1266,20 @@ int main(int argc, char **argv)
 
 	if (kbh_cases_load(argv[2], &r.cases, err, sizeof err)) {
 		fprintf(stderr, "harness: %s\n", err);
-		kbh_report_close(r.rep);
-		return KBH_EXIT_BAD_SPEC;
+		kbh__exit(&r, KBH_EXIT_BAD_SPEC);
 	}
+	/* The seeds need not stay readable (KBH_CASES_UNLINK, harness.h);
+	 * the child could only ever open the file by its path anyway. */
+	int crc = kbh_cases_consume(argv[2]);
+	if (crc < 0)
+		fprintf(stderr, "harness: could not remove %s: %s\n", argv[2],
+			strerror(-crc));
+	/* Fresh variants per timed call from seeds nobody can know in
+	 * advance; the case seed still fixes the base sets, and with them
+	 * the first (reproducible) check. */
+	if (kbh_seed_random(&r.nonce))
+		fprintf(stderr, "harness: no random seed; variants follow "
+				"the case seeds alone\n");
 	/* Every case must be valid before anything runs. */
 	for (size_t i = 0; i < r.cases.n; i++) {
 		struct kbh__ctx x;
@@ -893,10 +1289,8 @@ int main(int argc, char **argv)
 		if (rc) {
 			fprintf(stderr, "harness: case %zu (%s): %s\n", i + 1,
 				r.cases.v[i].spec, err);
-			kbh_cases_free(&r.cases);
-			kbh_report_close(r.rep);
-			return rc == -ENOMEM ? KBH_EXIT_DEVICE
-					     : KBH_EXIT_BAD_SPEC;
+			kbh__exit(&r, rc == -ENOMEM ? KBH_EXIT_DEVICE
+						    : KBH_EXIT_BAD_SPEC);
 		}
 	}
 	kbh_watchdog_arm(r.lim.watchdog_s[r.mode]);
@@ -912,10 +1306,9 @@ int main(int argc, char **argv)
 				 r.failed ? "fail" : "pass")) {
 		code = KBH_EXIT_NO_FD;
 	} else {
-		code = r.failed ? KBH_EXIT_FAILED : KBH_EXIT_OK;
+		code = r.crashed  ? KBH_EXIT_CRASHED
+		       : r.failed ? KBH_EXIT_FAILED
+				  : KBH_EXIT_OK;
 	}
-	kbh_watchdog_arm(0);
-	kbh_cases_free(&r.cases);
-	kbh_report_close(r.rep);
-	return code;
+	kbh__exit(&r, code);
 }

@@ -13,8 +13,17 @@
  * wraps the submission's custom_kernel and is the only thing timed. Hooks
  * must be deterministic: generate(seed) must always produce the same inputs,
  * since the private (secret-seed) run relies on the seed alone.
- * Thread-safety: the driver is single-threaded; hooks may use OpenMP
- * internally.
+ *
+ * Processes (guard.h): every hook but `call` runs in the trusted parent,
+ * which never runs user code; `call` runs in the child, the only process
+ * that does, and gets a copy of params -- so params must be plain data (no
+ * pointers), at most 2048 bytes. The in/out pointers it gets point into the
+ * shared arena.
+ *
+ * Thread-safety: the driver is single-threaded. generate and reference may
+ * use OpenMP internally; vary and check must not (they run between timed
+ * calls, and the parent's idle OpenMP threads would spin on the cores the
+ * next timed call needs).
  */
 #ifndef KBH_HARNESS_CPU_H
 #define KBH_HARNESS_CPU_H

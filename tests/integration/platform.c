@@ -22,10 +22,12 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static char *envdup(const char *fmt, const char *v)
+/* "NAME=value", malloc'd. */
+static char *envdup(const char *name, const char *v)
 {
-	char *s = malloc(strlen(fmt) + strlen(v) + 1);
-	sprintf(s, fmt, v);
+	size_t n = strlen(name) + strlen(v) + 2;
+	char *s = malloc(n);
+	snprintf(s, n, "%s=%s", name, v);
 	return s;
 }
 
@@ -38,15 +40,15 @@ static char **service_env(const struct platform *p)
 	int n = 0;
 
 	snprintf(port, sizeof(port), "%d", p->http_port);
-	env[n++] = envdup("KB_KAFKA_BROKERS=%s", p->broker.url);
-	env[n++] = envdup("KB_REDIS_URL=%s", p->redis.url);
-	env[n++] = envdup("KB_HTTP_PORT=%s", port);
-	env[n++] = envdup("KB_ADMIN_TOKEN=%s", ADMIN_TOKEN);
-	env[n++] = envdup("KB_PROBLEMS=%s", KB_SOURCE_DIR "/problems/cpu.yaml");
-	env[n++] = envdup("KB_WORKDIR=%s", p->dir);
-	env[n++] = envdup("KB_GPU=%s", "CPU");
-	env[n++] = envdup("KB_LOG_LEVEL=%s", "debug");
-	env[n++] = envdup("KB_CONSUMER_EXTRA=%s",
+	env[n++] = envdup("KB_KAFKA_BROKERS", p->broker.url);
+	env[n++] = envdup("KB_REDIS_URL", p->redis.url);
+	env[n++] = envdup("KB_HTTP_PORT", port);
+	env[n++] = envdup("KB_ADMIN_TOKEN", ADMIN_TOKEN);
+	env[n++] = envdup("KB_PROBLEMS", KB_SOURCE_DIR "/problems/cpu.yaml");
+	env[n++] = envdup("KB_WORKDIR", p->dir);
+	env[n++] = envdup("KB_GPU", "CPU");
+	env[n++] = envdup("KB_LOG_LEVEL", "debug");
+	env[n++] = envdup("KB_CONSUMER_EXTRA",
 			  "session.timeout.ms=4000,heartbeat.interval.ms=250,fetch.wait.max.ms=2");
 	env[n] = NULL;
 	return env;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of the CPU problems, run by CTest.
 #
-# usage: cpu_problems.sh PROBLEMS_DIR WORK_DIR [CC]
+# usage: cpu_problems.sh PROBLEMS_DIR WORK_DIR [CC [ELFCHECK]]
 #
 # For each CPU problem it does what the worker does -- copies the task.yml
 # `files` flat into a fresh directory (the submission under the name of the
@@ -10,11 +10,18 @@
 # runs `./eval.out <mode> cases.txt` with POPCORN_FD on a file -- and checks
 # exit codes and reports for the example submissions and for the hostile
 # ones in subs/.
+#
+# With ELFCHECK (tests/elfcheck's kb_elfcheck_tool) the submission is
+# compiled on its own first (cc -c), checked (services/kb_elfcheck.h: no
+# constructors, destructors or ifuncs, no global symbol but custom_kernel)
+# and only then linked with the other sources, as the worker does once the
+# check is integrated; a refused submission is a compile error.
 set -u
 
 PROBLEMS=$(cd "$1" && pwd)
 WORK=$2
 CC=${3:-cc}
+ELFCHECK=${4:-}
 SUBS=$(cd "$(dirname "$0")/subs" && pwd)
 SECRET=12345
 failures=0
@@ -84,14 +91,19 @@ secret_cases() {
 
 # ---- staging and running -------------------------------------------------
 
-# stage PROBLEM SUBMISSION DIR: copies files and builds eval.out.
+# stage PROBLEM SUBMISSION DIR [unchecked]: copies files and builds
+# eval.out; with ELFCHECK (and not "unchecked") the submission is compiled,
+# checked and linked in separate steps. Returns 2 with REFUSED set to the
+# check's message when the check refuses it, 1 when the build fails.
 stage() {
-	local task="$PROBLEMS/$1/task.yml" dir=$3 name src found=0
+	local task="$PROBLEMS/$1/task.yml" dir=$3 name src found=0 subname=''
+	REFUSED=
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	while read -r name src; do
 		if [ "$src" = "@SUBMISSION@" ]; then
 			cp "$2" "$dir/$name"
+			subname=$name
 			found=1
 		else
 			cp "$PROBLEMS/$1/$src" "$dir/$name" ||
@@ -102,9 +114,30 @@ stage() {
 	local sources
 	sources=$(task_sources "$task")
 	[ -n "$sources" ] || { fail "$1: no config.sources"; return 1; }
+	if [ -n "$ELFCHECK" ] && [ "${4:-}" != unchecked ]; then
+		local obj=${subname%.*}.o
+		(cd "$dir" && $CC -O3 -march=native -fopenmp -c "$subname" \
+			-o "$obj" > build.log 2>&1) || {
+			fail "$1 with $(basename "$2"): compile failed"
+			cat "$dir/build.log"
+			return 1
+		}
+		local rc=0
+		REFUSED=$("$ELFCHECK" "$dir/$obj" -e custom_kernel \
+			-r custom_kernel -s "$subname" 2>&1) || rc=$?
+		if [ $rc = 1 ]; then
+			return 2
+		elif [ $rc != 0 ]; then
+			fail "$1 with $(basename "$2"): elfcheck: $REFUSED"
+			return 1
+		fi
+		REFUSED=''
+		sources=$(printf '%s\n' $sources | sed "s/^$subname\$/$obj/" |
+			tr '\n' ' ')
+	fi
 	# shellcheck disable=SC2086
 	(cd "$dir" && $CC -O3 -march=native -fopenmp $sources -o eval.out \
-		> build.log 2>&1) || {
+		>> build.log 2>&1) || {
 		fail "$1 with $(basename "$2"): build failed"
 		cat "$dir/build.log"
 		return 1
@@ -235,14 +268,14 @@ test_template() {
 	expect_eq "$p template check" "$(value check)" pass
 }
 
-# expect_fail PROBLEM SUBMISSION MODE CASES PATTERN: rc 112, check: fail,
-# some status fail whose error matches PATTERN.
+# expect_fail PROBLEM SUBMISSION MODE CASES PATTERN [RC]: rc 112 (or RC),
+# check: fail, some status fail whose error matches PATTERN.
 expect_fail() {
-	local p=$1 sub=$2 mode=$3 cases=$4 pat=$5
+	local p=$1 sub=$2 mode=$3 cases=$4 pat=$5 want=${6:-112}
 	local d="$WORK/$p.$(basename "$sub" .c)"
 	[ -x "$d/eval.out" ] || stage "$p" "$sub" "$d" || return
 	run "$d" "$mode" "$cases"
-	expect_eq "$p $(basename "$sub") $mode rc" "$RC" 112
+	expect_eq "$p $(basename "$sub") $mode rc" "$RC" "$want"
 	expect_eq "$p $(basename "$sub") $mode check" "$(value check)" fail
 	validate_report
 	if grep -q '\.status: fail$' "$REPORT" &&
@@ -301,8 +334,11 @@ test_vectorsum_hostile() {
 	# caching per address passes single calls but not rotated fresh data
 	expect_fail $p "$SUBS/vectorsum_memo.c" leaderboard benchmarks.txt "expected"
 
+	# its own clock_gettime: refused by the build check; linked anyway,
+	# it changes nothing
 	local d="$WORK/$p.clock"
-	stage $p "$SUBS/vectorsum_clock.c" "$d" || return
+	expect_refused $p "$SUBS/vectorsum_clock.c" "'clock_gettime'"
+	stage $p "$SUBS/vectorsum_clock.c" "$d" unchecked || return
 	run "$d" leaderboard benchmarks.txt
 	expect_eq "$p own clock_gettime rc" "$RC" 0
 	# 1M floats cannot be summed in under 10 us; a frozen clock gives 0
@@ -312,10 +348,10 @@ test_vectorsum_hostile() {
 		fail "$p own clock_gettime: mean $(value 'benchmark\.0\.mean') ns"
 	fi
 
-	d="$WORK/$p.oob"
-	stage $p "$SUBS/vectorsum_oob.c" "$d" || return
-	run "$d" test tests.txt
-	if [ "$RC" -ge 128 ]; then ok; else fail "$p out-of-bounds read: rc $RC, want a signal"; fi
+	# a read past the end faults in the submission's process; the
+	# harness reports the crash (exit 115) with the signal
+	expect_fail $p "$SUBS/vectorsum_oob.c" test tests.txt \
+		"killed by signal 11" 115
 }
 
 test_matmul_hostile() {
@@ -324,6 +360,154 @@ test_matmul_hostile() {
 	expect_fail $p "$SUBS/matmul_unwritten.c" leaderboard benchmarks.txt "wrong"
 	expect_fail $p "$SUBS/matmul_accumulate.c" test tests.txt "wrong"
 	expect_fail $p "$SUBS/matmul_mutate.c" test tests.txt "modified its input 'a'"
+}
+
+# expect_refused PROBLEM SUBMISSION PATTERN: the build check refuses it
+# with a message matching PATTERN (skipped without ELFCHECK).
+expect_refused() {
+	[ -n "$ELFCHECK" ] || return 0
+	local d="$WORK/$1.$(basename "$2" .c).refused" rc=0
+	stage "$1" "$2" "$d" || rc=$?
+	if [ $rc = 2 ] && printf '%s\n' "$REFUSED" | grep -q -- "$3"; then
+		ok
+	else
+		fail "$1 $(basename "$2"): want refused with '$3', got rc $rc: $REFUSED"
+	fi
+}
+
+# no_fake_lines: none of the lines the hostile submissions forge reached
+# the last report.
+no_fake_lines() {
+	if grep -q -e '\.mean: 1\.000$' -e '^benchmark\.9\.' "$REPORT" ||
+		[ "$(grep -c '^check: ' "$REPORT")" != 1 ]; then
+		fail "$REPORT: forged lines got in"
+		cat "$REPORT"
+	else
+		ok
+	fi
+}
+
+# Issue 4.2: results must be unforgeable by the submission. The harness
+# runs custom_kernel only in a child process (problems/harness/guard.h);
+# these try every way around that.
+test_unforgeable() {
+	local p=vectorsum_cpu d
+	# fake report lines on every fd, then exit(0): a crash, nothing forged
+	expect_fail $p "$SUBS/vectorsum_fdspam.c" test tests.txt \
+		"exited with status 0" 115
+	no_fake_lines
+	expect_fail $p "$SUBS/vectorsum_fdspam.c" leaderboard benchmarks.txt \
+		"exited with status 0" 115
+	no_fake_lines
+	# exit(0) on the second call, after an atexit handler that forges
+	expect_fail $p "$SUBS/vectorsum_exit.c" leaderboard benchmarks.txt \
+		"warm-up: custom_kernel crashed.*exited with status 0" 115
+	no_fake_lines
+	# replaying the previous result (by call count) fails the checks
+	expect_fail $p "$SUBS/vectorsum_replay.c" leaderboard benchmarks.txt \
+		"expected"
+
+	# every way out of the child: none works, and the run passes
+	d="$WORK/$p.probe"
+	stage $p "$SUBS/vectorsum_probe.c" "$d" || return
+	run "$d" test tests.txt
+	expect_eq "$p probe rc" "$RC" 0
+	expect_eq "$p probe check" "$(value check)" pass
+	validate_report
+	no_fake_lines
+	if grep -q ESCAPE "$d/stderr.test" || ! grep -q "probe: done" "$d/stderr.test"; then
+		fail "$p probe: $(grep -e ESCAPE -e probe "$d/stderr.test")"
+	else
+		ok
+	fi
+
+	# the child's clock pointer patched to a frozen clock: every timed
+	# call is outside the parent's own measurement, every case suspect
+	d="$WORK/$p.timer"
+	stage $p "$SUBS/vectorsum_timer.c" "$d" || return
+	run "$d" leaderboard benchmarks.txt
+	expect_eq "$p timer rc" "$RC" 0
+	expect_eq "$p timer check" "$(value check)" pass
+	validate_report
+	local i n
+	n=$(value benchmark-count)
+	for ((i = 0; i < n; i++)); do
+		expect_eq "$p timer benchmark $i status" \
+			"$(value "benchmark\.$i\.status")" suspect
+		value "benchmark\.$i\.error" | grep -q "forged" ||
+			fail "$p timer benchmark $i: $(value "benchmark\.$i\.error")"
+	done
+
+	# a thread summing the slots in the background: the child is stopped
+	# while the next inputs are staged, so it can only start with the
+	# call, and whatever it does before the call proper is inside the
+	# parent's window. It either loses the race, or its samples are
+	# clamped to that window: its mean never beats the honest
+	# submission's best time on the same case by more than the slack.
+	d="$WORK/$p.precompute"
+	stage $p "$SUBS/vectorsum_precompute.c" "$d" || return
+	tail -n 1 "$d/benchmarks.txt" > "$d/one.txt"
+	run "$d" leaderboard one.txt
+	expect_eq "$p precompute rc" "$RC" 0
+	local last hits calls mean slack okbest
+	last=$(grep '^precompute: ' "$d/stderr.leaderboard" | tail -n 1)
+	hits=$(printf '%s\n' "$last" | awk '{ print $2 }')
+	calls=$(printf '%s\n' "$last" | awk '{ print $5 }')
+	mean=$(value 'benchmark\.0\.mean')
+	slack=$(sed -n 's/.*-> slack \([0-9.]*\)us.*/\1/p' "$d/stderr.leaderboard")
+	n=$(($(wc -l < "$d/benchmarks.txt") - 1))
+	okbest=$(sed -n "s/^benchmark\.$n\.best: //p" \
+		"$WORK/$p.ok/report.leaderboard")
+	if [ -n "$calls" ] && [ "$calls" -gt 4 ] &&
+		{ [ $((hits * 2)) -le "$calls" ] ||
+		awk -v m="$mean" -v b="$okbest" -v s="$slack" \
+			'BEGIN { exit !(m >= b - s * 1000) }'; }; then
+		ok
+	else
+		fail "$p precompute: '$last', mean $mean ns, honest best $okbest ns, slack $slack us"
+	fi
+
+	# the build check refuses what would run before main or in the
+	# parent; linked anyway, a destructor changes nothing either
+	expect_refused $p "$SUBS/vectorsum_ctor.c" "constructor"
+	expect_refused $p "$SUBS/vectorsum_dtor.c" "destructor"
+	expect_refused $p "$SUBS/vectorsum_ifunc.c" "ifunc"
+	expect_refused $p "$SUBS/vectorsum_malloc.c" "'malloc'"
+	expect_refused $p "$SUBS/vectorsum_harness_name.c" "'kbh_report_kv'"
+	d="$WORK/$p.dtor"
+	stage $p "$SUBS/vectorsum_dtor.c" "$d" unchecked || return
+	run "$d" leaderboard benchmarks.txt
+	expect_eq "$p dtor rc" "$RC" 0
+	validate_report
+	no_fake_lines
+	# a harness name, linked anyway, does not even link
+	# (in a subshell: the failure stage() reports is the expected outcome)
+	d="$WORK/$p.harness_name"
+	if (stage $p "$SUBS/vectorsum_harness_name.c" "$d" unchecked) \
+		> "$d.log" 2>&1; then
+		fail "$p harness_name: linked"
+	elif grep -q "build failed" "$d.log"; then
+		ok
+	else
+		fail "$p harness_name: $(cat "$d.log")"
+	fi
+
+	# output finished by a background thread after "done": the rows it
+	# writes late are still NaN when the stopped child's output is read.
+	# (The thread, left running into the next case, may then crash the
+	# child on the released buffers: 115 is fine too.)
+	p=matmul_cpu
+	d="$WORK/$p.late"
+	stage $p "$SUBS/matmul_late.c" "$d" || return
+	run "$d" leaderboard benchmarks.txt
+	validate_report
+	if { [ "$RC" = 112 ] || [ "$RC" = 115 ]; } &&
+		grep -q '^benchmark\.0\.error: .*wrong' "$REPORT"; then
+		ok
+	else
+		fail "$p late: rc $RC"
+		cat "$REPORT"
+	fi
 }
 
 for p in vectorsum_cpu matmul_cpu; do
@@ -338,6 +522,7 @@ done
 test_protocol "$WORK/vectorsum_cpu.ok"
 test_vectorsum_hostile
 test_matmul_hostile
+test_unforgeable
 
 echo "cpu_problems: $checks checks passed, $failures failed"
 [ "$failures" = 0 ]

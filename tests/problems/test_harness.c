@@ -140,7 +140,43 @@ START_TEST(cases_load)
 }
 END_TEST
 
+START_TEST(cases_consume)
+{
+	char path[] = "/tmp/kbh-cases-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+
+	/* Not asked: the file stays (scripts reuse cases files). */
+	unsetenv(KBH_CASES_UNLINK_ENV);
+	ck_assert_int_eq(kbh_cases_consume(path), 0);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	setenv(KBH_CASES_UNLINK_ENV, "0", 1);
+	ck_assert_int_eq(kbh_cases_consume(path), 0);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	ck_assert_ptr_null(getenv(KBH_CASES_UNLINK_ENV));
+
+	/* Asked: gone, and the request with it. */
+	setenv(KBH_CASES_UNLINK_ENV, "1", 1);
+	ck_assert_int_eq(kbh_cases_consume(path), 1);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	ck_assert_ptr_null(getenv(KBH_CASES_UNLINK_ENV));
+	setenv(KBH_CASES_UNLINK_ENV, "1", 1);
+	ck_assert_int_eq(kbh_cases_consume(path), -ENOENT);
+}
+END_TEST
+
 /* ---- PRNG --------------------------------------------------------------- */
+
+START_TEST(seed_random)
+{
+	uint64_t a = 0, b = 0;
+	ck_assert_int_eq(kbh_seed_random(&a), 0);
+	ck_assert_int_eq(kbh_seed_random(&b), 0);
+	/* 2^-64 to fail by chance. */
+	ck_assert_uint_ne(a, b);
+}
+END_TEST
 
 START_TEST(rng_known_values)
 {
@@ -300,6 +336,29 @@ START_TEST(report_broken_fd)
 	kbh_report_close(r);
 	close(p[1]);
 	kbh_report_close(NULL);
+}
+END_TEST
+
+START_TEST(report_user_started)
+{
+	FILE *f = tmpfile();
+	struct kbh_report *r;
+	char buf[256] = "";
+
+	ck_assert_int_eq(kbh_report_open_fd(&r, fileno(f)), 0);
+	ck_assert_int_eq(kbh_report_test_count(r, 1), 0);
+	ck_assert_int_eq(kbh_report_test(r, 0, "spec", "n: 1"), 0);
+	/* a top-level line between a test's keys, once */
+	ck_assert_int_eq(kbh_report_user_started(r), 0);
+	ck_assert_int_eq(kbh_report_user_started(r), -EPROTO);
+	ck_assert_int_eq(kbh_report_test(r, 0, "status", "pass"), 0);
+	kbh_report_close(r);
+	rewind(f);
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	ck_assert_str_eq(buf, "test-count: 1\ntest.0.spec: n: 1\n"
+			      "user-code: started\ntest.0.status: pass\n");
+	fclose(f);
 }
 END_TEST
 
@@ -561,6 +620,9 @@ static Suite *harness_suite(void)
 	tcase_add_test(t, case_parse_bad);
 	tcase_add_test(t, case_u64);
 	tcase_add_test(t, cases_load);
+	tcase_add_test(t, cases_consume);
+	tcase_add_test(t, seed_random);
+	tcase_add_test(t, report_user_started);
 	tcase_add_test(t, rng_known_values);
 	tcase_add_test(t, rng_deterministic_and_ranges);
 	tcase_add_test(t, report_order_ok);

@@ -1,0 +1,235 @@
+/* guard.h: the trusted-parent / untrusted-child split of a harness.
+ *
+ * Why: the harness and the submission are linked into one executable, and
+ * code running in a process can do anything that process can: write to the
+ * report fd, patch the harness, fake the clock, exit(0) after printing a
+ * plausible report. So the harness splits itself in two at the very start
+ * of main(), before it has opened, read or computed anything:
+ *
+ *   parent (trusted): owns the report fd, generates inputs, keeps the
+ *     pristine copies and the expected results in its private memory,
+ *     checks every output, measures, writes the report. It never calls
+ *     user code.
+ *   child (untrusted): the only process that ever calls custom_kernel. It
+ *     sees nothing but a shared arena (the work slots: inputs and outputs)
+ *     and a control block. It serves requests: wait for "go", run the
+ *     operation, stamp its own start/end times, post "done".
+ *
+ * What makes the parent unreachable from the child (all set up by
+ * kbh_guard_start before any user code can run, since the worker rejects
+ * submissions with constructors, see services/kb_elfcheck.h):
+ *   - the parent is PR_SET_DUMPABLE 0 (no /proc/<ppid>/mem, fd or environ
+ *     access, no ptrace or process_vm_readv, even for the same uid);
+ *   - the child closes every fd above 2 (the report fd included) and points
+ *     a report fd <= 2 at /dev/null;
+ *   - the child installs its own seccomp filter (NO_NEW_PRIVS, cannot be
+ *     lifted): no new processes (clone without CLONE_THREAD, fork, vfork,
+ *     clone3 -> ENOSYS so libc falls back to clone for threads), no execve,
+ *     no signals to any process but itself (kill/tgkill only with its own
+ *     pid), no ptrace, process_vm_*, pidfd_*, kcmp or io_uring;
+ *   - the child dies with the parent (PR_SET_PDEATHSIG SIGKILL);
+ *   - the child drops every capability (so a harness run as root does not
+ *     hand it CAP_SYS_PTRACE);
+ *   - the parent SIGSTOPs the child the moment it sees "done", posts the
+ *     next request while the child is still stopped and only then SIGCONTs
+ *     it: while the parent stages the next inputs, checks outputs or writes
+ *     the report, no thread of the child runs (no peeking at staged inputs,
+ *     no finishing the output in the background after "done", no touching
+ *     the inputs while they are compared).
+ *
+ * Timing. For each request the parent reads its own clock right before
+ * posting "go" (t_go) and when one of its threads first sees "done"
+ * (t_seen: the main thread, or a SCHED_IDLE watcher thread, guard.c); the
+ * child claims [t0, t1] for the timed work. The claim is believed only
+ * inside the parent's window: t_go <= t0 <= t1 <= t_seen (else FORGED),
+ * and the handoff overhead (t_seen - t_go) - (t1 - t0) must not exceed
+ * `slack` (else CLAMPED: the sample becomes (t_seen - t_go) - slack, the
+ * shortest time the parent's own clock allows). The driver calibrates the
+ * slack once, before any user code runs, from requests that run none
+ * (kbh_guard_slack); a lying child can thus shave at most `slack` off a
+ * sample, and a run with too many clamped samples is flagged.
+ *
+ * Memory. The arena is one MAP_SHARED|MAP_ANONYMOUS|MAP_NORESERVE
+ * reservation made before the fork, so it sits at the same address in both
+ * processes and pointers into it can be passed as they are. It starts
+ * PROT_NONE in both; kbh_guard_alloc opens an array in the parent's view
+ * and kbh_guard_publish opens the same pages in the child's. Every array
+ * is followed by a page that stays PROT_NONE in the child, so reading past
+ * the end faults there.
+ *
+ * Everything here is device-independent and C17 (also valid C++); a GPU
+ * harness uses the same calls with its own operations (see the mirror
+ * notes in problems/harness/README.md). All functions are for the parent
+ * unless said otherwise; one thread at a time.
+ */
+#ifndef KBH_GUARD_H
+#define KBH_GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
+/* Exit code of a harness whose child died or exited during a request (a
+ * crash of the submission, or an exit() inside custom_kernel). The report
+ * then carries status: fail and an error naming the signal or exit status,
+ * and check: fail. The worker classifies any unexpected exit code as
+ * `crashed`. Equal to KBH_EXIT_CRASHED in harness.h. */
+#define KBH_GUARD_EXIT_CRASHED 115
+
+/* Operation codes 0..15 are the guard's own; a driver numbers its
+ * operations from KBH_GUARD_OP_USER. */
+enum {
+	KBH_GUARD_OP_HELLO = 1, /* handshake (internal) */
+	KBH_GUARD_OP_MAP = 2,	/* open published ranges (internal) */
+	KBH_GUARD_OP_RESET = 3, /* close the whole arena (internal) */
+	KBH_GUARD_OP_USER = 16,
+};
+
+/* Largest operation argument (bytes copied into the control block). */
+#define KBH_GUARD_ARG_MAX 3072
+
+/* Runs in the child for every driver operation: arg is a private copy of
+ * what the parent passed. Stamp *t0 and *t1 (kbh_now_ns) around the work
+ * being timed, if any. The return value is passed back as the request's
+ * status (the parent treats it as a claim like any other). */
+typedef int (*kbh_guard_fn)(void *ctx, uint32_t op, const void *arg,
+			    size_t arg_size, uint64_t *t0, uint64_t *t1);
+
+struct kbh_guard;
+
+/* Reserves the arena (up to arena_max bytes of address space; less is
+ * tried when the kernel refuses) and the control block, makes the process
+ * non-dumpable, forks, and waits for the child's handshake. In the child
+ * this call never returns: the child serves requests with fn(ctx, ...)
+ * until the parent exits or kills it. ctx must point at memory that exists
+ * before the call (the child sees the parent's memory as it was at the
+ * fork). Call it first thing in main(), after kbh_trusted_init and before
+ * opening the report or reading the cases. Returns 0 (parent), or a
+ * negative errno with err set. */
+int kbh_guard_start(struct kbh_guard **out, size_t arena_max, kbh_guard_fn fn,
+		    void *ctx, char *err, size_t err_size);
+
+/* Kills and reaps the child, unmaps everything, frees g. NULL-safe. */
+void kbh_guard_stop(struct kbh_guard *g);
+
+/* The child's pid; whether its seccomp confinement is in place (as the
+ * child reported at the handshake, before any user code ran). */
+int kbh_guard_pid(const struct kbh_guard *g);
+int kbh_guard_confined(const struct kbh_guard *g);
+
+/* ---- arena -------------------------------------------------------------- */
+
+/* An array of `bytes` (> 0) in the arena: 64-byte aligned, its data ending
+ * within 63 bytes of a page the child cannot access. Readable and writable
+ * by the parent at once, by the child after kbh_guard_publish. NULL when
+ * the arena is full. */
+void *kbh_guard_alloc(struct kbh_guard *g, size_t bytes);
+
+/* Makes every array allocated since the last publish accessible to the
+ * child. 0, or -ECHILD (child gone) / -EPROTO, with err set. */
+int kbh_guard_publish(struct kbh_guard *g, char *err, size_t err_size);
+
+/* Frees every array (both views lose access; the pages are released). */
+void kbh_guard_reset(struct kbh_guard *g);
+
+/* Bytes of the arena in use and in total. */
+size_t kbh_guard_arena_used(const struct kbh_guard *g);
+size_t kbh_guard_arena_size(const struct kbh_guard *g);
+
+/* ---- requests ----------------------------------------------------------- */
+
+/* What one request looked like: the parent's own clock readings and the
+ * child's claims. */
+struct kbh_guard_window {
+	uint64_t t_go;	 /* parent: right after posting "go" */
+	uint64_t t_seen; /* parent: right after seeing "done" */
+	uint64_t t0, t1; /* child's claimed start and end of the timed work */
+	uint64_t waited; /* kernel's account: time the parent and every
+			  * thread of the child spent runnable but not
+			  * running around the request (schedstat); tells
+			  * a loaded machine from a lying child */
+	int status;	 /* child's return value */
+};
+
+/* Runs op (>= KBH_GUARD_OP_USER) with arg (<= KBH_GUARD_ARG_MAX bytes) in
+ * the child and waits for it; the child is stopped again afterwards.
+ * Returns 0, or -ECHILD when the child died or exited (kbh_guard_death
+ * says how; the guard is then dead for good), -EINVAL for a bad op/size. */
+int kbh_guard_request(struct kbh_guard *g, uint32_t op, const void *arg,
+		      size_t arg_size, struct kbh_guard_window *w);
+
+/* After -ECHILD: "killed by signal 11 (Segmentation fault)" or "exited
+ * with status 0"; "" while the child lives. */
+const char *kbh_guard_death(const struct kbh_guard *g);
+
+/* ---- verification (pure) ------------------------------------------------ */
+
+enum kbh_guard_verdict {
+	KBH_GUARD_OK = 0,  /* the claim fits the window: sample = t1 - t0 */
+	KBH_GUARD_CLAMPED, /* the claim is shorter than the window allows */
+	KBH_GUARD_FORGED,  /* the claim is outside the window: impossible
+			    * for an honest child (one clock, causality) */
+};
+
+/* Checks a window against slack_ns and sets *sample_ns to the time to
+ * record: t1 - t0 (OK), (t_seen - t_go) - slack_ns (CLAMPED, and FORGED
+ * too, so the caller always has the parent's lower bound). Pure. */
+enum kbh_guard_verdict kbh_guard_verify(const struct kbh_guard_window *w,
+					uint64_t slack_ns, uint64_t *sample_ns);
+
+/* The handoff overhead of a window, (t_seen - t_go) - (t1 - t0); 0 when
+ * the claim is longer than the window. Pure. */
+uint64_t kbh_guard_gap(const struct kbh_guard_window *w);
+
+struct kbh_guard_cal {
+	size_t n;	    /* windows used */
+	uint64_t p50, p90, p95, p99, max; /* handoff overhead quantiles (ns) */
+	uint64_t slack;	    /* the bound used by kbh_guard_verify */
+};
+
+/* Slack from the overheads of n calibration windows (gaps, sorted in place
+ * by this call): 2 * p95 + 10 us, at least KBH_GUARD_SLACK_MIN_NS and at
+ * most KBH_GUARD_SLACK_MAX_NS. Why: an honest sample is clamped only when
+ * its handoff took more than twice the 95th percentile seen at start (a
+ * preemption or a deep sleep of a CPU; rare, and the clamp then costs it
+ * little); p95 rather than p99 because with a hundred windows the 99th is
+ * the largest, and one preemption by another process during calibration
+ * would hand every liar milliseconds. A lying child gains at most `slack`
+ * per sample -- hence also the cap: on a machine so loaded that handoffs
+ * take longer, honest samples are clamped (to the parent's own measurement
+ * minus the cap, i.e. they keep the load's noise) rather than cheaters
+ * given more. 0, or -EINVAL for n == 0. Pure. */
+#define KBH_GUARD_SLACK_MIN_NS 10000ull
+#define KBH_GUARD_SLACK_MAX_NS 1000000ull
+int kbh_guard_slack(uint64_t *gaps, size_t n, struct kbh_guard_cal *out);
+
+/* 1 when a window's overhead exceeds slack_ns even after taking off the
+ * time the kernel says the two sides waited for a CPU (w->waited): a clamp
+ * that load does not explain. Only for deciding whether to flag a run: the
+ * sample itself stays clamped, because a child can make the parent wait
+ * (by keeping every core busy) and must not gain from it. Pure. */
+int kbh_guard_unexplained(const struct kbh_guard_window *w,
+			  uint64_t slack_ns);
+
+/* 1 when `clamped` of `n` samples is too many for an honest run: more than
+ * 2 + n/50 (a few preemptions of the parent are normal; a child that
+ * claims short times is clamped on nearly every sample). Pass the count of
+ * unexplained clamps (kbh_guard_unexplained). Pure. */
+int kbh_guard_too_many_clamped(uint64_t clamped, uint64_t n);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,387 @@
+/* Unit tests of problems/harness/guard.c: the pure verification and
+ * calibration functions, and the split itself -- a real child serving
+ * requests from this file's operations: honest and lying stamps, crashes
+ * and exits, closed fds, the seccomp confinement, the arena's guard pages,
+ * and the stop between requests. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "guard.h"
+#include "harness.h"
+
+/* Under AddressSanitizer a SIGSEGV is caught and ends as exit(1). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SEGV_DEATH "exited with status 1"
+#define EXIT3_DEATH "exited with status " /* LeakSanitizer may change it */
+#else
+#define SEGV_DEATH "killed by signal 11"
+#define EXIT3_DEATH "exited with status 3"
+#endif
+
+/* ---- pure --------------------------------------------------------------- */
+
+static struct kbh_guard_window win(uint64_t go, uint64_t t0, uint64_t t1,
+				   uint64_t seen)
+{
+	struct kbh_guard_window w = {go, seen, t0, t1, 0, 0};
+	return w;
+}
+
+START_TEST(verify_cases)
+{
+	uint64_t s;
+	/* window 1000..2000, slack 100 */
+	struct kbh_guard_window w = win(1000, 1010, 1950, 2000);
+	ck_assert_int_eq(kbh_guard_verify(&w, 100, &s), KBH_GUARD_OK);
+	ck_assert_uint_eq(s, 940);
+	ck_assert_uint_eq(kbh_guard_gap(&w), 60);
+	/* exactly at the bound: claim == window - slack */
+	w = win(1000, 1000, 1900, 2000);
+	ck_assert_int_eq(kbh_guard_verify(&w, 100, &s), KBH_GUARD_OK);
+	ck_assert_uint_eq(s, 900);
+	/* shorter than the window allows: clamped to window - slack */
+	w = win(1000, 1500, 1501, 2000);
+	ck_assert_int_eq(kbh_guard_verify(&w, 100, &s), KBH_GUARD_CLAMPED);
+	ck_assert_uint_eq(s, 900);
+	/* outside the window, either end, or backwards */
+	w = win(1000, 999, 1500, 2000);
+	ck_assert_int_eq(kbh_guard_verify(&w, 100, &s), KBH_GUARD_FORGED);
+	ck_assert_uint_eq(s, 900);
+	w = win(1000, 1500, 2001, 2000);
+	ck_assert_int_eq(kbh_guard_verify(&w, 100, &s), KBH_GUARD_FORGED);
+	w = win(1000, 1600, 1500, 2000);
+	ck_assert_int_eq(kbh_guard_verify(&w, 100, &s), KBH_GUARD_FORGED);
+	w = win(1000, 0, 0, 2000);
+	ck_assert_int_eq(kbh_guard_verify(&w, 100, &s), KBH_GUARD_FORGED);
+	/* a window shorter than the slack: any claim inside it is fine */
+	w = win(1000, 1020, 1021, 1050);
+	ck_assert_int_eq(kbh_guard_verify(&w, 100, &s), KBH_GUARD_OK);
+	ck_assert_uint_eq(s, 1);
+}
+END_TEST
+
+START_TEST(unexplained_cases)
+{
+	struct kbh_guard_window w = win(0, 10, 20, 1000);
+	ck_assert_uint_eq(kbh_guard_gap(&w), 990);
+	ck_assert(kbh_guard_unexplained(&w, 100));
+	w.waited = 900; /* the kernel says both waited 900 ns for a CPU */
+	ck_assert(!kbh_guard_unexplained(&w, 100));
+	w.waited = 800;
+	ck_assert(kbh_guard_unexplained(&w, 100));
+	w.waited = 5000;
+	ck_assert(!kbh_guard_unexplained(&w, 100));
+}
+END_TEST
+
+START_TEST(slack_rule)
+{
+	uint64_t g[200];
+	struct kbh_guard_cal c;
+	ck_assert_int_eq(kbh_guard_slack(g, 0, &c), -EINVAL);
+	for (int i = 0; i < 200; i++)
+		g[i] = (uint64_t)(199 - i) * 100; /* 0 .. 19900, shuffled */
+	ck_assert_int_eq(kbh_guard_slack(g, 200, &c), 0);
+	ck_assert_uint_eq(c.n, 200);
+	ck_assert_uint_eq(c.p50, 10000);
+	ck_assert_uint_eq(c.p90, 17900);
+	ck_assert_uint_eq(c.p95, 18900);
+	ck_assert_uint_eq(c.p99, 19700);
+	ck_assert_uint_eq(c.max, 19900);
+	ck_assert_uint_eq(c.slack, 2 * 18900 + 10000);
+	ck_assert(g[0] <= g[199]); /* sorted in place */
+	/* the bounds */
+	for (int i = 0; i < 200; i++)
+		g[i] = 0;
+	kbh_guard_slack(g, 200, &c);
+	ck_assert_uint_eq(c.slack, KBH_GUARD_SLACK_MIN_NS);
+	for (int i = 0; i < 200; i++)
+		g[i] = 10000000;
+	kbh_guard_slack(g, 200, &c);
+	ck_assert_uint_eq(c.slack, KBH_GUARD_SLACK_MAX_NS);
+	/* clamp rule */
+	ck_assert(!kbh_guard_too_many_clamped(2, 10));
+	ck_assert(kbh_guard_too_many_clamped(3, 10));
+	ck_assert(!kbh_guard_too_many_clamped(22, 1000));
+	ck_assert(kbh_guard_too_many_clamped(23, 1000));
+}
+END_TEST
+
+/* ---- live --------------------------------------------------------------- */
+
+enum {
+	OP_HONEST = KBH_GUARD_OP_USER, /* busy arg ns, true stamps */
+	OP_SHORT,		       /* busy arg ns, claims 1 us */
+	OP_PAST,		       /* claims a start before the window */
+	OP_SEGV,		       /* crashes */
+	OP_EXIT,		       /* exit(3) */
+	OP_FD,			       /* is fd arg open? */
+	OP_ESCAPE,		       /* fork, signal the parent, ptrace */
+	OP_SUM,			       /* sums arg bytes at ptr, writes out */
+	OP_PASTEND,		       /* reads one page past ptr's end */
+	OP_PEEK,		       /* reads the parent's /proc files */
+};
+
+struct targ {
+	uint64_t a, b, c;
+};
+
+static int child_op(void *ctx, uint32_t op, const void *arg, size_t size,
+		    uint64_t *t0, uint64_t *t1)
+{
+	(void)ctx;
+	const struct targ *a = arg;
+	if (size != sizeof *a)
+		return -EINVAL;
+	switch (op) {
+	case OP_HONEST:
+	case OP_SHORT: {
+		uint64_t s = kbh_now_ns(), e;
+		do
+			e = kbh_now_ns();
+		while (e - s < a->a);
+		*t0 = op == OP_HONEST ? s : e - 1000;
+		*t1 = e;
+		return 0;
+	}
+	case OP_PAST:
+		*t0 = 1;
+		*t1 = kbh_now_ns();
+		return 0;
+	case OP_SEGV:
+		raise(SIGSEGV);
+		return 0;
+	case OP_EXIT:
+		exit(3);
+	case OP_FD:
+		return fcntl((int)a->a, F_GETFD) >= 0;
+	case OP_ESCAPE: {
+		int found = 0;
+		pid_t p = fork();
+		if (p == 0)
+			_exit(0);
+		if (p > 0)
+			found |= 1;
+		if (kill(getppid(), 0) == 0)
+			found |= 2;
+		if (kill(0, 0) == 0)
+			found |= 4;
+		if (kill(getpid(), 0) != 0)
+			found |= 8; /* must still reach itself */
+		return found;
+	}
+	case OP_SUM: {
+		const unsigned char *p = (const void *)(uintptr_t)a->a;
+		uint64_t s = 0;
+		for (uint64_t i = 0; i < a->b; i++)
+			s += p[i];
+		*(uint64_t *)(uintptr_t)a->c = s;
+		return 0;
+	}
+	case OP_PASTEND: {
+		const volatile unsigned char *p =
+			(const void *)(uintptr_t)a->a;
+		return p[a->b + 4096];
+	}
+	case OP_PEEK: {
+		char path[64];
+		int found = 0;
+		snprintf(path, sizeof path, "/proc/%d/mem", (int)getppid());
+		if (open(path, O_RDONLY) >= 0)
+			found |= 1;
+		snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)getppid(),
+			 (int)a->a);
+		if (open(path, O_WRONLY) >= 0)
+			found |= 2;
+		return found;
+	}
+	}
+	return -EINVAL;
+}
+
+static struct kbh_guard *start(void)
+{
+	char err[256] = "";
+	struct kbh_guard *g = NULL;
+	kbh_trusted_init(err, sizeof err);
+	int rc = kbh_guard_start(&g, (size_t)1 << 28, child_op, NULL, err,
+				 sizeof err);
+	ck_assert_msg(rc == 0, "kbh_guard_start: %d %s", rc, err);
+	return g;
+}
+
+static int req(struct kbh_guard *g, uint32_t op, uint64_t a, uint64_t b,
+	       uint64_t c, struct kbh_guard_window *w)
+{
+	struct targ t = {a, b, c};
+	return kbh_guard_request(g, op, &t, sizeof t, w);
+}
+
+/* State letter of a process from /proc/<pid>/stat ('T' when stopped). */
+static char proc_state(int pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return '?';
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+START_TEST(live_timing)
+{
+	struct kbh_guard *g = start();
+	struct kbh_guard_window w;
+	uint64_t s;
+	ck_assert(kbh_guard_confined(g));
+	ck_assert_int_eq(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
+
+	ck_assert_int_eq(req(g, OP_HONEST, 2000000, 0, 0, &w), 0);
+	ck_assert_int_eq(w.status, 0);
+	ck_assert(w.t_go <= w.t0 && w.t0 <= w.t1 && w.t1 <= w.t_seen);
+	ck_assert_uint_ge(w.t1 - w.t0, 2000000);
+	/* an honest 2 ms is never clamped with the largest slack */
+	ck_assert_int_ne(kbh_guard_verify(&w, KBH_GUARD_SLACK_MAX_NS, &s),
+			 KBH_GUARD_FORGED);
+	/* the child is stopped between requests */
+	ck_assert_int_eq(proc_state(kbh_guard_pid(g)), 'T');
+
+	/* 2 ms of work claimed as 1 us: clamped, whatever the slack */
+	ck_assert_int_eq(req(g, OP_SHORT, 2000000, 0, 0, &w), 0);
+	ck_assert_int_eq(kbh_guard_verify(&w, KBH_GUARD_SLACK_MAX_NS, &s),
+			 KBH_GUARD_CLAMPED);
+	ck_assert_uint_ge(s, 2000000 - KBH_GUARD_SLACK_MAX_NS);
+
+	ck_assert_int_eq(req(g, OP_PAST, 0, 0, 0, &w), 0);
+	ck_assert_int_eq(kbh_guard_verify(&w, KBH_GUARD_SLACK_MAX_NS, &s),
+			 KBH_GUARD_FORGED);
+	ck_assert_str_eq(kbh_guard_death(g), "");
+	kbh_guard_stop(g);
+}
+END_TEST
+
+START_TEST(live_crash)
+{
+	struct kbh_guard *g = start();
+	struct kbh_guard_window w;
+	ck_assert_int_eq(req(g, OP_SEGV, 0, 0, 0, &w), -ECHILD);
+	ck_assert_msg(strstr(kbh_guard_death(g), SEGV_DEATH), "%s",
+		      kbh_guard_death(g));
+	/* dead for good */
+	ck_assert_int_eq(req(g, OP_HONEST, 0, 0, 0, &w), -ECHILD);
+	kbh_guard_stop(g);
+
+	g = start();
+	ck_assert_int_eq(req(g, OP_EXIT, 0, 0, 0, &w), -ECHILD);
+	ck_assert_msg(strstr(kbh_guard_death(g), EXIT3_DEATH), "%s",
+		      kbh_guard_death(g));
+	kbh_guard_stop(g);
+}
+END_TEST
+
+START_TEST(live_confinement)
+{
+	/* an fd opened before the split (the report fd, say) */
+	int fd = open("/dev/null", O_WRONLY);
+	ck_assert_int_ge(fd, 3);
+	struct kbh_guard *g = start();
+	struct kbh_guard_window w;
+	ck_assert_int_eq(req(g, OP_FD, (uint64_t)fd, 0, 0, &w), 0);
+	ck_assert_int_eq(w.status, 0); /* closed in the child */
+	ck_assert_int_eq(req(g, OP_FD, 2, 0, 0, &w), 0);
+	ck_assert_int_eq(w.status, 1); /* stderr stays */
+	ck_assert_int_eq(req(g, OP_ESCAPE, 0, 0, 0, &w), 0);
+	ck_assert_msg(w.status == 0, "escape bits %#x", w.status);
+	ck_assert_int_eq(req(g, OP_PEEK, (uint64_t)fd, 0, 0, &w), 0);
+	ck_assert_msg(w.status == 0, "peek bits %#x", w.status);
+	kbh_guard_stop(g);
+	close(fd);
+}
+END_TEST
+
+START_TEST(live_arena)
+{
+	struct kbh_guard *g = start();
+	struct kbh_guard_window w;
+	char err[256];
+	size_t n = 10000;
+	unsigned char *in = kbh_guard_alloc(g, n);
+	uint64_t *out = kbh_guard_alloc(g, sizeof *out);
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_uint_eq((uintptr_t)in % 64, 0);
+	ck_assert_uint_eq((uintptr_t)out % 64, 0);
+	uint64_t want = 0;
+	for (size_t i = 0; i < n; i++) {
+		in[i] = (unsigned char)(i * 7);
+		want += in[i];
+	}
+	ck_assert_int_eq(kbh_guard_publish(g, err, sizeof err), 0);
+	ck_assert_int_eq(req(g, OP_SUM, (uintptr_t)in, n, (uintptr_t)out, &w),
+			 0);
+	ck_assert_int_eq(w.status, 0);
+	ck_assert_uint_eq(*out, want); /* the child wrote into shared memory */
+	ck_assert_uint_gt(kbh_guard_arena_used(g), n);
+	kbh_guard_reset(g);
+	ck_assert_uint_eq(kbh_guard_arena_used(g), 0);
+	/* the next array starts at the same place, and the child cannot
+	 * reach it before it is published */
+	unsigned char *again = kbh_guard_alloc(g, n);
+	ck_assert_ptr_eq(again, in);
+	ck_assert_int_eq(req(g, OP_SUM, (uintptr_t)again, n,
+			     (uintptr_t)again, &w),
+			 -ECHILD);
+	ck_assert_msg(strstr(kbh_guard_death(g), SEGV_DEATH), "%s",
+		      kbh_guard_death(g));
+	kbh_guard_stop(g);
+
+	/* reading a page past an array's end faults in the child */
+	g = start();
+	in = kbh_guard_alloc(g, 4096 * 3);
+	ck_assert_ptr_nonnull(kbh_guard_alloc(g, 64));
+	ck_assert_int_eq(kbh_guard_publish(g, err, sizeof err), 0);
+	ck_assert_int_eq(req(g, OP_PASTEND, (uintptr_t)in, 4096 * 3 - 4096,
+			     0, &w),
+			 -ECHILD);
+	kbh_guard_stop(g);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("guard");
+	TCase *t = tcase_create("guard");
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, verify_cases);
+	tcase_add_test(t, unexplained_cases);
+	tcase_add_test(t, slack_rule);
+	tcase_add_test(t, live_timing);
+	tcase_add_test(t, live_crash);
+	tcase_add_test(t, live_confinement);
+	tcase_add_test(t, live_arena);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
