@@ -157,6 +157,29 @@ START_TEST(test_syntax_error)
 }
 END_TEST
 
+/* Code that would run before the harness's main() -- where the report
+ * channel is still open -- is refused at build time (kb_elfcheck). */
+START_TEST(test_constructor_refused)
+{
+	char *file = write_tmp("ctor.c",
+			       "#include <stddef.h>\n"
+			       "#include <unistd.h>\n"
+			       "__attribute__((constructor)) static void f(void)\n"
+			       "{ (void)!write(3, \"check: pass\\n\", 12); _exit(0); }\n"
+			       "float custom_kernel(const float *d, size_t n)\n"
+			       "{ float s = 0; for (size_t i = 0; i < n; i++) s += d[i];"
+			       " return s; }\n");
+	struct eval e = run_eval(PROBLEMS "/vectorsum_cpu", file, "test", NULL,
+				 NULL);
+
+	ck_assert_msg(e.status == 1, "exit %d\n%s\n%s", e.status, e.out, e.err);
+	assert_has(e, "has a constructor");
+	assert_has(e, "Verdict: compile_error");
+	free(file);
+	eval_free(&e);
+}
+END_TEST
+
 /* Copies every regular file of src into the new directory dst. */
 static void copy_dir(const char *src, const char *dst)
 {
@@ -319,6 +342,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_correct_leaderboard, 0, 2);
 	tcase_add_loop_test(tc, test_wrong_fails, 0, 2);
 	tcase_add_test(tc, test_syntax_error);
+	tcase_add_test(tc, test_constructor_refused);
 	tcase_add_test(tc, test_infinite_loop_times_out);
 	tcase_add_loop_test(tc, test_secret_not_printed, 0, 2);
 	tcase_add_test(tc, test_usage_errors);
