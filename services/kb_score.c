@@ -69,3 +69,43 @@ enum kb_run_end kb_run_classify(int signaled, int exit_code, int timed_out,
 		return KB_RUN_CRASHED;
 	}
 }
+
+int kb_run_infra_exit(int exit_code)
+{
+	return exit_code == 2 || exit_code == 110 || exit_code == 111 ||
+	       exit_code == 113;
+}
+
+int kb_run_user_started(const char *report, size_t len)
+{
+	static const char line[] = "user-code: started";
+	const size_t n = sizeof(line) - 1;
+	size_t pos = 0;
+
+	if (!report)
+		return 0;
+	while (pos < len) {
+		const char *p = report + pos;
+		const char *nl = memchr(p, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - p) : len - pos;
+
+		if (l == n && memcmp(p, line, n) == 0)
+			return 1;
+		pos += l + 1;
+	}
+	return 0;
+}
+
+enum kb_run_end kb_run_classify_started(int signaled, int exit_code,
+					int timed_out, int report_ok,
+					int check, int user_started)
+{
+	enum kb_run_end e = kb_run_classify(signaled, exit_code, timed_out,
+					    report_ok, check);
+
+	/* The harness's own error codes are a claim anyone in the process
+	 * can make; once the submission has run, it may have made it. */
+	if (e == KB_RUN_INFRA && user_started)
+		return KB_RUN_CRASHED;
+	return e;
+}

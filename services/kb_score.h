@@ -21,7 +21,9 @@ enum kb_run_end {
 	KB_RUN_FAILED,    /* the harness says tests failed (exit 112 / check: fail) */
 	KB_RUN_TIMEOUT,   /* killed by the wall-clock limit, or exit 114 */
 	KB_RUN_CRASHED,   /* signal, unexpected exit code, or a bad report */
-	KB_RUN_INFRA,     /* exit 110/111/113 or 2: the platform's fault */
+	KB_RUN_INFRA,     /* exit 110/111/113 or 2: the platform's fault
+			   * (unless user code had started, see
+			   * kb_run_classify_started) */
 };
 
 /* Classifies a finished run. exit_code is the status when !signaled;
@@ -44,5 +46,28 @@ enum kb_run_end {
  * infra retries (Submission.attempt). */
 enum kb_run_end kb_run_classify(int signaled, int exit_code, int timed_out,
 				int report_ok, int check);
+
+/* 1 when exit_code is one the harness reserves for its own errors (2, 110,
+ * 111, 113: KB_RUN_INFRA above), else 0. */
+int kb_run_infra_exit(int exit_code);
+
+/* 1 when the raw report (len bytes, need not be NUL-terminated or parse)
+ * holds the line "user-code: started", which our harnesses write right
+ * before the first call of the submission's code; else 0. Only a line
+ * of exactly that text counts (a last line may lack its '\n'). A report
+ * that does not parse is still searched: a submission that garbles the
+ * report after the line was written must not undo it. */
+int kb_run_user_started(const char *report, size_t len);
+
+/* kb_run_classify for a run whose report may say that user code started
+ * (user_started, from kb_run_user_started). From that point an exit
+ * status the harness reserves for its own errors (2, 110, 111, 113) may
+ * be the submission's own exit() -- it shares the harness's process --
+ * so it is KB_RUN_CRASHED (the user's), not KB_RUN_INFRA. Harnesses that
+ * never write the line (upstream's) are classified as by
+ * kb_run_classify. Everything else is as kb_run_classify. */
+enum kb_run_end kb_run_classify_started(int signaled, int exit_code,
+					int timed_out, int report_ok,
+					int check, int user_started);
 
 #endif

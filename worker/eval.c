@@ -118,6 +118,10 @@ static void make_env(const struct job *j, const char *dir, int harness,
 				 "CUDA_VISIBLE_DEVICES=%s", j->o->gpu_visible);
 			e->v[n++] = e->visible;
 		}
+		/* Our harnesses remove the cases file once loaded, before
+		 * user code runs (kbh_cases_consume): the seeds are not for
+		 * the submission. It is written again for every run. */
+		e->v[n++] = "KBH_CASES_UNLINK=1";
 	}
 	e->v[n] = NULL;
 }
@@ -259,11 +263,22 @@ static void finish_run(struct job *j, const struct kb_plan_run *p,
 	o->signal = sr->signaled ? sr->signal : 0;
 	o->oom = sr->oom_killed;
 	o->bad_report = !report_ok;
-	o->end = kb_run_classify(sr->signaled, sr->exit_code, sr->timed_out,
-				 report_ok, report_ok ? rep.check : -1);
+	/* Searched in the raw bytes: a report garbled after the line was
+	 * written still says that user code ran. */
+	o->user_started = kb_run_user_started(sr->report, sr->report_len);
+	o->end = kb_run_classify_started(sr->signaled, sr->exit_code,
+					 sr->timed_out, report_ok,
+					 report_ok ? rep.check : -1,
+					 o->user_started);
 	if (o->end == KB_RUN_INFRA)
 		snprintf(o->why, sizeof(o->why), "exit status %d (%s)",
 			 sr->exit_code, infra_exit_name(sr->exit_code));
+	/* The CUDA harness's relay says why it ended a run as crashed
+	 * (exit 115: forged report, exit from user code). */
+	if (o->end == KB_RUN_CRASHED && report_ok && !secret &&
+	    kb_popcorn_get(&rep, "crash"))
+		snprintf(o->why, sizeof(o->why), "%s",
+			 kb_popcorn_get(&rep, "crash"));
 	if (o->end == KB_RUN_OK)
 		o->suspect = kb_verdict_suspect(&rep, sr->wall_s, o->why,
 						sizeof(o->why));

@@ -39,6 +39,15 @@ static void describe_end(const struct kb_run_outcome *o, char *buf, size_t n)
 		else if (o->signal)
 			snprintf(buf, n, "%s crashed with signal %d (%s)",
 				 o->label, o->signal, strsignal(o->signal));
+		else if (o->user_started && kb_run_infra_exit(o->exit_code))
+			/* The harness's code for its own errors, but after
+			 * the submission ran: it may have exited itself. */
+			snprintf(buf, n,
+				 "%s crashed: exit status %d after your code "
+				 "started",
+				 o->label, o->exit_code);
+		else if (o->why[0])
+			snprintf(buf, n, "%s crashed: %s", o->label, o->why);
 		else if (o->bad_report)
 			snprintf(buf, n, "%s produced no valid harness report",
 				 o->label);

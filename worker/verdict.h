@@ -41,8 +41,10 @@ struct kb_run_outcome {
 	int oom;              /* killed for exceeding the memory limit */
 	double timeout_s;     /* the run's limit, for the message */
 	int bad_report;       /* the report was missing, cut or malformed */
+	int user_started;     /* the report said "user-code: started" */
 	int suspect;          /* a measurement that must not be ranked */
-	char why[192];        /* detail for suspect and infra ends */
+	char why[192];        /* detail for suspect and infra ends, and
+			       * for crashes the harness explained */
 	double *means;        /* benchmark means (ns), malloc'd, or NULL */
 	size_t nmeans;
 };

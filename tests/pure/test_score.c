@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kb_score.h"
 
@@ -102,6 +103,65 @@ START_TEST(classify_table)
 }
 END_TEST
 
+START_TEST(user_started_line)
+{
+	static const char ok[] = "system.device: H100\ntest-count: 1\n"
+				 "test.0.spec: n: 1\nuser-code: started\n";
+	static const char last[] = "test-count: 1\nuser-code: started";
+	static const char garbled[] = "user-code: started\n\x01\xff no colon\n";
+
+	ck_assert_int_eq(kb_run_user_started(ok, sizeof(ok) - 1), 1);
+	ck_assert_int_eq(kb_run_user_started(last, sizeof(last) - 1), 1);
+	ck_assert_int_eq(kb_run_user_started(garbled, sizeof(garbled) - 1), 1);
+	/* Only the exact line. */
+	ck_assert_int_eq(kb_run_user_started("user-code: started \n", 20), 0);
+	ck_assert_int_eq(kb_run_user_started("xuser-code: started\n", 20), 0);
+	ck_assert_int_eq(kb_run_user_started("user-code: starte", 17), 0);
+	ck_assert_int_eq(kb_run_user_started("test.0.user-code: started\n", 26),
+			 0);
+	/* The length bounds the search. */
+	ck_assert_int_eq(kb_run_user_started(ok, 20), 0);
+	ck_assert_int_eq(kb_run_user_started(NULL, 0), 0);
+	ck_assert_int_eq(kb_run_user_started("", 0), 0);
+}
+END_TEST
+
+START_TEST(classify_started)
+{
+	static const int infra[] = {2, 110, 111, 113};
+
+	for (size_t i = 0; i < sizeof(infra) / sizeof(infra[0]); i++) {
+		ck_assert_int_eq(kb_run_infra_exit(infra[i]), 1);
+		/* Before user code: the platform's. */
+		ck_assert_int_eq(kb_run_classify_started(0, infra[i], 0, 0, -1, 0),
+				 KB_RUN_INFRA);
+		/* After: the submission may have exited itself. */
+		ck_assert_int_eq(kb_run_classify_started(0, infra[i], 0, 0, -1, 1),
+				 KB_RUN_CRASHED);
+		ck_assert_int_eq(kb_run_classify_started(0, infra[i], 0, 1, 0, 1),
+				 KB_RUN_CRASHED);
+	}
+	ck_assert_int_eq(kb_run_infra_exit(0), 0);
+	ck_assert_int_eq(kb_run_infra_exit(112), 0);
+	ck_assert_int_eq(kb_run_infra_exit(115), 0);
+	/* Everything else is as before. */
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		const struct cls *c = &classes[i];
+
+		ck_assert_int_eq(kb_run_classify_started(c->signaled, c->exit_code,
+							 c->timed_out, c->report_ok,
+							 c->check, 0),
+				 c->want);
+		if (c->want != KB_RUN_INFRA)
+			ck_assert_int_eq(
+				kb_run_classify_started(c->signaled, c->exit_code,
+							c->timed_out, c->report_ok,
+							c->check, 1),
+				c->want);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("score");
@@ -110,6 +170,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, combine_last_mean_geom);
 	tcase_add_test(tc, combine_geom_no_overflow);
 	tcase_add_test(tc, combine_errors);
+	tcase_add_test(tc, user_started_line);
+	tcase_add_test(tc, classify_started);
 	tcase_add_loop_test(tc, classify_table, 0,
 			    sizeof(classes) / sizeof(classes[0]));
 	suite_add_tcase(s, tc);

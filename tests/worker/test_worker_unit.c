@@ -341,6 +341,24 @@ START_TEST(test_verdict_user_ends)
 	kb_verdict_assemble(&in, &v);
 	ck_assert_str_eq(v.error, "tests produced no valid harness report");
 	ck_assert_int_eq(v.has_score, 0);
+
+	/* The harness's "device API error" after user code ran: the user's
+	 * (kb_run_classify_started), said plainly. */
+	r[0].exit_code = 110;
+	r[0].user_started = 1;
+	kb_verdict_assemble(&in, &v);
+	ck_assert_int_eq(v.verdict, KB__VERDICT__VERDICT_CRASHED);
+	ck_assert_int_eq(v.fault, KB__FAULT__FAULT_USER);
+	ck_assert_str_eq(v.error,
+			 "tests crashed: exit status 110 after your code started");
+
+	/* A crash the harness explained (the CUDA relay's crash key). */
+	r[0].exit_code = 115;
+	r[0].user_started = 0;
+	snprintf(r[0].why, sizeof(r[0].why), "forged results?");
+	kb_verdict_assemble(&in, &v);
+	ck_assert_int_eq(v.verdict, KB__VERDICT__VERDICT_CRASHED);
+	ck_assert_str_eq(v.error, "tests crashed: forged results?");
 }
 END_TEST
 
@@ -512,6 +530,10 @@ static struct fake {
 	int fail_mode_call;   /* 1-based call that reports check: fail */
 	int infra_call;       /* 1-based call whose sandbox fails */
 	int timeout_call;
+	int exit_call;        /* 1-based call that exits with exit_code */
+	int exit_code;        /* ... after a partial report */
+	int exit_started;     /* ... that says user-code: started */
+	const char *exit_crash; /* ... and crash: <this>, check: fail */
 } fake;
 
 static void join(char *out, size_t n, char *const *v)
@@ -598,6 +620,23 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 		r->timed_out = 1;
 		r->out = kb__xstrdup("");
 		r->err = kb__xstrdup("");
+		return 0;
+	}
+	if (fake.exit_call == k + 1) {
+		/* A harness that stops mid-run (no check line). */
+		kb_buf_printf(&rep, "test-count: 1\n");
+		if (fake.exit_started)
+			kb_buf_printf(&rep, "user-code: started\n");
+		if (fake.exit_crash)
+			kb_buf_printf(&rep, "crash: %s\ncheck: fail\n",
+				      fake.exit_crash);
+		r->exited = 1;
+		r->exit_code = fake.exit_code;
+		r->report = rep.data;
+		r->report_len = rep.len;
+		r->out = kb__xstrdup("");
+		r->err = kb__xstrdup("eval.out: CUDA error: ECC");
+		r->err_len = strlen(r->err);
 		return 0;
 	}
 	cases = slurp(o->workdir, "cases.txt");
@@ -779,6 +818,55 @@ START_TEST(test_eval_stops_at_failure)
 	ck_assert_int_eq(r->runs[0]->success, 1);
 	ck_assert_int_eq(r->has_score, 0);
 	ck_assert_str_eq(r->runs[0]->stderr, "harness stderr");
+	kb__result__free_unpacked(r, NULL);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+START_TEST(test_eval_infra_exit)
+{
+	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_LEADERBOARD);
+	Kb__Result *r;
+
+	/* Exit 110 before user code ran: the platform's. */
+	fake.exit_call = 3; /* the ranked run */
+	fake.exit_code = 110;
+	r = evaluate(s, NULL);
+	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_INFRA_ERROR);
+	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_INFRA);
+	kb__result__free_unpacked(r, NULL);
+
+	/* After "user-code: started": the user's. */
+	fake.calls = 0;
+	fake.exit_started = 1;
+	r = evaluate(s, NULL);
+	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_CRASHED);
+	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_USER);
+	ck_assert_str_eq(r->error, "ranked run crashed: exit status 110 after "
+				   "your code started");
+	ck_assert_int_eq(r->has_score, 0);
+	/* The harness runs are asked to remove their cases file. */
+	ck_assert_msg(strstr(fake.env[1], "KBH_CASES_UNLINK=1") != NULL, "%s",
+		      fake.env[1]);
+	kb__result__free_unpacked(r, NULL);
+
+	/* The CUDA relay's own verdict: crashed, with its reason. */
+	fake.calls = 0;
+	fake.exit_code = 115;
+	fake.exit_crash = "custom_kernel ended the process (exit status 110)";
+	r = evaluate(s, NULL);
+	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_CRASHED);
+	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_USER);
+	ck_assert_str_eq(r->error, "ranked run crashed: custom_kernel ended the "
+				   "process (exit status 110)");
+	kb__result__free_unpacked(r, NULL);
+
+	/* ... never quoted from the secret run. */
+	fake.calls = 0;
+	fake.exit_call = 4;
+	r = evaluate(s, NULL);
+	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_CRASHED);
+	ck_assert_str_eq(r->error, "secret run crashed");
 	kb__result__free_unpacked(r, NULL);
 	kb__submission__free_unpacked(s, NULL);
 }
@@ -1101,6 +1189,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_add_test(tc, test_eval_leaderboard);
 	tcase_add_test(tc, test_eval_stops_at_failure);
+	tcase_add_test(tc, test_eval_infra_exit);
 	tcase_add_test(tc, test_eval_compile_error);
 	tcase_add_test(tc, test_eval_timeout);
 	tcase_add_test(tc, test_eval_sandbox_failure);

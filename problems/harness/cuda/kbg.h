@@ -64,10 +64,13 @@ struct kbg_layout {
 	struct kbh_cost cost;
 	enum kbg_ops ops;
 	double min_work;
-	/* 1: every call gets newly generated data (generate + reference run
-	 * before each call; for problems whose reference costs about as much
-	 * as a pass over the data). 0: `sets` data sets are made once per
-	 * case and each call draws one at random (for costly references). */
+	/* 1: every call gets newly generated data (generate before each
+	 * call, generate again + reference after it; for problems whose
+	 * reference costs about as much as a pass over the data). 0: `sets`
+	 * data sets are made once per case and each call draws one at random
+	 * (for costly references); their expected results wait in host
+	 * memory and are copied back after each call (exp_bytes over PCIe
+	 * per checked call, outside the timing). */
 	int fresh;
 	int sets;                         /* 1..8; 0 = 4 */
 };
@@ -87,7 +90,11 @@ struct kbg_problem {
 	/* Fills the inputs on the device from seed (deterministic). */
 	int (*generate)(const void *params, uint64_t seed, void *const in[]);
 
-	/* Computes the expected result of in into exp. */
+	/* Computes the expected result of in into exp. Runs only after the
+	 * submission's call has ended (the expected result never exists on
+	 * the device while user code runs), on inputs regenerated from the
+	 * seed (fresh data), or once per data set (then exp is moved to host
+	 * memory). exp and scratch are zeroed after every check. */
 	int (*reference)(const void *params, const void *const in[], void *exp,
 			 void *scratch);
 
