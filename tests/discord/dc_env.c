@@ -17,44 +17,10 @@
 
 #include "kb_util.h"
 
-static int guard_fd = -1;
-
 static void sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
-}
-
-/* Kills the process groups it was told about once this process is gone. */
-static void guard(pid_t pid)
-{
-	if (guard_fd < 0) {
-		int p[2];
-		ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-		pid_t w = fork();
-		ck_assert_int_ge(w, 0);
-		if (w == 0) {
-			pid_t pids[32], x;
-			int n = 0;
-			setpgid(0, 0);
-			close(p[1]);
-			for (;;) {
-				ssize_t r = read(p[0], &x, sizeof(x));
-				if (r == (ssize_t)sizeof(x)) {
-					if (n < 32)
-						pids[n++] = x;
-				} else if (!(r < 0 && errno == EINTR)) {
-					break;
-				}
-			}
-			for (int i = 0; i < n; i++)
-				kill(-pids[i], SIGKILL);
-			_exit(0);
-		}
-		close(p[0]);
-		guard_fd = p[1];
-	}
-	ck_assert_int_eq(write(guard_fd, &pid, sizeof(pid)), (ssize_t)sizeof(pid));
 }
 
 /* "NAME=value", malloc'd. */
@@ -101,7 +67,6 @@ static pid_t spawn(struct dc_env *e, const char *bin, const char *log, int with_
 	for (int i = 0; i < n; i++)
 		free(env[i]);
 	ck_assert_int_gt(pid, 0);
-	guard(pid);
 	return pid;
 }
 
@@ -141,9 +106,7 @@ void dc_env_up(struct dc_env *e, int with_key, int pipeline)
 	e->fd = fd_start();
 	ck_assert_ptr_nonnull(e->fd);
 	ck_assert_int_eq(kb_test_redis_start(&e->redis), 0);
-	guard(e->redis.pid);
 	ck_assert_int_eq(kb_test_devbroker_start(&e->broker), 0);
-	guard(e->broker.pid);
 	e->port = kb_test_free_port();
 	snprintf(e->api, sizeof(e->api), "http://127.0.0.1:%d", e->port);
 	e->gw = spawn(e, KB_BINARY_DIR "/gateway/kb-gateway", "gateway", with_key);

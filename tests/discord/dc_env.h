@@ -5,8 +5,8 @@
  * come from) and kb-gateway with DISCORD_API_BASE pointing at it, a fresh
  * Ed25519 key pair (the public half as DISCORD_PUBLIC_KEY), and the CPU
  * problem set. With pipeline, kb-ranker and a kb-worker (KB_GPU=CPU) run
- * too. Every process dies with the test (a guard process, as in
- * tests/gateway/gw_env.c: Check's failing children skip atexit).
+ * too. Every process dies with the test, even a failing one that skips
+ * atexit: kb_test_spawn() starts each with PR_SET_PDEATHSIG.
  *
  * dc_post() signs a body with the test key (or a forged one) at a chosen
  * clock offset and POSTs it to /discord/interactions.

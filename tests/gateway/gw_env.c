@@ -17,47 +17,10 @@
 #include "kb_redis.h"
 #include "kb_util.h"
 
-static int guard_fd = -1;
-
 static void sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
-}
-
-/* A process that waits for this one to end (its pipe reaches EOF), then
- * kills the process groups it was told about. */
-static void guard(pid_t pid)
-{
-	if (guard_fd < 0) {
-		int p[2];
-		ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-		pid_t w = fork();
-		ck_assert_int_ge(w, 0);
-		if (w == 0) {
-			pid_t pids[32], x;
-			int n = 0;
-			/* Check kills a test's whole process group when the
-			 * test ends; the guard must outlive it. */
-			setpgid(0, 0);
-			close(p[1]);
-			for (;;) {
-				ssize_t r = read(p[0], &x, sizeof(x));
-				if (r == (ssize_t)sizeof(x)) {
-					if (n < 32)
-						pids[n++] = x;
-				} else if (!(r < 0 && errno == EINTR)) {
-					break;
-				}
-			}
-			for (int i = 0; i < n; i++)
-				kill(-pids[i], SIGKILL);
-			_exit(0);
-		}
-		close(p[0]);
-		guard_fd = p[1];
-	}
-	ck_assert_int_eq(write(guard_fd, &pid, sizeof(pid)), (ssize_t)sizeof(pid));
 }
 
 static void start_gateway(struct gw_env *e, const char *admin_token)
@@ -89,7 +52,6 @@ static void start_gateway(struct gw_env *e, const char *admin_token)
 	unlink(e->log);
 	e->gw = kb_test_spawn(argv, env, e->log);
 	ck_assert_int_gt(e->gw, 0);
-	guard(e->gw);
 
 	for (int waited = 0;; waited += 50) {
 		struct gw_resp r = gw_req(e, "GET", "/health", NULL, NULL, 0);
@@ -114,10 +76,8 @@ void gw_env_up(struct gw_env *e, int real_broker, const char *admin_token)
 	e->extra_env = extra;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	ck_assert_int_eq(kb_test_redis_start(&e->redis), 0);
-	guard(e->redis.pid);
 	if (real_broker) {
 		ck_assert_int_eq(kb_test_devbroker_start(&e->broker), 0);
-		guard(e->broker.pid);
 		e->have_broker = 1;
 		snprintf(e->brokers, sizeof(e->brokers), "%s", e->broker.url);
 	} else {

@@ -6,8 +6,9 @@
  * its own, in its own forked process: kb_testenv stops servers from an
  * atexit handler, which Check's forked children run too, so servers shared
  * through an unchecked fixture would die after the first passing test.
- * Because a failing Check test exits without running atexit handlers, a
- * guard process also kills every server once the test process is gone.
+ * A failing Check test exits without running atexit handlers; the servers
+ * die with it all the same, since kb_test_spawn() starts each with
+ * PR_SET_PDEATHSIG.
  *
  * Every response gw_req() returns has been checked not to contain a
  * leaderboard's secret seed.
