@@ -52,11 +52,10 @@ def get_json(url, cli_id):
 def result_work_s(redis_port, sid, gpu):
     """build_s + harness_s of the stored Result (kb:res:<id>:<gpu>), read
     from the protobuf (fields 17 and 18, doubles) with redis-cli."""
-    raw = subprocess.run(["redis-cli", "-p", str(redis_port), "--no-raw", "GET",
-                          f"kb:res:{sid}:{gpu}"], capture_output=True).stdout
+    # Piped, redis-cli prints the raw value and a newline; nil is empty.
     data = subprocess.run(["redis-cli", "-p", str(redis_port), "GET",
                            f"kb:res:{sid}:{gpu}"], capture_output=True).stdout[:-1]
-    if not raw.strip() or raw.strip() == b"(nil)":
+    if not data:
         return 0.0
     work, i = 0.0, 0
     while i < len(data):
