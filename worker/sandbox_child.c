@@ -310,6 +310,50 @@ static void loopback_up(const struct sb_plan *p)
 	close(s);
 }
 
+/* The init is a copy of the worker, so its /proc/1/cmdline (readable by
+ * anyone who can see the process) would show the worker's command line,
+ * and /proc/1/comm its name. Overwrites the argument and environment areas
+ * (addresses from /proc/self/stat, fields 48-51) with zeros and a neutral
+ * name; strings the program needs must be copied (forked) first. Best effort: on failure the worker's argv stays visible, which
+ * holds no secret (credentials come from the environment or files). */
+static void scrub_cmdline(void)
+{
+	static const char name[] = "kb-sandbox-init";
+	unsigned long f[52] = { 0 };
+	char buf[1024];
+	ssize_t n = 0, r;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	prctl(PR_SET_NAME, "kb-init", 0, 0, 0);
+	if (fd < 0)
+		return;
+	while (n < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	char *c = strrchr(buf, ')'); /* the name in field 2 may hold spaces */
+	if (!c || c[1] != ' ')
+		return;
+	int k = 3;
+	for (c += 2; *c && k < 52; c++) {
+		if (*c == ' ') {
+			k++;
+			continue;
+		}
+		if (*c >= '0' && *c <= '9')
+			f[k] = f[k] * 10 + (unsigned long)(*c - '0');
+	}
+	if (k < 51)
+		return; /* kernel older than 3.5: no addresses */
+	for (int i = 48; i <= 50; i += 2) {
+		unsigned long a = f[i], b = f[i + 1];
+		if (a && b > a && b - a < (64UL << 20))
+			memset((void *)a, 0, b - a);
+	}
+	if (f[48] && f[49] > f[48] && f[49] - f[48] > sizeof(name))
+		memcpy((void *)f[48], name, sizeof(name));
+}
+
 /* PID 1 of the run: reaps everything, reports the program's status. */
 __attribute__((noreturn)) static void init_main(struct sb_plan *p)
 {
@@ -328,11 +372,31 @@ __attribute__((noreturn)) static void init_main(struct sb_plan *p)
 		fail(p, "sethostname", NULL, errno);
 	loopback_up(p);
 
+	/* The program waits at the gate until our command line is scrubbed:
+	 * its argv and environment may point into the area we zero, so it
+	 * takes its copy of our memory first. */
+	int gate[2];
+	if (pipe2(gate, O_CLOEXEC) < 0)
+		fail(p, "pipe2", "gate", errno);
 	pid_t prog = raw_fork(0);
 	if (prog < 0)
 		fail(p, "clone", "program", errno);
-	if (prog == 0)
+	if (prog == 0) {
+		char c;
+		ssize_t n;
+		close(gate[1]);
+		while ((n = read(gate[0], &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1)
+			_exit(127);
+		close(gate[0]);
 		program_main(p);
+	}
+	close(gate[0]);
+	scrub_cmdline();
+	if (write(gate[1], "g", 1) != 1)
+		fail(p, "write", "gate", errno);
+	close(gate[1]);
 
 	/* Keep only the control pipe: the parent sees EOF on the output pipes
 	 * once the program and its descendants are gone. */

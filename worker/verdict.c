@@ -223,9 +223,17 @@ int kb_verdict_suspect(const struct kb_popcorn *p, double wall_s, char *why,
 		snprintf(key, sizeof(key), "benchmark.%ld.status", i);
 		status = kb_popcorn_get(p, key);
 		if (status && strcmp(status, "suspect") == 0) {
-			snprintf(why, why_size,
-				 "benchmark %ld is faster than the device's "
-				 "physical floor", i);
+			/* The harness says why (the floor, untrusted
+			 * timings, work outliving the timing); upstream
+			 * harnesses never say suspect. */
+			snprintf(key, sizeof(key), "benchmark.%ld.error", i);
+			const char *reason = kb_popcorn_get(p, key);
+			if (reason && *reason)
+				snprintf(why, why_size, "benchmark %ld: %s", i, reason);
+			else
+				snprintf(why, why_size,
+					 "benchmark %ld was flagged suspect by "
+					 "the harness", i);
 			return 1;
 		}
 		if (number(p, i, "mean", &mean) == 0 &&

@@ -352,7 +352,10 @@ START_TEST(test_secrets)
 	fclose(f);
 	chmod(path, 0644); /* readable by anyone on the host: only isolation protects it */
 	setenv("KB_WORKER_SECRET", token, 1); /* the worker's environment */
-	run_hostile("secrets", (const char *[]){ path, token, NULL }, &o, &r);
+	/* The sandbox's init is a copy of us: our command line must not show
+	 * through its /proc/1/cmdline. */
+	run_hostile("secrets", (const char *[]){ path, token, program_invocation_short_name, NULL },
+		    &o, &r);
 	unlink(path);
 	assert_contained("secrets", &r);
 	kb_sandbox_result_clear(&r);

@@ -490,6 +490,17 @@ START_TEST(test_suspect_detection)
 	ck_assert_int_eq(kb_verdict_suspect(&p, 1.0, why, sizeof(why)), 1);
 	ck_assert_msg(strstr(why, "benchmark 1") != NULL, "%s", why);
 	kb_popcorn_clear(&p);
+
+	/* The harness's reason is passed on, not replaced by a guess. */
+	parse("benchmark-count: 1\nbenchmark.0.mean: 10\n"
+	      "benchmark.0.status: suspect\n"
+	      "benchmark.0.error: 5 of 38 timed calls took longer\n"
+	      "check: pass\n", &p);
+	ck_assert_int_eq(kb_verdict_suspect(&p, 1.0, why, sizeof(why)), 1);
+	ck_assert_msg(strstr(why, "benchmark 0: 5 of 38 timed calls took longer") &&
+			      !strstr(why, "floor"),
+		      "%s", why);
+	kb_popcorn_clear(&p);
 }
 END_TEST
 

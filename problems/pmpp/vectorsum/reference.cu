@@ -1,11 +1,21 @@
 /* vectorsum: the problem definition for the GPU driver (kbg.h).
  *
- * Data uniform in [0, 1) (all positive, so a kernel that skips part of the
- * input is off by that part's whole sum). The reference sums in double and
- * also sums |x|; the check accepts |out - sum| <= 1e-4 * sum|x| + 1e-5,
- * about ten standard deviations of the rounding error of an fp32 tree or
- * per-block atomic reduction at 2^28 elements (one fp32 accumulator for
- * everything drifts far more, and fails, as it should).
+ * Data uniform in [-1, 1): zero mean on purpose. The exact sum is then only
+ * about 0.58 sqrt(n), and every partial sum stays small, so honest fp32
+ * summation in any order is accurate, while a kernel that skips or samples
+ * part of the input is off by that part's own sum (~0.58 sqrt(skipped)):
+ * with data in [0, 1) and a tolerance wide enough for fp32 atomics on a
+ * growing positive sum, summing half the data and adding the known mean for
+ * the rest passed (tests/hostile/cuda/estimate_sum.cu).
+ *
+ * The reference sums x and x^2 in double. Tolerance, as in vectorsum_cpu:
+ * |out - sum| <= 8 u sqrt(n sum x^2) + 2 u |sum| (u = 2^-24). Left-to-right
+ * fp32 summation, the least accurate order, has a rounding error of about
+ * 0.41 u n rms on zero-mean data; 8 u n rms is ~20 of its standard
+ * deviations (tree, blocked, per-thread and atomic orders are all more
+ * accurate), and 2 u |sum| covers the final rounding. At n = 2^28 the
+ * tolerance is about 74; skipping 2^14 elements costs an error of that size
+ * on average, skipping half of them about 6.7e3.
  * Cost: 4n + 4 bytes; no flops bound.
  */
 #include "kbg.h"
@@ -46,10 +56,10 @@ int setup(const struct kbh_case *c, void *pv, struct kbg_layout *l, char *err,
 int generate(const void *pv, uint64_t seed, void *const in[])
 {
 	const struct params *p = (const struct params *)pv;
-	return kbg_gen_f32((float *)in[0], p->n, seed, 0.f, 1.f);
+	return kbg_gen_f32((float *)in[0], p->n, seed, -1.f, 1.f);
 }
 
-/* exp[0] = sum x, exp[1] = sum |x|, in double: per-thread sums, a block
+/* exp[0] = sum x, exp[1] = sum x^2, in double: per-thread sums, a block
  * reduction, one atomicAdd per block. */
 __global__ void k_ref(const float *x, size_t n, double *exp)
 {
@@ -58,7 +68,7 @@ __global__ void k_ref(const float *x, size_t n, double *exp)
 	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
 	     i += (size_t)gridDim.x * blockDim.x) {
 		a += x[i];
-		b += fabs((double)x[i]);
+		b += (double)x[i] * x[i];
 	}
 	s0[threadIdx.x] = a;
 	s1[threadIdx.x] = b;
@@ -98,7 +108,8 @@ int check(const void *pv, const void *const *, const void *const out[],
 	if ((e = cudaMemcpy(&got, out[0], sizeof got, cudaMemcpyDeviceToHost)) ||
 	    (e = cudaMemcpy(want, exp, sizeof want, cudaMemcpyDeviceToHost)))
 		return -(int)e;
-	double tol = 1e-4 * want[1] + 1e-5;
+	const double u = 0x1p-24;
+	double tol = 8 * u * sqrt((double)p->n * want[1]) + 2 * u * fabs(want[0]);
 	if (!isfinite(got) || !(fabs((double)got - want[0]) <= tol)) {
 		snprintf(msg, msg_size,
 			 "sum of %zu elements: got %.9g, expected %.9g "

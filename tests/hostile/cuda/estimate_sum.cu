@@ -1,19 +1,20 @@
 // estimate_sum (vectorsum, leaderboard mode).
 //
-// Attempts: to do half the work. The data are uniform in [0, 1), so the
-// sum of n elements is n/2 give or take sqrt(n/12) (4.7e3 at 2^28), while
-// the check accepts 1e-4 * sum|x| (1.3e4 at 2^28). For large cases the
-// submission sums only the first half of the data exactly and adds
-// (n - n/2) times the known mean for the rest: the error is then about
-// sqrt(n/24) (3.3e3), four standard deviations inside the tolerance, on
-// every call. Half the bytes read, it then spins until 98% of the device's
-// peak bandwidth would have been reached for the whole input (above the
-// physical floor). Small cases (the tests) are computed honestly.
+// Attempts: to do half the work. For large cases the submission sums only
+// the first half of the data exactly and adds (n - n/2) times the data's
+// known mean for the rest (the description gives the distribution), then
+// spins until 98% of the device's peak bandwidth would have been reached
+// for the whole input (above the physical floor). Small cases (the tests)
+// are computed honestly.
 //
-// Expected (policy): not ranked. A BAD row with verdict passed and a
-// score means the checker's tolerance is loose against the data's own
-// spread: a partial sum plus an estimate passes (the data distribution
-// needs a spread far beyond the tolerance, e.g. rare large values).
+// With the first design (data in [0, 1), tolerance 1e-4 * sum|x|, 1.3e4 at
+// 2^28) the error of the estimate, about sqrt(n/24) = 3.3e3, passed every
+// call and ranked (H100, 2026-11-22). The data are now zero-mean in
+// [-1, 1) with a tolerance of about 74 at 2^28; the estimate is off by the
+// skipped half's own sum, about 0.58 sqrt(n/2) = 6.7e3.
+//
+// Expected (policy): not ranked. A BAD row with verdict passed and a score
+// means the checker's tolerance is loose against the data's own spread.
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,8 +59,8 @@ __global__ void k_half(const float *data, size_t m, double *acc)
 __global__ void k_finish(float *out, const double *acc, size_t n, size_t m,
 			 const unsigned long long *t0, unsigned long long ns)
 {
-	/* E[x] of the harness's 24-bit uniform floats. */
-	const double mean = 0.5 - 1.0 / 33554432.0;
+	/* E[x] of the harness's uniform floats in [-1, 1). */
+	const double mean = -1.0 / 16777216.0;
 	double v = *acc + (double)(n - m) * mean;
 	while (globaltimer() - *t0 < ns)
 		;

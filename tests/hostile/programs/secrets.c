@@ -1,6 +1,6 @@
 /* Looks for things outside its workdir: a secret file the test made (path
- * and content in argv), the worker's environment through /proc, host files
- * that must not be there. */
+ * and content in argv), the worker's environment and command line (argv[3],
+ * optional) through /proc, host files that must not be there. */
 #include "hostile.h"
 
 #include <dirent.h>
@@ -9,7 +9,7 @@
 
 static char secret[256];
 
-static int file_has_secret(const char *path)
+static int file_has_text(const char *path, const char *text)
 {
 	char buf[65536];
 	int fd = open(path, O_RDONLY);
@@ -23,7 +23,12 @@ static int file_has_secret(const char *path)
 		if (!buf[i])
 			buf[i] = '\n';
 	buf[n] = '\0';
-	return strstr(buf, secret) != NULL;
+	return strstr(buf, text) != NULL;
+}
+
+static int file_has_secret(const char *path)
+{
+	return file_has_text(path, secret);
 }
 
 int main(int argc, char **argv)
@@ -57,6 +62,8 @@ int main(int argc, char **argv)
 		snprintf(p, sizeof(p), "/proc/%s/cmdline", e->d_name);
 		if (file_has_secret(p) > 0)
 			ACHIEVED("found the secret in %s", p);
+		if (argc > 3 && file_has_text(p, argv[3]) > 0)
+			ACHIEVED("sees the worker's command line in %s", p);
 	}
 	if (d)
 		closedir(d);
