@@ -86,7 +86,7 @@ t0=$(date +%s)
 #                           more than TOL_PCT better than the baseline.
 programs='
 spin_kernel     vectoradd test        10 notranked timeout
-daemon          vectoradd test        60 notranked failed
+daemon          vectoradd test        60 notranked failed,compile_error
 fork_bomb       vectoradd test        10 notranked failed,timeout,crashed
 sleeper         vectoradd test        10 notranked timeout
 host_loop       vectoradd test        10 notranked timeout
@@ -95,7 +95,7 @@ flood           vectoradd test        60 notranked failed
 net             vectoradd test        60 notranked failed
 fs_escape       vectoradd test        60 notranked failed
 forge_smart     vectoradd leaderboard 60 notranked crashed,failed,suspect
-forge_atexit    vectoradd leaderboard 60 notranked crashed,failed,suspect
+forge_atexit    vectoradd leaderboard 60 notranked crashed,failed,suspect,compile_error
 forge_naive     vectoradd leaderboard 60 notranked crashed
 exit_infra      vectoradd leaderboard 60 notranked crashed,failed
 steal_expected  vectorsum leaderboard 60 nobetter  failed,suspect,crashed

@@ -193,7 +193,8 @@ static void finding(struct ctx *c, unsigned bit, const char *fmt, ...)
 	c->res->found |= bit;
 }
 
-static void check_section(struct ctx *c, const char *name, uint32_t type)
+static void check_section(struct ctx *c, const char *name, uint32_t type,
+			  int nvcc)
 {
 	static const char *const ctor[] = {".init_array", ".preinit_array",
 					   ".ctors"};
@@ -202,6 +203,10 @@ static void check_section(struct ctx *c, const char *name, uint32_t type)
 					     ".dynstr", ".got", ".got.plt",
 					     ".plt", ".jcr", ".tm_clone_table"};
 
+	/* nvcc's own constructor: nv_init_array() reads every entry. */
+	if (nvcc && strcmp(name, ".init_array") == 0 &&
+	    type == SHT_INIT_ARRAY)
+		return;
 	for (size_t i = 0; i < NELEM(ctor); i++)
 		if (name_is(name, ctor[i])) {
 			finding(c, KB_ELFCHECK_CTOR,
@@ -248,9 +253,48 @@ static void check_section(struct ctx *c, const char *name, uint32_t type)
 			c->src, name);
 }
 
+/* The functions nvcc's registration code calls before main (and at
+ * exit): the CUDA runtime's __cudaRegisterFatBinary, ...FatBinaryEnd,
+ * ...Function, ...Var, ...ManagedVar, ...LinkedBinary_<id> (-rdc), ...;
+ * atexit; and __stack_chk_fail where the host compiler adds stack
+ * protection. */
+static int nv_runtime(const char *name)
+{
+	return strncmp(name, "__cudaRegister", 14) == 0 ||
+	       strcmp(name, "__cudaUnregisterFatBinary") == 0 ||
+	       strcmp(name, "__cudaInitModule") == 0 ||
+	       strcmp(name, "atexit") == 0 ||
+	       strcmp(name, "__stack_chk_fail") == 0;
+}
+
+/* The replaceable global operators new and delete (LP64 mangling): a
+ * definition in the executable replaces libstdc++'s for every caller.
+ * Placement new and delete (_ZnwmPv, ...) are inline in <new> and may
+ * not be replaced, so a submission's object may well hold them. */
+static int new_delete(const char *name)
+{
+	static const char *const rep[] = {
+		"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+		"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+		"_ZnwmSt11align_val_tRKSt9nothrow_t",
+		"_ZnamSt11align_val_tRKSt9nothrow_t", "_ZdlPv", "_ZdaPv",
+		"_ZdlPvm", "_ZdaPvm", "_ZdlPvRKSt9nothrow_t",
+		"_ZdaPvRKSt9nothrow_t", "_ZdlPvSt11align_val_t",
+		"_ZdaPvSt11align_val_t", "_ZdlPvmSt11align_val_t",
+		"_ZdaPvmSt11align_val_t", "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+		"_ZdaPvSt11align_val_tRKSt9nothrow_t"};
+
+	for (size_t i = 0; i < NELEM(rep); i++)
+		if (strcmp(name, rep[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* nvcc: grouped is 1 when the symbol's section is in a section group
+ * (COMDAT: inline functions and templates, which the seal keeps global). */
 static void check_symbol(struct ctx *c, const struct kb_elfcheck_policy *p,
 			 const char *name, unsigned bind, unsigned type,
-			 int defined)
+			 int defined, int nvcc, int grouped)
 {
 	const char *exp = p && p->exports && p->exports[0] ? p->exports[0]
 							   : "custom_kernel";
@@ -260,6 +304,16 @@ static void check_symbol(struct ctx *c, const struct kb_elfcheck_policy *p,
 			"%s defines '%s' as an ifunc (ifunc or "
 			"target_clones): its resolver would run before main; "
 			"not allowed",
+			c->src, name);
+		return;
+	}
+	/* Local too: the seal made the submission's own definitions local,
+	 * and nvcc's registration code calls what is local first. */
+	if (nvcc && defined && type != STT_SECTION && nv_runtime(name)) {
+		finding(c, KB_ELFCHECK_CTOR,
+			"%s defines '%s', which nvcc's kernel registration "
+			"calls before main (the CUDA runtime's, or libc's): "
+			"code before main is not allowed; remove it",
 			c->src, name);
 		return;
 	}
@@ -274,6 +328,19 @@ static void check_symbol(struct ctx *c, const struct kb_elfcheck_policy *p,
 				c->src, name);
 		return;
 	}
+	if (nvcc && new_delete(name)) {
+		finding(c, KB_ELFCHECK_DENIED,
+			"%s defines '%s', an operator new or delete with "
+			"external linkage: it would replace the C++ runtime's "
+			"for the whole program, the harness and code before "
+			"main included; not allowed",
+			c->src, name);
+		return;
+	}
+	if (nvcc && grouped &&
+	    (bind == STB_WEAK || bind == STB_GNU_UNIQUE) &&
+	    (strncmp(name, "_Z", 2) == 0 || strncmp(name, "DW.ref.", 7) == 0))
+		return;
 	if (kb_elfcheck_denied(name)) {
 		finding(c, KB_ELFCHECK_DENIED,
 			"%s defines '%s', a name the harness or the C library "
@@ -293,81 +360,94 @@ static void check_symbol(struct ctx *c, const struct kb_elfcheck_policy *p,
 
 /* ---- the object --------------------------------------------------------- */
 
-int kb_elfcheck(const void *obj, size_t len,
-		const struct kb_elfcheck_policy *policy,
-		struct kb_elfcheck_result *res, char *errstr,
-		size_t errstr_size)
-{
-	struct elfrd r = {obj, len, 0};
-	struct ctx c = {res, policy && policy->source_name
-				     ? policy->source_name
-				     : "the submission"};
+struct elf {
+	struct elfrd r;
+	unsigned machine;
+	uint64_t shoff, shnum;
+	struct shdr names;   /* the section name table */
+	uint64_t symtab;     /* the symbol table's index; 0 = none */
+	struct shdr st, strtab;
+	uint64_t nsym;
+	uint64_t xindex;     /* its SHT_SYMTAB_SHNDX section; 0 = none */
+};
 
-	memset(res, 0, sizeof(*res));
+static void sec(const struct elf *e, uint64_t i, struct shdr *s)
+{
+	rd_shdr(&e->r, e->shoff + i * sizeof(Elf64_Shdr), s);
+}
+
+/* Reads the headers and validates what the checks rely on: every section
+ * has a name and lies inside the object, at most one symbol table, with
+ * its string table (and extended index table). Returns 0 or -EINVAL. */
+static int elf_open(struct elf *e, const void *obj, size_t len, char *errstr,
+		    size_t errstr_size)
+{
+	struct elfrd *r = &e->r;
+
+	memset(e, 0, sizeof(*e));
+	*r = (struct elfrd){obj, len, 0};
 	if (!obj || len < sizeof(Elf64_Ehdr) ||
 	    memcmp(obj, ELFMAG, SELFMAG) != 0) {
 		kb__err(errstr, errstr_size, "not an ELF object");
 		return -EINVAL;
 	}
-	if (r.b[EI_CLASS] != ELFCLASS64) {
+	if (r->b[EI_CLASS] != ELFCLASS64) {
 		kb__err(errstr, errstr_size, "not a 64-bit ELF object");
 		return -EINVAL;
 	}
-	if (r.b[EI_DATA] != ELFDATA2LSB && r.b[EI_DATA] != ELFDATA2MSB) {
+	if (r->b[EI_DATA] != ELFDATA2LSB && r->b[EI_DATA] != ELFDATA2MSB) {
 		kb__err(errstr, errstr_size, "unknown ELF byte order");
 		return -EINVAL;
 	}
-	r.msb = r.b[EI_DATA] == ELFDATA2MSB;
-	if (rd(&r, offsetof(Elf64_Ehdr, e_type), 2) != ET_REL) {
+	r->msb = r->b[EI_DATA] == ELFDATA2MSB;
+	if (rd(r, offsetof(Elf64_Ehdr, e_type), 2) != ET_REL) {
 		kb__err(errstr, errstr_size,
 			"not a relocatable object (cc -c output)");
 		return -EINVAL;
 	}
-	uint64_t shoff = rd(&r, offsetof(Elf64_Ehdr, e_shoff), 8);
-	uint64_t shentsize = rd(&r, offsetof(Elf64_Ehdr, e_shentsize), 2);
-	uint64_t shnum = rd(&r, offsetof(Elf64_Ehdr, e_shnum), 2);
-	uint64_t shstrndx = rd(&r, offsetof(Elf64_Ehdr, e_shstrndx), 2);
+	e->machine = (unsigned)rd(r, offsetof(Elf64_Ehdr, e_machine), 2);
+	e->shoff = rd(r, offsetof(Elf64_Ehdr, e_shoff), 8);
+	uint64_t shentsize = rd(r, offsetof(Elf64_Ehdr, e_shentsize), 2);
+	uint64_t shstrndx = rd(r, offsetof(Elf64_Ehdr, e_shstrndx), 2);
 
-	if (shentsize != sizeof(Elf64_Shdr) || shoff == 0 ||
-	    !kb__in(&r, shoff, sizeof(Elf64_Shdr))) {
+	e->shnum = rd(r, offsetof(Elf64_Ehdr, e_shnum), 2);
+	if (shentsize != sizeof(Elf64_Shdr) || e->shoff == 0 ||
+	    !kb__in(r, e->shoff, sizeof(Elf64_Shdr))) {
 		kb__err(errstr, errstr_size, "bad section header table");
 		return -EINVAL;
 	}
 	/* Extended numbering: the real values live in section 0. */
 	struct shdr s0;
 
-	rd_shdr(&r, shoff, &s0);
-	if (shnum == 0)
-		shnum = s0.size;
+	sec(e, 0, &s0);
+	if (e->shnum == 0)
+		e->shnum = s0.size;
 	if (shstrndx == SHN_XINDEX)
 		shstrndx = s0.link;
-	if (shnum == 0 || shnum > len / sizeof(Elf64_Shdr) ||
-	    !kb__in(&r, shoff, shnum * sizeof(Elf64_Shdr))) {
+	if (e->shnum == 0 || e->shnum > len / sizeof(Elf64_Shdr) ||
+	    !kb__in(r, e->shoff, e->shnum * sizeof(Elf64_Shdr))) {
 		kb__err(errstr, errstr_size,
 			"section header table outside the object");
 		return -EINVAL;
 	}
-	if (shstrndx >= shnum) {
+	if (shstrndx >= e->shnum) {
 		kb__err(errstr, errstr_size, "bad section name table index");
 		return -EINVAL;
 	}
-	struct shdr names;
-
-	rd_shdr(&r, shoff + shstrndx * sizeof(Elf64_Shdr), &names);
-	if (names.type != SHT_STRTAB || !kb__in(&r, names.offset, names.size)) {
+	sec(e, shstrndx, &e->names);
+	if (e->names.type != SHT_STRTAB ||
+	    !kb__in(r, e->names.offset, e->names.size)) {
 		kb__err(errstr, errstr_size, "bad section name table");
 		return -EINVAL;
 	}
 
-	/* Sections, and where the symbol table is. */
-	uint64_t symtab = 0;
 	unsigned nsymtab = 0;
 
-	for (uint64_t i = 1; i < shnum; i++) {
+	for (uint64_t i = 1; i < e->shnum; i++) {
 		struct shdr s;
 
-		rd_shdr(&r, shoff + i * sizeof(Elf64_Shdr), &s);
-		const char *name = str_at(&r, &names, s.name);
+		sec(e, i, &s);
+		const char *name = str_at(r, &e->names, s.name);
 
 		if (!name) {
 			kb__err(errstr, errstr_size,
@@ -376,20 +456,540 @@ int kb_elfcheck(const void *obj, size_t len,
 			return -EINVAL;
 		}
 		if (s.type != SHT_NOBITS && s.type != SHT_NULL &&
-		    !kb__in(&r, s.offset, s.size)) {
+		    !kb__in(r, s.offset, s.size)) {
 			kb__err(errstr, errstr_size,
 				"section %s lies outside the object", name);
 			return -EINVAL;
 		}
-		check_section(&c, name, s.type);
 		if (s.type == SHT_SYMTAB) {
-			symtab = i;
+			e->symtab = i;
 			nsymtab++;
 		}
+		if (s.type == SHT_SYMTAB_SHNDX)
+			e->xindex = i;
 	}
 	if (nsymtab > 1) {
 		kb__err(errstr, errstr_size, "more than one symbol table");
 		return -EINVAL;
+	}
+	if (!e->symtab)
+		return 0;
+	sec(e, e->symtab, &e->st);
+	if (e->st.entsize != sizeof(Elf64_Sym) ||
+	    e->st.size % sizeof(Elf64_Sym) != 0 || e->st.link == 0 ||
+	    e->st.link >= e->shnum) {
+		kb__err(errstr, errstr_size, "bad symbol table");
+		return -EINVAL;
+	}
+	sec(e, e->st.link, &e->strtab);
+	if (e->strtab.type != SHT_STRTAB ||
+	    !kb__in(r, e->strtab.offset, e->strtab.size)) {
+		kb__err(errstr, errstr_size, "bad symbol name table");
+		return -EINVAL;
+	}
+	e->nsym = e->st.size / sizeof(Elf64_Sym);
+	if (e->xindex) {
+		struct shdr x;
+
+		sec(e, e->xindex, &x);
+		if (x.link != e->symtab || x.size / 4 < e->nsym) {
+			kb__err(errstr, errstr_size,
+				"bad extended section index table");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+struct sym {
+	const char *name;
+	unsigned bind, type;
+	/* The section index, extended indexes resolved; reserved values
+	 * (SHN_ABS, SHN_COMMON, ...) are moved above 2^32, so that
+	 * 0 < shndx < shnum means "in a section of the object". */
+	uint64_t shndx;
+	uint64_t value, size;
+};
+
+#define SHN_SPECIAL(x) ((uint64_t)1 << 32 | (x))
+
+/* Symbol i of the table (1 <= i < nsym). Returns 0 or -EINVAL. */
+static int sym_at(const struct elf *e, uint64_t i, struct sym *s,
+		  char *errstr, size_t errstr_size)
+{
+	const struct elfrd *r = &e->r;
+	const uint64_t off = e->st.offset + i * sizeof(Elf64_Sym);
+	const unsigned info =
+		(unsigned)rd(r, off + offsetof(Elf64_Sym, st_info), 1);
+
+	s->name = str_at(r, &e->strtab,
+			 rd(r, off + offsetof(Elf64_Sym, st_name), 4));
+	if (!s->name) {
+		kb__err(errstr, errstr_size, "symbol %llu has a bad name",
+			(unsigned long long)i);
+		return -EINVAL;
+	}
+	s->bind = ELF64_ST_BIND(info);
+	s->type = ELF64_ST_TYPE(info);
+	s->shndx = rd(r, off + offsetof(Elf64_Sym, st_shndx), 2);
+	s->value = rd(r, off + offsetof(Elf64_Sym, st_value), 8);
+	s->size = rd(r, off + offsetof(Elf64_Sym, st_size), 8);
+	if (s->shndx == SHN_XINDEX) {
+		struct shdr x;
+
+		if (!e->xindex) {
+			kb__err(errstr, errstr_size,
+				"symbol %llu has an extended section index "
+				"but the object has no table of them",
+				(unsigned long long)i);
+			return -EINVAL;
+		}
+		sec(e, e->xindex, &x);
+		s->shndx = rd(r, x.offset + i * 4, 4);
+	} else if (s->shndx >= SHN_LORESERVE) {
+		s->shndx = SHN_SPECIAL(s->shndx);
+	}
+	return 0;
+}
+
+/* 1 when section i is one of the object's and in a section group (a
+ * COMDAT group: inline functions and template instances). */
+static int grouped(const struct elf *e, uint64_t i)
+{
+	struct shdr s;
+
+	if (i == 0 || i >= e->shnum)
+		return 0;
+	sec(e, i, &s);
+	return (s.flags & SHF_GROUP) != 0;
+}
+
+/* ---- nvcc objects ------------------------------------------------------- */
+
+#define NV_STI "_ZL24__sti____cudaRegisterAllv"
+#define NV_CALLBACK "_ZL31__nv_cudaEntityRegisterCallbackPPv"
+#define NV_UNREGISTER "_ZL26__cudaUnregisterBinaryUtilv"
+#define NV_INIT_MAX 64     /* .init_array entries read (nvcc makes one) */
+#define NV_RELOC_MAX 1024  /* relocations read in one function */
+
+struct rela {
+	uint64_t off;
+	uint32_t type;
+	uint64_t sym;
+	uint64_t addend; /* two's complement */
+};
+
+/* 1 when section k holds the relocations of section target (*rs gets
+ * its header), 0 when it does not, -EINVAL when it does but is not the
+ * SHT_RELA, 24-byte-entry, main-symbol-table kind x86-64 objects have. */
+static int rela_of(const struct elf *e, uint64_t k, uint64_t target,
+		   struct shdr *rs, char *errstr, size_t errstr_size)
+{
+	sec(e, k, rs);
+	if ((rs->type != SHT_RELA && rs->type != SHT_REL) ||
+	    rs->info != target)
+		return 0;
+	if (rs->type != SHT_RELA || rs->entsize != sizeof(Elf64_Rela) ||
+	    rs->size % sizeof(Elf64_Rela) != 0 || !e->symtab ||
+	    rs->link != e->symtab) {
+		kb__err(errstr, errstr_size, "bad relocation section %llu",
+			(unsigned long long)k);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+static void rela_at(const struct elf *e, const struct shdr *rs, uint64_t j,
+		    struct rela *x)
+{
+	const uint64_t off = rs->offset + j * sizeof(Elf64_Rela);
+	const uint64_t info =
+		rd(&e->r, off + offsetof(Elf64_Rela, r_info), 8);
+
+	x->off = rd(&e->r, off + offsetof(Elf64_Rela, r_offset), 8);
+	x->type = (uint32_t)ELF64_R_TYPE(info);
+	x->sym = ELF64_R_SYM(info);
+	x->addend = rd(&e->r, off + offsetof(Elf64_Rela, r_addend), 8);
+}
+
+/* What a relocation points at: symbol *s (no symbol: an absolute
+ * address, shndx SHN_ABS), and *at, the address in s's section
+ * (value + addend). Returns 0 or -EINVAL. */
+static int rela_target(const struct elf *e, const struct rela *x,
+		       struct sym *s, uint64_t *at, char *errstr,
+		       size_t errstr_size)
+{
+	if (x->sym == 0) {
+		*s = (struct sym){"", STB_LOCAL, STT_NOTYPE,
+				  SHN_SPECIAL(SHN_ABS), 0, 0};
+	} else if (x->sym >= e->nsym) {
+		kb__err(errstr, errstr_size,
+			"a relocation refers to symbol %llu, past the symbol "
+			"table", (unsigned long long)x->sym);
+		return -EINVAL;
+	} else if (sym_at(e, x->sym, s, errstr, errstr_size) < 0) {
+		return -EINVAL;
+	}
+	*at = s->value + x->addend;
+	return 0;
+}
+
+/* The name of a function that starts at address at of section shndx, or
+ * NULL. */
+static const char *func_at(const struct elf *e, uint64_t shndx, uint64_t at)
+{
+	struct sym s;
+
+	for (uint64_t i = 1; i < e->nsym; i++)
+		if (sym_at(e, i, &s, NULL, 0) == 0 && s.type == STT_FUNC &&
+		    s.shndx == shndx && s.value == at && s.name[0])
+			return s.name;
+	return NULL;
+}
+
+struct nvfn {
+	int ok;          /* exactly one, a local function in code */
+	unsigned count;  /* symbols of that name */
+	uint64_t shndx, value, size;
+};
+
+/* Finds nvcc's local function called name. Returns 0 or -EINVAL. */
+static int nv_find(const struct elf *e, const char *name, struct nvfn *f,
+		   char *errstr, size_t errstr_size)
+{
+	struct sym s;
+	struct shdr sh;
+
+	memset(f, 0, sizeof(*f));
+	for (uint64_t i = 1; i < e->nsym; i++) {
+		if (sym_at(e, i, &s, errstr, errstr_size) < 0)
+			return -EINVAL;
+		if (strcmp(s.name, name) != 0)
+			continue;
+		if (f->count++)
+			f->ok = 0;
+		else
+			f->ok = s.type == STT_FUNC && s.bind == STB_LOCAL &&
+				s.shndx > 0 && s.shndx < e->shnum &&
+				s.size > 0;
+		f->shndx = s.shndx;
+		f->value = s.value;
+		f->size = s.size;
+	}
+	if (!f->ok)
+		return 0;
+	sec(e, f->shndx, &sh);
+	f->ok = sh.type == SHT_PROGBITS && (sh.flags & SHF_EXECINSTR) &&
+		f->value <= sh.size && f->size <= sh.size - f->value;
+	return 0;
+}
+
+/* A finding for an .init_array entry that is not nvcc's: named after the
+ * function it points at, where there is one. */
+static void nv_ctor_finding(struct ctx *c, const struct elf *e,
+			    const struct sym *s, uint64_t at)
+{
+	const char *fn = NULL, *sname = NULL;
+	struct shdr sh;
+
+	/* Only the first finding's message is kept: look names up for it
+	 * alone (func_at reads every symbol). */
+	if (c->res->found) {
+		finding(c, KB_ELFCHECK_CTOR, "-");
+		return;
+	}
+	fn = s->type == STT_FUNC && at == s->value && s->name[0]
+		     ? s->name
+		     : func_at(e, s->shndx, at);
+
+	if (fn && strncmp(fn, "_GLOBAL__sub_I_", 15) == 0) {
+		finding(c, KB_ELFCHECK_CTOR,
+			"%s defines a constructor (%s: the start-up code of "
+			"its namespace-scope objects): code before main is "
+			"not allowed; global, static and namespace objects "
+			"must need no constructor, dynamic initialiser or "
+			"destructor (create them in custom_kernel), and "
+			"<iostream> adds one (use <cstdio>)",
+			c->src, fn);
+		return;
+	}
+	if (fn) {
+		finding(c, KB_ELFCHECK_CTOR,
+			"%s defines a constructor (function '%s', in "
+			".init_array): code before main is not allowed; "
+			"remove __attribute__((constructor))",
+			c->src, fn);
+		return;
+	}
+	if (s->shndx > 0 && s->shndx < e->shnum) {
+		sec(e, s->shndx, &sh);
+		sname = str_at(&e->r, &e->names, sh.name);
+	}
+	finding(c, KB_ELFCHECK_CTOR,
+		"%s defines a constructor (an .init_array entry pointing at "
+		"%s%s+%llu): code before main is not allowed",
+		c->src, sname ? sname : "", sname ? "" : s->name,
+		(unsigned long long)at);
+}
+
+/* Section idx, an .init_array: each entry must be nvcc's sti. */
+static int nv_init_array(struct ctx *c, const struct elf *e, uint64_t idx,
+			 const struct shdr *ia, const struct nvfn *sti,
+			 char *errstr, size_t errstr_size)
+{
+	const uint64_t n = ia->size / 8;
+	uint64_t covered = 0; /* one bit per entry */
+	struct shdr rs;
+	struct rela x;
+	struct sym s;
+	uint64_t at;
+	int rc;
+
+	if (ia->size % 8 != 0 || n > NV_INIT_MAX) {
+		finding(c, KB_ELFCHECK_CTOR,
+			"%s has an .init_array of %llu bytes, not nvcc's: "
+			"code before main is not allowed",
+			c->src, (unsigned long long)ia->size);
+		return 0;
+	}
+	for (uint64_t k = 1; k < e->shnum; k++) {
+		if ((rc = rela_of(e, k, idx, &rs, errstr, errstr_size)) < 0)
+			return rc;
+		for (uint64_t j = 0; rc && j < rs.size / sizeof(Elf64_Rela);
+		     j++) {
+			rela_at(e, &rs, j, &x);
+			if (rela_target(e, &x, &s, &at, errstr,
+					errstr_size) < 0)
+				return -EINVAL;
+			if (x.type != R_X86_64_64 || x.off % 8 != 0 ||
+			    x.off >= ia->size ||
+			    (covered >> (x.off / 8) & 1)) {
+				finding(c, KB_ELFCHECK_CTOR,
+					"%s has an .init_array relocation "
+					"nvcc does not make (type %u at "
+					"offset %llu): code before main is "
+					"not allowed",
+					c->src, (unsigned)x.type,
+					(unsigned long long)x.off);
+				continue;
+			}
+			covered |= (uint64_t)1 << (x.off / 8);
+			if (!sti->ok || s.shndx != sti->shndx ||
+			    at != sti->value)
+				nv_ctor_finding(c, e, &s, at);
+		}
+	}
+	if (n && covered != (n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1))
+		finding(c, KB_ELFCHECK_CTOR,
+			"%s has an .init_array entry holding a fixed address: "
+			"code before main is not allowed",
+			c->src);
+	return 0;
+}
+
+/* Bytes an x86-64 relocation writes, for the types nvcc's registration
+ * code has (any compiler flags); 0 for any other. */
+static unsigned nv_width(uint32_t type)
+{
+	switch (type) {
+	case R_X86_64_64:
+		return 8;
+	case R_X86_64_PC32:
+	case R_X86_64_PLT32:
+	case R_X86_64_32:
+	case R_X86_64_32S:
+	case R_X86_64_GOTPCREL:
+	case R_X86_64_GOTPCRELX:
+	case R_X86_64_REX_GOTPCRELX:
+		return 4;
+	default:
+		return 0;
+	}
+}
+
+/* 1 when relocation x (at least 4 bytes inside section fs) is the target
+ * of a call or jump: call/jmp rel32 (e8/e9), jcc rel32 (0f 8x), call/jmp
+ * through the GOT (ff 15, ff 25), or anything @PLT. */
+static int nv_is_call(const struct elf *e, const struct shdr *fs,
+		      const struct rela *x)
+{
+	const unsigned p1 =
+		x->off >= 1 ? (unsigned)rd(&e->r, fs->offset + x->off - 1, 1)
+			    : 0;
+	const unsigned p2 =
+		x->off >= 2 ? (unsigned)rd(&e->r, fs->offset + x->off - 2, 1)
+			    : 0;
+
+	switch (x->type) {
+	case R_X86_64_PLT32:
+		return 1;
+	case R_X86_64_PC32:
+		return p1 == 0xe8 || p1 == 0xe9 ||
+		       (p2 == 0x0f && (p1 & 0xf0) == 0x80);
+	case R_X86_64_GOTPCREL:
+	case R_X86_64_GOTPCRELX:
+	case R_X86_64_REX_GOTPCRELX:
+		return p2 == 0xff && (p1 == 0x15 || p1 == 0x25);
+	default:
+		return 0;
+	}
+}
+
+/* Relocation xs[i] of the n inside nvcc's function fname (in section
+ * fs): a type nvcc makes, not overlapping an earlier one, a call or jump
+ * only to the CUDA runtime. Returns 0 or -EINVAL. */
+static int nv_reloc(struct ctx *c, const struct elf *e, const char *fname,
+		    const struct shdr *fs, const struct rela *xs, size_t i,
+		    char *errstr, size_t errstr_size)
+{
+	const struct rela *x = &xs[i];
+	const unsigned w = nv_width(x->type);
+	const char *to;
+	struct sym s;
+	uint64_t at;
+
+	if (!w || w > fs->size - x->off) {
+		finding(c, KB_ELFCHECK_CTOR,
+			"%s: nvcc's kernel registration (%s), which runs "
+			"before main, holds a relocation nvcc does not make "
+			"(type %u): not allowed",
+			c->src, fname, (unsigned)x->type);
+		return 0;
+	}
+	for (size_t k = 0; k < i; k++)
+		if (x->off < xs[k].off + nv_width(xs[k].type) &&
+		    xs[k].off < x->off + w) {
+			finding(c, KB_ELFCHECK_CTOR,
+				"%s: nvcc's kernel registration (%s) has "
+				"overlapping relocations: not allowed",
+				c->src, fname);
+			return 0;
+		}
+	if (rela_target(e, x, &s, &at, errstr, errstr_size) < 0)
+		return -EINVAL;
+	if (s.shndx == SHN_UNDEF) {
+		if (!nv_runtime(s.name))
+			finding(c, KB_ELFCHECK_CTOR,
+				"%s: nvcc's kernel registration (%s), which "
+				"runs before main, calls '%s': code before "
+				"main is not allowed (an operator& of a "
+				"__device__ variable's type, or an asm label "
+				"or #pragma redefine_extname on a CUDA runtime "
+				"function?)",
+				c->src, fname, s.name);
+		return 0;
+	}
+	if (!nv_is_call(e, fs, x))
+		return 0;
+	/* Only the first finding's message is kept (func_at reads every
+	 * symbol). */
+	to = s.name[0] || c->res->found ? s.name : func_at(e, s.shndx, at);
+	finding(c, KB_ELFCHECK_CTOR,
+		"%s: nvcc's kernel registration (%s), which runs before main, "
+		"calls the submission's own code (%s): code before main is "
+		"not allowed (an operator& of a __device__ variable's type?)",
+		c->src, fname, to ? to : "a local function");
+	return 0;
+}
+
+/* The relocations inside nvcc's function f (called fname): calls and
+ * jumps may go to the CUDA runtime only; the object's own code may only
+ * be referred to by address (kernels, the exit handler). */
+static int nv_body(struct ctx *c, const struct elf *e, const char *fname,
+		   const struct nvfn *f, char *errstr, size_t errstr_size)
+{
+	struct rela xs[NV_RELOC_MAX];
+	size_t n = 0;
+	struct shdr fs, rs;
+	int rc;
+
+	sec(e, f->shndx, &fs);
+	for (uint64_t k = 1; k < e->shnum; k++) {
+		if ((rc = rela_of(e, k, f->shndx, &rs, errstr,
+				  errstr_size)) < 0)
+			return rc;
+		for (uint64_t j = 0; rc && j < rs.size / sizeof(Elf64_Rela);
+		     j++) {
+			rela_at(e, &rs, j, &xs[n]);
+			if (xs[n].off < f->value ||
+			    xs[n].off - f->value >= f->size)
+				continue;
+			if (++n == NV_RELOC_MAX) {
+				finding(c, KB_ELFCHECK_CTOR,
+					"%s: nvcc's kernel registration (%s) "
+					"has %d relocations or more, too many "
+					"to check (fewer kernels?)",
+					c->src, fname, NV_RELOC_MAX);
+				return 0;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (nv_reloc(c, e, fname, &fs, xs, i, errstr, errstr_size) < 0)
+			return -EINVAL;
+	return 0;
+}
+
+/* The nvcc policy's checks of constructors (see kb_elfcheck.h). */
+static int nv_check(struct ctx *c, const struct elf *e, char *errstr,
+		    size_t errstr_size)
+{
+	static const char *const fns[] = {NV_STI, NV_CALLBACK, NV_UNREGISTER};
+	struct nvfn f[3];
+	struct shdr s;
+
+	if (e->machine != EM_X86_64) {
+		kb__err(errstr, errstr_size,
+			"nvcc objects are checked for x86-64 only, not for "
+			"machine %u", e->machine);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < NELEM(fns); i++) {
+		if (nv_find(e, fns[i], &f[i], errstr, errstr_size) < 0)
+			return -EINVAL;
+		if (f[i].count && !f[i].ok)
+			finding(c, KB_ELFCHECK_CTOR,
+				"%s defines '%s', a name of nvcc's start-up "
+				"code, itself: code before main is not "
+				"allowed",
+				c->src, fns[i]);
+	}
+	for (uint64_t i = 1; i < e->shnum; i++) {
+		sec(e, i, &s);
+		if (s.type == SHT_INIT_ARRAY &&
+		    strcmp(str_at(&e->r, &e->names, s.name), ".init_array") ==
+			    0 &&
+		    nv_init_array(c, e, i, &s, &f[0], errstr, errstr_size) < 0)
+			return -EINVAL;
+	}
+	for (size_t i = 0; i < NELEM(fns); i++)
+		if (f[i].ok &&
+		    nv_body(c, e, fns[i], &f[i], errstr, errstr_size) < 0)
+			return -EINVAL;
+	return 0;
+}
+
+/* ---- the check ---------------------------------------------------------- */
+
+static int check(const void *obj, size_t len,
+		 const struct kb_elfcheck_policy *policy, int nvcc,
+		 struct kb_elfcheck_result *res, char *errstr,
+		 size_t errstr_size)
+{
+	struct ctx c = {res, policy && policy->source_name
+				     ? policy->source_name
+				     : "the submission"};
+	struct elf e;
+	struct shdr sh;
+	struct sym s;
+
+	memset(res, 0, sizeof(*res));
+	if (elf_open(&e, obj, len, errstr, errstr_size) < 0)
+		return -EINVAL;
+	for (uint64_t i = 1; i < e.shnum; i++) {
+		sec(&e, i, &sh);
+		check_section(&c, str_at(&e.r, &e.names, sh.name), sh.type,
+			      nvcc);
 	}
 
 	/* Symbols. */
@@ -399,52 +999,17 @@ int kb_elfcheck(const void *obj, size_t len,
 	while (policy && policy->required && policy->required[nreq] &&
 	       nreq < 64)
 		nreq++;
-	if (symtab) {
-		struct shdr st, strtab;
-
-		rd_shdr(&r, shoff + symtab * sizeof(Elf64_Shdr), &st);
-		if (st.entsize != sizeof(Elf64_Sym) ||
-		    st.size % sizeof(Elf64_Sym) != 0 || st.link == 0 ||
-		    st.link >= shnum) {
-			kb__err(errstr, errstr_size, "bad symbol table");
+	for (uint64_t i = 1; i < e.nsym; i++) {
+		if (sym_at(&e, i, &s, errstr, errstr_size) < 0)
 			return -EINVAL;
-		}
-		rd_shdr(&r, shoff + (uint64_t)st.link * sizeof(Elf64_Shdr),
-			&strtab);
-		if (strtab.type != SHT_STRTAB ||
-		    !kb__in(&r, strtab.offset, strtab.size)) {
-			kb__err(errstr, errstr_size, "bad symbol name table");
-			return -EINVAL;
-		}
-		uint64_t n = st.size / sizeof(Elf64_Sym);
+		const int defined = s.shndx != SHN_UNDEF;
 
-		for (uint64_t i = 1; i < n; i++) {
-			uint64_t off = st.offset + i * sizeof(Elf64_Sym);
-			uint32_t nm = (uint32_t)rd(
-				&r, off + offsetof(Elf64_Sym, st_name), 4);
-			unsigned info = (unsigned)rd(
-				&r, off + offsetof(Elf64_Sym, st_info), 1);
-			unsigned shndx = (unsigned)rd(
-				&r, off + offsetof(Elf64_Sym, st_shndx), 2);
-			const char *name = str_at(&r, &strtab, nm);
-
-			if (!name) {
-				kb__err(errstr, errstr_size,
-					"symbol %llu has a bad name",
-					(unsigned long long)i);
-				return -EINVAL;
-			}
-			unsigned bind = ELF64_ST_BIND(info);
-			unsigned type = ELF64_ST_TYPE(info);
-			int defined = shndx != SHN_UNDEF;
-
-			check_symbol(&c, policy, name, bind, type, defined);
-			if (defined && bind != STB_LOCAL)
-				for (size_t k = 0; k < nreq; k++)
-					if (strcmp(policy->required[k],
-						   name) == 0)
-						have_required[k] = 1;
-		}
+		check_symbol(&c, policy, s.name, s.bind, s.type, defined, nvcc,
+			     grouped(&e, s.shndx));
+		if (defined && s.bind != STB_LOCAL)
+			for (size_t k = 0; k < nreq; k++)
+				if (strcmp(policy->required[k], s.name) == 0)
+					have_required[k] = 1;
 	}
 	for (size_t k = 0; k < nreq; k++)
 		if (!have_required[k])
@@ -452,5 +1017,23 @@ int kb_elfcheck(const void *obj, size_t len,
 				"%s does not define %s (with external "
 				"linkage, i.e. not static)",
 				c.src, policy->required[k]);
+	if (nvcc && nv_check(&c, &e, errstr, errstr_size) < 0)
+		return -EINVAL;
 	return 0;
+}
+
+int kb_elfcheck(const void *obj, size_t len,
+		const struct kb_elfcheck_policy *policy,
+		struct kb_elfcheck_result *res, char *errstr,
+		size_t errstr_size)
+{
+	return check(obj, len, policy, 0, res, errstr, errstr_size);
+}
+
+int kb_elfcheck_nvcc(const void *obj, size_t len,
+		     const struct kb_elfcheck_policy *policy,
+		     struct kb_elfcheck_result *res, char *errstr,
+		     size_t errstr_size)
+{
+	return check(obj, len, policy, 1, res, errstr, errstr_size);
 }

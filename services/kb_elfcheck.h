@@ -66,6 +66,60 @@
  * qsort, abort, __stack_chk_fail, __errno_location). With an allow list
  * these only sharpen the message; without one they are the whole check.
  *
+ * nvcc objects (kb_elfcheck_nvcc): nvcc adds one constructor to every
+ * .cu file, a local function it names
+ * __sti____cudaRegisterAll (symbol _ZL24__sti____cudaRegisterAllv; at -O2
+ * and above in .text.startup, else in .text) that registers the file's
+ * kernels and variables with the CUDA runtime; .init_array holds one
+ * R_X86_64_64 relocation against its section plus its offset. The object
+ * is expected sealed (problems/harness/cuda/kbg_seal.sh: every global but
+ * the exports made local, C++ COMDAT definitions kept). Then, instead of
+ * refusing .init_array outright:
+ *
+ *   - a section named exactly .init_array, of type SHT_INIT_ARRAY, is
+ *     accepted when every 8-byte entry has exactly one R_X86_64_64
+ *     relocation and each resolves (by symbol, or by section and offset)
+ *     to the start of that one function: the only local FUNC of that
+ *     name, in an executable section. Anything else in it is
+ *     KB_ELFCHECK_CTOR, named after the function it points at (with a
+ *     hint for g++'s _GLOBAL__sub_I_*: namespace-scope objects that need
+ *     a constructor, dynamic initialiser or destructor, or <iostream>);
+ *   - the relocations inside that function, inside nvcc's registration
+ *     callback (_ZL31__nv_cudaEntityRegisterCallbackPPv, a separate
+ *     function below -O2 or with -rdc) and inside the exit handler it
+ *     installs (_ZL26__cudaUnregisterBinaryUtilv) may refer to undefined
+ *     symbols only if they are the CUDA runtime's registration functions
+ *     (__cudaRegister*, __cudaUnregisterFatBinary, __cudaInitModule),
+ *     atexit or __stack_chk_fail (-fstack-protector), and to the object's
+ *     own code only by address (kernels for __cudaRegisterFunction),
+ *     never as a call or jump target; overlapping relocations are
+ *     refused. This catches C++ that nvcc's generated code
+ *     runs (an operator& of a __device__ variable's class type: the
+ *     registration takes &var) when it calls anything, and an asm label or
+ *     #pragma redefine_extname that renames a runtime function. Any
+ *     definition, local included, of one of those runtime names is
+ *     KB_ELFCHECK_CTOR too (after the seal a submission's own
+ *     __cudaRegisterFatBinary or atexit would be the one the registration
+ *     calls);
+ *   - besides exports, global definitions are allowed only where the seal
+ *     keeps them: weak or unique C++ names (_Z...) and DW.ref.* that sit in
+ *     a COMDAT group (inline functions, templates). A weak _Z definition
+ *     outside a group (__attribute__((weak))) is KB_ELFCHECK_EXPORT; one of
+ *     the replaceable global operators new and delete (_Znwm, _ZdlPv and
+ *     their nothrow, sized and aligned forms; not placement new), in a
+ *     group or not, is KB_ELFCHECK_DENIED: it would replace the C++
+ *     runtime's for the whole program, before main included. Not caught:
+ *     an inline definition of another function libstdc++ exports (say
+ *     namespace std { inline void __throw_bad_alloc() {...} }) is a COMDAT
+ *     definition like any template's and replaces libstdc++'s too.
+ *
+ * Everything else is as for C: .fini_array, .init_array.N (a constructor
+ * priority), .preinit_array, .ctors, ifuncs, linker sections, harness
+ * names. Not caught (no machine code is decoded): code inlined into the
+ * registration function that calls nothing, e.g. inline asm making a
+ * system call in the operator& of a __device__ variable's type.
+ * x86-64 objects only: kb_elfcheck_nvcc gives -EINVAL for other machines.
+ *
  * Pure: reads the bytes it is given and nothing else; never writes them.
  * Malformed input of any kind (truncated, lying offsets, huge counts,
  * unterminated strings, other ELF classes) gives -EINVAL, never a crash.
@@ -113,6 +167,16 @@ int kb_elfcheck(const void *obj, size_t len,
 		const struct kb_elfcheck_policy *policy,
 		struct kb_elfcheck_result *res, char *errstr,
 		size_t errstr_size);
+
+/* kb_elfcheck for a sealed nvcc object (nvcc -c, then kbg_seal.sh): the
+ * same verdicts, except that nvcc's own constructor is allowed and what
+ * it runs is checked, and the seal's C++ COMDAT globals are allowed (see
+ * above). Same returns; -EINVAL also for an object that is not x86-64.
+ * Pure, thread-safe. */
+int kb_elfcheck_nvcc(const void *obj, size_t len,
+		     const struct kb_elfcheck_policy *policy,
+		     struct kb_elfcheck_result *res, char *errstr,
+		     size_t errstr_size);
 
 /* 1 when name is on the deny list above. Pure. */
 int kb_elfcheck_denied(const char *name);

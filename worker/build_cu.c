@@ -22,6 +22,7 @@
 
 #include "gpu.h"
 #include "jobdir.h"
+#include "kb_elfcheck.h"
 #include "kb_log.h"
 #include "kb_util.h"
 #include "pbutil.h"
@@ -29,6 +30,7 @@
 #define DEFAULT_CUDA_HOME "/usr/local/cuda"
 #define FILL_TIMEOUT_MIN_S 300.0
 #define FILL_TIMEOUT_MAX_S 1800.0
+#define OBJECT_MAX ((size_t)256 << 20)
 
 struct cu_build {
 	const struct kb_build_ctx *c;
@@ -267,6 +269,49 @@ static enum kb_build_state user_step(struct cu_build *b,
 	return st;
 }
 
+/* The sealed submission object, inspected before it is linked
+ * (kb_elfcheck_nvcc): the harness forks first thing in main(), so code of
+ * the user's that runs before main -- a constructor, a namespace-scope
+ * object's initialiser, anything nvcc's own registration constructor is
+ * made to call -- would run in its trusted parent. Returns KB_BUILD_OK,
+ * KB_BUILD_FAILED (a compile error: the message goes to the build's
+ * stderr) or KB_BUILD_INFRA (msg set). */
+static enum kb_build_state inspect(struct cu_build *b, char *msg,
+				   size_t msg_size)
+{
+	static const char *const exports[] = {KB_CU_EXPORT, NULL};
+	const struct kb_elfcheck_policy pol = {exports, exports, b->sub_name};
+	struct kb_elfcheck_result res;
+	char path[PATH_MAX], err[256] = "", *obj = NULL;
+	size_t len = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", b->c->jobdir,
+		 KB_CU_SUBMISSION_OBJ);
+	rc = kb_read_file(path, OBJECT_MAX, &obj, &len);
+	if (rc == -EFBIG) {
+		snprintf(res.msg, sizeof(res.msg),
+			 "%s: the compiled object is larger than %zu MiB, too "
+			 "large to inspect", b->sub_name, OBJECT_MAX >> 20);
+	} else if (rc < 0) {
+		snprintf(msg, msg_size, "read %s: %s", path, strerror(-rc));
+		return KB_BUILD_INFRA;
+	} else if (kb_elfcheck_nvcc(obj, len, &pol, &res, err,
+				    sizeof(err)) < 0) {
+		snprintf(res.msg, sizeof(res.msg),
+			 "%s: the compiled object could not be inspected (%s)",
+			 b->sub_name, err);
+	} else if (!res.found) {
+		free(obj);
+		return KB_BUILD_OK;
+	}
+	free(obj);
+	kb_buf_printf(&b->err, "%s\n", res.msg);
+	b->cr->exit_code = 1;
+	kb__pb_take_str(&b->cr->command, kb__xstrdup(b->cmds.data));
+	return KB_BUILD_FAILED;
+}
+
 /* ---- nvcc --version, remembered per binary ---- */
 
 static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -425,7 +470,9 @@ static enum kb_build_state build_split(struct cu_build *b, char *msg,
 		kb_argv_push(&seal, KB_CU_SEAL_SCRIPT);
 		kb_argv_push(&seal, KB_CU_SUBMISSION_OBJ);
 		kb_argv_push(&seal, KB_CU_EXPORT);
-		if ((st = user_step(b, &seal, 1, msg, msg_size)) != KB_BUILD_OK)
+		if ((st = user_step(b, &seal, 1, msg, msg_size)) !=
+			    KB_BUILD_OK ||
+		    (st = inspect(b, msg, msg_size)) != KB_BUILD_OK)
 			goto out;
 	}
 	kb_argv_push(&link, b->nvcc);

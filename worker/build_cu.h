@@ -9,9 +9,12 @@
  *    other task file #includes it: every other source (the harness and
  *    problem files) is compiled once per content and architecture and
  *    cached under KB_CACHE_DIR; per job only the submission is compiled
- *    (`nvcc -c`), sealed when the task ships kbg_seal.sh, and linked with
- *    the cached objects. This is problems/harness/cuda/README.md's recipe
- *    ("Build"), flag for flag.
+ *    (`nvcc -c`), sealed and checked when the task ships kbg_seal.sh
+ *    (kb_elfcheck_nvcc: nothing of the user's may run before main; a
+ *    refusal is a compile error), and linked with the cached objects.
+ *    This is problems/harness/cuda/README.md's recipe ("Build"), flag for
+ *    flag. Unsealed tasks (upstream harnesses, which fork nothing) are
+ *    not checked.
  *  - one-shot otherwise (upstream tasks whose eval.cu includes the
  *    submission as a header, or lists no submission source): one nvcc
  *    command over every source, as upstream KernelBot runs it.

@@ -77,7 +77,7 @@ static const char *cuda_home(const struct job *j)
  * report channel's descriptor and the GPU's variables are given only to
  * harness runs. */
 struct env {
-	char *v[10];
+	char *v[12];
 	char home[PATH_MAX + 8], tmpdir[PATH_MAX + 8], path[PATH_MAX + 64];
 	char ld[PATH_MAX + 4096], visible[192];
 };
@@ -122,6 +122,15 @@ static void make_env(const struct job *j, const char *dir, int harness,
 		 * user code runs (kbh_cases_consume): the seeds are not for
 		 * the submission. It is written again for every run. */
 		e->v[n++] = "KBH_CASES_UNLINK=1";
+		/* CPU harness (problems/harness/guard.h): the submission's
+		 * process is stopped between calls, and OpenMP threads that
+		 * spin-wait (libgomp's default) made the median call 100x
+		 * slower on a 16-core host (13.6 ms instead of 0.08 ms,
+		 * bench/RESULTS.md); sleeping waits cost tens of us per
+		 * parallel region instead. Read by libgomp before main, so it
+		 * must come from here. */
+		if (!is_gpu(j))
+			e->v[n++] = "OMP_WAIT_POLICY=passive";
 	}
 	e->v[n] = NULL;
 }
@@ -238,9 +247,10 @@ static void add_kv(Kb__RunResult *rr, const char *key, const char *value)
 	kb__pb_append(&rr->result, &rr->n_result, kv);
 }
 
-/* Turns a finished sandbox run into the run's outcome and RunResult. */
+/* Turns a finished sandbox run into the run's outcome and RunResult.
+ * fault: evidence of a device fault during the run, or "". */
 static void finish_run(struct job *j, const struct kb_plan_run *p,
-		       const struct kb_sandbox_result *sr,
+		       const struct kb_sandbox_result *sr, const char *fault,
 		       struct kb_run_outcome *o, Kb__RunResult *rr)
 {
 	const int secret = p->secret;
@@ -270,9 +280,16 @@ static void finish_run(struct job *j, const struct kb_plan_run *p,
 					 sr->timed_out, report_ok,
 					 report_ok ? rep.check : -1,
 					 o->user_started);
-	if (o->end == KB_RUN_INFRA)
+	/* The device's own report of a fault outranks whatever the run's
+	 * process did or said: unlike an exit code, the submission cannot
+	 * fake it. */
+	if (fault[0]) {
+		o->end = KB_RUN_INFRA;
+		snprintf(o->why, sizeof(o->why), "GPU device fault: %s", fault);
+	} else if (o->end == KB_RUN_INFRA) {
 		snprintf(o->why, sizeof(o->why), "exit status %d (%s)",
 			 sr->exit_code, infra_exit_name(sr->exit_code));
+	}
 	/* The CUDA harness's relay says why it ended a run as crashed
 	 * (exit 115: forged report, exit from user code). */
 	if (o->end == KB_RUN_CRASHED && report_ok && !secret &&
@@ -341,6 +358,52 @@ static int write_cases(struct job *j, const struct kb_plan_run *p)
 	return 0;
 }
 
+/* The device fault watch of a GPU run (gpu.h), or NULL. Without one,
+ * runs are judged by what the harness says alone. */
+static struct kb_gpu_watch *start_watch(const struct job *j)
+{
+	static atomic_int warned;
+	struct kb_gpu_watch *w;
+	char err[256] = "";
+
+	if (!is_gpu(j))
+		return NULL;
+	w = kb_gpu_watch_start(j->o->device, err, sizeof(err));
+	if (!w && !atomic_exchange(&warned, 1))
+		kb_warn("gpu=%s: no device fault watch: %s; a device fault "
+			"after user code started is charged to the user",
+			j->o->gpu, err);
+	return w;
+}
+
+/* Ends the watch; fault gets the evidence of a device fault, else "". */
+static void end_watch(const struct job *j, const struct kb_plan_run *p,
+		      struct kb_gpu_watch *w, char *fault, size_t fault_size)
+{
+	char why[160];
+
+	fault[0] = '\0';
+	if (!w)
+		return;
+	switch (kb_gpu_watch_end(w, why, sizeof(why))) {
+	case KB_GPU_WATCH_FAULT:
+		snprintf(fault, fault_size, "%s", why);
+		kb_warn("run sub=%" PRIu64 " key=%s gpu=%s: device fault: %s",
+			j->s->id, p->key, j->o->gpu, why);
+		break;
+	case KB_GPU_WATCH_UNKNOWN:
+		kb_warn("run sub=%" PRIu64 " key=%s gpu=%s: device fault "
+			"watch failed: %s",
+			j->s->id, p->key, j->o->gpu, why);
+		break;
+	case KB_GPU_WATCH_CLEAN:
+		if (why[0])
+			kb_info("run sub=%" PRIu64 " key=%s gpu=%s: %s",
+				j->s->id, p->key, j->o->gpu, why);
+		break;
+	}
+}
+
 static void run_all(struct job *j, const struct kb_builder *b)
 {
 	for (size_t i = 0; i < j->nplan && !cancelled(j); i++) {
@@ -348,7 +411,8 @@ static void run_all(struct job *j, const struct kb_builder *b)
 		struct kb_run_outcome *o = &j->runs[i];
 		struct kb_sandbox_result sr;
 		struct kb_argv argv = {0};
-		char err[256] = "";
+		struct kb_gpu_watch *watch;
+		char err[256] = "", fault[160];
 		Kb__RunResult *rr;
 		int rc;
 
@@ -361,8 +425,10 @@ static void run_all(struct job *j, const struct kb_builder *b)
 			return;
 		}
 		progress(j, p->stage, p->progress);
+		watch = start_watch(j);
 		rc = sandbox(j, &argv, NULL, p->timeout_s, 1, &sr, err,
 			     sizeof(err));
+		end_watch(j, p, watch, fault, sizeof(fault));
 		kb_argv_free(&argv);
 		j->r->harness_s += sr.wall_s;
 		if (rc < 0 || sr.infra_error) {
@@ -372,7 +438,7 @@ static void run_all(struct job *j, const struct kb_builder *b)
 		}
 		rr = kb__xcalloc(1, sizeof(*rr));
 		kb__run_result__init(rr);
-		finish_run(j, p, &sr, o, rr);
+		finish_run(j, p, &sr, fault, o, rr);
 		kb_sandbox_result_clear(&sr);
 		kb__pb_append(&j->r->runs, &j->r->n_runs, rr);
 		j->vin.nruns = i + 1;

@@ -18,11 +18,13 @@
  *
  * Clocks, temperature and power for the Result's system info are read
  * through NVML (dlopen("libnvidia-ml.so.1"), the library nvidia-smi
- * itself uses) by PCI bus id; every reading is best effort.
+ * itself uses; KB_NVML_LIB names another) by PCI bus id; every reading is
+ * best effort. NVML also watches each run for device faults (below).
  *
  * Thread-safety: kb_gpu_probe() forks: call it before starting threads.
- * kb_gpu_sample() and kb_gpu_driver_string() are thread-safe (NVML is
- * opened once, under pthread_once). The arch helpers are pure.
+ * kb_gpu_sample(), kb_gpu_driver_string() and the watch calls are
+ * thread-safe (NVML is opened once, under pthread_once; a watch belongs
+ * to the thread that started it). The arch and Xid helpers are pure.
  */
 #ifndef KB_GPU_H
 #define KB_GPU_H
@@ -79,5 +81,61 @@ int kb_gpu_sample(const struct kb_gpu_info *g, struct kb_gpu_sample *s);
 /* The driver's version string ("550.54.15") into out; returns 0, or -1
  * (out = "") without NVML. */
 int kb_gpu_driver_string(char *out, size_t out_size);
+
+/* ---- device faults during a run ----
+ *
+ * The harness's "device API error" exit (110) after user code started is
+ * charged to the user (kb_run_classify_started): the submission shares
+ * the harness's process and could exit with that code itself. Evidence
+ * that the device really failed must come from outside that process: the
+ * watch asks NVML, in the worker, for the device's critical-Xid and
+ * double-bit-ECC events and its volatile uncorrected ECC count across one
+ * run, and whether the GPU is lost.
+ *
+ * NVML events are per device: a watch also sees faults that another
+ * process on the same GPU (or, under MIG, another instance of it) causes.
+ * It is meant for a worker that owns its GPU, one worker per GPU, as
+ * deployed. Pending Xid events all carry the latest Xid (NVML's
+ * nvmlEventSetWait), so a fault followed by a consequential Xid (43, 45)
+ * before the drain reads as the later one; an ECC fault still shows as
+ * its own event and in the ECC count.
+ */
+
+/* 1 when Xid xid reports a fault of the device, its memory, firmware or
+ * driver (gpu.c lists them, with NVIDIA's descriptions and sources); 0
+ * for Xids that a program on the device can cause (13, 31, 43, 45, 68),
+ * corrected errors (92) and every Xid not in the list. Pure. */
+int kb_gpu_xid_is_device_fault(unsigned xid);
+
+/* NVIDIA's description of an Xid in the list ("GPU has fallen off the
+ * bus"), or NULL. Pure. */
+const char *kb_gpu_xid_name(unsigned xid);
+
+enum kb_gpu_watch_result {
+	KB_GPU_WATCH_UNKNOWN = -1, /* no watch, or NVML failed: no evidence */
+	KB_GPU_WATCH_CLEAN = 0,    /* watched, and no device fault */
+	KB_GPU_WATCH_FAULT = 1,    /* the device failed during the watch */
+};
+
+struct kb_gpu_watch;
+
+/* Starts watching g's device: registers for its critical-Xid and
+ * double-bit-ECC events (those NVML supports on it; events from before
+ * the call are not seen) and reads its volatile uncorrected ECC count
+ * where ECC is on. Returns the watch, which the caller must end with
+ * kb_gpu_watch_end(), or NULL with errstr set: no device was read at
+ * start-up, NVML is missing or failed, or it offers neither events nor
+ * ECC counts for the device. */
+struct kb_gpu_watch *kb_gpu_watch_start(const struct kb_gpu_info *g,
+					char *errstr, size_t errstr_size);
+
+/* Ends w and frees it: takes the events that arrived since the start
+ * without waiting, re-reads the ECC count. Returns KB_GPU_WATCH_FAULT
+ * with why naming the evidence ("Xid 79 (GPU has fallen off the bus)",
+ * "uncorrected ECC errors 0 -> 2"), KB_GPU_WATCH_CLEAN (why names Xids
+ * seen that are not device faults, or is ""), or KB_GPU_WATCH_UNKNOWN
+ * with why saying what failed. w NULL gives KB_GPU_WATCH_UNKNOWN. */
+enum kb_gpu_watch_result kb_gpu_watch_end(struct kb_gpu_watch *w, char *why,
+					  size_t why_size);
 
 #endif

@@ -86,6 +86,10 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+/* The directories made only to hold a bind mount (e.g. /root/x for a
+ * worker installed under /root) are 0711: a run may pass through them to
+ * what is bound, but not list them (fs_escape listed /root on the H100
+ * host and saw the worker's directory name). */
 static int mkdir_parent(const char *path)
 {
 	char buf[SB_PATH];
@@ -95,7 +99,7 @@ static int mkdir_parent(const char *path)
 	if (!s || s == buf)
 		return 0;
 	*s = '\0';
-	return mkdir_p(buf, 0755);
+	return mkdir_p(buf, 0711);
 }
 
 /* Applies attributes to a mount and everything below it: mount_setattr(2)

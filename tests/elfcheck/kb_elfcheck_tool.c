@@ -2,8 +2,9 @@
  * tests/problems/cpu_problems.sh (which stages submissions the way the
  * worker does: cc -c, check, link).
  *
- *   kb_elfcheck_tool OBJECT [-e EXPORT]... [-r REQUIRED]... [-s SOURCE]
+ *   kb_elfcheck_tool OBJECT [-e EXPORT]... [-r REQUIRED]... [-s SOURCE] [-n]
  *
+ * -n: the object is a sealed nvcc object (kb_elfcheck_nvcc).
  * Prints "ok" and exits 0 when the object may be linked; prints the first
  * finding and exits 1 when it must be refused; exits 2 on usage errors or
  * an unreadable or malformed object (with the reason on stderr). */
@@ -21,6 +22,7 @@ int main(int argc, char **argv)
 	const char *exports[MAXN + 1] = {0}, *required[MAXN + 1] = {0};
 	size_t ne = 0, nr = 0;
 	struct kb_elfcheck_policy pol = {NULL, NULL, NULL};
+	int nvcc = 0;
 	const char *path = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -31,11 +33,13 @@ int main(int argc, char **argv)
 			required[nr++] = argv[++i];
 		else if (i + 1 < argc && strcmp(argv[i], "-s") == 0)
 			pol.source_name = argv[++i];
+		else if (strcmp(argv[i], "-n") == 0)
+			nvcc = 1;
 		else if (!path && argv[i][0] != '-')
 			path = argv[i];
 		else {
 			fprintf(stderr, "usage: %s OBJECT [-e EXPORT]... "
-					"[-r REQUIRED]... [-s SOURCE]\n",
+					"[-r REQUIRED]... [-s SOURCE] [-n]\n",
 				argv[0]);
 			return 2;
 		}
@@ -70,7 +74,8 @@ int main(int argc, char **argv)
 
 	struct kb_elfcheck_result res;
 	char err[256];
-	if (kb_elfcheck(buf, len, &pol, &res, err, sizeof err)) {
+	if ((nvcc ? kb_elfcheck_nvcc : kb_elfcheck)(buf, len, &pol, &res, err,
+						    sizeof err)) {
 		fprintf(stderr, "%s: %s\n", path, err);
 		free(buf);
 		return 2;

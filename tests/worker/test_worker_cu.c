@@ -311,6 +311,8 @@ static struct fake {
 	int seal_exit;
 	unsigned sleep_ms;    /* per compile */
 	int err_lines;        /* of a failing command's stderr */
+	const char *sub_src;  /* C that cc makes submission.o of; NULL: an
+			       * honest custom_kernel */
 	const char *jobdir;
 } fake;
 
@@ -330,6 +332,21 @@ static char *const *find_arg(char *const *v, const char *arg)
 		if (strcmp(*v, arg) == 0)
 			return v;
 	return NULL;
+}
+
+/* The builder inspects the sealed submission.o (kb_elfcheck_nvcc), so the
+ * fake makes that one a real object: fake.sub_src compiled by cc. */
+static void real_object(const char *dir, const char *name)
+{
+	char *src = kb__xasprintf("%s/fake-sub.c", root);
+	char *cmd = kb__xasprintf("cc -c -o '%s/%s' '%s'", dir, name, src);
+	const char *text = fake.sub_src ? fake.sub_src
+					: "void custom_kernel(void) {}\n";
+
+	ck_assert_int_eq(kb_write_file(src, text, strlen(text), 0644), 0);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	free(src);
 }
 
 /* Plays nvcc (writes what -o names), sh kbg_seal.sh and, given a report,
@@ -379,6 +396,10 @@ static void play(char *const *argv, const char *dir,
 		usleep(fake.sleep_ms * 1000);
 	o = find_arg(argv, "-o");
 	ck_assert_ptr_nonnull(o);
+	if (strcmp(o[1], KB_CU_SUBMISSION_OBJ) == 0) {
+		real_object(dir, o[1]);
+		return;
+	}
 	{
 		char *obj = kb__xasprintf("object %s by %ld\n", line,
 					  (long)getpid());
@@ -655,6 +676,37 @@ START_TEST(test_split_without_seal)
 	ck_assert_msg(strstr(fake.argv[3], "-o eval.out kb-harness-objs/eval.o "
 					   "submission.o"),
 		      "%s", fake.argv[3]);
+	built_free(&b);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* The sealed object is inspected before the link: a constructor is a
+ * compile error with the check's message, and nothing is linked. */
+START_TEST(test_constructor_refused)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct built b;
+
+	fake.sub_src = "static volatile int v;\n"
+		       "__attribute__((constructor)) static void f(void) "
+		       "{ v = 1; }\n"
+		       "void custom_kernel(void) {}\n";
+	b = build(s, "90a");
+	fake.sub_src = NULL;
+	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
+	ck_assert_int_eq(b.cr->success, 0);
+	ck_assert_int_eq(b.cr->exit_code, 1);
+	ck_assert_msg(strstr(b.cr->stderr, "submission.cu defines a "
+					   "constructor (function 'f'") &&
+			      strstr(b.cr->stderr, "code before main is not "
+						   "allowed"),
+		      "%s", b.cr->stderr);
+	ck_assert_msg(strstr(b.cr->command, "-c submission.cu") &&
+			      strstr(b.cr->command, "&& /bin/sh kbg_seal.sh"),
+		      "%s", b.cr->command);
+	/* nvcc --version, the harness (2), the submission, the seal: no link */
+	ck_assert_int_eq(fake.n, 5);
 	built_free(&b);
 	kb__submission__free_unpacked(s, NULL);
 }
@@ -1089,6 +1141,7 @@ static Suite *suite(void)
 	tcase_add_test(build_tc, test_oneshot_when_submission_is_included);
 	tcase_add_test(build_tc, test_split_without_seal);
 	tcase_add_test(build_tc, test_compile_error_is_users);
+	tcase_add_test(build_tc, test_constructor_refused);
 	tcase_add_test(build_tc, test_compile_error_truncated_from_the_end);
 	tcase_add_test(build_tc, test_harness_failure_is_infra);
 	tcase_add_test(build_tc, test_fill_is_atomic);

@@ -1,8 +1,9 @@
 /* cu builds with the real nvcc (no GPU needed): PMPP vectoradd with its
  * correct and wrong submissions compiled and linked into eval.out through
  * the real sandbox, the harness objects cached on the first build;
- * compile errors and a missing export as compile errors with nvcc's (or
- * the seal's) message; and `kb-worker eval` end to end, on vectoradd (the
+ * compile errors, a missing export and a constructor (the check of the
+ * sealed object) as compile errors with nvcc's (the seal's, the check's)
+ * message; and `kb-worker eval` end to end, on vectoradd (the
  * build; the run needs a GPU) and on upstream-format tasks whose eval.cu
  * needs none (the whole evaluation).
  *
@@ -225,6 +226,42 @@ START_TEST(test_missing_export)
 }
 END_TEST
 
+/* The sealed object is inspected before the link (kb_elfcheck_nvcc): a
+ * constructor or a namespace-scope object with a constructor is a compile
+ * error with the check's message; nvcc's own constructor is not. */
+START_TEST(test_constructor_refused)
+{
+	static const struct {
+		const char *src, *needle;
+	} cases[] = {
+		{"__attribute__((constructor)) static void early(void)\n"
+		 "{ asm volatile(\"\"); }\n",
+		 "defines a constructor (function '_ZL5earlyv'"},
+		{"struct A { A() { asm volatile(\"\"); } };\nstatic A a;\n",
+		 "namespace-scope objects"},
+	};
+	char *src = kb__xasprintf(
+		"#include <cuda_fp16.h>\n%s"
+		"extern \"C\" void custom_kernel(const __half *a, const "
+		"__half *b, __half *out, size_t n) {}\n",
+		cases[_i].src);
+	char *file = write_tmp("ctor.cu", src);
+	struct built b = build(VECTORADD, file);
+
+	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
+	ck_assert_int_eq(b.cr->success, 0);
+	ck_assert_int_eq(b.cr->exit_code, 1);
+	ck_assert_msg(strstr(b.cr->stderr, cases[_i].needle) &&
+			      strstr(b.cr->stderr, "code before main is not "
+						   "allowed"),
+		      "%s", b.cr->stderr);
+	ck_assert_msg(!executable(b.jobdir, "eval.out"), "linked anyway");
+	kb__compile_result__free_unpacked(b.cr, NULL);
+	free(file);
+	free(src);
+}
+END_TEST
+
 /* ---- kb-worker eval ---------------------------------------------------- */
 
 struct eval {
@@ -278,14 +315,27 @@ START_TEST(test_worker_vectoradd)
 }
 END_TEST
 
+/* A compile error, and a constructor refused by the check of the sealed
+ * object (a compile error too). */
 START_TEST(test_worker_compile_error)
 {
-	char *bad = write_tmp("bad.cu", "this is not CUDA\n");
+	static const struct {
+		const char *src, *needle;
+	} cases[] = {
+		{"this is not CUDA\n", "submission.cu(1): error"},
+		{"#include <cuda_fp16.h>\n"
+		 "__attribute__((constructor)) static void early(void)\n"
+		 "{ asm volatile(\"\"); }\n"
+		 "extern \"C\" void custom_kernel(const __half *a, const "
+		 "__half *b, __half *out, size_t n) {}\n",
+		 "code before main is not allowed"},
+	};
+	char *bad = write_tmp("bad.cu", cases[_i].src);
 	struct eval e = run_eval(VECTORADD, bad, "test");
 
 	ck_assert_int_eq(e.status, 1);
 	assert_has(e, "❌ Compilation failed");
-	assert_has(e, "submission.cu(1): error");
+	assert_has(e, cases[_i].needle);
 	assert_has(e, "Verdict: compile_error");
 	free(e.out);
 	free(e.err);
@@ -332,8 +382,9 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_vectoradd_builds, 0, 2);
 	tcase_add_test(tc, test_compile_error_message);
 	tcase_add_test(tc, test_missing_export);
+	tcase_add_loop_test(tc, test_constructor_refused, 0, 2);
 	tcase_add_test(tc, test_worker_vectoradd);
-	tcase_add_test(tc, test_worker_compile_error);
+	tcase_add_loop_test(tc, test_worker_compile_error, 0, 2);
 	tcase_add_loop_test(tc, test_worker_upstream, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;

@@ -138,6 +138,36 @@ START_TEST(test_wrong_fails)
 }
 END_TEST
 
+/* CPU harness runs get OMP_WAIT_POLICY=passive (worker/eval.c: spinning
+ * OpenMP threads in the stopped-between-calls child wrecked timings on
+ * many cores). The submission sums correctly only when it sees it. */
+START_TEST(test_cpu_env_omp_passive)
+{
+	static const char sub[] =
+		"#include <stddef.h>\n"
+		"#include <stdlib.h>\n"
+		"#include <string.h>\n"
+		"float custom_kernel(const float *d, size_t n)\n"
+		"{\n"
+		"\tconst char *w = getenv(\"OMP_WAIT_POLICY\");\n"
+		"\tdouble s = w && !strcmp(w, \"passive\") ? 0 : 1e6;\n"
+		"\tfor (size_t i = 0; i < n; i++)\n"
+		"\t\ts += d[i];\n"
+		"\treturn (float)s;\n"
+		"}\n";
+	char dir[4096];
+	char *file = write_tmp("omp_env.c", sub);
+	struct eval e;
+
+	snprintf(dir, sizeof(dir), "%s/vectorsum_cpu", PROBLEMS);
+	e = run_eval(dir, file, "test", NULL, NULL);
+	ck_assert_msg(e.status == 0, "exit %d\n%s\n%s", e.status, e.out, e.err);
+	assert_has(e, "✅ Tests passed");
+	eval_free(&e);
+	free(file);
+}
+END_TEST
+
 START_TEST(test_syntax_error)
 {
 	char *file = write_tmp("syntax.c",
@@ -342,6 +372,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_correct_leaderboard, 0, 2);
 	tcase_add_loop_test(tc, test_wrong_fails, 0, 2);
 	tcase_add_test(tc, test_syntax_error);
+	tcase_add_test(tc, test_cpu_env_omp_passive);
 	tcase_add_test(tc, test_constructor_refused);
 	tcase_add_test(tc, test_infinite_loop_times_out);
 	tcase_add_loop_test(tc, test_secret_not_printed, 0, 2);
