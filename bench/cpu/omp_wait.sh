@@ -15,39 +15,23 @@ REV=${1:-8a6b7fe}
 ROOT=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kb-omp-wait.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=../../tests/problems/harness_pair.sh
+. "$ROOT/tests/problems/harness_pair.sh"
 for v in old new; do
-	d=$WORK/$v
-	mkdir -p "$d"
-	cp "$ROOT/problems/vectorsum_cpu/problem.c" "$d/"
-	cp "$ROOT/problems/vectorsum_cpu/submission_ok.c" "$d/submission.c"
-	if [ $v = old ]; then
-		for f in harness.h harness.c harness_cpu.h harness_cpu.c; do
-			git -C "$ROOT" show "$REV:problems/harness/$f" > "$d/$f"
-		done
-	else
-		cp "$ROOT"/problems/harness/{harness,harness_cpu,guard}.[ch] "$d/"
-	fi
-	grep -q 'kbh_stats_add(&st, (double)ns);' "$d/harness_cpu.c"
-	sed -i 's|^\(\t*\)kbh_stats_add(&st, (double)ns);|&\n\1fprintf(stderr, "sample %.1f\\n", (double)ns / 1e3);|' \
-		"$d/harness_cpu.c"
-	(cd "$d" && cc -O3 -march=native -fopenmp ./*.c -o eval.out -lm)
+	harness_pair "$ROOT" "$REV" vectorsum_cpu "$WORK/$v" $v
 done
-awk '/^benchmarks:/ { on = 1; next } /^[a-z_]+:/ { on = 0 }
-	on && /^ *- *\{/ { l = $0; sub(/^ *- *\{ */, "", l); sub(/ *\} *$/, "", l);
-		gsub(/"/, "", l); gsub(/ *, */, "; ", l); print l }' \
-	"$ROOT/problems/vectorsum_cpu/task.yml" > "$WORK/cases.txt"
 
 run() { # label old|new VAR=value...
 	local label=$1 d=$WORK/$2
 	shift 2
 	for r in 1 2; do
-		env "$@" POPCORN_FD=3 "$d/eval.out" leaderboard "$WORK/cases.txt" \
+		env "$@" POPCORN_FD=3 "$d/eval.out" leaderboard "$d/cases.txt" \
 			3> "$WORK/rep" 2> "$WORK/samples" || true
 		printf '%-26s r%d ' "$label" $r
 		python3 - "$WORK/rep" "$WORK/samples" <<'PY'
 import sys
 rep = dict(l.split(": ", 1) for l in open(sys.argv[1]).read().splitlines() if ": " in l)
-v = sorted(float(l.split()[1]) for l in open(sys.argv[2]) if l.startswith("sample "))
+v = sorted(float(l.split()[-1]) for l in open(sys.argv[2]) if l.startswith("sample "))
 q = lambda f: v[min(len(v) - 1, int(f * len(v)))] if v else float("nan")
 b = "  ".join("b%d mean %8.1f best %7.1f n %3s %s" % (
     i, float(rep.get("benchmark.%d.mean" % i, "nan")) / 1e3,

@@ -19,31 +19,12 @@ REV=${2:-8a6b7fe}
 ROOT=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kb-split-cost.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-cc_flags="-O3 -march=native -fopenmp"
+# shellcheck source=harness_pair.sh
+. "$ROOT/tests/problems/harness_pair.sh"
 
 for p in vectorsum_cpu matmul_cpu; do
 	for v in old new; do
-		d="$WORK/$p.$v"
-		mkdir -p "$d"
-		cp "$ROOT/problems/$p/problem.c" "$d/"
-		cp "$ROOT/problems/$p/submission_ok.c" "$d/submission.c"
-		if [ $v = old ]; then
-			for f in harness.h harness.c harness_cpu.h harness_cpu.c; do
-				git -C "$ROOT" show "$REV:problems/harness/$f" > "$d/$f"
-			done
-		else
-			cp "$ROOT"/problems/harness/{harness,harness_cpu,guard}.[ch] "$d/"
-		fi
-		grep -q 'kbh_stats_add(&st, (double)ns);' "$d/harness_cpu.c"
-		sed -i 's|^\(\t*\)kbh_stats_add(&st, (double)ns);|&\n\1fprintf(stderr, "sample %zu %.1f\\n", i, (double)ns / 1e3);|' \
-			"$d/harness_cpu.c"
-		# shellcheck disable=SC2086
-		(cd "$d" && cc $cc_flags ./*.c -o eval.out)
-		awk '/^benchmarks:/ { on = 1; next } /^[a-z_]+:/ { on = 0 }
-			on && /^ *- *\{/ { l = $0; sub(/^ *- *\{ */, "", l);
-				sub(/ *\} *$/, "", l); gsub(/"/, "", l);
-				gsub(/ *, */, "; ", l); print l }' \
-			"$ROOT/problems/$p/task.yml" > "$d/cases.txt"
+		harness_pair "$ROOT" "$REV" $p "$WORK/$p.$v" $v
 	done
 	for ((r = 0; r < REPS; r++)); do
 		for v in old new; do

@@ -1,0 +1,31 @@
+# Sourced by tests/problems/split_cost.sh and bench/cpu/omp_wait.sh.
+#
+# harness_pair ROOT REV PROBLEM DIR VERSION
+#   Builds PROBLEM's submission_ok.c into DIR/eval.out with the harness of
+#   VERSION: "old" = the one-process harness at git revision REV, "new" =
+#   the working tree's split harness. Both are patched (in DIR, not in the
+#   repository) to print every timed sample to stderr as
+#   "sample <call index> <us>", and DIR/cases.txt gets the task's
+#   benchmarks in the harness's cases format.
+harness_pair() {
+	local root=$1 rev=$2 p=$3 d=$4 v=$5 f
+	mkdir -p "$d"
+	cp "$root/problems/$p/problem.c" "$d/"
+	cp "$root/problems/$p/submission_ok.c" "$d/submission.c"
+	if [ "$v" = old ]; then
+		for f in harness.h harness.c harness_cpu.h harness_cpu.c; do
+			git -C "$root" show "$rev:problems/harness/$f" > "$d/$f"
+		done
+	else
+		cp "$root"/problems/harness/{harness,harness_cpu,guard}.[ch] "$d/"
+	fi
+	grep -q 'kbh_stats_add(&st, (double)ns);' "$d/harness_cpu.c"
+	sed -i 's|^\(\t*\)kbh_stats_add(&st, (double)ns);|&\n\1fprintf(stderr, "sample %zu %.1f\\n", i, (double)ns / 1e3);|' \
+		"$d/harness_cpu.c"
+	(cd "$d" && cc -O3 -march=native -fopenmp ./*.c -o eval.out -lm)
+	awk '/^benchmarks:/ { on = 1; next } /^[a-z_]+:/ { on = 0 }
+		on && /^ *- *\{/ { l = $0; sub(/^ *- *\{ */, "", l);
+			sub(/ *\} *$/, "", l); gsub(/"/, "", l);
+			gsub(/ *, */, "; ", l); print l }' \
+		"$root/problems/$p/task.yml" > "$d/cases.txt"
+}
