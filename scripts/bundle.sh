@@ -13,7 +13,7 @@ set -euo pipefail
 
 BUILD=${1:-build}
 DIST=${2:-dist}
-TOOLS="worker/kb-worker gateway/kb-gateway ranker/kb-ranker devbroker/kb-devbroker client/kb"
+TOOLS="worker/kb-worker gateway/kb-gateway ranker/kb-ranker devbroker/kb-devbroker client/kb tests/hostile/bench-sandbox/kb-sandbox-exec"
 
 rm -rf "$DIST"
 mkdir -p "$DIST/bin" "$DIST/libexec" "$DIST/lib"

@@ -6,7 +6,9 @@
 # worker, build, harness and cases, run as a plain child), alternating, and
 # prints per run the ranked score and each benchmark's mean and best, then
 # per quantity the median over the runs of each side and the ratio
-# sandboxed / unsandboxed. Target (issue 4): the score within 1 %.
+# sandboxed / unsandboxed, and an A/A ratio (two halves of one side's runs)
+# that shows how far identical runs land apart here. Target (issue 4): the
+# score within 1 %.
 #
 # usage: score_ratio.sh [-w KB_WORKER] [-r REPS] [-g GPU] PROBLEM_DIR SUBMISSION
 #   KB_WORKER  default: build/worker/kb-worker
@@ -26,7 +28,7 @@ while getopts w:r:g: o; do
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 2 ] || { sed -n 2,17p "$0" >&2; exit 2; }
+[ $# -eq 2 ] || { sed -n 2,19p "$0" >&2; exit 2; }
 PROB=$1
 SUB=$2
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/kb-score-ratio.XXXXXX")
@@ -74,5 +76,15 @@ for k in rows["1"][0]:
     a = statistics.median(x[k] for x in rows["1"])
     b = statistics.median(x[k] for x in rows["0"])
     print(f"{k:<10} {a:12.3f} {b:12.3f} {a / b:8.4f}")
+# The same comparison between two halves of one side (runs 0, 2, 4, ...
+# against 1, 3, 5, ...): how far apart scores of identical runs land on
+# this machine, i.e. the resolution of the ratio above.
+for iso, name in (("1", "sandboxed"), ("0", "unsandboxed")):
+    ev, od = rows[iso][0::2], rows[iso][1::2]
+    if ev and od:
+        a = statistics.median(x["score"] for x in ev)
+        b = statistics.median(x["score"] for x in od)
+        print(f"A/A {name}: score median of runs 0,2,.. / runs 1,3,.. "
+              f"= {a:.3f} / {b:.3f} = {a / b:.4f}")
 sys.exit(0 if ok else 1)
 PY

@@ -1023,6 +1023,20 @@ int kbh_guard_unexplained(const struct kbh_guard_window *w,
 	return gap > w->waited && gap - w->waited > slack_ns;
 }
 
+uint64_t kbh_guard_gainful(const uint64_t *sample, const unsigned char *flag,
+			   size_t n, uint64_t *scratch)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		scratch[i] = sample[i];
+	qsort(scratch, n, sizeof *scratch, kbh__cmp_u64);
+	uint64_t median = scratch[n / 2], k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += flag[i] && sample[i] < median;
+	return k;
+}
+
 int kbh_guard_too_many_clamped(uint64_t clamped, uint64_t n)
 {
 	return clamped > 2 + n / 50;

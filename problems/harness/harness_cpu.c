@@ -56,8 +56,9 @@
  *      sample if it lies inside the parent's window and within the
  *      calibrated slack of it; a claim outside the window is forged
  *      (status suspect); one shorter than the window allows is clamped to
- *      the window minus the slack, and too many clamps the kernel's
- *      scheduling statistics do not explain make the case suspect. The
+ *      the window minus the slack, and too many clamps that the kernel's
+ *      scheduling statistics do not explain and that record less than
+ *      the case's median sample (kbh_guard_gainful) make it suspect. The
  *      slack is calibrated once per run before any user code has run
  *      (kbh__calibrate: handoffs of requests made like timed calls, 2 x
  *      p95 + 10 us, at most 1 ms). The clocks are
@@ -686,6 +687,12 @@ struct kbh__ctx {
 	/* timing verification (timed calls only) */
 	uint64_t slack_ns;
 	uint64_t clamped, unexplained, forged, max_gap;
+	int last_unexplained; /* the last timed call's clamp was unexplained */
+	/* the timed phase's samples and their unexplained-clamp flags, for
+	 * kbh_guard_gainful */
+	uint64_t *rec, *rec_tmp;
+	unsigned char *rec_flag;
+	size_t rec_n, rec_cap;
 };
 
 static void kbh__ctx_close(struct kbh__ctx *x)
@@ -695,6 +702,9 @@ static void kbh__ctx_close(struct kbh__ctx *x)
 	kbh__region_unmap(&x->pristine);
 	kbh__region_unmap(&x->secret);
 	free(x->params);
+	free(x->rec);
+	free(x->rec_tmp);
+	free(x->rec_flag);
 	kbh_fill(x, 0, sizeof *x);
 }
 
@@ -910,12 +920,14 @@ static int kbh__one_call(struct kbh__ctx *x, int timed, uint64_t *ns,
 	if (timed) {
 		uint64_t gap = kbh_guard_gap(&w);
 		enum kbh_guard_verdict v = kbh_guard_verify(&w, x->slack_ns, ns);
+		x->last_unexplained = 0;
 		if (v == KBH_GUARD_FORGED)
 			x->forged++;
 		else if (v == KBH_GUARD_CLAMPED) {
 			x->clamped++;
-			x->unexplained +=
-				(uint64_t)kbh_guard_unexplained(&w, x->slack_ns);
+			x->last_unexplained =
+				kbh_guard_unexplained(&w, x->slack_ns);
+			x->unexplained += (uint64_t)x->last_unexplained;
 		}
 		if (gap > x->max_gap)
 			x->max_gap = gap;
@@ -1060,6 +1072,28 @@ static int kbh__calibrate(struct kbh__run *r)
 	return 0;
 }
 
+/* Keeps a timed sample and whether its clamp was unexplained. */
+static int kbh__record(struct kbh__ctx *x, uint64_t ns)
+{
+	if (x->rec_n == x->rec_cap) {
+		size_t cap = x->rec_cap ? 2 * x->rec_cap : 256;
+		uint64_t *a = realloc(x->rec, cap * sizeof *a);
+		if (a)
+			x->rec = a;
+		uint64_t *b = a ? realloc(x->rec_tmp, cap * sizeof *b) : NULL;
+		if (b)
+			x->rec_tmp = b;
+		unsigned char *f = b ? realloc(x->rec_flag, cap) : NULL;
+		if (!f)
+			return -ENOMEM;
+		x->rec_flag = f;
+		x->rec_cap = cap;
+	}
+	x->rec[x->rec_n] = ns;
+	x->rec_flag[x->rec_n++] = (unsigned char)x->last_unexplained;
+	return 0;
+}
+
 static int kbh__run_bench_case(struct kbh__run *r, size_t i, struct kbh__ctx *x)
 {
 	const struct kbh_stop_rule *rule = &r->lim.stop[r->mode];
@@ -1092,6 +1126,7 @@ static int kbh__run_bench_case(struct kbh__run *r, size_t i, struct kbh__ctx *x)
 	}
 	/* only the timed calls count towards the clamp rule */
 	x->clamped = x->unexplained = x->forged = x->max_gap = 0;
+	x->rec_n = 0;
 
 	struct kbh_stats st;
 	kbh_stats_init(&st);
@@ -1108,6 +1143,8 @@ static int kbh__run_bench_case(struct kbh__run *r, size_t i, struct kbh__ctx *x)
 			return kbh__bench_fail(r, i, rc, what, msg);
 		}
 		kbh_stats_add(&st, (double)ns);
+		if (kbh__record(x, ns))
+			return -ENOMEM;
 		stop = kbh_stop_check(rule, &st, kbh_now_ns() - t_start);
 	} while (stop == KBH_STOP_CONTINUE);
 
@@ -1119,11 +1156,14 @@ static int kbh__run_bench_case(struct kbh__run *r, size_t i, struct kbh__ctx *x)
 		kbh_report_bench(r->rep, i, "stop", "%s", kbh_stop_name(stop)));
 	KBH__REP(kbh_report_bench(r->rep, i, "warmup", "%" PRIu64, warm));
 	KBH__REP(kbh_report_cost(r->rep, i, &cost, &r->peak, st.mean));
+	uint64_t gainful =
+		kbh_guard_gainful(x->rec, x->rec_flag, x->rec_n, x->rec_tmp);
 	fprintf(stderr,
 		"harness: benchmark %zu: guard: %" PRIu64 " clamped (%" PRIu64
-		" not explained by load), %" PRIu64 " forged of %" PRIu64
+		" not explained by load, %" PRIu64 " of them below the median), %"
+		PRIu64 " forged of %" PRIu64
 		" samples; largest handoff %.1f us (slack %.1f us)\n",
-		i, x->clamped, x->unexplained, x->forged, st.n,
+		i, x->clamped, x->unexplained, gainful, x->forged, st.n,
 		(double)x->max_gap / 1e3, (double)x->slack_ns / 1e3);
 	if (x->forged) {
 		KBH__REP(kbh_report_bench(r->rep, i, "status", "suspect"));
@@ -1133,14 +1173,15 @@ static int kbh__run_bench_case(struct kbh__run *r, size_t i, struct kbh__ctx *x)
 			"outside the harness's own measurement of them "
 			"(forged timing); not ranked",
 			x->forged, st.n));
-	} else if (kbh_guard_too_many_clamped(x->unexplained, st.n)) {
+	} else if (kbh_guard_too_many_clamped(gainful, st.n)) {
 		KBH__REP(kbh_report_bench(r->rep, i, "status", "suspect"));
 		KBH__REP(kbh_report_bench(
 			r->rep, i, "error",
 			"%" PRIu64 " of %" PRIu64 " timed calls took longer by "
 			"the harness's clock than the submission's process "
-			"claimed (by more than %.0f us); not ranked",
-			x->unexplained, st.n, (double)x->slack_ns / 1e3));
+			"claimed (by more than %.0f us, and the rest of the "
+			"handoff did not explain it); not ranked",
+			gainful, st.n, (double)x->slack_ns / 1e3));
 	} else if (kbh_cost_suspect(&cost, &r->peak, st.best)) {
 		KBH__REP(kbh_report_bench(r->rep, i, "status", "suspect"));
 		KBH__REP(kbh_report_bench(

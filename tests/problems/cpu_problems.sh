@@ -438,6 +438,19 @@ test_unforgeable() {
 			fail "$p timer benchmark $i: $(value "benchmark\.$i\.error")"
 	done
 
+	# the clock pointer patched to claim 1 us per call while each call
+	# takes over 2 ms: every claim is clamped to the parent's window minus
+	# the slack, half of them below the median -- every case suspect
+	d="$WORK/$p.shave"
+	stage $p "$SUBS/vectorsum_shave.c" "$d" || return
+	tail -n 1 "$d/benchmarks.txt" > "$d/one.txt"
+	run "$d" leaderboard one.txt
+	expect_eq "$p shave rc" "$RC" 0
+	expect_eq "$p shave check" "$(value check)" pass
+	expect_eq "$p shave status" "$(value 'benchmark\.0\.status')" suspect
+	value 'benchmark\.0\.error' | grep -q "took longer" ||
+		fail "$p shave: $(value 'benchmark\.0\.error')"
+
 	# a thread summing the slots in the background: the child is stopped
 	# while the next inputs are staged, so it can only start with the
 	# call, and whatever it does before the call proper is inside the

@@ -117,6 +117,37 @@ START_TEST(slack_rule)
 }
 END_TEST
 
+START_TEST(gainful_rule)
+{
+	/* 40 samples around 100 us; three late handoffs clamped to more than
+	 * the claim (upper half), as on an honest run on a VM: none count. */
+	uint64_t s[40], tmp[40];
+	unsigned char f[40] = {0};
+	for (int i = 0; i < 40; i++)
+		s[i] = 100000 + (uint64_t)((i * 37) % 40) * 500;
+	s[3] = 900000, f[3] = 1;
+	s[17] = 1300000, f[17] = 1;
+	s[29] = 120000, f[29] = 1;
+	ck_assert_uint_eq(kbh_guard_gainful(s, f, 40, tmp), 0);
+	ck_assert(!kbh_guard_too_many_clamped(0, 40));
+	/* the same three, clamped below the median: they count */
+	s[3] = 60000, s[17] = 70000, s[29] = 100000;
+	ck_assert_uint_eq(kbh_guard_gainful(s, f, 40, tmp), 3);
+	ck_assert(kbh_guard_too_many_clamped(3, 40));
+	/* a liar clamped on every call: half its samples are below the
+	 * median of them all, whatever the values */
+	for (int i = 0; i < 40; i++)
+		s[i] = 5000 + (uint64_t)((i * 7) % 40) * 10, f[i] = 1;
+	ck_assert_uint_eq(kbh_guard_gainful(s, f, 40, tmp), 20);
+	ck_assert(kbh_guard_too_many_clamped(20, 40));
+	/* unflagged samples below the median never count */
+	for (int i = 0; i < 40; i++)
+		f[i] = 0;
+	ck_assert_uint_eq(kbh_guard_gainful(s, f, 40, tmp), 0);
+	ck_assert_uint_eq(kbh_guard_gainful(s, f, 0, tmp), 0);
+}
+END_TEST
+
 /* ---- live --------------------------------------------------------------- */
 
 enum {
@@ -369,6 +400,7 @@ static Suite *suite(void)
 	tcase_add_test(t, verify_cases);
 	tcase_add_test(t, unexplained_cases);
 	tcase_add_test(t, slack_rule);
+	tcase_add_test(t, gainful_rule);
 	tcase_add_test(t, live_timing);
 	tcase_add_test(t, live_crash);
 	tcase_add_test(t, live_confinement);
