@@ -510,6 +510,41 @@ START_TEST(test_iso_contract)
 }
 END_TEST
 
+/* The directories the sandbox makes only to hold a bind mount (here the
+ * parents of a nested workdir) can be passed through but not listed by the
+ * run's uid: listing them showed other jobs' or the worker's directory
+ * names (fs_escape listed /root on the GPU host). */
+START_TEST(test_iso_mount_parents_unlistable)
+{
+	struct kb_sandbox_result r;
+	struct kb_sandbox_opts o = iso_opts();
+	char err[256] = "", deep[128], script[512];
+	if (isolation_missing())
+		return;
+	snprintf(deep, sizeof(deep), "%s/job-a/run-b", workdir);
+	char mid[128];
+	snprintf(mid, sizeof(mid), "%s/job-a", workdir);
+	ck_assert_int_eq(mkdir(mid, 0755), 0);
+	ck_assert_int_eq(mkdir(deep, 0755), 0);
+	ck_assert_int_eq(chmod(deep, 0777), 0);
+	o.workdir = deep;
+	snprintf(script, sizeof(script),
+		 "pwd; ls -a %s >/dev/null 2>&1 && echo LISTED_TOP; "
+		 "ls -a %s >/dev/null 2>&1 && echo LISTED_MID; "
+		 "ls -ld %s %s; touch x && echo WROTE",
+		 workdir, mid, workdir, mid);
+	ck_assert_int_eq(run_iso_sh(script, &o, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r.exited, 1);
+	ck_assert_msg(strstr(r.out, deep), "cwd is not the nested workdir");
+	ck_assert_msg(strstr(r.out, "WROTE"), "the workdir is not writable");
+	if (geteuid() == 0) { /* per-run uid: not the directories' owner */
+		ck_assert_msg(!strstr(r.out, "LISTED_TOP"), "listed %s", workdir);
+		ck_assert_msg(!strstr(r.out, "LISTED_MID"), "listed %s", mid);
+	}
+	kb_sandbox_result_clear(&r);
+}
+END_TEST
+
 START_TEST(test_iso_setup_failure_is_infra)
 {
 	struct kb_sandbox_result r;
@@ -628,6 +663,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_write_outside);
 	tcase_add_test(tc, test_daemon);
 	tcase_add_test(tc, test_snoop);
+	tcase_add_test(tc, test_iso_mount_parents_unlistable);
 	tcase_add_test(tc, test_privileged_calls);
 	suite_add_tcase(s, tc);
 	TCase *tc2 = tcase_create("isolated_contract");
