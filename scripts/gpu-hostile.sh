@@ -94,10 +94,10 @@ memhog          vectoradd test        60 notranked crashed,failed
 flood           vectoradd test        60 notranked failed
 net             vectoradd test        60 notranked failed
 fs_escape       vectoradd test        60 notranked failed
-forge_smart     vectoradd leaderboard 60 notranked crashed,failed,suspect
-forge_atexit    vectoradd leaderboard 60 notranked crashed,failed,suspect,compile_error
+forge_smart     vectoradd leaderboard 60 notranked crashed,failed
+forge_atexit    vectoradd leaderboard 60 notranked failed,compile_error
 forge_naive     vectoradd leaderboard 60 notranked crashed
-exit_infra      vectoradd leaderboard 60 notranked crashed,failed
+exit_infra      vectoradd leaderboard 60 notranked crashed
 steal_expected  vectorsum leaderboard 60 nobetter  failed,suspect,crashed
 precompute      vectorsum leaderboard 60 nobetter  failed,suspect,crashed
 estimate_sum    vectorsum leaderboard 60 notranked failed,suspect

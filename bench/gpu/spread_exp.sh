@@ -57,7 +57,7 @@ for v in "$@"; do
 				-DKBG_SAMPLE_LOG $flags -c kbg_main.cu -o "$out/v_$name/kbg_main.o" &&
 			nvcc $gen -o "$out/v_$name/eval.out" "$out/v_$name/kbg_main.o" \
 				"$objdir/kbg_dev.o" "$objdir/kbg_model.o" "$objdir/kbg_sys.o" \
-				"$objdir/harness.o" "$objdir/reference.o" submission.o -lcuda -ldl
+				"$objdir/harness.o" "$objdir/guard.o" "$objdir/reference.o" submission.o -lcuda -ldl
 	) || echo "variant $name failed to build" &
 	pids="$pids $!"
 done

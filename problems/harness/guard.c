@@ -836,8 +836,12 @@ void kbh_guard_stop(struct kbh_guard *g)
 		g->dead = 1;
 	}
 	if (g->have_watcher) {
+		/* watch != 0 so that a watcher between its quit check and its
+		 * FUTEX_WAIT(watch, 0) does not go to sleep after the wake
+		 * below (it then spins once and sees quit). Storing 0 here
+		 * hung pthread_join under load. */
 		atomic_store(&g->quit, 1);
-		atomic_store(&g->watch, 0);
+		atomic_store(&g->watch, UINT32_MAX);
 		syscall(SYS_futex, (uint32_t *)(void *)&g->watch,
 			FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 		pthread_join(g->watcher, NULL);

@@ -4,7 +4,7 @@
 #   cuda_tests.sh build   ARCH CACHE WORK PROBLEM_DIR SUBMISSION
 #   cuda_tests.sh nogpu   CACHE WORK PROBLEM_DIR SUBMISSION
 #   cuda_tests.sh hostile CACHE WORK PROBLEM_DIR
-#   cuda_tests.sh relay   WORK REPO_ROOT
+#   cuda_tests.sh guard   WORK REPO_ROOT
 #
 # build:   kbg_build.sh as the worker runs it; must produce eval.out.
 # nogpu:   builds for sm_90a and checks what eval.out does before it needs
@@ -14,8 +14,10 @@
 #          cudaEventElapsedTime/main links once sealed and the harness's
 #          references still go to glibc; a submission without a C-linkage
 #          custom_kernel is refused (exit 1).
-# relay:   test_kbg_relay.cu (the report relay of kbg_main.cu: forged
-#          frames, exits after user code started, exit handlers, signals).
+# guard:   test_kbg_guard.cu (the parent side of kbg_main.cu's process
+#          split, against a fake child: forged and malformed replies, CUDA
+#          errors, exits and crashes of the child, writes to the report's
+#          descriptor, the child's confinement).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=$here/../../problems/harness/cuda/kbg_build.sh
@@ -93,18 +95,19 @@ hostile)
 	grep -q 'does not define custom_kernel' "$work.err" || fail "no clear message"
 	echo "ok: C++-linkage custom_kernel refused"
 	;;
-relay)
+guard)
 	work=$1 root=$2
 	rm -rf "$work"
 	mkdir -p "$work"
 	kbh=$root/problems/harness
-	"${NVCC:-nvcc}" -std=c++17 -I"$kbh" -I"$kbh/cuda" -o "$work/test_kbg_relay" \
-		"$here/test_kbg_relay.cu" "$kbh/cuda/kbg_dev.cu" "$kbh/cuda/kbg_model.c" \
-		"$kbh/cuda/kbg_sys.c" "$kbh/harness.c" -ldl || fail "test_kbg_relay does not build"
-	"$work/test_kbg_relay"
+	"${NVCC:-nvcc}" -std=c++17 -I"$kbh" -I"$kbh/cuda" -o "$work/test_kbg_guard" \
+		"$here/test_kbg_guard.cu" "$kbh/cuda/kbg_dev.cu" "$kbh/cuda/kbg_model.c" \
+		"$kbh/cuda/kbg_sys.c" "$kbh/harness.c" "$kbh/guard.c" -ldl ||
+		fail "test_kbg_guard does not build"
+	"$work/test_kbg_guard"
 	;;
 *)
-	echo "usage: cuda_tests.sh build|nogpu|hostile|relay ..." >&2
+	echo "usage: cuda_tests.sh build|nogpu|hostile|guard ..." >&2
 	exit 2
 	;;
 esac

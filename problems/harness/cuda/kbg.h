@@ -23,7 +23,13 @@
  * negative value; a CUDA error is picked up by the driver itself.
  *
  * Buffers: hooks get arrays of device pointers, in the order the layout
- * declares them, each from its own cudaMalloc (256-byte aligned).
+ * declares them, each from its own cudaMalloc (256-byte aligned; the work
+ * slots call gets, 2 MiB aligned).
+ *
+ * Processes: `call` runs in the untrusted child process, which has its
+ * own CUDA context and sees only the work slots (CUDA IPC mappings);
+ * every other hook runs in the trusted parent, which never calls user
+ * code (kbg_main.cu's theory of operation).
  *
  * Thread-safety: single-threaded driver.
  */
@@ -106,7 +112,8 @@ struct kbg_problem {
 		     const void *const out[], const void *exp, void *scratch,
 		     char *msg, size_t msg_size);
 
-	/* Calls the submission's custom_kernel. The only timed hook. */
+	/* Calls the submission's custom_kernel. The only timed hook, and the
+	 * only one run in the child process. */
 	void (*call)(const void *params, void *const in[], void *const out[]);
 };
 

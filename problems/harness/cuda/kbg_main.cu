@@ -5,55 +5,104 @@
  *
  * Theory of operation
  * -------------------
- * Start-up: resolve the trusted libc pointers (harness.c), open the report
- * (exit 111 without POPCORN_FD), then fork (the report relay, below: the
- * parent keeps the report channel and runs no user code; everything else
- * happens in the child). The child parses the mode (exit 2) and every
- * case, running the problem's host-side setup on each, before the GPU is
- * touched (exit 113 on any bad case); removes the cases file when the
- * worker asks (KBH_CASES_UNLINK=1: the seeds are not the submission's
- * business) and draws the run key (getrandom). Then it creates the
- * context, reads the device's attributes, opens NVML (dlopen; optional)
- * and writes the system.* keys.
+ * Two processes (../guard.h). main() resolves the trusted libc pointers
+ * (harness.c), opens the report (exit 111 without POPCORN_FD), refuses to
+ * go on when a thread is already running (only code run before main can
+ * have started one: exit 115), and then, before any CUDA call, splits:
  *
- * Buffers of one case: `sets` data sets, each its inputs as generated
- * (pristine; the submission never gets these pointers) and, for data sets
- * made once per case, the expected result in host memory; one device
- * buffer for the expected result of the call being checked; two work
- * slots (inputs and outputs the submission gets), used alternately so
- * consecutive calls see different addresses; a scratch buffer for
- * reference and check. All are separate cudaMallocs.
+ *   parent (trusted): everything that decides a result. It owns the
+ *     report, parses the mode (exit 2) and every case, running the
+ *     problem's host-side setup on each (exit 113 on any bad case),
+ *     removes the cases file when the worker asks (KBH_CASES_UNLINK=1)
+ *     and draws the run key (getrandom); creates its own CUDA context,
+ *     reads the device's attributes, opens NVML (dlopen; optional),
+ *     writes the system.* keys; makes every device allocation, generates
+ *     and stages the data, flushes L2, runs the reference, checks every
+ *     output and input, keeps the statistics and writes every verdict.
+ *     It never calls user code.
+ *   child (untrusted, kbh_guard_start): the only process that calls
+ *     custom_kernel. Confined by the guard (no fds above 2 but its "done"
+ *     pipe, its own seccomp filter: no new processes, no exec, no ptrace,
+ *     no signals to others; the parent is not dumpable), it creates its
+ *     own CUDA context and serves the parent's requests (child_op): INIT,
+ *     OPEN (maps the work slots the parent exported with CUDA IPC), CALL
+ *     (the timed region), BASELINE, PROFILE, CLOSE. It has no report
+ *     channel and no key; the parent's memory, its device allocations and
+ *     its context are out of its reach. What it sends back is a reply
+ *     record in the guard's shared arena (struct kbg_reply: its event
+ *     times, hold flags and a CUDA error code), read by the parent once
+ *     the child is stopped again, and treated as a claim.
+ * So nothing the submission does (write to any fd, exit(0), exit(110),
+ * exit handlers, its own clock_gettime, patching the driver's code in its
+ * process) can write, end or alter the report: the worst it can do is
+ * crash (status fail, check: fail, exit 115) or lie about its own time
+ * (below).
+ *
+ * Buffers of one case, all in the parent's context, separate cudaMallocs:
+ * `sets` data sets, each its inputs as generated (pristine) and, for data
+ * sets made once per case, the expected result in host memory; one device
+ * buffer for the expected result of the call being checked; a scratch
+ * buffer for reference and check; two work slots (inputs and outputs the
+ * submission gets), used alternately so consecutive calls see different
+ * addresses. Only the slots are exported (cudaIpcGetMemHandle of each
+ * allocation's base): at case start an OPEN request hands the child their
+ * handles, at case end CLOSE has it unmap them before the parent frees
+ * them. Every slot buffer is a multiple of 2 MiB (zeroed when made): the
+ * driver may sub-allocate small cudaMallocs from one 2 MiB block and
+ * shares the whole block through IPC, so a small output must not share
+ * a block with, say, the expected result. The child never gets a handle
+ * or pointer to anything else.
  *
  * Seeds: a case's first call (test mode's only one) uses data from the
  * case seed alone, so failures replay; every later call's data (and the
  * choice among data sets, and every set but the first) also depends on
- * the run key, 64 bits from getrandom() drawn before user code runs: no
- * file, argument or call count predicts the inputs of a timed call.
+ * the run key, 64 bits from getrandom() drawn after the split, in the
+ * parent: no file, argument or call count predicts the inputs of a timed
+ * call.
  *
  * Expected results: never on the device while the submission runs. With
  * fresh data the reference runs only after the call (and its work) ended,
  * on inputs regenerated from the seed; a set's result is copied in from
  * host memory after the call. The device buffer and the reference's
- * scratch are zeroed after every check.
+ * scratch are zeroed after every check. (They are in the parent's context
+ * as well, which the child cannot map.)
  *
- * One call (every call is staged the same way, warm-up included):
- *   1. data: fresh data (layout.fresh, and test mode) is generated into
- *      set 0 from the call's seed; otherwise a set is drawn at random
- *      among sets made once per case;
+ * One call (every call is staged the same way, warm-up included); the
+ * child is stopped (SIGSTOP) throughout 1-3 and 6:
+ *   1. data (parent): fresh data (layout.fresh, and test mode) is
+ *      generated into set 0 from the call's seed; otherwise a set is
+ *      drawn at random among sets made once per case;
  *   2. the set's inputs are copied into the slot's inputs (device to
  *      device) and the slot's outputs are poisoned with 0xFF bytes (NaN for
  *      floats, 0xFFFFFFFF for integers), so unwritten output fails;
  *   3. L2 is flushed by streaming kbg_flush_bytes(L2) = 4x L2 (>= 64 MiB)
- *      through it with L2-allocating loads (kbg_dev.cu);
- *   4. (benchmark, leaderboard, profile) the hold on the legacy stream
- *      (kbg_dev_hold: a kernel taking every thread slot of every SM that
- *      waits until the host releases it, at most kHoldTimeoutNs); start
- *      event on the legacy default stream; problem->call (the
- *      submission's custom_kernel); end event on the legacy stream; the
- *      host releases the hold; cudaDeviceSynchronize(); a tail event,
- *      synchronised;
- *   5. the time is elapsed(start, end) from the events (device time; the
- *      host clock only bounds it from above as a sanity check);
+ *      through it with L2-allocating loads (kbg_dev.cu), and the parent
+ *      synchronises its context (L2 is physical: the flush holds for the
+ *      child's context too);
+ *   4. CALL request (child): stamp t0; (benchmark, leaderboard, profile)
+ *      the hold on the legacy stream (kbg_dev_hold: a kernel taking every
+ *      thread slot of every SM that waits until the host releases it, at
+ *      most kHoldTimeoutNs); start event on the legacy default stream;
+ *      problem->call (the submission's custom_kernel) on the slot's
+ *      buffers as mapped in the child; end event; release the hold;
+ *      cudaDeviceSynchronize(); stamp t1; a tail event, synchronised; the
+ *      event times go into the reply. The parent reads its own clock
+ *      around the request (t_go, t_seen: guard.c);
+ *   5. the reply is validated (parent): well-formed (every number finite
+ *      and >= 0, flags 0 or 1, its sequence number); [t0, t1] inside
+ *      [t_go, t_seen] and the event time start->end no longer than
+ *      t_seen - t_go (else the call's timing is forged: the case is
+ *      suspect and the sample becomes the window). The sample is the
+ *      child's event time. It cannot come from anywhere else (only the
+ *      device knows when the submission's first kernel started), so a
+ *      child that tampers with the driver's code in its process can claim
+ *      a shorter time than it took -- never longer than the parent's
+ *      window, and never below the physical floor without the case being
+ *      suspect. The CPU harness's clamp rule (claim within a calibrated
+ *      slack of the window) is not applied: the host time spent enqueuing
+ *      inside custom_kernel is in the window but legitimately not in the
+ *      device time (the hold hides it), so an honest submission that
+ *      launches many kernels would be clamped;
  *   6. the expected result is made (fresh: regenerate, reference; sets:
  *      copied from host memory), the output is checked against it, and the
  *      slot's inputs are compared bytewise with the pristine set (a
@@ -68,7 +117,10 @@
  * another thread is not; cudaDeviceSynchronize() waits for it, and the gap
  * elapsed(end, tail) then grows by however long it outlived the end event.
  * The median gap is compared with the same gap measured with no
- * submission work (kbg_outlives); a larger one marks the case suspect.
+ * submission work (BASELINE; kbg_outlives); a larger one marks the case
+ * suspect. Both gaps are the child's claims: the check catches honest
+ * driver code timing a submission that leaves work behind, not a child
+ * that rewrites the driver (that one is bounded as in 5).
  *
  * Why the hold: without it the device is idle when the host records the
  * start event, so the event runs at once and the clock then waits for
@@ -85,31 +137,45 @@
  * on the first call) waits for the hold's timeout and is then timed as
  * without a hold; such calls are counted (hold_timeouts). Not held: copy
  * engine work (cudaMemcpyAsync) on a non-blocking stream can run during
- * the hold, for as long as the host spends inside custom_kernel.
+ * the hold, for as long as the host spends inside custom_kernel. The
+ * hold, its mapped release word and the events all live in the child's
+ * context; the parent's context is idle (synchronised) during a request.
  *
- * Timing modes: warm-up calls (kbg_limits: at least warmup_min, until
- * warmup_ns has passed, at most warmup_max) are staged and checked like
- * timed ones but not recorded. Then samples are taken until the stopping
- * rule (harness.h kbh_stop_check: relative standard error < 0.1% after
+ * Timing modes: before any user code, a few CALL requests that skip
+ * custom_kernel measure the guard's own overhead (system.guard). Per
+ * case, warm-up calls (kbg_limits: at least warmup_min, until warmup_ns
+ * has passed, at most warmup_max) are staged and checked like timed ones
+ * but not recorded. Then samples are taken until the stopping rule
+ * (harness.h kbh_stop_check: relative standard error < 0.1% after
  * min_runs, or max_runs, or the wall-time cap) says stop. Reported:
  * benchmark.<i>.{spec,runs,mean,std,err,best,worst} (ns), bytes, gbps,
  * flops, gflops, tflops, floor_ns, stop, warmup, gap_ns, sample_wall_ns,
- * hold (on/off: off only where the hold could not be set up),
- * hold_timeouts (calls, warm-up included, whose hold timed out), status. status is "suspect" (benchmark.<i>.error says why) when the
- * best sample is below the physical floor (kbg_peak_derive), when work
- * outlived the timed region, or when the event time exceeds the host's
- * own observation of the call.
+ * window_ns (the parent's median request window t_seen - t_go of the
+ * timed calls: an upper bound of every sample), hold (on/off: off only
+ * where the hold could not be set up), hold_timeouts (calls, warm-up
+ * included, whose hold timed out), status. status is "suspect"
+ * (benchmark.<i>.error says why) when a call's timing was forged (5),
+ * when the best sample is below the physical floor (kbg_peak_derive), or
+ * when work outlived the timed region.
  *
  * Faults: an error before the submission first ran is the platform's
- * (exit 110). After it ran, errors are the submission's (the failing test
- * or benchmark gets status fail with the CUDA error, exit 112), except
- * those that only a broken device or driver produces (kbg_is_infra_error:
- * ECC, lost device, driver mismatch), which stay 110. Bad cases exit 113,
- * a missing POPCORN_FD 111, bad usage 2; an outer watchdog exits 114.
- * Right before the first call of custom_kernel the report gets
- * "user-code: started": from then on the worker takes 2/110/111/113 as
- * the submission's (it shares the process), and the relay turns an exit
- * the driver did not announce into 115 (crashed).
+ * (exit 110). After it ran, CUDA errors are the submission's (the failing
+ * test or benchmark gets status fail with the CUDA error, exit 112),
+ * except those that only a broken device or driver produces
+ * (kbg_is_infra_error: ECC, lost device, driver mismatch), which stay
+ * 110; the child reports a code (never a message: the parent formats it
+ * with cudaGetErrorString), and the same rules apply to it. A sticky
+ * error in the child's context (one a later synchronize still returns)
+ * leaves it unable to run anything: the remaining tests are reported as
+ * not run. When the child dies or exits during a request after user code
+ * ran (a crash, exit() in custom_kernel), the case gets status fail with
+ * an error naming how it ended (kbh_guard_death), `crash: <why>`,
+ * check: fail, and the run exits 115. Bad cases exit 113, a missing
+ * POPCORN_FD 111, bad usage 2; the parent's watchdog exits 114 (the
+ * child dies with it: PR_SET_PDEATHSIG). Right before the first request
+ * that runs custom_kernel the report gets "user-code: started" (the
+ * worker reads it: harnesses that share their process with the
+ * submission cannot tell their own 110 from the submission's).
  *
  * Symbols: the driver's kernels are static, its functions kbg_/kbh_
  * prefixed with hidden visibility; the runtime is linked statically
@@ -117,8 +183,10 @@
  * runtime function fails to link; and the worker seals the submission's
  * object (kbg_seal.sh: every global it defines except custom_kernel is
  * made local) so it cannot interpose libc or any other shared-library
- * function the driver uses.
+ * function the driver uses -- in either process: both run this
+ * executable.
  */
+#include "guard.h"
 #include "kbg.h"
 #include "kbg_dev.h"
 #include "kbg_sys.h"
@@ -126,16 +194,14 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -151,10 +217,417 @@ const int kBaselineGaps = 7;
  * call that blocks on the device inside custom_kernel waits this long,
  * then runs as if there were no hold). */
 const uint64_t kHoldTimeoutNs = 1000000;
+/* Address space reserved for the guard's arena (it holds one reply
+ * record; the guard wants at least 64 MiB of address space). */
+const size_t kArenaMax = (size_t)64 << 20;
+/* Size granule of every buffer exported to the child (see the theory). */
+const size_t kIpcGranule = (size_t)2 << 20;
+/* Empty requests timed before any user code (system.guard). */
+const int kCalCalls = 24;
+/* Device time may exceed the parent's window by this much before the
+ * claim counts as forged: the event timer and CLOCK_MONOTONIC are
+ * different clocks. Generous on purpose: a claim longer than the window
+ * only ever costs the submission, so the tolerance gives nothing away. */
+const double kClockTolRel = 1e-3;
+const double kClockTolNs = 1000.0;
 
 /* Step results: 0 ok; KBG_FAIL the submission failed (ctx.msg says why);
- * KBG_INFRA a platform error (ctx.msg says which). */
-enum { KBG_OK = 0, KBG_FAIL = 1, KBG_INFRA = -1 };
+ * KBG_CRASH the child died or exited after user code ran (ctx.msg says
+ * how); KBG_INFRA a platform error (ctx.msg says which). */
+enum { KBG_OK = 0, KBG_FAIL = 1, KBG_CRASH = 2, KBG_INFRA = -1 };
+
+/* ---- the request protocol (parent <-> child) -------------------------- *
+ *
+ * Every argument starts with the request's sequence number; the child
+ * copies it into its reply, so a reply left over from an earlier request
+ * (or none at all: the parent fills the record with 0xFF bytes before
+ * each request) is told apart. */
+enum : uint32_t {
+	OP_INIT = KBH_GUARD_OP_USER, /* context, events, hold; before user code */
+	OP_OPEN,		     /* map the case's work slots */
+	OP_CALL,		     /* the timed region */
+	OP_BASELINE,		     /* end->tail gap with no work */
+	OP_PROFILE,		     /* cudaProfilerStart (flag 1) / Stop (0) */
+	OP_CLOSE,		     /* unmap the work slots */
+};
+
+/* Where in the child a CUDA error happened (reply.where); the parent
+ * names it. 0: no error. */
+enum : uint32_t {
+	W_NONE = 0,
+	W_INIT,
+	W_OPEN,
+	W_ARGS,
+	W_START,
+	W_END,
+	W_RUN,
+	W_TAIL,
+	W_LEFT,
+	W_EVENTS,
+	W_BASELINE,
+	W_CLOSE,
+	W_COUNT
+};
+
+const char *const kWhere[W_COUNT] = {
+	"",
+	"initialising the submission's process",
+	"mapping the work buffers in the submission's process",
+	"in the request's arguments",
+	"recording the start event",
+	"recording the end event",
+	"running custom_kernel",
+	"recording the tail event",
+	"", /* W_LEFT has its own wording */
+	"reading events",
+	"calibrating",
+	"unmapping the work buffers in the submission's process",
+};
+
+/* The child's answer, in the guard's arena (the parent allocates it,
+ * the child writes it before posting "done", the parent copies it once
+ * while the child is stopped). Every field is a claim. */
+struct kbg_reply {
+	uint64_t seq;
+	double dev_ns;		 /* CALL: event time start -> end */
+	double gap_ns;		 /* CALL: end -> tail; BASELINE: its median */
+	int32_t err;		 /* cudaError_t of the first failure, or 0 */
+	uint32_t where;		 /* W_* of it */
+	uint32_t hold;		 /* INIT: hold set up; CALL: this call held */
+	uint32_t hold_timed_out; /* CALL: the hold ended by its timeout */
+	uint32_t sticky;	 /* after an error: the context stays broken */
+	uint32_t pad;
+};
+
+struct op_init {
+	uint64_t seq;
+	uint64_t reply; /* address of the reply record (same in both) */
+	uint32_t hold;	/* set up the hold */
+	uint32_t pad;
+};
+
+struct op_open {
+	uint64_t seq;
+	uint32_t n_in, n_out, nslots, pad;
+	cudaIpcMemHandle_t in[kSlots][KBG_MAX_BUFS];
+	cudaIpcMemHandle_t out[kSlots][KBG_MAX_BUFS];
+};
+
+struct op_call {
+	uint64_t seq;
+	uint32_t slot;
+	uint32_t hold;	/* hold this call */
+	uint32_t empty; /* skip problem->call (calibration) */
+	uint32_t params_size;
+	alignas(16) unsigned char params[KBG_PARAMS_MAX];
+};
+
+struct op_flag {
+	uint64_t seq;
+	uint32_t flag;
+	uint32_t pad;
+};
+
+static_assert(sizeof(struct op_open) <= KBH_GUARD_ARG_MAX, "OPEN too big");
+static_assert(sizeof(struct op_call) <= KBH_GUARD_ARG_MAX, "CALL too big");
+
+/* ---- the child's side -------------------------------------------------- *
+ *
+ * Runs in the untrusted process, interleaved with user code: nothing here
+ * decides anything; it only does what a request says and reports. */
+
+struct child {
+	const struct kbg_problem *p;
+	struct kbg_reply *reply;
+	cudaEvent_t ev_start, ev_end, ev_tail;
+	int hold;
+	unsigned hold_gen;
+	int open;
+	uint32_t nslots, n_in, n_out;
+	void *in[kSlots][KBG_MAX_BUFS];
+	void *out[kSlots][KBG_MAX_BUFS];
+	alignas(16) unsigned char params[KBG_PARAMS_MAX];
+};
+
+/* Records the first failure, and whether the context is left broken: a
+ * sticky error is returned again by a synchronize after the last error
+ * has been taken. */
+void child_fail(struct kbg_reply *r, cudaError_t e, uint32_t where)
+{
+	if (r->err)
+		return;
+	r->err = (int32_t)e;
+	r->where = where;
+	(void)cudaGetLastError();
+	r->sticky = cudaDeviceSynchronize() != cudaSuccess;
+	(void)cudaGetLastError();
+}
+
+void child_init(struct child *c, const struct op_init *a,
+		struct kbg_reply *r)
+{
+	cudaError_t e;
+
+	c->reply = (struct kbg_reply *)(uintptr_t)a->reply;
+	if ((e = cudaSetDevice(0)) != cudaSuccess ||
+	    (e = cudaFree(0)) != cudaSuccess) {
+		child_fail(r, e, W_INIT);
+		return;
+	}
+	if (a->hold) {
+		c->hold = kbg_dev_hold_init() == 0;
+		(void)cudaGetLastError();
+	}
+	if ((e = cudaEventCreate(&c->ev_start)) != cudaSuccess ||
+	    (e = cudaEventCreate(&c->ev_end)) != cudaSuccess ||
+	    (e = cudaEventCreate(&c->ev_tail)) != cudaSuccess ||
+	    (e = cudaDeviceSynchronize()) != cudaSuccess) {
+		child_fail(r, e, W_INIT);
+		return;
+	}
+	r->hold = (uint32_t)c->hold;
+}
+
+/* Unmaps every slot buffer; the first error goes into r (may be NULL). */
+void child_close(struct child *c, struct kbg_reply *r)
+{
+	for (int w = 0; w < kSlots; w++)
+		for (int j = 0; j < KBG_MAX_BUFS; j++) {
+			void **p[2] = {&c->in[w][j], &c->out[w][j]};
+			for (int k = 0; k < 2; k++) {
+				if (!*p[k])
+					continue;
+				cudaError_t e = cudaIpcCloseMemHandle(*p[k]);
+				if (e != cudaSuccess && r)
+					child_fail(r, e, W_CLOSE);
+				*p[k] = NULL;
+			}
+		}
+	c->open = 0;
+}
+
+/* Maps n handles into ptr[] (NULL where not mapped). 0, or the error. */
+cudaError_t child_map(void **ptr, const cudaIpcMemHandle_t *h, uint32_t n)
+{
+	for (uint32_t j = 0; j < n; j++) {
+		cudaError_t e = cudaIpcOpenMemHandle(
+			&ptr[j], h[j], cudaIpcMemLazyEnablePeerAccess);
+		if (e != cudaSuccess) {
+			ptr[j] = NULL;
+			return e;
+		}
+	}
+	return cudaSuccess;
+}
+
+void child_open(struct child *c, const struct op_open *a, struct kbg_reply *r)
+{
+	cudaError_t e = cudaSuccess;
+
+	child_close(c, NULL);
+	if (a->n_in < 1 || a->n_in > KBG_MAX_BUFS || a->n_out < 1 ||
+	    a->n_out > KBG_MAX_BUFS || a->nslots < 1 ||
+	    a->nslots > (uint32_t)kSlots) {
+		child_fail(r, cudaErrorInvalidValue, W_ARGS);
+		return;
+	}
+	c->n_in = a->n_in;
+	c->n_out = a->n_out;
+	c->nslots = a->nslots;
+	for (uint32_t w = 0; w < a->nslots && e == cudaSuccess; w++) {
+		e = child_map(c->in[w], a->in[w], a->n_in);
+		if (e == cudaSuccess)
+			e = child_map(c->out[w], a->out[w], a->n_out);
+	}
+	if (e != cudaSuccess) {
+		child_fail(r, e, W_OPEN);
+		child_close(c, NULL);
+		return;
+	}
+	c->open = 1;
+}
+
+/* The timed region (the theory's step 4). t0 right before the hold is
+ * launched, t1 right after the synchronize: as guard.h asks, the claim
+ * covers everything the device did for the call. */
+void child_call(struct child *c, const struct op_call *a,
+		struct kbg_reply *r, uint64_t *t0, uint64_t *t1)
+{
+	void *in[KBG_MAX_BUFS] = {}, *out[KBG_MAX_BUFS] = {};
+	cudaError_t e;
+	float ms = 0;
+
+	if (!a->empty) {
+		if (!c->open || a->slot >= c->nslots ||
+		    a->params_size > KBG_PARAMS_MAX) {
+			child_fail(r, cudaErrorInvalidValue, W_ARGS);
+			return;
+		}
+		for (uint32_t j = 0; j < c->n_in; j++)
+			in[j] = c->in[a->slot][j];
+		for (uint32_t j = 0; j < c->n_out; j++)
+			out[j] = c->out[a->slot][j];
+		memcpy(c->params, a->params, a->params_size);
+	}
+	int hold = a->hold && c->hold;
+	unsigned gen = 0;
+	*t0 = kbh_now_ns();
+	if (hold) {
+		gen = ++c->hold_gen;
+		if (kbg_dev_hold(gen, kHoldTimeoutNs)) {
+			/* not launched: time without it from now on */
+			(void)cudaGetLastError();
+			c->hold = hold = 0;
+		}
+	}
+	e = cudaEventRecord(c->ev_start, cudaStreamLegacy);
+	if (e != cudaSuccess) {
+		if (hold)
+			kbg_dev_release(gen);
+		*t1 = kbh_now_ns();
+		child_fail(r, e, W_START);
+		return;
+	}
+	if (!a->empty)
+		c->p->call(c->params, in, out);
+	e = cudaEventRecord(c->ev_end, cudaStreamLegacy);
+	if (hold)
+		kbg_dev_release(gen);
+	if (e != cudaSuccess) {
+		*t1 = kbh_now_ns();
+		child_fail(r, e, W_END);
+		return;
+	}
+	e = cudaDeviceSynchronize();
+	*t1 = kbh_now_ns();
+	if (e != cudaSuccess) {
+		child_fail(r, e, W_RUN);
+		return;
+	}
+	if ((e = cudaEventRecord(c->ev_tail, cudaStreamLegacy)) !=
+		    cudaSuccess ||
+	    (e = cudaEventSynchronize(c->ev_tail)) != cudaSuccess) {
+		child_fail(r, e, W_TAIL);
+		return;
+	}
+	if ((e = cudaGetLastError()) != cudaSuccess) {
+		child_fail(r, e, W_LEFT);
+		return;
+	}
+	if ((e = cudaEventElapsedTime(&ms, c->ev_start, c->ev_end)) !=
+	    cudaSuccess) {
+		child_fail(r, e, W_EVENTS);
+		return;
+	}
+	r->dev_ns = (double)ms * 1e6;
+	if ((e = cudaEventElapsedTime(&ms, c->ev_end, c->ev_tail)) !=
+	    cudaSuccess) {
+		child_fail(r, e, W_EVENTS);
+		return;
+	}
+	r->gap_ns = (double)ms * 1e6;
+	r->hold = (uint32_t)hold;
+	r->hold_timed_out = hold && kbg_dev_hold_timed_out(gen);
+}
+
+/* The end->tail gap with no submission work (median of a few). */
+void child_baseline(struct child *c, struct kbg_reply *r)
+{
+	double g[kBaselineGaps];
+	cudaError_t e;
+	float ms = 0;
+
+	for (int i = 0; i < kBaselineGaps; i++) {
+		if ((e = cudaEventRecord(c->ev_end, cudaStreamLegacy)) !=
+			    cudaSuccess ||
+		    (e = cudaDeviceSynchronize()) != cudaSuccess ||
+		    (e = cudaEventRecord(c->ev_tail, cudaStreamLegacy)) !=
+			    cudaSuccess ||
+		    (e = cudaEventSynchronize(c->ev_tail)) != cudaSuccess ||
+		    (e = cudaEventElapsedTime(&ms, c->ev_end, c->ev_tail)) !=
+			    cudaSuccess) {
+			child_fail(r, e, W_BASELINE);
+			return;
+		}
+		g[i] = (double)ms * 1e6;
+	}
+	r->gap_ns = kbg_median(g, kBaselineGaps);
+}
+
+/* kbh_guard_fn: one request. Returns -EINVAL for an unknown operation or
+ * a short argument (a bug of the parent's), else 0: the outcome is in
+ * the reply. */
+int child_op(void *ctx, uint32_t op, const void *arg, size_t size,
+	     uint64_t *t0, uint64_t *t1)
+{
+	struct child *c = (struct child *)ctx;
+	struct kbg_reply r;
+	union {
+		struct op_init init;
+		struct op_open open;
+		struct op_call call;
+		struct op_flag flag;
+	} a;
+	size_t want;
+
+	switch (op) {
+	case OP_INIT:
+		want = sizeof a.init;
+		break;
+	case OP_OPEN:
+		want = sizeof a.open;
+		break;
+	case OP_CALL:
+		want = sizeof a.call;
+		break;
+	case OP_BASELINE:
+	case OP_PROFILE:
+	case OP_CLOSE:
+		want = sizeof a.flag;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (size != want)
+		return -EINVAL;
+	memcpy(&a, arg, size);
+	memset(&r, 0, sizeof r);
+	memcpy(&r.seq, &a, sizeof r.seq);
+	switch (op) {
+	case OP_INIT:
+		child_init(c, &a.init, &r);
+		break;
+	case OP_OPEN:
+		child_open(c, &a.open, &r);
+		break;
+	case OP_CALL:
+		child_call(c, &a.call, &r, t0, t1);
+		break;
+	case OP_BASELINE:
+		*t0 = kbh_now_ns();
+		child_baseline(c, &r);
+		*t1 = kbh_now_ns();
+		break;
+	case OP_PROFILE:
+		/* A no-op without a profiler; its error is never kept. */
+		(void)(a.flag.flag ? cudaProfilerStart() : cudaProfilerStop());
+		(void)cudaGetLastError();
+		break;
+	case OP_CLOSE: {
+		/* nothing of ours may still use the mappings */
+		cudaError_t e = cudaDeviceSynchronize();
+		if (e != cudaSuccess)
+			child_fail(&r, e, W_CLOSE);
+		child_close(c, &r);
+		break;
+	}
+	}
+	if (c->reply)
+		memcpy(c->reply, &r, sizeof r);
+	return 0;
+}
+
+/* ---- the parent's side -------------------------------------------------- */
 
 /* Pristine inputs on the device; for problems with data sets made once
  * per case (layout.fresh == 0) also the set's expected result, kept in
@@ -165,9 +638,12 @@ struct data_set {
 	uint64_t seed;
 };
 
+/* What the submission gets: exported to the child (the handles). */
 struct work_slot {
 	void *in[KBG_MAX_BUFS];
 	void *out[KBG_MAX_BUFS];
+	cudaIpcMemHandle_t in_h[KBG_MAX_BUFS];
+	cudaIpcMemHandle_t out_h[KBG_MAX_BUFS];
 };
 
 struct prepared {
@@ -179,9 +655,11 @@ struct prepared {
 };
 
 struct sample {
-	double ns;      /* event time start -> end */
-	double gap_ns;  /* event time end -> tail */
-	double host_ns; /* host time from before start to after the sync */
+	double ns;     /* the child's event time start -> end (or the
+			* window, when forged) */
+	double gap_ns; /* the child's event time end -> tail */
+	double win_ns; /* the parent's window t_seen - t_go */
+	int forged;    /* the claim does not fit the window */
 };
 
 struct ctx {
@@ -193,12 +671,19 @@ struct ctx {
 	void *flush_buf;
 	size_t flush_bytes;
 	unsigned *sink;
-	cudaEvent_t ev_start, ev_end, ev_tail;
-	int called; /* the submission has run at least once */
-	int hold;   /* timed calls are held (kbg_dev_hold) */
-	unsigned hold_gen;
+	int called; /* a request that runs custom_kernel has been made */
+	int hold;   /* timed calls are held (the child's INIT said so) */
 	uint32_t hold_timeouts; /* of the current case */
+	uint32_t forged;	/* calls of the current case, warm-up included */
 	char msg[1024];
+
+	/* the child */
+	struct kbh_guard *g;
+	struct kbg_reply *reply; /* in the arena */
+	uint64_t seq;
+	int crashed;	  /* it died after user code ran (msg says how) */
+	int child_sticky; /* it reported a sticky error */
+	int opened;	  /* it has the current case's slots mapped */
 
 	/* the case being run */
 	struct prepared *cur;
@@ -214,12 +699,16 @@ struct ctx {
 	void *exp;
 	uint64_t ncalls;
 	struct kbh_rng pick;
-	/* Per-run randomness (getrandom at start-up, before any user code):
-	 * mixed into the seeds of every call but each case's first, so that
-	 * no file, argument or call count tells a submission its future
-	 * inputs. */
+	/* Per-run randomness (getrandom in the parent after the split,
+	 * before any user code): mixed into the seeds of every call but each
+	 * case's first, so that no file, argument or call count tells a
+	 * submission its future inputs. */
 	uint64_t run_key;
 };
+
+/* The child's state: it must exist before the split (guard.h); the
+ * parent never touches its copy. */
+struct child g_child;
 
 void msgf(struct ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void msgf(struct ctx *x, const char *fmt, ...)
@@ -395,11 +884,6 @@ int init_device(struct ctx *x)
 	int rc = kbg_dev_init();
 	if (rc)
 		return blame(x, (cudaError_t)-rc, "initialising the driver");
-#ifndef KBG_NO_HOLD
-	/* Without the hold, timing still works (host latency included). */
-	x->hold = kbg_dev_hold_init() == 0;
-	(void)cudaGetLastError();
-#endif
 	x->flush_bytes = kbg_flush_bytes(x->dev.l2_bytes);
 	KBG_TRY(x, cudaMalloc(&x->flush_buf, x->flush_bytes),
 		"allocating the L2 flush buffer");
@@ -407,10 +891,230 @@ int init_device(struct ctx *x)
 		"filling the L2 flush buffer");
 	KBG_TRY(x, cudaMalloc(&x->sink, sizeof *x->sink),
 		"allocating the flush sink");
-	KBG_TRY(x, cudaEventCreate(&x->ev_start), "creating events");
-	KBG_TRY(x, cudaEventCreate(&x->ev_end), "creating events");
-	KBG_TRY(x, cudaEventCreate(&x->ev_tail), "creating events");
 	KBG_TRY(x, cudaDeviceSynchronize(), "initialising the device");
+	return KBG_OK;
+}
+
+/* ---- requests to the child --------------------------------------------- */
+
+/* A reply the driver's own child code could have written: the request's
+ * sequence number, a known step, flags 0 or 1, an error code iff a step,
+ * times finite and >= 0. Pure. */
+int reply_ok(const struct kbg_reply *r, uint64_t seq)
+{
+	return r->seq == seq && r->where < W_COUNT &&
+	       (r->err == 0) == (r->where == W_NONE) && r->err >= 0 &&
+	       r->err < 10000 && r->hold <= 1 && r->hold_timed_out <= 1 &&
+	       r->sticky <= 1 && isfinite(r->dev_ns) && r->dev_ns >= 0 &&
+	       isfinite(r->gap_ns) && r->gap_ns >= 0;
+}
+
+/* Classifies a CUDA error the child reported, by the same rules as the
+ * parent's own (blame): the submission's once it has run, unless only a
+ * broken device or driver raises it. The message is made here from the
+ * code; nothing the child wrote is printed. */
+int child_error(struct ctx *x, const struct kbg_reply *r)
+{
+	cudaError_t e = (cudaError_t)r->err;
+
+	x->child_sticky |= (int)r->sticky;
+	if (r->where == W_LEFT)
+		msgf(x, "custom_kernel left a CUDA error: %s (%s)",
+		     cudaGetErrorString(e), cudaGetErrorName(e));
+	else
+		msgf(x, "CUDA error %s: %s (%s)", kWhere[r->where],
+		     cudaGetErrorString(e), cudaGetErrorName(e));
+	return x->called && !kbg_is_infra_error((int)e) ? KBG_FAIL : KBG_INFRA;
+}
+
+/* Runs one request in the child: arg (size bytes, starting with a
+ * uint64_t the sequence number is written to) -> *w (the parent's clock
+ * and the guard's stamps) and *r (the reply, copied once). `what` names
+ * the request in messages. Returns KBG_OK; KBG_CRASH when the child died
+ * or exited after user code ran (x->crashed set); KBG_FAIL for a
+ * malformed reply or a CUDA error after user code ran; KBG_INFRA
+ * otherwise (anything before user code ran is the platform's). */
+int child_request(struct ctx *x, uint32_t op, void *arg, size_t size,
+		  const char *what, struct kbh_guard_window *w,
+		  struct kbg_reply *r)
+{
+	const uint64_t seq = ++x->seq;
+	int rc;
+
+	memcpy(arg, &seq, sizeof seq);
+	kbh_fill(x->reply, 0xff, sizeof *x->reply);
+	rc = kbh_guard_request(x->g, op, arg, size, w);
+	if (rc == -ECHILD) {
+		if (!x->called) {
+			msgf(x, "the submission's process %s before any submission "
+				"code ran (%s)",
+			     kbh_guard_death(x->g), what);
+			return KBG_INFRA;
+		}
+		msgf(x, "custom_kernel crashed: the submission's process %s "
+			"during %s (a crash, or exit() called from the "
+			"submission)",
+		     kbh_guard_death(x->g), what);
+		x->crashed = 1;
+		return KBG_CRASH;
+	}
+	if (rc) {
+		msgf(x, "guard request (%s): %s", what, strerror(-rc));
+		return KBG_INFRA;
+	}
+	kbh_copy(r, x->reply, sizeof *r);
+	if (w->status != 0 || !reply_ok(r, seq)) {
+		msgf(x, "the submission's process sent a malformed reply to "
+			"the harness (%s): its copy of the driver was tampered "
+			"with",
+		     what);
+		return x->called ? KBG_FAIL : KBG_INFRA;
+	}
+	if (r->err)
+		return child_error(x, r);
+	return KBG_OK;
+}
+
+/* 1 when a CALL's claims do not fit the parent's window: [t0, t1] must
+ * lie inside [t_go, t_seen] (kbh_guard_verify; no slack: nothing is
+ * clamped) and the device time must not exceed t_seen - t_go (within the
+ * clocks' tolerance). Pure. */
+int claim_forged(const struct kbh_guard_window *w, double dev_ns)
+{
+	uint64_t ignored;
+	double win = (double)(w->t_seen - w->t_go);
+
+	if (kbh_guard_verify(w, UINT64_MAX, &ignored) == KBH_GUARD_FORGED)
+		return 1;
+	return dev_ns > win * (1.0 + kClockTolRel) + kClockTolNs;
+}
+
+/* Hands the child the current case's slot handles (OPEN). */
+int open_slots(struct ctx *x)
+{
+	const struct kbg_layout *l = &x->cur->lay;
+	struct kbh_guard_window w;
+	struct kbg_reply r;
+	struct op_open a;
+
+	memset(&a, 0, sizeof a);
+	a.n_in = (uint32_t)l->n_in;
+	a.n_out = (uint32_t)l->n_out;
+	a.nslots = (uint32_t)x->nslots;
+	for (int s = 0; s < x->nslots && s < kSlots; s++) {
+		for (int j = 0; j < l->n_in && j < KBG_MAX_BUFS; j++)
+			a.in[s][j] = x->slots[s].in_h[j];
+		for (int j = 0; j < l->n_out && j < KBG_MAX_BUFS; j++)
+			a.out[s][j] = x->slots[s].out_h[j];
+	}
+	x->opened = 1; /* a failed OPEN may still have mapped some */
+	return child_request(x, OP_OPEN, &a, sizeof a, "mapping the work "
+			     "buffers", &w, &r);
+}
+
+/* Has the child unmap the slots (CLOSE). A child already broken by a
+ * sticky error cannot: that is reported already, so only its death
+ * counts then. */
+int close_slots(struct ctx *x)
+{
+	struct kbh_guard_window w;
+	struct kbg_reply r;
+	struct op_flag a;
+	const int broken = x->child_sticky;
+
+	if (!x->opened)
+		return KBG_OK;
+	x->opened = 0;
+	memset(&a, 0, sizeof a);
+	int rc = child_request(x, OP_CLOSE, &a, sizeof a,
+			       "unmapping the work buffers", &w, &r);
+	if (rc != KBG_CRASH && broken)
+		return KBG_OK;
+	return rc;
+}
+
+/* Starts or stops the profiler's capture range in the child, where the
+ * submission's kernels run. Only its death matters. */
+int child_profile(struct ctx *x, int on)
+{
+	struct kbh_guard_window w;
+	struct kbg_reply r;
+	struct op_flag a;
+
+	memset(&a, 0, sizeof a);
+	a.flag = (uint32_t)on;
+	int rc = child_request(x, OP_PROFILE, &a, sizeof a, "the profiler "
+			       "range", &w, &r);
+	return rc == KBG_CRASH ? rc : KBG_OK;
+}
+
+/* The reply record, the child's context and its overhead (system.guard):
+ * before any user code, so every failure here is the platform's. */
+int init_child(struct ctx *x)
+{
+	struct kbh_guard_window w;
+	struct kbg_reply r;
+	struct op_init a;
+	char err[256];
+
+	x->reply = (struct kbg_reply *)kbh_guard_alloc(x->g, sizeof *x->reply);
+	if (!x->reply) {
+		msgf(x, "the guard's arena has no room for the reply");
+		return KBG_INFRA;
+	}
+	if (kbh_guard_publish(x->g, err, sizeof err)) {
+		msgf(x, "%s", err);
+		return KBG_INFRA;
+	}
+	memset(&a, 0, sizeof a);
+	a.reply = (uint64_t)(uintptr_t)x->reply;
+#ifndef KBG_NO_HOLD
+	a.hold = 1; /* without it, timing still works (host latency in) */
+#endif
+	KBG_STEP(child_request(x, OP_INIT, &a, sizeof a, "initialising", &w,
+			       &r));
+	x->hold = (int)r.hold;
+	return KBG_OK;
+}
+
+/* Empty CALLs (no custom_kernel), held as the mode's timed calls are:
+ * the guard's overhead per request, reported so a reader can compare
+ * window_ns with the samples. Also the child's first holds and events,
+ * outside any case. */
+int calibrate(struct ctx *x)
+{
+	double win[kCalCalls], dev[kCalCalls];
+	int forged = 0;
+
+	for (int i = 0; i < kCalCalls; i++) {
+		struct kbh_guard_window w;
+		struct kbg_reply r;
+		struct op_call a;
+
+		memset(&a, 0, sizeof a);
+		a.empty = 1;
+		a.hold = x->hold && x->mode != KBH_MODE_TEST;
+		KBG_STEP(child_request(x, OP_CALL, &a, sizeof a, "calibrating",
+				       &w, &r));
+		forged += claim_forged(&w, r.dev_ns);
+		win[i] = (double)(w.t_seen - w.t_go);
+		dev[i] = r.dev_ns;
+	}
+	double dev_p50 = kbg_median(dev, kCalCalls);
+	double win_p50 = kbg_median(win, kCalCalls); /* sorted now */
+	double win_p95 = win[(kCalCalls - 1) * 95 / 100];
+	if (forged)
+		fprintf(stderr,
+			"eval.out: %d of %d calibration calls did not fit the "
+			"window (clock mismatch?)\n",
+			forged, kCalCalls);
+	kbh_report_kv(x->rep, "system.guard",
+		      "child %d%s; empty call: window p50 %.1f us, p95 %.1f us, "
+		      "event time p50 %.1f us%s",
+		      kbh_guard_pid(x->g),
+		      kbh_guard_confined(x->g) ? " confined" : " NOT confined",
+		      win_p50 / 1e3, win_p95 / 1e3, dev_p50 / 1e3,
+		      forged ? " (MISFIT)" : "");
 	return KBG_OK;
 }
 
@@ -468,9 +1172,13 @@ int prepare(const struct kbg_problem *p, enum kbh_mode mode,
 	return 0;
 }
 
+/* Has the child unmap the slots, then frees everything of the case.
+ * Returns KBG_CRASH when the child died meanwhile, else the first error
+ * (or KBG_OK). */
 int free_case(struct ctx *x)
 {
 	cudaError_t first = cudaSuccess, e;
+	int rc = close_slots(x);
 
 #define KBG_FREE(ptr)                                                      \
 	do {                                                               \
@@ -500,9 +1208,26 @@ int free_case(struct ctx *x)
 	KBG_FREE(x->scratch);
 #undef KBG_FREE
 	x->cur = NULL;
+	if (rc != KBG_OK)
+		return rc;
 	if (first != cudaSuccess)
 		return blame(x, first, "freeing case buffers");
 	return KBG_OK;
+}
+
+/* Ends a case whose steps returned rc: frees it (free_case) and returns
+ * what the case ended as. The case's own failure and its message win,
+ * unless the child died while it was being closed. */
+int end_case(struct ctx *x, int rc)
+{
+	char saved[sizeof x->msg];
+
+	memcpy(saved, x->msg, sizeof saved);
+	int rc2 = free_case(x);
+	if (rc == KBG_OK || (rc2 == KBG_CRASH && rc != KBG_CRASH))
+		return rc2;
+	memcpy(x->msg, saved, sizeof saved);
+	return rc;
 }
 
 /* The data seed of call k of the current case (fresh data) or of set k
@@ -556,8 +1281,23 @@ int make_set(struct ctx *x, int s)
 	return KBG_OK;
 }
 
+/* One buffer the child will map: its own whole 2 MiB blocks (see the
+ * theory), zeroed (it must show nothing of earlier allocations), and its
+ * IPC handle. */
+int alloc_exported(struct ctx *x, size_t bytes, void **p,
+		   cudaIpcMemHandle_t *h, const char *what)
+{
+	const size_t n = (bytes + kIpcGranule - 1) / kIpcGranule * kIpcGranule;
+
+	KBG_TRY(x, cudaMalloc(p, n), what);
+	KBG_TRY(x, cudaMemset(*p, 0, n), what);
+	KBG_TRY(x, cudaIpcGetMemHandle(h, *p), "exporting the work buffers");
+	return KBG_OK;
+}
+
 /* with_sets: the case uses data sets made once (expected results kept
- * on the host); else one set regenerated before every call. */
+ * on the host); else one set regenerated before every call. Ends with
+ * the slots mapped in the child. */
 int alloc_case(struct ctx *x, struct prepared *c, int nsets, int nslots,
 	       int with_sets)
 {
@@ -567,6 +1307,8 @@ int alloc_case(struct ctx *x, struct prepared *c, int nsets, int nslots,
 	x->nsets = nsets;
 	x->nslots = nslots;
 	x->ncalls = 0;
+	x->hold_timeouts = 0;
+	x->forged = 0;
 	kbh_rng_seed(&x->pick, kbh_seed_derive(c->seed ^ x->run_key, 2, 0));
 	for (int s = 0; s < nsets; s++) {
 		for (int j = 0; j < l->n_in; j++)
@@ -582,29 +1324,24 @@ int alloc_case(struct ctx *x, struct prepared *c, int nsets, int nslots,
 	KBG_TRY(x, cudaMemset(x->exp, 0, l->exp_bytes),
 		"clearing the expected result");
 	for (int w = 0; w < nslots; w++) {
+		struct work_slot *ws = &x->slots[w];
 		for (int j = 0; j < l->n_in; j++)
-			KBG_TRY(x, cudaMalloc(&x->slots[w].in[j], l->in_bytes[j]),
-				"allocating inputs");
+			KBG_STEP(alloc_exported(x, l->in_bytes[j], &ws->in[j],
+						&ws->in_h[j],
+						"allocating inputs"));
 		for (int j = 0; j < l->n_out; j++)
-			KBG_TRY(x,
-				cudaMalloc(&x->slots[w].out[j], l->out_bytes[j]),
-				"allocating outputs");
+			KBG_STEP(alloc_exported(x, l->out_bytes[j], &ws->out[j],
+						&ws->out_h[j],
+						"allocating outputs"));
 	}
 	if (l->scratch_bytes)
 		KBG_TRY(x, cudaMalloc(&x->scratch, l->scratch_bytes),
 			"allocating scratch");
-	return KBG_OK;
+	KBG_TRY(x, cudaDeviceSynchronize(), "preparing the case");
+	return open_slots(x);
 }
 
 /* ---- one call -------------------------------------------------------- */
-
-int elapsed_ns(struct ctx *x, cudaEvent_t a, cudaEvent_t b, double *ns)
-{
-	float ms = 0;
-	KBG_TRY(x, cudaEventElapsedTime(&ms, a, b), "reading events");
-	*ns = (double)ms * 1e6;
-	return KBG_OK;
-}
 
 /* The case draws among data sets made once (costly references) rather
  * than regenerating its data before every call. */
@@ -627,15 +1364,52 @@ int clear_truth(struct ctx *x)
 	return KBG_OK;
 }
 
-/* Stages, runs, times and (when `check`) checks one call. */
+/* Step 4 and 5 of the theory: the CALL request on slot w, its reply
+ * validated, the sample made. Writes "user-code: started" before the
+ * first. Returns as child_request. */
+int run_call(struct ctx *x, int w, struct sample *out)
+{
+	struct op_call a;
+	struct kbh_guard_window win;
+	struct kbg_reply r;
+
+	if (!x->called && kbh_report_user_started(x->rep) != 0) {
+		/* The worker reads this line (see the theory). */
+		msgf(x, "writing the report failed");
+		return KBG_INFRA;
+	}
+	/* The hold keeps the device busy until the whole call is enqueued:
+	 * the start event then runs right before the submission's first
+	 * kernel instead of waiting for the host to launch it. */
+	memset(&a, 0, sizeof a);
+	a.slot = (uint32_t)w;
+	a.hold = x->hold && x->mode != KBH_MODE_TEST;
+	a.params_size = (uint32_t)x->p->params_size;
+	memcpy(a.params, x->cur->params, x->p->params_size);
+	x->called = 1;
+	KBG_STEP(child_request(x, OP_CALL, &a, sizeof a, "custom_kernel", &win,
+			       &r));
+	if (a.hold && !r.hold)
+		x->hold = 0; /* the child could not launch it */
+	out->win_ns = (double)(win.t_seen - win.t_go);
+	out->forged = x->mode != KBH_MODE_TEST && claim_forged(&win, r.dev_ns);
+	out->ns = out->forged ? out->win_ns : r.dev_ns;
+	out->gap_ns = r.gap_ns;
+	x->forged += (uint32_t)out->forged;
+	x->ncalls++;
+	if (r.hold_timed_out)
+		x->hold_timeouts++;
+	return KBG_OK;
+}
+
+/* Stages, runs (in the child), validates and (when `check`) checks one
+ * call. */
 int one_call(struct ctx *x, int check, struct sample *out)
 {
 	const struct kbg_problem *p = x->p;
 	struct prepared *c = x->cur;
 	const struct kbg_layout *l = &c->lay;
 	int s, w = (int)(x->ncalls % (uint64_t)x->nslots);
-	cudaError_t e;
-	uint64_t t0, t1;
 
 	/* Fresh data (and test mode): the inputs now, the reference only
 	 * after the call. Data sets: one drawn at random. */
@@ -662,63 +1436,12 @@ int one_call(struct ctx *x, int check, struct sample *out)
 	int rc = kbg_dev_flush(x->flush_buf, x->flush_bytes, x->sink);
 	if (rc)
 		return blame(x, (cudaError_t)-rc, "flushing L2");
-	/* Staging must be complete and error-free before the clock starts:
-	 * a pending error would otherwise be blamed on the submission. */
+	/* Staging must be complete (the child reads the slots from its own
+	 * context, which our stream does not order) and error-free before
+	 * the clock starts. */
 	KBG_TRY(x, cudaDeviceSynchronize(), "staging the call");
 
-	if (!x->called && kbh_report_user_started(x->rep) != 0) {
-		/* Any exit from the first call on may be the submission's
-		 * own: the worker reads this line. */
-		msgf(x, "writing the report failed");
-		return KBG_INFRA;
-	}
-
-	/* The hold keeps the device busy until the whole call is enqueued:
-	 * the start event then runs right before the submission's first
-	 * kernel instead of waiting for the host to launch it. */
-	int hold = x->hold && x->mode != KBH_MODE_TEST;
-	unsigned gen = 0;
-	t0 = kbh_now_ns();
-	if (hold) {
-		gen = ++x->hold_gen;
-		if (kbg_dev_hold(gen, kHoldTimeoutNs)) {
-			/* not launched: time without it from now on */
-			(void)cudaGetLastError();
-			x->hold = hold = 0;
-		}
-	}
-	e = cudaEventRecord(x->ev_start, cudaStreamLegacy);
-	if (e != cudaSuccess) {
-		if (hold)
-			kbg_dev_release(gen);
-		return blame(x, e, "recording the start event");
-	}
-	x->called = 1;
-	p->call(c->params, ws->in, ws->out);
-	e = cudaEventRecord(x->ev_end, cudaStreamLegacy);
-	if (hold)
-		kbg_dev_release(gen);
-	if (e != cudaSuccess)
-		return blame(x, e, "recording the end event");
-	e = cudaDeviceSynchronize();
-	t1 = kbh_now_ns();
-	if (e != cudaSuccess)
-		return blame(x, e, "running custom_kernel");
-	KBG_TRY(x, cudaEventRecord(x->ev_tail, cudaStreamLegacy),
-		"recording the tail event");
-	KBG_TRY(x, cudaEventSynchronize(x->ev_tail), "waiting for the tail");
-	e = cudaGetLastError();
-	if (e != cudaSuccess) {
-		msgf(x, "custom_kernel left a CUDA error: %s (%s)",
-		     cudaGetErrorString(e), cudaGetErrorName(e));
-		return kbg_is_infra_error((int)e) ? KBG_INFRA : KBG_FAIL;
-	}
-	KBG_STEP(elapsed_ns(x, x->ev_start, x->ev_end, &out->ns));
-	KBG_STEP(elapsed_ns(x, x->ev_end, x->ev_tail, &out->gap_ns));
-	out->host_ns = (double)(t1 - t0);
-	x->ncalls++;
-	if (hold && kbg_dev_hold_timed_out(gen))
-		x->hold_timeouts++;
+	KBG_STEP(run_call(x, w, out));
 
 	if (!check)
 		return KBG_OK;
@@ -766,21 +1489,18 @@ int one_call(struct ctx *x, int check, struct sample *out)
 	return KBG_OK;
 }
 
-/* The end->tail gap with no submission work (median of a few). */
+/* The end->tail gap with no submission work, in the child (a claim, as
+ * every gap). */
 int baseline_gap(struct ctx *x, double *base)
 {
-	double g[kBaselineGaps];
+	struct kbh_guard_window w;
+	struct kbg_reply r;
+	struct op_flag a;
 
-	for (int i = 0; i < kBaselineGaps; i++) {
-		KBG_TRY(x, cudaEventRecord(x->ev_end, cudaStreamLegacy),
-			"calibrating");
-		KBG_TRY(x, cudaDeviceSynchronize(), "calibrating");
-		KBG_TRY(x, cudaEventRecord(x->ev_tail, cudaStreamLegacy),
-			"calibrating");
-		KBG_TRY(x, cudaEventSynchronize(x->ev_tail), "calibrating");
-		KBG_STEP(elapsed_ns(x, x->ev_end, x->ev_tail, &g[i]));
-	}
-	*base = kbg_median(g, kBaselineGaps);
+	memset(&a, 0, sizeof a);
+	KBG_STEP(child_request(x, OP_BASELINE, &a, sizeof a, "calibrating",
+			       &w, &r));
+	*base = r.gap_ns;
 	return KBG_OK;
 }
 
@@ -791,17 +1511,17 @@ int run_test(struct ctx *x, struct prepared *c)
 	struct sample smp;
 
 	KBG_STEP(alloc_case(x, c, 1, 1, 0));
-	KBG_TRY(x, cudaDeviceSynchronize(), "preparing the test");
 	return one_call(x, 1, &smp);
 }
 
 struct bench_result {
 	struct kbh_stats st;
 	enum kbh_stop stop;
-	double gap_med, gap_base, sample_wall_ns;
+	double gap_med, gap_base, sample_wall_ns, win_med;
 	uint32_t warmup;  /* untimed, checked calls */
 	uint32_t hold_timeouts; /* calls whose hold ended by its timeout */
-	int host_short;   /* an event time exceeded the host's observation */
+	uint32_t forged;  /* calls whose claims did not fit the window */
+	uint64_t calls;	  /* calls, warm-up included */
 };
 
 int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
@@ -810,12 +1530,11 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 	int nsets = c->lay.fresh ? 1 : c->lay.sets;
 	struct sample smp;
 	uint64_t t0, n_alloc;
-	double *gaps;
+	double *gaps, *wins;
 	int rc = KBG_OK;
 
 	memset(r, 0, sizeof *r);
 	kbh_stats_init(&r->st);
-	x->hold_timeouts = 0;
 	KBG_STEP(alloc_case(x, c, nsets, kSlots, !c->lay.fresh));
 	if (!c->lay.fresh)
 		for (int s = 0; s < nsets; s++)
@@ -833,49 +1552,53 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 
 	n_alloc = lim->stop.max_runs ? lim->stop.max_runs : 100000;
 	gaps = (double *)malloc(n_alloc * sizeof *gaps);
-	if (!gaps) {
+	wins = (double *)malloc(n_alloc * sizeof *wins);
+	if (!gaps || !wins) {
+		free(gaps);
+		free(wins);
 		msgf(x, "out of host memory");
 		return KBG_INFRA;
 	}
-	if (x->mode == KBH_MODE_PROFILE) {
-		/* A no-op without a profiler; never leave its error behind
-		 * to be blamed on the submission. */
-		(void)cudaProfilerStart();
-		(void)cudaGetLastError();
-	}
+	if (x->mode == KBH_MODE_PROFILE)
+		rc = child_profile(x, 1);
 	t0 = kbh_now_ns();
-	for (;;) {
+	while (rc == KBG_OK) {
 		int check = x->mode != KBH_MODE_PROFILE || r->st.n == 0 ||
 			    r->st.n + 1 >= lim->stop.max_runs;
 		rc = one_call(x, check, &smp);
 		if (rc != KBG_OK)
 			break;
-		if (r->st.n < n_alloc)
+		if (r->st.n < n_alloc) {
 			gaps[r->st.n] = smp.gap_ns;
+			wins[r->st.n] = smp.win_ns;
+		}
 		kbh_stats_add(&r->st, smp.ns);
 #ifdef KBG_SAMPLE_LOG
-		fprintf(stderr, "S %d %.0f %.0f\n",
+		fprintf(stderr, "S %d %.0f %.0f %.0f\n",
 			(int)((x->ncalls - 1) % (uint64_t)x->nslots), smp.ns,
-			smp.gap_ns);
+			smp.gap_ns, smp.win_ns);
 #endif
-		if (smp.ns > smp.host_ns * 1.05 + 50000.0)
-			r->host_short = 1;
 		r->stop = kbh_stop_check(&lim->stop, &r->st,
 					 kbh_now_ns() - t0);
 		if (r->stop != KBH_STOP_CONTINUE)
 			break;
 	}
-	if (x->mode == KBH_MODE_PROFILE) {
-		(void)cudaProfilerStop();
-		(void)cudaGetLastError();
+	if (x->mode == KBH_MODE_PROFILE && rc != KBG_CRASH) {
+		int rc2 = child_profile(x, 0);
+		if (rc == KBG_OK)
+			rc = rc2;
 	}
 	r->hold_timeouts = x->hold_timeouts;
+	r->forged = x->forged;
+	r->calls = x->ncalls;
 	if (rc == KBG_OK && r->st.n) {
+		size_t n = r->st.n < n_alloc ? r->st.n : n_alloc;
 		r->sample_wall_ns = (double)(kbh_now_ns() - t0) / (double)r->st.n;
-		r->gap_med = kbg_median(
-			gaps, r->st.n < n_alloc ? r->st.n : n_alloc);
+		r->gap_med = kbg_median(gaps, n);
+		r->win_med = kbg_median(wins, n);
 	}
 	free(gaps);
+	free(wins);
 	return rc;
 }
 
@@ -883,7 +1606,7 @@ int report_bench(struct ctx *x, size_t i, struct prepared *c,
 		 const struct bench_result *r)
 {
 	struct kbh_peak peak;
-	const char *why = NULL;
+	char why[256] = "";
 	struct kbh_report *rep = x->rep;
 
 	kbg_peak_derive(&x->dev, c->lay.ops, c->lay.min_work, &peak, NULL);
@@ -897,21 +1620,28 @@ int report_bench(struct ctx *x, size_t i, struct prepared *c,
 	kbh_report_bench(rep, i, "gap_ns", "%.0f (baseline %.0f)", r->gap_med,
 			 r->gap_base);
 	kbh_report_bench(rep, i, "sample_wall_ns", "%.0f", r->sample_wall_ns);
+	kbh_report_bench(rep, i, "window_ns", "%.0f", r->win_med);
 	kbh_report_bench(rep, i, "hold", "%s", x->hold ? "on" : "off");
 	kbh_report_bench(rep, i, "hold_timeouts", "%u",
 			 (unsigned)r->hold_timeouts);
 
-	if (kbh_cost_suspect(&c->lay.cost, &peak, r->st.best))
-		why = "below-floor: the best sample is faster than the "
-		      "device's physical floor";
+	if (r->forged)
+		snprintf(why, sizeof why,
+			 "forged-timing: %u of %" PRIu64 " calls claimed times "
+			 "that do not fit the harness's own clock window of "
+			 "the call (the driver's code in the submission's "
+			 "process was tampered with)",
+			 (unsigned)r->forged, r->calls);
+	else if (kbh_cost_suspect(&c->lay.cost, &peak, r->st.best))
+		snprintf(why, sizeof why,
+			 "below-floor: the best sample is faster than the "
+			 "device's physical floor");
 	else if (kbg_outlives(r->gap_med, r->gap_base, r->st.mean))
-		why = "outlives-timing: work was still running after the end "
-		      "event (a non-blocking stream or another thread?)";
-	else if (r->host_short)
-		why = "host-bound: an event time exceeded the host's "
-		      "observation of the call";
-	kbh_report_bench(rep, i, "status", "%s", why ? "suspect" : "pass");
-	if (why)
+		snprintf(why, sizeof why,
+			 "outlives-timing: work was still running after the "
+			 "end event (a non-blocking stream or another thread?)");
+	kbh_report_bench(rep, i, "status", "%s", why[0] ? "suspect" : "pass");
+	if (why[0])
 		kbh_report_bench(rep, i, "error", "%s", why);
 	return KBG_OK;
 }
@@ -925,10 +1655,14 @@ int usage(const char *argv0)
 	return KBH_EXIT_USAGE;
 }
 
+/* The last lines: system.*_end, the crash's reason (exit 115: the
+ * worker shows it), check. */
 int finish(struct ctx *x, int code)
 {
 	if (x->rep) {
 		report_system_end(x);
+		if (code == KBH_EXIT_CRASHED)
+			kbh_report_kv(x->rep, "crash", "%s", x->msg);
 		kbh_report_kv(x->rep, "check", "%s",
 			      code == KBH_EXIT_OK ? "pass" : "fail");
 	}
@@ -941,175 +1675,20 @@ int infra_exit(struct ctx *x)
 	return KBH_EXIT_DEVICE;
 }
 
-/* ---- the report relay ------------------------------------------------ *
- *
- * The submission runs in this process and could write to the report
- * channel (POPCORN_FD) itself: a complete fake report and exit(0), from
- * custom_kernel or an exit handler; or end the process with an exit
- * status that blames the platform (110). So the channel stays in a
- * parent process that runs no user code: main() forks before anything
- * else (before any CUDA call: the child creates the context), the child
- * puts /dev/null on the channel's descriptor and closes every other one
- * above 2, and runs the whole driver, its report lines going to the
- * parent through a pipe, one frame per line, each frame tagged with
- * SipHash-2-4 under a 128-bit key from getrandom() and a sequence number.
- * The parent (non-dumpable: no ptrace, no /proc/<pid>/fd or mem for the
- * child) checks every frame and writes its line to the channel. The
- * child's last frame announces its exit code.
- *
- * The parent decides the run's exit status:
- *   - the announced code, when the child exits with exactly that status;
- *   - 115 (crashed: `crash: <why>` and `check: fail` on the report) when
- *     a frame fails its tag (someone else wrote to the pipe), when the
- *     child ends without announcing after user code started (any exit
- *     status but 114, the watchdog's: exit(110) from custom_kernel is
- *     the submission's), or exits with another status than it announced
- *     (an exit handler or thread changed it);
- *   - the child's status as it is when it ends without announcing before
- *     user code started; its signal, re-raised, when it was killed.
- *
- * What it does not cover: code in the child can read the key from its
- * own memory (like patching the driver's timing code, which the sandbox,
- * the physical floor and the worker's wall-clock check must catch); code
- * that runs before main (constructors in the submission's object: nvcc
- * adds one per file itself, so the worker's ELF check must allow exactly
- * nvcc's registration function, see README) runs in the parent. A thread
- * already running at main() is refused (exit 115).
- */
-
-const uint32_t kRelayMagic = 0x4b425231; /* "KBR1" */
-const size_t kRelayMax = KBH_REPORT_VALUE_MAX + 256;
-
-struct relay_hdr {
-	uint32_t magic;
-	uint32_t len; /* payload bytes: type, then data */
-	uint64_t tag; /* SipHash-2-4(key, seq || payload) */
-};
-
-struct relay {
-	int wfd;          /* child: the pipe's write end */
-	int rfd;          /* parent: its read end */
-	int report_fd;    /* parent: the channel */
-	pid_t child;
-	uint64_t key[2];
-	uint64_t seq;
-};
-
-struct relay g_relay;
-
-inline uint64_t rotl64(uint64_t x, int b)
+/* The child died after user code ran: the case fails with how (the
+ * CPU harness does the same), nothing more runs (no process left to run
+ * it in). */
+int crash_exit(struct ctx *x, size_t i)
 {
-	return (x << b) | (x >> (64 - b));
-}
-
-#define KBG_SIPROUND                                                       \
-	do {                                                               \
-		v0 += v1;                                                  \
-		v1 = rotl64(v1, 13);                                       \
-		v1 ^= v0;                                                  \
-		v0 = rotl64(v0, 32);                                       \
-		v2 += v3;                                                  \
-		v3 = rotl64(v3, 16);                                       \
-		v3 ^= v2;                                                  \
-		v0 += v3;                                                  \
-		v3 = rotl64(v3, 21);                                       \
-		v3 ^= v0;                                                  \
-		v2 += v1;                                                  \
-		v1 = rotl64(v1, 17);                                       \
-		v1 ^= v2;                                                  \
-		v2 = rotl64(v2, 32);                                       \
-	} while (0)
-
-/* SipHash-2-4 (Aumasson & Bernstein) of m[0..n). */
-uint64_t siphash24(const uint64_t k[2], const unsigned char *m, size_t n)
-{
-	uint64_t v0 = 0x736f6d6570736575ull ^ k[0];
-	uint64_t v1 = 0x646f72616e646f6dull ^ k[1];
-	uint64_t v2 = 0x6c7967656e657261ull ^ k[0];
-	uint64_t v3 = 0x7465646279746573ull ^ k[1];
-	uint64_t b = (uint64_t)n << 56, w;
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		w = 0;
-		for (int j = 7; j >= 0; j--)
-			w = w << 8 | m[i + (size_t)j];
-		v3 ^= w;
-		KBG_SIPROUND;
-		KBG_SIPROUND;
-		v0 ^= w;
+	fprintf(stderr, "eval.out: %s\n", x->msg);
+	if (x->mode == KBH_MODE_TEST) {
+		kbh_report_test(x->rep, i, "status", "fail");
+		kbh_report_test(x->rep, i, "error", "%s", x->msg);
+	} else {
+		kbh_report_bench(x->rep, i, "status", "fail");
+		kbh_report_bench(x->rep, i, "error", "%s", x->msg);
 	}
-	for (size_t j = 0; i + j < n; j++)
-		b |= (uint64_t)m[i + j] << (8 * j);
-	v3 ^= b;
-	KBG_SIPROUND;
-	KBG_SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	KBG_SIPROUND;
-	KBG_SIPROUND;
-	KBG_SIPROUND;
-	KBG_SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-#undef KBG_SIPROUND
-
-uint64_t relay_tag(const struct relay *rl, uint64_t seq, const char *p,
-		   size_t n)
-{
-	unsigned char buf[8 + kRelayMax];
-
-	for (int j = 0; j < 8; j++)
-		buf[j] = (unsigned char)(seq >> (8 * j));
-	memcpy(buf + 8, p, n);
-	return siphash24(rl->key, buf, 8 + n);
-}
-
-int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Child: one frame (type, data), in one write (below PIPE_BUF: atomic). */
-int relay_send(struct relay *rl, char type, const char *data, size_t n)
-{
-	char frame[sizeof(struct relay_hdr) + kRelayMax];
-	struct relay_hdr h;
-
-	if (n + 1 > kRelayMax)
-		return -1;
-	frame[sizeof h] = type;
-	memcpy(frame + sizeof h + 1, data, n);
-	h.magic = kRelayMagic;
-	h.len = (uint32_t)(n + 1);
-	h.tag = relay_tag(rl, rl->seq++, frame + sizeof h, n + 1);
-	memcpy(frame, &h, sizeof h);
-	return write_all(rl->wfd, frame, sizeof h + n + 1);
-}
-
-int relay_sink(void *ctx, const char *line, size_t len)
-{
-	return relay_send((struct relay *)ctx, 'L', line, len);
-}
-
-/* Child: the driver's exit code, its last frame. */
-void relay_end(struct relay *rl, int code)
-{
-	char num[16];
-	int n = snprintf(num, sizeof num, "%d", code);
-
-	fflush(NULL);
-	(void)relay_send(rl, 'E', num, (size_t)n);
-	close(rl->wfd);
+	return KBH_EXIT_CRASHED;
 }
 
 /* Threads of this process (1 unless something ran before main). */
@@ -1132,205 +1711,31 @@ int thread_count(void)
 	return n;
 }
 
-/* Parent: a line of its own on the channel. */
-void relay_line(struct relay *rl, const char *key, const char *value)
-{
-	char line[512];
-	int n = snprintf(line, sizeof line, "%s: %s\n", key, value);
-
-	if (n > 0 && (size_t)n < sizeof line)
-		(void)write_all(rl->report_fd, line, (size_t)n);
-}
-
-/* Parent: the run failed by the submission's doing. */
-int relay_crash(struct relay *rl, int saw_check, const char *why)
-{
-	fprintf(stderr, "eval.out: %s\n", why);
-	relay_line(rl, "crash", why);
-	if (!saw_check)
-		relay_line(rl, "check", "fail");
-	return KBH_EXIT_CRASHED;
-}
-
-/* Forks. Returns 1 in the parent, 0 in the child, -1 (errno) on error
- * (nothing forked). */
-int relay_start(struct relay *rl, int report_fd)
-{
-	int p[2];
-
-	memset(rl, 0, sizeof *rl);
-	rl->report_fd = report_fd;
-	if (kbh_seed_random(&rl->key[0]) || kbh_seed_random(&rl->key[1]))
-		return -1;
-	if (pipe2(p, O_CLOEXEC) != 0)
-		return -1;
-	fflush(NULL);
-	rl->child = fork();
-	if (rl->child < 0) {
-		int e = errno;
-		close(p[0]);
-		close(p[1]);
-		errno = e;
-		return -1;
-	}
-	if (rl->child > 0) {
-		close(p[1]);
-		rl->rfd = p[0];
-		/* No ptrace, no /proc/<pid>/{fd,mem,environ} for the child
-		 * (same uid): the channel stays out of its reach. */
-		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		return 1;
-	}
-	close(p[0]);
-	rl->wfd = p[1];
-	/* The channel's descriptor keeps its number, on /dev/null: whatever
-	 * the child writes there is lost. Every other descriptor above 2
-	 * but the pipe is closed. */
-	int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (nul >= 0 && nul != report_fd) {
-		dup2(nul, report_fd);
-		close(nul);
-	}
-	for (int fd = 3; fd < 4096; fd++)
-		if (fd != rl->wfd && fd != report_fd)
-			close(fd);
-	rl->report_fd = -1;
-	return 0;
-}
-
-/* Parent: relays checked frames until the child's last one or its end,
- * then decides the exit status (see above). */
-int relay_parent(struct relay *rl)
-{
-	static char buf[1 << 16];
-	size_t have = 0;
-	int saw_check = 0, started = 0, ended = 0, end_code = 0;
-	int forged = 0, reaped = 0, st = 0;
-	uint64_t seq = 0;
-
-	for (;;) {
-		struct pollfd pf = {rl->rfd, POLLIN, 0};
-		int pr = poll(&pf, 1, 200);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr == 0) {
-			/* A descendant may hold the pipe open after the
-			 * child is gone: do not wait for its EOF. */
-			if (waitpid(rl->child, &st, WNOHANG) == rl->child) {
-				reaped = 1;
-				fcntl(rl->rfd, F_SETFL, O_NONBLOCK);
-			}
-			if (!reaped)
-				continue;
-		}
-		ssize_t n = read(rl->rfd, buf + have, sizeof buf - have);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break; /* EOF, or drained after the child ended */
-		have += (size_t)n;
-		size_t off = 0;
-		while (!forged && !ended && have - off >= sizeof(relay_hdr)) {
-			struct relay_hdr h;
-			memcpy(&h, buf + off, sizeof h);
-			if (h.magic != kRelayMagic || h.len < 1 ||
-			    h.len > kRelayMax) {
-				forged = 1;
-				break;
-			}
-			if (have - off < sizeof h + h.len)
-				break;
-			const char *pl = buf + off + sizeof h;
-			if (relay_tag(rl, seq, pl, h.len) != h.tag) {
-				forged = 1;
-				break;
-			}
-			seq++;
-			if (pl[0] == 'L') {
-				const char *line = pl + 1;
-				size_t len = h.len - 1;
-				if (len >= 7 && memcmp(line, "check: ", 7) == 0)
-					saw_check = 1;
-				if (len == 19 &&
-				    memcmp(line, "user-code: started", 18) == 0)
-					started = 1;
-				if (write_all(rl->report_fd, line, len) != 0) {
-					/* the worker went away: nothing to
-					 * report to */
-					kill(rl->child, SIGKILL);
-					waitpid(rl->child, NULL, 0);
-					return KBH_EXIT_NO_FD;
-				}
-			} else if (pl[0] == 'E') {
-				char num[16];
-				size_t len = h.len - 1 < 15 ? h.len - 1 : 15;
-				memcpy(num, pl + 1, len);
-				num[len] = '\0';
-				end_code = atoi(num);
-				ended = 1;
-			} else {
-				forged = 1;
-			}
-			off += sizeof h + h.len;
-		}
-		memmove(buf, buf + off, have - off);
-		have -= off;
-		if (forged || ended)
-			break;
-		if (have == sizeof buf) {
-			forged = 1; /* no frame is this long */
-			break;
-		}
-	}
-	close(rl->rfd);
-	if (forged) {
-		kill(rl->child, SIGKILL);
-		if (!reaped)
-			waitpid(rl->child, &st, 0);
-		return relay_crash(rl, saw_check,
-				   "the report channel carried data the "
-				   "harness did not write (forged results?)");
-	}
-	if (!reaped)
-		while (waitpid(rl->child, &st, 0) < 0 && errno == EINTR)
-			;
-	char why[160];
-	if (ended) {
-		if (WIFEXITED(st) && WEXITSTATUS(st) == end_code)
-			return end_code;
-		if (WIFSIGNALED(st))
-			snprintf(why, sizeof why,
-				 "killed by signal %d after the harness "
-				 "finished (exit handlers?)", WTERMSIG(st));
-		else
-			snprintf(why, sizeof why,
-				 "exit status %d, but the harness finished with "
-				 "%d (exit handlers?)", WEXITSTATUS(st), end_code);
-		return relay_crash(rl, saw_check, why);
-	}
-	if (WIFSIGNALED(st)) {
-		/* As if it had happened here: the worker reports the
-		 * signal (and its out-of-memory kills) as before. */
-		int sig = WTERMSIG(st);
-		signal(sig, SIG_DFL);
-		sigset_t set;
-		sigemptyset(&set);
-		sigaddset(&set, sig);
-		sigprocmask(SIG_UNBLOCK, &set, NULL);
-		kill(getpid(), sig);
-		return KBH_EXIT_CRASHED;
-	}
-	int code = WIFEXITED(st) ? WEXITSTATUS(st) : KBH_EXIT_CRASHED;
-	if (!started || code == KBH_EXIT_TIMEOUT)
-		return code;
-	snprintf(why, sizeof why,
-		 "custom_kernel ended the process (exit status %d) before the "
-		 "harness finished", code);
-	return relay_crash(rl, saw_check, why);
-}
-
-/* Everything after the report channel is open: in the relay's child. */
+/* Everything after the split: in the parent. */
 int kbg_run(struct ctx &x, int argc, char **argv);
+
+/* Ends the parent without exit handlers (none of ours need to run; no
+ * user code ever registered one here). The child is killed and reaped
+ * first, so that it (and its CUDA context) is gone when our status is
+ * seen. Not through kbh_guard_stop: nothing it frees matters at _exit,
+ * and its join of the guard's watcher thread can miss that thread's
+ * wake-up and wait forever (seen under load in tests/cuda/
+ * test_kbg_guard.cu). While the child lives (kbh_guard_death empty) it
+ * is unreaped, so its pid is still its own. */
+[[noreturn]] void kbg_exit(struct ctx &x, int code)
+{
+	kbh_watchdog_arm(0);
+	if (x.g && !kbh_guard_death(x.g)[0]) {
+		pid_t pid = (pid_t)kbh_guard_pid(x.g);
+		if (pid > 0 && kill(pid, SIGKILL) == 0)
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+	}
+	kbh_report_close(x.rep);
+	x.rep = NULL;
+	fflush(NULL);
+	_exit(code);
+}
 
 } // namespace
 
@@ -1339,7 +1744,6 @@ int main(int argc, char **argv)
 	static struct ctx x;
 	char err[512], fdnum[32];
 	const char *fdv;
-	int rc;
 
 	if (kbh_trusted_init(err, sizeof err)) {
 		fprintf(stderr, "eval.out: %s\n", err);
@@ -1351,36 +1755,38 @@ int main(int argc, char **argv)
 		fprintf(stderr, "eval.out: %s\n", err);
 		return KBH_EXIT_NO_FD;
 	}
-	kbh_report_close(x.rep);
-	x.rep = NULL;
 	if (thread_count() > 1) {
-		/* Only code run before main can have started a thread. */
-		g_relay.report_fd = atoi(fdnum);
-		_exit(relay_crash(&g_relay, 0,
-				  "a thread was running before main (static "
-				  "initialisation in the submission?)"));
+		/* Only code run before main can have started a thread; it
+		 * would live on in the parent. */
+		msgf(&x, "a thread was running before main (static "
+			 "initialisation in the submission?)");
+		fprintf(stderr, "eval.out: %s\n", x.msg);
+		kbh_report_kv(x.rep, "crash", "%s", x.msg);
+		kbh_report_kv(x.rep, "check", "fail");
+		kbg_exit(x, KBH_EXIT_CRASHED);
 	}
-	rc = relay_start(&g_relay, atoi(fdnum));
-	if (rc < 0) {
-		fprintf(stderr, "eval.out: starting the report relay: %s\n",
-			strerror(errno));
-		return KBH_EXIT_DEVICE;
+	/* The split, before any CUDA call (each process makes its own
+	 * context). The guard points a report fd of 0..2 at /dev/null in the
+	 * child by POPCORN_FD, which opening the report removed. */
+	if (fdnum[0])
+		setenv("POPCORN_FD", fdnum, 1);
+	g_child.p = &kbg_problem_def;
+	int rc = kbh_guard_start(&x.g, kArenaMax, child_op, &g_child, err,
+				 sizeof err);
+	unsetenv("POPCORN_FD");
+	if (rc) {
+		fprintf(stderr, "eval.out: starting the timing process: %s\n",
+			err);
+		kbg_exit(x, KBH_EXIT_DEVICE);
 	}
-	if (rc > 0)
-		_exit(relay_parent(&g_relay)); /* no exit handlers here */
-	if (kbh_report_open_sink(&x.rep, relay_sink, &g_relay)) {
-		fprintf(stderr, "eval.out: out of memory\n");
-		relay_end(&g_relay, KBH_EXIT_DEVICE);
-		return KBH_EXIT_DEVICE;
-	}
-	int code = kbg_run(x, argc, argv);
-	relay_end(&g_relay, code);
-	return code;
+	/* A reader that went away must give EPIPE, not kill us silently. */
+	signal(SIGPIPE, SIG_IGN);
+	kbg_exit(x, kbg_run(x, argc, argv));
 }
 
 namespace {
 
-/* Everything after the report channel is open: in the relay's child. */
+/* Everything after the split: in the parent. */
 int kbg_run(struct ctx &x, int argc, char **argv)
 {
 	struct kbh_cases cases = {NULL, 0};
@@ -1425,6 +1831,8 @@ int kbg_run(struct ctx &x, int argc, char **argv)
 	if (init_device(&x) != KBG_OK)
 		return infra_exit(&x);
 	report_system_start(&x);
+	if (init_child(&x) != KBG_OK || calibrate(&x) != KBG_OK)
+		return infra_exit(&x);
 
 	if (x.mode == KBH_MODE_TEST) {
 		size_t failed = 0;
@@ -1432,20 +1840,22 @@ int kbg_run(struct ctx &x, int argc, char **argv)
 		for (size_t i = 0; i < cases.n; i++) {
 			int rc;
 			kbh_report_test(x.rep, i, "spec", "%s", prep[i].c.spec);
-			rc = run_test(&x, &prep[i]);
-			if (rc == KBG_OK)
-				rc = free_case(&x);
-			else
-				(void)free_case(&x);
+			rc = end_case(&x, run_test(&x, &prep[i]));
 			if (rc == KBG_INFRA)
 				return infra_exit(&x);
+			if (rc == KBG_CRASH) {
+				code = crash_exit(&x, i);
+				break;
+			}
 			if (rc == KBG_FAIL) {
 				failed++;
 				kbh_report_test(x.rep, i, "status", "fail");
 				kbh_report_test(x.rep, i, "error", "%s", x.msg);
-				/* A sticky error leaves the context unusable:
-				 * the remaining tests cannot run. */
-				if (cudaDeviceSynchronize() != cudaSuccess) {
+				/* A sticky error leaves a context unusable
+				 * (the child's, or ours): the remaining tests
+				 * cannot run. */
+				if (x.child_sticky ||
+				    cudaDeviceSynchronize() != cudaSuccess) {
 					for (size_t j = i + 1; j < cases.n; j++) {
 						kbh_report_test(x.rep, j, "spec", "%s",
 								prep[j].c.spec);
@@ -1464,20 +1874,21 @@ int kbg_run(struct ctx &x, int argc, char **argv)
 				kbh_report_test(x.rep, i, "status", "pass");
 			}
 		}
-		code = failed ? KBH_EXIT_FAILED : KBH_EXIT_OK;
+		if (code != KBH_EXIT_CRASHED)
+			code = failed ? KBH_EXIT_FAILED : KBH_EXIT_OK;
 	} else {
 		kbh_report_bench_count(x.rep, cases.n);
 		for (size_t i = 0; i < cases.n; i++) {
 			struct bench_result r;
 			int rc;
 			kbh_report_bench(x.rep, i, "spec", "%s", prep[i].c.spec);
-			rc = run_bench(&x, &prep[i], &r);
-			if (rc == KBG_OK)
-				rc = free_case(&x);
-			else
-				(void)free_case(&x);
+			rc = end_case(&x, run_bench(&x, &prep[i], &r));
 			if (rc == KBG_INFRA)
 				return infra_exit(&x);
+			if (rc == KBG_CRASH) {
+				code = crash_exit(&x, i);
+				break;
+			}
 			if (rc == KBG_FAIL) {
 				kbh_report_bench(x.rep, i, "status", "fail");
 				kbh_report_bench(x.rep, i, "error", "%s", x.msg);
@@ -1493,7 +1904,6 @@ int kbg_run(struct ctx &x, int argc, char **argv)
 		fprintf(stderr, "eval.out: writing the report failed\n");
 		code = KBH_EXIT_NO_FD;
 	}
-	kbh_report_close(x.rep);
 	kbh_cases_free(&cases);
 	free(prep);
 	return code;
