@@ -10,29 +10,51 @@
 # that shows how far identical runs land apart here. Target (issue 4): the
 # score within 1 %.
 #
-# usage: score_ratio.sh [-w KB_WORKER] [-r REPS] [-g GPU] PROBLEM_DIR SUBMISSION
+# usage: score_ratio.sh [-w KB_WORKER] [-r REPS] [-g GPU] [-c CAP_MS]
+#                       PROBLEM_DIR SUBMISSION
 #   KB_WORKER  default: build/worker/kb-worker
 #   GPU        --gpu of eval (default: the worker's default, CPU)
+#   CAP_MS     (CPU problems in problems/<name>/ with a problem.c) run a
+#              copy of the problem whose leaderboard time cap per case is
+#              CAP_MS instead of the harness default (300 ms), so that each
+#              score averages more calls; both sides run the same copy
 # Exit status: 0 when every run passed, 1 otherwise (the ratio is reported,
 # not judged: this machine decides how noisy it is).
 set -eu
 W=build/worker/kb-worker
 REPS=5
 GPU=
-while getopts w:r:g: o; do
+CAP=
+while getopts w:r:g:c: o; do
 	case $o in
 	w) W=$OPTARG ;;
 	r) REPS=$OPTARG ;;
 	g) GPU=$OPTARG ;;
+	c) CAP=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 2 ] || { sed -n 2,19p "$0" >&2; exit 2; }
+[ $# -eq 2 ] || { sed -n 2,24p "$0" >&2; exit 2; }
 PROB=$1
 SUB=$2
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/kb-score-ratio.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
+
+if [ -n "$CAP" ]; then
+	# The copy keeps the problems/<name> + problems/harness layout that the
+	# task's relative sources need; its problem.c gets a .limits line.
+	case $CAP in *[!0-9]* | '') echo "score_ratio: bad CAP_MS $CAP" >&2; exit 2 ;; esac
+	name=$(basename "$PROB")
+	mkdir -p "$OUT/problems"
+	cp -r "$PROB" "$OUT/problems/$name"
+	cp -r "$PROB/../harness" "$OUT/problems/harness"
+	line="	.limits = {.stop = {[KBH_MODE_LEADERBOARD] = {0, 0, 1000000, ${CAP}000000ull}}},"
+	sed -i "s|^\t\.cost = .*,\$|&\n$line|" "$OUT/problems/$name/problem.c"
+	grep -q 'KBH_MODE_LEADERBOARD\] = {0, 0' "$OUT/problems/$name/problem.c" ||
+		{ echo "score_ratio: no '.cost = ...,' line in $PROB/problem.c" >&2; exit 2; }
+	PROB=$OUT/problems/$name
+fi
 
 for ((r = 0; r < REPS; r++)); do
 	for iso in 1 0; do
@@ -65,8 +87,11 @@ for iso in ("1", "0"):
             q[f"b{i}.mean"] = float(res[f"benchmark.{i}.mean"]) / 1e3
             q[f"b{i}.best"] = float(res[f"benchmark.{i}.best"]) / 1e3
         rows[iso].append(q)
+        n = "/".join(res.get(f"benchmark.{i}.runs", "?")
+                     for i in range(int(res.get("benchmark-count", 0))))
         print(f"run {r} {'sandboxed  ' if iso == '1' else 'unsandboxed'} "
-              + "  ".join(f"{k} {v:.3f}" for k, v in q.items()))
+              + "  ".join(f"{k} {v:.3f}" for k, v in q.items())
+              + f"  calls {n}")
 if not rows["1"] or not rows["0"]:
     sys.exit(1)
 print(f"\n{prob}: medians over {len(rows['1'])} sandboxed / {len(rows['0'])} "
