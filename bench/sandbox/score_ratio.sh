@@ -38,21 +38,19 @@ shift $((OPTIND - 1))
 [ $# -eq 2 ] || { sed -n 2,24p "$0" >&2; exit 2; }
 PROB=$1
 SUB=$2
+# shellcheck source=cap.sh
+. "$(dirname "$0")/cap.sh"
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/kb-score-ratio.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
 
 if [ -n "$CAP" ]; then
 	# The copy keeps the problems/<name> + problems/harness layout that the
-	# task's relative sources need; its problem.c gets a .limits line.
-	case $CAP in *[!0-9]* | '') echo "score_ratio: bad CAP_MS $CAP" >&2; exit 2 ;; esac
+	# task's relative sources need.
 	name=$(basename "$PROB")
 	mkdir -p "$OUT/problems"
 	cp -r "$PROB" "$OUT/problems/$name"
 	cp -r "$PROB/../harness" "$OUT/problems/harness"
-	line="	.limits = {.stop = {[KBH_MODE_LEADERBOARD] = {0, 0, 1000000, ${CAP}000000ull}}},"
-	sed -i "s|^\t\.cost = .*,\$|&\n$line|" "$OUT/problems/$name/problem.c"
-	grep -q 'KBH_MODE_LEADERBOARD\] = {0, 0' "$OUT/problems/$name/problem.c" ||
-		{ echo "score_ratio: no '.cost = ...,' line in $PROB/problem.c" >&2; exit 2; }
+	cap_problem "$OUT/problems/$name/problem.c" "$CAP" || exit 2
 	PROB=$OUT/problems/$name
 fi
 
