@@ -48,7 +48,7 @@ P=$1
 # shellcheck source=cap.sh
 . "$ROOT/bench/sandbox/cap.sh"
 W=$(mktemp -d "${TMPDIR:-/tmp}/kb-sample-ratio.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 D=$W/run
 # harness_pair builds as it copies; the cap must be in before the build.
 harness_pair "$ROOT" HEAD "$P" "$D" new > /dev/null
@@ -56,7 +56,7 @@ cap_problem "$D/problem.c" "$CAP"
 (cd "$D" && cc -O3 -march=native -fopenmp ./*.c -o eval.out -lm)
 chmod 0777 "$D" # the sandboxed run writes its report there as its own uid
 
-run='OMP_WAIT_POLICY=passive POPCORN_FD=5 ./eval.out leaderboard cases.txt 5> rep.txt 2> samples.txt'
+run='OMP_WAIT_POLICY=passive POPCORN_FD=5 ./eval.out leaderboard cases.txt 5> rep.txt 2> samples.txt; echo "exit: $?" >> rep.txt'
 for ((r = 0; r < REPS; r++)); do
 	for iso in 1 0; do
 		rm -f "$D/rep.txt" "$D/samples.txt"
@@ -85,7 +85,8 @@ for iso in ("1", "0"):
                 rep[k] = v
         if rep.get("check") != "pass":
             print(f"run {r} {'sandboxed' if iso == '1' else 'unsandboxed'}: "
-                  f"check {rep.get('check')} (no samples used)")
+                  f"check {rep.get('check')}, exit {rep.get('exit')} "
+                  "(no samples used)")
             ok = False
             continue
         s = {}
@@ -94,8 +95,13 @@ for iso in ("1", "0"):
             if len(f) == 3 and f[0] == "sample":
                 s.setdefault(int(f[1]), []).append(float(f[2]))
         flags = [rep.get(f"benchmark.{i}.status", "") for i in range(len(s))]
+        # by call parity mod 3 too: calls rotate through up to 3 work
+        # slots, so a slot whose pages sit badly shows up as one column
         print(f"run {r} {'sandboxed  ' if iso == '1' else 'unsandboxed'} "
               + "  ".join(f"b{i} n {len(v):4d} mean {statistics.fmean(v):8.1f}"
+                          f" med {statistics.median(v):8.1f} ["
+                          + "/".join(f"{statistics.median(v[k::3]):.0f}"
+                                     for k in range(3)) + "]"
                           for i, v in sorted(s.items()))
               + ("  " + " ".join(x for x in flags if x) if any(flags) else ""))
         runs[iso].append(s)
