@@ -96,6 +96,7 @@ net             vectoradd test        60 notranked failed
 fs_escape       vectoradd test        60 notranked failed
 forge_smart     vectoradd leaderboard 60 notranked crashed,failed
 forge_atexit    vectoradd leaderboard 60 notranked failed,compile_error
+early_operator  vectoradd test        60 notranked compile_error
 forge_naive     vectoradd leaderboard 60 notranked crashed
 exit_infra      vectoradd leaderboard 60 notranked crashed
 steal_expected  vectorsum leaderboard 60 nobetter  failed,suspect,crashed

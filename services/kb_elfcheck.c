@@ -8,6 +8,7 @@
  * been found inside their table.
  */
 #include "kb_elfcheck.h"
+#include "kb_elfcheck_x86.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -569,6 +570,8 @@ static int grouped(const struct elf *e, uint64_t i)
 #define NV_STI "_ZL24__sti____cudaRegisterAllv"
 #define NV_CALLBACK "_ZL31__nv_cudaEntityRegisterCallbackPPv"
 #define NV_UNREGISTER "_ZL26__cudaUnregisterBinaryUtilv"
+#define NV_SAVE "_ZL37__nv_save_fatbinhandle_for_managed_rtPPv"
+#define NV_DUMMY "_ZL22____nv_dummy_param_refPv"
 #define NV_INIT_MAX 64     /* .init_array entries read (nvcc makes one) */
 #define NV_RELOC_MAX 1024  /* relocations read in one function */
 
@@ -892,11 +895,65 @@ static int nv_reloc(struct ctx *c, const struct elf *e, const char *fname,
 	return 0;
 }
 
+/* The machine code of nvcc's function f (kb_elfcheck_x86.h): what a
+ * user's operator&, inlined there, would add is refused even where it
+ * leaves no relocation. xs: the n relocations inside f. */
+static int nv_code(struct ctx *c, const struct elf *e, const char *fname,
+		   const struct nvfn *f, const struct shdr *fs,
+		   const struct rela *xs, size_t n, const uint64_t *callees,
+		   size_t ncallees, char *errstr, size_t errstr_size)
+{
+	struct kb__x86_reloc rel[NV_RELOC_MAX];
+	struct kb__x86_fn fn;
+	char why[256];
+	struct shdr ts;
+	struct sym s;
+	uint64_t at;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rela_target(e, &xs[i], &s, &at, errstr, errstr_size) < 0)
+			return -EINVAL;
+		rel[i].off = xs[i].off - f->value;
+		rel[i].kind = KB__X86_REL_OTHER;
+		rel[i].target = (int64_t)at;
+		rel[i].sec_size = 0;
+		if (s.shndx == SHN_UNDEF) {
+			if (strcmp(s.name, "__stack_chk_fail") == 0)
+				rel[i].kind = KB__X86_REL_NORETURN;
+			else if (nv_runtime(s.name))
+				rel[i].kind = KB__X86_REL_CALL;
+		} else if (s.shndx < e->shnum && nv_width(xs[i].type) == 4 &&
+			   xs[i].type == R_X86_64_PC32) {
+			sec(e, s.shndx, &ts);
+			if (ts.type == SHT_NOBITS && (ts.flags & SHF_WRITE)) {
+				rel[i].kind = KB__X86_REL_STORE;
+				rel[i].sec_size = ts.size;
+			}
+		}
+	}
+	fn.code = e->r.b + fs->offset + f->value;
+	fn.n = f->size;
+	fn.base = f->value;
+	fn.callees = callees;
+	fn.ncallees = ncallees;
+	fn.rel = rel;
+	fn.nrel = n;
+	if (kb__x86_check(&fn, why, sizeof why) == 0)
+		return 0;
+	finding(c, KB_ELFCHECK_CTOR,
+		"%s: nvcc's kernel registration (%s), which runs before main, "
+		"holds %s: code before main is not allowed (an operator& of a "
+		"__device__ variable's type, inlined?)",
+		c->src, fname, why);
+	return 0;
+}
+
 /* The relocations inside nvcc's function f (called fname): calls and
  * jumps may go to the CUDA runtime only; the object's own code may only
  * be referred to by address (kernels, the exit handler). */
 static int nv_body(struct ctx *c, const struct elf *e, const char *fname,
-		   const struct nvfn *f, char *errstr, size_t errstr_size)
+		   const struct nvfn *f, const uint64_t *callees,
+		   size_t ncallees, char *errstr, size_t errstr_size)
 {
 	struct rela xs[NV_RELOC_MAX];
 	size_t n = 0;
@@ -927,15 +984,21 @@ static int nv_body(struct ctx *c, const struct elf *e, const char *fname,
 	for (size_t i = 0; i < n; i++)
 		if (nv_reloc(c, e, fname, &fs, xs, i, errstr, errstr_size) < 0)
 			return -EINVAL;
-	return 0;
+	return nv_code(c, e, fname, f, &fs, xs, n, callees, ncallees, errstr,
+		       errstr_size);
 }
 
 /* The nvcc policy's checks of constructors (see kb_elfcheck.h). */
 static int nv_check(struct ctx *c, const struct elf *e, char *errstr,
 		    size_t errstr_size)
 {
-	static const char *const fns[] = {NV_STI, NV_CALLBACK, NV_UNREGISTER};
-	struct nvfn f[3];
+	/* nvcc's start-up functions; at -O0 the first three call the
+	 * other two rather than inlining them */
+	static const char *const fns[] = {NV_STI, NV_CALLBACK, NV_UNREGISTER,
+					  NV_SAVE, NV_DUMMY};
+	struct nvfn f[NELEM(fns)];
+	uint64_t callees[NELEM(fns)];
+	size_t ncallees;
 	struct shdr s;
 
 	if (e->machine != EM_X86_64) {
@@ -962,10 +1025,19 @@ static int nv_check(struct ctx *c, const struct elf *e, char *errstr,
 		    nv_init_array(c, e, i, &s, &f[0], errstr, errstr_size) < 0)
 			return -EINVAL;
 	}
-	for (size_t i = 0; i < NELEM(fns); i++)
-		if (f[i].ok &&
-		    nv_body(c, e, fns[i], &f[i], errstr, errstr_size) < 0)
+	for (size_t i = 0; i < NELEM(fns); i++) {
+		if (!f[i].ok)
+			continue;
+		/* what it may call of nvcc's own: the others in its section
+		 * (at -O0 the callback and the handle saver are calls) */
+		ncallees = 0;
+		for (size_t k = 1; k < NELEM(fns); k++)
+			if (k != i && f[k].ok && f[k].shndx == f[i].shndx)
+				callees[ncallees++] = f[k].value;
+		if (nv_body(c, e, fns[i], &f[i], callees, ncallees, errstr,
+			    errstr_size) < 0)
 			return -EINVAL;
+	}
 	return 0;
 }
 

@@ -113,11 +113,19 @@
  *     namespace std { inline void __throw_bad_alloc() {...} }) is a COMDAT
  *     definition like any template's and replaces libstdc++'s too.
  *
+ *   - the machine code of those functions, and of the two helpers nvcc
+ *     calls from them below -O1 (_ZL37__nv_save_fatbinhandle_for_managed_
+ *     rtPPv, _ZL22____nv_dummy_param_refPv), is decoded and must be
+ *     made only of what nvcc's registration code is made of
+ *     (kb_elfcheck_x86.h: no system call, no store outside the frame or
+ *     the object's .bss, no indirect call but to those functions, no
+ *     loop, the stack balanced). This catches code inlined there that
+ *     calls nothing, e.g. inline asm making a system call in the
+ *     operator& of a __device__ variable's type.
+ *
  * Everything else is as for C: .fini_array, .init_array.N (a constructor
  * priority), .preinit_array, .ctors, ifuncs, linker sections, harness
- * names. Not caught (no machine code is decoded): code inlined into the
- * registration function that calls nothing, e.g. inline asm making a
- * system call in the operator& of a __device__ variable's type.
+ * names.
  * x86-64 objects only: kb_elfcheck_nvcc gives -EINVAL for other machines.
  *
  * Pure: reads the bytes it is given and nothing else; never writes them.

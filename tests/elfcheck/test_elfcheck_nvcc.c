@@ -265,6 +265,57 @@ static const struct hostile {
 	 "return this; } };\n"
 	 "__device__ S v;\n",
 	 KB_ELFCHECK_CTOR, "calls the submission's own code (_ZN1SadEv)"},
+	/* ...and inlined with no call at all: only the machine code shows
+	 * it (kb_elfcheck_x86.h) */
+	{"inlined operator& making a raw system call", WORKER_FLAGS,
+	 "struct S { int x;\n"
+	 "  __host__ __device__ __forceinline__ S *operator&() {\n"
+	 "#ifndef __CUDA_ARCH__\n"
+	 "    long r = 39;\n"
+	 "    __asm__ volatile(\"syscall\" : \"+a\"(r) : : \"rcx\", \"r11\", "
+	 "\"memory\");\n"
+	 "    x = (int)r;\n"
+	 "#endif\n"
+	 "    return this; } };\n"
+	 "__device__ S v;\n",
+	 KB_ELFCHECK_CTOR, "does not contain (0f 05)"},
+	{"inlined operator& overwriting the return address", WORKER_FLAGS,
+	 "struct S { int x;\n"
+	 "  __host__ __device__ __forceinline__ S *operator&() {\n"
+	 "#ifndef __CUDA_ARCH__\n"
+	 "    __asm__ volatile(\"movq $0, 0x1000(%%rsp)\" : : : \"memory\");\n"
+	 "#endif\n"
+	 "    return this; } };\n"
+	 "__device__ S v;\n",
+	 KB_ELFCHECK_CTOR, "a store outside the frame"},
+	{"inlined operator& storing through a pointer", WORKER_FLAGS,
+	 "struct S { int x;\n"
+	 "  __host__ __device__ __forceinline__ S *operator&() {\n"
+	 "#ifndef __CUDA_ARCH__\n"
+	 "    *(volatile long *)(0x400000 + (long)x) = 1;\n"
+	 "#endif\n"
+	 "    return this; } };\n"
+	 "__device__ S v;\n",
+	 KB_ELFCHECK_CTOR, "a store outside the frame"},
+	{"inlined operator& spinning in a loop", WORKER_FLAGS,
+	 "struct S { int x;\n"
+	 "  __host__ __device__ __forceinline__ S *operator&() {\n"
+	 "#ifndef __CUDA_ARCH__\n"
+	 "    for (volatile int i = 0; i < 1000; i++) ;\n"
+	 "#endif\n"
+	 "    return this; } };\n"
+	 "__device__ S v;\n",
+	 KB_ELFCHECK_CTOR, "backward"},
+	{"inlined operator& calling through a pointer", WORKER_FLAGS,
+	 "static void (*volatile hook)(void);\n"
+	 "struct S { int x;\n"
+	 "  __host__ __device__ __forceinline__ S *operator&() {\n"
+	 "#ifndef __CUDA_ARCH__\n"
+	 "    hook();\n"
+	 "#endif\n"
+	 "    return this; } };\n"
+	 "__device__ S v;\n",
+	 KB_ELFCHECK_CTOR, "indirect call"},
 	{"weak operator new", WORKER_FLAGS,
 	 "#include <cstdlib>\n"
 	 "__attribute__((weak)) void *operator new(std::size_t n) "

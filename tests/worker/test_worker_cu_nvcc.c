@@ -227,8 +227,9 @@ START_TEST(test_missing_export)
 END_TEST
 
 /* The sealed object is inspected before the link (kb_elfcheck_nvcc): a
- * constructor or a namespace-scope object with a constructor is a compile
- * error with the check's message; nvcc's own constructor is not. */
+ * constructor, a namespace-scope object with a constructor or an inlined
+ * operator& making a system call is a compile error with the check's
+ * message; nvcc's own constructor is not. */
 START_TEST(test_constructor_refused)
 {
 	static const struct {
@@ -239,6 +240,14 @@ START_TEST(test_constructor_refused)
 		 "defines a constructor (function '_ZL5earlyv'"},
 		{"struct A { A() { asm volatile(\"\"); } };\nstatic A a;\n",
 		 "namespace-scope objects"},
+		/* nvcc's registration takes &v with S's operator&: inlined,
+		 * only the machine code shows it */
+		{"struct S { int x; __host__ __device__ __forceinline__ S "
+		 "*operator&() {\n#ifndef __CUDA_ARCH__\n long r = 39;\n"
+		 " asm volatile(\"syscall\" : \"+a\"(r) : : \"rcx\", "
+		 "\"r11\", \"memory\");\n x = (int)r;\n#endif\n"
+		 " return this; } };\n__device__ S v;\n",
+		 "does not contain (0f 05)"},
 	};
 	char *src = kb__xasprintf(
 		"#include <cuda_fp16.h>\n%s"
@@ -382,7 +391,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_vectoradd_builds, 0, 2);
 	tcase_add_test(tc, test_compile_error_message);
 	tcase_add_test(tc, test_missing_export);
-	tcase_add_loop_test(tc, test_constructor_refused, 0, 2);
+	tcase_add_loop_test(tc, test_constructor_refused, 0, 3);
 	tcase_add_test(tc, test_worker_vectoradd);
 	tcase_add_loop_test(tc, test_worker_compile_error, 0, 2);
 	tcase_add_loop_test(tc, test_worker_upstream, 0, 3);
