@@ -374,6 +374,13 @@ static int step(struct x86 *x, size_t *pat)
 	if ((seg || rep) && !(op == 0x0f || (rep && op == 0xc3)))
 		return refuse(x, start, "a prefixed instruction (%#x %#x)",
 			      x->c[start], op);
+	/* 16-bit forms of the stack and control-flow instructions move rsp
+	 * by 2 (push, pop, leave) or take a 16-bit target: the depth kept
+	 * here counts in 8s, so they are refused rather than tracked. */
+	if (o16 && ((op >= 0x50 && op <= 0x5f) || op == 0x68 || op == 0x6a ||
+		    op == 0xc3 || op == 0xc9 || op == 0xe8 || op == 0xe9 ||
+		    op == 0xeb || (op >= 0x70 && op <= 0x7f) || op == 0xff))
+		return refuse(x, start, "a 16-bit stack or jump instruction");
 
 #define NEED(k)                                                                \
 	do {                                                                   \
@@ -402,6 +409,9 @@ static int step(struct x86 *x, size_t *pat)
 		if (op == 0x11f) { /* nop r/m */
 			MODRM();
 		} else if (op >= 0x180 && op <= 0x18f) { /* jcc rel32 */
+			if (o16)
+				return refuse(x, start, "a 16-bit stack or "
+							"jump instruction");
 			NEED(4);
 			if (reloc_at(x, at))
 				return refuse(x, start, "a conditional jump "
@@ -453,9 +463,9 @@ static int step(struct x86 *x, size_t *pat)
 		if (!write_reg(x, r, 8, rex, 0))
 			return refuse(x, start, "a write to rsp");
 	} else if (op == 0x6a || op == 0x68) { /* push imm */
-		NEED(op == 0x6a ? 1 : o16 ? 2 : 4);
-		at += op == 0x6a ? 1 : o16 ? 2 : 4;
-		x->f.depth += o16 ? 2 : 8;
+		NEED(op == 0x6a ? 1 : 4);
+		at += op == 0x6a ? 1 : 4;
+		x->f.depth += 8;
 	} else if (op == 0x90) {
 		/* nop */
 	} else if (op == 0xc3) { /* ret */

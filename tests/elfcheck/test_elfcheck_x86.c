@@ -147,6 +147,11 @@ static const struct {
 	{"lock prefix", {0xf0, 0x48, 0x01, 0x07, 0xc3}, 5, "(f0)"},
 	{"string instruction", {0xf3, 0xaa, 0xc3}, 3, "prefixed"},
 	{"cut short", {0x48, 0x8b}, 2, "cut short"},
+	/* push %ax moves rsp by 2: counted as 8, the store after it would
+	 * reach the return address */
+	{"16-bit push", {0x66, 0x50, 0x48, 0x89, 0x04, 0x24, 0x66, 0x58, 0xc3},
+	 9, "16-bit"},
+	{"16-bit ret", {0x66, 0xc3}, 2, "16-bit"},
 };
 
 START_TEST(hostile_refused)
