@@ -11,6 +11,7 @@
 #include <check.h>
 
 #include "config.h"
+#include "kb_check_main.h"
 
 static int parse(const char *s, struct kb_cfg *c)
 {
@@ -260,8 +261,6 @@ int main(void)
 {
 	Suite *s = suite_create("client_config");
 	TCase *tc = tcase_create("config");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, parse_keys);
 	tcase_add_test(tc, parse_empty_and_bad);
@@ -273,9 +272,5 @@ int main(void)
 	tcase_add_test(tc, store_refuses_broken_file);
 	tcase_add_test(tc, default_path_uses_home);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(s);
 }

@@ -8,6 +8,7 @@
 #include <check.h>
 
 #include "directives.h"
+#include "kb_check_main.h"
 
 static int parse(const char *s, struct kb_directives *d, char *err)
 {
@@ -185,8 +186,6 @@ int main(void)
 {
 	Suite *s = suite_create("client_directives");
 	TCase *tc = tcase_create("directives");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, python_style);
 	tcase_add_test(tc, c_style_crlf_bom);
@@ -199,9 +198,5 @@ int main(void)
 	tcase_add_test(tc, resolve_flags_win);
 	tcase_add_test(tc, resolve_flags_only_and_missing);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(s);
 }

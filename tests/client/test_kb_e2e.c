@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "fake_http.h"
+#include "kb_check_main.h"
 
 #define CLI_ID "test-cli-123"
 #define RUN_TIMEOUT_MS 30000
@@ -742,8 +743,6 @@ int main(void)
 {
 	Suite *s = suite_create("kb_e2e");
 	TCase *tc = tcase_create("e2e");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, submit_stream_pass);
@@ -761,9 +760,5 @@ int main(void)
 	tcase_add_test(tc, register_saves_and_waits);
 	tcase_add_test(tc, help_everywhere);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(s);
 }

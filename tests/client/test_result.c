@@ -6,6 +6,7 @@
 #include <check.h>
 
 #include "result.h"
+#include "kb_check_main.h"
 
 static json_t *J(const char *s)
 {
@@ -193,8 +194,6 @@ int main(void)
 {
 	Suite *s = suite_create("client_result");
 	TCase *tc = tcase_create("result");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, upstream_results);
 	tcase_add_test(tc, verdicts_and_flags);
@@ -205,9 +204,5 @@ int main(void)
 	tcase_add_test(tc, render_reports);
 	tcase_add_test(tc, render_built);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(s);
 }

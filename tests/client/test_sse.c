@@ -8,6 +8,7 @@
 #include <check.h>
 
 #include "sse.h"
+#include "kb_check_main.h"
 
 #define MAX_EV 16
 
@@ -259,8 +260,6 @@ int main(void)
 {
 	Suite *s = suite_create("client_sse");
 	TCase *tc = tcase_create("sse");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, lf_events);
 	tcase_add_test(tc, crlf_and_cr);
@@ -275,9 +274,5 @@ int main(void)
 	tcase_add_test(tc, size_limit);
 	tcase_add_test(tc, upstream_stream);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(s);
 }

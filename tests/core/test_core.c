@@ -9,6 +9,7 @@
 #include "kb_config.h"
 #include "kb_log.h"
 #include "kb_signal.h"
+#include "kb_check_main.h"
 
 struct fake_env {
 	const char *const *kv; /* name, value, name, value, ..., NULL */
@@ -152,9 +153,5 @@ int main(void)
 	tcase_add_exit_test(tc, second_signal_exits_at_once, 130);
 	tcase_add_test(tc, log_level_parse);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(s);
 }

@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "kbg_model.h"
+#include "kb_check_main.h"
 
 #define MIB ((size_t)1 << 20)
 
@@ -344,9 +345,5 @@ static Suite *model_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(model_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return kb_check_run(model_suite());
 }

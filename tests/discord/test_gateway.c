@@ -11,6 +11,7 @@
 
 #include "dc_env.h"
 #include "kb_util.h"
+#include "kb_check_main.h"
 
 #define USER "2001"
 #define OTHER "2002"
@@ -526,9 +527,5 @@ int main(void)
 	tcase_set_timeout(pipe, 540);
 	tcase_add_test(pipe, ranked_flow);
 	suite_add_tcase(s, pipe);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

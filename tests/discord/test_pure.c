@@ -15,6 +15,7 @@
 #include "discord_text.h"
 #include "discord_verify.h"
 #include "kb_util.h"
+#include "kb_check_main.h"
 
 /* ---- signatures ---- */
 
@@ -646,9 +647,5 @@ int main(void)
 	tcase_add_test(tc, ratelimit);
 	tcase_add_test(tc, command_set);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

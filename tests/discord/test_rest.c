@@ -15,6 +15,7 @@
 #include "fake_discord.h"
 #include "kb_log.h"
 #include "kb_util.h"
+#include "kb_check_main.h"
 
 static struct fake_discord *fd;
 static struct kb_dc_rest *rest;
@@ -328,9 +329,5 @@ int main(void)
 	tcase_add_test(tc, register_commands);
 	tcase_add_test(tc, fetch);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kb_elfcheck.h"
+#include "kb_check_main.h"
 
 static const char *const exports[] = {"custom_kernel", NULL};
 static const struct kb_elfcheck_policy policy = {exports, exports,
@@ -462,11 +463,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(suite());
 }

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "kb_elfcheck.h"
+#include "kb_check_main.h"
 
 #define SKIP 77
 #define PMPP KB_SOURCE_DIR "/problems/pmpp"
@@ -660,8 +661,6 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
 
 	nvcc = getenv("KB_NVCC") ? getenv("KB_NVCC") : KB_TEST_NVCC;
 	if (!nvcc[0] || access(nvcc, X_OK) != 0) {
@@ -675,9 +674,5 @@ int main(void)
 		return EXIT_FAILURE;
 	}
 	printf("elfcheck_nvcc: %s, %d PMPP examples\n", nvcc, nexamples);
-	sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(suite());
 }

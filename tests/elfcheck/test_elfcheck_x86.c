@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kb_elfcheck_x86.h"
+#include "kb_check_main.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -252,11 +253,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return kb_check_run(suite());
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "gw_env.h"
+#include "kb_check_main.h"
 
 #define CODE "float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
 
@@ -531,17 +532,11 @@ int main(void)
 {
 	Suite *s = suite_create("gateway_api");
 	TCase *tc = tcase_create("api");
-	SRunner *r;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, user_submissions_and_delete);
 	tcase_add_test(tc, admin_policies);
 	tcase_add_test(tc, runner_queue);
 	suite_add_tcase(s, tc);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

@@ -6,6 +6,7 @@
 
 #include "bodies.h"
 #include "rules.h"
+#include "kb_check_main.h"
 
 #define LEN(s) strlen(s)
 
@@ -140,17 +141,11 @@ int main(void)
 {
 	Suite *s = suite_create("gateway_bodies");
 	TCase *tc = tcase_create("bodies");
-	SRunner *r;
-	int failed;
 
 	tcase_add_test(tc, join_and_user);
 	tcase_add_test(tc, invites_rate_visibility_create);
 	tcase_add_test(tc, oauth_state);
 	tcase_add_test(tc, iso8601_and_names);
 	suite_add_tcase(s, tc);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

@@ -16,6 +16,7 @@
 #include "kb.pb-c.h"
 #include "kb_kafka.h"
 #include "kb_util.h"
+#include "kb_check_main.h"
 
 #define BND "gwTestBoundary42"
 #define SUBMIT_CPU(mode) "/submission/gw_sum_cpu/CPU/" mode
@@ -763,8 +764,6 @@ int main(void)
 {
 	Suite *s = suite_create("gateway_http");
 	TCase *tc = tcase_create("http");
-	SRunner *r;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, reads_routing_and_admin);
@@ -773,9 +772,5 @@ int main(void)
 	tcase_add_test(tc, kafka_down_and_admin_off);
 	tcase_add_test(tc, keep_alive);
 	suite_add_tcase(s, tc);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hub.h"
+#include "kb_check_main.h"
 
 static atomic_int wakes;
 
@@ -238,8 +239,6 @@ int main(void)
 {
 	Suite *s = suite_create("gateway_hub");
 	TCase *tc = tcase_create("hub");
-	SRunner *r;
-	int failed;
 
 	tcase_add_test(tc, fan_out_and_order);
 	tcase_add_test(tc, bounded_keeps_final);
@@ -247,9 +246,5 @@ int main(void)
 	tcase_add_test(tc, ticks_idle_and_close_all);
 	tcase_add_test(tc, threads);
 	suite_add_tcase(s, tc);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

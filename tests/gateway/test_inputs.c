@@ -13,6 +13,7 @@
 #include "gw_env.h"
 #include "kb_kafka.h"
 #include "kb_util.h"
+#include "kb_check_main.h"
 
 #define CODE "float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
 #define CT "Content-Type: multipart/form-data; boundary=XyZ"
@@ -308,16 +309,10 @@ int main(void)
 {
 	Suite *s = suite_create("gateway_inputs");
 	TCase *tc = tcase_create("inputs");
-	SRunner *r;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, no_seed_anywhere);
 	suite_add_tcase(s, tc);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

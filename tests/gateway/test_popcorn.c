@@ -21,6 +21,7 @@
 
 #include "gw_env.h"
 #include "kb_util.h"
+#include "kb_check_main.h"
 
 #define CODE "#!POPCORN leaderboard gw_sum_cpu\n" \
 	     "float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
@@ -425,16 +426,10 @@ int main(void)
 {
 	Suite *s = suite_create("gateway_popcorn");
 	TCase *tc = tcase_create("popcorn");
-	SRunner *r;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, popcorn_cli_session);
 	tcase_add_test(tc, oauth_not_configured);
 	suite_add_tcase(s, tc);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "router.h"
+#include "kb_check_main.h"
 
 static struct kb_route R;
 
@@ -231,8 +232,6 @@ int main(void)
 {
 	Suite *s = suite_create("gateway_router");
 	TCase *tc = tcase_create("router");
-	SRunner *r;
-	int failed;
 
 	tcase_add_test(tc, every_route);
 	tcase_add_test(tc, full_api);
@@ -246,9 +245,5 @@ int main(void)
 	tcase_add_test(tc, long_segments);
 	tcase_add_test(tc, names);
 	suite_add_tcase(s, tc);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rules.h"
+#include "kb_check_main.h"
 
 static const char *why;
 
@@ -198,8 +199,6 @@ int main(void)
 {
 	Suite *s = suite_create("gateway_rules");
 	TCase *tc = tcase_create("rules");
-	SRunner *r;
-	int failed;
 
 	tcase_add_test(tc, modes);
 	tcase_add_test(tc, code_rules);
@@ -212,9 +211,5 @@ int main(void)
 	tcase_add_test(tc, times);
 	tcase_add_test(tc, sanitize);
 	suite_add_tcase(s, tc);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gw_env.h"
+#include "kb_check_main.h"
 
 #define CODE "float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
 #define STREAM "/gw_sum_cpu/CPU/leaderboard"
@@ -269,17 +270,11 @@ int main(void)
 {
 	Suite *s = suite_create("gateway_stream");
 	TCase *tc = tcase_create("stream");
-	SRunner *r;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, progress_then_result);
 	tcase_add_test(tc, keepalive_and_fallback);
 	tcase_add_test(tc, refused_before_streaming);
 	suite_add_tcase(s, tc);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return kb_check_run(s);
 }

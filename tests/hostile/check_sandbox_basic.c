@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "kb_check_main.h"
 
 static char workdir[64];
 static char *env_std[] = { "PATH=/usr/bin:/bin", "LANG=C", NULL };
@@ -305,9 +306,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(suite());
 }

@@ -12,6 +12,7 @@
 #include "kb.pb-c.h"
 #include "kb_kafka.h"
 #include "platform.h"
+#include "kb_check_main.h"
 
 #define PROBLEMS KB_SOURCE_DIR "/problems"
 
@@ -227,9 +228,5 @@ int main(void)
 	tcase_add_test(tc, redelivered_result_changes_nothing);
 	tcase_add_test(tc, killed_worker_job_finishes_exactly_once);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(s);
 }

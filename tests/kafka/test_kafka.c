@@ -25,6 +25,7 @@
 #include "kb_kafka.h"
 #include "kb_log.h"
 #include "kb_testenv.h"
+#include "kb_check_main.h"
 
 /* Fast takeover on the mock broker (see devbroker/main.c): the dev and
  * test setting for every consumer. */
@@ -519,9 +520,5 @@ int main(void)
 	tcase_add_test(broker, devbroker_rejects_bad_config);
 	suite_add_tcase(suite, broker);
 
-	SRunner *sr = srunner_create(suite);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(suite);
 }

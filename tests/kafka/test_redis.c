@@ -9,6 +9,7 @@
 #include "kb_log.h"
 #include "kb_redis.h"
 #include "kb_testenv.h"
+#include "kb_check_main.h"
 
 START_TEST(url_good)
 {
@@ -234,9 +235,5 @@ int main(void)
 	tcase_add_test(live, connect_select_and_errors);
 	tcase_add_test(live, scripts_load_eval_reload);
 	suite_add_tcase(s, live);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(s);
 }

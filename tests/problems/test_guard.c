@@ -18,6 +18,7 @@
 
 #include "guard.h"
 #include "harness.h"
+#include "kb_check_main.h"
 
 /* Under AddressSanitizer a SIGSEGV is caught and ends as exit(1). */
 #if defined(__SANITIZE_ADDRESS__)
@@ -411,9 +412,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(suite());
 }

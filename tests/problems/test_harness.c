@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "kb_check_main.h"
 
 static void setup_libc(void)
 {
@@ -645,9 +646,5 @@ static Suite *harness_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(harness_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(harness_suite());
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kb_popcorn.h"
+#include "kb_check_main.h"
 
 /* Substring checks that print both strings when they fail. */
 #define ck_assert_contains(hay, needle)                                        \
@@ -281,11 +282,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(suite());
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kb_score.h"
+#include "kb_check_main.h"
 
 START_TEST(combine_last_mean_geom)
 {
@@ -180,11 +181,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(suite());
 }

@@ -15,6 +15,7 @@
 #include "kb_testenv.h"
 #include "kb_util.h"
 #include "ranker_fixture.h"
+#include "kb_check_main.h"
 
 #define RANK "kb:rank:vectorsum_cpu:CPU"
 #define INFO "kb:rankinfo:vectorsum_cpu:CPU"
@@ -572,9 +573,5 @@ int main(void)
 	tcase_add_test(tc, redis_restart_is_survived);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(s);
 }

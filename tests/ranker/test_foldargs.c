@@ -9,6 +9,7 @@
 #include "kb_fold.h"
 #include "kb_foldargs.h"
 #include "ranker_fixture.h"
+#include "kb_check_main.h"
 
 #define ARG(c, i) ((c)->argv[(i)])
 
@@ -383,9 +384,5 @@ int main(void)
 	tcase_add_test(tc, redis_errors_are_classified);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(s);
 }

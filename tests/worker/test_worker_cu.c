@@ -27,6 +27,7 @@
 #include "report.h"
 #include "sysinfo.h"
 #include "worker_fixture.h"
+#include "kb_check_main.h"
 
 #define FAKE_HOME "/opt/fake-cuda"
 #define FAKE_NVCC FAKE_HOME "/bin/nvcc"
@@ -1153,14 +1154,8 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
 	kb_log_init("worker-cu-test", KB_LOG_ERROR, 0);
 	if (kb_util_init() < 0)
 		return EXIT_FAILURE;
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(suite());
 }

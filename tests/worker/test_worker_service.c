@@ -21,6 +21,7 @@
 #include "pbutil.h"
 #include "submission.h"
 #include "worker_fixture.h"
+#include "kb_check_main.h"
 
 #define WORKER KB_BINARY_DIR "/worker/kb-worker"
 #define PROBLEMS KB_SOURCE_DIR "/problems"
@@ -360,12 +361,6 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
 	kb_log_init("worker-test", KB_LOG_WARN, 0);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(suite());
 }

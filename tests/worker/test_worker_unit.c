@@ -21,6 +21,7 @@
 #include "report.h"
 #include "verdict.h"
 #include "worker_fixture.h"
+#include "kb_check_main.h"
 
 static int exists(const char *dir, const char *name)
 {
@@ -1218,12 +1219,6 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
 	kb_log_init("worker-test", KB_LOG_ERROR, 0);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return kb_check_run(suite());
 }
