@@ -917,6 +917,7 @@ static int nv_code(struct ctx *c, const struct elf *e, const char *fname,
 		rel[i].kind = KB__X86_REL_OTHER;
 		rel[i].target = (int64_t)at;
 		rel[i].sec_size = 0;
+		rel[i].width = nv_width(xs[i].type);
 		if (s.shndx == SHN_UNDEF) {
 			if (strcmp(s.name, "__stack_chk_fail") == 0)
 				rel[i].kind = KB__X86_REL_NORETURN;

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define X_MAX_TARGETS 256
@@ -45,6 +46,7 @@ struct x86 {
 	const struct kb__x86_fn *fn;
 	const struct kb__x86_reloc *rel;
 	size_t nrel;
+	unsigned char *placed; /* rel[i] sits on a field of its width */
 	struct tag reg[16];
 	struct {
 		int used;
@@ -155,6 +157,20 @@ static const struct kb__x86_reloc *reloc_at(const struct x86 *x, size_t off)
 		if (x->rel[i].off == off)
 			return &x->rel[i];
 	return NULL;
+}
+
+/* The instruction has a field (displacement, branch offset, immediate)
+ * of width bytes at off: a relocation there is in its place. */
+static void field(struct x86 *x, size_t off, unsigned width)
+{
+	for (size_t i = 0; i < x->nrel; i++)
+		if (x->rel[i].off == off && x->rel[i].width == width)
+			x->placed[i] = 1;
+}
+
+static void forget_slots(struct x86 *x)
+{
+	memset(x->slot, 0, sizeof x->slot);
 }
 
 static void forget_all(struct x86 *x)
@@ -321,6 +337,7 @@ static int via_runtime(const struct x86 *x, size_t off)
 static void called(struct x86 *x, int v)
 {
 	forget_scratch(x);
+	forget_slots(x);
 	if (v == 2)
 		x->live = 0;
 }
@@ -391,8 +408,11 @@ static int step(struct x86 *x, size_t *pat)
 	do {                                                                   \
 		if (rd_modrm(x, at, rex, &m))                                  \
 			return refuse(x, start, "an instruction cut short");   \
+		if (m.disp_off)                                                \
+			field(x, m.disp_off, 4);                               \
 		at += m.len;                                                   \
 	} while (0)
+#define IMM(k) field(x, at, (k))
 
 	if (op == 0x0f) {
 		NEED(1);
@@ -413,6 +433,7 @@ static int step(struct x86 *x, size_t *pat)
 				return refuse(x, start, "a 16-bit stack or "
 							"jump instruction");
 			NEED(4);
+			IMM(4);
 			if (reloc_at(x, at))
 				return refuse(x, start, "a conditional jump "
 							"out of the function");
@@ -454,7 +475,10 @@ static int step(struct x86 *x, size_t *pat)
 	}
 
 	if (op >= 0x50 && op <= 0x57) { /* push */
+		/* a push writes below rsp, where a frame slot may lie once
+		 * rsp has moved back up: forget them all */
 		x->f.depth += 8;
+		forget_slots(x);
 	} else if (op >= 0x58 && op <= 0x5f) { /* pop */
 		unsigned r = (op & 7) | (rex & 1 ? 8 : 0);
 		if (x->f.depth < 8)
@@ -464,8 +488,10 @@ static int step(struct x86 *x, size_t *pat)
 			return refuse(x, start, "a write to rsp");
 	} else if (op == 0x6a || op == 0x68) { /* push imm */
 		NEED(op == 0x6a ? 1 : 4);
+		IMM(op == 0x6a ? 1 : 4);
 		at += op == 0x6a ? 1 : 4;
 		x->f.depth += 8;
+		forget_slots(x);
 	} else if (op == 0x90) {
 		/* nop */
 	} else if (op == 0xc3) { /* ret */
@@ -481,6 +507,7 @@ static int step(struct x86 *x, size_t *pat)
 		forget_all(x);
 	} else if (op == 0xe8 || op == 0xe9) { /* call/jmp rel32 */
 		NEED(4);
+		IMM(4);
 		int v = via_runtime(x, at);
 		if (v) {
 			if (op == 0xe9) {
@@ -502,6 +529,7 @@ static int step(struct x86 *x, size_t *pat)
 			/* nvcc's own function, in this section */
 			at += 4;
 			forget_scratch(x);
+			forget_slots(x);
 		} else if (reloc_at(x, at) || op == 0xe8) {
 			return refuse(x, start, "a call of code other than "
 						"the CUDA runtime");
@@ -530,6 +558,7 @@ static int step(struct x86 *x, size_t *pat)
 		if (!m.mem && (m.reg & 7) == 2 && callee_ok(x, x->reg[m.rm])) {
 			/* nvcc's own function, its address taken above */
 			forget_scratch(x);
+			forget_slots(x);
 		} else if (m.base != B_RIP || !via_runtime(x, m.disp_off)) {
 			return refuse(x, start, "an indirect call or jump");
 		} else if ((m.reg & 7) == 4) {
@@ -589,12 +618,14 @@ static int step(struct x86 *x, size_t *pat)
 		   op == 0xa8 || op == 0xa9) { /* op al/eax, imm */
 		unsigned isz = !(op & 1) ? 1 : o16 ? 2 : 4;
 		NEED(isz);
+		IMM(isz);
 		at += isz;
 		if (op < 0x38 && !write_reg(x, 0, (op & 1) ? size : 1, rex, 0))
 			return refuse(x, start, "a write to rsp");
 	} else if (op >= 0xb8 && op <= 0xbf) { /* mov imm to reg */
 		unsigned isz = rex & 8 ? 8 : o16 ? 2 : 4;
 		NEED(isz);
+		IMM(isz);
 		at += isz;
 		if (!write_reg(x, (op & 7) | (rex & 1 ? 8 : 0), size, rex, 0))
 			return refuse(x, start, "a write to rsp");
@@ -608,6 +639,7 @@ static int step(struct x86 *x, size_t *pat)
 						"contain (%02x /%u)",
 				      op, m.reg & 7);
 		NEED(isz);
+		IMM(isz);
 		at += isz;
 		if (m.mem ? !store_ok(x, &m, osz, at)
 			  : !write_reg(x, m.rm, osz, rex, 0))
@@ -621,6 +653,7 @@ static int step(struct x86 *x, size_t *pat)
 		MODRM();
 		ext = m.reg & 7;
 		NEED(isz);
+		IMM(isz);
 		int64_t imm = rd_signed(x->c + at, isz);
 		at += isz;
 		if (ext == 2 || ext == 3) /* adc, sbb */
@@ -639,6 +672,7 @@ static int step(struct x86 *x, size_t *pat)
 			if (osz != 8 || (ext != 0 && ext != 5))
 				return refuse(x, start, "a write to rsp");
 			x->f.depth += ext == 5 ? imm : -imm;
+			forget_slots(x);
 			if (x->f.depth < 0)
 				return refuse(x, start, "rsp moved above the "
 							"frame");
@@ -657,6 +691,7 @@ static int step(struct x86 *x, size_t *pat)
 				      ext);
 		if (op == 0xc1 || (op == 0xf7 && ext == 0)) {
 			NEED(op == 0xc1 ? 1 : o16 ? 2 : 4);
+			IMM(op == 0xc1 ? 1 : o16 ? 2 : 4);
 			at += op == 0xc1 ? 1 : o16 ? 2 : 4;
 		}
 		if (m.mem || (!(op == 0xf7 && ext == 0) &&
@@ -670,7 +705,31 @@ static int step(struct x86 *x, size_t *pat)
 	}
 #undef NEED
 #undef MODRM
+#undef IMM
 	*pat = at;
+	return 0;
+}
+
+/* The pass itself (kb__x86_check's theory). */
+static int walk(struct x86 *x)
+{
+	size_t at = 0;
+
+	while (at < x->n)
+		if (arrive(x, at) || step(x, &at))
+			return 1;
+	if (x->live)
+		return refuse(x, x->n, "the function running off its end");
+	for (size_t i = 0; i < x->nt; i++)
+		if (!x->t[i].reached)
+			return refuse(x, x->t[i].at,
+				      "a jump into the middle of an "
+				      "instruction");
+	for (size_t i = 0; i < x->nrel; i++)
+		if (!x->placed[i])
+			return refuse(x, x->rel[i].off,
+				      "a relocation that is not an "
+				      "instruction's address or immediate");
 	return 0;
 }
 
@@ -678,7 +737,6 @@ int kb__x86_check(const struct kb__x86_fn *fn, char *why, size_t why_size)
 {
 	static struct x86 zero;
 	struct x86 x = zero;
-	size_t at = 0;
 
 	if (!fn || !fn->code || !why || !why_size || (fn->nrel && !fn->rel) ||
 	    (fn->ncallees && !fn->callees))
@@ -692,15 +750,9 @@ int kb__x86_check(const struct kb__x86_fn *fn, char *why, size_t why_size)
 	x.why = why;
 	x.why_size = why_size;
 	x.live = 1;
-	while (at < x.n)
-		if (arrive(&x, at) || step(&x, &at))
-			return 1;
-	if (x.live)
-		return refuse(&x, x.n, "the function running off its end");
-	for (size_t i = 0; i < x.nt; i++)
-		if (!x.t[i].reached)
-			return refuse(&x, x.t[i].at,
-				      "a jump into the middle of an "
-				      "instruction");
-	return 0;
+	if (x.nrel && !(x.placed = calloc(x.nrel, 1)))
+		return -1;
+	int rc = walk(&x);
+	free(x.placed);
+	return rc;
 }

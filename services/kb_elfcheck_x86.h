@@ -45,12 +45,15 @@ enum kb__x86_rel {
 	KB__X86_REL_OTHER,    /* may be taken the address of or loaded from */
 };
 
-/* A 4-byte relocation field inside the function. */
+/* A relocation field inside the function. Every one must be exactly an
+ * instruction's displacement, branch offset or immediate of its width
+ * (else the bytes the decoder reads are not the ones that run). */
 struct kb__x86_reloc {
 	uint64_t off;	    /* field offset from the function's start */
 	enum kb__x86_rel kind;
 	int64_t target;	    /* REL_STORE: symbol offset + addend */
 	uint64_t sec_size;  /* REL_STORE: the section's size */
+	unsigned width;	    /* bytes the relocation writes: 4 or 8 */
 };
 
 struct kb__x86_fn {

@@ -25,8 +25,9 @@ static int check(const unsigned char *code, size_t n,
 	return kb__x86_check(&fn, why, sizeof why);
 }
 
-#define CALLREL(o) {(o), KB__X86_REL_CALL, 0, 0}
-#define BSSREL(o, t, size) {(o), KB__X86_REL_STORE, (t), (size)}
+#define CALLREL(o) {(o), KB__X86_REL_CALL, 0, 0, 4}
+#define OTHREL(o) {(o), KB__X86_REL_OTHER, 0, 0, 4}
+#define BSSREL(o, t, size) {(o), KB__X86_REL_STORE, (t), (size), 4}
 
 /* nvcc -O3 __sti____cudaRegisterAll of one kernel (objdump of a PMPP
  * example), relocation fields zero as in the object. */
@@ -54,10 +55,9 @@ static const unsigned char sti_o3[] = {
 	0xe9, 0, 0, 0, 0,			  /* jmp atexit */
 };
 static const struct kb__x86_reloc sti_o3_rel[] = {
-	{7, KB__X86_REL_OTHER, 0, 0}, CALLREL(12), {32, KB__X86_REL_OTHER, 0, 0},
-	{42, KB__X86_REL_OTHER, 0, 0}, BSSREL(56, 0x14 - 4, 0x40),
-	CALLREL(61), {68, KB__X86_REL_OTHER, 0, 0}, CALLREL(77),
-	{84, KB__X86_REL_OTHER, 0, 0}, CALLREL(93),
+	OTHREL(7), CALLREL(12), OTHREL(32), OTHREL(42),
+	BSSREL(56, 0x14 - 4, 0x40), CALLREL(61), OTHREL(68), CALLREL(77),
+	OTHREL(84), CALLREL(93),
 };
 
 START_TEST(nvcc_o3_passes)
@@ -166,13 +166,59 @@ START_TEST(hostile_refused)
 }
 END_TEST
 
+/* A relocation must be an instruction's field: one two bytes into a lea's
+ * displacement would change, at link time, the address the decoder
+ * thought it knew. */
+START_TEST(misplaced_relocation_refused)
+{
+	static const unsigned char lea[] = {0x48, 0x8d, 0x05, 0, 0, 0, 0,
+					    0xc3};
+	struct kb__x86_reloc at_field = OTHREL(3);
+	struct kb__x86_reloc inside = OTHREL(5);
+	struct kb__x86_reloc wide = {3, KB__X86_REL_OTHER, 0, 0, 8};
+
+	ck_assert_msg(check(lea, sizeof lea, &at_field, 1, NULL, 0, 0) == 0,
+		      "%s", why);
+	ck_assert_int_eq(check(lea, sizeof lea, &inside, 1, NULL, 0, 0), 1);
+	ck_assert_msg(strstr(why, "relocation"), "%s", why);
+	ck_assert_int_eq(check(lea, sizeof lea, &wide, 1, NULL, 0, 0), 1);
+}
+END_TEST
+
+/* The -O0 pattern with a push between the slot's store and its load: once
+ * rsp is back at rbp (the pop) the push overwrites the slot, so the
+ * register loaded from it is no longer known to hold the callback. */
+START_TEST(stale_slot_refused)
+{
+	static const unsigned char code[] = {
+		0x55,				    /* push %rbp */
+		0x48, 0x89, 0xe5,		    /* mov %rsp,%rbp */
+		0x50,				    /* push %rax */
+		0x48, 0x8d, 0x05, 0, 0, 0, 0,	    /* lea cb(%rip),%rax */
+		0x48, 0x89, 0x45, 0xf8,		    /* mov %rax,-8(%rbp) */
+		0x59,				    /* pop %rcx */
+		0x48, 0x8d, 0x0d, 0x40, 0, 0, 0,    /* lea elsewhere,%rcx */
+		0x51,				    /* push %rcx: over -8(%rbp) */
+		0x48, 0x8b, 0x55, 0xf8,		    /* mov -8(%rbp),%rdx */
+		0xff, 0xd2,			    /* call *%rdx */
+		0x59,				    /* pop %rcx */
+		0xc9,				    /* leave */
+		0xc3,				    /* ret */
+	};
+	uint64_t cb = 12; /* lea's next instruction + 0 */
+
+	ck_assert_int_eq(check(code, sizeof code, NULL, 0, &cb, 1, 0), 1);
+	ck_assert_msg(strstr(why, "indirect call"), "%s", why);
+}
+END_TEST
+
 START_TEST(store_bounds)
 {
 	/* mov %rax,sym(%rip): the address is S + A + 4 past the field */
 	static const unsigned char st[] = {0x48, 0x89, 0x05, 0, 0, 0, 0, 0xc3};
 	struct kb__x86_reloc in = BSSREL(3, 0x10 - 4, 0x18);
 	struct kb__x86_reloc edge = BSSREL(3, 0x14 - 4, 0x18);
-	struct kb__x86_reloc other = {3, KB__X86_REL_OTHER, 0, 0x100};
+	struct kb__x86_reloc other = {3, KB__X86_REL_OTHER, 0, 0x100, 4};
 
 	ck_assert_msg(check(st, sizeof st, &in, 1, NULL, 0, 0) == 0, "%s",
 		      why);
@@ -197,7 +243,7 @@ START_TEST(stack_protector_passes)
 		0xc3,						/* ret */
 		0xe8, 0, 0, 0, 0,				/* call chk_fail */
 	};
-	struct kb__x86_reloc fail = {42, KB__X86_REL_NORETURN, 0, 0};
+	struct kb__x86_reloc fail = {42, KB__X86_REL_NORETURN, 0, 0, 4};
 	struct kb__x86_reloc plain = CALLREL(42);
 
 	ck_assert_msg(check(sp, sizeof sp, &fail, 1, NULL, 0, 0) == 0, "%s",
@@ -224,6 +270,7 @@ START_TEST(random_bytes_never_crash)
 			rel[i].kind = (enum kb__x86_rel)(rand_r(&seed) % 4);
 			rel[i].target = rand_r(&seed) % 64 - 8;
 			rel[i].sec_size = (uint64_t)(rand_r(&seed) % 64);
+			rel[i].width = rand_r(&seed) % 2 ? 4 : 8;
 		}
 		int rc = check(b, n, rel, N(rel), &callee, 1,
 			       (uint64_t)(rand_r(&seed) % 16));
@@ -244,6 +291,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, nvcc_o3_passes);
 	tcase_add_test(tc, nvcc_o0_passes);
 	tcase_add_loop_test(tc, hostile_refused, 0, (int)N(refused));
+	tcase_add_test(tc, misplaced_relocation_refused);
+	tcase_add_test(tc, stale_slot_refused);
 	tcase_add_test(tc, store_bounds);
 	tcase_add_test(tc, stack_protector_passes);
 	tcase_add_test(tc, random_bytes_never_crash);
