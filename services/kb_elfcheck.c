@@ -900,8 +900,9 @@ static int nv_reloc(struct ctx *c, const struct elf *e, const char *fname,
  * leaves no relocation. xs: the n relocations inside f. */
 static int nv_code(struct ctx *c, const struct elf *e, const char *fname,
 		   const struct nvfn *f, const struct shdr *fs,
-		   const struct rela *xs, size_t n, const uint64_t *callees,
-		   size_t ncallees, char *errstr, size_t errstr_size)
+		   const struct rela *xs, size_t n,
+		   const struct kb__x86_place *callees, size_t ncallees,
+		   char *errstr, size_t errstr_size)
 {
 	struct kb__x86_reloc rel[NV_RELOC_MAX];
 	struct kb__x86_fn fn;
@@ -918,13 +919,18 @@ static int nv_code(struct ctx *c, const struct elf *e, const char *fname,
 		rel[i].target = (int64_t)at;
 		rel[i].sec_size = 0;
 		rel[i].width = nv_width(xs[i].type);
+		rel[i].sec = 0;
 		if (s.shndx == SHN_UNDEF) {
 			if (strcmp(s.name, "__stack_chk_fail") == 0)
 				rel[i].kind = KB__X86_REL_NORETURN;
+			else if (strncmp(s.name, "__cudaRegisterLinkedBinary_",
+					 27) == 0)
+				rel[i].kind = KB__X86_REL_LINKED;
 			else if (nv_runtime(s.name))
 				rel[i].kind = KB__X86_REL_CALL;
 		} else if (s.shndx < e->shnum && nv_width(xs[i].type) == 4 &&
 			   xs[i].type == R_X86_64_PC32) {
+			rel[i].sec = s.shndx;
 			sec(e, s.shndx, &ts);
 			if (ts.type == SHT_NOBITS && (ts.flags & SHF_WRITE)) {
 				rel[i].kind = KB__X86_REL_STORE;
@@ -934,6 +940,7 @@ static int nv_code(struct ctx *c, const struct elf *e, const char *fname,
 	}
 	fn.code = e->r.b + fs->offset + f->value;
 	fn.n = f->size;
+	fn.sec = f->shndx;
 	fn.base = f->value;
 	fn.callees = callees;
 	fn.ncallees = ncallees;
@@ -953,7 +960,7 @@ static int nv_code(struct ctx *c, const struct elf *e, const char *fname,
  * jumps may go to the CUDA runtime only; the object's own code may only
  * be referred to by address (kernels, the exit handler). */
 static int nv_body(struct ctx *c, const struct elf *e, const char *fname,
-		   const struct nvfn *f, const uint64_t *callees,
+		   const struct nvfn *f, const struct kb__x86_place *callees,
 		   size_t ncallees, char *errstr, size_t errstr_size)
 {
 	struct rela xs[NV_RELOC_MAX];
@@ -998,7 +1005,7 @@ static int nv_check(struct ctx *c, const struct elf *e, char *errstr,
 	static const char *const fns[] = {NV_STI, NV_CALLBACK, NV_UNREGISTER,
 					  NV_SAVE, NV_DUMMY};
 	struct nvfn f[NELEM(fns)];
-	uint64_t callees[NELEM(fns)];
+	struct kb__x86_place callees[NELEM(fns)];
 	size_t ncallees;
 	struct shdr s;
 
@@ -1029,12 +1036,15 @@ static int nv_check(struct ctx *c, const struct elf *e, char *errstr,
 	for (size_t i = 0; i < NELEM(fns); i++) {
 		if (!f[i].ok)
 			continue;
-		/* what it may call of nvcc's own: the others in its section
-		 * (at -O0 the callback and the handle saver are calls) */
+		/* what it may call of nvcc's own: the others (at -O0 the
+		 * callback and the handle saver are calls; with -rdc the
+		 * callback and the dummy are handed to the linked binary) */
 		ncallees = 0;
 		for (size_t k = 1; k < NELEM(fns); k++)
-			if (k != i && f[k].ok && f[k].shndx == f[i].shndx)
-				callees[ncallees++] = f[k].value;
+			if (k != i && f[k].ok)
+				callees[ncallees++] =
+					(struct kb__x86_place){f[k].shndx,
+							       f[k].value};
 		if (nv_body(c, e, fns[i], &f[i], callees, ncallees, errstr,
 			    errstr_size) < 0)
 			return -EINVAL;

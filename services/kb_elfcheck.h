@@ -121,10 +121,11 @@
  *     the object's .bss, no indirect call but to those functions, no
  *     loop, the stack balanced). This catches code inlined there that
  *     calls nothing, e.g. inline asm making a system call in the
- *     operator& of a __device__ variable's type. Not caught: such code
- *     calling an allowed runtime function with arguments of its own; in
- *     a -rdc=true build __cudaRegisterLinkedBinary_* calls the callback
- *     it is given, which could then be the submission's (see
+ *     operator& of a __device__ variable's type; and, with -rdc=true, a
+ *     call of __cudaRegisterLinkedBinary_* (which calls the callbacks
+ *     it is given) with anything but nvcc's own functions as those
+ *     callbacks. Not caught: such code calling atexit or
+ *     __cudaRegisterFatBinary with arguments of its own (see
  *     problems/harness/cuda/README.md, "Code before main").
  *
  * Everything else is as for C: .fini_array, .init_array.N (a constructor

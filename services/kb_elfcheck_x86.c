@@ -35,7 +35,7 @@ struct target {
  * function in the same section (for calls through a register). */
 struct tag {
 	int known;
-	uint64_t addr; /* section offset */
+	uint64_t sec, addr; /* section index, offset in it */
 };
 
 #define X_SLOTS 16
@@ -225,7 +225,8 @@ static int callee_ok(const struct x86 *x, struct tag t)
 	if (!t.known)
 		return 0;
 	for (size_t i = 0; i < x->fn->ncallees; i++)
-		if (x->fn->callees[i] == t.addr)
+		if (x->fn->callees[i].sec == t.sec &&
+		    x->fn->callees[i].off == t.addr)
 			return 1;
 	return 0;
 }
@@ -328,6 +329,9 @@ static int via_runtime(const struct x86 *x, size_t off)
 	const struct kb__x86_reloc *r = reloc_at(x, off);
 	if (!r)
 		return 0;
+	if (r->kind == KB__X86_REL_LINKED)
+		/* rdi and rcx: the callbacks it will call */
+		return callee_ok(x, x->reg[7]) && callee_ok(x, x->reg[1]);
 	return r->kind == KB__X86_REL_CALL ? 1
 	       : r->kind == KB__X86_REL_NORETURN ? 2
 						 : 0;
@@ -522,10 +526,11 @@ static int step(struct x86 *x, size_t *pat)
 			at += 4;
 		} else if (op == 0xe8 && !reloc_at(x, at) &&
 			   callee_ok(x, (struct tag){
-						1, x->fn->base + at + 4 +
-							   (uint64_t)rd_signed(
-								   x->c + at,
-								   4)})) {
+						1, x->fn->sec,
+						x->fn->base + at + 4 +
+							(uint64_t)rd_signed(
+								x->c + at,
+								4)})) {
 			/* nvcc's own function, in this section */
 			at += 4;
 			forget_scratch(x);
@@ -599,11 +604,20 @@ static int step(struct x86 *x, size_t *pat)
 			forget_stored(x, &m, osz);
 		/* the flow of a function's address, for calls through a
 		 * register: lea, register moves, the rbp frame's slots */
-		if (osz == 8 && op == 0x8d && m.base == B_RIP &&
-		    !reloc_at(x, m.disp_off)) {
+		const struct kb__x86_reloc *lr =
+			op == 0x8d && m.base == B_RIP ? reloc_at(x, m.disp_off)
+						      : NULL;
+		if (osz == 8 && op == 0x8d && m.base == B_RIP && !lr) {
 			x->reg[m.reg].known = 1;
+			x->reg[m.reg].sec = x->fn->sec;
 			x->reg[m.reg].addr =
 				x->fn->base + at + (uint64_t)m.disp;
+		} else if (osz == 8 && lr && lr->sec && lr->width == 4) {
+			/* field = S + A - P: the address is S + A + (at - P) */
+			x->reg[m.reg].known = 1;
+			x->reg[m.reg].sec = lr->sec;
+			x->reg[m.reg].addr =
+				(uint64_t)lr->target + (at - m.disp_off);
 		} else if (osz == 8 && op == 0x89 && !m.mem) {
 			x->reg[m.rm] = x->reg[m.reg];
 		} else if (osz == 8 && op == 0x89 && m.base == R_BP &&

@@ -24,7 +24,9 @@
  *     to an instruction start, reaching it with the same stack state;
  *   - a call of one of nvcc's own functions (kb_elfcheck.c checks their
  *     bodies the same way), directly or through a register holding the
- *     address the code itself took (what nvcc emits at -O0).
+ *     address the code itself took (what nvcc emits at -O0);
+ *   - with -rdc, a call of __cudaRegisterLinkedBinary_* only with nvcc's
+ *     own functions as its two callbacks (it calls them).
  *
  * No syscall, int, other indirect call or jump, string
  * instruction, store through another register, write to rsp other than
@@ -39,6 +41,10 @@
 
 enum kb__x86_rel {
 	KB__X86_REL_CALL,     /* may be called or jumped to (the runtime) */
+	KB__X86_REL_LINKED,   /* may be called or jumped to if rdi and rcx
+			       * hold nvcc's own functions: -rdc's
+			       * __cudaRegisterLinkedBinary_*, which calls
+			       * the callbacks it is given */
 	KB__X86_REL_NORETURN, /* may be called, and never returns
 			       * (__stack_chk_fail) */
 	KB__X86_REL_STORE,    /* a writable NOBITS section: may be stored to */
@@ -51,21 +57,29 @@ enum kb__x86_rel {
 struct kb__x86_reloc {
 	uint64_t off;	    /* field offset from the function's start */
 	enum kb__x86_rel kind;
-	int64_t target;	    /* REL_STORE: symbol offset + addend */
+	int64_t target;	    /* symbol offset in its section + addend */
+	uint64_t sec;	    /* that section's index; 0 when undefined */
 	uint64_t sec_size;  /* REL_STORE: the section's size */
 	unsigned width;	    /* bytes the relocation writes: 4 or 8 */
+};
+
+/* A function of nvcc's own, by section index and offset. */
+struct kb__x86_place {
+	uint64_t sec, off;
 };
 
 struct kb__x86_fn {
 	const unsigned char *code; /* the function's bytes */
 	size_t n;
+	uint64_t sec;  /* its section's index */
 	uint64_t base; /* its offset in its section */
-	/* Offsets in the same section of nvcc's other functions, which it
-	 * may call (nvcc at -O0 calls them instead of inlining them): with a
-	 * direct call, or through a register that holds an address taken
-	 * by a rip-relative lea of one of them, directly or through an
-	 * 8-byte slot of the rbp frame. */
-	const uint64_t *callees;
+	/* nvcc's other functions, which it may call (nvcc at -O0 calls them
+	 * instead of inlining them): with a direct call, or through a
+	 * register that holds an address taken by a rip-relative lea of one
+	 * of them (with or without a relocation), directly or through an
+	 * 8-byte slot of the rbp frame; and which it may hand to
+	 * REL_LINKED. */
+	const struct kb__x86_place *callees;
 	size_t ncallees;
 	const struct kb__x86_reloc *rel; /* relocation fields inside it */
 	size_t nrel;

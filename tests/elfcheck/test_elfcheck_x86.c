@@ -17,17 +17,34 @@
  * and leaves the reason in why. */
 static char why[256];
 
+/* The function is in section SEC; callees are offsets in it. */
+#define SEC 1
+
 static int check(const unsigned char *code, size_t n,
 		 const struct kb__x86_reloc *rel, size_t nrel,
 		 const uint64_t *callees, size_t ncallees, uint64_t base)
 {
-	struct kb__x86_fn fn = {code, n, base, callees, ncallees, rel, nrel};
+	struct kb__x86_place places[8];
+	ck_assert_uint_le(ncallees, 8);
+	for (size_t i = 0; i < ncallees; i++)
+		places[i] = (struct kb__x86_place){SEC, callees[i]};
+	struct kb__x86_fn fn = {.code = code,
+				.n = n,
+				.sec = SEC,
+				.base = base,
+				.callees = ncallees ? places : NULL,
+				.ncallees = ncallees,
+				.rel = rel,
+				.nrel = nrel};
 	return kb__x86_check(&fn, why, sizeof why);
 }
 
-#define CALLREL(o) {(o), KB__X86_REL_CALL, 0, 0, 4}
-#define OTHREL(o) {(o), KB__X86_REL_OTHER, 0, 0, 4}
-#define BSSREL(o, t, size) {(o), KB__X86_REL_STORE, (t), (size), 4}
+#define REL(o, k) {.off = (o), .kind = (k), .width = 4}
+#define CALLREL(o) REL(o, KB__X86_REL_CALL)
+#define OTHREL(o) REL(o, KB__X86_REL_OTHER)
+#define BSSREL(o, t, size)                                                     \
+	{.off = (o), .kind = KB__X86_REL_STORE, .target = (t), .sec = 2,       \
+	 .sec_size = (size), .width = 4}
 
 /* nvcc -O3 __sti____cudaRegisterAll of one kernel (objdump of a PMPP
  * example), relocation fields zero as in the object. */
@@ -175,7 +192,7 @@ START_TEST(misplaced_relocation_refused)
 					    0xc3};
 	struct kb__x86_reloc at_field = OTHREL(3);
 	struct kb__x86_reloc inside = OTHREL(5);
-	struct kb__x86_reloc wide = {3, KB__X86_REL_OTHER, 0, 0, 8};
+	struct kb__x86_reloc wide = {.off = 3, .kind = KB__X86_REL_OTHER, .width = 8};
 
 	ck_assert_msg(check(lea, sizeof lea, &at_field, 1, NULL, 0, 0) == 0,
 		      "%s", why);
@@ -212,13 +229,56 @@ START_TEST(stale_slot_refused)
 }
 END_TEST
 
+/* nvcc -O3 -rdc=true: the registration tail-calls the linked binary's
+ * registration with nvcc's callback in rdi and nvcc's dummy in rcx, both
+ * in .text (section SEC) while this function is elsewhere (.text.startup,
+ * section 3); the linked binary calls them, so they must be nvcc's. */
+START_TEST(rdc_linked_binary)
+{
+	static const unsigned char code[] = {
+		0x48, 0x8d, 0x0d, 0, 0, 0, 0, /* lea .text-4(%rip),%rcx */
+		0x48, 0x8d, 0x15, 0, 0, 0, 0, /* lea module_id(%rip),%rdx */
+		0x48, 0x8d, 0x35, 0, 0, 0, 0, /* lea fatbinwrap(%rip),%rsi */
+		0x48, 0x8d, 0x3d, 0, 0, 0, 0, /* lea .text+0xc(%rip),%rdi */
+		0xe9, 0, 0, 0, 0,	      /* jmp __cudaRegisterLinked... */
+	};
+	struct kb__x86_reloc rel[] = {
+		{.off = 3, .kind = KB__X86_REL_OTHER, .target = -4, .sec = SEC,
+		 .width = 4},
+		OTHREL(10), OTHREL(17),
+		{.off = 24, .kind = KB__X86_REL_OTHER, .target = 0xc,
+		 .sec = SEC, .width = 4},
+		REL(29, KB__X86_REL_LINKED),
+	};
+	struct kb__x86_place places[] = {{SEC, 0x0}, {SEC, 0x10}};
+	struct kb__x86_fn fn = {.code = code,
+				.n = sizeof code,
+				.sec = 3,
+				.callees = places,
+				.ncallees = 2,
+				.rel = rel,
+				.nrel = sizeof rel / sizeof rel[0]};
+
+	ck_assert_msg(kb__x86_check(&fn, why, sizeof why) == 0, "%s", why);
+	/* the callback pointed anywhere else (say the submission's own
+	 * function) */
+	rel[3].target = 0x40;
+	ck_assert_int_eq(kb__x86_check(&fn, why, sizeof why), 1);
+	ck_assert_msg(strstr(why, "other than the CUDA runtime"), "%s", why);
+	/* or rcx left unknown */
+	rel[3].target = 0xc;
+	rel[0].sec = 0;
+	ck_assert_int_eq(kb__x86_check(&fn, why, sizeof why), 1);
+}
+END_TEST
+
 START_TEST(store_bounds)
 {
 	/* mov %rax,sym(%rip): the address is S + A + 4 past the field */
 	static const unsigned char st[] = {0x48, 0x89, 0x05, 0, 0, 0, 0, 0xc3};
 	struct kb__x86_reloc in = BSSREL(3, 0x10 - 4, 0x18);
 	struct kb__x86_reloc edge = BSSREL(3, 0x14 - 4, 0x18);
-	struct kb__x86_reloc other = {3, KB__X86_REL_OTHER, 0, 0x100, 4};
+	struct kb__x86_reloc other = {.off = 3, .kind = KB__X86_REL_OTHER, .sec_size = 0x100, .width = 4};
 
 	ck_assert_msg(check(st, sizeof st, &in, 1, NULL, 0, 0) == 0, "%s",
 		      why);
@@ -243,7 +303,7 @@ START_TEST(stack_protector_passes)
 		0xc3,						/* ret */
 		0xe8, 0, 0, 0, 0,				/* call chk_fail */
 	};
-	struct kb__x86_reloc fail = {42, KB__X86_REL_NORETURN, 0, 0, 4};
+	struct kb__x86_reloc fail = REL(42, KB__X86_REL_NORETURN);
 	struct kb__x86_reloc plain = CALLREL(42);
 
 	ck_assert_msg(check(sp, sizeof sp, &fail, 1, NULL, 0, 0) == 0, "%s",
@@ -267,7 +327,8 @@ START_TEST(random_bytes_never_crash)
 			b[i] = (unsigned char)rand_r(&seed);
 		for (size_t i = 0; i < N(rel); i++) {
 			rel[i].off = (uint64_t)(rand_r(&seed) % 70);
-			rel[i].kind = (enum kb__x86_rel)(rand_r(&seed) % 4);
+			rel[i].kind = (enum kb__x86_rel)(rand_r(&seed) % 5);
+			rel[i].sec = (uint64_t)(rand_r(&seed) % 3);
 			rel[i].target = rand_r(&seed) % 64 - 8;
 			rel[i].sec_size = (uint64_t)(rand_r(&seed) % 64);
 			rel[i].width = rand_r(&seed) % 2 ? 4 : 8;
@@ -293,6 +354,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, hostile_refused, 0, (int)N(refused));
 	tcase_add_test(tc, misplaced_relocation_refused);
 	tcase_add_test(tc, stale_slot_refused);
+	tcase_add_test(tc, rdc_linked_binary);
 	tcase_add_test(tc, store_bounds);
 	tcase_add_test(tc, stack_protector_passes);
 	tcase_add_test(tc, random_bytes_never_crash);
