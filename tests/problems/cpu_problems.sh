@@ -440,16 +440,39 @@ test_unforgeable() {
 
 	# the clock pointer patched to claim 1 us per call while each call
 	# takes over 2 ms: every claim is clamped to the parent's window minus
-	# the slack, half of them below the median -- every case suspect
+	# the slack (at most 1 ms), so no sample records less than 1 ms; and
+	# half of them land below the median, so the case is suspect -- unless
+	# the machine is so loaded that the kernel's scheduling statistics
+	# explain the clamps (seen on a busy 2-core CI machine: every call
+	# took 12-18 ms). The suspect rule itself is unit-tested in
+	# test_guard.c; here what must hold under any load is that shaving
+	# gains nothing.
 	d="$WORK/$p.shave"
 	stage $p "$SUBS/vectorsum_shave.c" "$d" || return
 	tail -n 1 "$d/benchmarks.txt" > "$d/one.txt"
 	run "$d" leaderboard one.txt
 	expect_eq "$p shave rc" "$RC" 0
 	expect_eq "$p shave check" "$(value check)" pass
-	expect_eq "$p shave status" "$(value 'benchmark\.0\.status')" suspect
-	value 'benchmark\.0\.error' | grep -q "took longer" ||
-		fail "$p shave: $(value 'benchmark\.0\.error')"
+	local best
+	best=$(value 'benchmark\.0\.best')
+	if awk -v b="$best" 'BEGIN { exit !(b + 0 >= 1000000) }'; then
+		ok
+	else
+		fail "$p shave: best sample $best ns, below the 1 ms no clamp allows"
+	fi
+	if [ "$(value 'benchmark\.0\.status')" = suspect ]; then
+		value 'benchmark\.0\.error' | grep -q "took longer" ||
+			fail "$p shave: $(value 'benchmark\.0\.error')"
+	elif grep 'guard: .* clamped' "$d/stderr.leaderboard" | tail -n 1 |
+		awk '{ sub(/.*guard: /, ""); c = $1; sub(/^[0-9]+ clamped \(/, "");
+		       u = $1; sub(/.* forged of /, ""); n = $1
+		       exit !(c - u >= n / 2) }'; then
+		# at least half the samples' clamps explained by load
+		echo "note: $p shave not flagged: its clamps were explained by load"
+		ok
+	else
+		fail "$p shave: not suspect, and not for load: $(grep 'guard:' "$d/stderr.leaderboard" | tail -n 1)"
+	fi
 
 	# a thread summing the slots in the background: the child is stopped
 	# while the next inputs are staged, so it can only start with the
