@@ -32,7 +32,8 @@ struct target {
 };
 
 /* What a register or frame slot is known to hold: the address of a
- * function in the same section (for calls through a register). */
+ * function, by section and offset (for calls through a register and the
+ * callbacks handed to REL_LINKED). */
 struct tag {
 	int known;
 	uint64_t sec, addr; /* section index, offset in it */
@@ -274,6 +275,14 @@ static int write_reg(struct x86 *x, unsigned reg, unsigned size, int rex,
 	return 1;
 }
 
+/* Two paths meet with the same stack (rbp's depth matters only while it
+ * holds a frame). */
+static int same_frame(const struct frame *a, const struct frame *b)
+{
+	return a->depth == b->depth && a->rbp_frame == b->rbp_frame &&
+	       (!a->rbp_frame || a->rbp_depth == b->rbp_depth);
+}
+
 /* Records a local jump from the instruction at `at` to dest (relative to
  * the function's start). 0, or 1 with why set. */
 static int jump_to(struct x86 *x, size_t at, int64_t dest)
@@ -284,7 +293,7 @@ static int jump_to(struct x86 *x, size_t at, int64_t dest)
 						  : "out of the function");
 	for (size_t i = 0; i < x->nt; i++)
 		if (x->t[i].at == (uint64_t)dest) {
-			if (memcmp(&x->t[i].f, &x->f, sizeof x->f) != 0)
+			if (!same_frame(&x->t[i].f, &x->f))
 				return refuse(x, at,
 					      "jumps reaching one place with "
 					      "different stacks");
@@ -311,7 +320,7 @@ static int arrive(struct x86 *x, size_t at)
 		if (!x->live) {
 			x->f = x->t[i].f;
 			x->live = 1;
-		} else if (memcmp(&x->t[i].f, &x->f, sizeof x->f) != 0) {
+		} else if (!same_frame(&x->t[i].f, &x->f)) {
 			return refuse(x, at, "a jump and the code before it "
 					     "reaching one place with "
 					     "different stacks");
