@@ -572,6 +572,8 @@ static int grouped(const struct elf *e, uint64_t i)
 #define NV_UNREGISTER "_ZL26__cudaUnregisterBinaryUtilv"
 #define NV_SAVE "_ZL37__nv_save_fatbinhandle_for_managed_rtPPv"
 #define NV_DUMMY "_ZL22____nv_dummy_param_refPv"
+/* -rdc's per-file registration, which calls the callbacks it is given */
+#define NV_LINKED "__cudaRegisterLinkedBinary_"
 #define NV_INIT_MAX 64     /* .init_array entries read (nvcc makes one) */
 #define NV_RELOC_MAX 1024  /* relocations read in one function */
 
@@ -923,13 +925,12 @@ static int nv_code(struct ctx *c, const struct elf *e, const char *fname,
 		if (s.shndx == SHN_UNDEF) {
 			if (strcmp(s.name, "__stack_chk_fail") == 0)
 				rel[i].kind = KB__X86_REL_NORETURN;
-			else if (strncmp(s.name, "__cudaRegisterLinkedBinary_",
-					 27) == 0)
+			else if (strncmp(s.name, NV_LINKED,
+					 sizeof NV_LINKED - 1) == 0)
 				rel[i].kind = KB__X86_REL_LINKED;
 			else if (nv_runtime(s.name))
 				rel[i].kind = KB__X86_REL_CALL;
-		} else if (s.shndx < e->shnum && nv_width(xs[i].type) == 4 &&
-			   xs[i].type == R_X86_64_PC32) {
+		} else if (s.shndx < e->shnum && xs[i].type == R_X86_64_PC32) {
 			rel[i].sec = s.shndx;
 			sec(e, s.shndx, &ts);
 			if (ts.type == SHT_NOBITS && (ts.flags & SHF_WRITE)) {

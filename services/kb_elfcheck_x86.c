@@ -573,15 +573,20 @@ static int step(struct x86 *x, size_t *pat)
 			/* nvcc's own function, its address taken above */
 			forget_scratch(x);
 			forget_slots(x);
-		} else if (m.base != B_RIP || !via_runtime(x, m.disp_off)) {
-			return refuse(x, start, "an indirect call or jump");
-		} else if ((m.reg & 7) == 4) {
-			if (x->f.depth != 0)
-				return refuse(x, start, "a tail jump with the "
-							"stack not restored");
-			x->live = 0;
 		} else {
-			called(x, via_runtime(x, m.disp_off));
+			int v = m.base == B_RIP ? via_runtime(x, m.disp_off) : 0;
+			if (!v)
+				return refuse(x, start,
+					      "an indirect call or jump");
+			if ((m.reg & 7) == 4) {
+				if (x->f.depth != 0)
+					return refuse(x, start,
+						      "a tail jump with the "
+						      "stack not restored");
+				x->live = 0;
+			} else {
+				called(x, v);
+			}
 		}
 	} else if (alu_op(op) || op == 0x84 || op == 0x85 || op == 0x88 ||
 		   op == 0x89 || op == 0x8a || op == 0x8b || op == 0x8d ||

@@ -39,9 +39,9 @@ fi
 . "$ROOT/bench/sandbox/cap.sh"
 W=$(mktemp -d "${TMPDIR:-/tmp}/kb-repro.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-harness_pair "$ROOT" HEAD "$P" "$W/b" new > /dev/null
+harness_pair_stage "$ROOT" HEAD "$P" "$W/b" new
 cap_problem "$W/b/problem.c" "$CAP"
-(cd "$W/b" && cc -O3 -march=native -fopenmp ./*.c -o eval.out -lm)
+harness_pair_build "$W/b"
 nv=$#
 for ((r = 0; r < REPS; r++)); do
 	v=0

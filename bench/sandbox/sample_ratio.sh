@@ -50,10 +50,9 @@ P=$1
 W=$(mktemp -d "${TMPDIR:-/tmp}/kb-sample-ratio.XXXXXX")
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 D=$W/run
-# harness_pair builds as it copies; the cap must be in before the build.
-harness_pair "$ROOT" HEAD "$P" "$D" new > /dev/null
+harness_pair_stage "$ROOT" HEAD "$P" "$D" new
 cap_problem "$D/problem.c" "$CAP"
-(cd "$D" && cc -O3 -march=native -fopenmp ./*.c -o eval.out -lm)
+harness_pair_build "$D"
 chmod 0777 "$D" # the sandboxed run writes its report there as its own uid
 
 run='OMP_WAIT_POLICY=passive POPCORN_FD=5 ./eval.out leaderboard cases.txt 5> rep.txt 2> samples.txt; echo "exit: $?" >> rep.txt'

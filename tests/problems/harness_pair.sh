@@ -1,4 +1,5 @@
-# Sourced by tests/problems/split_cost.sh and bench/cpu/omp_wait.sh.
+# Sourced by tests/problems/split_cost.sh, bench/cpu/omp_wait.sh,
+# bench/cpu/reproducibility.sh and bench/sandbox/sample_ratio.sh.
 #
 # harness_pair ROOT REV PROBLEM DIR VERSION
 #   Builds PROBLEM's submission_ok.c into DIR/eval.out with the harness of
@@ -6,8 +7,16 @@
 #   the working tree's split harness. Both are patched (in DIR, not in the
 #   repository) to print every timed sample to stderr as
 #   "sample <call index> <us>", and DIR/cases.txt gets the task's
-#   benchmarks in the harness's cases format.
+#   benchmarks in the harness's cases format. It is harness_pair_stage
+#   then harness_pair_build; a caller that edits the sources in between
+#   (bench/sandbox/cap.sh) calls the two itself.
 harness_pair() {
+	harness_pair_stage "$@" && harness_pair_build "$4"
+}
+
+# harness_pair_stage ROOT REV PROBLEM DIR VERSION: all of the above but
+# the build.
+harness_pair_stage() {
 	local root=$1 rev=$2 p=$3 d=$4 v=$5 f
 	mkdir -p "$d"
 	cp "$root/problems/$p/problem.c" "$d/"
@@ -22,10 +31,17 @@ harness_pair() {
 	grep -q 'kbh_stats_add(&st, (double)ns);' "$d/harness_cpu.c"
 	sed -i 's|^\(\t*\)kbh_stats_add(&st, (double)ns);|&\n\1fprintf(stderr, "sample %zu %.1f\\n", i, (double)ns / 1e3);|' \
 		"$d/harness_cpu.c"
-	(cd "$d" && cc -O3 -march=native -fopenmp ./*.c -o eval.out -lm)
 	awk '/^benchmarks:/ { on = 1; next } /^[a-z_]+:/ { on = 0 }
 		on && /^ *- *\{/ { l = $0; sub(/^ *- *\{ */, "", l);
 			sub(/ *\} *$/, "", l); gsub(/"/, "", l);
 			gsub(/ *, */, "; ", l); print l }' \
 		"$root/problems/$p/task.yml" > "$d/cases.txt"
+}
+
+# harness_pair_build DIR [CFLAGS...]: compiles DIR's sources into
+# DIR/eval.out as the worker compiles a C problem.
+harness_pair_build() {
+	local d=$1
+	shift
+	(cd "$d" && cc -O3 -march=native -fopenmp "$@" ./*.c -o eval.out -lm)
 }
