@@ -1,32 +1,38 @@
 #!/usr/bin/env bash
 # How far apart do identical runs of a CPU problem land, under different
-# OpenMP settings? Builds PROBLEM's submission_ok.c with the working
-# tree's harness (patched to print every timed sample, as
-# tests/problems/harness_pair.sh does), then runs leaderboard mode REPS
-# times per variant, the variants interleaved, as plain processes. A
-# variant is a set of environment entries; the first is what the worker
-# gives CPU runs today (OMP_WAIT_POLICY=passive, worker/eval.c). Prints
-# per run each case's sample count, mean and median, then per variant and
-# case the spread across runs: coefficient of variation and max/min of the
-# run means and of the run medians. Measures; does not judge.
+# OpenMP settings or harness builds? Builds PROBLEM's submission_ok.c (or
+# SUBMISSION) with the working tree's harness (patched to print every
+# timed sample, as tests/problems/harness_pair.sh does), then runs
+# leaderboard mode REPS times per variant, the variants interleaved, as
+# plain processes. A variant is a set of environment entries; the first is
+# what the worker gives CPU runs today (OMP_WAIT_POLICY=passive,
+# worker/eval.c). A variant whose first word is "watcher" runs a build
+# that keeps the guard's watcher thread (guard.c: a parent thread that
+# spins, at SCHED_IDLE, while a request runs; the CPU driver turns it off
+# since 2026-11-26), with the rest of its entries. Prints per run each case's sample count, mean and median, then
+# per variant and case the spread across runs: coefficient of variation
+# and max/min of the run means and of the run medians, and the median of
+# the runs' calibrated slack. Measures; does not judge.
 #
-# usage: bench/cpu/reproducibility.sh [-r REPS] [-c CAP_MS] PROBLEM \
-#            ["VAR=V VAR=V" ...]
+# usage: bench/cpu/reproducibility.sh [-r REPS] [-c CAP_MS] [-s SUBMISSION]
+#            PROBLEM ["VAR=V VAR=V" ...]
 #   default variants: "OMP_WAIT_POLICY=passive" and
 #   "OMP_WAIT_POLICY=passive OMP_PROC_BIND=close OMP_PLACES=cores"
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REPS=6
 CAP=1000
-while getopts r:c: o; do
+SUB=
+while getopts r:c:s: o; do
 	case $o in
 	r) REPS=$OPTARG ;;
 	c) CAP=$OPTARG ;;
+	s) SUB=$(realpath "$OPTARG") ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { sed -n 2,17p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 2,22p "$0" >&2; exit 2; }
 P=$1
 shift
 if [ $# -eq 0 ]; then
@@ -39,15 +45,22 @@ fi
 . "$ROOT/bench/sandbox/cap.sh"
 W=$(mktemp -d "${TMPDIR:-/tmp}/kb-repro.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-harness_pair_stage "$ROOT" HEAD "$P" "$W/b" new
+harness_pair_stage "$ROOT" HEAD "$P" "$W/b" new ${SUB:+"$SUB"}
 cap_problem "$W/b/problem.c" "$CAP"
+cp -r "$W/b" "$W/wa"
 harness_pair_build "$W/b"
+sed -i 's|^\tkbh_guard_unwatch(r.g);$|\t/* watcher kept */|' "$W/wa/harness_cpu.c"
+grep -q 'watcher kept' "$W/wa/harness_cpu.c" ||
+	{ echo "reproducibility: could not patch harness_cpu.c" >&2; exit 2; }
+harness_pair_build "$W/wa"
 nv=$#
 for ((r = 0; r < REPS; r++)); do
 	v=0
 	for e in "$@"; do
+		bin=b
+		case $e in watcher*) bin=wa e=${e#watcher} ;; esac
 		# shellcheck disable=SC2086
-		(cd "$W/b" && env $e POPCORN_FD=3 ./eval.out leaderboard cases.txt \
+		(cd "$W/$bin" && env $e POPCORN_FD=3 ./eval.out leaderboard cases.txt \
 			3> "$W/$v.$r.rep" 2> "$W/$v.$r.samples") || true
 		v=$((v + 1))
 	done
@@ -58,6 +71,7 @@ import os, statistics as st, sys
 w, reps, prob, cap, nv = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 names = open(os.path.join(w, "variants")).read().splitlines()
 res = [[] for _ in range(nv)]
+slack = [[] for _ in range(nv)]
 for r in range(reps):
     for v in range(nv):
         rep = dict(l.rstrip("\n").split(": ", 1)
@@ -67,6 +81,8 @@ for r in range(reps):
             f = l.split()
             if len(f) == 3 and f[0] == "sample":
                 s.setdefault(int(f[1]), []).append(float(f[2]))
+            elif "-> slack" in l:
+                slack[v].append(float(l.split("-> slack")[1].strip().rstrip("us")))
         if rep.get("check") != "pass" or not s:
             print(f"run {r} v{v}: check {rep.get('check')} (left out)")
             continue
@@ -77,7 +93,8 @@ for r in range(reps):
             for i, x in sorted(s.items())) + ("  " + " ".join(x for x in flags if x)))
 print(f"\n{prob}: spread across runs (leaderboard cap {cap} ms per case, us)")
 for v in range(nv):
-    print(f"v{v}: {names[v]}")
+    sl = f", median slack {st.median(slack[v]):.1f} us" if slack[v] else ""
+    print(f"v{v}: {names[v]}{sl}")
 print(f"{'var':<4} {'case':<4} {'runs':>4} {'n/run':>6} {'mean of means':>13} "
       f"{'cv means':>9} {'max/min':>8} {'med of meds':>11} {'cv medians':>10} {'max/min':>8}")
 for v, runs in enumerate(res):

@@ -25,7 +25,13 @@
  * spins on done_seq while a request runs; the first of the two parent
  * threads to see "done" stamps t_seen and stops the child. When the child
  * keeps every CPU busy the watcher waits, and the main thread's wake-up
- * stamps as before.
+ * stamps as before. Its price: a CPU spinning beside the child's. Where
+ * two CPUs share a core (hyperthreads) or, on a VM, a host CPU, that
+ * slows the child down: on a 16-vCPU KVM guest a single-threaded
+ * submission ran 31-50 % slower with the watcher than without, and the
+ * slack came out no smaller (bench/RESULTS.md). So a driver whose child
+ * computes on the CPU turns it off (kbh_guard_unwatch); one whose child
+ * mostly waits for a device keeps it.
  *
  * Stop/continue. After every request the parent stops the child (SIGSTOP,
  * then waitpid WUNTRACED until the whole thread group is stopped); it
@@ -824,6 +830,23 @@ int kbh_guard_start(struct kbh_guard **out, size_t arena_max, kbh_guard_fn fn,
 	return 0;
 }
 
+void kbh_guard_unwatch(struct kbh_guard *g)
+{
+	if (!g->have_watcher)
+		return;
+	/* watch != 0 so that a watcher between its quit check and its
+	 * FUTEX_WAIT(watch, 0) does not go to sleep after the wake below
+	 * (it then spins once and sees quit). Storing 0 here hung
+	 * pthread_join under load. */
+	atomic_store(&g->quit, 1);
+	atomic_store(&g->watch, UINT32_MAX);
+	syscall(SYS_futex, (uint32_t *)(void *)&g->watch, FUTEX_WAKE_PRIVATE,
+		1, NULL, NULL, 0);
+	pthread_join(g->watcher, NULL);
+	g->have_watcher = 0;
+	atomic_store(&g->watch, 0);
+}
+
 void kbh_guard_stop(struct kbh_guard *g)
 {
 	if (!g)
@@ -835,17 +858,7 @@ void kbh_guard_stop(struct kbh_guard *g)
 			;
 		g->dead = 1;
 	}
-	if (g->have_watcher) {
-		/* watch != 0 so that a watcher between its quit check and its
-		 * FUTEX_WAIT(watch, 0) does not go to sleep after the wake
-		 * below (it then spins once and sees quit). Storing 0 here
-		 * hung pthread_join under load. */
-		atomic_store(&g->quit, 1);
-		atomic_store(&g->watch, UINT32_MAX);
-		syscall(SYS_futex, (uint32_t *)(void *)&g->watch,
-			FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-		pthread_join(g->watcher, NULL);
-	}
+	kbh_guard_unwatch(g);
 	if (g->wake_rd >= 0)
 		close(g->wake_rd);
 	if (g->wake_wr >= 0)

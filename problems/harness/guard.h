@@ -39,9 +39,10 @@
  *
  * Timing. For each request the parent reads its own clock right before
  * posting "go" (t_go) and when one of its threads first sees "done"
- * (t_seen: the main thread, or a SCHED_IDLE watcher thread, guard.c); the
- * child claims [t0, t1] for the timed work. The claim is believed only
- * inside the parent's window: t_go <= t0 <= t1 <= t_seen (else FORGED),
+ * (t_seen: the main thread, or a SCHED_IDLE watcher thread unless the
+ * driver turned it off, guard.c); the child claims [t0, t1] for the timed
+ * work. The claim is believed only inside the parent's window:
+ * t_go <= t0 <= t1 <= t_seen (else FORGED),
  * and the handoff overhead (t_seen - t_go) - (t1 - t0) must not exceed
  * `slack` (else CLAMPED: the sample becomes (t_seen - t_go) - slack, the
  * shortest time the parent's own clock allows). The driver calibrates the
@@ -118,6 +119,12 @@ int kbh_guard_start(struct kbh_guard **out, size_t arena_max, kbh_guard_fn fn,
 
 /* Kills and reaps the child, unmaps everything, frees g. NULL-safe. */
 void kbh_guard_stop(struct kbh_guard *g);
+
+/* Stops the watcher thread (guard.c) for good: from now on t_seen is the
+ * main thread's wake-up alone, and no parent thread spins while a request
+ * runs. For drivers whose child computes on the CPU, where a spinning
+ * thread beside it slows it down; call it before calibrating the slack. */
+void kbh_guard_unwatch(struct kbh_guard *g);
 
 /* The child's pid; whether its seccomp confinement is in place (as the
  * child reported at the handshake, before any user code ran). */

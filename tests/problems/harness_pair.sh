@@ -1,8 +1,9 @@
 # Sourced by tests/problems/split_cost.sh, bench/cpu/omp_wait.sh,
 # bench/cpu/reproducibility.sh and bench/sandbox/sample_ratio.sh.
 #
-# harness_pair ROOT REV PROBLEM DIR VERSION
-#   Builds PROBLEM's submission_ok.c into DIR/eval.out with the harness of
+# harness_pair ROOT REV PROBLEM DIR VERSION [SUBMISSION]
+#   Builds PROBLEM's submission_ok.c (or the C file SUBMISSION) into
+#   DIR/eval.out with the harness of
 #   VERSION: "old" = the one-process harness at git revision REV, "new" =
 #   the working tree's split harness. Both are patched (in DIR, not in the
 #   repository) to print every timed sample to stderr as
@@ -14,13 +15,14 @@ harness_pair() {
 	harness_pair_stage "$@" && harness_pair_build "$4"
 }
 
-# harness_pair_stage ROOT REV PROBLEM DIR VERSION: all of the above but
-# the build.
+# harness_pair_stage ROOT REV PROBLEM DIR VERSION [SUBMISSION]: all of
+# the above but the build.
 harness_pair_stage() {
 	local root=$1 rev=$2 p=$3 d=$4 v=$5 f
+	local sub=${6:-$root/problems/$p/submission_ok.c}
 	mkdir -p "$d"
 	cp "$root/problems/$p/problem.c" "$d/"
-	cp "$root/problems/$p/submission_ok.c" "$d/submission.c"
+	cp "$sub" "$d/submission.c"
 	if [ "$v" = old ]; then
 		for f in harness.h harness.c harness_cpu.h harness_cpu.c; do
 			git -C "$root" show "$rev:problems/harness/$f" > "$d/$f"

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "guard.h"
@@ -306,6 +308,54 @@ START_TEST(live_timing)
 }
 END_TEST
 
+/* Threads of this process. */
+static int own_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static uint64_t own_cpu_ns(void)
+{
+	struct timespec ts;
+	ck_assert_int_eq(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts), 0);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The CPU driver turns the spinning watcher off: afterwards the parent has
+ * one thread fewer, burns no CPU while a request runs, and still times
+ * requests (t_seen from its own wake-up). */
+START_TEST(live_unwatch)
+{
+	struct kbh_guard *g = start();
+	struct kbh_guard_window w;
+	uint64_t s;
+	int before = own_threads();
+	kbh_guard_unwatch(g);
+	ck_assert_int_eq(own_threads(), before - 1);
+	kbh_guard_unwatch(g); /* twice is harmless */
+	ck_assert_int_eq(own_threads(), before - 1);
+
+	uint64_t c0 = own_cpu_ns();
+	ck_assert_int_eq(req(g, OP_HONEST, 100000000, 0, 0, &w), 0);
+	uint64_t spent = own_cpu_ns() - c0;
+	/* a watcher would have spun for most of the 100 ms on a free CPU */
+	ck_assert_msg(spent < 20000000, "the parent used %.1f ms of CPU",
+		      (double)spent / 1e6);
+	ck_assert_int_eq(w.status, 0);
+	ck_assert(w.t_go <= w.t0 && w.t0 <= w.t1 && w.t1 <= w.t_seen);
+	ck_assert_int_ne(kbh_guard_verify(&w, KBH_GUARD_SLACK_MAX_NS, &s),
+			 KBH_GUARD_FORGED);
+	kbh_guard_stop(g);
+}
+END_TEST
+
 START_TEST(live_crash)
 {
 	struct kbh_guard *g = start();
@@ -403,6 +453,7 @@ static Suite *suite(void)
 	tcase_add_test(t, slack_rule);
 	tcase_add_test(t, gainful_rule);
 	tcase_add_test(t, live_timing);
+	tcase_add_test(t, live_unwatch);
 	tcase_add_test(t, live_crash);
 	tcase_add_test(t, live_confinement);
 	tcase_add_test(t, live_arena);
