@@ -54,20 +54,19 @@
  *      clock around the handoff (t_go before "go", t_seen when it wakes
  *      up to "done"; the guard's spinning watcher is off here, since a CPU
  *      spinning beside the child's slows it down where CPUs share a core,
- *      guard.c). The child's t1 - t0 is the
- *      sample if it lies inside the parent's window and within the
- *      calibrated slack of it; a claim outside the window is forged
- *      (status suspect); one shorter than the window allows is clamped to
- *      the window minus the slack, and too many clamps that the kernel's
- *      scheduling statistics do not explain and that record less than
- *      the case's median sample (kbh_guard_gainful) make it suspect. The
- *      slack is calibrated once per run before any user code has run
- *      (kbh__calibrate: handoffs of requests made like timed calls, 2 x
- *      p95 + 10 us, at most 1 ms). The clocks are
- *      clock_gettime(CLOCK_MONOTONIC) through a pointer resolved from libc
- *      at start (harness.c).
- *   4. SIGSTOP (sent by whichever parent thread saw "done" first); the
- *      child is stopped before anything is read.
+ *      guard.c). The child's t1 - t0 is the sample if it lies inside the
+ *      parent's window and within the calibrated slack of it; a claim
+ *      outside the window is forged (status suspect); one shorter than
+ *      the window allows is clamped to the window minus the slack, and
+ *      too many clamps that the kernel's scheduling statistics do not
+ *      explain and that record less than the case's median sample
+ *      (kbh_guard_gainful) make it suspect. The slack is calibrated once
+ *      per run before any user code has run (kbh__calibrate: handoffs of
+ *      requests made like timed calls, 2 x p95 + 10 us, at most 1 ms).
+ *      The clocks are clock_gettime(CLOCK_MONOTONIC) through a pointer
+ *      resolved from libc at start (harness.c).
+ *   4. SIGSTOP (sent by the parent as soon as it sees "done"); the child
+ *      is stopped before anything is read.
  *   5. verify (parent): every input byte must equal the staged copy (a
  *      submission that mutates its input fails), then the problem's check
  *      compares the output with the expected result. Every call is checked,

@@ -3,9 +3,8 @@
 #
 # harness_pair ROOT REV PROBLEM DIR VERSION [SUBMISSION]
 #   Builds PROBLEM's submission_ok.c (or the C file SUBMISSION) into
-#   DIR/eval.out with the harness of
-#   VERSION: "old" = the one-process harness at git revision REV, "new" =
-#   the working tree's split harness. Both are patched (in DIR, not in the
+#   DIR/eval.out with the harness of VERSION: "old" = the one-process
+#   harness at git revision REV, "new" = the working tree's split harness. Both are patched (in DIR, not in the
 #   repository) to print every timed sample to stderr as
 #   "sample <call index> <us>", and DIR/cases.txt gets the task's
 #   benchmarks in the harness's cases format. It is harness_pair_stage

@@ -7,13 +7,13 @@
 #define _GNU_SOURCE 1
 #endif
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
