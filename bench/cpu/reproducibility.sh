@@ -9,7 +9,9 @@
 # worker/eval.c). A variant whose first word is "watcher" runs a build
 # that keeps the guard's watcher thread (guard.c: a parent thread that
 # spins, at SCHED_IDLE, while a request runs; the CPU driver turns it off
-# since 2026-11-26), with the rest of its entries. Prints per run each case's sample count, mean and median, then
+# since 2026-11-26), with the rest of its entries; one whose first word is
+# "sweep=N" a build whose flush sweeps with N threads instead of one per
+# CPU (harness_cpu.c, kbh__flush_init). Prints per run each case's sample count, mean and median, then
 # per variant and case the spread across runs: coefficient of variation
 # and max/min of the run means and of the run medians, and the median of
 # the runs' calibrated slack. Measures; does not judge.
@@ -47,18 +49,35 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/kb-repro.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 harness_pair_stage "$ROOT" HEAD "$P" "$W/b" new ${SUB:+"$SUB"}
 cap_problem "$W/b/problem.c" "$CAP"
-cp -r "$W/b" "$W/wa"
+# variant_build NAME SED_EXPR MARK: a copy of the build with harness_cpu.c
+# edited by SED_EXPR, which must leave MARK in it
+variant_build() {
+	[ -d "$W/$1" ] && return 0
+	cp -r "$W/b" "$W/$1"
+	sed -i "$2" "$W/$1/harness_cpu.c"
+	grep -q "$3" "$W/$1/harness_cpu.c" ||
+		{ echo "reproducibility: could not patch harness_cpu.c for $1" >&2; exit 2; }
+	harness_pair_build "$W/$1"
+}
+for e in "$@"; do
+	case $e in
+	watcher*) variant_build wa 's|^\tkbh_guard_unwatch(r.g);$|\t/* watcher kept */|' 'watcher kept' ;;
+	sweep=*)
+		k=${e%% *} k=${k#sweep=}
+		case $k in *[!0-9]* | '' | 0) echo "reproducibility: bad $e" >&2; exit 2 ;; esac
+		variant_build "sw$k" "s|^\tunsigned n = kbh__ncpu();\$|\tunsigned n = $k; /* sweep threads */|" 'sweep threads' ;;
+	esac
+done
 harness_pair_build "$W/b"
-sed -i 's|^\tkbh_guard_unwatch(r.g);$|\t/* watcher kept */|' "$W/wa/harness_cpu.c"
-grep -q 'watcher kept' "$W/wa/harness_cpu.c" ||
-	{ echo "reproducibility: could not patch harness_cpu.c" >&2; exit 2; }
-harness_pair_build "$W/wa"
 nv=$#
 for ((r = 0; r < REPS; r++)); do
 	v=0
 	for e in "$@"; do
 		bin=b
-		case $e in watcher*) bin=wa e=${e#watcher} ;; esac
+		case $e in
+		watcher*) bin=wa e=${e#watcher} ;;
+		sweep=*) k=${e%% *} bin=sw${k#sweep=} e=${e#"$k"} ;;
+		esac
 		# shellcheck disable=SC2086
 		(cd "$W/$bin" && env $e POPCORN_FD=3 ./eval.out leaderboard cases.txt \
 			3> "$W/$v.$r.rep" 2> "$W/$v.$r.samples") || true
