@@ -28,7 +28,7 @@
  * stamps as before. Its price: a CPU spinning beside the child's. Where
  * two CPUs share a core (hyperthreads) or, on a VM, a host CPU, that
  * slows the child down: on a 16-vCPU KVM guest a single-threaded
- * submission ran 31-50 % slower with the watcher than without, and the
+ * submission ran 26-51 % slower with the watcher than without, and the
  * slack came out no smaller (bench/RESULTS.md). So a driver whose child
  * computes on the CPU turns it off (kbh_guard_unwatch); one whose child
  * mostly waits for a device keeps it.

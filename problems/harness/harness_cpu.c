@@ -1295,7 +1295,7 @@ int main(int argc, char **argv)
 		return KBH_EXIT_DEVICE;
 	}
 	/* No spinning watcher beside a child that computes on the CPU (see
-	 * guard.c): it slowed single-threaded submissions by up to 50 % on a
+	 * guard.c): it slowed single-threaded submissions by up to 51 % on a
 	 * VM and gained no slack there. */
 	kbh_guard_unwatch(r.g);
 	if (argc != 3 || kbh_mode_parse(argv[1], &r.mode)) {
