@@ -346,13 +346,30 @@ static int via_runtime(const struct x86 *x, size_t off)
 						 : 0;
 }
 
-/* After a call through the runtime: v from via_runtime. */
+/* After a call through the runtime (v from via_runtime) or of nvcc's own
+ * function (v 1: it returns). */
 static void called(struct x86 *x, int v)
 {
 	forget_scratch(x);
 	forget_slots(x);
 	if (v == 2)
 		x->live = 0;
+}
+
+/* A call, or (jump set) a tail jump, through the runtime: v from
+ * via_runtime. A tail jump must leave the stack as the function found
+ * it. 0, or 1 with why set. */
+static int runtime_transfer(struct x86 *x, size_t start, int v, int jump)
+{
+	if (!jump) {
+		called(x, v);
+		return 0;
+	}
+	if (x->f.depth != 0)
+		return refuse(x, start,
+			      "a tail jump with the stack not restored");
+	x->live = 0;
+	return 0;
 }
 
 /* ALU operations "op r/m, r" and "op r, r/m" of the 0x00-0x3f block that
@@ -523,15 +540,8 @@ static int step(struct x86 *x, size_t *pat)
 		IMM(4);
 		int v = via_runtime(x, at);
 		if (v) {
-			if (op == 0xe9) {
-				if (x->f.depth != 0)
-					return refuse(x, start,
-						      "a tail jump with the "
-						      "stack not restored");
-				x->live = 0;
-			} else {
-				called(x, v);
-			}
+			if (runtime_transfer(x, start, v, op == 0xe9))
+				return 1;
 			at += 4;
 		} else if (op == 0xe8 && !reloc_at(x, at) &&
 			   callee_ok(x, (struct tag){
@@ -542,8 +552,7 @@ static int step(struct x86 *x, size_t *pat)
 								4)})) {
 			/* nvcc's own function, in this section */
 			at += 4;
-			forget_scratch(x);
-			forget_slots(x);
+			called(x, 1);
 		} else if (reloc_at(x, at) || op == 0xe8) {
 			return refuse(x, start, "a call of code other than "
 						"the CUDA runtime");
@@ -571,22 +580,14 @@ static int step(struct x86 *x, size_t *pat)
 				      m.reg & 7);
 		if (!m.mem && (m.reg & 7) == 2 && callee_ok(x, x->reg[m.rm])) {
 			/* nvcc's own function, its address taken above */
-			forget_scratch(x);
-			forget_slots(x);
+			called(x, 1);
 		} else {
 			int v = m.base == B_RIP ? via_runtime(x, m.disp_off) : 0;
 			if (!v)
 				return refuse(x, start,
 					      "an indirect call or jump");
-			if ((m.reg & 7) == 4) {
-				if (x->f.depth != 0)
-					return refuse(x, start,
-						      "a tail jump with the "
-						      "stack not restored");
-				x->live = 0;
-			} else {
-				called(x, v);
-			}
+			if (runtime_transfer(x, start, v, (m.reg & 7) == 4))
+				return 1;
 		}
 	} else if (alu_op(op) || op == 0x84 || op == 0x85 || op == 0x88 ||
 		   op == 0x89 || op == 0x8a || op == 0x8b || op == 0x8d ||

@@ -202,6 +202,30 @@ START_TEST(misplaced_relocation_refused)
 }
 END_TEST
 
+/* A tail jump into the runtime, direct or through the GOT, leaves the
+ * function for good: the stack must be as the function found it. */
+START_TEST(tail_jump_needs_restored_stack)
+{
+	static const unsigned char jmp[] = {0xe9, 0, 0, 0, 0};
+	static const unsigned char push_jmp[] = {0x50, 0xe9, 0, 0, 0, 0};
+	static const unsigned char got[] = {0xff, 0x25, 0, 0, 0, 0};
+	static const unsigned char push_got[] = {0x50, 0xff, 0x25, 0, 0, 0, 0};
+	struct kb__x86_reloc at1 = CALLREL(1), at2 = CALLREL(2),
+			     at3 = CALLREL(3);
+
+	ck_assert_msg(check(jmp, sizeof jmp, &at1, 1, NULL, 0, 0) == 0, "%s",
+		      why);
+	ck_assert_msg(check(got, sizeof got, &at2, 1, NULL, 0, 0) == 0, "%s",
+		      why);
+	ck_assert_int_eq(check(push_jmp, sizeof push_jmp, &at2, 1, NULL, 0, 0),
+			 1);
+	ck_assert_msg(strstr(why, "tail jump"), "%s", why);
+	ck_assert_int_eq(check(push_got, sizeof push_got, &at3, 1, NULL, 0, 0),
+			 1);
+	ck_assert_msg(strstr(why, "tail jump"), "%s", why);
+}
+END_TEST
+
 /* The -O0 pattern with a push between the slot's store and its load: once
  * rsp is back at rbp (the pop) the push overwrites the slot, so the
  * register loaded from it is no longer known to hold the callback. */
@@ -353,6 +377,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, nvcc_o0_passes);
 	tcase_add_loop_test(tc, hostile_refused, 0, (int)N(refused));
 	tcase_add_test(tc, misplaced_relocation_refused);
+	tcase_add_test(tc, tail_jump_needs_restored_stack);
 	tcase_add_test(tc, stale_slot_refused);
 	tcase_add_test(tc, rdc_linked_binary);
 	tcase_add_test(tc, store_bounds);
