@@ -343,7 +343,7 @@ static int valid_file_name(const char *s)
 static const char *const py_config_keys[] = {"main", NULL};
 static const char *const compiled_config_keys[] = {
 	"sources", "include_dirs", "defines", "compile_flags",
-	"flags",   "libraries",    NULL};
+	"flags",   "libraries",    "loader",  NULL};
 
 static const char *const top_keys[] = {
 	"files",	"lang",		  "description",    "config",

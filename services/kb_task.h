@@ -16,7 +16,9 @@
  *    its default; description defaults to "".
  *  - config keys: for py only "main" (required); for c/cu/hip "sources"
  *    (required), "include_dirs", "defines", "compile_flags", "flags",
- *    "libraries". Scalars are kept as written, lists are joined with '\n',
+ *    "libraries" and our own "loader" ("child": the harness loads the
+ *    submission, built alone as a shared object, in its confined child;
+ *    worker/build.h). Scalars are kept as written, lists are joined with '\n',
  *    a map (upstream's "defines") becomes "K=V" lines; null is "". Upstream's
  *    top-level "libraries" list is accepted and stored as config
  *    "libraries". Upstream's "validation" is refused (not supported).

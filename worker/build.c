@@ -1,14 +1,17 @@
+/* kb_builder: the language table and what the builders share (build.h,
+ * build_int.h). */
 #include "build.h"
+#include "build_int.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "build_cu.h"
 #include "jobdir.h"
-#include "kb_elfcheck.h"
 #include "kb_util.h"
 #include "pbutil.h"
 
@@ -73,12 +76,33 @@ const char *kb_builder_config(const Kb__Task *t, const char *key)
 	return NULL;
 }
 
-/* Pushes prefix+line for every non-blank line of a config list value.
- * With names set, every line must be a plain file name of the job
- * directory; returns -EINVAL with msg set when one is not. */
-static int push_lines(struct kb_argv *a, const char *value,
-		      const char *prefix, int names, char *msg,
-		      size_t msg_size)
+static int content_is(const ProtobufCBinaryData *d, const void *p, size_t n)
+{
+	return d->len == n && (n == 0 || memcmp(d->data, p, n) == 0);
+}
+
+long kb_builder_submission_file(const Kb__Task *t,
+				const ProtobufCBinaryData *code)
+{
+	const size_t mark = strlen(KB_SUBMISSION_MARK);
+	long found = -1;
+
+	for (size_t i = 0; i < t->n_files; i++) {
+		const ProtobufCBinaryData *d = &t->files[i]->content;
+
+		if (!content_is(d, KB_SUBMISSION_MARK, mark) &&
+		    !(code && content_is(d, code->data, code->len)))
+			continue;
+		if (found >= 0)
+			return -2;
+		found = (long)i;
+	}
+	return found;
+}
+
+int kb__build_push_lines(struct kb_argv *a, const char *value,
+			 const char *prefix, int names, char *msg,
+			 size_t msg_size)
 {
 	while (value && *value) {
 		size_t len = strcspn(value, "\n");
@@ -117,229 +141,293 @@ static int push_lines(struct kb_argv *a, const char *value,
 	return 0;
 }
 
-int kb__build_push_lines(struct kb_argv *a, const char *value,
-			 const char *prefix, int names, char *msg,
-			 size_t msg_size)
+void kb__build_push_all(struct kb_argv *a, const struct kb_argv *from)
 {
-	return push_lines(a, value, prefix, names, msg, msg_size);
+	for (size_t i = 0; i < from->n; i++)
+		kb_argv_push(a, from->v[i]);
 }
 
-/* Runs a compiler command line and turns its end into a build state. */
-static enum kb_build_state run_compiler(const struct kb_build_ctx *c,
-					const struct kb_argv *argv,
-					Kb__CompileResult *cr, char *msg,
+/* Whether some other task file #includes the submission's file: then the
+ * harness cannot be built without the user's code. */
+static int included_by_others(const Kb__Task *t, long sub)
+{
+	const char *name = t->files[sub]->name;
+	const size_t nlen = strlen(name);
+
+	for (size_t i = 0; i < t->n_files; i++) {
+		const char *s = (const char *)t->files[i]->content.data;
+		const size_t len = t->files[i]->content.len;
+		const char *p = s, *end = s + len;
+
+		if ((long)i == sub)
+			continue;
+		while (p && (p = memmem(p, (size_t)(end - p), name, nlen))) {
+			const char *bol = p;
+
+			while (bol > s && bol[-1] != '\n')
+				bol--;
+			if (memchr(bol, '#', (size_t)(p - bol)) &&
+			    memmem(bol, (size_t)(p - bol), "include", 7))
+				return 1;
+			p += nlen;
+		}
+	}
+	return 0;
+}
+
+int kb__build_plan(const struct kb_build_ctx *c, struct kb__build_plan *p,
+		   char *msg, size_t msg_size)
+{
+	const Kb__Task *t = c->task;
+	const char *loader;
+
+	memset(p, 0, sizeof(*p));
+	if (kb__build_push_lines(&p->sources, kb_builder_config(t, "sources"),
+				 NULL, 1, msg, msg_size) < 0)
+		return -EINVAL;
+	if (p->sources.n == 0) {
+		snprintf(msg, msg_size, "task config has no sources");
+		return -EINVAL;
+	}
+	p->sub = kb_builder_submission_file(t, c->code);
+	p->sub_name = p->sub >= 0 ? t->files[p->sub]->name : NULL;
+	loader = kb_builder_config(t, "loader");
+	if (!loader || !*loader)
+		return 0;
+	if (strcmp(loader, KB_BUILD_LOADER_CHILD) != 0) {
+		snprintf(msg, msg_size, "task config loader \"%s\" is not "
+			 "\"" KB_BUILD_LOADER_CHILD "\"", loader);
+		return -EINVAL;
+	}
+	for (size_t i = 0; p->sub_name && i < p->sources.n; i++)
+		p->split |= strcmp(p->sources.v[i], p->sub_name) == 0;
+	if (!p->split || p->sources.n < 2 || included_by_others(t, p->sub)) {
+		snprintf(msg, msg_size, "task config loader \"%s\" needs the "
+			 "submission among the sources, with the harness, and "
+			 "#included by no other file", loader);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void kb__build_plan_free(struct kb__build_plan *p)
+{
+	kb_argv_free(&p->sources);
+}
+
+/* ---- the user's commands ---- */
+
+static void append_stream(struct kb_buf *b, const char *s, size_t len,
+			  size_t dropped)
+{
+	if (!s || !len)
+		return;
+	kb_buf_append(b, s, len);
+	if (s[len - 1] != '\n')
+		kb_buf_append(b, "\n", 1);
+	if (dropped)
+		kb_buf_printf(b, "[... %zu more bytes not captured]\n",
+			      dropped);
+}
+
+/* Copies the outputs out of J/step. Returns OK or INFRA with msg set. */
+static enum kb_build_state take_outputs(const struct kb_build_ctx *c,
+					const char *const *outputs, char *msg,
 					size_t msg_size)
 {
-	const struct kb_build_cmd cmd = {argv, NULL, c->timeout_s};
+	char err[256];
+
+	for (size_t i = 0; outputs && outputs[i]; i++)
+		if (kb_jobdir_step_take(c->jd, outputs[i], -1, 0755, err,
+					sizeof(err)) < 0) {
+			snprintf(msg, msg_size,
+				 "the build reported success but left no "
+				 "usable output: %s", err);
+			return KB_BUILD_INFRA;
+		}
+	return KB_BUILD_OK;
+}
+
+enum kb_build_state kb__build_user(const struct kb_build_ctx *c,
+				   struct kb__build_log *log,
+				   const struct kb_argv *a,
+				   const char *const *outputs, char *msg,
+				   size_t msg_size)
+{
+	const struct kb_build_cmd cmd = {a, NULL, c->timeout_s};
 	struct kb_sandbox_result r = {0};
-	char err[256] = "";
+	char err[256] = "", *line = kb_argv_render(a);
 	enum kb_build_state st;
 	int rc;
 
-	kb__pb_take_str(&cr->command, kb_argv_render(argv));
-	rc = c->exec(c->exec_ctx, &cmd, &r, err, sizeof(err));
-	cr->duration_s = r.wall_s;
-	if (rc < 0 || r.infra_error) {
-		snprintf(msg, msg_size, "%s", err[0] ? err : r.infra_msg);
-		cr->exit_code = -1;
-		kb_sandbox_result_clear(&r);
+	if ((rc = kb_jobdir_step_begin(c->jd, err, sizeof(err))) < 0) {
+		snprintf(msg, msg_size, "%s", err);
+		free(line);
 		return KB_BUILD_INFRA;
 	}
-	kb__pb_take_str(&cr->stdout, kb__pb_output(r.out, r.out_len,
-						   r.out_dropped,
-						   c->output_max));
-	kb__pb_take_str(&cr->stderr, kb__pb_output(r.err, r.err_len,
-						   r.err_dropped,
-						   c->output_max));
+	rc = c->exec(c->exec_ctx, &cmd, &r, err, sizeof(err));
+	log->wall += r.wall_s;
+	if (log->cmds.len)
+		kb_buf_append(&log->cmds, " && ", 4);
+	kb_buf_append(&log->cmds, line, strlen(line));
+	if (rc < 0 || r.infra_error) {
+		snprintf(msg, msg_size, "%s", err[0] ? err : r.infra_msg);
+		st = KB_BUILD_INFRA;
+		log->exit_code = -1;
+		goto out;
+	}
+	append_stream(&log->out, r.out, r.out_len, r.out_dropped);
+	append_stream(&log->err, r.err, r.err_len, r.err_dropped);
 	if (r.timed_out) {
-		cr->exit_code = -1;
+		log->exit_code = -1;
 		st = KB_BUILD_TIMEOUT;
 	} else if (r.signaled) {
-		/* A compiler killed by a signal (memory limit, internal
+		/* A compiler killed by a signal (memory limit, an internal
 		 * error on hostile input) is reported as its shell would. */
-		cr->exit_code = 128 + r.signal;
+		log->exit_code = 128 + r.signal;
 		st = KB_BUILD_FAILED;
 	} else if (r.exit_code == 127) {
-		cr->exit_code = 127;
-		snprintf(msg, msg_size, "compiler %s not found", argv->v[0]);
+		log->exit_code = 127;
+		snprintf(msg, msg_size, "compiler %s not found", a->v[0]);
 		st = KB_BUILD_INFRA;
+	} else if (r.exit_code != 0) {
+		log->exit_code = r.exit_code;
+		st = KB_BUILD_FAILED;
 	} else {
-		cr->exit_code = r.exit_code;
-		st = r.exit_code == 0 ? KB_BUILD_OK : KB_BUILD_FAILED;
+		log->exit_code = 0;
+		st = take_outputs(c, outputs, msg, msg_size);
 	}
-	cr->success = st == KB_BUILD_OK;
+out:
+	kb_jobdir_step_end(c->jd);
+	if (st != KB_BUILD_OK && !log->failed_cmd) {
+		log->failed_cmd = line;
+		line = NULL;
+	}
+	free(line);
 	kb_sandbox_result_clear(&r);
 	return st;
 }
 
-/* lang c. The submission is compiled on its own first and inspected
- * (services/kb_elfcheck.h) before it is linked with the task's other
- * sources: the harness forks the process that runs user code first thing in
- * main(), so nothing of the user's may run before main (constructors,
- * ifunc resolvers) or in the harness's own process (destructors, or a
- * definition of malloc, write, clock_gettime... which would replace libc's
- * for the harness too). Only the problem's ABI may have external linkage:
- * config "exports" (one name a line), default custom_kernel. A refused
- * object is a compile error carrying the check's message. A task whose
- * submission is not one of its C sources builds in one step, as before. */
-
-#define KB_C_SUBMISSION_OBJ "submission.o"
-#define KB_C_OBJECT_MAX ((size_t)256 << 20)
-#define KB_C_EXPORTS_MAX 16
-
-/* cc -O3 -march=native -fopenmp and the task's -I, -D and flags. */
-static int c_argv_start(const Kb__Task *t, struct kb_argv *a, char *msg,
-			size_t msg_size)
+void kb__build_finish(const struct kb_build_ctx *c, struct kb__build_log *log,
+		      enum kb_build_state st, Kb__CompileResult *cr)
 {
-	kb_argv_push(a, "cc");
-	kb_argv_push(a, "-O3");
-	kb_argv_push(a, "-march=native");
-	kb_argv_push(a, "-fopenmp");
-	if (push_lines(a, kb_builder_config(t, "include_dirs"), "-I", 0, msg,
-		       msg_size) < 0 ||
-	    push_lines(a, kb_builder_config(t, "defines"), "-D", 0, msg,
-		       msg_size) < 0 ||
-	    push_lines(a, kb_builder_config(t, "flags"), NULL, 0, msg,
-		       msg_size) < 0 ||
-	    push_lines(a, kb_builder_config(t, "compile_flags"), NULL, 0, msg,
-		       msg_size) < 0)
-		return -EINVAL;
-	return 0;
+	cr->duration_s = log->wall;
+	cr->success = st == KB_BUILD_OK;
+	cr->exit_code = st == KB_BUILD_OK ? 0 : log->exit_code ? log->exit_code
+							       : -1;
+	kb__pb_take_str(&cr->command,
+			log->failed_cmd ? log->failed_cmd
+					: kb__xstrdup(log->cmds.data
+							      ? log->cmds.data
+							      : ""));
+	log->failed_cmd = NULL;
+	kb__pb_take_str(&cr->stdout, kb__pb_output(log->out.data, log->out.len,
+						   0, c->output_max));
+	kb__pb_take_str(&cr->stderr, kb__pb_output(log->err.data, log->err.len,
+						   0, c->output_max));
+	kb_buf_free(&log->out);
+	kb_buf_free(&log->err);
+	kb_buf_free(&log->cmds);
 }
 
-/* Puts the first step's command and output in front of the second's. */
-static void c_join(char **field, char *first, const char *sep)
-{
-	const char *now = *field ? *field : "";
+/* ---- compiler versions, remembered per binary ---- */
 
-	if (first && *first)
-		kb__pb_take_str(field, kb__xasprintf("%s%s%s", first,
-						     *now ? sep : "", now));
-	free(first);
+#define VERSION_MEMO 4
+
+static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	char compiler[PATH_MAX];
+	struct stat st; /* zero when the compiler is found through PATH */
+	char *text;
+} memo[VERSION_MEMO];
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-/* Inspects the compiled submission. KB_BUILD_OK, KB_BUILD_FAILED (refused:
- * cr's stderr says why) or KB_BUILD_INFRA (msg set). */
-static enum kb_build_state c_inspect(const struct kb_build_ctx *c,
-				     const char *sub_name,
-				     Kb__CompileResult *cr, char *msg,
-				     size_t msg_size)
+static char *memo_find(const char *compiler, const struct stat *st)
 {
-	const char *exports[KB_C_EXPORTS_MAX + 1] = {0};
-	struct kb_argv names = {0};
-	struct kb_elfcheck_policy pol = {exports, exports, sub_name};
-	struct kb_elfcheck_result res;
-	char path[PATH_MAX], err[256] = "", *obj = NULL;
-	size_t len = 0;
-	enum kb_build_state st = KB_BUILD_INFRA;
+	char *text = NULL;
+
+	pthread_mutex_lock(&memo_mu);
+	for (int i = 0; i < VERSION_MEMO && !text; i++)
+		if (memo[i].text && strcmp(memo[i].compiler, compiler) == 0 &&
+		    same_file(&memo[i].st, st))
+			text = kb__xstrdup(memo[i].text);
+	pthread_mutex_unlock(&memo_mu);
+	return text;
+}
+
+static void memo_add(const char *compiler, const struct stat *st,
+		     const char *text)
+{
+	static int next;
+	int i;
+
+	pthread_mutex_lock(&memo_mu);
+	i = next++ % VERSION_MEMO;
+	free(memo[i].text);
+	snprintf(memo[i].compiler, sizeof(memo[i].compiler), "%s", compiler);
+	memo[i].st = *st;
+	memo[i].text = kb__xstrdup(text);
+	pthread_mutex_unlock(&memo_mu);
+}
+
+enum kb_build_state kb__build_version(const struct kb_build_ctx *c,
+				      const char *compiler, char **text,
+				      double *wall_s, char *msg,
+				      size_t msg_size)
+{
+	struct kb_argv a = {0};
+	struct kb_build_cmd cmd = {&a, NULL, c->timeout_s};
+	struct kb_sandbox_result r = {0};
+	struct stat st = {0};
+	char err[256] = "";
 	int rc;
 
-	if (push_lines(&names, kb_builder_config(c->task, "exports"), NULL, 0,
-		       msg, msg_size) < 0)
-		goto out;
-	if (names.n == 0)
-		kb_argv_push(&names, "custom_kernel");
-	for (size_t i = 0; i < names.n && i < KB_C_EXPORTS_MAX; i++)
-		exports[i] = names.v[i];
-	snprintf(path, sizeof(path), "%s/%s", c->jobdir, KB_C_SUBMISSION_OBJ);
-	if ((rc = kb_read_file(path, KB_C_OBJECT_MAX, &obj, &len)) < 0) {
-		snprintf(msg, msg_size, "read %s: %s", path, strerror(-rc));
-		goto out;
-	}
-	if (kb_elfcheck(obj, len, &pol, &res, err, sizeof(err)) < 0)
-		snprintf(res.msg, sizeof(res.msg),
-			 "%s: the compiled object could not be inspected (%s)",
-			 sub_name, err);
-	else if (!res.found) {
-		st = KB_BUILD_OK;
-		goto out;
-	}
-	kb__pb_take_str(&cr->stderr,
-			kb__xasprintf("%s%s%s\n", cr->stderr,
-				      *cr->stderr ? "\n" : "", res.msg));
-	cr->exit_code = 1;
-	cr->success = 0;
-	st = KB_BUILD_FAILED;
-out:
-	free(obj);
-	kb_argv_free(&names);
-	return st;
-}
-
-static enum kb_build_state build_c(const struct kb_build_ctx *c,
-				   Kb__CompileResult *cr, char *msg,
-				   size_t msg_size)
-{
-	const Kb__Task *t = c->task;
-	const char *sources = kb_builder_config(t, "sources");
-	struct kb_argv a = {0}, srcs = {0};
-	enum kb_build_state st = KB_BUILD_INFRA;
-	long sub = kb__cu_submission_file(t, c->code);
-	const char *sub_name = sub >= 0 ? t->files[sub]->name : NULL;
-	char *cmd1 = NULL, *out1 = NULL, *err1 = NULL;
-	double dur1 = 0;
-	int split = 0;
-
-	if (!sources || !*sources) {
-		snprintf(msg, msg_size, "task config has no sources");
+	/* A path can be checked for a new binary; a name looked up in PATH
+	 * is taken to stay what it was. What the sandbox cannot find, it
+	 * reports below. */
+	if (strchr(compiler, '/') && stat(compiler, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	if ((*text = memo_find(compiler, &st)))
+		return KB_BUILD_OK;
+	if (kb_jobdir_step_begin(c->jd, err, sizeof(err)) < 0) {
+		snprintf(msg, msg_size, "%s", err);
 		return KB_BUILD_INFRA;
 	}
-	if (push_lines(&srcs, sources, NULL, 1, msg, msg_size) < 0)
-		goto out;
-	for (size_t i = 0; sub_name && i < srcs.n; i++)
-		split |= strcmp(srcs.v[i], sub_name) == 0;
-	if (split) {
-		/* 1. the submission alone */
-		if (c_argv_start(t, &a, msg, msg_size) < 0)
-			goto out;
-		kb_argv_push(&a, "-c");
-		kb_argv_push(&a, sub_name);
-		kb_argv_push(&a, "-o");
-		kb_argv_push(&a, KB_C_SUBMISSION_OBJ);
-		st = run_compiler(c, &a, cr, msg, msg_size);
-		kb_argv_free(&a);
-		/* 2. the check */
-		if (st == KB_BUILD_OK)
-			st = c_inspect(c, sub_name, cr, msg, msg_size);
-		if (st != KB_BUILD_OK)
-			goto out;
-	}
-	/* 3. the link (or the one step) */
-	if (split) {
-		cmd1 = kb__xstrdup(cr->command);
-		out1 = kb__xstrdup(cr->stdout);
-		err1 = kb__xstrdup(cr->stderr);
-		dur1 = cr->duration_s;
-	}
-	st = KB_BUILD_INFRA;
-	if (c_argv_start(t, &a, msg, msg_size) < 0)
-		goto out;
-	for (size_t i = 0; i < srcs.n; i++)
-		kb_argv_push(&a, split && strcmp(srcs.v[i], sub_name) == 0
-					 ? KB_C_SUBMISSION_OBJ
-					 : srcs.v[i]);
-	kb_argv_push(&a, "-o");
-	kb_argv_push(&a, KB_JOBDIR_BINARY);
-	if (push_lines(&a, kb_builder_config(t, "libraries"), "-l", 0, msg,
-		       msg_size) < 0)
-		goto out;
-	kb_argv_push(&a, "-lm");
-	st = run_compiler(c, &a, cr, msg, msg_size);
-	c_join(&cr->command, cmd1, " && ");
-	c_join(&cr->stdout, out1, "");
-	c_join(&cr->stderr, err1, "");
-	cmd1 = out1 = err1 = NULL;
-	cr->duration_s += dur1;
-out:
-	free(cmd1);
-	free(out1);
-	free(err1);
+	kb_argv_push(&a, compiler);
+	kb_argv_push(&a, "--version");
+	rc = c->exec(c->exec_ctx, &cmd, &r, err, sizeof(err));
+	kb_jobdir_step_end(c->jd);
 	kb_argv_free(&a);
-	kb_argv_free(&srcs);
-	return st;
+	*wall_s += r.wall_s;
+	if (rc < 0 || r.infra_error || r.timed_out || r.signaled ||
+	    r.exit_code != 0 || !r.out || !r.out[0]) {
+		if (rc < 0 || r.infra_error)
+			snprintf(msg, msg_size, "%s",
+				 err[0] ? err : r.infra_msg);
+		else
+			snprintf(msg, msg_size, "%s --version failed%s%s",
+				 compiler,
+				 r.exit_code == 127 ? ": not found" : "",
+				 r.timed_out ? ": timed out" : "");
+		kb_sandbox_result_clear(&r);
+		return KB_BUILD_INFRA;
+	}
+	*text = kb__xstrdup(r.out);
+	kb_sandbox_result_clear(&r);
+	memo_add(compiler, &st, *text);
+	return KB_BUILD_OK;
 }
 
-static enum kb_build_state build_unsupported(const struct kb_build_ctx *c,
+/* ---- the table ---- */
+
+static enum kb_build_state build_unsupported(struct kb_build_ctx *c,
 					     Kb__CompileResult *cr, char *msg,
 					     size_t msg_size)
 {
@@ -355,7 +443,7 @@ static int argv_binary(const Kb__Task *t, const char *harness_mode,
 		       const char *cases_file, struct kb_argv *argv, char *msg,
 		       size_t msg_size)
 {
-	kb_argv_push(argv, "./" KB_JOBDIR_BINARY);
+	kb_argv_push(argv, KB_BUILD_OUT KB_JOBDIR_BINARY);
 	kb_argv_push(argv, harness_mode);
 	kb_argv_push(argv, cases_file);
 	return 0;
@@ -366,21 +454,24 @@ static int argv_python(const Kb__Task *t, const char *harness_mode,
 		       size_t msg_size)
 {
 	const char *main_file = kb_builder_config(t, "main");
+	char *path;
 
 	if (!main_file || !kb_jobdir_name_ok(main_file)) {
 		snprintf(msg, msg_size,
 			 "task config \"main\" must name a file of the task");
 		return -EINVAL;
 	}
+	path = kb__xasprintf(KB_BUILD_TASK "%s", main_file);
 	kb_argv_push(argv, "python3");
-	kb_argv_push(argv, main_file);
+	kb_argv_push(argv, path);
 	kb_argv_push(argv, harness_mode);
 	kb_argv_push(argv, cases_file);
+	free(path);
 	return 0;
 }
 
 static const struct kb_builder builders[] = {
-	{"c", build_c, argv_binary},
+	{"c", kb__build_c, argv_binary},
 	{"py", NULL, argv_python},
 	{"cu", kb__build_cu, argv_binary},
 	/* Until the hipcc builder lands, hip stops at the build with a

@@ -26,9 +26,10 @@ struct job {
 	const Kb__Submission *s;
 	const Kb__Task *t;
 	Kb__Result *r;
-	char dir[PATH_MAX];
+	struct kb_jobdir jd;
 	char cache[PATH_MAX];
 	char toolkit[64];
+	int loads_submission; /* the harness loads J/out/submission.so */
 	struct kb_plan_run plan[KB_PLAN_MAX];
 	size_t nplan;
 	struct kb_run_outcome runs[KB_PLAN_MAX];
@@ -72,23 +73,23 @@ static const char *cuda_home(const struct job *j)
 						     : "/usr/local/cuda";
 }
 
-/* The complete environment of one command: nothing is inherited. HOME
- * and TMPDIR are its working directory (the one place it may write). The
- * report channel's descriptor and the GPU's variables are given only to
+/* The complete environment of one command: nothing is inherited. HOME is
+ * the job's J/home (the user's caches, kept across the job's commands),
+ * TMPDIR the command's own scratch. The report channel's descriptor, the
+ * GPU's variables and the submission's shared object are given only to
  * harness runs. */
 struct env {
-	char *v[12];
+	char *v[16];
 	char home[PATH_MAX + 8], tmpdir[PATH_MAX + 8], path[PATH_MAX + 64];
-	char ld[PATH_MAX + 4096], visible[192];
+	char ld[PATH_MAX + 4096], visible[192], sub[PATH_MAX + 32];
 };
 
-static void make_env(const struct job *j, const char *dir, int harness,
-		     struct env *e)
+static void make_env(const struct job *j, int harness, struct env *e)
 {
 	size_t n = 0;
 
-	snprintf(e->home, sizeof(e->home), "HOME=%s", dir);
-	snprintf(e->tmpdir, sizeof(e->tmpdir), "TMPDIR=%s", dir);
+	snprintf(e->home, sizeof(e->home), "HOME=%s", j->jd.home);
+	snprintf(e->tmpdir, sizeof(e->tmpdir), "TMPDIR=%s", j->jd.step);
 	if (is_gpu(j))
 		snprintf(e->path, sizeof(e->path),
 			 "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin",
@@ -118,39 +119,45 @@ static void make_env(const struct job *j, const char *dir, int harness,
 				 "CUDA_VISIBLE_DEVICES=%s", j->o->gpu_visible);
 			e->v[n++] = e->visible;
 		}
+		if (j->loads_submission) {
+			snprintf(e->sub, sizeof(e->sub),
+				 "KBH_SUBMISSION=%s/" KB_BUILD_SUBMISSION_SO,
+				 j->jd.out);
+			e->v[n++] = e->sub;
+		}
 		/* Our harnesses remove the cases file once loaded, before
-		 * user code runs (kbh_cases_consume): the seeds are not for
-		 * the submission. It is written again for every run. */
+		 * user code runs (kbh_cases_consume). */
 		e->v[n++] = "KBH_CASES_UNLINK=1";
 		/* CPU harness (problems/harness/guard.h): the submission's
 		 * process is stopped between calls, and OpenMP threads that
 		 * spin-wait (libgomp's default) made the median call 100x
-		 * slower on a 16-core host (13.6 ms instead of 0.08 ms,
-		 * bench/RESULTS.md); sleeping waits cost tens of us per
-		 * parallel region instead. Read by libgomp before main, so it
-		 * must come from here. */
+		 * slower on a 16-core host (bench/RESULTS.md); sleeping waits
+		 * cost tens of us per parallel region instead. Read by libgomp
+		 * before main, so it must come from here. */
 		if (!is_gpu(j))
 			e->v[n++] = "OMP_WAIT_POLICY=passive";
 	}
 	e->v[n] = NULL;
 }
 
-/* Runs argv in dir (NULL = the job directory). Builds never get the GPU:
- * compiling needs none. */
+/* Runs argv with J/step as its writable scratch, starting in cwd (NULL =
+ * J/step). Every command sees J/task and J/out read-only and J/home
+ * read-write; builds never get the GPU: compiling needs none. */
 static int sandbox(const struct job *j, const struct kb_argv *argv,
-		   const char *dir, double timeout_s, int want_report,
+		   const char *cwd, double timeout_s, int want_report,
 		   struct kb_sandbox_result *r, char *err, size_t err_size)
 {
 	const long online = sysconf(_SC_NPROCESSORS_ONLN);
 	const long ncpu = online > 0 ? online : 1;
 	const char *home = cuda_home(j);
 	/* A toolkit outside /usr must be bound into isolated runs. */
-	char *ro[2] = {is_gpu(j) && strncmp(home, "/usr/", 5) != 0
-			       ? (char *)home : NULL,
-		       NULL};
+	char *ro[5] = {(char *)j->jd.task, (char *)j->jd.out,
+		       (char *)j->jd.harness, NULL, NULL};
+	char *rw[2] = {(char *)j->jd.home, NULL};
 	struct env e;
 	struct kb_sandbox_opts so = {
-		.workdir = dir ? dir : j->dir,
+		.workdir = j->jd.step,
+		.cwd = cwd,
 		.argv = argv->v,
 		.env = e.v,
 		.want_report = want_report,
@@ -162,13 +169,16 @@ static int sandbox(const struct job *j, const struct kb_argv *argv,
 		.max_processes = (int)(ncpu * 2 + 256),
 		.gpu = want_report && is_gpu(j),
 		.isolate = j->o->isolate,
-		.ro_paths = ro[0] ? ro : NULL,
+		.ro_paths = ro,
+		.rw_paths = rw,
 		.gpu_restrict = want_report && is_gpu(j) && j->o->gpu_restrict,
 		.gpu_index = j->o->gpu_index,
 	};
 	kb_eval_sandbox_fn run = j->o->sandbox ? j->o->sandbox : kb_sandbox_run;
 
-	make_env(j, so.workdir, want_report, &e);
+	if (is_gpu(j) && strncmp(home, "/usr/", 5) != 0)
+		ro[3] = (char *)home;
+	make_env(j, want_report, &e);
 	memset(r, 0, sizeof(*r));
 	return run(&so, r, err, err_size);
 }
@@ -176,8 +186,10 @@ static int sandbox(const struct job *j, const struct kb_argv *argv,
 static int build_exec(void *ctx, const struct kb_build_cmd *cmd,
 		      struct kb_sandbox_result *r, char *err, size_t err_size)
 {
-	return sandbox(ctx, cmd->argv, cmd->dir, cmd->timeout_s, 0, r, err,
-		       err_size);
+	struct job *j = ctx;
+
+	return sandbox(j, cmd->argv, cmd->cwd ? cmd->cwd : j->jd.task,
+		       cmd->timeout_s, 0, r, err, err_size);
 }
 
 static size_t output_max(const struct job *j)
@@ -190,15 +202,15 @@ static void build(struct job *j, const struct kb_builder *b)
 	struct kb_build_ctx c = {
 		.task = j->t,
 		.code = &j->s->code,
-		.jobdir = j->dir,
+		.jd = &j->jd,
 		.gpu = j->o->gpu,
 		.timeout_s = j->o->build_timeout_s,
 		.output_max = output_max(j),
 		.exec = build_exec,
 		.exec_ctx = j,
+		.cache_dir = j->cache,
 		.cuda_arch = j->o->cuda_arch,
 		.cuda_home = j->o->cuda_home,
-		.cache_dir = j->cache,
 		.toolkit = j->toolkit,
 		.toolkit_size = sizeof(j->toolkit),
 	};
@@ -208,6 +220,7 @@ static void build(struct job *j, const struct kb_builder *b)
 	j->r->compile = cr;
 	progress(j, KB__STAGE__STAGE_COMPILING, "compiling");
 	j->vin.build = b->build(&c, cr, j->build_msg, sizeof(j->build_msg));
+	j->loads_submission = c.loads_submission;
 	j->vin.build_exit_code = cr->exit_code;
 	j->vin.build_timeout_s = c.timeout_s;
 	j->vin.build_msg = j->build_msg;
@@ -328,10 +341,11 @@ static void finish_run(struct job *j, const struct kb_plan_run *p,
 	kb_popcorn_clear(&rep);
 }
 
-/* Writes the run's cases file. Returns 0, or -1 with the infra error set. */
-static int write_cases(struct job *j, const struct kb_plan_run *p)
+/* Makes the run's fresh scratch and writes its cases file there. Returns
+ * 0, or -1 with the infra error set. */
+static int prepare_run(struct job *j, const struct kb_plan_run *p)
 {
-	char path[PATH_MAX + 16], err[256] = "";
+	char err[256] = "";
 	size_t n;
 	char *const *cases = kb_plan_cases(p, j->t, &n);
 	char *text;
@@ -347,12 +361,15 @@ static int write_cases(struct job *j, const struct kb_plan_run *p)
 		set_infra(j, "bad case in the task: %s", err);
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/%s", j->dir, KB_JOBDIR_CASES);
-	rc = kb_write_file(path, text, strlen(text), 0644);
+	rc = kb_jobdir_step_begin(&j->jd, err, sizeof(err));
+	if (rc == 0)
+		rc = kb_jobdir_step_put(&j->jd, KB_JOBDIR_CASES, text,
+					strlen(text), 0444);
 	explicit_bzero(text, strlen(text));
 	free(text);
 	if (rc < 0) {
-		set_infra(j, "write %s: %s", path, strerror(-rc));
+		set_infra(j, "cases for the %s: %s", p->label,
+			  err[0] ? err : strerror(-rc));
 		return -1;
 	}
 	return 0;
@@ -416,20 +433,23 @@ static void run_all(struct job *j, const struct kb_builder *b)
 		Kb__RunResult *rr;
 		int rc;
 
-		if (write_cases(j, p) < 0)
-			return;
 		if (b->run_argv(j->t, p->harness_mode, KB_JOBDIR_CASES, &argv,
 				err, sizeof(err)) < 0) {
 			set_infra(j, "%s", err);
 			kb_argv_free(&argv);
 			return;
 		}
+		if (prepare_run(j, p) < 0) {
+			kb_argv_free(&argv);
+			return;
+		}
 		progress(j, p->stage, p->progress);
 		watch = start_watch(j);
-		rc = sandbox(j, &argv, NULL, p->timeout_s, 1, &sr, err,
+		rc = sandbox(j, &argv, j->jd.step, p->timeout_s, 1, &sr, err,
 			     sizeof(err));
 		end_watch(j, p, watch, fault, sizeof(fault));
 		kb_argv_free(&argv);
+		kb_jobdir_step_end(&j->jd);
 		j->r->harness_s += sr.wall_s;
 		if (rc < 0 || sr.infra_error) {
 			set_infra(j, "%s", err[0] ? err : sr.infra_msg);
@@ -530,6 +550,7 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 
 	if (o.t0 <= 0)
 		o.t0 = kb_mono_s();
+	j.jd.fd = -1;
 	j.r = new_result(&o, s);
 	j.vin.mode = s->mode;
 	j.vin.ranking_by = j.t ? j.t->ranking_by : NULL;
@@ -541,14 +562,12 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	b = check_submission(&j);
 	if (!b)
 		goto done;
-	rc = kb_jobdir_create(o.workdir, s->id, j.dir, sizeof(j.dir), err,
-			      sizeof(err));
-	if (rc < 0) {
+	if (kb_jobdir_open(&j.jd, o.workdir, s->id, err, sizeof(err)) < 0) {
 		set_infra(&j, "%s", err);
-		j.dir[0] = '\0';
 		goto done;
 	}
-	if (kb_jobdir_materialize(j.dir, j.t, &s->code, err, sizeof(err)) < 0) {
+	if (kb_jobdir_materialize(&j.jd, j.t, &s->code, -1, 1, err,
+				  sizeof(err)) < 0) {
 		set_infra(&j, "%s", err);
 		goto done;
 	}
@@ -564,9 +583,8 @@ done:
 	if (!j.r->system->runtime[0] && j.toolkit[0])
 		kb__pb_set_str(&j.r->system->runtime, j.toolkit);
 	finish(&j);
-	if (j.dir[0] && o.keep_workdir)
-		kb_info("kept job directory %s sub=%" PRIu64, j.dir, s->id);
-	else if (j.dir[0] && (rc = kb_jobdir_remove(j.dir)) < 0)
-		kb_warn("cannot remove %s: %s", j.dir, strerror(-rc));
+	if (j.jd.fd >= 0 && (rc = kb_jobdir_close(&j.jd, o.keep_workdir)) < 0)
+		kb_warn("cannot remove %s: %s sub=%" PRIu64, j.jd.path,
+			strerror(-rc), s->id);
 	return j.r;
 }

@@ -59,6 +59,7 @@
 #define FSIZE_LIMIT (256ul << 20)
 #define NOFILE_LIMIT 256
 #define DRAIN_GRACE_S 2.0 /* after the kill, how long to wait for pipe EOF */
+#define SB_MAX_RW 4       /* rw_paths per run */
 
 struct stream {
 	int fd;
@@ -195,10 +196,17 @@ struct run {
 	pid_t pid;
 	struct sb_cgroup cg;
 	int slot_fd;
-	char workdir[PATH_MAX];
-	uid_t wd_uid; /* the workdir's owner before the run (root mode) */
-	gid_t wd_gid;
-	int chowned;
+	char workdir[PATH_MAX], cwd[PATH_MAX];
+	char rw[SB_MAX_RW][PATH_MAX];
+	char *rwv[SB_MAX_RW + 1];
+	/* The directories handed to the run's uid, with their owners before
+	 * the run (root mode), given back by run_cleanup(). */
+	struct handed {
+		const char *path;
+		uid_t uid;
+		gid_t gid;
+	} handed[SB_MAX_RW + 1];
+	int nhanded;
 };
 
 void kb_sandbox_result_clear(struct kb_sandbox_result *r)
@@ -248,11 +256,79 @@ static void run_cleanup(struct run *x)
 	x->out.buf = x->err.buf = x->rep.buf = NULL;
 	if (x->cg.version)
 		sb_cgroup_destroy(&x->cg);
-	if (x->chowned) {
-		sb_isolate_chown(x->workdir, x->wd_uid, x->wd_gid, 0);
-		x->chowned = 0;
+	while (x->nhanded > 0) {
+		const struct handed *h = &x->handed[--x->nhanded];
+
+		sb_isolate_chown(h->path, h->uid, h->gid, 0);
 	}
 	close_fd(&x->slot_fd); /* releases the uid slot */
+}
+
+/* Resolves the workdir, the cwd and the rw paths into x. Returns 0, or a
+ * negative errno with the infra error set. */
+static int resolve_paths(const struct kb_sandbox_opts *o, struct run *x,
+			 struct kb_sandbox_result *r, char *errstr, size_t errstr_size)
+{
+	const char *cwd = o->cwd ? o->cwd : o->workdir;
+	int n = 0;
+
+	if (!realpath(o->workdir, x->workdir)) {
+		int e = errno;
+		set_err(r, errstr, errstr_size, "sandbox: workdir %s: %s", o->workdir,
+			strerror(e));
+		return -e;
+	}
+	if (!realpath(cwd, x->cwd)) {
+		int e = errno;
+		set_err(r, errstr, errstr_size, "sandbox: cwd %s: %s", cwd, strerror(e));
+		return -e;
+	}
+	for (char *const *s = o->rw_paths; s && *s; s++) {
+		if (n == SB_MAX_RW) {
+			set_err(r, errstr, errstr_size, "sandbox: more than %d rw_paths",
+				SB_MAX_RW);
+			return -E2BIG;
+		}
+		if (!realpath(*s, x->rw[n])) {
+			int e = errno;
+			set_err(r, errstr, errstr_size, "sandbox: %s: %s", *s, strerror(e));
+			return -e;
+		}
+		x->rwv[n] = x->rw[n];
+		n++;
+	}
+	x->rwv[n] = NULL;
+	return 0;
+}
+
+/* Hands path (a directory, never a link) to the run's uid, remembering its
+ * owner for run_cleanup(). Returns 0 or a negative errno with the infra
+ * error set. */
+static int hand_over(struct run *x, const char *path, struct kb_sandbox_result *r,
+		     char *errstr, size_t errstr_size)
+{
+	struct handed *h = &x->handed[x->nhanded];
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		int e = errno;
+		set_err(r, errstr, errstr_size, "sandbox: %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		set_err(r, errstr, errstr_size, "sandbox: %s is not a directory", path);
+		return -ENOTDIR;
+	}
+	h->path = path;
+	h->uid = st.st_uid;
+	h->gid = st.st_gid;
+	x->nhanded++; /* from here on, undo whatever part was done */
+	if (sb_isolate_chown(path, x->plan.uid, x->plan.gid, 1) < 0) {
+		int e = errno;
+		set_err(r, errstr, errstr_size, "sandbox: chown %s: %s", path, strerror(e));
+		return -e;
+	}
+	return 0;
 }
 
 int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
@@ -281,17 +357,15 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 		set_err(r, errstr, errstr_size, "sandbox: bad options");
 		return -EINVAL;
 	}
-	if (!realpath(o->workdir, x.workdir)) {
-		rc = -errno;
-		set_err(r, errstr, errstr_size, "sandbox: workdir %s: %s", o->workdir,
-			strerror(errno));
+	if ((rc = resolve_paths(o, &x, r, errstr, errstr_size)) < 0)
 		return rc;
-	}
 
 	struct sb_plan *p = &x.plan;
 	p->argv = o->argv;
 	p->env = o->env;
 	p->workdir = x.workdir;
+	p->cwd = x.cwd;
+	p->rw = x.rwv;
 	p->want_report = !!o->want_report;
 	p->parent_pid = getpid();
 	double cpu = o->cpu_timeout_s > 0 ? o->cpu_timeout_s : o->wall_timeout_s;
@@ -322,24 +396,16 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 		r->active |= KB_SANDBOX_NS | (p->bpf ? KB_SANDBOX_SECCOMP : 0) |
 			     (p->userns ? KB_SANDBOX_USERNS : KB_SANDBOX_UID) |
 			     (p->nproc ? KB_SANDBOX_NPROC : 0);
-		/* Hand the workdir to the run's uid for the run (in user
-		 * namespace mode the run's uid is ours: nothing to do). After
-		 * the run the same walk gives it back and strips set-id bits. */
-		struct stat st;
-		if (stat(x.workdir, &st) < 0) {
-			rc = -errno;
-			set_err(r, errstr, errstr_size, "sandbox: stat %s: %s", x.workdir,
-				strerror(errno));
-			goto fail;
-		}
-		x.wd_uid = st.st_uid;
-		x.wd_gid = st.st_gid;
-		x.chowned = 1; /* from here on, undo whatever part was done */
-		if (!p->userns && sb_isolate_chown(x.workdir, p->uid, p->gid, 1) < 0) {
-			rc = -errno;
-			set_err(r, errstr, errstr_size, "sandbox: chown %s: %s", x.workdir,
-				strerror(errno));
-			goto fail;
+		/* Hand the writable directories to the run's uid for the run
+		 * (in user namespace mode the run's uid is ours: nothing to
+		 * do). After the run the same walk gives them back and strips
+		 * set-id bits. */
+		if (!p->userns) {
+			if ((rc = hand_over(&x, x.workdir, r, errstr, errstr_size)) < 0)
+				goto fail;
+			for (int i = 0; x.rwv[i]; i++)
+				if ((rc = hand_over(&x, x.rwv[i], r, errstr, errstr_size)) < 0)
+					goto fail;
 		}
 	}
 

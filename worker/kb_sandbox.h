@@ -29,9 +29,10 @@
  * namespaces; a new root with /usr, /lib*, /bin, /sbin and ro_paths
  * read-only, a minimal /etc, private /tmp and /dev/shm, /dev with only
  * null/zero/full/random/urandom (+ GPU nodes when gpu), its own /proc, and
- * the workdir read-write at its host path (so absolute paths in argv work);
- * an unprivileged uid/gid of its own (chowned onto the workdir for the run
- * and back afterwards, set-id bits stripped), no capabilities,
+ * the workdir and rw_paths read-write at their host paths (so absolute
+ * paths in argv work); an unprivileged uid/gid of its own (chowned onto
+ * the workdir and rw_paths for the run and back afterwards, set-id bits
+ * stripped, never following a link), no capabilities,
  * NO_NEW_PRIVS, and a seccomp deny list (sandbox_seccomp.c). When the run's
  * first process exits, the PID namespace ends and takes every process of
  * the run with it, daemons included. If the host cannot isolate, isolated
@@ -73,6 +74,13 @@ struct kb_sandbox_opts {
 				 * N = gpu_index, so a worker's run sees its own GPU
 				 * alone (AMD's /dev/dri is bound whole) */
 	int gpu_index;
+	const char *cwd;        /* working directory; NULL = workdir. It must be
+				 * inside the workdir or one of the bound paths
+				 * (a read-only one will do: then only the workdir
+				 * and rw_paths are writable). */
+	char *const *rw_paths;  /* further directories bound read-write (at their
+				 * host paths) and handed to the run's uid like the
+				 * workdir; NULL-terminated or NULL */
 };
 
 struct kb_sandbox_result {

@@ -278,13 +278,13 @@ __attribute__((noreturn)) static void program_main(struct sb_plan *p)
 	reset_signals();
 	setup_fds(p);
 	umask(022);
-	if (chdir(p->workdir) < 0)
-		fail(p, "chdir", p->workdir, errno);
+	if (chdir(p->cwd) < 0)
+		fail(p, "chdir", p->cwd, errno);
 	set_rlimits(p);
 	if (p->isolate) {
 		drop_identity(p);
-		if (chdir(p->workdir) < 0) /* again, now as the run uid */
-			fail(p, "chdir", p->workdir, errno);
+		if (chdir(p->cwd) < 0) /* again, now as the run uid */
+			fail(p, "chdir", p->cwd, errno);
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		fail(p, "prctl", "PR_SET_NO_NEW_PRIVS", errno);

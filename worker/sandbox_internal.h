@@ -46,6 +46,8 @@ struct sb_plan {
 	char *const *argv;
 	char *const *env;
 	const char *workdir; /* realpath */
+	const char *cwd;     /* where the program starts: workdir or below a bind */
+	char *const *rw;     /* realpaths of the extra writable binds, or NULL */
 	int want_report;
 	int fd_out, fd_err, fd_report, fd_ctl, fd_sync; /* child ends */
 	pid_t parent_pid;

@@ -240,7 +240,10 @@ int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *
 				  SB_BIND_RO, 1)) < 0) {
 		goto toomany;
 	}
-	/* Last, so that nothing is mounted over it. */
+	/* Last, so that nothing is mounted over them. */
+	for (char *const *s = p->rw; s && *s; s++)
+		if ((rc = add_bind(p, *s, *s, SB_BIND_RW, 0)) < 0)
+			goto toomany;
 	if ((rc = add_bind(p, p->workdir, p->workdir, SB_BIND_RW, 0)) < 0)
 		goto toomany;
 	return 0;

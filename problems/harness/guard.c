@@ -54,6 +54,7 @@
 #include "harness.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -105,6 +106,7 @@ struct kbh__ctl {
 	_Atomic uint32_t parent_waiting;
 	int32_t status;
 	uint64_t t0, t1;
+	char msg[KBH_GUARD_MSG_MAX]; /* LOAD's error text */
 	/* argument (parent -> child) */
 	_Alignas(64) unsigned char arg[KBH_GUARD_ARG_MAX];
 };
@@ -423,6 +425,37 @@ static int kbh__child_map(struct kbh_guard *g, const unsigned char *arg,
 	return 0;
 }
 
+void *kbh_guard_entry;
+
+/* The child's LOAD: dlopen the submission (its constructors run here, in
+ * the confined child) and look up its entry point. arg: path, NUL,
+ * symbol, NUL. */
+static int kbh__child_load(struct kbh__ctl *c, const unsigned char *arg,
+			   size_t size)
+{
+	const char *path = (const char *)arg, *sym;
+	size_t plen = strnlen(path, size);
+	if (plen + 1 >= size)
+		return -EINVAL;
+	sym = path + plen + 1;
+	if (strnlen(sym, size - plen - 1) == size - plen - 1)
+		return -EINVAL;
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(c->msg, sizeof c->msg, "%s", e ? e : "dlopen failed");
+		return -ENOENT;
+	}
+	dlerror();
+	kbh_guard_entry = dlsym(h, sym);
+	if (!kbh_guard_entry) {
+		snprintf(c->msg, sizeof c->msg, "%s does not define %s", path,
+			 sym);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 static _Noreturn void kbh__child_main(struct kbh_guard *g, pid_t parent)
 {
 	/* Die with the parent; if it is already gone, go now. */
@@ -456,6 +489,9 @@ static _Noreturn void kbh__child_main(struct kbh_guard *g, pid_t parent)
 			status = mprotect(g->arena, g->arena_len, PROT_NONE)
 					 ? -errno
 					 : 0;
+			break;
+		case KBH_GUARD_OP_LOAD:
+			status = kbh__child_load(c, arg, size);
 			break;
 		default:
 			status = op >= KBH_GUARD_OP_USER
@@ -981,6 +1017,42 @@ int kbh_guard_request(struct kbh_guard *g, uint32_t op, const void *arg,
 }
 
 /* ---- verification ------------------------------------------------------- */
+
+int kbh_guard_load(struct kbh_guard *g, const char *path, const char *symbol,
+		   char *err, size_t err_size)
+{
+	unsigned char arg[KBH_GUARD_ARG_MAX];
+	size_t pl = strlen(path), sl = strlen(symbol);
+	struct kbh_guard_window w;
+
+	if (pl + sl + 2 > sizeof arg) {
+		snprintf(err, err_size, "path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	kbh_copy(arg, path, pl + 1);
+	kbh_copy(arg + pl + 1, symbol, sl + 1);
+	g->ctl->msg[0] = '\0';
+	int rc = kbh__post_wait(g, KBH_GUARD_OP_LOAD, arg, pl + sl + 2, &w);
+	if (rc) {
+		snprintf(err, err_size, "the submission's process %s while "
+			 "loading it", g->death);
+		return rc;
+	}
+	if (w.status) {
+		/* The child's words, once, now that it is stopped; only
+		 * printable bytes. */
+		char m[KBH_GUARD_MSG_MAX];
+		kbh_copy(m, g->ctl->msg, sizeof m);
+		m[sizeof m - 1] = '\0';
+		for (char *q = m; *q; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = ' ';
+		snprintf(err, err_size, "cannot load the submission: %s",
+			 m[0] ? m : "unknown error");
+		return w.status < 0 ? w.status : -EPROTO;
+	}
+	return 0;
+}
 
 uint64_t kbh_guard_gap(const struct kbh_guard_window *w)
 {

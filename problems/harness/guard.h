@@ -90,11 +90,14 @@ enum {
 	KBH_GUARD_OP_HELLO = 1, /* handshake (internal) */
 	KBH_GUARD_OP_MAP = 2,	/* open published ranges (internal) */
 	KBH_GUARD_OP_RESET = 3, /* close the whole arena (internal) */
+	KBH_GUARD_OP_LOAD = 4,	/* load the submission (kbh_guard_load) */
 	KBH_GUARD_OP_USER = 16,
 };
 
 /* Largest operation argument (bytes copied into the control block). */
 #define KBH_GUARD_ARG_MAX 3072
+/* Longest error text the child returns from a LOAD. */
+#define KBH_GUARD_MSG_MAX 512
 
 /* Runs in the child for every driver operation: arg is a private copy of
  * what the parent passed. Stamp *t0 and *t1 (kbh_now_ns) around the work
@@ -130,6 +133,20 @@ void kbh_guard_unwatch(struct kbh_guard *g);
  * child reported at the handshake, before any user code ran). */
 int kbh_guard_pid(const struct kbh_guard *g);
 int kbh_guard_confined(const struct kbh_guard *g);
+
+/* ---- the submission ------------------------------------------------------ */
+/* Loads the submission's shared object `path` in the child -- dlopen with
+ * RTLD_NOW | RTLD_LOCAL, after the child's confinement, so its
+ * constructors, ifunc resolvers and whatever else runs on load run there
+ * and nowhere else -- and looks up `symbol`, which becomes
+ * kbh_guard_entry in the child. The parent never maps the object. Call it
+ * right before the first request that runs user code. 0; -ECHILD when the
+ * child died loading it (a crash in a constructor: kbh_guard_death says
+ * how); another negative errno with err set to why it did not load (the
+ * loader's message, the child's words, printable bytes only). */
+int kbh_guard_load(struct kbh_guard *g, const char *path, const char *symbol,
+		   char *err, size_t err_size);
+/* kbh_guard_entry and KBH_ENTRY: harness.h. */
 
 /* ---- arena -------------------------------------------------------------- */
 

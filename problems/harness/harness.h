@@ -284,6 +284,18 @@ int kbh_report_open_sink(struct kbh_report **out, kbh_report_sink_fn fn,
 void kbh_report_close(struct kbh_report *r);
 int kbh_report_ok(const struct kbh_report *r);
 
+/* The submission's entry point (guard.h, kbh_guard_load): set in the
+ * child, the only process that loads the submission; NULL in the parent.
+ * KBH_ENTRY(custom_kernel)(args...) calls it with the type of the
+ * problem's declaration of custom_kernel, which gives only the type: the
+ * harness is linked without the submission. */
+extern void *kbh_guard_entry;
+#define KBH_ENTRY(decl) ((__typeof__(&(decl)))kbh_guard_entry)
+/* The environment variable naming the submission's shared object, and
+ * the symbol it must define. */
+#define KBH_SUBMISSION_ENV "KBH_SUBMISSION"
+#define KBH_SUBMISSION_SYMBOL "custom_kernel"
+
 /* "user-code: started": written by a harness right before the first call
  * of user code (custom_kernel), once. The worker takes an exit status the
  * harness reserves for its own errors (2, 110, 111, 113) as the

@@ -980,8 +980,49 @@ struct kbh__run {
 		}                                                              \
 	} while (0)
 
+/* Loads the submission in the child (guard.h): its code runs from here
+ * on. Returns 0; 1 when it did not load (every case is then reported
+ * failed with why, and the run ends: failed, or crashed when the child
+ * died loading it); negative for our own errors. */
+static int kbh__load(struct kbh__run *r)
+{
+	const char *path = getenv(KBH_SUBMISSION_ENV);
+	const int test = r->mode == KBH_MODE_TEST;
+	char msg[KBH_GUARD_MSG_MAX + 128];
+
+	if (!path || !path[0]) {
+		fprintf(stderr, "harness: %s is not set\n", KBH_SUBMISSION_ENV);
+		return -EINVAL;
+	}
+	r->user_started = 1;
+	int rc = kbh_guard_load(r->g, path, KBH_SUBMISSION_SYMBOL, msg,
+				sizeof msg);
+	if (!rc)
+		return 0;
+	r->failed = 1;
+	r->crashed = rc == -ECHILD;
+	fprintf(stderr, "harness: %s\n", msg);
+	KBH__REP(test ? kbh_report_test_count(r->rep, r->cases.n)
+		      : kbh_report_bench_count(r->rep, r->cases.n));
+	for (size_t i = 0; i < r->cases.n; i++) {
+		const char *spec = r->cases.v[i].spec;
+		KBH__REP(test ? kbh_report_test(r->rep, i, "spec", "%s", spec)
+			      : kbh_report_bench(r->rep, i, "spec", "%s",
+						 spec));
+		KBH__REP(test ? kbh_report_test(r->rep, i, "status", "fail")
+			      : kbh_report_bench(r->rep, i, "status", "fail"));
+		KBH__REP(test ? kbh_report_test(r->rep, i, "error", "%s", msg)
+			      : kbh_report_bench(r->rep, i, "error", "%s",
+						 msg));
+	}
+	return 1;
+}
+
 static int kbh__run_test(struct kbh__run *r)
 {
+	int lrc = kbh__load(r);
+	if (lrc)
+		return lrc < 0 ? lrc : 0;
 	KBH__REP(kbh_report_test_count(r->rep, r->cases.n));
 	for (size_t i = 0; i < r->cases.n; i++) {
 		char msg[512] = "";
@@ -1219,6 +1260,9 @@ static int kbh__run_bench(struct kbh__run *r)
 		(double)r->cal.p95 / 1e3, (double)r->cal.max / 1e3,
 		(double)r->cal.slack / 1e3);
 
+	int lrc = kbh__load(r);
+	if (lrc)
+		return lrc < 0 ? lrc : 0;
 	KBH__REP(kbh_report_bench_count(r->rep, r->cases.n));
 	for (size_t i = 0; i < r->cases.n; i++) {
 		char msg[512] = "";

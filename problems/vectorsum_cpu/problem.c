@@ -118,7 +118,7 @@ static void vs_vary(const void *params, uint64_t seed,
 static void vs_call(const void *params, void *const in[], void *out)
 {
 	const struct vs_params *p = params;
-	*(float *)out = custom_kernel((const float *)in[0], p->n);
+	*(float *)out = KBH_ENTRY(custom_kernel)((const float *)in[0], p->n);
 }
 
 static int vs_check(const void *params, const void *exp, const void *out,

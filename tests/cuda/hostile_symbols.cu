@@ -1,8 +1,8 @@
 // A vectoradd submission that is correct but also defines libc and CUDA
-// runtime functions the harness relies on, each "helpfully" wrong. Sealed
-// (kbg_seal.sh), it must link, and the harness must still reach the real
-// ones: cuda_tests.sh hostile checks that eval.out takes memcmp, write and
-// clock_gettime from glibc.
+// runtime functions the harness relies on, each "helpfully" wrong. It must
+// build, and the harness (built without it, and loading it only in its
+// child, RTLD_LOCAL) must still reach the real ones: cuda_tests.sh hostile
+// checks that eval.out takes memcmp, write and clock_gettime from glibc.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stddef.h>

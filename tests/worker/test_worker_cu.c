@@ -1,8 +1,9 @@
 /* The cu builder and the GPU plumbing without nvcc and without a GPU:
- * the arch table, the cache key, the atomic cache fill (two processes at
- * once), the build's commands against a fake nvcc, and a whole evaluation
- * on a GPU worker against a fake sandbox (environment, device nodes,
- * system info from the harness's report). */
+ * the arch table, the trusted harness cache (its key, its atomic fill by
+ * two processes at once), the build's commands against a fake nvcc, and a
+ * whole evaluation on a GPU worker against a fake sandbox (environment,
+ * device nodes, what each command sees, system info from the harness's
+ * report). */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 #include "build.h"
-#include "build_cu.h"
+#include "build_int.h"
 #include "eval.h"
 #include "gpu.h"
 #include "jobdir.h"
@@ -104,9 +105,9 @@ static void set_code(Kb__Submission *s, const char *code)
 		}
 }
 
-/* A cu task shaped like ours: two harness sources (CUDA and C), a header,
- * the seal script and the submission, as the gateway sends it (the
- * submission's content in place). */
+/* A cu task shaped like ours: two harness sources (CUDA and C), a header
+ * and the submission, as the gateway sends it (the submission's content
+ * in place), loaded by the harness's child. */
 static Kb__Submission *cu_submission(Kb__Mode mode)
 {
 	Kb__Submission *s = wf_submission("cu", mode);
@@ -116,9 +117,9 @@ static Kb__Submission *cu_submission(Kb__Mode mode)
 	wf_add_file(t, "kbg_main.cu", "// main\n#include \"task.h\"\n");
 	wf_add_file(t, "kbg_model.c", "// model\n");
 	wf_add_file(t, "task.h", "// task header v1\n");
-	wf_add_file(t, KB_CU_SEAL_SCRIPT, "#!/bin/sh\n");
 	wf_add_file(t, "submission.cu", "");
 	wf_set_config(t, "sources", "kbg_main.cu\nkbg_model.c\nsubmission.cu");
+	wf_set_config(t, "loader", "child");
 	kb__pb_set_str(&s->gpu, "H100");
 	kb__pb_set_str(&s->file_name, "mine.cu");
 	set_code(s, "extern \"C\" void custom_kernel() {}\n");
@@ -220,14 +221,14 @@ START_TEST(test_submission_file)
 {
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
 
-	ck_assert_int_eq(kb__cu_submission_file(s->task, &s->code), 4);
+	ck_assert_int_eq(kb_builder_submission_file(s->task, &s->code), 3);
 	/* The placeholder, as `kb-worker eval` or a gateway may leave it. */
 	set_file(s->task, "submission.cu", "@SUBMISSION@");
-	ck_assert_int_eq(kb__cu_submission_file(s->task, &s->code), 4);
+	ck_assert_int_eq(kb_builder_submission_file(s->task, &s->code), 3);
 	/* A submission identical to a task file is ambiguous. */
 	set_file(s->task, "submission.cu", "// model\n");
 	set_code(s, "// model\n");
-	ck_assert_int_eq(kb__cu_submission_file(s->task, &s->code), -2);
+	ck_assert_int_eq(kb_builder_submission_file(s->task, &s->code), -2);
 	kb__submission__free_unpacked(s, NULL);
 }
 END_TEST
@@ -237,28 +238,19 @@ END_TEST
 static void key_of(const Kb__Task *t, long sub, const char *arch,
 		   const char *version, char out[65])
 {
-	struct kb_argv cmds[2] = {{0}, {0}};
-	char *objects[2] = {"kbg_main.o", "kbg_model.o"};
+	struct kb_argv cmd = {0};
 	char gencode[64];
-	struct kb_cu_harness h = {t, sub, cmds, objects, 2};
+	struct kb__harness h = {&cmd, 1, version, sub};
 
 	snprintf(gencode, sizeof(gencode),
 		 "-gencode=arch=compute_%s,code=sm_%s", arch, arch);
-	kb_argv_push(&cmds[0], FAKE_NVCC);
-	kb_argv_push(&cmds[0], gencode);
-	kb_argv_push(&cmds[0], "-c");
-	kb_argv_push(&cmds[0], "kbg_main.cu");
-	kb_argv_push(&cmds[0], "-o");
-	kb_argv_push(&cmds[0], "kbg_main.o");
-	kb_argv_push(&cmds[1], FAKE_NVCC);
-	kb_argv_push(&cmds[1], gencode);
-	kb_argv_push(&cmds[1], "-c");
-	kb_argv_push(&cmds[1], "kbg_model.c");
-	kb_argv_push(&cmds[1], "-o");
-	kb_argv_push(&cmds[1], "kbg_model.o");
-	kb__cu_cache_key(&h, arch, version, out);
-	kb_argv_free(&cmds[0]);
-	kb_argv_free(&cmds[1]);
+	kb_argv_push(&cmd, FAKE_NVCC);
+	kb_argv_push(&cmd, gencode);
+	kb_argv_push(&cmd, "kbg_main.cu");
+	kb_argv_push(&cmd, "-o");
+	kb_argv_push(&cmd, "../step/eval.out");
+	kb__cache_key(t, &h, out);
+	kb_argv_free(&cmd);
 }
 
 START_TEST(test_cache_key)
@@ -268,32 +260,32 @@ START_TEST(test_cache_key)
 	const char *v2 = "Cuda compilation tools, release 12.8, V12.8.93";
 	char base[65], k[65];
 
-	key_of(s->task, 4, "90a", v1, base);
+	key_of(s->task, 3, "90a", v1, base);
 	ck_assert_uint_eq(strlen(base), 64);
-	key_of(s->task, 4, "90a", v1, k);
+	key_of(s->task, 3, "90a", v1, k);
 	ck_assert_str_eq(k, base);
 	/* The submission is not part of it. */
 	set_code(s, "extern \"C\" void custom_kernel() { /* faster */ }\n");
-	key_of(s->task, 4, "90a", v1, k);
+	key_of(s->task, 3, "90a", v1, k);
 	ck_assert_str_eq(k, base);
-	/* The arch and the toolkit are. */
-	key_of(s->task, 4, "80", v1, k);
+	/* The commands (with the arch) and the toolkit are. */
+	key_of(s->task, 3, "80", v1, k);
 	ck_assert_str_ne(k, base);
-	key_of(s->task, 4, "90a", v2, k);
+	key_of(s->task, 3, "90a", v2, k);
 	ck_assert_str_ne(k, base);
-	/* Every other task file is, headers and scripts included. */
+	/* Every other task file is, headers included. */
 	set_file(s->task, "task.h", "// task header v2\n");
-	key_of(s->task, 4, "90a", v1, k);
+	key_of(s->task, 3, "90a", v1, k);
 	ck_assert_str_ne(k, base);
 	set_file(s->task, "task.h", "// task header v1\n");
-	key_of(s->task, 4, "90a", v1, k);
+	key_of(s->task, 3, "90a", v1, k);
 	ck_assert_str_eq(k, base);
 	set_file(s->task, "kbg_main.cu", "// main v2\n");
-	key_of(s->task, 4, "90a", v1, k);
+	key_of(s->task, 3, "90a", v1, k);
 	ck_assert_str_ne(k, base);
 	set_file(s->task, "kbg_main.cu", "// main\n#include \"task.h\"\n");
 	set_file(s->task, "extra.h", "");
-	key_of(s->task, 4, "90a", v1, k);
+	key_of(s->task, 3, "90a", v1, k);
 	ck_assert_str_ne(k, base);
 	kb__submission__free_unpacked(s, NULL);
 }
@@ -305,16 +297,13 @@ END_TEST
 
 static struct fake {
 	int n;
-	char argv[CMD_MAX][1024];
+	char argv[CMD_MAX][1400];
 	char dir[CMD_MAX][4200];
 	const char *version;
 	const char *fail_on;  /* argv substring whose command exits 2 */
-	int seal_exit;
+	const char *fail_text; /* its stderr line (default: a syntax error) */
 	unsigned sleep_ms;    /* per compile */
 	int err_lines;        /* of a failing command's stderr */
-	const char *sub_src;  /* C that cc makes submission.o of; NULL: an
-			       * honest custom_kernel */
-	const char *jobdir;
 } fake;
 
 static void join(char *out, size_t n, char *const *v)
@@ -335,27 +324,12 @@ static char *const *find_arg(char *const *v, const char *arg)
 	return NULL;
 }
 
-/* The builder inspects the sealed submission.o (kb_elfcheck_nvcc), so the
- * fake makes that one a real object: fake.sub_src compiled by cc. */
-static void real_object(const char *dir, const char *name)
-{
-	char *src = kb__xasprintf("%s/fake-sub.c", root);
-	char *cmd = kb__xasprintf("cc -c -o '%s/%s' '%s'", dir, name, src);
-	const char *text = fake.sub_src ? fake.sub_src
-					: "void custom_kernel(void) {}\n";
-
-	ck_assert_int_eq(kb_write_file(src, text, strlen(text), 0644), 0);
-	ck_assert_int_eq(system(cmd), 0);
-	free(cmd);
-	free(src);
-}
-
-/* Plays nvcc (writes what -o names), sh kbg_seal.sh and, given a report,
- * nothing else. */
+/* Plays nvcc in dir: --version, a failure when asked, else writes what -o
+ * names (relative to dir), saying which command made it. */
 static void play(char *const *argv, const char *dir,
 		 struct kb_sandbox_result *r)
 {
-	char line[1024], *const *o;
+	char line[1400], *const *o;
 
 	join(line, sizeof(line), argv);
 	r->wall_s = 0.25;
@@ -366,22 +340,14 @@ static void play(char *const *argv, const char *dir,
 		struct kb_buf e = {0};
 
 		for (int i = 1; i <= (fake.err_lines ? fake.err_lines : 1); i++)
-			kb_buf_printf(&e, "submission.cu(%d): error: expected "
-				      "a \";\"\n", i);
+			kb_buf_printf(&e, "%s\n",
+				      fake.fail_text ? fake.fail_text
+				      : "submission.cu(1): error: expected a "
+					"\";\"");
 		free(r->err);
 		r->err = e.data;
 		r->err_len = e.len;
 		r->exit_code = 2;
-		return;
-	}
-	if (strcmp(argv[0], "/bin/sh") == 0) {
-		r->exit_code = fake.seal_exit;
-		if (fake.seal_exit) {
-			free(r->err);
-			r->err = kb__xstrdup("kbg_seal: submission.o does not "
-					     "define custom_kernel\n");
-			r->err_len = strlen(r->err);
-		}
 		return;
 	}
 	ck_assert_str_eq(argv[0], FAKE_NVCC);
@@ -397,12 +363,8 @@ static void play(char *const *argv, const char *dir,
 		usleep(fake.sleep_ms * 1000);
 	o = find_arg(argv, "-o");
 	ck_assert_ptr_nonnull(o);
-	if (strcmp(o[1], KB_CU_SUBMISSION_OBJ) == 0) {
-		real_object(dir, o[1]);
-		return;
-	}
 	{
-		char *obj = kb__xasprintf("object %s by %ld\n", line,
+		char *obj = kb__xasprintf("made by %s by %ld\n", line,
 					  (long)getpid());
 
 		spit(dir, o[1], obj);
@@ -413,12 +375,15 @@ static void play(char *const *argv, const char *dir,
 static int fake_exec(void *ctx, const struct kb_build_cmd *cmd,
 		     struct kb_sandbox_result *r, char *err, size_t err_size)
 {
+	const struct kb_jobdir *jd = ctx;
 	const int k = fake.n++;
-	const char *dir = cmd->dir ? cmd->dir : fake.jobdir;
+	const char *dir = cmd->cwd ? cmd->cwd : jd->task;
 
 	ck_assert_int_lt(k, CMD_MAX);
 	join(fake.argv[k], sizeof(fake.argv[k]), cmd->argv->v);
 	snprintf(fake.dir[k], sizeof(fake.dir[k]), "%s", dir);
+	/* Every command runs with a fresh scratch to write into. */
+	ck_assert_int_ge(jd->step_fd, 0);
 	memset(r, 0, sizeof(*r));
 	play(cmd->argv->v, dir, r);
 	return 0;
@@ -428,30 +393,32 @@ struct built {
 	enum kb_build_state st;
 	Kb__CompileResult *cr;
 	char msg[256];
-	char jobdir[4200];
+	struct kb_jobdir jd;
 	char toolkit[64];
+	int loads;
 };
 
 static struct built build(const Kb__Submission *s, const char *arch)
 {
 	struct built b;
 	char err[256];
-	static int seq;
 	struct kb_build_ctx c;
 
 	memset(&b, 0, sizeof(b));
-	snprintf(b.jobdir, sizeof(b.jobdir), "%s/job%d", root, ++seq);
-	ck_assert_int_eq(mkdir(b.jobdir, 0700), 0);
-	ck_assert_int_eq(kb_jobdir_materialize(b.jobdir, s->task, &s->code,
-					       err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_jobdir_open(&b.jd, root, s->id, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kb_jobdir_materialize(&b.jd, s->task, &s->code, -1, 1,
+					       err, sizeof(err)),
+			 0);
 	c = (struct kb_build_ctx){
 		.task = s->task,
 		.code = &s->code,
-		.jobdir = b.jobdir,
+		.jd = &b.jd,
 		.gpu = "H100",
 		.timeout_s = 60,
 		.output_max = 16384,
 		.exec = fake_exec,
+		.exec_ctx = &b.jd,
 		.cuda_arch = arch,
 		.cuda_home = FAKE_HOME,
 		.cache_dir = cache,
@@ -459,74 +426,81 @@ static struct built build(const Kb__Submission *s, const char *arch)
 		.toolkit_size = sizeof(b.toolkit),
 	};
 	fake.n = 0;
-	fake.jobdir = b.jobdir;
 	b.cr = kb__xcalloc(1, sizeof(*b.cr));
 	kb__compile_result__init(b.cr);
 	b.st = kb_builder_find("cu")->build(&c, b.cr, b.msg, sizeof(b.msg));
+	b.loads = c.loads_submission;
 	return b;
 }
 
 static void built_free(struct built *b)
 {
 	kb__compile_result__free_unpacked(b->cr, NULL);
+	kb_jobdir_close(&b->jd, 0);
 }
 
 #define GENCODE_90A "-gencode=arch=compute_90a,code=sm_90a"
+#define CU_FLAGS                                                               \
+	"--std=c++20 -DNDEBUG -Xcompiler=-Wno-psabi "                         \
+	"-Xcompiler=-fno-strict-aliasing --expt-extended-lambda "             \
+	"--expt-relaxed-constexpr -forward-unknown-to-host-compiler -O3 "     \
+	"-Xnvlink=--verbose -Xptxas=--verbose -Xptxas=--warn-on-spills "      \
+	"-lineinfo"
 
 START_TEST(test_split_build_commands)
 {
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
 	struct built b = build(s, "90a");
-	char *objs;
+	char *made;
 
 	ck_assert_msg(b.st == KB_BUILD_OK, "state %d: %s", b.st, b.msg);
-	ck_assert_int_eq(fake.n, 6);
+	ck_assert_int_eq(fake.n, 5);
 	ck_assert_str_eq(fake.argv[0], FAKE_NVCC " --version");
-	/* The harness objects, README's flags, in the cache's scratch
-	 * directory (never the job's). */
+	/* The harness, upstream's flags, compiled and linked with the shared
+	 * runtime in J/harness, which holds no submission. */
 	ck_assert_str_eq(fake.argv[1],
-			 FAKE_NVCC " -O3 -std=c++17 -lineinfo " GENCODE_90A
-			 " -Xcompiler -fvisibility=hidden -c kbg_main.cu -o "
-			 "kbg_main.o");
+			 FAKE_NVCC " " CU_FLAGS " " GENCODE_90A
+			 " -c kbg_main.cu -o ../step/kbg_main.o");
 	ck_assert_str_eq(fake.argv[2],
-			 FAKE_NVCC " -O3 " GENCODE_90A " -Xcompiler "
-			 "-std=gnu17,-fvisibility=hidden -c kbg_model.c -o "
-			 "kbg_model.o");
-	for (int k = 1; k <= 2; k++) {
-		ck_assert_msg(strncmp(fake.dir[k], cache, strlen(cache)) == 0,
-			      "%s", fake.dir[k]);
-		ck_assert_msg(strstr(fake.dir[k], "/.tmp-"), "%s", fake.dir[k]);
-	}
-	/* Per job: the submission, the seal, the link, in the job. */
+			 FAKE_NVCC " -O3 " GENCODE_90A " -Xcompiler -std=gnu17"
+			 " -c kbg_model.c -o ../step/kbg_model.o");
 	ck_assert_str_eq(fake.argv[3],
-			 FAKE_NVCC " -O3 -std=c++17 -lineinfo " GENCODE_90A
-			 " -c submission.cu -o submission.o");
+			 FAKE_NVCC " " GENCODE_90A " -o ../step/eval.out "
+			 "../step/kbg_main.o ../step/kbg_model.o -cudart "
+			 "shared -lcuda -ldl");
+	for (int k = 1; k <= 3; k++)
+		ck_assert_str_eq(fake.dir[k], b.jd.harness);
+	ck_assert(access(b.jd.harness, F_OK) == 0);
+	made = slurp(b.jd.harness, "submission.cu");
+	ck_assert_ptr_null(made);
+	/* Per job: the submission alone, a shared object, from J/task. */
 	ck_assert_str_eq(fake.argv[4],
-			 "/bin/sh kbg_seal.sh submission.o custom_kernel");
-	ck_assert_str_eq(fake.argv[5],
-			 FAKE_NVCC " " GENCODE_90A " -o eval.out "
-			 "kb-harness-objs/kbg_main.o "
-			 "kb-harness-objs/kbg_model.o submission.o -lcuda "
-			 "-ldl");
-	for (int k = 3; k <= 5; k++)
-		ck_assert_str_eq(fake.dir[k], b.jobdir);
-	/* The objects came from the cache, the binary was linked. */
-	objs = slurp(b.jobdir, "kb-harness-objs/kbg_main.o");
-	ck_assert_ptr_nonnull(objs);
-	ck_assert_msg(strstr(objs, "-c kbg_main.cu"), "%s", objs);
-	free(objs);
-	ck_assert_ptr_nonnull((objs = slurp(b.jobdir, "eval.out")));
-	free(objs);
-	ck_assert_int_eq(count_entries(cache, "cu-"), 1);
+			 FAKE_NVCC " " CU_FLAGS " " GENCODE_90A
+			 " -shared -Xcompiler=-fPIC -cudart shared "
+			 "-Xlinker=--no-undefined "
+			 "-Xlinker=--require-defined=custom_kernel "
+			 "submission.cu -o ../step/submission.so -lcuda");
+	ck_assert_str_eq(fake.dir[4], b.jd.task);
+	/* Both in J/out; the harness from the cache. */
+	made = slurp(b.jd.out, "eval.out");
+	ck_assert_ptr_nonnull(made);
+	ck_assert_msg(strstr(made, "-o ../step/eval.out"), "%s", made);
+	free(made);
+	made = slurp(b.jd.out, "submission.so");
+	ck_assert_ptr_nonnull(made);
+	free(made);
+	ck_assert_int_eq(b.loads, 1);
+	ck_assert_int_eq(count_entries(cache, "h-"), 1);
 	ck_assert_int_eq(count_entries(cache, ".tmp-"), 0);
-	/* The CompileResult: the job's own steps, their time, the toolkit. */
+	/* The CompileResult: the job's own command, all the time, the
+	 * toolkit. */
 	ck_assert_int_eq(b.cr->success, 1);
 	ck_assert_int_eq(b.cr->exit_code, 0);
-	ck_assert_msg(strstr(b.cr->command, "-c submission.cu") &&
-			      strstr(b.cr->command, "&& /bin/sh kbg_seal.sh") &&
+	ck_assert_msg(strstr(b.cr->command, "submission.cu -o ../step/"
+					    "submission.so") &&
 			      !strstr(b.cr->command, "kbg_main.cu"),
 		      "%s", b.cr->command);
-	ck_assert_double_eq_tol(b.cr->duration_s, 6 * 0.25, 1e-9);
+	ck_assert_double_eq_tol(b.cr->duration_s, 5 * 0.25, 1e-9);
 	ck_assert_str_eq(b.toolkit, "CUDA 12.4");
 	built_free(&b);
 	kb__submission__free_unpacked(s, NULL);
@@ -539,38 +513,50 @@ START_TEST(test_cache_reuse_and_invalidation)
 	struct built b = build(s, "90a");
 
 	ck_assert_int_eq(b.st, KB_BUILD_OK);
-	ck_assert_int_eq(fake.n, 6);
+	ck_assert_int_eq(fake.n, 5);
 	built_free(&b);
-	/* Another submission: only its own three steps (and the version). */
+	/* Another submission: only its own command (the version is
+	 * remembered). */
 	set_code(s, "extern \"C\" void custom_kernel() { /* v2 */ }\n");
 	b = build(s, "90a");
 	ck_assert_int_eq(b.st, KB_BUILD_OK);
-	ck_assert_int_eq(fake.n, 4);
-	ck_assert_msg(strstr(fake.argv[1], "-c submission.cu"), "%s",
-		      fake.argv[1]);
-	ck_assert_int_eq(count_entries(cache, "cu-"), 1);
+	ck_assert_int_eq(fake.n, 1);
+	ck_assert_msg(strstr(fake.argv[0], "submission.cu -o"), "%s",
+		      fake.argv[0]);
+	ck_assert_int_eq(count_entries(cache, "h-"), 1);
 	built_free(&b);
 	/* A header of the harness changed: rebuilt under a new key. */
 	set_file(s->task, "task.h", "// task header v2\n");
 	b = build(s, "90a");
 	ck_assert_int_eq(b.st, KB_BUILD_OK);
-	ck_assert_int_eq(fake.n, 6);
-	ck_assert_int_eq(count_entries(cache, "cu-"), 2);
+	ck_assert_int_eq(fake.n, 4);
+	ck_assert_int_eq(count_entries(cache, "h-"), 2);
 	built_free(&b);
 	/* Another architecture: another key. */
 	b = build(s, "80");
 	ck_assert_int_eq(b.st, KB_BUILD_OK);
-	ck_assert_int_eq(fake.n, 6);
-	ck_assert_msg(strstr(fake.argv[1],
+	ck_assert_int_eq(fake.n, 4);
+	ck_assert_msg(strstr(fake.argv[0],
 			     "-gencode=arch=compute_80,code=sm_80"),
-		      "%s", fake.argv[1]);
-	ck_assert_int_eq(count_entries(cache, "cu-"), 3);
+		      "%s", fake.argv[0]);
+	ck_assert_int_eq(count_entries(cache, "h-"), 3);
 	built_free(&b);
-	/* Another toolkit: another key. */
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* Another toolkit binary (a new file at the same path): asked again, and
+ * another key. */
+START_TEST(test_cache_new_toolkit)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct built b;
+
 	fake.version = "Cuda compilation tools, release 12.8, V12.8.93\n";
 	b = build(s, "80");
-	ck_assert_int_eq(fake.n, 6);
-	ck_assert_int_eq(count_entries(cache, "cu-"), 4);
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 5);
+	ck_assert_int_eq(count_entries(cache, "h-"), 1);
 	ck_assert_str_eq(b.toolkit, "CUDA 12.8");
 	built_free(&b);
 	kb__submission__free_unpacked(s, NULL);
@@ -582,7 +568,7 @@ START_TEST(test_task_flags)
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
 	struct built b;
 
-	wf_set_config(s->task, "flags", "-O2\n--std=c++20");
+	wf_set_config(s->task, "flags", "-O2\n--std=c++17");
 	wf_set_config(s->task, "compile_flags", "--use_fast_math");
 	wf_set_config(s->task, "include_dirs", "/opt/tk/include");
 	wf_set_config(s->task, "defines", "BLOCK=256");
@@ -591,37 +577,39 @@ START_TEST(test_task_flags)
 	ck_assert_msg(b.st == KB_BUILD_OK, "%s", b.msg);
 	/* config.flags replaces the default, the rest is added. */
 	ck_assert_str_eq(fake.argv[1],
-			 FAKE_NVCC " -O2 --std=c++20 --use_fast_math "
+			 FAKE_NVCC " -O2 --std=c++17 --use_fast_math "
 			 "-I/opt/tk/include -DBLOCK=256 " GENCODE_90A
-			 " -Xcompiler -fvisibility=hidden -c kbg_main.cu -o "
-			 "kbg_main.o");
+			 " -c kbg_main.cu -o ../step/kbg_main.o");
 	ck_assert_str_eq(fake.argv[2],
-			 FAKE_NVCC " -O3 " GENCODE_90A " -Xcompiler "
-			 "-std=gnu17,-fvisibility=hidden -I/opt/tk/include "
-			 "-DBLOCK=256 -c kbg_model.c -o kbg_model.o");
+			 FAKE_NVCC " -O3 " GENCODE_90A " -Xcompiler -std=gnu17 "
+			 "-I/opt/tk/include -DBLOCK=256 -c kbg_model.c -o "
+			 "../step/kbg_model.o");
 	ck_assert_str_eq(fake.argv[3],
-			 FAKE_NVCC " -O2 --std=c++20 --use_fast_math "
+			 FAKE_NVCC " " GENCODE_90A " -o ../step/eval.out "
+			 "../step/kbg_main.o ../step/kbg_model.o -cudart "
+			 "shared -lcublas -lcuda -ldl");
+	ck_assert_str_eq(fake.argv[4],
+			 FAKE_NVCC " -O2 --std=c++17 --use_fast_math "
 			 "-I/opt/tk/include -DBLOCK=256 " GENCODE_90A
-			 " -c submission.cu -o submission.o");
-	ck_assert_str_eq(fake.argv[5],
-			 FAKE_NVCC " " GENCODE_90A " -O2 --std=c++20 "
-			 "--use_fast_math -o eval.out "
-			 "kb-harness-objs/kbg_main.o "
-			 "kb-harness-objs/kbg_model.o submission.o -lcublas "
-			 "-lcuda -ldl");
+			 " -shared -Xcompiler=-fPIC -cudart shared "
+			 "-Xlinker=--no-undefined "
+			 "-Xlinker=--require-defined=custom_kernel "
+			 "submission.cu -o ../step/submission.so -lcublas "
+			 "-lcuda");
 	built_free(&b);
 	kb__submission__free_unpacked(s, NULL);
 }
 END_TEST
 
-/* Upstream's shape: eval.cu includes the submission (a header), which is
- * no source: one nvcc over everything, nothing cached, nothing sealed. */
-START_TEST(test_oneshot_when_submission_is_included)
+/* Upstream's shapes: no loader, so one nvcc over every source, as upstream
+ * runs it: its eval.cu includes the submission, or calls it directly. */
+START_TEST(test_oneshot_upstream)
 {
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
 	Kb__Task *t = s->task;
 	struct built b;
 
+	wf_set_config(t, "loader", "");
 	replace_files(t);
 	wf_add_file(t, "eval.cu", "#include \"reference.cuh\"\n"
 				  "#include \"submission.cuh\"\n");
@@ -632,82 +620,46 @@ START_TEST(test_oneshot_when_submission_is_included)
 	ck_assert_msg(b.st == KB_BUILD_OK, "%s", b.msg);
 	ck_assert_int_eq(fake.n, 2);
 	ck_assert_str_eq(fake.argv[1],
-			 FAKE_NVCC " -O3 -std=c++17 -lineinfo "
+			 FAKE_NVCC " " CU_FLAGS " "
 			 "-gencode=arch=compute_80,code=sm_80 eval.cu -o "
-			 "eval.out -lcuda -ldl");
-	ck_assert_int_eq(count_entries(cache, "cu-"), 0);
+			 "../step/eval.out -lcuda");
+	ck_assert_int_eq(count_entries(cache, "h-"), 0);
+	ck_assert_int_eq(b.loads, 0);
 	built_free(&b);
 
-	/* Listed as a source but #included by another file as well. */
+	/* Both sources, the harness calling custom_kernel itself. */
 	replace_files(t);
-	wf_add_file(t, "eval.cu", "#include \"submission.cu\"\n");
+	wf_add_file(t, "eval.cu", "void custom_kernel(); int main() "
+				  "{ custom_kernel(); }\n");
 	wf_add_file(t, "submission.cu", "@SUBMISSION@");
 	wf_set_config(t, "sources", "eval.cu\nsubmission.cu");
 	b = build(s, "80");
 	ck_assert_int_eq(b.st, KB_BUILD_OK);
-	ck_assert_int_eq(fake.n, 2);
-	ck_assert_msg(strstr(fake.argv[1],
-			     " eval.cu submission.cu -o eval.out"),
-		      "%s", fake.argv[1]);
+	ck_assert_int_eq(fake.n, 1);
+	ck_assert_msg(strstr(fake.argv[0],
+			     " eval.cu submission.cu -o ../step/eval.out"),
+		      "%s", fake.argv[0]);
 	built_free(&b);
 	kb__submission__free_unpacked(s, NULL);
 }
 END_TEST
 
-/* Upstream's other shape: eval.cu and submission.cu both sources, no seal
- * script: split and cached, not sealed. */
-START_TEST(test_split_without_seal)
-{
-	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
-	Kb__Task *t = s->task;
-	struct built b;
-
-	replace_files(t);
-	wf_add_file(t, "eval.cu", "#include \"task.h\"\n");
-	wf_add_file(t, "task.h", "// task\n");
-	wf_add_file(t, "submission.cu", "@SUBMISSION@");
-	wf_set_config(t, "sources", "eval.cu\nsubmission.cu");
-	b = build(s, "89");
-	ck_assert_msg(b.st == KB_BUILD_OK, "%s", b.msg);
-	ck_assert_int_eq(fake.n, 4);
-	ck_assert_msg(strstr(fake.argv[1], "-c eval.cu -o eval.o"), "%s",
-		      fake.argv[1]);
-	ck_assert_msg(strstr(fake.argv[2], "-c submission.cu"), "%s",
-		      fake.argv[2]);
-	ck_assert_msg(strstr(fake.argv[3], "-o eval.out kb-harness-objs/eval.o "
-					   "submission.o"),
-		      "%s", fake.argv[3]);
-	built_free(&b);
-	kb__submission__free_unpacked(s, NULL);
-}
-END_TEST
-
-/* The sealed object is inspected before the link: a constructor is a
- * compile error with the check's message, and nothing is linked. */
-START_TEST(test_constructor_refused)
+/* loader: child needs the submission as a source of its own. */
+START_TEST(test_loader_misconfigured)
 {
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
 	struct built b;
 
-	fake.sub_src = "static volatile int v;\n"
-		       "__attribute__((constructor)) static void f(void) "
-		       "{ v = 1; }\n"
-		       "void custom_kernel(void) {}\n";
+	wf_set_config(s->task, "sources", "kbg_main.cu\nkbg_model.c");
 	b = build(s, "90a");
-	fake.sub_src = NULL;
-	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
-	ck_assert_int_eq(b.cr->success, 0);
-	ck_assert_int_eq(b.cr->exit_code, 1);
-	ck_assert_msg(strstr(b.cr->stderr, "submission.cu defines a "
-					   "constructor (function 'f'") &&
-			      strstr(b.cr->stderr, "code before main is not "
-						   "allowed"),
-		      "%s", b.cr->stderr);
-	ck_assert_msg(strstr(b.cr->command, "-c submission.cu") &&
-			      strstr(b.cr->command, "&& /bin/sh kbg_seal.sh"),
-		      "%s", b.cr->command);
-	/* nvcc --version, the harness (2), the submission, the seal: no link */
-	ck_assert_int_eq(fake.n, 5);
+	ck_assert_int_eq(b.st, KB_BUILD_INFRA);
+	ck_assert_msg(strstr(b.msg, "loader"), "%s", b.msg);
+	ck_assert_int_eq(fake.n, 0);
+	built_free(&b);
+	wf_set_config(s->task, "sources", "kbg_main.cu\nsubmission.cu");
+	wf_set_config(s->task, "loader", "parent");
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_INFRA);
 	built_free(&b);
 	kb__submission__free_unpacked(s, NULL);
 }
@@ -718,42 +670,29 @@ START_TEST(test_compile_error_is_users)
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
 	struct built b;
 
-	fake.fail_on = "-c submission.cu";
+	fake.fail_on = "-shared";
 	b = build(s, "90a");
 	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
 	ck_assert_int_eq(b.cr->success, 0);
 	ck_assert_int_eq(b.cr->exit_code, 2);
+	ck_assert_int_eq(b.loads, 0);
 	ck_assert_msg(strstr(b.cr->stderr, "error: expected a"), "%s",
 		      b.cr->stderr);
-	ck_assert_msg(strstr(b.cr->command, "-c submission.cu -o submission.o"),
+	ck_assert_msg(strstr(b.cr->command, "submission.cu -o "
+					    "../step/submission.so"),
 		      "%s", b.cr->command);
+	ck_assert(access(b.jd.step, F_OK) < 0);
 	/* The harness was built (and cached) all the same. */
-	ck_assert_int_eq(count_entries(cache, "cu-"), 1);
+	ck_assert_int_eq(count_entries(cache, "h-"), 1);
 	built_free(&b);
 
-	fake.fail_on = NULL;
-	fake.seal_exit = 1;
+	/* No custom_kernel (or one with C++ linkage): the linker says so. */
+	fake.fail_text = "nvlink error: required symbol `custom_kernel' not "
+			 "defined";
 	b = build(s, "90a");
 	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
-	ck_assert_int_eq(b.cr->exit_code, 1);
-	ck_assert_msg(strstr(b.cr->stderr, "does not define custom_kernel"),
-		      "%s", b.cr->stderr);
-	ck_assert_str_eq(b.cr->command,
-			 "/bin/sh kbg_seal.sh submission.o custom_kernel");
-	built_free(&b);
-
-	/* The seal script's own failures are the platform's. */
-	fake.seal_exit = 2;
-	b = build(s, "90a");
-	ck_assert_int_eq(b.st, KB_BUILD_INFRA);
-	built_free(&b);
-
-	fake.seal_exit = 0;
-	fake.fail_on = " -o eval.out ";
-	b = build(s, "90a");
-	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
-	ck_assert_msg(strstr(b.cr->command, "-o eval.out"), "%s",
-		      b.cr->command);
+	ck_assert_msg(strstr(b.cr->stderr, "custom_kernel' not defined"), "%s",
+		      b.cr->stderr);
 	built_free(&b);
 	kb__submission__free_unpacked(s, NULL);
 }
@@ -765,7 +704,7 @@ START_TEST(test_compile_error_truncated_from_the_end)
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
 	struct built b;
 
-	fake.fail_on = "-c submission.cu";
+	fake.fail_on = "-shared";
 	fake.err_lines = 5000;
 	b = build(s, "90a");
 	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
@@ -785,11 +724,13 @@ START_TEST(test_harness_failure_is_infra)
 	struct built b;
 
 	fake.fail_on = "-c kbg_model.c";
+	fake.fail_text = "kbg_model.c(1): error: boom";
 	b = build(s, "90a");
 	ck_assert_int_eq(b.st, KB_BUILD_INFRA);
-	ck_assert_msg(strstr(b.msg, "kbg_model.c does not compile"), "%s",
-		      b.msg);
-	ck_assert_int_eq(count_entries(cache, "cu-"), 0);
+	ck_assert_msg(strstr(b.msg, "the problem's harness does not build") &&
+			      strstr(b.msg, "boom"),
+		      "%s", b.msg);
+	ck_assert_int_eq(count_entries(cache, "h-"), 0);
 	ck_assert_int_eq(count_entries(cache, ".tmp-"), 0);
 	built_free(&b);
 	/* No arch (a CPU worker, or a device nobody could read): this
@@ -808,60 +749,25 @@ END_TEST
 
 /* ---- the fill is atomic ----------------------------------------------- */
 
-static struct kb_cu_harness *harness_of(const Kb__Task *t)
+/* One of two racing builders: waits for the start signal, builds, and
+ * writes what it finds in its J/out/eval.out to <root>/seen-<n>. */
+static void racer(int n, int go_fd, const Kb__Submission *s)
 {
-	static struct kb_argv cmds[2];
-	static char *objects[2] = {"a.o", "b.o"};
-	static struct kb_cu_harness h;
+	char name[32], go, *made, *seen;
+	struct built b;
 
-	memset(cmds, 0, sizeof(cmds));
-	for (int i = 0; i < 2; i++) {
-		kb_argv_push(&cmds[i], FAKE_NVCC);
-		kb_argv_push(&cmds[i], "-c");
-		kb_argv_push(&cmds[i], i ? "b.cu" : "a.cu");
-		kb_argv_push(&cmds[i], "-o");
-		kb_argv_push(&cmds[i], objects[i]);
-	}
-	h = (struct kb_cu_harness){t, 4, cmds, objects, 2};
-	return &h;
-}
-
-static struct kb_build_ctx fill_ctx(void)
-{
-	return (struct kb_build_ctx){
-		.gpu = "H100",
-		.timeout_s = 60,
-		.exec = fake_exec,
-		.cuda_arch = "90a",
-		.cache_dir = cache,
-	};
-}
-
-/* One of two racing builders: waits for the start signal, fills, and
- * writes what it then finds in the entry to <root>/seen-<n>. */
-static void racer(int n, int go_fd, const struct kb_cu_harness *h)
-{
-	struct kb_build_ctx c = fill_ctx();
-	char objdir[4300], msg[256] = "", name[32], go;
-	double wall;
-	enum kb_build_state st;
-	char *a, *b, *seen;
-
-	fake.n = 0;
 	fake.sleep_ms = 300;
 	if (read(go_fd, &go, 1) != 1)
 		_exit(3);
-	st = kb__cu_cache_get(&c, h, "racekey", 60, objdir, sizeof(objdir),
-			      &wall, msg, sizeof(msg));
-	if (st != KB_BUILD_OK) {
-		fprintf(stderr, "racer %d: %s\n", n, msg);
+	b = build(s, "90a");
+	if (b.st != KB_BUILD_OK) {
+		fprintf(stderr, "racer %d: %s\n", n, b.msg);
 		_exit(1);
 	}
-	a = slurp(objdir, "a.o");
-	b = slurp(objdir, "b.o");
-	if (!a || !b)
+	made = slurp(b.jd.out, "eval.out");
+	if (!made)
 		_exit(2);
-	seen = kb__xasprintf("%s%scompiled %d\n", a, b, fake.n);
+	seen = kb__xasprintf("%scommands %d\n", made, fake.n);
 	snprintf(name, sizeof(name), "seen-%d", n);
 	spit(root, name, seen);
 	_exit(0);
@@ -870,12 +776,10 @@ static void racer(int n, int go_fd, const struct kb_cu_harness *h)
 START_TEST(test_fill_is_atomic)
 {
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
-	struct kb_cu_harness *h = harness_of(s->task);
 	int go[2], st;
 	pid_t pid[2];
-	char *seen[2], objdir[4300], msg[256];
-	struct kb_build_ctx c = fill_ctx();
-	double wall;
+	char *seen[2];
+	struct built b;
 
 	ck_assert_int_eq(pipe(go), 0);
 	ck_assert_int_eq(mkdir(cache, 0700), 0);
@@ -883,7 +787,7 @@ START_TEST(test_fill_is_atomic)
 		pid[i] = fork();
 		ck_assert_int_ge(pid[i], 0);
 		if (pid[i] == 0)
-			racer(i, go[0], h);
+			racer(i, go[0], s);
 	}
 	ck_assert_int_eq(write(go[1], "gg", 2), 2);
 	for (int i = 0; i < 2; i++) {
@@ -897,23 +801,21 @@ START_TEST(test_fill_is_atomic)
 		snprintf(name, sizeof(name), "seen-%d", i);
 		seen[i] = slurp(root, name);
 		ck_assert_ptr_nonnull(seen[i]);
-		/* Both compiled (the race happened)... */
-		ck_assert_msg(strstr(seen[i], "compiled 2"), "%s", seen[i]);
+		/* Both built the harness (the race happened)... */
+		ck_assert_msg(strstr(seen[i], "commands 5"), "%s", seen[i]);
 	}
-	/* ...and both use one complete copy: the same objects, by the same
+	/* ...and both use one complete copy: the same binary, by the same
 	 * builder. */
-	*strstr(seen[0], "compiled") = '\0';
-	*strstr(seen[1], "compiled") = '\0';
+	*strstr(seen[0], "commands") = '\0';
+	*strstr(seen[1], "commands") = '\0';
 	ck_assert_str_eq(seen[0], seen[1]);
-	ck_assert_int_eq(count_entries(cache, "cu-"), 1);
+	ck_assert_int_eq(count_entries(cache, "h-"), 1);
 	ck_assert_int_eq(count_entries(cache, ".tmp-"), 0);
-	/* A third comes later and only reads. */
-	fake.n = 0;
-	ck_assert_int_eq(kb__cu_cache_get(&c, h, "racekey", 60, objdir,
-					  sizeof(objdir), &wall, msg,
-					  sizeof(msg)),
-			 KB_BUILD_OK);
-	ck_assert_int_eq(fake.n, 0);
+	/* A third comes later and only builds the submission. */
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 2);
+	built_free(&b);
 	free(seen[0]);
 	free(seen[1]);
 	kb__submission__free_unpacked(s, NULL);
@@ -923,36 +825,39 @@ END_TEST
 START_TEST(test_fill_repairs_and_cleans)
 {
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
-	struct kb_cu_harness *h = harness_of(s->task);
-	struct kb_build_ctx c = fill_ctx();
-	char objdir[4300], msg[256], path[4400], *m;
 	struct timeval old[2] = {{1000, 0}, {1000, 0}};
-	double wall;
+	char path[4400], *m;
+	struct built b = build(s, "90a");
+	DIR *d;
+	struct dirent *e;
+	char entry[4400] = "";
 
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	built_free(&b);
+	d = opendir(cache);
+	while ((e = readdir(d)))
+		if (strncmp(e->d_name, "h-", 2) == 0)
+			snprintf(entry, sizeof(entry), "%s/%s", cache,
+				 e->d_name);
+	closedir(d);
+	ck_assert(entry[0]);
 	/* A damaged entry (no MANIFEST) and a fill that died long ago. */
-	snprintf(path, sizeof(path), "%s/cu-k1", cache);
-	ck_assert_int_eq(mkdir(cache, 0700), 0);
-	ck_assert_int_eq(mkdir(path, 0700), 0);
-	spit(path, "a.o", "half");
+	snprintf(path, sizeof(path), "%s/MANIFEST", entry);
+	ck_assert_int_eq(unlink(path), 0);
 	snprintf(path, sizeof(path), "%s/.tmp-dead", cache);
 	ck_assert_int_eq(mkdir(path, 0700), 0);
 	ck_assert_int_eq(utimes(path, old), 0);
-	fake.n = 0;
-	ck_assert_int_eq(kb__cu_cache_get(&c, h, "k1", 60, objdir,
-					  sizeof(objdir), &wall, msg,
-					  sizeof(msg)),
-			 KB_BUILD_OK);
-	ck_assert_int_eq(fake.n, 2);
-	m = slurp(objdir, "MANIFEST");
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 4);
+	m = slurp(entry, "MANIFEST");
 	ck_assert_ptr_nonnull(m);
-	ck_assert_str_eq(m, "kb-cu-cache-1\na.o\nb.o\n");
-	free(m);
-	m = slurp(objdir, "a.o");
-	ck_assert_msg(strstr(m, "-c a.cu"), "%s", m);
+	ck_assert_str_eq(m, "kb-harness-cache-2\neval.out\n");
 	free(m);
 	ck_assert_int_eq(count_entries(cache, ".tmp-"), 0);
-	/* Only objects and the manifest are kept. */
-	ck_assert_int_eq(count_entries(objdir, ""), 3);
+	/* Only the binary and the manifest are kept. */
+	ck_assert_int_eq(count_entries(entry, ""), 2);
+	built_free(&b);
 	kb__submission__free_unpacked(s, NULL);
 }
 END_TEST
@@ -965,7 +870,9 @@ static struct {
 	char env[CMD_MAX][2048];
 	char workdir[CMD_MAX][4200];
 	int gpu[CMD_MAX], restrict_[CMD_MAX], index[CMD_MAX];
-	char ro[CMD_MAX][256];
+	char ro[CMD_MAX][8400];
+	char rw[CMD_MAX][4200];
+	char cwd[CMD_MAX][4200];
 } seen;
 
 static int fake_sandbox(const struct kb_sandbox_opts *o,
@@ -982,9 +889,12 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 	seen.restrict_[k] = o->gpu_restrict;
 	seen.index[k] = o->gpu_index;
 	join(seen.ro[k], sizeof(seen.ro[k]), o->ro_paths);
+	join(seen.rw[k], sizeof(seen.rw[k]), o->rw_paths);
+	snprintf(seen.cwd[k], sizeof(seen.cwd[k]), "%s",
+		 o->cwd ? o->cwd : o->workdir);
 	memset(r, 0, sizeof(*r));
 	if (!o->want_report) {
-		play(o->argv, o->workdir, r);
+		play(o->argv, seen.cwd[k], r);
 		return 0;
 	}
 	r->exited = 1;
@@ -1037,29 +947,42 @@ START_TEST(test_gpu_eval)
 	r = kb_eval_run(&o, s);
 	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
 		      r->error);
-	ck_assert_int_eq(seen.n, 7);
-	/* Builds: no GPU, the toolkit on PATH, HOME/TMPDIR where they run,
+	/* --version, the harness (3), the submission, the run. */
+	ck_assert_int_eq(seen.n, 6);
+	/* Builds: no GPU, the toolkit on PATH, HOME the job's, TMPDIR and the
+	 * only writable place the fresh scratch; the task, the outputs and
 	 * the toolkit (outside /usr) bound read-only. */
-	for (k = 0; k < 6; k++) {
-		char home[4300];
+	for (k = 0; k < 5; k++) {
+		char want[4300];
 
 		ck_assert_int_eq(seen.gpu[k], 0);
 		ck_assert_msg(strstr(seen.env[k], "PATH=" FAKE_HOME
 				     "/bin:/usr/local/bin:/usr/bin:/bin "),
 			      "%s", seen.env[k]);
-		snprintf(home, sizeof(home), "HOME=%s ", seen.workdir[k]);
-		ck_assert_msg(strstr(seen.env[k], home), "%s", seen.env[k]);
+		snprintf(want, sizeof(want), "TMPDIR=%s ", seen.workdir[k]);
+		ck_assert_msg(strstr(seen.env[k], want), "%s", seen.env[k]);
+		ck_assert_msg(strstr(seen.workdir[k], "/step"), "%s",
+			      seen.workdir[k]);
+		ck_assert_msg(strstr(seen.env[k], "/home ") &&
+				      strstr(seen.rw[k], "/home"),
+			      "%s | %s", seen.env[k], seen.rw[k]);
 		ck_assert_msg(!strstr(seen.env[k], "POPCORN_FD") &&
-				      !strstr(seen.env[k], "CUDA_VISIBLE"),
+				      !strstr(seen.env[k], "CUDA_VISIBLE") &&
+				      !strstr(seen.env[k], "KBH_SUBMISSION"),
 			      "%s", seen.env[k]);
-		ck_assert_str_eq(seen.ro[k], FAKE_HOME);
+		ck_assert_msg(strstr(seen.ro[k], "/task ") &&
+				      strstr(seen.ro[k], "/out ") &&
+				      strstr(seen.ro[k], " " FAKE_HOME),
+			      "%s", seen.ro[k]);
 	}
-	/* The harness compiles ran in the cache's scratch directory. */
-	ck_assert_msg(strstr(seen.workdir[1], "/cache/.tmp-"), "%s",
-		      seen.workdir[1]);
-	/* The run: its GPU alone, found by UUID, the driver's libraries. */
-	k = 6;
-	ck_assert_str_eq(seen.argv[k], "./eval.out test cases.txt");
+	/* The harness's commands ran where the submission is not. */
+	ck_assert_msg(strstr(seen.cwd[1], "/harness"), "%s", seen.cwd[1]);
+	ck_assert_msg(strstr(seen.cwd[4], "/task"), "%s", seen.cwd[4]);
+	/* The run: in its scratch, its GPU alone, found by UUID, the
+	 * driver's libraries, the submission's object named. */
+	k = 5;
+	ck_assert_str_eq(seen.argv[k], "../out/eval.out test cases.txt");
+	ck_assert_str_eq(seen.cwd[k], seen.workdir[k]);
 	ck_assert_int_eq(seen.gpu[k], 1);
 	ck_assert_int_eq(seen.restrict_[k], 1);
 	ck_assert_int_eq(seen.index[k], 3);
@@ -1067,6 +990,8 @@ START_TEST(test_gpu_eval)
 				FAKE_HOME "/lib64:" KB_EVAL_GPU_LD_PATH
 				" CUDA_VISIBLE_DEVICES=GPU-0b1c"),
 		      "%s", seen.env[k]);
+	ck_assert_msg(strstr(seen.env[k], "/out/submission.so "), "%s",
+		      seen.env[k]);
 	/* System info: the harness's readings win over the worker's. */
 	ck_assert_str_eq(r->system->device_name, "NVIDIA H100 80GB HBM3");
 	ck_assert_str_eq(r->system->driver, "550.54.15 (CUDA 12.4)");
@@ -1088,7 +1013,7 @@ START_TEST(test_gpu_eval)
 	free(text);
 	/* The job directory is gone, the cache stays. */
 	ck_assert_int_eq(count_entries(root, "job-"), 0);
-	ck_assert_int_eq(count_entries(cache, "cu-"), 1);
+	ck_assert_int_eq(count_entries(cache, "h-"), 1);
 	kb__result__free_unpacked(r, NULL);
 	kb__submission__free_unpacked(s, NULL);
 }
@@ -1138,11 +1063,11 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(build_tc, setup, teardown);
 	tcase_add_test(build_tc, test_split_build_commands);
 	tcase_add_test(build_tc, test_cache_reuse_and_invalidation);
+	tcase_add_test(build_tc, test_cache_new_toolkit);
 	tcase_add_test(build_tc, test_task_flags);
-	tcase_add_test(build_tc, test_oneshot_when_submission_is_included);
-	tcase_add_test(build_tc, test_split_without_seal);
+	tcase_add_test(build_tc, test_oneshot_upstream);
+	tcase_add_test(build_tc, test_loader_misconfigured);
 	tcase_add_test(build_tc, test_compile_error_is_users);
-	tcase_add_test(build_tc, test_constructor_refused);
 	tcase_add_test(build_tc, test_compile_error_truncated_from_the_end);
 	tcase_add_test(build_tc, test_harness_failure_is_infra);
 	tcase_add_test(build_tc, test_fill_is_atomic);

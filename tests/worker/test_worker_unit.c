@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "build.h"
@@ -30,6 +31,14 @@ static int exists(const char *dir, const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return lstat(path, &st) == 0;
+}
+
+static int dir_is_empty(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\"", dir);
+	return system(cmd) == 0;
 }
 
 static char *slurp(const char *dir, const char *name)
@@ -64,23 +73,49 @@ START_TEST(test_name_ok)
 }
 END_TEST
 
+/* A job directory with its layout, the task in task/. */
+static void open_job(struct kb_jobdir *j, const char *root,
+		     const Kb__Submission *s)
+{
+	char err[256] = "";
+
+	ck_assert_int_eq(kb_jobdir_open(j, root, 7, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_jobdir_materialize(j, s->task, &s->code, -1, 1, err,
+					       sizeof(err)),
+			 0);
+}
+
 START_TEST(test_materialize)
 {
 	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_TEST);
-	char *dir = wf_tmpdir(), err[256] = "", *sub, *ev;
+	char *root = wf_tmpdir(), err[256] = "", *sub, *ev;
+	struct kb_jobdir j;
+	struct stat st;
 
-	ck_assert_ptr_nonnull(dir);
-	ck_assert_int_eq(kb_jobdir_materialize(dir, s->task, &s->code, err,
-					       sizeof(err)), 0);
-	sub = slurp(dir, "submission.c");
-	ev = slurp(dir, "eval.c");
+	ck_assert_ptr_nonnull(root);
+	open_job(&j, root, s);
+	/* The worker's own directory; the task read-only to commands. */
+	ck_assert_int_eq(stat(j.path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0700);
+	ck_assert_int_eq(stat(j.task, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0755);
+	sub = slurp(j.task, "submission.c");
+	ev = slurp(j.task, "eval.c");
 	ck_assert_str_eq(sub, "int x;");
 	ck_assert_str_eq(ev, "int main(void) { return 0; }\n");
 	free(sub);
 	free(ev);
-	ck_assert_int_eq(kb_jobdir_remove(dir), 0);
-	ck_assert(access(dir, F_OK) < 0);
-	free(dir);
+	/* The harness's copy leaves the submission out. */
+	ck_assert_int_eq(kb_jobdir_materialize(&j, s->task, &s->code, -1, 0,
+					       err, sizeof(err)),
+			 0);
+	ck_assert(exists(j.harness, "eval.c"));
+	ck_assert(!exists(j.harness, "submission.c"));
+	ck_assert_int_eq(kb_jobdir_close(&j, 0), 0);
+	ck_assert(access(j.task, F_OK) < 0);
+	ck_assert(dir_is_empty(root));
+	kb_jobdir_remove(root);
+	free(root);
 	kb__submission__free_unpacked(s, NULL);
 }
 END_TEST
@@ -92,19 +127,136 @@ START_TEST(test_materialize_rejects)
 					  "..", "cases.txt", "eval.out",
 					  "submission.c"};
 	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_TEST);
-	char *dir = wf_tmpdir(), err[256] = "";
+	char *root = wf_tmpdir(), err[256] = "";
+	struct kb_jobdir j;
 	Kb__TaskFile *f;
 
-	ck_assert_ptr_nonnull(dir);
+	ck_assert_ptr_nonnull(root);
+	ck_assert_int_eq(kb_jobdir_open(&j, root, 7, err, sizeof(err)), 0);
 	wf_add_file(s->task, bad[_i], "evil");
 	f = s->task->files[s->task->n_files - 1];
-	ck_assert_int_eq(kb_jobdir_materialize(dir, s->task, &s->code, err,
-					       sizeof(err)), -EINVAL);
+	ck_assert_int_eq(kb_jobdir_materialize(&j, s->task, &s->code, -1, 1,
+					       err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_msg(strstr(err, f->name) != NULL, "err: %s", err);
-	ck_assert(!exists(dir, "eval.c"));
-	ck_assert(!exists(dir, "submission.c"));
-	ck_assert_int_eq(kb_jobdir_remove(dir), 0);
-	free(dir);
+	ck_assert(!exists(j.task, "eval.c"));
+	ck_assert(!exists(j.task, "submission.c"));
+	kb_jobdir_close(&j, 0);
+	kb_jobdir_remove(root);
+	free(root);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* What a command leaves in its scratch is copied out only as a regular
+ * file: never through a link, never from a FIFO (which must not block the
+ * worker), never over an existing file. */
+START_TEST(test_step_take)
+{
+	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_TEST);
+	char *root = wf_tmpdir(), *outside = wf_tmpdir(), err[256] = "";
+	char path[4200], target[4200], *got;
+	struct kb_jobdir j;
+	struct stat st;
+
+	open_job(&j, root, s);
+	ck_assert_int_eq(kb_jobdir_step_begin(&j, err, sizeof(err)), 0);
+	/* A second begin without an end is refused. */
+	ck_assert_int_eq(kb_jobdir_step_begin(&j, err, sizeof(err)), -EEXIST);
+	snprintf(path, sizeof(path), "%s/real.so", j.step);
+	ck_assert_int_eq(kb_write_file(path, "ELF", 3, 0600), 0);
+	snprintf(target, sizeof(target), "%s/secret", outside);
+	ck_assert_int_eq(kb_write_file(target, "host", 4, 0600), 0);
+	snprintf(path, sizeof(path), "%s/link.so", j.step);
+	ck_assert_int_eq(symlink(target, path), 0);
+	snprintf(path, sizeof(path), "%s/fifo.so", j.step);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	snprintf(path, sizeof(path), "%s/dir.so", j.step);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+
+	ck_assert_int_eq(kb_jobdir_step_take(&j, "real.so", -1, 0755, err,
+					     sizeof(err)),
+			 0);
+	got = slurp(j.out, "real.so");
+	ck_assert_str_eq(got, "ELF");
+	free(got);
+	ck_assert_int_eq(stat(j.out, &st), 0);
+	snprintf(path, sizeof(path), "%s/real.so", j.out);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_uid, getuid());
+	ck_assert_uint_eq(st.st_mode & 0777, 0755);
+	/* Taken once: the copy is not replaced by a later one. */
+	ck_assert_int_eq(kb_jobdir_step_take(&j, "real.so", -1, 0755, err,
+					     sizeof(err)),
+			 -EEXIST);
+	ck_assert_int_eq(kb_jobdir_step_take(&j, "link.so", -1, 0755, err,
+					     sizeof(err)),
+			 -ELOOP);
+	ck_assert_msg(strstr(err, "symbolic link"), "%s", err);
+	ck_assert_int_eq(kb_jobdir_step_take(&j, "fifo.so", -1, 0755, err,
+					     sizeof(err)),
+			 -EINVAL);
+	ck_assert_int_eq(kb_jobdir_step_take(&j, "dir.so", -1, 0755, err,
+					     sizeof(err)),
+			 -EINVAL);
+	ck_assert_int_eq(kb_jobdir_step_take(&j, "../out/real.so", -1, 0755,
+					     err, sizeof(err)),
+			 -EINVAL);
+	ck_assert(!exists(j.out, "link.so"));
+	ck_assert(!exists(j.out, "fifo.so"));
+	ck_assert(!exists(j.out, "dir.so"));
+	/* The worker's own writes into a fresh step never follow a name. */
+	ck_assert_int_eq(kb_jobdir_step_put(&j, "link.so", "x", 1, 0644),
+			 -EEXIST);
+	got = slurp(outside, "secret");
+	ck_assert_str_eq(got, "host");
+	free(got);
+	ck_assert_int_eq(kb_jobdir_step_end(&j), 0);
+	ck_assert(access(j.step, F_OK) < 0);
+	/* The next step starts empty. */
+	ck_assert_int_eq(kb_jobdir_step_begin(&j, err, sizeof(err)), 0);
+	ck_assert(dir_is_empty(j.step));
+	ck_assert_int_eq(kb_jobdir_close(&j, 0), 0);
+	ck_assert(exists(outside, "secret"));
+	kb_jobdir_remove(outside);
+	kb_jobdir_remove(root);
+	free(outside);
+	free(root);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* Directories of a worker that was killed are removed at start-up;
+ * those of a worker that runs are not. */
+START_TEST(test_sweep)
+{
+	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_TEST);
+	char *root = wf_tmpdir(), path[4200];
+	struct kb_jobdir live;
+	pid_t pid;
+	int st;
+
+	open_job(&live, root, s);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct kb_jobdir dead;
+
+		open_job(&dead, root, s);
+		_exit(0); /* killed mid-job: its lock goes with it */
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	snprintf(path, sizeof(path), "%s/job-7-old", root);
+	ck_assert_int_eq(mkdir(path, 0700), 0); /* from before locks */
+	snprintf(path, sizeof(path), "%s/unrelated", root);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_eq(kb_jobdir_sweep(root), 2);
+	ck_assert(access(live.task, F_OK) == 0);
+	ck_assert(access(path, F_OK) == 0);
+	ck_assert_int_eq(kb_jobdir_close(&live, 0), 0);
+	ck_assert_int_eq(kb_jobdir_sweep(root), 0);
+	kb_jobdir_remove(root);
+	free(root);
 	kb__submission__free_unpacked(s, NULL);
 }
 END_TEST
@@ -530,6 +682,8 @@ END_TEST
 
 #define FAKE_MAX 8
 
+/* Harness runs are numbered from 0 in the order they start; compiler
+ * commands are kept apart (builds[]), `cc --version` not at all. */
 static struct fake {
 	int calls;
 	char argv[FAKE_MAX][256];
@@ -538,11 +692,16 @@ static struct fake {
 	char workdir[FAKE_MAX][4096];
 	int want_report[FAKE_MAX];
 	double timeout[FAKE_MAX];
-	int build_exit;       /* the compiler's exit status */
-	int fail_mode_call;   /* 1-based call that reports check: fail */
-	int infra_call;       /* 1-based call whose sandbox fails */
+	int builds;
+	char build_argv[FAKE_MAX][512];
+	char build_env[FAKE_MAX][1024];
+	char build_cwd[FAKE_MAX][4096];
+	int build_exit;       /* the submission compile's exit status */
+	int build_infra;      /* 1-based compiler command whose sandbox fails */
+	int fail_mode_call;   /* 1-based run that reports check: fail */
+	int infra_call;       /* 1-based run whose sandbox fails */
 	int timeout_call;
-	int exit_call;        /* 1-based call that exits with exit_code */
+	int exit_call;        /* 1-based run that exits with exit_code */
 	int exit_code;        /* ... after a partial report */
 	int exit_started;     /* ... that says user-code: started */
 	const char *exit_crash; /* ... and crash: <this>, check: fail */
@@ -557,52 +716,69 @@ static void join(char *out, size_t n, char *const *v)
 	}
 }
 
-/* Plays cc and a harness that reports one spec per case line. */
-/* The C builder compiles the submission alone first (cc -c ... -o X.o),
- * checks the object (services/kb_elfcheck), then links. The fake answers
- * that first step with a real object of an honest submission, built by the
- * real cc, and keeps it out of the numbered calls the tests inspect. */
-static int fake_compile_only(const struct kb_sandbox_opts *o,
-			     struct kb_sandbox_result *r)
+static int has_arg(char *const *argv, const char *arg)
 {
-	const char *out = NULL;
-	char path[1024], cmd[1200];
-
-	for (int i = 0; o->argv[i]; i++)
-		if (strcmp(o->argv[i], "-o") == 0 && o->argv[i + 1])
-			out = o->argv[i + 1];
-	ck_assert_ptr_nonnull(out);
-	if (out[0] == '/')
-		snprintf(path, sizeof(path), "%s", out);
-	else
-		snprintf(path, sizeof(path), "%s/%s", o->workdir, out);
-	snprintf(cmd, sizeof(cmd),
-		 "printf 'float custom_kernel(const float *d, unsigned long n)"
-		 " { (void)d; return (float)n; }\\n' | cc -x c -c -o '%s' -",
-		 path);
-	ck_assert_int_eq(system(cmd), 0);
-	r->exited = 1;
-	r->exit_code = 0;
-	r->out = kb__xstrdup("");
-	r->err = kb__xstrdup("");
-	return 0;
-}
-
-static int is_compile_only(const struct kb_sandbox_opts *o)
-{
-	if (strcmp(o->argv[0], "cc") != 0)
-		return 0;
-	for (int i = 0; o->argv[i]; i++)
-		if (strcmp(o->argv[i], "-c") == 0)
+	for (int i = 0; argv[i]; i++)
+		if (strcmp(argv[i], arg) == 0)
 			return 1;
 	return 0;
 }
 
+static void set_output(struct kb_sandbox_result *r, const char *out,
+		       const char *err)
+{
+	r->exited = 1;
+	r->out = kb__xstrdup(out);
+	r->out_len = strlen(r->out);
+	r->err = kb__xstrdup(err);
+	r->err_len = strlen(r->err);
+}
+
+/* Plays cc: writes the file named after -o (relative to its working
+ * directory), or fails as the test asks. */
+static int fake_cc(const struct kb_sandbox_opts *o,
+		   struct kb_sandbox_result *r, char *err, size_t err_size)
+{
+	const int k = fake.builds++;
+	char path[8400];
+
+	if (has_arg(o->argv, "--version")) {
+		fake.builds--;
+		set_output(r, "cc (fake) 1.0\n", "");
+		return 0;
+	}
+	ck_assert_int_lt(k, FAKE_MAX);
+	join(fake.build_argv[k], sizeof(fake.build_argv[k]), o->argv);
+	join(fake.build_env[k], sizeof(fake.build_env[k]), o->env);
+	snprintf(fake.build_cwd[k], sizeof(fake.build_cwd[k]), "%s",
+		 o->cwd ? o->cwd : o->workdir);
+	ck_assert_int_eq(o->want_report, 0);
+	if (fake.build_infra == k + 1) {
+		r->infra_error = 1;
+		snprintf(err, err_size, "fake sandbox failure");
+		return -EIO;
+	}
+	if (fake.build_exit && has_arg(o->argv, "-shared")) {
+		set_output(r, "", "submission.c:1: error: boom");
+		r->exit_code = fake.build_exit;
+		return 0;
+	}
+	for (int i = 0; o->argv[i]; i++)
+		if (strcmp(o->argv[i], "-o") == 0 && o->argv[i + 1]) {
+			snprintf(path, sizeof(path), "%s/%s", fake.build_cwd[k],
+				 o->argv[i + 1]);
+			ck_assert_int_eq(kb_write_file(path, "ELF", 3, 0755), 0);
+		}
+	set_output(r, "", "");
+	return 0;
+}
+
+/* Plays a harness that reports one spec per case line. */
 static int fake_sandbox(const struct kb_sandbox_opts *o,
 			struct kb_sandbox_result *r, char *err, size_t err_size)
 {
-	if (is_compile_only(o) && fake.build_exit == 0 && fake.infra_call != 1)
-		return fake_compile_only(o, r);
+	if (strcmp(o->argv[0], "cc") == 0)
+		return fake_cc(o, r, err, err_size);
 	const int k = fake.calls++;
 	struct kb_buf rep = {0};
 	char *cases;
@@ -619,15 +795,6 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 		snprintf(err, err_size, "fake sandbox failure");
 		return -EIO;
 	}
-	if (strcmp(o->argv[0], "cc") == 0) {
-		r->exited = 1;
-		r->exit_code = fake.build_exit;
-		r->out = kb__xstrdup("");
-		r->err = kb__xstrdup(fake.build_exit ? "submission.c:1: error: boom"
-						     : "");
-		r->err_len = strlen(r->err);
-		return 0;
-	}
 	if (fake.timeout_call == k + 1) {
 		r->timed_out = 1;
 		r->out = kb__xstrdup("");
@@ -642,13 +809,10 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 		if (fake.exit_crash)
 			kb_buf_printf(&rep, "crash: %s\ncheck: fail\n",
 				      fake.exit_crash);
-		r->exited = 1;
+		set_output(r, "", "eval.out: CUDA error: ECC");
 		r->exit_code = fake.exit_code;
 		r->report = rep.data;
 		r->report_len = rep.len;
-		r->out = kb__xstrdup("");
-		r->err = kb__xstrdup("eval.out: CUDA error: ECC");
-		r->err_len = strlen(r->err);
 		return 0;
 	}
 	cases = slurp(o->workdir, "cases.txt");
@@ -689,24 +853,28 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 	return 0;
 }
 
-static char *workroot;
+static char *workroot, *cacheroot;
 
 static void fake_setup(void)
 {
 	memset(&fake, 0, sizeof(fake));
 	workroot = wf_tmpdir();
+	cacheroot = wf_tmpdir();
 }
 
 static void fake_teardown(void)
 {
 	kb_jobdir_remove(workroot);
+	kb_jobdir_remove(cacheroot);
 	free(workroot);
+	free(cacheroot);
 }
 
 static Kb__Result *evaluate(const Kb__Submission *s, const atomic_int *cancel)
 {
 	struct kb_eval_opts o = {
 		.workdir = workroot,
+		.cache_dir = cacheroot,
 		.worker = "test-worker",
 		.gpu = "CPU",
 		.build_timeout_s = 60,
@@ -744,37 +912,56 @@ START_TEST(test_eval_leaderboard)
 	size_t len;
 
 	ck_assert_str_eq(kb_report_verdict_name(r->verdict), "passed");
-	ck_assert_int_eq(fake.calls, 4);
-	/* The link step; the submission was compiled and checked alone. */
-	ck_assert_str_eq(fake.argv[0],
-			 "cc|-O3|-march=native|-fopenmp|eval.c|submission.o|-o|"
-			 "eval.out|-lm|");
-	ck_assert_str_eq(fake.argv[1], "./eval.out|test|cases.txt|");
-	ck_assert_str_eq(fake.argv[2], "./eval.out|leaderboard|cases.txt|");
-	ck_assert_str_eq(fake.argv[3], "./eval.out|leaderboard|cases.txt|");
-	/* Minimal environment; the report channel only for harness runs. */
-	ck_assert_msg(strstr(fake.env[0], "POPCORN_FD") == NULL, "%s",
-		      fake.env[0]);
-	ck_assert_int_eq(fake.want_report[0], 0);
-	for (int k = 1; k < 4; k++) {
+	/* The harness alone, cached; then the submission alone, as a
+	 * shared object; both from task/, into the step. */
+	ck_assert_int_eq(fake.builds, 2);
+	ck_assert_str_eq(fake.build_argv[0],
+			 "cc|-O3|-march=native|-fopenmp|eval.c|-o|"
+			 "../step/eval.out|-lm|-ldl|");
+	ck_assert_msg(strstr(fake.build_cwd[0], "/harness") != NULL, "%s",
+		      fake.build_cwd[0]);
+	ck_assert_str_eq(fake.build_argv[1],
+			 "cc|-O3|-march=native|-fopenmp|-shared|-fPIC|"
+			 "-Wl,--no-undefined|-Wl,--require-defined=custom_kernel|"
+			 "submission.c|-o|../step/submission.so|-lm|");
+	ck_assert_msg(strstr(fake.build_cwd[1], "/task") != NULL, "%s",
+		      fake.build_cwd[1]);
+	ck_assert_int_eq(fake.calls, 3);
+	ck_assert_str_eq(fake.argv[0], "../out/eval.out|test|cases.txt|");
+	ck_assert_str_eq(fake.argv[1], "../out/eval.out|leaderboard|cases.txt|");
+	ck_assert_str_eq(fake.argv[2], "../out/eval.out|leaderboard|cases.txt|");
+	/* Minimal environment; the report channel and the submission's
+	 * object only for harness runs. */
+	for (int k = 0; k < 2; k++) {
+		ck_assert_msg(strstr(fake.build_env[k], "POPCORN_FD") == NULL,
+			      "%s", fake.build_env[k]);
+		ck_assert_msg(strstr(fake.build_env[k], "KBH_SUBMISSION") ==
+				      NULL,
+			      "%s", fake.build_env[k]);
+	}
+	for (int k = 0; k < 3; k++) {
 		ck_assert_msg(strstr(fake.env[k], "POPCORN_FD=3|") != NULL, "%s",
 			      fake.env[k]);
 		ck_assert_msg(strstr(fake.env[k],
 				     "PATH=/usr/local/bin:/usr/bin:/bin|") != NULL,
 			      "%s", fake.env[k]);
+		ck_assert_msg(strstr(fake.env[k], "/out/submission.so|") != NULL,
+			      "%s", fake.env[k]);
 		ck_assert_int_eq(fake.want_report[k], 1);
 	}
-	ck_assert_double_eq(fake.timeout[1], 7);
-	ck_assert_double_eq(fake.timeout[2], 9);
+	/* Every run in a fresh scratch of the same name. */
+	ck_assert_str_eq(fake.workdir[0], fake.workdir[2]);
+	ck_assert_double_eq(fake.timeout[0], 7);
+	ck_assert_double_eq(fake.timeout[1], 9);
 	/* Public runs get the task's seeds, the secret run combined ones. */
-	ck_assert_str_eq(fake.cases[1], "size: 1; seed: 11\nsize: 2; seed: 12\n");
-	ck_assert_str_eq(fake.cases[2], "size: 3; seed: 13\nsize: 4; seed: 14\n");
+	ck_assert_str_eq(fake.cases[0], "size: 1; seed: 11\nsize: 2; seed: 12\n");
+	ck_assert_str_eq(fake.cases[1], "size: 3; seed: 13\nsize: 4; seed: 14\n");
 	snprintf(seed, sizeof(seed), "%llu",
 		 (unsigned long long)kb_seed_combine(14, WF_SECRET));
 	snprintf(combined, sizeof(combined), "seed: %s\n", seed);
-	ck_assert_msg(strstr(fake.cases[3], combined) != NULL, "%s",
-		      fake.cases[3]);
-	for (int k = 0; k < 4; k++) {
+	ck_assert_msg(strstr(fake.cases[2], combined) != NULL, "%s",
+		      fake.cases[2]);
+	for (int k = 0; k < 3; k++) {
 		ck_assert(strstr(fake.argv[k], WF_SECRET_TEXT) == NULL);
 		ck_assert(strstr(fake.env[k], WF_SECRET_TEXT) == NULL);
 	}
@@ -820,11 +1007,11 @@ START_TEST(test_eval_stops_at_failure)
 	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_LEADERBOARD);
 	Kb__Result *r;
 
-	fake.fail_mode_call = 2; /* the test run */
+	fake.fail_mode_call = 1; /* the test run */
 	r = evaluate(s, NULL);
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_FAILED);
 	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_USER);
-	ck_assert_int_eq(fake.calls, 2);
+	ck_assert_int_eq(fake.calls, 1);
 	ck_assert_uint_eq(r->n_runs, 1);
 	ck_assert_int_eq(r->runs[0]->passed, 0);
 	ck_assert_int_eq(r->runs[0]->success, 1);
@@ -841,7 +1028,7 @@ START_TEST(test_eval_infra_exit)
 	Kb__Result *r;
 
 	/* Exit 110 before user code ran: the platform's. */
-	fake.exit_call = 3; /* the ranked run */
+	fake.exit_call = 2; /* the ranked run */
 	fake.exit_code = 110;
 	r = evaluate(s, NULL);
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_INFRA_ERROR);
@@ -858,8 +1045,8 @@ START_TEST(test_eval_infra_exit)
 				   "your code started");
 	ck_assert_int_eq(r->has_score, 0);
 	/* The harness runs are asked to remove their cases file. */
-	ck_assert_msg(strstr(fake.env[1], "KBH_CASES_UNLINK=1") != NULL, "%s",
-		      fake.env[1]);
+	ck_assert_msg(strstr(fake.env[0], "KBH_CASES_UNLINK=1") != NULL, "%s",
+		      fake.env[0]);
 	kb__result__free_unpacked(r, NULL);
 
 	/* The CUDA relay's own verdict: crashed, with its reason. */
@@ -875,7 +1062,7 @@ START_TEST(test_eval_infra_exit)
 
 	/* ... never quoted from the secret run. */
 	fake.calls = 0;
-	fake.exit_call = 4;
+	fake.exit_call = 3;
 	r = evaluate(s, NULL);
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_CRASHED);
 	ck_assert_str_eq(r->error, "secret run crashed");
@@ -894,10 +1081,10 @@ START_TEST(test_eval_compile_error)
 	r = evaluate(s, NULL);
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_COMPILE_ERROR);
 	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_USER);
-	ck_assert_int_eq(fake.calls, 1);
+	ck_assert_int_eq(fake.calls, 0);
 	ck_assert_uint_eq(r->n_runs, 0);
 	ck_assert_int_eq(r->compile->exit_code, 1);
-	ck_assert_str_eq(r->compile->stderr, "submission.c:1: error: boom");
+	ck_assert_str_eq(r->compile->stderr, "submission.c:1: error: boom\n");
 	report = kb_report_render(r);
 	ck_assert_ptr_nonnull(strstr(report, "error: boom"));
 	ck_assert_ptr_nonnull(strstr(report, "Compilation failed"));
@@ -912,7 +1099,7 @@ START_TEST(test_eval_timeout)
 	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_TEST);
 	Kb__Result *r;
 
-	fake.timeout_call = 2;
+	fake.timeout_call = 1;
 	r = evaluate(s, NULL);
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_TIMEOUT);
 	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_USER);
@@ -928,7 +1115,7 @@ START_TEST(test_eval_sandbox_failure)
 	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_LEADERBOARD);
 	Kb__Result *r;
 
-	fake.infra_call = 3; /* the ranked run */
+	fake.infra_call = 2; /* the ranked run */
 	r = evaluate(s, NULL);
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_INFRA_ERROR);
 	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_INFRA);
@@ -937,7 +1124,7 @@ START_TEST(test_eval_sandbox_failure)
 	kb__result__free_unpacked(r, NULL);
 
 	memset(&fake, 0, sizeof(fake));
-	fake.infra_call = 1; /* the build */
+	fake.build_infra = 1; /* the harness's build */
 	r = evaluate(s, NULL);
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_INFRA_ERROR);
 	ck_assert_ptr_null(r->compile);
@@ -988,7 +1175,7 @@ START_TEST(test_eval_languages)
 
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_PASSED);
 	ck_assert_int_eq(fake.calls, 1);
-	ck_assert_str_eq(fake.argv[0], "python3|eval.c|test|cases.txt|");
+	ck_assert_str_eq(fake.argv[0], "python3|../task/eval.c|test|cases.txt|");
 	ck_assert_ptr_null(r->compile);
 	kb__result__free_unpacked(r, NULL);
 	kb__submission__free_unpacked(s, NULL);
@@ -1177,6 +1364,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_name_ok);
 	tcase_add_test(tc, test_materialize);
 	tcase_add_loop_test(tc, test_materialize_rejects, 0, 7);
+	tcase_add_test(tc, test_step_take);
+	tcase_add_test(tc, test_sweep);
 	tcase_add_test(tc, test_remove_hostile_tree);
 	suite_add_tcase(s, tc);
 

@@ -75,8 +75,10 @@ Kb__Submission *wf_submission(const char *lang, Kb__Mode mode)
 	wf_add_file(t, "submission.c", "@SUBMISSION@");
 	if (strcmp(lang, "py") == 0)
 		wf_set_config(t, "main", "eval.c");
-	else
+	else {
 		wf_set_config(t, "sources", "eval.c\nsubmission.c");
+		wf_set_config(t, "loader", "child");
+	}
 	return s;
 }
 

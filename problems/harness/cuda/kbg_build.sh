@@ -1,27 +1,29 @@
 #!/bin/sh
-# kbg_build.sh: builds a CUDA problem's eval.out the way the worker does.
+# kbg_build.sh: builds a CUDA problem with a submission the way the worker
+# does (worker/build_cu.c), for the tests and the GPU scripts.
 #
 #   kbg_build.sh [-a ARCH] [-c CACHE] [-w WORKDIR] PROBLEM_DIR SUBMISSION
 #
 #   ARCH     compute capability with suffix: 90a (H100, default), 80
 #            (A100), 89 (L4), 75 (T4)
-#   CACHE    object cache (default ${KBG_CACHE:-${TMPDIR:-/tmp}/kbg-cache})
+#   CACHE    harness cache (default ${KBG_CACHE:-${TMPDIR:-/tmp}/kbg-cache})
 #   WORKDIR  the run directory to create (default: a new mktemp -d); must
 #            not exist or be empty
 #
-# Steps (docs: problems/harness/cuda/README.md, "Build"):
+# Steps:
 #   1. copy every task.yml `files` entry flat into WORKDIR, the submission
 #      under its @SUBMISSION@ name; render tests and benchmarks into
 #      WORKDIR/tests.txt and WORKDIR/benchmarks.txt ("k: v; k: v" lines);
-#   2. compile every config.sources entry except the submission, once per
-#      content: the cache key is sha256 over the flags, `nvcc --version`
-#      and every non-submission task file; objects are reused from
-#      CACHE/<key>/;
-#   3. compile the submission, seal it (kbg_seal.sh; exports: config.exports
-#      if the task has it, else custom_kernel);
-#   4. link: harness objects in sources order, then the submission.
+#   2. the harness: every config.sources entry but the submission,
+#      compiled and linked into eval.out with the shared CUDA runtime, once
+#      per content (the cache key: sha256 over the flags, `nvcc --version`
+#      and every task file but the submission);
+#   3. the submission alone into submission.so (-shared, the shared
+#      runtime, no undefined symbols, custom_kernel required).
+# Run it as the worker does:
+#   KBH_SUBMISSION=WORKDIR/submission.so POPCORN_FD=3 WORKDIR/eval.out ...
 # Prints WORKDIR on stdout as its last line. Exit 0; 1 when the submission
-# fails to compile or seal (a user error); 2 on usage or task errors.
+# does not build (a user error); 2 on usage or task errors.
 set -eu
 
 arch=90a
@@ -47,12 +49,13 @@ task=$pdir/task.yml
 [ -f "$sub" ] || { echo "kbg_build: no $sub" >&2; exit 2; }
 NVCC=${NVCC:-nvcc}
 
-# ---- the exact flags (keep in sync with README.md) ----
+# ---- the flags: worker/build_cu.c's CU_FLAGS ----
 GENCODE="-gencode=arch=compute_${arch},code=sm_${arch}"
-CUFLAGS="-O3 -std=c++17 -lineinfo $GENCODE"
-HARNESS_CUFLAGS="$CUFLAGS -Xcompiler -fvisibility=hidden"
-HARNESS_CFLAGS="-O3 $GENCODE -Xcompiler -std=gnu17,-fvisibility=hidden"
-LDLIBS="-lcuda -ldl"
+CUFLAGS="--std=c++20 -DNDEBUG -Xcompiler=-Wno-psabi \
+-Xcompiler=-fno-strict-aliasing --expt-extended-lambda \
+--expt-relaxed-constexpr -forward-unknown-to-host-compiler -O3 \
+-Xnvlink=--verbose -Xptxas=--verbose -Xptxas=--warn-on-spills -lineinfo"
+CFLAGS="-O3 $GENCODE -Xcompiler -std=gnu17"
 
 if [ -z "$work" ]; then
 	work=$(mktemp -d "${TMPDIR:-/tmp}/kbg-run.XXXXXX")
@@ -77,14 +80,9 @@ while read -r name src; do
 done <"$work/.files"
 [ -n "$subname" ] || { echo "kbg_build: $task has no @SUBMISSION@" >&2; exit 2; }
 
-list_value() { # list_value KEY: the flow list of config key KEY, one per line
-	sed -n "s/^ *$1: *\[\(.*\)\].*$/\1/p" "$task" | head -n 1 |
-		tr ',' '\n' | sed 's/^ *"//; s/" *$//' | sed '/^$/d'
-}
-sources=$(list_value sources)
-exports=$(list_value exports)
+sources=$(sed -n 's/^ *sources: *\[\(.*\)\].*$/\1/p' "$task" | head -n 1 |
+	tr ',' '\n' | sed 's/^ *"//; s/" *$//' | sed '/^$/d')
 [ -n "$sources" ] || { echo "kbg_build: no config.sources in $task" >&2; exit 2; }
-[ -n "$exports" ] || exports=custom_kernel
 
 render() { # render SECTION: tests/benchmarks as case lines
 	awk -v sec="$1" '
@@ -99,9 +97,9 @@ render() { # render SECTION: tests/benchmarks as case lines
 render tests >"$work/tests.txt"
 render benchmarks >"$work/benchmarks.txt"
 
-# ---- 2. harness and problem objects, cached by content ----
+# ---- 2. the harness, cached by content ----
 key=$({
-	echo "$HARNESS_CUFLAGS|$HARNESS_CFLAGS|$sources"
+	echo "$CUFLAGS|$CFLAGS|$GENCODE|$sources"
 	"$NVCC" --version
 	while read -r name src; do
 		[ "$name" = "$subname" ] && continue
@@ -109,42 +107,50 @@ key=$({
 		cat "$work/$name"
 	done <"$work/.files"
 } | sha256sum | cut -c1-32)
-objdir=$cache/$key
-if [ ! -f "$objdir/.complete" ]; then
+entry=$cache/$key
+if [ ! -f "$entry/.complete" ]; then
 	mkdir -p "$cache"
 	tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+	objs=
 	for s in $sources; do
 		[ "$s" = "$subname" ] && continue
 		o=$tmp/${s%.*}.o
+		objs="$objs $o"
+		# shellcheck disable=SC2086
 		case $s in
-		*.c) (cd "$work" && "$NVCC" $HARNESS_CFLAGS -c "$s" -o "$o") ;;
-		*) (cd "$work" && "$NVCC" $HARNESS_CUFLAGS -c "$s" -o "$o") ;;
-		esac || { rm -rf "$tmp"; echo "kbg_build: harness source $s failed to compile" >&2; exit 2; }
+		*.c) (cd "$work" && "$NVCC" $CFLAGS -c "$s" -o "$o") ;;
+		*) (cd "$work" && "$NVCC" $CUFLAGS $GENCODE -c "$s" -o "$o") ;;
+		esac >"$tmp/log" 2>&1 || {
+			cat "$tmp/log" >&2
+			rm -rf "$tmp"
+			echo "kbg_build: harness source $s failed to compile" >&2
+			exit 2
+		}
 	done
+	# shellcheck disable=SC2086
+	"$NVCC" $GENCODE -o "$tmp/eval.out" $objs -cudart shared -lcuda -ldl \
+		>"$tmp/log" 2>&1 || {
+		cat "$tmp/log" >&2
+		rm -rf "$tmp"
+		echo "kbg_build: the harness failed to link" >&2
+		exit 2
+	}
+	rm -f "$tmp"/*.o "$tmp/log"
 	touch "$tmp/.complete"
 	# Another build may have won the race (then -T refuses to move into
 	# its directory); either copy is good.
-	mv -T "$tmp" "$objdir" 2>/dev/null || rm -rf "$tmp"
-	[ -f "$objdir/.complete" ] || { echo "kbg_build: cache $objdir broken" >&2; exit 2; }
+	mv -T "$tmp" "$entry" 2>/dev/null || rm -rf "$tmp"
+	[ -f "$entry/.complete" ] || { echo "kbg_build: cache $entry broken" >&2; exit 2; }
 fi
+cp "$entry/eval.out" "$work/eval.out"
 
 # ---- 3. the submission ----
-if ! (cd "$work" && "$NVCC" $CUFLAGS -c "$subname" -o submission.o); then
-	echo "kbg_build: the submission failed to compile" >&2
-	exit 1
-fi
 # shellcheck disable=SC2086
-sh "$(dirname "$0")/kbg_seal.sh" "$work/submission.o" $exports || exit 1
-
-# ---- 4. link ----
-objs=
-for s in $sources; do
-	[ "$s" = "$subname" ] && continue
-	objs="$objs $objdir/${s%.*}.o"
-done
-# shellcheck disable=SC2086
-if ! (cd "$work" && "$NVCC" $GENCODE -o eval.out $objs submission.o $LDLIBS); then
-	echo "kbg_build: link failed" >&2
+if ! (cd "$work" && "$NVCC" $CUFLAGS $GENCODE -shared -Xcompiler=-fPIC \
+	-cudart shared -Xlinker=--no-undefined \
+	-Xlinker=--require-defined=custom_kernel "$subname" \
+	-o submission.so -lcuda); then
+	echo "kbg_build: the submission failed to build" >&2
 	exit 1
 fi
 echo "$work"

@@ -1118,6 +1118,60 @@ int calibrate(struct ctx *x)
 	return KBG_OK;
 }
 
+/* Loads the submission in the child (guard.h): its constructors and
+ * everything else that runs on load run there, after its confinement,
+ * never here. Writes "user-code: started" first. KBG_OK; KBG_CRASH when
+ * the child died loading it; KBG_FAIL when it does not load (x->msg says
+ * why: the loader's words); KBG_INFRA for our own errors. */
+int load_submission(struct ctx *x)
+{
+	const char *path = getenv(KBH_SUBMISSION_ENV);
+	char err[sizeof x->msg];
+
+	if (!path || !path[0]) {
+		msgf(x, "%s is not set", KBH_SUBMISSION_ENV);
+		return KBG_INFRA;
+	}
+	if (kbh_report_user_started(x->rep) != 0) {
+		msgf(x, "writing the report failed");
+		return KBG_INFRA;
+	}
+	x->called = 1;
+	int rc = kbh_guard_load(x->g, path, KBH_SUBMISSION_SYMBOL, err,
+				sizeof err);
+	if (rc == 0)
+		return KBG_OK;
+	msgf(x, "%s", err);
+	if (rc == -ECHILD) {
+		x->crashed = 1;
+		return KBG_CRASH;
+	}
+	return KBG_FAIL;
+}
+
+/* Every case failed with x->msg (the submission did not load). */
+void fail_all(struct ctx *x, const struct prepared *prep, size_t n)
+{
+	const int test = x->mode == KBH_MODE_TEST;
+
+	fprintf(stderr, "eval.out: %s\n", x->msg);
+	if (test)
+		kbh_report_test_count(x->rep, n);
+	else
+		kbh_report_bench_count(x->rep, n);
+	for (size_t i = 0; i < n; i++) {
+		if (test) {
+			kbh_report_test(x->rep, i, "spec", "%s", prep[i].c.spec);
+			kbh_report_test(x->rep, i, "status", "fail");
+			kbh_report_test(x->rep, i, "error", "%s", x->msg);
+		} else {
+			kbh_report_bench(x->rep, i, "spec", "%s", prep[i].c.spec);
+			kbh_report_bench(x->rep, i, "status", "fail");
+			kbh_report_bench(x->rep, i, "error", "%s", x->msg);
+		}
+	}
+}
+
 /* ---- cases ----------------------------------------------------------- */
 
 /* Host-side validation and setup of one case (no GPU). 0 or -EINVAL. */
@@ -1373,11 +1427,6 @@ int run_call(struct ctx *x, int w, struct sample *out)
 	struct kbh_guard_window win;
 	struct kbg_reply r;
 
-	if (!x->called && kbh_report_user_started(x->rep) != 0) {
-		/* The worker reads this line (see the theory). */
-		msgf(x, "writing the report failed");
-		return KBG_INFRA;
-	}
 	/* The hold keeps the device busy until the whole call is enqueued:
 	 * the start event then runs right before the submission's first
 	 * kernel instead of waiting for the host to launch it. */
@@ -1386,7 +1435,6 @@ int run_call(struct ctx *x, int w, struct sample *out)
 	a.hold = x->hold && x->mode != KBH_MODE_TEST;
 	a.params_size = (uint32_t)x->p->params_size;
 	memcpy(a.params, x->cur->params, x->p->params_size);
-	x->called = 1;
 	KBG_STEP(child_request(x, OP_CALL, &a, sizeof a, "custom_kernel", &win,
 			       &r));
 	if (a.hold && !r.hold)
@@ -1691,26 +1739,6 @@ int crash_exit(struct ctx *x, size_t i)
 	return KBH_EXIT_CRASHED;
 }
 
-/* Threads of this process (1 unless something ran before main). */
-int thread_count(void)
-{
-	char buf[4096];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC), n = -1;
-	ssize_t len;
-
-	if (fd < 0)
-		return -1;
-	len = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (len <= 0)
-		return -1;
-	buf[len] = '\0';
-	const char *t = strstr(buf, "\nThreads:");
-	if (t)
-		n = atoi(t + 9);
-	return n;
-}
-
 /* Everything after the split: in the parent. */
 int kbg_run(struct ctx &x, int argc, char **argv);
 
@@ -1754,16 +1782,6 @@ int main(int argc, char **argv)
 	if (kbh_report_open_env(&x.rep, err, sizeof err)) {
 		fprintf(stderr, "eval.out: %s\n", err);
 		return KBH_EXIT_NO_FD;
-	}
-	if (thread_count() > 1) {
-		/* Only code run before main can have started a thread; it
-		 * would live on in the parent. */
-		msgf(&x, "a thread was running before main (static "
-			 "initialisation in the submission?)");
-		fprintf(stderr, "eval.out: %s\n", x.msg);
-		kbh_report_kv(x.rep, "crash", "%s", x.msg);
-		kbh_report_kv(x.rep, "check", "fail");
-		kbg_exit(x, KBH_EXIT_CRASHED);
 	}
 	/* The split, before any CUDA call (each process makes its own
 	 * context). The guard points a report fd of 0..2 at /dev/null in the
@@ -1833,6 +1851,18 @@ int kbg_run(struct ctx &x, int argc, char **argv)
 	report_system_start(&x);
 	if (init_child(&x) != KBG_OK || calibrate(&x) != KBG_OK)
 		return infra_exit(&x);
+	switch (load_submission(&x)) {
+	case KBG_OK:
+		break;
+	case KBG_CRASH:
+		fail_all(&x, prep, cases.n);
+		return finish(&x, KBH_EXIT_CRASHED);
+	case KBG_FAIL:
+		fail_all(&x, prep, cases.n);
+		return finish(&x, KBH_EXIT_FAILED);
+	default:
+		return infra_exit(&x);
+	}
 
 	if (x.mode == KBH_MODE_TEST) {
 		size_t failed = 0;

@@ -131,7 +131,7 @@ int check(const void *pv, const void *const *, const void *const out[],
 void call(const void *pv, void *const in[], void *const out[])
 {
 	const struct params *p = (const struct params *)pv;
-	custom_kernel((const float *)in[0], (const float *)in[1],
+	KBH_ENTRY(custom_kernel)((const float *)in[0], (const float *)in[1],
 		      (float *)out[0], p->b, p->c, p->s, p->k);
 }
 

@@ -90,7 +90,7 @@ int check(const void *, const void *const *, const void *const out[],
 void call(const void *pv, void *const in[], void *const out[])
 {
 	const struct params *p = (const struct params *)pv;
-	custom_kernel((const uint8_t *)in[0], (uint32_t *)out[0], p->n);
+	KBH_ENTRY(custom_kernel)((const uint8_t *)in[0], (uint32_t *)out[0], p->n);
 }
 
 } // namespace

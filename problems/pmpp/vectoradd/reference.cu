@@ -84,7 +84,7 @@ int check(const void *pv, const void *const *, const void *const out[],
 void call(const void *pv, void *const in[], void *const out[])
 {
 	const struct params *p = (const struct params *)pv;
-	custom_kernel((const __half *)in[0], (const __half *)in[1],
+	KBH_ENTRY(custom_kernel)((const __half *)in[0], (const __half *)in[1],
 		      (__half *)out[0], p->n);
 }
 

@@ -1,0 +1,103 @@
+/* build_int.h: what the builders (build.c, build_c.c, build_cu.c) and the
+ * trusted harness cache (build_cache.c) share. Not an interface of the
+ * worker: eval.c uses build.h alone.
+ */
+#ifndef KB_BUILD_INT_H
+#define KB_BUILD_INT_H
+
+#include <stddef.h>
+
+#include "build.h"
+#include "kb_util.h"
+
+/* Pushes prefix+line for every non-blank line of a config list value.
+ * With names set, every line must be a plain file name of the task;
+ * returns -EINVAL with msg set when one is not. */
+int kb__build_push_lines(struct kb_argv *a, const char *value,
+			 const char *prefix, int names, char *msg,
+			 size_t msg_size);
+
+void kb__build_push_all(struct kb_argv *a, const struct kb_argv *from);
+
+/* How a task builds: its sources, the submission's file among them, and
+ * the shape (build.h). */
+struct kb__build_plan {
+	struct kb_argv sources; /* config.sources */
+	long sub;               /* the submission's task file, or < 0 */
+	const char *sub_name;
+	int split;
+};
+
+/* Reads config.sources and config.loader and decides the shape. Returns
+ * 0, or -EINVAL with msg set (a task without sources, or with a loader
+ * that cannot work, is the platform's fault). */
+int kb__build_plan(const struct kb_build_ctx *c, struct kb__build_plan *p,
+		   char *msg, size_t msg_size);
+void kb__build_plan_free(struct kb__build_plan *p);
+
+/* What the user sees of a build: the commands the user's code took part
+ * in and their output, in order. */
+struct kb__build_log {
+	struct kb_buf out, err;
+	struct kb_buf cmds; /* " && " joined */
+	double wall;
+	int exit_code;      /* of the command that failed */
+	char *failed_cmd;   /* that command, rendered */
+};
+
+/* Runs a user-facing command in a fresh J/step with J/task as its working
+ * directory, then copies its outputs (NULL-terminated names, written as
+ * KB_BUILD_STEP NAME) into J/out. Returns OK, FAILED (a nonzero exit or a
+ * signal: the compiler's or the code's fault), TIMEOUT, or INFRA with msg
+ * set (the sandbox failed, the compiler is missing, an output is
+ * missing after success). */
+enum kb_build_state kb__build_user(const struct kb_build_ctx *c,
+				   struct kb__build_log *log,
+				   const struct kb_argv *argv,
+				   const char *const *outputs, char *msg,
+				   size_t msg_size);
+
+/* Fills cr from the log and the build's end; frees the log. */
+void kb__build_finish(const struct kb_build_ctx *c, struct kb__build_log *log,
+		      enum kb_build_state st, Kb__CompileResult *cr);
+
+/* `<compiler> --version`, run once per compiler binary and remembered.
+ * Returns OK with *text set (malloc'd), or INFRA with msg set. */
+enum kb_build_state kb__build_version(const struct kb_build_ctx *c,
+				      const char *compiler, char **text,
+				      double *wall_s, char *msg,
+				      size_t msg_size);
+
+/* A trusted harness executable: commands run in J/harness (the task's
+ * files without the submission) and one J/step, the last of which writes
+ * KB_BUILD_STEP KB_JOBDIR_BINARY. */
+struct kb__harness {
+	const struct kb_argv *cmds;
+	size_t n;
+	const char *version; /* the compiler's --version text */
+	long sub_index;      /* the task file left out */
+};
+
+/* The cache key: hex SHA-256 over a format tag, the compiler version, every
+ * command and every task file but the submission (name and content).
+ * Pure. */
+void kb__cache_key(const Kb__Task *t, const struct kb__harness *h,
+		   char out[65]);
+
+/* Puts the harness executable into J/out/eval.out: from the cache
+ * (c->cache_dir/h-<key>) when it holds it, else built through c->exec
+ * (each command with timeout_s) and added. *wall_s gets the time spent in
+ * commands. Returns OK, or INFRA with msg set (a harness that does not
+ * build is the platform's fault; its compiler output is logged). */
+enum kb_build_state kb__cache_harness(const struct kb_build_ctx *c,
+				      const struct kb__harness *h,
+				      double timeout_s, double *wall_s,
+				      char *msg, size_t msg_size);
+
+/* Builders of build.c's table. */
+enum kb_build_state kb__build_c(struct kb_build_ctx *c, Kb__CompileResult *cr,
+				char *msg, size_t msg_size);
+enum kb_build_state kb__build_cu(struct kb_build_ctx *c, Kb__CompileResult *cr,
+				 char *msg, size_t msg_size);
+
+#endif
