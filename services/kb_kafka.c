@@ -642,8 +642,10 @@ void kb_message_release(kb_message *msg)
 	memset(msg, 0, sizeof(*msg));
 }
 
-int kb_consumer_commit(kb_consumer *c, const kb_message *msg, char *errstr,
-		       size_t errstr_size)
+/* Commits offset (with metadata, or none) for msg's partition,
+ * synchronously. */
+static int commit_at(kb_consumer *c, const kb_message *msg, int64_t offset,
+		     const char *metadata, char *errstr, size_t errstr_size)
 {
 	rd_kafka_topic_partition_list_t *parts;
 	rd_kafka_topic_partition_t *tp;
@@ -655,16 +657,70 @@ int kb_consumer_commit(kb_consumer *c, const kb_message *msg, char *errstr,
 	}
 	parts = rd_kafka_topic_partition_list_new(1);
 	tp = rd_kafka_topic_partition_list_add(parts, msg->topic, msg->partition);
-	tp->offset = msg->offset + 1; /* the next message to read */
+	tp->offset = offset;
+	if (metadata) {
+		tp->metadata = strdup(metadata);
+		tp->metadata_size = tp->metadata ? strlen(metadata) : 0;
+	}
 	err = rd_kafka_commit(c->rk, parts, 0 /* synchronous */);
 	if (!err)
 		err = parts->elems[0].err;
+	rd_kafka_topic_partition_list_destroy(parts);
 	if (err) {
 		set_err(errstr, errstr_size,
 			"kafka: commit %s[%" PRId32 "]@%" PRId64 ": %s", msg->topic,
-			msg->partition, msg->offset + 1, rd_kafka_err2str(err));
+			msg->partition, offset, rd_kafka_err2str(err));
+		return -EIO;
+	}
+	return 0;
+}
+
+int kb_consumer_commit(kb_consumer *c, const kb_message *msg, char *errstr,
+		       size_t errstr_size)
+{
+	/* The next message to read. */
+	return commit_at(c, msg, msg ? msg->offset + 1 : 0, NULL, errstr,
+			 errstr_size);
+}
+
+int kb_consumer_mark(kb_consumer *c, const kb_message *msg,
+		     const char *metadata, char *errstr, size_t errstr_size)
+{
+	return commit_at(c, msg, msg ? msg->offset : 0, metadata, errstr,
+			 errstr_size);
+}
+
+int kb_consumer_committed(kb_consumer *c, const kb_message *msg,
+			  int64_t *offset, char *meta, size_t meta_size,
+			  int timeout_ms, char *errstr, size_t errstr_size)
+{
+	rd_kafka_topic_partition_list_t *parts;
+	rd_kafka_topic_partition_t *tp;
+	rd_kafka_resp_err_t err;
+	size_t n;
+
+	*offset = -1;
+	if (meta_size)
+		meta[0] = '\0';
+	parts = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(parts, msg->topic, msg->partition);
+	err = rd_kafka_committed(c->rk, parts, timeout_ms);
+	tp = &parts->elems[0];
+	if (!err)
+		err = tp->err;
+	if (err) {
+		set_err(errstr, errstr_size,
+			"kafka: committed offset of %s[%" PRId32 "]: %s",
+			msg->topic, msg->partition, rd_kafka_err2str(err));
 		rd_kafka_topic_partition_list_destroy(parts);
 		return -EIO;
+	}
+	*offset = tp->offset;
+	if (meta_size && tp->metadata) {
+		n = tp->metadata_size < meta_size - 1 ? tp->metadata_size
+						      : meta_size - 1;
+		memcpy(meta, tp->metadata, n);
+		meta[n] = '\0';
 	}
 	rd_kafka_topic_partition_list_destroy(parts);
 	return 0;

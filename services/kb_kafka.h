@@ -89,6 +89,21 @@ void kb_message_release(kb_message *msg);
 int kb_consumer_commit(kb_consumer *c, const kb_message *msg, char *errstr,
 		       size_t errstr_size);
 
+/* Commits msg->offset itself (not the next one) with metadata: marks the
+ * message as being worked on, so that if this consumer dies before
+ * kb_consumer_commit(), the member that gets the partition next starts at
+ * msg again and finds the mark (kb_consumer_committed). Synchronous.
+ * Returns 0 or -EIO with errstr set. */
+int kb_consumer_mark(kb_consumer *c, const kb_message *msg,
+		     const char *metadata, char *errstr, size_t errstr_size);
+
+/* The group's committed offset of msg's partition (-1: none) and its
+ * metadata (NUL-terminated, cut at meta_size - 1). Asks the broker, up to
+ * timeout_ms. Returns 0 or -EIO with errstr set. */
+int kb_consumer_committed(kb_consumer *c, const kb_message *msg,
+			  int64_t *offset, char *meta, size_t meta_size,
+			  int timeout_ms, char *errstr, size_t errstr_size);
+
 /* Total lag of the group on its assigned partitions, or -1 if unknown. */
 int64_t kb_consumer_lag(kb_consumer *c);
 

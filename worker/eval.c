@@ -588,3 +588,15 @@ done:
 			strerror(-rc), s->id);
 	return j.r;
 }
+
+Kb__Result *kb_eval_given_up(const struct kb_eval_opts *o,
+			     const Kb__Submission *s, const char *why)
+{
+	Kb__Result *r = new_result(o, s);
+
+	r->verdict = KB__VERDICT__VERDICT_INFRA_ERROR;
+	r->fault = KB__FAULT__FAULT_INFRA;
+	kb__pb_set_str(&r->error, why);
+	r->finished_at_ms = kb_now_ms();
+	return r;
+}

@@ -80,4 +80,10 @@ struct kb_eval_opts {
  * owns the Result and frees it with kb__result__free_unpacked(r, NULL). */
 Kb__Result *kb_eval_run(const struct kb_eval_opts *o, const Kb__Submission *s);
 
+/* The Result of a job the worker will not evaluate (any more): an
+ * infrastructure error with why as its error, never charged to the user.
+ * Same ownership as kb_eval_run(). */
+Kb__Result *kb_eval_given_up(const struct kb_eval_opts *o,
+			     const Kb__Submission *s, const char *why);
+
 #endif

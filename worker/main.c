@@ -54,6 +54,7 @@
 
 #include "eval.h"
 #include "gpu.h"
+#include "jobdir.h"
 #include "kb_config.h"
 #include "kb_log.h"
 #include "kb_sandbox.h"
@@ -78,7 +79,7 @@ static struct {
 	char *cuda_arch, *cuda_home, *cache_dir, *gpu_ld_path;
 	int log_json, isolate, keep_workdir, gpu_require, gpu_restrict;
 	long build_timeout_s, run_timeout_cap_s, memory_limit_mb;
-	long drain_grace_s, infra_attempts;
+	long drain_grace_s, infra_attempts, job_attempts;
 } cfg;
 
 static const struct kb_cfg_entry cfg_table[] = {
@@ -102,8 +103,10 @@ static const struct kb_cfg_entry cfg_table[] = {
 	 &cfg.build_timeout_s, "wall-clock limit of a build"},
 	{"KB_RUN_TIMEOUT_CAP_S", KB_CFG_INT, "900", 1, 86400, 0,
 	 &cfg.run_timeout_cap_s, "cap on a task's run timeouts"},
-	{"KB_MEMORY_LIMIT_MB", KB_CFG_INT, "0", 0, 1L << 22, 0,
-	 &cfg.memory_limit_mb, "memory limit per sandboxed command, 0 = none"},
+	{"KB_MEMORY_LIMIT_MB", KB_CFG_INT, "16384", 0, 1L << 22, 0,
+	 &cfg.memory_limit_mb,
+	 "memory limit per sandboxed command (its /tmp and /dev/shm "
+	 "included), 0 = none"},
 	{"KB_SANDBOX_ISOLATE", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.isolate,
 	 "namespaces, seccomp and an unprivileged uid for user code"},
 	{"KB_KEEP_WORKDIR", KB_CFG_BOOL, "0", 0, 0, 0, &cfg.keep_workdir,
@@ -112,6 +115,8 @@ static const struct kb_cfg_entry cfg_table[] = {
 	 "on SIGTERM, how long the current job may still take"},
 	{"KB_INFRA_ATTEMPTS", KB_CFG_INT, "3", 1, 10, 0, &cfg.infra_attempts,
 	 "evaluations of a job before an infra_error is reported"},
+	{"KB_JOB_ATTEMPTS", KB_CFG_INT, "3", 1, 20, 0, &cfg.job_attempts,
+	 "workers a job may stop (crash, hang) before it is given up"},
 	{"KB_CUDA_ARCH", KB_CFG_STRING, "", 0, 0, 0, &cfg.cuda_arch,
 	 "nvcc target of cu builds (90a, 80, ...); empty: the device's own"},
 	{"KB_CUDA_HOME", KB_CFG_STRING, "/usr/local/cuda", 0, 0, 0,
@@ -313,6 +318,19 @@ static const char **split_extra(char *s, const char **bad)
 	return out;
 }
 
+/* Removes the job directories of workers that were killed (their lock is
+ * free); those of live workers sharing KB_WORKDIR stay. */
+static void sweep_workdir(void)
+{
+	int n = kb_jobdir_sweep(cfg.workdir);
+
+	if (n < 0)
+		kb_warn("cannot sweep %s: %s", cfg.workdir, strerror(-n));
+	else if (n > 0)
+		kb_info("removed %d stale job director%s from %s", n,
+			n == 1 ? "y" : "ies", cfg.workdir);
+}
+
 /* With KB_SANDBOX_ISOLATE on, a host that cannot isolate user code must
  * not serve: refuse to start rather than run submissions unconfined.
  * Returns 0 or -1 after logging why. */
@@ -363,6 +381,7 @@ static int cmd_service(int argc, char **argv)
 	kb_config_log(cfg_table, KB_ARRAY_LEN(cfg_table));
 	if (check_sandbox() < 0 || setup_gpu(cfg.gpu_require) < 0)
 		return 1;
+	sweep_workdir();
 	extra = split_extra(cfg.consumer_extra, &bad);
 	if (!extra) {
 		kb_error("KB_CONSUMER_EXTRA: \"%s\" is not key=value",
@@ -381,6 +400,7 @@ static int cmd_service(int argc, char **argv)
 		.consumer_extra = extra,
 		.drain_grace_s = (double)cfg.drain_grace_s,
 		.infra_attempts = (int)cfg.infra_attempts,
+		.job_attempts = (int)cfg.job_attempts,
 		.eval = eval_opts(),
 	};
 	rc = kb_service_run(&so, err, sizeof(err));
@@ -557,6 +577,7 @@ static int cmd_eval(int argc, char **argv)
 	if (check_sandbox() < 0 || load_task(argv[optind], &t) < 0 ||
 	    setup_gpu(0) < 0)
 		return 1;
+	sweep_workdir();
 	rc = kb_read_file(argv[optind + 1], SUBMISSION_MAX, &code, &code_len);
 	if (rc < 0) {
 		fprintf(stderr, "kb-worker: %s: %s\n", argv[optind + 1],

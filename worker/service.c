@@ -23,12 +23,15 @@
 #define BACKOFF_MAX_S 30.0
 #define TICK_S 0.2
 #define ABANDON_WAIT_S 2.0
+#define MARK_PREFIX "kb-attempt"
+#define COMMITTED_TIMEOUT_MS 10000
 
 struct svc {
 	const struct kb_service_opts *o;
 	kb_producer *p;
 	kb_consumer *c;
 	double drain_deadline; /* 0 until a stop is noticed */
+	int hung;              /* a job outlived kb_service_job_max_s */
 };
 
 struct job {
@@ -215,17 +218,49 @@ static void kill_children(void)
 	closedir(d);
 }
 
+double kb_service_job_max_s(const struct kb_service_opts *o)
+{
+	const struct kb_eval_opts *e = &o->eval;
+	const double cap = e->run_timeout_cap_s > 0 ? e->run_timeout_cap_s
+						    : 3600;
+	/* A harness build (up to 30 min), the user's build, three runs, the
+	 * retry back-offs and a minute of slack, per attempt. */
+	double s = (1800 + e->build_timeout_s + 3 * cap + 60) *
+		   (o->infra_attempts > 0 ? o->infra_attempts : 1);
+
+	return s > 86400 ? 86400 : s;
+}
+
+int kb_service_parse_mark(const char *metadata, uint64_t *id, int *attempt)
+{
+	char prefix[16];
+	unsigned long long v;
+	int n, used = 0;
+
+	if (!metadata ||
+	    sscanf(metadata, "%15s %llu %d%n", prefix, &v, &n, &used) != 3 ||
+	    metadata[used] != '\0' || strcmp(prefix, MARK_PREFIX) != 0 ||
+	    n < 0)
+		return -EINVAL;
+	*id = (uint64_t)v;
+	*attempt = n;
+	return 0;
+}
+
 /* Waits for the evaluation, keeping the producer served. Returns the
- * Result, or NULL when the job was abandoned at the drain deadline; then
- * *running says whether its thread is still running (and using j). */
+ * Result, or NULL when the job was abandoned (at the drain deadline, or
+ * hung: s->hung); then *running says whether its thread is still running
+ * (and using j). */
 static Kb__Result *wait_job(struct svc *s, struct job *j, pthread_t th,
 			    int *running)
 {
+	const double deadline = j->t0 + kb_service_job_max_s(s->o);
 	Kb__Result *r = NULL;
 	int done;
 
 	pthread_mutex_lock(&j->mu);
-	while (!j->done && !past_drain_deadline(s)) {
+	while (!j->done && !past_drain_deadline(s) &&
+	       !(s->hung = kb_mono_s() > deadline)) {
 		struct timespec ts;
 
 		pthread_mutex_unlock(&j->mu);
@@ -248,8 +283,13 @@ static Kb__Result *wait_job(struct svc *s, struct job *j, pthread_t th,
 		r = j->result;
 		return r;
 	}
-	kb_warn("abandoning sub=%" PRIu64 " at the drain deadline; its offset "
-		"stays uncommitted", j->sub->id);
+	if (s->hung)
+		kb_error("job sub=%" PRIu64 " did not end within %.0f s: hung; "
+			 "the worker stops, its offset stays uncommitted",
+			 j->sub->id, kb_service_job_max_s(s->o));
+	else
+		kb_warn("abandoning sub=%" PRIu64 " at the drain deadline; its "
+			"offset stays uncommitted", j->sub->id);
 	atomic_store(&j->cancel, 1);
 	kill_children();
 	/* Give the evaluation a moment to notice and clean its directory;
@@ -280,10 +320,93 @@ static void job_free(struct job *j)
 	free(j);
 }
 
+static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
+		    int before);
+
+/* The attempts the mark on m's partition counts for sub: 0 when there is
+ * none, or it is about another message or submission. */
+static int marked_attempts(struct svc *s, const kb_message *m,
+			   const Kb__Submission *sub)
+{
+	char meta[128], err[256];
+	int64_t off;
+	uint64_t id;
+	int n;
+
+	if (kb_consumer_committed(s->c, m, &off, meta, sizeof(meta),
+				  COMMITTED_TIMEOUT_MS, err, sizeof(err)) < 0) {
+		kb_warn("sub=%" PRIu64 ": %s (counted as a first attempt)",
+			sub->id, err);
+		return 0;
+	}
+	if (off != m->offset ||
+	    kb_service_parse_mark(meta, &id, &n) < 0 || id != sub->id)
+		return 0;
+	return n;
+}
+
+static void mark(struct svc *s, const kb_message *m, const Kb__Submission *sub,
+		 int attempt)
+{
+	char meta[64], err[256];
+
+	snprintf(meta, sizeof(meta), MARK_PREFIX " %" PRIu64 " %d", sub->id,
+		 attempt);
+	if (kb_consumer_mark(s->c, m, meta, err, sizeof(err)) < 0)
+		kb_warn("sub=%" PRIu64 ": %s (a crash now would not count)",
+			sub->id, err);
+}
+
+/* Publishes an infra_error Result for a job stopped before it ran, and
+ * commits m. Returns as run_job. */
+static int give_up(struct svc *s, const kb_message *m, Kb__Submission *sub,
+		   int attempts)
+{
+	Kb__ResultEvent ev = KB__RESULT_EVENT__INIT;
+	struct job j = {.svc = s, .sub = sub};
+	char why[256], err[256];
+	Kb__Result *r;
+	int rc = 0;
+
+	snprintf(why, sizeof(why),
+		 "evaluation abandoned: %d workers stopped (crashed or hung) "
+		 "while running this submission; it is not run again",
+		 attempts);
+	kb_error("job sub=%" PRIu64 " given up: %s", sub->id, why);
+	snprintf(j.key, sizeof(j.key), "%" PRIu64, sub->id);
+	r = kb_eval_given_up(&s->o->eval, sub, why);
+	ev.submission_id = sub->id;
+	ev.gpu = r->gpu;
+	ev.event_case = KB__RESULT_EVENT__EVENT_RESULT;
+	ev.result = r;
+	publish_event(&j, &ev, 1, &rc);
+	kb__result__free_unpacked(r, NULL);
+	kb__submission__free_unpacked(sub, NULL);
+	if (rc < 0)
+		return 1;
+	if (kb_consumer_commit(s->c, m, err, sizeof(err)) < 0)
+		kb_warn("commit of %s [%d] @%" PRId64 " failed: %s", m->topic,
+			m->partition, m->offset, err);
+	return 0;
+}
+
 /* Evaluates sub (which this call owns and frees), publishes its Result
  * and commits m. Returns 0 to go on, 1 when the job was abandoned or its
  * Result could not be published (stop the loop). */
 static int run_job(struct svc *s, const kb_message *m, Kb__Submission *sub)
+{
+	const int before = marked_attempts(s, m, sub);
+
+	if (before >= s->o->job_attempts)
+		return give_up(s, m, sub, before);
+	mark(s, m, sub, before + 1);
+	return eval_job(s, m, sub, before);
+}
+
+/* run_job's evaluation: before is the attempts counted before this one
+ * (restored when the job is abandoned by our own decision, a drain). */
+static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
+		    int before)
 {
 	/* The job, and the Submission it owns, outlive this frame if it is
 	 * abandoned while its thread still runs: they are left to the exit
@@ -320,6 +443,9 @@ static int run_job(struct svc *s, const kb_message *m, Kb__Submission *sub)
 	}
 	r = wait_job(s, j, th, &running);
 	if (!r) {
+		/* A drain is no fault of the job's: it does not count. */
+		if (!s->hung)
+			mark(s, m, sub, before);
 		if (!running)
 			job_free(j);
 		return 1;
@@ -400,12 +526,7 @@ static int handle(struct svc *s, const kb_message *m)
 static const char **consumer_extra(const struct kb_service_opts *o,
 				   char *interval, size_t interval_size)
 {
-	const struct kb_eval_opts *e = &o->eval;
-	const double cap = e->run_timeout_cap_s > 0 ? e->run_timeout_cap_s
-						    : 3600;
-	double job_s = (e->build_timeout_s + 3 * cap + 60) *
-			       (o->infra_attempts > 0 ? o->infra_attempts : 1) +
-		       o->drain_grace_s;
+	double job_s = kb_service_job_max_s(o) + o->drain_grace_s + 60;
 	size_t n = 0;
 	const char **extra;
 
@@ -466,6 +587,10 @@ int kb_service_run(const struct kb_service_opts *o, char *errstr,
 		 * the next worker. */
 		if (!kb_signal_stopping() && handle(&s, &m) != 0) {
 			kb_message_release(&m);
+			if (s.hung) {
+				snprintf(errstr, errstr_size, "a job hung");
+				rc = -ETIMEDOUT;
+			}
 			break;
 		}
 		kb_message_release(&m);

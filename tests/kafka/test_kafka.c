@@ -219,6 +219,56 @@ START_TEST(commit_semantics_and_lag)
 }
 END_TEST
 
+/* A mark (the message's own offset, with metadata) survives the member
+ * that made it: the next member of the group starts at the message again
+ * and reads the mark. */
+START_TEST(mark_survives_the_member)
+{
+	struct kb_test_server b;
+	kb_message m;
+	char err[512] = "", meta[64];
+	int64_t off;
+	const char *topic = "kb.submissions.CPU";
+
+	start_broker(&b);
+	kb_producer *p = new_producer(b.url, NULL);
+	send_ok(p, topic, "k0", "v0", 2);
+	kb_producer_destroy(p);
+
+	kb_consumer *a = new_consumer(b.url, "t-mark", topic);
+	expect_msg(a, 15000, topic, 0, "k0", &m);
+	ck_assert_msg(kb_consumer_committed(a, &m, &off, meta, sizeof(meta),
+					    5000, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_lt(off, 0);
+	ck_assert_str_eq(meta, "");
+	ck_assert_msg(kb_consumer_mark(a, &m, "kb-attempt 42 1", err,
+				       sizeof(err)) == 0,
+		      "%s", err);
+	kb_message_release(&m);
+	kb_consumer_destroy(a);
+
+	kb_consumer *b2 = new_consumer(b.url, "t-mark", topic);
+	expect_msg(b2, 15000, topic, 0, "k0", &m);
+	ck_assert_msg(kb_consumer_committed(b2, &m, &off, meta, sizeof(meta),
+					    5000, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(off, 0);
+	ck_assert_str_eq(meta, "kb-attempt 42 1");
+	/* A real commit moves past it, without metadata. */
+	ck_assert_msg(kb_consumer_commit(b2, &m, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_msg(kb_consumer_committed(b2, &m, &off, meta, sizeof(meta),
+					    5000, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(off, 1);
+	ck_assert_str_eq(meta, "");
+	kb_message_release(&m);
+	kb_consumer_destroy(b2);
+	kb_test_server_stop(&b);
+}
+END_TEST
+
 /* ---- takeover after SIGKILL, with group members in child processes ---- */
 
 struct report {
@@ -514,6 +564,7 @@ int main(void)
 	tcase_set_timeout(broker, 45);
 	tcase_add_test(broker, round_trip_and_latency);
 	tcase_add_test(broker, commit_semantics_and_lag);
+	tcase_add_test(broker, mark_survives_the_member);
 	tcase_add_test(broker, takeover_after_sigkill);
 	tcase_add_test(broker, unreachable_broker_times_out);
 	tcase_add_test(broker, devbroker_port_topics_and_exit);

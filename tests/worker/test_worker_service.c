@@ -83,7 +83,7 @@ static pid_t start_worker(const char *grace)
 		       "KB_WORKER_NAME=test-worker", "KB_LOG_LEVEL=debug",
 		       "KB_CONSUMER_EXTRA=session.timeout.ms=6000,"
 		       "heartbeat.interval.ms=250",
-		       env_grace, NULL};
+		       "KB_JOB_ATTEMPTS=2", env_grace, NULL};
 	pid_t pid;
 
 	snprintf(env_grace, sizeof(env_grace), "KB_DRAIN_GRACE_S=%s", grace);
@@ -345,6 +345,57 @@ START_TEST(test_drain_finishes)
 }
 END_TEST
 
+/* A job that stops every worker that runs it (here: killed mid-job) is
+ * run KB_JOB_ATTEMPTS times at most, then given up with an infra_error
+ * Result and committed; the directory a killed worker left is removed
+ * when the next one starts. */
+START_TEST(test_poison_job_given_up)
+{
+	int nprog = 0, first = -1, st;
+	Kb__Result *r;
+	char *key;
+
+	submit(10, loop_code, 120);
+	for (int attempt = 1; attempt <= 2; attempt++) {
+		char line[64];
+
+		worker = start_worker("20");
+		snprintf(line, sizeof(line), "job start sub=10");
+		ck_assert_msg(kb_test_wait_file(logpath, line, 30000, NULL, 0) ==
+				      0,
+			      "attempt %d did not start; see %s", attempt,
+			      logpath);
+		for (int i = 0; i < 300 && processes_in_workdir() == 0; i++)
+			usleep(100000);
+		ck_assert_int_gt(processes_in_workdir(), 0);
+		kill(-worker, SIGKILL);
+		kill(worker, SIGKILL);
+		waitpid(worker, &st, 0);
+		worker = 0;
+		/* Its sandboxed processes die with it (PDEATHSIG). */
+		for (int i = 0; i < 50 && processes_in_workdir() > 0; i++)
+			usleep(100000);
+		ck_assert_int_eq(truncate(logpath, 0), 0);
+	}
+	worker = start_worker("20");
+	r = await_result(10, 60, &nprog, &first);
+	ck_assert_msg(r != NULL, "no result; see %s", logpath);
+	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_INFRA_ERROR);
+	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_INFRA);
+	ck_assert_msg(strstr(r->error, "2 workers stopped"), "%s", r->error);
+	kb__result__free_unpacked(r, NULL);
+	ck_assert(kb_test_wait_file(logpath, "removed 1 stale job directory",
+				    1, NULL, 0) == 0);
+	st = kb_test_stop(worker, 15000);
+	worker = 0;
+	send_bytes(TOPIC, "marker", "x", 1);
+	key = first_uncommitted(30);
+	ck_assert_msg(key && strcmp(key, "marker") == 0, "first: %s",
+		      key ? key : "(none)");
+	free(key);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("worker_service");
@@ -355,6 +406,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_result_then_commit);
 	tcase_add_test(tc, test_drain_abandons);
 	tcase_add_test(tc, test_drain_finishes);
+	tcase_add_test(tc, test_poison_job_given_up);
 	suite_add_tcase(s, tc);
 	return s;
 }

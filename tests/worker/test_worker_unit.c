@@ -20,6 +20,7 @@
 #include "pbutil.h"
 #include "plan.h"
 #include "report.h"
+#include "service.h"
 #include "verdict.h"
 #include "worker_fixture.h"
 #include "kb_check_main.h"
@@ -285,6 +286,47 @@ START_TEST(test_remove_hostile_tree)
 	ck_assert_int_eq(kb_jobdir_remove(outside), 0);
 	free(dir);
 	free(outside);
+}
+END_TEST
+
+/* ---- the service's pure parts ----------------------------------------- */
+
+START_TEST(test_parse_mark)
+{
+	uint64_t id = 0;
+	int n = 0;
+
+	ck_assert_int_eq(kb_service_parse_mark("kb-attempt 42 2", &id, &n), 0);
+	ck_assert_uint_eq(id, 42);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(kb_service_parse_mark("", &id, &n), -EINVAL);
+	ck_assert_int_eq(kb_service_parse_mark(NULL, &id, &n), -EINVAL);
+	ck_assert_int_eq(kb_service_parse_mark("kb-attempt 42", &id, &n),
+			 -EINVAL);
+	ck_assert_int_eq(kb_service_parse_mark("kb-attempt 42 2 x", &id, &n),
+			 -EINVAL);
+	ck_assert_int_eq(kb_service_parse_mark("other 42 2", &id, &n), -EINVAL);
+	ck_assert_int_eq(kb_service_parse_mark("kb-attempt 42 -1", &id, &n),
+			 -EINVAL);
+}
+END_TEST
+
+/* The longest job bounds the watchdog and the poll interval: every step
+ * at its limit, for every infra retry, under a day. */
+START_TEST(test_job_max)
+{
+	struct kb_service_opts o = {.infra_attempts = 3};
+
+	o.eval.build_timeout_s = 60;
+	o.eval.run_timeout_cap_s = 900;
+	ck_assert_double_eq_tol(kb_service_job_max_s(&o),
+				(1800 + 60 + 3 * 900 + 60) * 3.0, 1e-9);
+	/* No cap: an hour per run. */
+	o.eval.run_timeout_cap_s = 0;
+	ck_assert_double_eq_tol(kb_service_job_max_s(&o),
+				(1800 + 60 + 3 * 3600 + 60) * 3.0, 1e-9);
+	o.infra_attempts = 10;
+	ck_assert_double_eq(kb_service_job_max_s(&o), 86400);
 }
 END_TEST
 
@@ -1370,6 +1412,8 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("plan");
+	tcase_add_test(tc, test_parse_mark);
+	tcase_add_test(tc, test_job_max);
 	tcase_add_test(tc, test_plan_modes);
 	tcase_add_test(tc, test_plan_leaderboard);
 	tcase_add_test(tc, test_plan_timeouts);
