@@ -118,7 +118,8 @@ static void head(struct kb_buf *b, const char *title, const char *body_class)
 			 "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
 			 "<meta name=\"referrer\" content=\"no-referrer\"><title>");
 	kb_web_esc(b, title);
-	kb_buf_printf(b, " · KernelBot</title><link rel=\"stylesheet\" href=\"/web/static/kb.css\">"
+	kb_buf_printf(b, " · KernelBot</title><link rel=\"icon\" href=\"data:,\">"
+			 "<link rel=\"stylesheet\" href=\"/web/static/kb.css\">"
 			 "<script src=\"/web/static/kb.js\" defer></script></head>"
 			 "<body class=\"%s\"><a class=\"skip\" href=\"#main\">Skip to content</a>"
 			 "<header><nav aria-label=\"Site\"><a class=\"brand\" href=\"/\">KernelBot</a>"
@@ -270,7 +271,11 @@ static void axes(struct kb_buf *b, const struct scale *s)
 		struct tm tm;
 		char d[32] = "";
 		if (gmtime_r(&tt, &tm))
-			strftime(d, sizeof(d), span < 2 * 86400000LL ? "%H:%M" : "%b %d", &tm);
+			strftime(d, sizeof(d),
+				 span < 600000LL        ? "%H:%M:%S"
+				 : span < 2 * 86400000LL ? "%H:%M"
+							 : "%b %d",
+				 &tm);
 		kb_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>",
 			      xof(s, t), PH - MB + 18,
 			      i == 0 ? "start" : i == 3 ? "end" : "middle", d);
@@ -461,8 +466,8 @@ static void ranking_table(struct kb_buf *b, const struct kb_web_gpu *g)
 	kb_buf_printf(b, "<div class=\"scroll\"><table class=\"ranking\"><caption>Ranking on ");
 	kb_web_esc(b, g->gpu);
 	kb_buf_printf(b, " (%ld ranked)</caption><thead><tr><th scope=\"col\">#</th>"
-			 "<th scope=\"col\">user</th><th scope=\"col\">score</th>"
-			 "<th scope=\"col\">gap to #1</th><th scope=\"col\">submitted</th>"
+			 "<th scope=\"col\">user</th><th scope=\"col\" class=\"num\">score</th>"
+			 "<th scope=\"col\" class=\"num\">gap to #1</th><th scope=\"col\">submitted</th>"
 			 "</tr></thead><tbody>",
 		      g->nranked);
 	for (size_t i = 0; i < g->nrank; i++) {
