@@ -522,9 +522,10 @@ int kb_web_render_board(struct kb_buf *b, const struct kb_web_board *bd,
 		kb_buf_printf(b, "\"><h2>");
 		kb_web_esc(b, g->gpu);
 		kb_buf_printf(b, "</h2>");
-		ranking_table(b, g);
+		/* The plot first: a long ranking would push it out of sight. */
 		kb_web_plot(b, id, title, g->hist, g->nhist, g->rank,
 			    g->nrank < 5 ? g->nrank : 5, now_ms);
+		ranking_table(b, g);
 		kb_buf_printf(b, "</section>");
 	}
 	kb_buf_printf(b, "</div>");
