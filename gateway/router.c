@@ -178,7 +178,8 @@ int kb_route_match(const char *method, const char *path, struct kb_route *out)
 	if (!method || !path)
 		return 404;
 	n = split(path, buf, sizeof(buf), segs);
-	if (n < 0) /* "/" is 0 segments: the web index */
+	/* Only "/" itself is the web index ("//" also splits into nothing). */
+	if (n < 0 || (n == 0 && strcmp(path, "/") != 0))
 		return 404;
 	for (size_t i = 0; i < NROUTES; i++) {
 		struct kb_route tmp;

@@ -246,6 +246,7 @@ START_TEST(web_routes)
 	ck_assert_int_eq(route("GET", "/web/events"), 0);
 	ck_assert_int_eq(R.id, KB_ROUTE_WEB_EVENTS);
 	ck_assert_int_eq(kb_route_query_ok(KB_ROUTE_WEB_EVENTS, "lb"), 1);
+	ck_assert_int_eq(route("GET", "//"), 404);
 	ck_assert_int_eq(route("GET", "/web"), 404);
 	ck_assert_int_eq(route("GET", "/web/lb"), 404);
 	/* "web" is a reserved first segment; other names still stream. */
