@@ -19,6 +19,7 @@
 #include "kb_util.h"
 #include "store.h"
 #include "submit.h"
+#include "web/web.h"
 
 #define POLL_MS 200
 #define TICK_MS 250
@@ -147,6 +148,9 @@ static void on_result(struct kb_gw_events *e, const Kb__ResultEvent *ev)
 		snprintf(prefix, sizeof(prefix), "%s|%s|", r->leaderboard, gpu);
 		kb_gw_cache_invalidate(e->g->cache, prefix);
 	}
+	/* The web pages drop their copies once the ranker's fold is visible. */
+	if (r->leaderboard && gpu)
+		kb_gw_web_result(e->g, r->leaderboard, gpu, r->user_id, id);
 }
 
 static void *consumer_main(void *arg)

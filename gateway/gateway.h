@@ -49,6 +49,9 @@ struct kb_gw_config {
 	char *oauth_github_base, *oauth_github_api_base;
 	char *oauth_github_id, *oauth_github_secret;
 	long oauth_timeout_ms;
+	int metrics;       /* GET /metrics and the counting behind it */
+	int web;           /* the web pages (gateway/web/) */
+	long web_cache_ms; /* how long a rendered page is reused */
 };
 
 /* One leaderboard. */
@@ -84,6 +87,7 @@ struct kb_gw_cache;
 struct kb_gw_queue;
 struct kb_gw_http;
 struct kb_gw_pool;
+struct kb_gw_web;
 
 struct kb_gw {
 	struct kb_gw_config cfg;
@@ -104,6 +108,7 @@ struct kb_gw {
 	struct kb_gw_http *http;
 	struct kb_gw_pool *pool;     /* blocking steps (pool.h) */
 	void *discord;           /* owned by gateway/discord_*.c, if any */
+	struct kb_gw_web *web;   /* the web pages (web/web.h); NULL when off */
 };
 
 /* problems.c: loads cfg.problems into the board table, reads every task

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "gw_metrics.h"
 #include "kb_log.h"
 #include "kb_util.h"
 #include "pool.h"
@@ -463,6 +464,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 	(void)conn;
 	if (!r)
 		return;
+	kb_gw_metrics_request(r->route.id, r->status, kb_mono_s() - r->t0);
 	if (r->sub_id)
 		snprintf(sub, sizeof(sub), " sub=%" PRIu64, r->sub_id);
 	kb_info("method=%s path=%s status=%d ms=%.2f%s%s", r->method, r->path,

@@ -29,7 +29,10 @@
  * submission holds no thread either: its connection is suspended between
  * events (h_stream.c).
  * Each request is logged once, when it completes (method, path, status,
- * ms, submission id); bodies, CLI ids, tokens and seeds never.
+ * ms, submission id); bodies, CLI ids, tokens and seeds never; and
+ * counted for GET /metrics (gw_metrics.h). The same process serves the
+ * web leaderboard (web/web.h): cached server-rendered pages, dropped when
+ * the ranker has folded a Result that changes them.
  *
  * SIGTERM/SIGINT only set a flag and wake the main thread (kb_signal),
  * which then stops accepting connections, ends every open stream with an
@@ -53,6 +56,7 @@
 #include "events.h"
 #include "gateway.h"
 #include "gw_api.h"
+#include "gw_metrics.h"
 #include "http.h"
 #include "hub.h"
 #include "kb_config.h"
@@ -63,6 +67,7 @@
 #include "pool.h"
 #include "queue.h"
 #include "store.h"
+#include "web/web.h"
 
 #ifndef KB_DEFAULT_PROBLEMS
 #define KB_DEFAULT_PROBLEMS "problems"
@@ -142,6 +147,13 @@ static const struct kb_cfg_entry config[] = {
 	 &G.cfg.oauth_github_secret, "GitHub OAuth client secret"},
 	{"KB_OAUTH_TIMEOUT_MS", KB_CFG_INT, "10000", 100, 120000, 0,
 	 &G.cfg.oauth_timeout_ms, "timeout of each request to an OAuth provider"},
+	{"KB_METRICS", KB_CFG_BOOL, "1", 0, 0, 0, &G.cfg.metrics,
+	 "count requests and serve Prometheus metrics on GET /metrics"},
+	{"KB_WEB", KB_CFG_BOOL, "1", 0, 0, 0, &G.cfg.web,
+	 "serve the web leaderboard (/, /web/...)"},
+	{"KB_WEB_CACHE_MS", KB_CFG_INT, "10000", 0, 600000, 0, &G.cfg.web_cache_ms,
+	 "longest a rendered page is reused; a ranked Result drops it at once "
+	 "(0: no cache)"},
 	{"KB_DRAIN_S", KB_CFG_INT, "20", 0, 600, 0, &G.cfg.drain_s,
 	 "on SIGTERM, how long in-flight requests may take to finish"},
 	{"KB_LOG_LEVEL", KB_CFG_STRING, "info", 0, 0, 0, &G.cfg.log_level,
@@ -192,6 +204,7 @@ static void drain(struct kb_gw_http *http)
 	kb_gw_hub_close_all(G.hub, 503, "the gateway is shutting down; the "
 					"submission goes on: poll GET "
 					"/user/submissions/{id}");
+	kb_gw_web_close_streams(&G);
 	while ((left = atomic_load(&G.inflight)) > 0 && kb_mono_s() < deadline)
 		sleep_ms(10);
 	if (left > 0)
@@ -274,6 +287,14 @@ int main(int argc, char **argv)
 		kb_error("kafka: %s", err);
 		goto out;
 	}
+	if (kb_gw_metrics_init(&G) < 0) {
+		kb_error("metrics: out of memory");
+		goto out;
+	}
+	if (kb_gw_web_start(&G, err, sizeof(err)) < 0) {
+		kb_error("web: %s", err);
+		goto out;
+	}
 	G.events = kb_gw_events_start(&G, err, sizeof(err));
 	if (!G.events) {
 		kb_error("events: %s", err);
@@ -310,6 +331,7 @@ int main(int argc, char **argv)
 	http = NULL;
 	kb_gw_events_stop(G.events);
 	G.events = NULL;
+	kb_gw_web_stop(&G);
 	if (kb_producer_flush(G.producer, 5000) < 0)
 		kb_warn("producer flush timed out");
 	rc = 0;
@@ -318,11 +340,14 @@ out:
 	if (discord)
 		kb_gw_discord_stop(&G);
 #endif
-	if (http) /* a failed start: no stream can be open yet */
+	if (http) { /* a failed start: no stream can be open yet */
 		kb_gw_hub_close_all(G.hub, 503, "shutting down");
+		kb_gw_web_close_streams(&G);
+	}
 	kb_gw_pool_destroy(G.pool);
 	kb_gw_http_stop(http);
 	kb_gw_events_stop(G.events);
+	kb_gw_web_stop(&G);
 	kb_producer_destroy(G.producer);
 	kb_gw_queue_destroy(G.queue);
 	kb_gw_cache_destroy(G.cache);

@@ -79,6 +79,16 @@ static const struct route_def routes[] = {
 	 {"admin", "submission", ":", ":", ":"}, {0}},
 	{KB_ROUTE_DISCORD_INTERACTIONS, POST, "discord_interactions",
 	 {"discord", "interactions"}, {0}},
+	{KB_ROUTE_METRICS, GET, "metrics", {"metrics"}, {0}},
+	/* The web pages (gateway/web/): "/" alone, the rest under /web/. */
+	{KB_ROUTE_WEB_INDEX, GET, "web_index", {NULL}, {0}},
+	{KB_ROUTE_WEB_BOARD, GET, "web_board", {"web", "lb", ":"}, {0}},
+	{KB_ROUTE_WEB_TEMPLATE, GET, "web_template",
+	 {"web", "lb", ":", "template", ":"}, {0}},
+	{KB_ROUTE_WEB_USER, GET, "web_user", {"web", "user", ":"}, {0}},
+	{KB_ROUTE_WEB_ME, GET, "web_me", {"web", "me"}, {0}},
+	{KB_ROUTE_WEB_STATIC, GET, "web_static", {"web", "static", ":"}, {0}},
+	{KB_ROUTE_WEB_EVENTS, GET, "web_events", {"web", "events"}, {"lb"}},
 	/* Last: its first segment is a parameter (see router.h). */
 	{KB_ROUTE_STREAM, POST, "stream", {":", ":", ":"}, {0}},
 };
@@ -125,7 +135,7 @@ static int method_ok(const struct route_def *r, const char *method)
 static int reserved_first(const char *s)
 {
 	for (size_t i = 0; i < NROUTES; i++)
-		if (strcmp(routes[i].segs[0], ":") != 0 &&
+		if (routes[i].segs[0] && strcmp(routes[i].segs[0], ":") != 0 &&
 		    strcmp(routes[i].segs[0], s) == 0)
 			return 1;
 	return 0;
@@ -137,7 +147,8 @@ static int segs_match(const struct route_def *r, char **segs, int n,
 	int i;
 
 	out->nparams = 0;
-	if (n > 0 && strcmp(r->segs[0], ":") == 0 && reserved_first(segs[0]))
+	if (n > 0 && r->segs[0] && strcmp(r->segs[0], ":") == 0 &&
+	    reserved_first(segs[0]))
 		return 0;
 	for (i = 0; i < n; i++) {
 		const char *want = i < 6 ? r->segs[i] : NULL;
@@ -167,7 +178,8 @@ int kb_route_match(const char *method, const char *path, struct kb_route *out)
 	if (!method || !path)
 		return 404;
 	n = split(path, buf, sizeof(buf), segs);
-	if (n <= 0)
+	/* Only "/" itself is the web index ("//" also splits into nothing). */
+	if (n < 0 || (n == 0 && strcmp(path, "/") != 0))
 		return 404;
 	for (size_t i = 0; i < NROUTES; i++) {
 		struct kb_route tmp;

@@ -6,6 +6,10 @@
  * is (libmicrohttpd drops the body). A path that exists with another
  * method is 405 with the Allow list; anything else is 404.
  *
+ * The bare path "/" is the web index (KB_ROUTE_WEB_INDEX); every other
+ * web page lives under /web/, so "web" is the one first segment the web
+ * pages take from leaderboard names.
+ *
  * Routes are tried in table order. The streaming route POST
  * /{lb}/{gpu}/{mode} begins with a parameter: it never matches a path
  * whose first segment is the literal first segment of another route
@@ -62,6 +66,14 @@ enum kb_route_id {
 	KB_ROUTE_ADMIN_SUBMIT,           /* POST   /admin/submission/{lb}/{gpu}/{mode} */
 	KB_ROUTE_DISCORD_INTERACTIONS,   /* POST   /discord/interactions */
 	KB_ROUTE_STREAM,                 /* POST   /{lb}/{gpu}/{mode} (SSE) */
+	KB_ROUTE_METRICS,                /* GET    /metrics (Prometheus) */
+	KB_ROUTE_WEB_INDEX,              /* GET    / (web pages: gateway/web/) */
+	KB_ROUTE_WEB_BOARD,              /* GET    /web/lb/{lb} */
+	KB_ROUTE_WEB_TEMPLATE,           /* GET    /web/lb/{lb}/template/{lang} */
+	KB_ROUTE_WEB_USER,               /* GET    /web/user/{user_id} */
+	KB_ROUTE_WEB_ME,                 /* GET    /web/me */
+	KB_ROUTE_WEB_STATIC,             /* GET    /web/static/{file} */
+	KB_ROUTE_WEB_EVENTS,             /* GET    /web/events?lb= (SSE) */
 	KB_ROUTE_COUNT
 };
 

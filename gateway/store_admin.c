@@ -336,8 +336,9 @@ int kb_gw_board_mark_deleted(const struct kb_gw *g, const char *name,
 	redisAppendCommand(c, "HDEL kb:lbdyn %s", name);
 	redisAppendCommand(c, "SADD kb:lbdeleted %s", name);
 	for (size_t k = 0; purge_rankings && lb && k < lb->task->ngpus && n < 14; k += 1) {
-		redisAppendCommand(c, "DEL kb:rank:%s:%s kb:rankinfo:%s:%s", name,
-				   lb->task->gpus[k], name, lb->task->gpus[k]);
+		redisAppendCommand(c, "DEL kb:rank:%s:%s kb:rankinfo:%s:%s kb:hist:%s:%s",
+				   name, lb->task->gpus[k], name, lb->task->gpus[k],
+				   name, lb->task->gpus[k]);
 		n++;
 	}
 	if (purge_rankings && n < 14) {

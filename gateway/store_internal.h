@@ -1,5 +1,6 @@
 /* Helpers shared by store.c and store_admin.c (the two halves of the
- * kb_gw_store module); not for other modules. */
+ * kb_gw_store module) and by the web pages' read-only pipelines
+ * (web/web_data.c, web/web_feed.c); not for other modules. */
 #ifndef KB_GW_STORE_INTERNAL_H
 #define KB_GW_STORE_INTERNAL_H
 

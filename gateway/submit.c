@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_metrics.h"
 #include "hub.h"
 #include "kb_log.h"
 #include "kb_util.h"
@@ -39,6 +40,7 @@ static int fail(struct kb_gw_submit_res *res, int status, const char *fmt, ...)
 	va_list ap;
 
 	res->status = status;
+	kb_gw_metrics_submission(status);
 	va_start(ap, fmt);
 	vsnprintf(res->detail, sizeof(res->detail), fmt, ap);
 	va_end(ap);
@@ -208,6 +210,7 @@ int kb_gw_submit_publish(struct kb_gw *g, struct kb_gw_pending *p,
 		return fail(res, 503, "submission queue unavailable, retry later "
 				      "(submission %" PRIu64 " was not queued)", p->id);
 	}
+	kb_gw_metrics_submission(0);
 	kb_info("sub=%" PRIu64 " user=%s lb=%s gpu=%s mode=%s bytes=%zu%s queued", p->id,
 		p->s.user_id, p->s.lb, p->s.gpu, p->s.mode, p->s.code_len,
 		p->s.admin ? " admin=1" : "");

@@ -7,6 +7,10 @@
 -- KEYS[2] kb:sub:<id>              the submission hash the gateway created
 -- KEYS[3] kb:rank:<lb>:<gpu>       sorted set: user id -> best seconds
 -- KEYS[4] kb:rankinfo:<lb>:<gpu>   hash: user id -> "<sub id>:<submitted_ms>"
+-- KEYS[5] kb:hist:<lb>:<gpu>       sorted set: every scored Result of the
+--                                  board, "<id>:<score>:<user>" by done_ms
+-- KEYS[6] kb:uhist:<user>          sorted set: every scored Result of the
+--                                  user, "<id>:<score>:<lb>:<gpu>" by done_ms
 --
 -- ARGV[1] packed Result      ARGV[2] submission id (decimal)
 -- ARGV[3] user id            ARGV[4] mode ("leaderboard", "test", ...)
@@ -26,6 +30,7 @@
 local res_key, sub_key, rank_key, info_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local packed, id, user, mode, verdict = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local has_score, score_s, submitted_s, done_s = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local hist_key, uhist_key = KEYS[5], KEYS[6]
 
 if redis.call('EXISTS', res_key) == 1 then
   return 0
@@ -34,7 +39,8 @@ end
 -- Redis does not roll a script back when a command fails half-way, so
 -- everything that could fail is checked before the first write: a key of
 -- the wrong type is reported, and nothing is written.
-for _, kt in ipairs({{sub_key, 'hash'}, {rank_key, 'zset'}, {info_key, 'hash'}}) do
+for _, kt in ipairs({{sub_key, 'hash'}, {rank_key, 'zset'}, {info_key, 'hash'},
+                     {hist_key, 'zset'}, {uhist_key, 'zset'}}) do
   local t = redis.call('TYPE', kt[1])['ok']
   if t ~= 'none' and t ~= kt[2] then
     return redis.error_reply('WRONGTYPE ' .. kt[1] .. ' is a ' .. t .. ', not a ' .. kt[2])
@@ -72,6 +78,20 @@ local scored = has_score == '1' and mode == 'leaderboard' and verdict == 'passed
 if scored then
   redis.call('HSET', sub_key, 'status', 'done', 'verdict', verdict,
              'done_ms', done_s, 'score', score_s)
+  -- The history (append-only; the web pages plot it): every scored
+  -- Result, not only improvements, so that readers derive the record and
+  -- each user's progress as running minima over time, and the set does
+  -- not depend on the order Results were folded in. Members are built
+  -- from ARGV alone (a re-fold, which cannot happen past the EXISTS
+  -- check, would add nothing). gateway/lua/delete.lua removes a deleted
+  -- submission's members, built the same way.
+  local when = tonumber(done_s)
+  if when == nil or when <= 0 then
+    when = submitted
+  end
+  redis.call('ZADD', hist_key, when, id .. ':' .. score_s .. ':' .. user)
+  redis.call('ZADD', uhist_key, when, id .. ':' .. score_s .. ':' ..
+             string.match(rank_key, '^kb:rank:(.*)$'))
 else
   redis.call('HSET', sub_key, 'status', 'done', 'verdict', verdict,
              'done_ms', done_s)

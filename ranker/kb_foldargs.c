@@ -234,6 +234,8 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 	call->keys[1] = strdup_printf("kb:sub:%s", call->id_s);
 	call->keys[2] = strdup_printf("kb:rank:%s:%s", r->leaderboard, r->gpu);
 	call->keys[3] = strdup_printf("kb:rankinfo:%s:%s", r->leaderboard, r->gpu);
+	call->keys[4] = strdup_printf("kb:hist:%s:%s", r->leaderboard, r->gpu);
+	call->keys[5] = strdup_printf("kb:uhist:%s", r->user_id);
 	packed_len = kb__result__get_packed_size(r);
 	/* +1: malloc(0) may return NULL for an empty Result. */
 	call->packed = malloc(packed_len + 1);
@@ -251,18 +253,20 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 	call->argc = KB_FOLD_NKEYS + KB_FOLD_NARGS;
 	for (i = 0; i < KB_FOLD_NKEYS; i++)
 		call->argv[i] = call->keys[i];
-	call->argv[4] = (const char *)call->packed;
-	call->argv[5] = call->id_s;
-	call->argv[6] = r->user_id;
-	call->argv[7] = call->mode;
-	call->argv[8] = call->verdict;
-	call->argv[9] = call->scored ? "1" : "0";
-	call->argv[10] = call->score_s;
-	call->argv[11] = call->submitted_s;
-	call->argv[12] = call->done_s;
+	/* ARGV[k] of the script is argv[KB_FOLD_NKEYS + k - 1]. */
+	const char **a = call->argv + KB_FOLD_NKEYS;
+	a[0] = (const char *)call->packed;
+	a[1] = call->id_s;
+	a[2] = r->user_id;
+	a[3] = call->mode;
+	a[4] = call->verdict;
+	a[5] = call->scored ? "1" : "0";
+	a[6] = call->score_s;
+	a[7] = call->submitted_s;
+	a[8] = call->done_s;
 	for (i = 0; i < call->argc; i++)
-		call->argvlen[i] = strlen(call->argv[i]);
-	call->argvlen[4] = packed_len; /* binary: may hold NULs */
+		call->argvlen[i] = i == KB_FOLD_NKEYS ? packed_len /* binary */
+						      : strlen(call->argv[i]);
 	return 0;
 }
 

@@ -23,6 +23,13 @@
  * unreachable the ranker retries the same message with exponential backoff
  * and commits nothing; kb_fold reconnects by itself.
  *
+ * Metrics (KB_METRICS_PORT, off by default): a small listener serves
+ * /metrics (kb_metrics_http): folds by outcome (duplicates are the
+ * re-deliveries skipped), progress records, dead letters, Redis retries,
+ * the time one fold takes, the group's lag on kb.results (read every
+ * LAG_EVERY_S between messages), and the Kafka client errors kb_kafka
+ * counts.
+ *
  * SIGTERM drains: the current message is finished, or abandoned with its
  * offset uncommitted if it is waiting for Redis; then the producer is
  * flushed and the consumer leaves the group. A second signal exits at once.
@@ -41,6 +48,8 @@
 #include "kb_foldargs.h"
 #include "kb_kafka.h"
 #include "kb_log.h"
+#include "kb_metrics.h"
+#include "kb_metrics_http.h"
 #include "kb_redis.h"
 #include "kb_signal.h"
 #include "kb_util.h"
@@ -49,9 +58,11 @@
 #define POLL_MS 250
 #define DLQ_SEND_TIMEOUT_MS 10000
 #define BACKOFF_MIN_MS 100
+#define LAG_EVERY_S 15.0
 
 static char *cfg_brokers, *cfg_redis_url, *cfg_log_level, *cfg_extra;
-static long cfg_redis_timeout_ms, cfg_backoff_max_ms;
+static char *cfg_metrics_addr;
+static long cfg_redis_timeout_ms, cfg_backoff_max_ms, cfg_metrics_port;
 static int cfg_log_json;
 
 static const struct kb_cfg_entry config[] = {
@@ -71,7 +82,54 @@ static const struct kb_cfg_entry config[] = {
 	/* May carry SASL credentials, hence masked. */
 	{"KB_CONSUMER_EXTRA", KB_CFG_STRING, "", 0, 0, 1, &cfg_extra,
 	 "extra librdkafka consumer settings, key=value[,key=value]"},
+	{"KB_METRICS_PORT", KB_CFG_INT, "0", 0, 65535, 0, &cfg_metrics_port,
+	 "port of the Prometheus /metrics listener; 0: none"},
+	{"KB_METRICS_ADDR", KB_CFG_STRING, "127.0.0.1", 0, 0, 0, &cfg_metrics_addr,
+	 "address of the /metrics listener (0.0.0.0 in a pod)"},
 };
+
+/* The ranker's metrics (NULL, and so no-ops, when KB_METRICS_PORT is 0). */
+static struct {
+	kb_metric_family *folds, *fold_seconds;
+	kb_series *progress, *dlq, *retries, *lag;
+} M;
+
+static void metrics_init(kb_metrics *m)
+{
+	kb_metric_family *f;
+
+	M.folds = kb_metrics_counter(m, "kb_ranker_folds_total",
+				     "Results folded, by outcome: new, personal_best, "
+				     "duplicate (a re-delivery, skipped).", "outcome");
+	M.fold_seconds = kb_metrics_histogram(m, "kb_ranker_fold_seconds",
+					      "Time of one fold script, retries "
+					      "included.", NULL, kb_metrics_latency_bounds,
+					      KB_METRICS_LATENCY_NBOUNDS);
+	f = kb_metrics_counter(m, "kb_ranker_progress_total",
+			       "Progress events recorded.", NULL);
+	M.progress = kb_metric_get0(f);
+	f = kb_metrics_counter(m, "kb_ranker_dead_letters_total",
+			       "Events sent to kb.dlq.", NULL);
+	M.dlq = kb_metric_get0(f);
+	f = kb_metrics_counter(m, "kb_ranker_redis_retries_total",
+			       "Scripts retried because Redis was unavailable.", NULL);
+	M.retries = kb_metric_get0(f);
+	f = kb_metrics_gauge(m, "kb_ranker_consumer_lag",
+			     "Messages of kb.results not yet folded (group "
+			     "kb-ranker; -1 unknown).", NULL);
+	M.lag = kb_metric_get0(f);
+	/* Every outcome renders from the start, so rate() has a series. */
+	kb_metric_get1(M.folds, "new");
+	kb_metric_get1(M.folds, "personal_best");
+	kb_metric_get1(M.folds, "duplicate");
+}
+
+static const char *outcome_label(int outcome)
+{
+	return outcome == KB_FOLD_DUPLICATE ? "duplicate"
+	       : outcome == KB_FOLD_BEST   ? "personal_best"
+					   : "new";
+}
 
 struct ranker {
 	kb_consumer *cons;
@@ -166,8 +224,10 @@ static int dead_letter(struct ranker *rk, const kb_message *m, const char *reaso
 			break;
 	}
 	free(buf);
-	if (rc == 0)
+	if (rc == 0) {
 		rk->n_dlq++;
+		kb_counter_inc(M.dlq);
+	}
 	return rc;
 }
 
@@ -177,6 +237,7 @@ static int fold_result(struct ranker *rk, const kb_message *m,
 	struct kb_fold_call call;
 	char err[512];
 	int delay = BACKOFF_MIN_MS, outcome = -1, rc;
+	double t0 = kb_mono_s();
 
 	if (kb_foldargs_result(ev, &call, err, sizeof(err)) != 0)
 		return dead_letter(rk, m, err);
@@ -190,6 +251,7 @@ static int fold_result(struct ranker *rk, const kb_message *m,
 		}
 		kb_warn("redis unavailable sub=%" PRIu64 " gpu=%s, retrying in %d ms: %s",
 			call.sub_id, call.gpu, delay, err);
+		kb_counter_inc(M.retries);
 		rc = backoff(&delay);
 		if (rc != 0) {
 			kb_fold_call_free(&call);
@@ -204,6 +266,8 @@ static int fold_result(struct ranker *rk, const kb_message *m,
 		rk->n_duplicates++;
 	else
 		rk->n_folded++;
+	kb_counter_inc(kb_metric_get1(M.folds, outcome_label(outcome)));
+	kb_histogram_observe(kb_metric_get0(M.fold_seconds), kb_mono_s() - t0);
 	kb_fold_call_free(&call);
 	return 0;
 }
@@ -235,6 +299,7 @@ static int fold_progress(struct ranker *rk, const kb_message *m,
 		}
 		kb_warn("redis unavailable sub=%" PRIu64 " gpu=%s, retrying in %d ms: %s",
 			call.sub_id, call.gpu, delay, err);
+		kb_counter_inc(M.retries);
 		rc = backoff(&delay);
 		if (rc != 0)
 			return rc;
@@ -242,6 +307,7 @@ static int fold_progress(struct ranker *rk, const kb_message *m,
 	kb_debug("progress sub=%" PRIu64 " gpu=%s stage=%s applied=%d", call.sub_id,
 		 call.gpu, call.stage, applied);
 	rk->n_progress++;
+	kb_counter_inc(M.progress);
 	return 0;
 }
 
@@ -276,10 +342,19 @@ static int handle(struct ranker *rk, const kb_message *m)
 static int run(struct ranker *rk)
 {
 	char err[512];
+	double next_lag = 0;
 
 	while (!kb_signal_stopping()) {
 		kb_message m;
-		int rc = kb_consumer_poll(rk->cons, POLL_MS, &m);
+		int rc;
+
+		/* The lag costs a broker round trip or two: only now and then,
+		 * and only when someone can scrape it. */
+		if (M.lag && kb_mono_s() >= next_lag) {
+			kb_gauge_set(M.lag, (double)kb_consumer_lag(rk->cons));
+			next_lag = kb_mono_s() + LAG_EVERY_S;
+		}
+		rc = kb_consumer_poll(rk->cons, POLL_MS, &m);
 
 		if (rc < 0) {
 			kb_error("consumer failed (%d): stopping", rc);
@@ -346,6 +421,7 @@ int main(int argc, char **argv)
 {
 	static const char *const topics[] = {KB_TOPIC_RESULTS};
 	struct ranker rk = {0};
+	kb_metrics_server *metrics = NULL;
 	const char **extra = NULL;
 	char err[512];
 	int level, status = 0;
@@ -379,6 +455,19 @@ int main(int argc, char **argv)
 		kb_error("cannot install signal handlers");
 		status = 1;
 		goto out;
+	}
+
+	if (cfg_metrics_port > 0) {
+		metrics_init(kb_metrics_default());
+		metrics = kb_metrics_serve(kb_metrics_default(), cfg_metrics_addr,
+					   (int)cfg_metrics_port, err, sizeof(err));
+		if (!metrics) {
+			kb_error("%s", err);
+			status = 1;
+			goto out;
+		}
+		kb_info("metrics on http://%s:%ld/metrics", cfg_metrics_addr,
+			cfg_metrics_port);
 	}
 
 	rk.fold = kb_fold_new(cfg_redis_url, (int)cfg_redis_timeout_ms);
@@ -417,6 +506,7 @@ out:
 	kb_consumer_destroy(rk.cons);
 	kb_producer_destroy(rk.prod);
 	kb_fold_destroy(rk.fold);
+	kb_metrics_server_stop(metrics);
 	kb_info("stopped folded=%llu duplicates=%llu progress=%llu dead_letters=%llu",
 		rk.n_folded, rk.n_duplicates, rk.n_progress, rk.n_dlq);
 	free(extra);

@@ -7,13 +7,19 @@ set -eu
 PKGS="cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev
 librdkafka-dev libhiredis-dev libcurl4-openssl-dev libmicrohttpd-dev
 libjansson-dev libyaml-dev libsodium-dev libseccomp-dev check libsubunit-dev
-redis-server curl python3 python3-yaml clang-14 libclang-rt-14-dev"
+redis-server curl python3 python3-yaml clang-14 libclang-rt-14-dev
+chromium fonts-dejavu-core wrk"
 
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
+# The browser tests (tests/web) run playwright-core from npm on Node.js;
+# a machine may have Node.js from elsewhere, so only the commands count.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	missing="$missing nodejs npm"
+fi
 [ -z "$missing" ] && exit 0
 
 echo "deps: installing$missing" >&2

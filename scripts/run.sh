@@ -100,9 +100,16 @@ fi
 export KB_WORKDIR=${KB_WORKDIR:-$RUN_DIR/work}
 mkdir -p "$KB_WORKDIR"
 
-start ranker "$BIN/ranker/kb-ranker"
+# Prometheus /metrics: the gateway on its API port, the ranker and each
+# worker on a port of its own (listed at the end).
+METRICS=()
+RANKER_METRICS=$(free_port)
+KB_METRICS_PORT=$RANKER_METRICS start ranker "$BIN/ranker/kb-ranker"
+METRICS+=("ranker     http://127.0.0.1:$RANKER_METRICS/metrics")
 start gateway "$BIN/gateway/kb-gateway"
-KB_GPU=CPU start worker-cpu "$BIN/worker/kb-worker"
+WORKER_METRICS=$(free_port)
+KB_METRICS_PORT=$WORKER_METRICS KB_GPU=CPU start worker-cpu "$BIN/worker/kb-worker"
+METRICS+=("worker-cpu http://127.0.0.1:$WORKER_METRICS/metrics")
 
 if command -v nvidia-smi >/dev/null 2>&1; then
 	i=0
@@ -110,7 +117,10 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 		# "NVIDIA H100 80GB HBM3" -> H100
 		gpu=$(printf '%s\n' "$name" | grep -oE '(H100|H200|A100|L4|T4|B200|A10G|L40S)' | head -1 || true)
 		if [ -n "$gpu" ]; then
-			CUDA_VISIBLE_DEVICES=$i KB_GPU=$gpu start "worker-$gpu-$i" "$BIN/worker/kb-worker"
+			port=$(free_port)
+			KB_METRICS_PORT=$port CUDA_VISIBLE_DEVICES=$i KB_GPU=$gpu \
+				start "worker-$gpu-$i" "$BIN/worker/kb-worker"
+			METRICS+=("worker-$gpu-$i http://127.0.0.1:$port/metrics")
 		else
 			log "GPU $i ($name) is not a known device type; no worker started"
 		fi
@@ -129,11 +139,14 @@ CLI_ID=$(curl -sf -X POST "$API/admin/users" \
 cat <<INFO
 
   KernelBot is up.
+    Web        $API/
     API        $API
     CLI id     $CLI_ID   (user "local")
     Kafka      $KB_KAFKA_BROKERS
     Redis      $KB_REDIS_URL
     logs       $RUN_DIR
+    metrics    $API/metrics (gateway)
+$(printf '               %s\n' "${METRICS[@]}")
 $( [ -n "${GENERATED_TOKEN:-}" ] && echo "    admin token $KB_ADMIN_TOKEN (generated; set KB_ADMIN_TOKEN to choose)" )
 
   Try:

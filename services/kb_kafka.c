@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "kb_log.h"
+#include "kb_metrics.h"
 
 /* Topic names Kafka accepts: [A-Za-z0-9._-], at most 249 characters. */
 #define KB_TOPIC_MAX 249
@@ -151,6 +152,34 @@ static void deadline_after(struct timespec *ts, int ms)
 	}
 }
 
+/* Kafka errors, counted in the process's registry (kb_metrics.h) by role
+ * and kind, so every service exports them on /metrics. The families are
+ * registered when the first client is made, so they render (empty) before
+ * the first error. */
+static kb_metric_family *producer_errors, *consumer_errors;
+static pthread_once_t metrics_once = PTHREAD_ONCE_INIT;
+
+static void metrics_init(void)
+{
+	kb_metrics *m = kb_metrics_default();
+
+	producer_errors = kb_metrics_counter(
+		m, "kb_kafka_producer_errors_total",
+		"Kafka producer errors: produce (not queued), delivery (failed "
+		"report), timeout (no report in time), client, fatal.", "kind");
+	consumer_errors = kb_metrics_counter(
+		m, "kb_kafka_consumer_errors_total",
+		"Kafka consumer errors: poll (error event), commit, client, "
+		"fatal, rebalance.", "kind");
+}
+
+static void count_error(int producer, const char *kind)
+{
+	pthread_once(&metrics_once, metrics_init);
+	kb_counter_inc(kb_metric_get1(producer ? producer_errors : consumer_errors,
+				      kind));
+}
+
 /* A non-fatal client error. Connection trouble is already in librdkafka's
  * own log (log_cb), so it is repeated only at debug level. */
 static void log_client_error(rd_kafka_t *rk, int err, const char *reason)
@@ -200,6 +229,8 @@ static void dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m,
 	if (!r) {
 		/* A fire-and-forget send: its loss is harmless, but visible. */
 		if (m->err)
+			count_error(1, "delivery");
+		if (m->err)
 			kb_warn("kafka: async delivery to %s failed: %s",
 				m->rkt ? rd_kafka_topic_name(m->rkt) : "?",
 				rd_kafka_err2str(m->err));
@@ -223,12 +254,14 @@ static void producer_error_cb(rd_kafka_t *rk, int err, const char *reason,
 		rd_kafka_fatal_error(rk, buf, sizeof(buf));
 		kb_error("kafka: producer %s: fatal error: %s", rd_kafka_name(rk),
 			 buf);
+		count_error(1, "fatal");
 		atomic_store(&p->fatal, 1);
 		pthread_mutex_lock(&p->mu);
 		pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
 		return;
 	}
+	count_error(1, "client");
 	log_client_error(rk, err, reason);
 }
 
@@ -247,6 +280,7 @@ kb_producer *kb_producer_new(const char *brokers, const char *client_id,
 			     const char *const *extra, char *errstr,
 			     size_t errstr_size)
 {
+	pthread_once(&metrics_once, metrics_init);
 	const char *const base[] = {
 		"client.id", client_id && *client_id ? client_id : "kb-producer",
 		"enable.idempotence", "true",
@@ -328,6 +362,7 @@ int kb_producer_send(kb_producer *p, const char *topic, const void *key,
 	if (err) {
 		/* No delivery report will come. */
 		free(r);
+		count_error(1, "produce");
 		set_err(errstr, errstr_size, "kafka: produce to %s: %s", topic,
 			rd_kafka_err2str(err));
 		return -EIO;
@@ -347,6 +382,7 @@ int kb_producer_send(kb_producer *p, const char *topic, const void *key,
 
 	if (done && !err)
 		return 0;
+	count_error(1, done ? "delivery" : fatal ? "fatal" : "timeout");
 	if (done) {
 		set_err(errstr, errstr_size, "kafka: delivery to %s failed: %s",
 			topic, rd_kafka_err2str(err));
@@ -375,6 +411,7 @@ int kb_producer_send_async(kb_producer *p, const char *topic, const void *key,
 				RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
 				RD_KAFKA_V_END);
 	if (err) {
+		count_error(1, "produce");
 		kb_warn("kafka: async produce to %s: %s", topic,
 			rd_kafka_err2str(err));
 		return -EIO;
@@ -438,9 +475,11 @@ static void consumer_error_cb(rd_kafka_t *rk, int err, const char *reason,
 		rd_kafka_fatal_error(rk, buf, sizeof(buf));
 		kb_error("kafka: group=%s fatal consumer error: %s", c->group,
 			 buf);
+		count_error(0, "fatal");
 		c->fatal = 1;
 		return;
 	}
+	count_error(0, "client");
 	log_client_error(rk, err, reason);
 }
 
@@ -504,6 +543,7 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 			aerr = rd_kafka_assign(rk, NULL);
 		break;
 	default:
+		count_error(0, "rebalance");
 		kb_error("kafka: group=%s rebalance error: %s", c->group,
 			 rd_kafka_err2str(err));
 		aerr = rd_kafka_assign(rk, NULL);
@@ -524,6 +564,7 @@ kb_consumer *kb_consumer_new(const char *brokers, const char *group,
 			     const char *const *extra, char *errstr,
 			     size_t errstr_size)
 {
+	pthread_once(&metrics_once, metrics_init);
 	/* fetch.wait.max.ms bounds how long a new message can sit on the
 	 * broker before an idle consumer's long-poll returns with it. */
 	const char *const base[] = {
@@ -614,9 +655,11 @@ int kb_consumer_poll(kb_consumer *c, int timeout_ms, kb_message *msg)
 			rd_kafka_fatal_error(c->rk, buf, sizeof(buf));
 			kb_error("kafka: group=%s fatal consumer error: %s",
 				 c->group, buf);
+			count_error(0, "fatal");
 			rd_kafka_message_destroy(m);
 			return -EIO;
 		}
+		count_error(0, "poll");
 		kb_warn("kafka: group=%s consumer error on %s: %s", c->group,
 			m->rkt ? rd_kafka_topic_name(m->rkt) : "-",
 			rd_kafka_message_errstr(m));
@@ -667,6 +710,7 @@ static int commit_at(kb_consumer *c, const kb_message *msg, int64_t offset,
 		err = parts->elems[0].err;
 	rd_kafka_topic_partition_list_destroy(parts);
 	if (err) {
+		count_error(0, "commit");
 		set_err(errstr, errstr_size,
 			"kafka: commit %s[%" PRId32 "]@%" PRId64 ": %s", msg->topic,
 			msg->partition, offset, rd_kafka_err2str(err));

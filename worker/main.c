@@ -37,6 +37,11 @@
  * minor number the one /dev/nvidiaN the sandbox binds into runs, so each
  * worker's submissions see its GPU alone. Builds never get the GPU.
  *
+ * With KB_METRICS_PORT set, a small listener serves Prometheus metrics on
+ * /metrics (kb_metrics_http): the job counters service.c keeps, Kafka
+ * errors, and the device's SM clock, temperature and power read through
+ * NVML at scrape time (absent on CPU workers and without NVML).
+ *
  * `kb-worker eval` runs the same evaluation once, without Kafka, on a
  * problem directory and a file, and prints the report users would see.
  */
@@ -57,6 +62,8 @@
 #include "jobdir.h"
 #include "kb_config.h"
 #include "kb_log.h"
+#include "kb_metrics.h"
+#include "kb_metrics_http.h"
 #include "kb_sandbox.h"
 #include "kb_signal.h"
 #include "kb_task.h"
@@ -77,6 +84,8 @@ static struct {
 	char *brokers, *gpu, *worker, *workdir, *problems, *log_level;
 	char *consumer_extra;
 	char *cuda_arch, *cuda_home, *cache_dir, *gpu_ld_path;
+	char *metrics_addr;
+	long metrics_port;
 	int log_json, isolate, keep_workdir, gpu_require, gpu_restrict;
 	long build_timeout_s, run_timeout_cap_s, memory_limit_mb;
 	long drain_grace_s, infra_attempts, job_attempts;
@@ -131,6 +140,10 @@ static const struct kb_cfg_entry cfg_table[] = {
 	 "an NVIDIA worker whose device cannot be read refuses to start"},
 	{"KB_GPU_RESTRICT", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.gpu_restrict,
 	 "runs get this worker's /dev/nvidiaN alone (0: every GPU node)"},
+	{"KB_METRICS_PORT", KB_CFG_INT, "0", 0, 65535, 0, &cfg.metrics_port,
+	 "port of the Prometheus /metrics listener; 0: none"},
+	{"KB_METRICS_ADDR", KB_CFG_STRING, "127.0.0.1", 0, 0, 0,
+	 &cfg.metrics_addr, "address of the /metrics listener (0.0.0.0 in a pod)"},
 };
 
 /* What the worker found out about its device (GPU workers). */
@@ -351,6 +364,61 @@ static int check_sandbox(void)
 	return 0;
 }
 
+/* Device telemetry at scrape time: NVML's SM clock, temperature and power
+ * of a GPU worker's device; nothing for a CPU worker or when NVML cannot
+ * read it (the series are then absent, not zero). */
+static void collect_device(kb_metrics *m, void *ctx)
+{
+	static kb_metric_family *clock, *temp, *power;
+	struct kb_gpu_sample smp;
+
+	(void)ctx;
+	if (!clock) {
+		clock = kb_metrics_gauge(m, "kb_worker_device_sm_clock_mhz",
+					 "SM clock of the worker's GPU (NVML).", "gpu");
+		temp = kb_metrics_gauge(m, "kb_worker_device_temperature_celsius",
+					"Temperature of the worker's GPU (NVML).", "gpu");
+		power = kb_metrics_gauge(m, "kb_worker_device_power_watts",
+					 "Power draw of the worker's GPU (NVML).", "gpu");
+	}
+	if (!dev.info.ok || kb_gpu_sample(&dev.info, &smp) < 0)
+		return;
+	if (smp.sm_mhz >= 0)
+		kb_gauge_set(kb_metric_get1(clock, cfg.gpu), smp.sm_mhz);
+	if (smp.temp_c >= 0)
+		kb_gauge_set(kb_metric_get1(temp, cfg.gpu), smp.temp_c);
+	if (smp.power_mw >= 0)
+		kb_gauge_set(kb_metric_get1(power, cfg.gpu), smp.power_mw / 1000.0);
+}
+
+/* Starts the /metrics listener when KB_METRICS_PORT is set. Returns 0
+ * (*out NULL when off) or -1 after logging why. */
+static int start_metrics(kb_metrics_server **out)
+{
+	kb_metrics *m = kb_metrics_default();
+	char err[256];
+
+	*out = NULL;
+	if (cfg.metrics_port == 0)
+		return 0;
+	kb_gauge_set(kb_metric_get2(kb_metrics_gauge(m, "kb_worker_info",
+						     "Always 1; labels name the "
+						     "worker and its device type.",
+						     "gpu,worker"),
+				    cfg.gpu, cfg.worker),
+		     1);
+	kb_metrics_on_collect(m, collect_device, NULL);
+	*out = kb_metrics_serve(m, cfg.metrics_addr, (int)cfg.metrics_port, err,
+				sizeof(err));
+	if (!*out) {
+		kb_error("%s", err);
+		return -1;
+	}
+	kb_info("metrics on http://%s:%ld/metrics", cfg.metrics_addr,
+		cfg.metrics_port);
+	return 0;
+}
+
 static int cmd_service(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -359,6 +427,7 @@ static int cmd_service(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct kb_service_opts so;
+	kb_metrics_server *metrics = NULL;
 	const char **extra;
 	const char *bad = NULL;
 	char err[512];
@@ -393,6 +462,10 @@ static int cmd_service(int argc, char **argv)
 		free(extra);
 		return 1;
 	}
+	if (start_metrics(&metrics) < 0) {
+		free(extra);
+		return 1;
+	}
 	so = (struct kb_service_opts){
 		.brokers = cfg.brokers,
 		.gpu = cfg.gpu,
@@ -404,6 +477,7 @@ static int cmd_service(int argc, char **argv)
 		.eval = eval_opts(),
 	};
 	rc = kb_service_run(&so, err, sizeof(err));
+	kb_metrics_server_stop(metrics);
 	free(extra);
 	if (rc < 0) {
 		kb_error("worker failed: %s", err);

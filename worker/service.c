@@ -14,6 +14,7 @@
 
 #include "kb_kafka.h"
 #include "kb_log.h"
+#include "kb_metrics.h"
 #include "kb_signal.h"
 #include "kb_util.h"
 #include "pbutil.h"
@@ -25,6 +26,57 @@
 #define ABANDON_WAIT_S 2.0
 #define MARK_PREFIX "kb-attempt"
 #define COMMITTED_TIMEOUT_MS 10000
+
+/* Job metrics, counted in the process's registry (kb_metrics.h); main.c
+ * serves it on KB_METRICS_PORT. Registered once per process; the gpu is
+ * a label so that a dashboard sums workers per device type. */
+static struct {
+	kb_metric_family *jobs, *phase, *kills, *inflight, *serving, *retries;
+} M;
+
+static void metrics_init(void)
+{
+	kb_metrics *m = kb_metrics_default();
+
+	M.jobs = kb_metrics_counter(m, "kb_worker_jobs_total",
+				    "Jobs finished, by verdict and whose fault it was "
+				    "(none, user, infra).", "gpu,verdict,fault");
+	M.phase = kb_metrics_histogram(m, "kb_worker_job_phase_seconds",
+				       "Time of a job's phases: build, run (all "
+				       "harness runs), total (taken to published).",
+				       "gpu,phase", kb_metrics_job_bounds,
+				       KB_METRICS_JOB_NBOUNDS);
+	M.kills = kb_metrics_counter(m, "kb_worker_sandbox_kills_total",
+				     "Sandboxed runs the worker killed: timeout (wall "
+				     "clock), sigkill (memory limit or abandoned).",
+				     "gpu,reason");
+	M.inflight = kb_metrics_gauge(m, "kb_worker_jobs_in_flight",
+				      "Jobs being evaluated (0 or 1 per worker).", "gpu");
+	M.serving = kb_metrics_gauge(m, "kb_worker_serving",
+				     "1 while the worker consumes its queue, 0 "
+				     "once it stops.", "gpu");
+	M.retries = kb_metrics_counter(m, "kb_worker_infra_retries_total",
+				       "Evaluations repeated after an infrastructure "
+				       "error.", "gpu");
+}
+
+/* Counts a finished job's verdict, phases and the runs the sandbox
+ * killed. */
+static void count_job(const char *gpu, const Kb__Result *r, double total_s)
+{
+	kb_counter_inc(kb_metric_get3(M.jobs, gpu, kb_report_verdict_name(r->verdict),
+				      kb_report_fault_name(r->fault)));
+	kb_histogram_observe(kb_metric_get2(M.phase, gpu, "build"), r->build_s);
+	kb_histogram_observe(kb_metric_get2(M.phase, gpu, "run"), r->harness_s);
+	kb_histogram_observe(kb_metric_get2(M.phase, gpu, "total"), total_s);
+	for (size_t i = 0; i < r->n_runs; i++) {
+		const Kb__RunResult *run = r->runs[i];
+		if (run->timed_out)
+			kb_counter_inc(kb_metric_get2(M.kills, gpu, "timeout"));
+		else if (run->signal == SIGKILL)
+			kb_counter_inc(kb_metric_get2(M.kills, gpu, "sigkill"));
+	}
+}
 
 struct svc {
 	const struct kb_service_opts *o;
@@ -172,6 +224,7 @@ static void *job_main(void *arg)
 			break;
 		kb_warn("job sub=%" PRIu64 " attempt=%d infra_error, retrying: %s",
 			j->sub->id, attempt, r->error);
+		kb_counter_inc(kb_metric_get1(M.retries, o->gpu));
 		kb__result__free_unpacked(r, NULL);
 		for (int t = 0; t < attempt * 5 && !atomic_load(&j->cancel); t++)
 			nanosleep(&(struct timespec){0, (long)(TICK_S * 1e9)},
@@ -432,6 +485,7 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 		m->offset);
 	/* Taken: the first event, before anything can go wrong. */
 	on_progress(j, KB__STAGE__STAGE_QUEUED, "running", 0);
+	kb_gauge_set(kb_metric_get1(M.inflight, s->o->gpu), 1);
 
 	rc = pthread_create(&th, NULL, job_main, j);
 	if (rc != 0) {
@@ -442,6 +496,7 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 		return 1;
 	}
 	r = wait_job(s, j, th, &running);
+	kb_gauge_set(kb_metric_get1(M.inflight, s->o->gpu), 0);
 	if (!r) {
 		/* A drain is no fault of the job's: it does not count. */
 		if (!s->hung)
@@ -463,6 +518,7 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 		kb_report_fault_name(r->fault), r->has_score ? r->score : 0.0,
 		r->build_s, r->harness_s, kb_mono_s() - j->t0,
 		rc == 0 ? "yes" : "no");
+	count_job(s->o->gpu, r, kb_mono_s() - j->t0);
 	kb__result__free_unpacked(r, NULL);
 	job_free(j); /* and sub */
 	if (rc < 0)
@@ -559,6 +615,8 @@ int kb_service_run(const struct kb_service_opts *o, char *errstr,
 		return rc;
 	}
 	snprintf(group, sizeof(group), "kb-worker.%s", o->gpu);
+	metrics_init();
+	kb_gauge_set(kb_metric_get1(M.inflight, o->gpu), 0);
 	s.p = kb_producer_new(o->brokers, o->worker, NULL, errstr, errstr_size);
 	if (!s.p)
 		return -EIO;
@@ -571,6 +629,7 @@ int kb_service_run(const struct kb_service_opts *o, char *errstr,
 		return -EIO;
 	}
 	kb_info("consuming %s in group %s as %s", topic, group, o->worker);
+	kb_gauge_set(kb_metric_get1(M.serving, o->gpu), 1);
 	while (!kb_signal_stopping()) {
 		kb_message m;
 		int n = kb_consumer_poll(s.c, 500, &m);
@@ -595,6 +654,7 @@ int kb_service_run(const struct kb_service_opts *o, char *errstr,
 		}
 		kb_message_release(&m);
 	}
+	kb_gauge_set(kb_metric_get1(M.serving, o->gpu), 0);
 	kb_info("stopping: flushing the producer and leaving the group");
 	if (kb_producer_flush(s.p, 5000) < 0)
 		kb_warn("some progress events were not delivered");

@@ -14,7 +14,8 @@
 -- Returns {0, 404|403} or {1, lb, gpu, ranking_changed (0/1)}.
 
 local key, id, who = KEYS[1], ARGV[1], ARGV[2]
-local s = redis.call('HMGET', key, 'user_id', 'lb', 'gpu', 'status', 'deleted_ms')
+local s = redis.call('HMGET', key, 'user_id', 'lb', 'gpu', 'status', 'deleted_ms',
+                     'score')
 local owner, lb, gpu = s[1], s[2], s[3]
 if not owner or s[4] == 'deleted' or s[5] then
   return {0, 404}
@@ -31,6 +32,12 @@ redis.call('ZREM', 'kb:subs:lb:' .. lb, id)
 redis.call('ZREM', 'kb:subs:all', id)
 redis.call('ZREM', 'kb:queued:' .. gpu, id)
 redis.call('SREM', 'kb:running:' .. gpu, id)
+-- The score history (ranker/fold.lua writes its members from the same
+-- id, score text, user, board and gpu).
+if s[6] then
+  redis.call('ZREM', 'kb:hist:' .. lb .. ':' .. gpu, id .. ':' .. s[6] .. ':' .. owner)
+  redis.call('ZREM', 'kb:uhist:' .. owner, id .. ':' .. s[6] .. ':' .. lb .. ':' .. gpu)
+end
 
 local rank_key = 'kb:rank:' .. lb .. ':' .. gpu
 local info_key = 'kb:rankinfo:' .. lb .. ':' .. gpu

@@ -100,9 +100,10 @@ START_TEST(bad_input)
 	gw_expect_error(gw_req(&E, "GET", url, NULL, NULL, 0), 414, "long URL");
 	free(url);
 
-	/* Paths. */
+	/* Paths. (curl resolves dot segments: "/gpus/.." would arrive as "/",
+	 * the web index since issue 18, so the dot case here ends elsewhere.) */
 	static const char *const paths[] = {
-		"/gpus/%ff", "/gpus/..", "/../../etc/passwd", "//", "/submissions/%00/CPU",
+		"/gpus/%ff", "/gpus/../x", "/../../etc/passwd", "//", "/submissions/%00/CPU",
 		"/a/b/c/d/e/f/g/h/i/j/k", "/user/submissions/1/2", "/admin/%2e%2e/health",
 		"/gpus/a%2Fb", "/submissions/gw_sum_cpu",
 	};

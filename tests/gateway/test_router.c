@@ -184,7 +184,7 @@ END_TEST
 START_TEST(unknown_is_404)
 {
 	const char *paths[] = {
-		"/", "", "health", "/healthz", "/health/x", "/gpus", "/gpus/",
+		"", "health", "/healthz", "/health/x", "/gpus", "/gpus/",
 		"/gpus//", "/submission/a/b", "/submission/a/b/c/d",
 		"/submission//b/c", "/user", "/user/submissions/1/x",
 		"/submissions/a", "/submissions/a/b/c", "/admin", "/admin/users/1",
@@ -221,6 +221,41 @@ START_TEST(long_segments)
 }
 END_TEST
 
+/* The web pages and /metrics (issue 18): "/" is the index, the rest is
+ * under /web/, and the streaming route still takes other first segments. */
+START_TEST(web_routes)
+{
+	ck_assert_int_eq(route("GET", "/"), 0);
+	ck_assert_int_eq(R.id, KB_ROUTE_WEB_INDEX);
+	ck_assert_int_eq(route("HEAD", "/"), 0);
+	ck_assert_int_eq(route("POST", "/"), 405);
+	ck_assert_int_eq(route("GET", "/metrics"), 0);
+	ck_assert_int_eq(R.id, KB_ROUTE_METRICS);
+	ck_assert_int_eq(route("GET", "/web/lb/vectorsum_cpu"), 0);
+	ck_assert_int_eq(R.id, KB_ROUTE_WEB_BOARD);
+	ck_assert_str_eq(R.params[0], "vectorsum_cpu");
+	ck_assert_int_eq(route("GET", "/web/lb/vectorsum_cpu/template/c"), 0);
+	ck_assert_int_eq(R.id, KB_ROUTE_WEB_TEMPLATE);
+	ck_assert_str_eq(R.params[1], "c");
+	ck_assert_int_eq(route("GET", "/web/user/abc"), 0);
+	ck_assert_int_eq(R.id, KB_ROUTE_WEB_USER);
+	ck_assert_int_eq(route("GET", "/web/me"), 0);
+	ck_assert_int_eq(R.id, KB_ROUTE_WEB_ME);
+	ck_assert_int_eq(route("GET", "/web/static/kb.js"), 0);
+	ck_assert_int_eq(R.id, KB_ROUTE_WEB_STATIC);
+	ck_assert_int_eq(route("GET", "/web/events"), 0);
+	ck_assert_int_eq(R.id, KB_ROUTE_WEB_EVENTS);
+	ck_assert_int_eq(kb_route_query_ok(KB_ROUTE_WEB_EVENTS, "lb"), 1);
+	ck_assert_int_eq(route("GET", "//"), 404);
+	ck_assert_int_eq(route("GET", "/web"), 404);
+	ck_assert_int_eq(route("GET", "/web/lb"), 404);
+	/* "web" is a reserved first segment; other names still stream. */
+	ck_assert_int_eq(route("POST", "/web/CPU/test"), 404);
+	ck_assert_int_eq(route("POST", "/metricsx/CPU/test"), 0);
+	ck_assert_int_eq(R.id, KB_ROUTE_STREAM);
+}
+END_TEST
+
 START_TEST(names)
 {
 	ck_assert_str_eq(kb_route_name(KB_ROUTE_SUBMIT), "submit");
@@ -243,6 +278,7 @@ int main(void)
 	tcase_add_test(tc, wrong_method_is_405);
 	tcase_add_test(tc, unknown_is_404);
 	tcase_add_test(tc, long_segments);
+	tcase_add_test(tc, web_routes);
 	tcase_add_test(tc, names);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);

@@ -63,9 +63,20 @@ static void free_env(char **env)
 
 static pid_t spawn_service(struct platform *p, const char *bin, const char *log)
 {
-	char logpath[256];
+	char logpath[256], mport[16];
 	char *argv[] = {(char *)bin, NULL};
 	char **env = service_env(p);
+	int port = strcmp(log, "ranker") == 0 ? p->ranker_metrics_port
+		   : strcmp(log, "worker") == 0 ? p->worker_metrics_port : 0;
+
+	if (port > 0) {
+		size_t n = 0;
+		while (env[n])
+			n++;
+		snprintf(mport, sizeof(mport), "%d", port);
+		env[n] = envdup("KB_METRICS_PORT", mport);
+		env[n + 1] = NULL;
+	}
 
 	snprintf(logpath, sizeof(logpath), "%s/%s.log", p->dir, log);
 	pid_t pid = kb_test_spawn(argv, env, logpath);
@@ -271,9 +282,18 @@ static int register_user(struct platform *p)
 
 int platform_start(struct platform *p)
 {
+	return platform_start_opts(p, NULL);
+}
+
+int platform_start_opts(struct platform *p, const struct platform_opts *o)
+{
 	char err[256], url[128];
 
 	memset(p, 0, sizeof(*p));
+	if (o && o->metrics) {
+		p->ranker_metrics_port = kb_test_free_port();
+		p->worker_metrics_port = kb_test_free_port();
+	}
 	snprintf(p->dir, sizeof(p->dir), "/tmp/kb-it-%d-XXXXXX", getpid());
 	if (!mkdtemp(p->dir))
 		return -1;

@@ -17,10 +17,18 @@ struct platform {
 	char dir[128];      /* logs and worker workdir */
 	char cli_id[128];
 	redisContext *rc;
+	/* Set by platform_start_opts with metrics: the /metrics ports of the
+	 * ranker and the first worker (the gateway serves it on http_port). */
+	int ranker_metrics_port, worker_metrics_port;
+};
+
+struct platform_opts {
+	int metrics; /* give the ranker and the worker a /metrics listener */
 };
 
 /* Starts everything and registers a user. Returns 0 or -1. */
 int platform_start(struct platform *p);
+int platform_start_opts(struct platform *p, const struct platform_opts *o);
 void platform_stop(struct platform *p);
 
 pid_t platform_start_worker(struct platform *p, const char *log_name);

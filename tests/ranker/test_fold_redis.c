@@ -191,8 +191,8 @@ START_TEST(scored_result_is_ranked)
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
 	redisReply *r = redisCommand(rc, "GET kb:res:1:CPU");
 	ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
-	ck_assert_uint_eq(r->len, c.argvlen[4]);
-	ck_assert_mem_eq(r->str, c.argv[4], r->len);
+	ck_assert_uint_eq(r->len, c.argvlen[KB_FOLD_NKEYS]);
+	ck_assert_mem_eq(r->str, c.argv[KB_FOLD_NKEYS], r->len);
 	freeReplyObject(r);
 	kb_fold_call_free(&c);
 }
@@ -231,6 +231,8 @@ static int fold_with_override(struct fx_result *f, int argi, const char *value)
 	int outcome = -1;
 
 	ck_assert_int_eq(kb_foldargs_result(&f->ev, &c, err, sizeof(err)), 0);
+	/* argi counts as when the script took 4 keys (4 is ARGV[1]). */
+	argi = argi < 4 ? argi : argi - 4 + KB_FOLD_NKEYS;
 	c.argv[argi] = value;
 	c.argvlen[argi] = strlen(value);
 	ck_assert_msg(kb_fold_result(F, &c, &outcome, err, sizeof(err)) == 0, "%s", err);
@@ -391,6 +393,72 @@ START_TEST(equal_score_earlier_submission_wins_in_any_order)
 	gateway_submission(41, "alice", 2000);
 	ck_assert_int_eq(fold_scored(40, "alice", 3e-3, 1000), KB_FOLD_BEST);
 	ck_assert_int_eq(fold_scored(41, "alice", 3e-3, 2000), KB_FOLD_NEW);
+}
+END_TEST
+
+/* The lowest-scored member of sorted set key, malloc'd, or NULL. */
+static char *first_member(const char *key)
+{
+	redisReply *r = redisCommand(rc, "ZRANGE %s 0 0", key);
+	char *m = NULL;
+
+	ck_assert_ptr_nonnull(r);
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == 1)
+		m = strdup(r->element[0]->str);
+	freeReplyObject(r);
+	return m;
+}
+
+/* The history the web pages plot: every scored Result, in either order
+ * of folding the same set, and nothing else. */
+START_TEST(history_records_every_scored_result)
+{
+	char *first = NULL;
+
+	for (int order = 0; order < 2; order++) {
+		redisReply *r = redisCommand(rc, "FLUSHALL");
+		freeReplyObject(r);
+		gateway_submission(50, "alice", 1000);
+		gateway_submission(51, "alice", 2000);
+		gateway_submission(52, "bob", 3000);
+		gateway_submission(53, "bob", 4000);
+		int ids[] = {50, 51, 52};
+		double sc[] = {4e-3, 5e-3, 2e-3};
+		const char *who[] = {"alice", "alice", "bob"};
+		for (int k = 0; k < 3; k++) {
+			int i = order ? 2 - k : k;
+			fold_scored((uint64_t)ids[i], who[i], sc[i],
+				    1000 * (ids[i] - 49));
+		}
+		struct fx_result f;
+		fx_failed(&f, 53, "bob", 4000);
+		fold(&f);
+		/* 51 was worse than alice's best, still in her history. */
+		ck_assert_int_eq(get_int("ZCARD kb:hist:vectorsum_cpu:CPU"), 3);
+		ck_assert_int_eq(get_int("ZCARD kb:uhist:alice"), 2);
+		ck_assert_int_eq(get_int("ZCARD kb:uhist:bob"), 1);
+		char *m = first_member("kb:hist:vectorsum_cpu:CPU");
+		ck_assert_str_eq(m, "50:0.004:alice");
+		free(m);
+		m = first_member("kb:uhist:bob");
+		ck_assert_str_eq(m, "52:0.002:vectorsum_cpu:CPU");
+		free(m);
+		/* The history itself, not the whole store: a hash's field
+		 * order (rankinfo) follows the order of writes. */
+		redisReply *h = redisCommand(rc, "EVAL %s 0",
+			"local out = {} for _, k in ipairs({'kb:hist:vectorsum_cpu:CPU', "
+			"'kb:uhist:alice', 'kb:uhist:bob'}) do "
+			"for _, v in ipairs(redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')) do "
+			"out[#out + 1] = v end end return table.concat(out, ' ')");
+		ck_assert_ptr_nonnull(h);
+		ck_assert_int_eq(h->type, REDIS_REPLY_STRING);
+		if (!first)
+			first = strdup(h->str);
+		else
+			ck_assert_str_eq(h->str, first);
+		freeReplyObject(h);
+	}
+	free(first);
 }
 END_TEST
 
@@ -565,6 +633,7 @@ int main(void)
 	tcase_add_test(tc, better_score_replaces_worse_does_not);
 	tcase_add_test(tc, one_ulp_better_replaces);
 	tcase_add_test(tc, equal_score_earlier_submission_wins_in_any_order);
+	tcase_add_test(tc, history_records_every_scored_result);
 	tcase_add_test(tc, submitted_ms_falls_back_to_the_gateways_record);
 	tcase_add_test(tc, progress_after_done_is_ignored);
 	tcase_add_test(tc, progress_for_an_unknown_submission_creates_its_hash);

@@ -11,7 +11,10 @@
 #include "ranker_fixture.h"
 #include "kb_check_main.h"
 
-#define ARG(c, i) ((c)->argv[(i)])
+/* The call's strings numbered as when fold.lua took 4 keys: 0-3 the first
+ * four keys, 4 on the script's ARGV[1..] (the history keys come after
+ * the first four, see hist_keys). */
+#define ARG(c, i) ((c)->argv[(i) < 4 ? (i) : (i) - 4 + KB_FOLD_NKEYS])
 
 START_TEST(names)
 {
@@ -118,6 +121,9 @@ START_TEST(arguments_of_a_scored_result)
 	ck_assert_str_eq(ARG(&c, 1), "kb:sub:42");
 	ck_assert_str_eq(ARG(&c, 2), "kb:rank:vectorsum_cpu:CPU");
 	ck_assert_str_eq(ARG(&c, 3), "kb:rankinfo:vectorsum_cpu:CPU");
+	/* hist_keys: the board's and the user's score history. */
+	ck_assert_str_eq(c.argv[4], "kb:hist:vectorsum_cpu:CPU");
+	ck_assert_str_eq(c.argv[5], "kb:uhist:alice");
 	ck_assert_str_eq(ARG(&c, 5), "42");
 	ck_assert_str_eq(ARG(&c, 6), "alice");
 	ck_assert_str_eq(ARG(&c, 7), "leaderboard");
@@ -127,7 +133,7 @@ START_TEST(arguments_of_a_scored_result)
 	ck_assert_str_eq(ARG(&c, 11), "1700000000123");
 	ck_assert_str_eq(ARG(&c, 12), "1700000000143");
 	for (int i = 0; i < c.argc; i++)
-		if (i != 4)
+		if (i != KB_FOLD_NKEYS)
 			ck_assert_uint_eq(c.argvlen[i], strlen(c.argv[i]));
 	ck_assert_int_eq(c.scored, 1);
 	ck_assert_uint_eq(c.sub_id, 42);
@@ -138,9 +144,9 @@ START_TEST(arguments_of_a_scored_result)
 	size_t n = kb__result__get_packed_size(&f.r);
 	uint8_t *want = malloc(n);
 	kb__result__pack(&f.r, want);
-	ck_assert_uint_eq(c.argvlen[4], n);
-	ck_assert_mem_eq(c.argv[4], want, n);
-	Kb__Result *back = kb__result__unpack(NULL, c.argvlen[4], (const uint8_t *)c.argv[4]);
+	ck_assert_uint_eq(c.argvlen[KB_FOLD_NKEYS], n);
+	ck_assert_mem_eq(c.argv[KB_FOLD_NKEYS], want, n);
+	Kb__Result *back = kb__result__unpack(NULL, c.argvlen[KB_FOLD_NKEYS], (const uint8_t *)c.argv[KB_FOLD_NKEYS]);
 	ck_assert_ptr_nonnull(back);
 	ck_assert_uint_eq(back->submission_id, 42);
 	ck_assert_str_eq(back->runs[1]->result[0]->key, "benchmark.0.mean");
@@ -163,10 +169,10 @@ START_TEST(score_string_round_trips_exactly)
 
 		fx_scored(&f, 7, "bob", scores[i], 1000);
 		ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
-		double back = strtod(c.argv[10], NULL);
+		double back = strtod(ARG(&c, 10), NULL);
 		ck_assert_msg(back == scores[i], "%.17g came back as %.17g via \"%s\"",
-			      scores[i], back, c.argv[10]);
-		ck_assert_str_eq(c.score, c.argv[10]);
+			      scores[i], back, ARG(&c, 10));
+		ck_assert_str_eq(c.score, ARG(&c, 10));
 		kb_fold_call_free(&c);
 	}
 
@@ -176,11 +182,11 @@ START_TEST(score_string_round_trips_exactly)
 	char err[256];
 	fx_scored(&f, 7, "bob", 2.5e-4, 1000);
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
-	ck_assert_str_eq(c.argv[10], "0.00025");
+	ck_assert_str_eq(ARG(&c, 10), "0.00025");
 	kb_fold_call_free(&c);
 	fx_scored(&f, 7, "bob", 0.1 + 0.2, 1000);
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
-	ck_assert_str_eq(c.argv[10], "0.30000000000000004");
+	ck_assert_str_eq(ARG(&c, 10), "0.30000000000000004");
 	kb_fold_call_free(&c);
 }
 END_TEST
@@ -196,7 +202,7 @@ START_TEST(arguments_of_an_unscored_result)
 	ck_assert_str_eq(ARG(&c, 8), "failed");
 	ck_assert_str_eq(ARG(&c, 9), "0");
 	ck_assert_str_eq(ARG(&c, 10), "");
-	ck_assert_uint_eq(c.argvlen[10], 0);
+	ck_assert_uint_eq(c.argvlen[10 - 4 + KB_FOLD_NKEYS], 0);
 	ck_assert_int_eq(c.scored, 0);
 	kb_fold_call_free(&c);
 

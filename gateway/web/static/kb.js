@@ -1,0 +1,258 @@
+/* KernelBot web pages: live updates, sign-in, submissions. No framework,
+ * no build step, no third-party code. The pages work without it (they
+ * are server-rendered); this adds:
+ *   - live: an EventSource on /web/events; on a "board" event (or when the
+ *     page's generation is behind), the live part (#live) is fetched again
+ *     and swapped in, new rows highlighted;
+ *   - sign-in: the CLI id the API uses, kept in localStorage on this
+ *     device only, sent as X-Popcorn-Cli-Id to the same API the CLI calls;
+ *   - a submit form on board pages, with live progress read from the
+ *     streaming endpoint POST /{lb}/{gpu}/{mode};
+ *   - /web/me: the signed-in user's submissions and their reports.
+ */
+'use strict';
+(function () {
+  var KEY = 'kb_cli_id';
+  document.documentElement.classList.add('js');
+
+  function $(sel, root) { return (root || document).querySelector(sel); }
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function cliId() { try { return localStorage.getItem(KEY) || ''; } catch (e) { return ''; } }
+  function setCliId(v) {
+    try { if (v) localStorage.setItem(KEY, v); else localStorage.removeItem(KEY); } catch (e) { /* private mode */ }
+  }
+  function api(path, opts) {
+    opts = opts || {};
+    opts.headers = opts.headers || {};
+    opts.headers['X-Popcorn-Cli-Id'] = cliId();
+    return fetch(path, opts);
+  }
+  function score(s) {
+    if (!(s > 0)) return '–';
+    var u = [[1, 's'], [1e-3, 'ms'], [1e-6, 'µs'], [1e-9, 'ns']], i = 0;
+    while (i < 3 && s < u[i][0]) i++;
+    var x = s / u[i][0];
+    return x.toFixed(x >= 100 ? 1 : x >= 10 ? 2 : 3) + ' ' + u[i][1];
+  }
+
+  /* ---- live updates ---- */
+  function rowKey(tr) {
+    var sec = tr.closest('section');
+    return (sec ? sec.getAttribute('data-gpu') : '') + '|' + tr.getAttribute('data-user');
+  }
+  function rowVal(tr) {
+    var td = tr.querySelector('td[data-seconds]');
+    return td ? td.getAttribute('data-seconds') : '';
+  }
+  function startLive() {
+    var live = $('#live');
+    if (!live || !window.EventSource) return;
+    var feed = live.getAttribute('data-feed');
+    var url = '/web/events' + (feed ? '?lb=' + encodeURIComponent(feed) : '');
+    var busy = false, again = false;
+    function refresh() {
+      if (busy) { again = true; return; }
+      busy = true;
+      fetch(location.pathname, { cache: 'no-store' }).then(function (r) { return r.text(); })
+        .then(function (html) {
+          var doc = new DOMParser().parseFromString(html, 'text/html');
+          var fresh = doc.getElementById('live'), cur = $('#live');
+          if (!fresh || !cur) return;
+          var seen = {};
+          cur.querySelectorAll('tr[data-user]').forEach(function (tr) { seen[rowKey(tr)] = rowVal(tr); });
+          cur.replaceWith(fresh);
+          fresh.querySelectorAll('tr[data-user]').forEach(function (tr) {
+            if (seen[rowKey(tr)] !== rowVal(tr)) tr.classList.add('fresh');
+          });
+          document.dispatchEvent(new CustomEvent('kb:live', { detail: { gen: fresh.getAttribute('data-gen') } }));
+        })
+        .catch(function () { /* the next event retries */ })
+        .then(function () { busy = false; if (again) { again = false; refresh(); } });
+    }
+    var es = new EventSource(url);
+    es.addEventListener('hello', function (ev) {
+      var d = JSON.parse(ev.data), cur = $('#live');
+      if (cur && String(d.gen) !== cur.getAttribute('data-gen')) refresh();
+      document.documentElement.setAttribute('data-live', 'connected');
+    });
+    es.addEventListener('board', function () { refresh(); });
+  }
+
+  /* ---- the streaming submission: POST /{lb}/{gpu}/{mode} ---- */
+  function readEvents(resp, onEvent) {
+    var reader = resp.body.getReader(), dec = new TextDecoder(), buf = '';
+    function pump() {
+      return reader.read().then(function (r) {
+        if (r.done) return;
+        buf += dec.decode(r.value, { stream: true }).replace(/\r\n/g, '\n');
+        var i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          var block = buf.slice(0, i), name = 'message', data = [];
+          buf = buf.slice(i + 2);
+          block.split('\n').forEach(function (line) {
+            if (line.indexOf('event:') === 0) name = line.slice(6).trim();
+            else if (line.indexOf('data:') === 0) data.push(line.slice(5).replace(/^ /, ''));
+          });
+          if (data.length) onEvent(name, JSON.parse(data.join('\n')));
+        }
+        return pump();
+      });
+    }
+    return pump();
+  }
+
+  function submitForm(sec) {
+    var lb = sec.getAttribute('data-lb'), gpus = sec.getAttribute('data-gpus').split(',');
+    sec.textContent = '';
+    sec.appendChild(el('h2', {}, 'Submit'));
+    if (!cliId()) {
+      var p = el('p');
+      p.appendChild(document.createTextNode('To submit from this page, '));
+      p.appendChild(el('a', { href: '/web/me' }, 'sign in with your CLI id'));
+      p.appendChild(document.createTextNode(', or use the kb / popcorn-cli client.'));
+      sec.appendChild(p);
+      return;
+    }
+    var f = el('form', { class: 'stack', id: 'submit-form' });
+    var lg = el('label', {}, 'GPU'), sg = el('select', { name: 'gpu' });
+    gpus.forEach(function (g) { sg.appendChild(el('option', { value: g }, g)); });
+    lg.appendChild(sg);
+    var lm = el('label', {}, 'Mode'), sm = el('select', { name: 'mode' });
+    ['test', 'benchmark', 'leaderboard', 'profile'].forEach(function (m) { sm.appendChild(el('option', { value: m }, m)); });
+    sm.value = 'leaderboard';
+    lm.appendChild(sm);
+    var lf = el('label', {}, 'File'), fi = el('input', { type: 'file', name: 'file', required: '' });
+    lf.appendChild(fi);
+    var btn = el('button', { type: 'submit' }, 'Submit');
+    [lg, lm, lf, btn].forEach(function (x) { f.appendChild(x); });
+    var out = el('div', { id: 'progress', 'aria-live': 'polite' });
+    sec.appendChild(f);
+    sec.appendChild(out);
+    f.addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      if (!fi.files.length) return;
+      btn.disabled = true;
+      out.textContent = '';
+      var list = el('ol', { class: 'progress' });
+      out.appendChild(list);
+      var fd = new FormData();
+      fd.append('file', fi.files[0], fi.files[0].name);
+      var path = '/' + encodeURIComponent(lb) + '/' + encodeURIComponent(sg.value) + '/' + encodeURIComponent(sm.value);
+      api(path, { method: 'POST', body: fd }).then(function (resp) {
+        if (!resp.ok) {
+          return resp.json().then(function (j) { throw new Error(j.detail || ('HTTP ' + resp.status)); });
+        }
+        return readEvents(resp, function (name, d) {
+          if (name === 'status') {
+            var last = list.lastElementChild;
+            if (last) last.classList.add('done');
+            list.appendChild(el('li', { 'data-stage': d.stage }, d.message));
+          } else if (name === 'result') {
+            var v = d.verdict || 'unknown';
+            var p = el('p', { class: 'verdict-' + (v === 'passed' ? 'passed' : 'failed'), id: 'verdict' },
+              'Submission ' + d.submission_id + ': ' + v + (d.score ? ' — score ' + score(d.score) : ''));
+            out.appendChild(p);
+            if (d.reports && d.reports[0]) out.appendChild(el('pre', { class: 'report' }, d.reports[0]));
+          } else if (name === 'error') {
+            out.appendChild(el('p', { class: 'error', id: 'verdict' }, d.detail));
+          }
+        });
+      }).catch(function (e) {
+        out.appendChild(el('p', { class: 'error', id: 'verdict' }, e.message));
+      }).then(function () { btn.disabled = false; });
+    });
+  }
+
+  /* ---- /web/me ---- */
+  function signin(sec, mine) {
+    sec.textContent = '';
+    if (cliId()) {
+      var p = el('p', {}, 'Signed in on this device. ');
+      var out = el('button', { type: 'button', class: 'quiet', id: 'signout' }, 'Sign out');
+      out.addEventListener('click', function () { setCliId(''); signin(sec, mine); });
+      p.appendChild(out);
+      sec.appendChild(p);
+      listMine(mine);
+      return;
+    }
+    mine.textContent = '';
+    var f = el('form', { class: 'stack', id: 'signin-form' });
+    f.appendChild(el('p', {}, 'Sign in with the CLI id your kb or popcorn-cli client uses (cli_id in ~/.popcorn.yaml). ' +
+      'It stays in this browser (localStorage) and is sent only to this site\'s API.'));
+    var l = el('label', {}, 'CLI id'), i = el('input', { name: 'cli_id', autocomplete: 'off', required: '', spellcheck: 'false' });
+    l.appendChild(i);
+    f.appendChild(l);
+    f.appendChild(el('button', { type: 'submit' }, 'Sign in'));
+    var msg = el('p', { class: 'error', role: 'alert' });
+    f.appendChild(msg);
+    f.addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      var v = i.value.trim();
+      fetch('/user/submissions?limit=1', { headers: { 'X-Popcorn-Cli-Id': v } }).then(function (r) {
+        if (r.status === 200) { setCliId(v); signin(sec, mine); }
+        else return r.json().then(function (j) { msg.textContent = j.detail || ('HTTP ' + r.status); });
+      }).catch(function (e) { msg.textContent = e.message; });
+    });
+    sec.appendChild(f);
+  }
+
+  function listMine(mine) {
+    mine.textContent = 'Loading…';
+    api('/user/submissions?limit=50').then(function (r) {
+      if (r.status === 401) { setCliId(''); location.reload(); return null; }
+      return r.json();
+    }).then(function (list) {
+      if (!list) return;
+      mine.textContent = '';
+      mine.appendChild(el('h2', {}, 'Your submissions'));
+      if (!list.length) { mine.appendChild(el('p', {}, 'None yet: submit from a leaderboard\'s page.')); return; }
+      var wrap = el('div', { class: 'scroll' }), t = el('table', { class: 'ranking', id: 'my-subs' });
+      var hr = el('tr');
+      ['id', 'leaderboard', 'GPU', 'mode', 'status', 'score', 'submitted', ''].forEach(function (h) { hr.appendChild(el('th', { scope: 'col' }, h)); });
+      var th = el('thead'); th.appendChild(hr); t.appendChild(th);
+      var tb = el('tbody');
+      var report = el('div', { id: 'report', 'aria-live': 'polite' });
+      list.forEach(function (s) {
+        var tr = el('tr', { 'data-id': s.id });
+        tr.appendChild(el('td', { class: 'num' }, s.id));
+        var tdl = el('td'); tdl.appendChild(el('a', { href: '/web/lb/' + encodeURIComponent(s.leaderboard_name) }, s.leaderboard_name));
+        tr.appendChild(tdl);
+        tr.appendChild(el('td', {}, s.gpu_type));
+        tr.appendChild(el('td', {}, s.mode));
+        tr.appendChild(el('td', {}, s.verdict || s.stage || s.status));
+        tr.appendChild(el('td', { class: 'num' }, s.score ? score(s.score) : '–'));
+        tr.appendChild(el('td', {}, (s.submission_time || '').replace('T', ' ').replace(/\.\d+Z$/, ' UTC')));
+        var b = el('button', { type: 'button', class: 'quiet' }, 'report');
+        b.addEventListener('click', function () {
+          report.textContent = 'Loading…';
+          api('/user/submissions/' + s.id).then(function (r) { return r.json(); }).then(function (j) {
+            report.textContent = '';
+            report.appendChild(el('h3', {}, 'Submission ' + s.id));
+            report.appendChild(el('pre', { class: 'report' }, j.report || j.detail || JSON.stringify(j, null, 2)));
+            report.scrollIntoView({ block: 'nearest' });
+          });
+        });
+        var tdb = el('td'); tdb.appendChild(b); tr.appendChild(tdb);
+        tb.appendChild(tr);
+      });
+      t.appendChild(tb);
+      wrap.appendChild(t);
+      mine.appendChild(wrap);
+      mine.appendChild(report);
+    }).catch(function (e) { mine.textContent = e.message; });
+  }
+
+  document.addEventListener('DOMContentLoaded', function () {
+    startLive();
+    var sub = $('#submit');
+    if (sub) submitForm(sub);
+    var si = $('#signin');
+    if (si) signin(si, $('#mine'));
+    if (cliId()) { var me = $('#me-link'); if (me) me.textContent = 'My submissions (signed in)'; }
+  });
+})();

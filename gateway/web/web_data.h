@@ -1,0 +1,57 @@
+/* kb_web_data: Redis into the page models of web_render.h (web_data.c
+ * says what each reads). Each model owns its memory: free it with the
+ * matching _free call, also after an error. Return codes: 0, -ENOENT (no
+ * such user; a board that is closed or deleted), -EIO, -EPROTO, -ENOMEM.
+ * Thread-safe (each call uses the calling thread's Redis connection). */
+#ifndef KB_WEB_DATA_H
+#define KB_WEB_DATA_H
+
+#include <hiredis/hiredis.h>
+
+#include "gateway.h"
+#include "store.h"
+#include "web_render.h"
+
+struct kb_web_board_model {
+	struct kb_web_board bd;
+	size_t ngpus;
+	struct kb_web_gpu *gpus;
+	struct kb_gw_rank_entry **entries;
+	struct kb_web_rank **ranks;
+	redisReply **hist_replies;
+	struct kb_web_point **points;
+	const char **templates;
+};
+int kb_web_load_board(struct kb_gw *g, const struct kb_gw_lb *lb,
+		      struct kb_web_board_model *m);
+void kb_web_board_free(struct kb_web_board_model *m);
+
+struct kb_web_index_own {
+	size_t ngpus;
+	double *best;
+	const char **best_user_id, **best_user;
+	struct kb_gw_rank_entry **entries;
+	redisReply **members;
+	char *summary;
+};
+struct kb_web_index_model {
+	struct kb_web_index_row *rows;
+	struct kb_web_index_own *own;
+	size_t n;
+};
+int kb_web_load_index(struct kb_gw *g, struct kb_web_index_model *m);
+void kb_web_index_free(struct kb_web_index_model *m);
+
+struct kb_web_user_model {
+	redisReply *name, *hist;
+	struct kb_web_user_best *best;
+	size_t nbest;
+	struct kb_web_user_point *pts;
+	char **lbgpu;
+	size_t npts;
+};
+int kb_web_load_user(struct kb_gw *g, const char *user_id,
+		     struct kb_web_user_model *m);
+void kb_web_user_free(struct kb_web_user_model *m);
+
+#endif

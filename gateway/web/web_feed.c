@@ -1,0 +1,353 @@
+/* The feed: from "a Result arrived" to "the pages show it".
+ *
+ * The events thread hands every Result to kb_gw_web_result(), which only
+ * queues it (bounded; a full queue drops the oldest, whose page then ages
+ * out of the cache by its TTL). The feed thread, every POLL_MS, asks Redis
+ * in one pipeline whether kb:res:<id>:<gpu> exists for each queued Result:
+ * the ranker writes that key in the same script that updates the ranking,
+ * so once it exists a page rendered from Redis shows the Result. Results
+ * the ranker has not folded after GIVE_UP_S are released anyway (a Result
+ * that cannot be folded is dead-lettered and changes nothing). Releasing
+ * one drops the cached pages it may change, bumps the generation and
+ * sends a "board" event to the streams that follow its board.
+ *
+ * Event streams (GET /web/events) are suspended connections, like the
+ * submission streams of h_stream.c: the feed thread appends an event to a
+ * stream's buffer under its mutex and resumes the connection if it is
+ * suspended; the reader callback (on libmicrohttpd's thread) drains the
+ * buffer and suspends again when it is empty. Lock order: the module's mu,
+ * then a stream's mu. A stream leaves the list in its free callback, under
+ * the module's mu, so the feed thread never touches a freed stream.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache.h"
+#include "kb_log.h"
+#include "kb_util.h"
+#include "rules.h"
+#include "store.h"
+#include "store_internal.h"
+#include "web_int.h"
+
+#define POLL_MS 100
+#define GIVE_UP_S 15.0
+#define KEEPALIVE_S 15.0
+#define MAX_STREAMS 8192
+#define BLOCK_SIZE 4096
+
+struct kb__web_stream {
+	struct kb__web_stream *next, *prev; /* under the module's mu */
+	struct kb_gw_web *w;
+	struct MHD_Connection *conn;
+	char lb[128];         /* "" follows every board */
+	pthread_mutex_t mu;   /* below */
+	int suspended, finished;
+	struct kb_buf out;
+	size_t off;
+};
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+void kb_gw_web_result(struct kb_gw *g, const char *lb, const char *gpu,
+		      const char *user, uint64_t id)
+{
+	struct kb_gw_web *w = g->web;
+
+	if (!w || !lb || !*lb || !gpu || !*gpu || id == 0)
+		return;
+	pthread_mutex_lock(&w->mu);
+	if (w->npending == KB_WEB_PENDING_MAX) {
+		memmove(w->pending, w->pending + 1,
+			(KB_WEB_PENDING_MAX - 1) * sizeof(w->pending[0]));
+		w->npending--;
+	}
+	struct kb__web_pending *p = &w->pending[w->npending++];
+	snprintf(p->lb, sizeof(p->lb), "%s", lb);
+	snprintf(p->gpu, sizeof(p->gpu), "%s", gpu);
+	snprintf(p->user, sizeof(p->user), "%s", user ? user : "");
+	p->id = id;
+	p->since = kb_mono_s();
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+size_t kb_gw_web_streams(struct kb_gw *g)
+{
+	return g->web ? atomic_load(&((struct kb_gw_web *)g->web)->nstreams) : 0;
+}
+
+/* Appends text to st and wakes its connection. Called with w->mu held. */
+static void stream_say(struct kb__web_stream *st, const char *text, size_t len)
+{
+	pthread_mutex_lock(&st->mu);
+	if (!st->finished) {
+		kb_buf_append(&st->out, text, len);
+		if (st->suspended) {
+			st->suspended = 0;
+			MHD_resume_connection(st->conn);
+		}
+	}
+	pthread_mutex_unlock(&st->mu);
+}
+
+/* The pages and rankings p may change are dropped, then the streams that
+ * follow p's board hear of it. */
+static void release(struct kb_gw_web *w, const struct kb__web_pending *p)
+{
+	char key[320], ev[512];
+	unsigned gen;
+	int n;
+
+	snprintf(key, sizeof(key), "b|%s|", p->lb);
+	kb_gw_cache_invalidate(w->pages, key);
+	kb_gw_cache_invalidate(w->pages, "i|");
+	if (p->user[0]) {
+		snprintf(key, sizeof(key), "u|%s|", p->user);
+		kb_gw_cache_invalidate(w->pages, key);
+	}
+	/* The API's rankings were dropped when the Result arrived, possibly
+	 * before the fold: drop them again now that it is visible. */
+	snprintf(key, sizeof(key), "%s|%s|", p->lb, p->gpu);
+	if (w->g->cache)
+		kb_gw_cache_invalidate(w->g->cache, key);
+	gen = atomic_fetch_add(&w->gen, 1) + 1;
+	n = snprintf(ev, sizeof(ev),
+		     "event: board\ndata: {\"lb\":\"%s\",\"gpu\":\"%s\","
+		     "\"submission_id\":%" PRIu64 ",\"gen\":%u}\n\n",
+		     p->lb, p->gpu, p->id, gen);
+	if (n <= 0 || (size_t)n >= sizeof(ev))
+		return;
+	pthread_mutex_lock(&w->mu);
+	for (struct kb__web_stream *st = w->streams; st; st = st->next)
+		if (!st->lb[0] || strcmp(st->lb, p->lb) == 0)
+			stream_say(st, ev, (size_t)n);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Which queued Results are folded (or given up on): checks them in one
+ * pipeline and releases those, keeping the rest queued. */
+static void check_pending(struct kb_gw_web *w)
+{
+	struct kb__web_pending batch[KB_WEB_PENDING_MAX];
+	redisReply *r[KB_WEB_PENDING_MAX];
+	char err[256];
+	size_t n, keep = 0;
+	int ok;
+
+	pthread_mutex_lock(&w->mu);
+	n = w->npending;
+	memcpy(batch, w->pending, n * sizeof(batch[0]));
+	w->npending = 0;
+	pthread_mutex_unlock(&w->mu);
+	if (n == 0)
+		return;
+	redisContext *c = kb_gw_redis(w->g, err, sizeof(err));
+	for (size_t i = 0; c && i < n; i++)
+		redisAppendCommand(c, "EXISTS kb:res:%" PRIu64 ":%s", batch[i].id,
+				   batch[i].gpu);
+	ok = c && kb__gw_read_replies(c, r, (int)n) == 0;
+	double now = kb_mono_s();
+	for (size_t i = 0; i < n; i++) {
+		int folded = ok && r[i]->type == REDIS_REPLY_INTEGER && r[i]->integer == 1;
+		if (folded || now - batch[i].since > GIVE_UP_S)
+			release(w, &batch[i]);
+		else
+			batch[keep++] = batch[i];
+	}
+	if (ok)
+		kb__gw_free_replies(r, (int)n);
+	if (keep == 0)
+		return;
+	/* Put the rest back in front of what arrived meanwhile. */
+	pthread_mutex_lock(&w->mu);
+	size_t room = KB_WEB_PENDING_MAX - keep;
+	size_t later = w->npending < room ? w->npending : room;
+	memmove(w->pending + keep, w->pending + (w->npending - later),
+		later * sizeof(w->pending[0]));
+	memcpy(w->pending, batch, keep * sizeof(batch[0]));
+	w->npending = keep + later;
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void keepalive(struct kb_gw_web *w)
+{
+	static const char ka[] = ": keep-alive\n\n";
+
+	pthread_mutex_lock(&w->mu);
+	for (struct kb__web_stream *st = w->streams; st; st = st->next)
+		stream_say(st, ka, sizeof(ka) - 1);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void *feed_main(void *arg)
+{
+	struct kb_gw_web *w = arg;
+	double next_ka = kb_mono_s() + KEEPALIVE_S;
+
+	while (!atomic_load(&w->stop)) {
+		check_pending(w);
+		if (kb_mono_s() >= next_ka) {
+			keepalive(w);
+			next_ka = kb_mono_s() + KEEPALIVE_S;
+		}
+		sleep_ms(POLL_MS);
+	}
+	kb_gw_redis_drop();
+	return NULL;
+}
+
+int kb__web_feed_start(struct kb_gw_web *w, char *errstr, size_t errstr_size)
+{
+	if (pthread_create(&w->th, NULL, feed_main, w) != 0) {
+		snprintf(errstr, errstr_size, "cannot start the web feed thread");
+		return -1;
+	}
+	w->started = 1;
+	return 0;
+}
+
+void kb__web_feed_stop(struct kb_gw_web *w)
+{
+	if (!w->started)
+		return;
+	atomic_store(&w->stop, 1);
+	pthread_join(w->th, NULL);
+	w->started = 0;
+}
+
+void kb_gw_web_close_streams(struct kb_gw *g)
+{
+	struct kb_gw_web *w = g->web;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->closed = 1;
+	for (struct kb__web_stream *st = w->streams; st; st = st->next) {
+		pthread_mutex_lock(&st->mu);
+		st->finished = 1;
+		if (st->suspended) {
+			st->suspended = 0;
+			MHD_resume_connection(st->conn);
+		}
+		pthread_mutex_unlock(&st->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* ---- GET /web/events ---- */
+
+static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct kb__web_stream *st = cls;
+	ssize_t n;
+
+	(void)pos;
+	pthread_mutex_lock(&st->mu);
+	if (st->off < st->out.len) {
+		size_t k = st->out.len - st->off < max ? st->out.len - st->off : max;
+		memcpy(buf, st->out.data + st->off, k);
+		st->off += k;
+		if (st->off == st->out.len)
+			st->off = st->out.len = 0;
+		n = (ssize_t)k;
+	} else if (st->finished) {
+		n = MHD_CONTENT_READER_END_OF_STREAM;
+	} else {
+		/* Nothing to say: give the thread back until woken. */
+		st->suspended = 1;
+		MHD_suspend_connection(st->conn);
+		n = 0;
+	}
+	pthread_mutex_unlock(&st->mu);
+	return n;
+}
+
+static void stream_free(void *cls)
+{
+	struct kb__web_stream *st = cls;
+	struct kb_gw_web *w = st->w;
+
+	pthread_mutex_lock(&w->mu);
+	if (st->prev)
+		st->prev->next = st->next;
+	else
+		w->streams = st->next;
+	if (st->next)
+		st->next->prev = st->prev;
+	atomic_fetch_sub(&w->nstreams, 1);
+	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_destroy(&st->mu);
+	kb_buf_free(&st->out);
+	free(st);
+}
+
+void kb__web_events_begin(struct kb_gw_req *r)
+{
+	struct kb_gw_web *w = r->g->web;
+	const char *lb = kb_gw_query(r, "lb");
+	const struct kb_gw_lb *board = lb ? kb_gw_lb_find(r->g, lb) : NULL;
+	struct kb__web_stream *st;
+
+	if (!w) {
+		kb_gw_reply_error(r, 404, "the web pages are off (KB_WEB=0)");
+		return;
+	}
+	if (lb && !board) {
+		kb_gw_reply_error(r, 404, "unknown leaderboard");
+		return;
+	}
+	/* Events carry the board's own name (names match case-insensitively). */
+	lb = board ? board->task->name : NULL;
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		kb_gw_reply_error(r, 500, "out of memory");
+		return;
+	}
+	st->w = w;
+	st->conn = r->conn;
+	snprintf(st->lb, sizeof(st->lb), "%s", lb ? lb : "");
+	pthread_mutex_init(&st->mu, NULL);
+	/* retry: reconnect quickly; hello: the generation now, to compare
+	 * with the page's. */
+	kb_buf_printf(&st->out, "retry: 3000\nevent: hello\ndata: {\"gen\":%u}\n\n",
+		      atomic_load(&w->gen));
+	pthread_mutex_lock(&w->mu);
+	if (w->closed || atomic_load(&w->nstreams) >= MAX_STREAMS) {
+		int closed = w->closed;
+		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_destroy(&st->mu);
+		kb_buf_free(&st->out);
+		free(st);
+		kb_gw_reply_error(r, 503, closed ? "shutting down" : "too many streams");
+		return;
+	}
+	st->next = w->streams;
+	if (w->streams)
+		w->streams->prev = st;
+	w->streams = st;
+	atomic_fetch_add(&w->nstreams, 1);
+	pthread_mutex_unlock(&w->mu);
+
+	struct MHD_Response *resp = MHD_create_response_from_callback(
+		MHD_SIZE_UNKNOWN, BLOCK_SIZE, reader, st, stream_free);
+	if (!resp) {
+		stream_free(st);
+		kb_gw_reply_error(r, 500, "out of memory");
+		return;
+	}
+	kb__web_headers(resp, "text/event-stream");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+	MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+	kb_gw_reply_response(r, 200, resp);
+	MHD_destroy_response(resp);
+}

@@ -1,0 +1,48 @@
+/* The web module's private state, shared by web_pages.c (pages, cache)
+ * and web_feed.c (the feed thread and the event streams). */
+#ifndef KB_GW_WEB_INT_H
+#define KB_GW_WEB_INT_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "http.h"
+#include "web.h"
+
+#define KB_WEB_PENDING_MAX 512
+
+struct kb__web_pending {
+	char lb[128], gpu[64], user[96];
+	uint64_t id;
+	double since; /* kb_mono_s() when the Result was seen */
+};
+
+struct kb__web_stream;
+
+struct kb_gw_web {
+	struct kb_gw *g;
+	struct kb_gw_cache *pages;  /* rendered pages by "i|", "b|<lb>|", "u|<id>|" */
+	atomic_uint gen;            /* bumped on every visible change */
+	pthread_t th;
+	int started;
+	atomic_int stop;
+	pthread_mutex_t mu;         /* pending, streams, closed */
+	pthread_cond_t cv;
+	struct kb__web_pending pending[KB_WEB_PENDING_MAX];
+	size_t npending;
+	struct kb__web_stream *streams;
+	atomic_size_t nstreams;
+	int closed;
+	struct MHD_Response *css, *js, *me;
+};
+
+/* web_feed.c */
+int kb__web_feed_start(struct kb_gw_web *w, char *errstr, size_t errstr_size);
+void kb__web_feed_stop(struct kb_gw_web *w);
+void kb__web_events_begin(struct kb_gw_req *r);
+
+/* web_pages.c: the security headers every web answer carries. */
+void kb__web_headers(struct MHD_Response *resp, const char *content_type);
+
+#endif
