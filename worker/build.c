@@ -254,7 +254,7 @@ enum kb_build_state kb__build_user(const struct kb_build_ctx *c,
 				   const char *const *outputs, char *msg,
 				   size_t msg_size)
 {
-	const struct kb_build_cmd cmd = {a, NULL, c->timeout_s};
+	const struct kb_build_cmd cmd = {a, NULL, c->timeout_s, 0};
 	struct kb_sandbox_result r = {0};
 	char err[256] = "", *line = kb_argv_render(a);
 	enum kb_build_state st;
@@ -383,7 +383,7 @@ enum kb_build_state kb__build_version(const struct kb_build_ctx *c,
 				      size_t msg_size)
 {
 	struct kb_argv a = {0};
-	struct kb_build_cmd cmd = {&a, NULL, c->timeout_s};
+	struct kb_build_cmd cmd = {&a, NULL, c->timeout_s, 0};
 	struct kb_sandbox_result r = {0};
 	struct stat st = {0};
 	char err[256] = "";
@@ -439,9 +439,9 @@ static enum kb_build_state build_unsupported(struct kb_build_ctx *c,
 	return KB_BUILD_UNSUPPORTED;
 }
 
-static int argv_binary(const Kb__Task *t, const char *harness_mode,
-		       const char *cases_file, struct kb_argv *argv, char *msg,
-		       size_t msg_size)
+static int argv_binary(const Kb__Task *t, const char *python,
+		       const char *harness_mode, const char *cases_file,
+		       struct kb_argv *argv, char *msg, size_t msg_size)
 {
 	kb_argv_push(argv, KB_BUILD_OUT KB_JOBDIR_BINARY);
 	kb_argv_push(argv, harness_mode);
@@ -449,9 +449,9 @@ static int argv_binary(const Kb__Task *t, const char *harness_mode,
 	return 0;
 }
 
-static int argv_python(const Kb__Task *t, const char *harness_mode,
-		       const char *cases_file, struct kb_argv *argv, char *msg,
-		       size_t msg_size)
+static int argv_python(const Kb__Task *t, const char *python,
+		       const char *harness_mode, const char *cases_file,
+		       struct kb_argv *argv, char *msg, size_t msg_size)
 {
 	const char *main_file = kb_builder_config(t, "main");
 	char *path;
@@ -462,7 +462,7 @@ static int argv_python(const Kb__Task *t, const char *harness_mode,
 		return -EINVAL;
 	}
 	path = kb__xasprintf(KB_BUILD_TASK "%s", main_file);
-	kb_argv_push(argv, "python3");
+	kb_argv_push(argv, python ? python : "python3");
 	kb_argv_push(argv, path);
 	kb_argv_push(argv, harness_mode);
 	kb_argv_push(argv, cases_file);
@@ -472,7 +472,7 @@ static int argv_python(const Kb__Task *t, const char *harness_mode,
 
 static const struct kb_builder builders[] = {
 	{"c", kb__build_c, argv_binary},
-	{"py", NULL, argv_python},
+	{"py", kb__build_py, argv_python},
 	{"cu", kb__build_cu, argv_binary},
 	/* Until the hipcc builder lands, hip stops at the build with a
 	 * message saying why. */

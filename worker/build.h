@@ -71,6 +71,8 @@ struct kb_build_cmd {
 	const struct kb_argv *argv;
 	const char *cwd;  /* working directory; NULL = J/task */
 	double timeout_s; /* wall-clock limit */
+	int gpu;          /* give it the device: a Python task's warm-up runs
+			   * the user's code, which may touch it */
 };
 
 /* Runs cmd under the sandbox with the build environment (no GPU, HOME
@@ -92,6 +94,8 @@ struct kb_build_ctx {
 	/* cu only: */
 	const char *cuda_arch;  /* nvcc target ("90a"); NULL: cu cannot build */
 	const char *cuda_home;  /* toolkit root; NULL = /usr/local/cuda */
+	/* py only: the interpreter (NULL: "python3" on PATH) */
+	const char *python;
 	char *toolkit;          /* out, may be NULL: "CUDA 13.0" once known */
 	size_t toolkit_size;
 	/* out: the harness loads J/out/KB_BUILD_SUBMISSION_SO */
@@ -101,16 +105,18 @@ struct kb_build_ctx {
 struct kb_builder {
 	const char *lang;
 	/* Builds; fills *cr. Returns the build state (OK, FAILED, TIMEOUT,
-	 * UNSUPPORTED, INFRA) with msg set for UNSUPPORTED and INFRA. */
+	 * UNSUPPORTED, INFRA) with msg set for UNSUPPORTED and INFRA; NONE
+	 * when there was nothing to build (cr is then dropped). */
 	enum kb_build_state (*build)(struct kb_build_ctx *c,
 				     Kb__CompileResult *cr, char *msg,
 				     size_t msg_size);
-	/* Fills argv for one harness run (working directory J/step).
-	 * Returns 0, or -EINVAL with msg set when the task's config cannot
-	 * say how to run it. */
-	int (*run_argv)(const Kb__Task *t, const char *harness_mode,
-			const char *cases_file, struct kb_argv *argv,
-			char *msg, size_t msg_size);
+	/* Fills argv for one harness run (working directory J/step);
+	 * python is the interpreter of py tasks (NULL: "python3"). Returns
+	 * 0, or -EINVAL with msg set when the task's config cannot say how
+	 * to run it. */
+	int (*run_argv)(const Kb__Task *t, const char *python,
+			const char *harness_mode, const char *cases_file,
+			struct kb_argv *argv, char *msg, size_t msg_size);
 };
 
 /* The builder for lang, or NULL when no worker knows the language. */

@@ -159,7 +159,7 @@ static int run_one(const struct kb_build_ctx *c, const struct kb_argv *a,
 		   double timeout_s, double *wall_s, char *msg,
 		   size_t msg_size)
 {
-	const struct kb_build_cmd cmd = {a, c->jd->harness, timeout_s};
+	const struct kb_build_cmd cmd = {a, c->jd->harness, timeout_s, 0};
 	struct kb_sandbox_result r = {0};
 	char err[256] = "", *line, *why;
 	int rc;

@@ -15,7 +15,8 @@
  * the submission share one runtime and one context), linked with
  * --no-undefined and --require-defined=custom_kernel so that a missing
  * function or entry point is a compile error here, not a failure to load
- * in the run. One-shot tasks: one nvcc command over every source, with the
+ * in the run, and with cuBLAS and cuBLASLt as needed (what competitors
+ * reach for first; other libraries through config.libraries). One-shot tasks: one nvcc command over every source, with the
  * runtime upstream uses (static).
  *
  * The toolkit is <cuda_home>/bin/nvcc; its --version goes into the cache
@@ -192,6 +193,10 @@ static enum kb_build_state cu_submission(struct cu *b,
 	kb_argv_push(&a, "-o");
 	kb_argv_push(&a, KB_BUILD_STEP KB_BUILD_SUBMISSION_SO);
 	kb__build_push_all(&a, &b->libs);
+	/* The libraries competitors reach for, linked only when used. */
+	kb_argv_push(&a, "-Xlinker=--as-needed");
+	kb_argv_push(&a, "-lcublas");
+	kb_argv_push(&a, "-lcublasLt");
 	kb_argv_push(&a, "-lcuda");
 	st = kb__build_user(b->c, log, &a, outputs, msg, msg_size);
 	b->c->loads_submission = st == KB_BUILD_OK;

@@ -99,5 +99,7 @@ enum kb_build_state kb__build_c(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				char *msg, size_t msg_size);
 enum kb_build_state kb__build_cu(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				 char *msg, size_t msg_size);
+enum kb_build_state kb__build_py(struct kb_build_ctx *c, Kb__CompileResult *cr,
+				 char *msg, size_t msg_size);
 
 #endif

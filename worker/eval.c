@@ -18,6 +18,7 @@
 #include "kb_util.h"
 #include "pbutil.h"
 #include "plan.h"
+#include "python.h"
 #include "sysinfo.h"
 #include "verdict.h"
 
@@ -30,6 +31,8 @@ struct job {
 	char cache[PATH_MAX];
 	char toolkit[64];
 	int loads_submission; /* the harness loads J/out/submission.so */
+	int python;           /* a py task: the interpreter's environment */
+	int seed_env;         /* give the run POPCORN_SEED (py secret run) */
 	struct kb_plan_run plan[KB_PLAN_MAX];
 	size_t nplan;
 	struct kb_run_outcome runs[KB_PLAN_MAX];
@@ -75,55 +78,85 @@ static const char *cuda_home(const struct job *j)
 
 /* The complete environment of one command: nothing is inherited. HOME is
  * the job's J/home (the user's caches, kept across the job's commands),
- * TMPDIR the command's own scratch. The report channel's descriptor, the
- * GPU's variables and the submission's shared object are given only to
- * harness runs. */
+ * TMPDIR the command's own scratch. Python tasks also get their caches in
+ * J/home and the interpreter's directory first on PATH (a virtual
+ * environment's tools: ninja). The report channel's descriptor, the
+ * submission's shared object and the secret seed (py: POPCORN_SEED, as
+ * upstream's eval.py reads it) are given only to harness runs; the GPU's
+ * variables to every command that gets the GPU. */
 struct env {
-	char *v[16];
-	char home[PATH_MAX + 8], tmpdir[PATH_MAX + 8], path[PATH_MAX + 64];
+	char *v[32];
+	char home[PATH_MAX + 8], tmpdir[PATH_MAX + 8], path[2 * PATH_MAX + 64];
 	char ld[PATH_MAX + 4096], visible[192], sub[PATH_MAX + 32];
+	char cuda[PATH_MAX + 16], seed[48];
+	char cache[4][PATH_MAX + 32];
 };
 
-static void make_env(const struct job *j, int harness, struct env *e)
+static void python_env(const struct job *j, struct env *e, size_t *n)
 {
+	static const char *const caches[][2] = {
+		{"XDG_CACHE_HOME", ".cache"},
+		{"TORCH_EXTENSIONS_DIR", "torch_extensions"},
+		{"TRITON_CACHE_DIR", "triton"},
+		{"CUDA_CACHE_PATH", "nv"},
+	};
+
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(e->cache[i], sizeof(e->cache[i]), "%s=%s/%s",
+			 caches[i][0], j->jd.home, caches[i][1]);
+		e->v[(*n)++] = e->cache[i];
+	}
+	e->v[(*n)++] = "PYTHONNOUSERSITE=1";
+	e->v[(*n)++] = "PYTHONDONTWRITEBYTECODE=1";
+	if (is_gpu(j)) {
+		snprintf(e->cuda, sizeof(e->cuda), "CUDA_HOME=%s", cuda_home(j));
+		e->v[(*n)++] = e->cuda;
+	}
+}
+
+static void make_env(const struct job *j, int harness, int gpu, struct env *e)
+{
+	const char *pybin = j->python && j->o->python ? j->o->python->bindir : NULL;
 	size_t n = 0;
 
 	snprintf(e->home, sizeof(e->home), "HOME=%s", j->jd.home);
 	snprintf(e->tmpdir, sizeof(e->tmpdir), "TMPDIR=%s", j->jd.step);
-	if (is_gpu(j))
-		snprintf(e->path, sizeof(e->path),
-			 "PATH=%s/bin:/usr/local/bin:/usr/bin:/bin",
-			 cuda_home(j));
-	else
-		snprintf(e->path, sizeof(e->path),
-			 "PATH=/usr/local/bin:/usr/bin:/bin");
+	snprintf(e->path, sizeof(e->path), "PATH=%s%s%s%s/usr/local/bin:/usr/bin:/bin",
+		 pybin ? pybin : "", pybin ? ":" : "",
+		 is_gpu(j) ? cuda_home(j) : "", is_gpu(j) ? "/bin:" : "");
 	e->v[n++] = e->path;
 	e->v[n++] = e->home;
 	e->v[n++] = e->tmpdir;
 	e->v[n++] = "LANG=C.UTF-8";
-	if (harness) {
-		e->v[n++] = "POPCORN_FD=3";
-		if (is_gpu(j)) {
-			if (j->o->gpu_ld_path)
-				snprintf(e->ld, sizeof(e->ld),
-					 "LD_LIBRARY_PATH=%s",
-					 j->o->gpu_ld_path);
-			else
-				snprintf(e->ld, sizeof(e->ld),
-					 "LD_LIBRARY_PATH=%s/lib64:%s",
-					 cuda_home(j), KB_EVAL_GPU_LD_PATH);
-			e->v[n++] = e->ld;
-		}
-		if (is_gpu(j) && j->o->gpu_visible && j->o->gpu_visible[0]) {
+	if (j->python)
+		python_env(j, e, &n);
+	if (gpu) {
+		if (j->o->gpu_ld_path)
+			snprintf(e->ld, sizeof(e->ld), "LD_LIBRARY_PATH=%s",
+				 j->o->gpu_ld_path);
+		else
+			snprintf(e->ld, sizeof(e->ld),
+				 "LD_LIBRARY_PATH=%s/lib64:%s", cuda_home(j),
+				 KB_EVAL_GPU_LD_PATH);
+		e->v[n++] = e->ld;
+		if (j->o->gpu_visible && j->o->gpu_visible[0]) {
 			snprintf(e->visible, sizeof(e->visible),
 				 "CUDA_VISIBLE_DEVICES=%s", j->o->gpu_visible);
 			e->v[n++] = e->visible;
 		}
+	}
+	if (harness) {
+		e->v[n++] = "POPCORN_FD=3";
 		if (j->loads_submission) {
 			snprintf(e->sub, sizeof(e->sub),
 				 "KBH_SUBMISSION=%s/" KB_BUILD_SUBMISSION_SO,
 				 j->jd.out);
 			e->v[n++] = e->sub;
+		}
+		if (j->seed_env) {
+			snprintf(e->seed, sizeof(e->seed), "POPCORN_SEED=%llu",
+				 (unsigned long long)j->s->secret_seed);
+			e->v[n++] = e->seed;
 		}
 		/* Our harnesses remove the cases file once loaded, before
 		 * user code runs (kbh_cases_consume). */
@@ -142,18 +175,20 @@ static void make_env(const struct job *j, int harness, struct env *e)
 
 /* Runs argv with J/step as its writable scratch, starting in cwd (NULL =
  * J/step). Every command sees J/task and J/out read-only and J/home
- * read-write; builds never get the GPU: compiling needs none. */
+ * read-write (Python tasks also the interpreter's directories, read-only);
+ * the GPU only when gpu is set: builds never get it, compiling needs
+ * none. */
 static int sandbox(const struct job *j, const struct kb_argv *argv,
-		   const char *cwd, double timeout_s, int want_report,
+		   const char *cwd, double timeout_s, int want_report, int gpu,
 		   struct kb_sandbox_result *r, char *err, size_t err_size)
 {
 	const long online = sysconf(_SC_NPROCESSORS_ONLN);
 	const long ncpu = online > 0 ? online : 1;
 	const char *home = cuda_home(j);
-	/* A toolkit outside /usr must be bound into isolated runs. */
-	char *ro[5] = {(char *)j->jd.task, (char *)j->jd.out,
-		       (char *)j->jd.harness, NULL, NULL};
+	char *ro[5 + KB_PYTHON_DIRS] = {(char *)j->jd.task, (char *)j->jd.out,
+					(char *)j->jd.harness};
 	char *rw[2] = {(char *)j->jd.home, NULL};
+	size_t nro = 3;
 	struct env e;
 	struct kb_sandbox_opts so = {
 		.workdir = j->jd.step,
@@ -166,19 +201,26 @@ static int sandbox(const struct job *j, const struct kb_argv *argv,
 		.cpu_timeout_s = timeout_s * (double)ncpu + 1.0,
 		.report_limit = KB_EVAL_REPORT_MAX,
 		.memory_limit_mb = j->o->memory_limit_mb,
-		.max_processes = (int)(ncpu * 2 + 256),
-		.gpu = want_report && is_gpu(j),
+		/* Python's compilers (Triton, load_inline) start processes,
+		 * and torch starts a thread per core in several pools. */
+		.max_processes = (int)(ncpu * (j->python ? 8 : 2) + 256),
+		.gpu = gpu && is_gpu(j),
 		.isolate = j->o->isolate,
 		.ro_paths = ro,
 		.rw_paths = rw,
-		.gpu_restrict = want_report && is_gpu(j) && j->o->gpu_restrict,
+		.gpu_restrict = gpu && is_gpu(j) && j->o->gpu_restrict,
 		.gpu_index = j->o->gpu_index,
 	};
 	kb_eval_sandbox_fn run = j->o->sandbox ? j->o->sandbox : kb_sandbox_run;
 
+	/* A toolkit outside /usr must be bound into isolated runs. */
 	if (is_gpu(j) && strncmp(home, "/usr/", 5) != 0)
-		ro[3] = (char *)home;
-	make_env(j, want_report, &e);
+		ro[nro++] = (char *)home;
+	for (size_t i = 0; j->python && j->o->python && j->o->python->dirs[i];
+	     i++)
+		ro[nro++] = j->o->python->dirs[i];
+	ro[nro] = NULL;
+	make_env(j, want_report, so.gpu, &e);
 	memset(r, 0, sizeof(*r));
 	return run(&so, r, err, err_size);
 }
@@ -189,7 +231,7 @@ static int build_exec(void *ctx, const struct kb_build_cmd *cmd,
 	struct job *j = ctx;
 
 	return sandbox(j, cmd->argv, cmd->cwd ? cmd->cwd : j->jd.task,
-		       cmd->timeout_s, 0, r, err, err_size);
+		       cmd->timeout_s, 0, cmd->gpu, r, err, err_size);
 }
 
 static size_t output_max(const struct job *j)
@@ -211,6 +253,7 @@ static void build(struct job *j, const struct kb_builder *b)
 		.cache_dir = j->cache,
 		.cuda_arch = j->o->cuda_arch,
 		.cuda_home = j->o->cuda_home,
+		.python = j->o->python ? j->o->python->exe : NULL,
 		.toolkit = j->toolkit,
 		.toolkit_size = sizeof(j->toolkit),
 	};
@@ -225,6 +268,13 @@ static void build(struct job *j, const struct kb_builder *b)
 	j->vin.build_timeout_s = c.timeout_s;
 	j->vin.build_msg = j->build_msg;
 	j->r->build_s = cr->duration_s;
+	if (j->vin.build == KB_BUILD_NONE) {
+		/* Nothing to build (a Python task that needs no warm-up). */
+		kb__compile_result__free_unpacked(cr, NULL);
+		j->r->compile = NULL;
+		j->vin.build = KB_BUILD_OK;
+		return;
+	}
 	kb_debug("build sub=%" PRIu64 " state=%d exit=%d wall=%.3f",
 		 j->s->id, j->vin.build, cr->exit_code, cr->duration_s);
 	if (j->vin.build == KB_BUILD_INFRA) {
@@ -355,8 +405,11 @@ static int prepare_run(struct job *j, const struct kb_plan_run *p)
 		set_infra(j, "the task has no cases for the %s", p->label);
 		return -1;
 	}
-	text = kb_cases_render(cases, n, p->secret, j->s->secret_seed, err,
-			       sizeof(err));
+	/* Python harnesses (upstream's eval.py, ours) combine the seeds
+	 * themselves from POPCORN_SEED; ours in C get them combined. */
+	j->seed_env = p->secret && j->python;
+	text = kb_cases_render(cases, n, p->secret && !j->python,
+			       j->s->secret_seed, err, sizeof(err));
 	if (!text) {
 		set_infra(j, "bad case in the task: %s", err);
 		return -1;
@@ -433,8 +486,9 @@ static void run_all(struct job *j, const struct kb_builder *b)
 		Kb__RunResult *rr;
 		int rc;
 
-		if (b->run_argv(j->t, p->harness_mode, KB_JOBDIR_CASES, &argv,
-				err, sizeof(err)) < 0) {
+		if (b->run_argv(j->t, j->o->python ? j->o->python->exe : NULL,
+				p->harness_mode, KB_JOBDIR_CASES, &argv, err,
+				sizeof(err)) < 0) {
 			set_infra(j, "%s", err);
 			kb_argv_free(&argv);
 			return;
@@ -445,7 +499,7 @@ static void run_all(struct job *j, const struct kb_builder *b)
 		}
 		progress(j, p->stage, p->progress);
 		watch = start_watch(j);
-		rc = sandbox(j, &argv, j->jd.step, p->timeout_s, 1, &sr, err,
+		rc = sandbox(j, &argv, j->jd.step, p->timeout_s, 1, 1, &sr, err,
 			     sizeof(err));
 		end_watch(j, p, watch, fault, sizeof(fault));
 		kb_argv_free(&argv);
@@ -562,6 +616,12 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	b = check_submission(&j);
 	if (!b)
 		goto done;
+	j.python = strcmp(j.t->lang, "py") == 0;
+	if (j.python && !o.python && o.python_why) {
+		set_infra(&j, "no Python runtime on this worker: %s",
+			  o.python_why);
+		goto done;
+	}
 	if (kb_jobdir_open(&j.jd, o.workdir, s->id, err, sizeof(err)) < 0) {
 		set_infra(&j, "%s", err);
 		goto done;
@@ -576,6 +636,10 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 		if (j.vin.build != KB_BUILD_OK)
 			goto done;
 	}
+	if (o.build_only) {
+		j.vin.nplanned = 0;
+		goto done;
+	}
 	run_all(&j, b);
 done:
 	kb_sysinfo_end(o.gpu, o.device, j.r->system);
@@ -583,6 +647,12 @@ done:
 	if (!j.r->system->runtime[0] && j.toolkit[0])
 		kb__pb_set_str(&j.r->system->runtime, j.toolkit);
 	finish(&j);
+	if (o.build_only && j.vin.build == KB_BUILD_OK && !j.vin.infra) {
+		/* Built: all that was asked. */
+		j.r->verdict = KB__VERDICT__VERDICT_PASSED;
+		j.r->fault = KB__FAULT__FAULT_NONE;
+		kb__pb_set_str(&j.r->error, "");
+	}
 	if (j.jd.fd >= 0 && (rc = kb_jobdir_close(&j.jd, o.keep_workdir)) < 0)
 		kb_warn("cannot remove %s: %s sub=%" PRIu64, j.jd.path,
 			strerror(-rc), s->id);

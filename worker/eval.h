@@ -11,9 +11,11 @@
  * the worker's own readings at the job's start and end (sysinfo.h).
  * Progress is reported through a callback as each stage starts.
  *
- * The secret seed never leaves this module except inside the combined
- * case seeds of the secret run's cases file: it is not put in argv, the
- * environment, any other file or any log line, and the secret run's
+ * The secret seed (the gateway's per-submission derivation of the board's
+ * secret) reaches the secret run only: inside the combined case seeds of
+ * its cases file, or, for Python tasks, as POPCORN_SEED in its environment
+ * (upstream's protocol: the harness combines). It is in no argv, no other
+ * command's environment or file and no log line, and the secret run's
  * stdout, stderr, specs and messages are left out of the Result.
  *
  * Thread-safety: one evaluation at a time per process (the sandbox waits
@@ -29,6 +31,7 @@
 #include "gpu.h"
 #include "kb.pb-c.h"
 #include "kb_sandbox.h"
+#include "python.h"
 
 typedef void (*kb_eval_progress_fn)(void *ctx, Kb__Stage stage,
 				    const char *message, int64_t elapsed_ms);
@@ -55,6 +58,8 @@ struct kb_eval_opts {
 	kb_eval_progress_fn progress; /* may be NULL */
 	void *progress_ctx;
 	kb_eval_sandbox_fn sandbox;   /* NULL = kb_sandbox_run */
+	int build_only;               /* stop after the build (start-up
+				       * builds of the harness cache) */
 	const atomic_int *cancel;     /* when set nonzero, no new command starts */
 
 	/* GPU workers (gpu other than "CPU"); all may stay zero. Builds run
@@ -68,6 +73,12 @@ struct kb_eval_opts {
 	int gpu_restrict;         /* runs see /dev/nvidia<gpu_index> alone */
 	int gpu_index;
 	const struct kb_gpu_info *device; /* the probed device, or NULL */
+
+	/* Python tasks: the interpreter (KB_PYTHON); NULL: "python3" on the
+	 * sandbox's PATH, unless python_why says why there is none (then py
+	 * tasks end as infra errors). */
+	const struct kb_python *python;
+	const char *python_why;
 };
 
 /* LD_LIBRARY_PATH of GPU runs when opts->gpu_ld_path is NULL, after

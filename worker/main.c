@@ -69,7 +69,9 @@
 #include "kb_task.h"
 #include "kb_util.h"
 #include "pbjson.h"
+#include "python.h"
 #include "report.h"
+#include "selftest.h"
 #include "service.h"
 #include "submission.h"
 
@@ -83,10 +85,11 @@
 static struct {
 	char *brokers, *gpu, *worker, *workdir, *problems, *log_level;
 	char *consumer_extra;
-	char *cuda_arch, *cuda_home, *cache_dir, *gpu_ld_path;
+	char *cuda_arch, *cuda_home, *cache_dir, *gpu_ld_path, *python;
 	char *metrics_addr;
 	long metrics_port;
 	int log_json, isolate, keep_workdir, gpu_require, gpu_restrict;
+	int selftest;
 	long build_timeout_s, run_timeout_cap_s, memory_limit_mb;
 	long drain_grace_s, infra_attempts, job_attempts;
 } cfg;
@@ -140,11 +143,42 @@ static const struct kb_cfg_entry cfg_table[] = {
 	 "an NVIDIA worker whose device cannot be read refuses to start"},
 	{"KB_GPU_RESTRICT", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.gpu_restrict,
 	 "runs get this worker's /dev/nvidiaN alone (0: every GPU node)"},
+	{"KB_PYTHON", KB_CFG_STRING, "python3", 0, 0, 0, &cfg.python,
+	 "interpreter of Python tasks (name in PATH or path), resolved at "
+	 "start"},
+	{"KB_SELFTEST", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.selftest,
+	 "before serving, pass one example per language of KB_PROBLEMS and "
+	 "build every problem's harness"},
 	{"KB_METRICS_PORT", KB_CFG_INT, "0", 0, 65535, 0, &cfg.metrics_port,
 	 "port of the Prometheus /metrics listener; 0: none"},
 	{"KB_METRICS_ADDR", KB_CFG_STRING, "127.0.0.1", 0, 0, 0,
 	 &cfg.metrics_addr, "address of the /metrics listener (0.0.0.0 in a pod)"},
 };
+
+/* The interpreter of Python tasks, or why there is none. */
+static struct kb_python python;
+static char python_why[512];
+
+/* Resolves KB_PYTHON once. A worker without one still serves the other
+ * languages; its Python jobs end as infra errors saying why, and the
+ * self-test refuses to serve when its problems need Python. */
+static void setup_python(void)
+{
+	if (kb_python_resolve(cfg.python, 60, &python, python_why,
+			      sizeof(python_why)) < 0) {
+		kb_warn("%s: Python tasks cannot run", python_why);
+		return;
+	}
+	size_t n = 0;
+
+	python_why[0] = '\0';
+	while (python.dirs[n])
+		n++;
+	kb_info("python %s %s, torch %s, %zu extra director%s bound",
+		python.exe, python.version,
+		python.torch[0] ? python.torch : "(none)", n,
+		n == 1 ? "y" : "ies");
+}
 
 /* What the worker found out about its device (GPU workers). */
 static struct {
@@ -302,7 +336,33 @@ static struct kb_eval_opts eval_opts(void)
 		.gpu_restrict = dev.restrict_,
 		.gpu_index = dev.index,
 		.device = dev.info.ok ? &dev.info : NULL,
+		.python = python_why[0] ? NULL : &python,
+		.python_why = python_why[0] ? python_why : NULL,
 	};
+}
+
+/* KB_SELFTEST: before serving, the worker proves it can build and run
+ * each language of its problems (selftest.h). Returns 0 or -1 after
+ * logging why. */
+static int run_selftest(void)
+{
+	struct kb_eval_opts eo;
+	char err[1024];
+	double t0 = kb_mono_s();
+	int n;
+
+	if (!cfg.selftest)
+		return 0;
+	eo = eval_opts();
+	n = kb_selftest_run(&eo, cfg.problems, err, sizeof(err));
+	if (n < 0) {
+		kb_error("self-test failed, not serving: %s (KB_SELFTEST=0 "
+			 "skips it)", err);
+		return -1;
+	}
+	kb_info("self-test: %d problem%s checked in %.1f s", n,
+		n == 1 ? "" : "s", kb_mono_s() - t0);
+	return 0;
 }
 
 /* Splits "k=v,k=v" in place into a NULL-terminated "k", "v" list. Returns
@@ -451,6 +511,9 @@ static int cmd_service(int argc, char **argv)
 	if (check_sandbox() < 0 || setup_gpu(cfg.gpu_require) < 0)
 		return 1;
 	sweep_workdir();
+	setup_python();
+	if (run_selftest() < 0)
+		return 1;
 	extra = split_extra(cfg.consumer_extra, &bad);
 	if (!extra) {
 		kb_error("KB_CONSUMER_EXTRA: \"%s\" is not key=value",
@@ -652,6 +715,8 @@ static int cmd_eval(int argc, char **argv)
 	    setup_gpu(0) < 0)
 		return 1;
 	sweep_workdir();
+	if (t.lang && strcmp(t.lang, "py") == 0)
+		setup_python();
 	rc = kb_read_file(argv[optind + 1], SUBMISSION_MAX, &code, &code_len);
 	if (rc < 0) {
 		fprintf(stderr, "kb-worker: %s: %s\n", argv[optind + 1],

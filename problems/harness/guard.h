@@ -1,23 +1,25 @@
 /* guard.h: the trusted-parent / untrusted-child split of a harness.
  *
- * Why: the harness and the submission are linked into one executable, and
- * code running in a process can do anything that process can: write to the
- * report fd, patch the harness, fake the clock, exit(0) after printing a
- * plausible report. So the harness splits itself in two at the very start
- * of main(), before it has opened, read or computed anything:
+ * Why: code running in a process can do anything that process can: write
+ * to the report fd, patch the harness, fake the clock, exit(0) after
+ * printing a plausible report. So the harness splits itself in two at the
+ * very start of main(), before it has opened, read or computed anything,
+ * and only one half ever holds user code:
  *
  *   parent (trusted): owns the report fd, generates inputs, keeps the
  *     pristine copies and the expected results in its private memory,
- *     checks every output, measures, writes the report. It never calls
- *     user code.
- *   child (untrusted): the only process that ever calls custom_kernel. It
- *     sees nothing but a shared arena (the work slots: inputs and outputs)
- *     and a control block. It serves requests: wait for "go", run the
- *     operation, stamp its own start/end times, post "done".
+ *     checks every output, measures, writes the report. It never maps or
+ *     calls user code: the harness executable is built without the
+ *     submission, which is a shared object of its own.
+ *   child (untrusted): the only process that loads the submission
+ *     (kbh_guard_load: dlopen after its confinement, so constructors and
+ *     everything else that runs on load run here) and calls custom_kernel.
+ *     It sees nothing but a shared arena (the work slots: inputs and
+ *     outputs) and a control block. It serves requests: wait for "go", run
+ *     the operation, stamp its own start/end times, post "done".
  *
  * What makes the parent unreachable from the child (all set up by
- * kbh_guard_start before any user code can run, since the worker rejects
- * submissions with constructors, see services/kb_elfcheck.h):
+ * kbh_guard_start before the submission is loaded):
  *   - the parent is PR_SET_DUMPABLE 0 (no /proc/<ppid>/mem, fd or environ
  *     access, no ptrace or process_vm_readv, even for the same uid);
  *   - the child closes every fd above 2 (the report fd included) and points

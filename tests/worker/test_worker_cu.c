@@ -479,7 +479,8 @@ START_TEST(test_split_build_commands)
 			 " -shared -Xcompiler=-fPIC -cudart shared "
 			 "-Xlinker=--no-undefined "
 			 "-Xlinker=--require-defined=custom_kernel "
-			 "submission.cu -o ../step/submission.so -lcuda");
+			 "submission.cu -o ../step/submission.so "
+			 "-Xlinker=--as-needed -lcublas -lcublasLt -lcuda");
 	ck_assert_str_eq(fake.dir[4], b.jd.task);
 	/* Both in J/out; the harness from the cache. */
 	made = slurp(b.jd.out, "eval.out");
@@ -595,7 +596,7 @@ START_TEST(test_task_flags)
 			 "-Xlinker=--no-undefined "
 			 "-Xlinker=--require-defined=custom_kernel "
 			 "submission.cu -o ../step/submission.so -lcublas "
-			 "-lcuda");
+			 "-Xlinker=--as-needed -lcublas -lcublasLt -lcuda");
 	built_free(&b);
 	kb__submission__free_unpacked(s, NULL);
 }
@@ -986,9 +987,10 @@ START_TEST(test_gpu_eval)
 	ck_assert_int_eq(seen.gpu[k], 1);
 	ck_assert_int_eq(seen.restrict_[k], 1);
 	ck_assert_int_eq(seen.index[k], 3);
-	ck_assert_msg(strstr(seen.env[k], "POPCORN_FD=3 LD_LIBRARY_PATH="
-				FAKE_HOME "/lib64:" KB_EVAL_GPU_LD_PATH
-				" CUDA_VISIBLE_DEVICES=GPU-0b1c"),
+	ck_assert_msg(strstr(seen.env[k], " LD_LIBRARY_PATH=" FAKE_HOME
+				"/lib64:" KB_EVAL_GPU_LD_PATH
+				" CUDA_VISIBLE_DEVICES=GPU-0b1c ") &&
+			      strstr(seen.env[k], " POPCORN_FD=3 "),
 		      "%s", seen.env[k]);
 	ck_assert_msg(strstr(seen.env[k], "/out/submission.so "), "%s",
 		      seen.env[k]);

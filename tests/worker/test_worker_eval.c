@@ -65,7 +65,8 @@ static struct eval run_eval(const char *problem, const char *file,
 	char *argv[] = {WORKER, "eval", (char *)problem, (char *)file,
 			"--mode", (char *)mode, (char *)extra1, (char *)extra2,
 			NULL};
-	char *env[] = {env_workdir, (char *)isolate_env, "KB_GPU=CPU", NULL};
+	char *env[] = {env_workdir, (char *)isolate_env, "KB_GPU=CPU",
+		       "KB_PYTHON=" KB_TEST_PYTHON, NULL};
 	struct eval e;
 	int st = wf_run(argv, env, &e.out, &e.err, &e.wall_s);
 
@@ -368,6 +369,38 @@ START_TEST(test_usage_errors)
 }
 END_TEST
 
+/* An upstream-shaped Python problem runs unmodified: its own eval.py and
+ * ../utils.py, the submission imported by it, POPCORN_SEED for the secret
+ * run (tests/worker/data/upstream_py). */
+START_TEST(test_python_upstream)
+{
+	static const struct {
+		const char *sub, *mode, *verdict;
+		int status;
+	} cases[] = {
+		{"submission_ok.py", "test", "Verdict: passed", 0},
+		{"submission_wrong.py", "test", "Verdict: failed", 1},
+		{"submission_ok.py", "leaderboard", "Verdict: passed", 0},
+	};
+	char file[4200];
+	struct eval e;
+
+	snprintf(file, sizeof(file), "%s/upstream_py/vectoradd/%s",
+		 KB_TEST_DATA, cases[_i].sub);
+	e = run_eval(KB_TEST_DATA "/upstream_py/vectoradd", file,
+		     cases[_i].mode, NULL, NULL);
+	ck_assert_msg(e.status == cases[_i].status, "exit %d\n%s\n%s",
+		      e.status, e.out, e.err);
+	assert_has(e, cases[_i].verdict);
+	if (_i == 2) {
+		assert_has(e, "Secret run passed");
+		assert_has(e, "Score: ");
+	}
+	ck_assert(workdir_empty());
+	eval_free(&e);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("worker_eval");
@@ -383,6 +416,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_infinite_loop_times_out);
 	tcase_add_loop_test(tc, test_secret_not_printed, 0, 2);
 	tcase_add_test(tc, test_usage_errors);
+	tcase_add_loop_test(tc, test_python_upstream, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

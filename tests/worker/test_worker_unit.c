@@ -19,6 +19,7 @@
 #include "pbjson.h"
 #include "pbutil.h"
 #include "plan.h"
+#include "python.h"
 #include "report.h"
 #include "service.h"
 #include "verdict.h"
@@ -286,6 +287,35 @@ START_TEST(test_remove_hostile_tree)
 	ck_assert_int_eq(kb_jobdir_remove(outside), 0);
 	free(dir);
 	free(outside);
+}
+END_TEST
+
+/* ---- the Python runtime ----------------------------------------------- */
+
+START_TEST(test_python_parse)
+{
+	struct kb_python py;
+
+	memset(&py, 0, sizeof(py));
+	ck_assert_int_eq(kb_python_parse("exe=/opt/venv/bin/python3\n"
+					 "version=3.12.1\n"
+					 "dir=/opt/venv\ndir=/usr\n"
+					 "dir=/usr/lib/python3/dist-packages\n"
+					 "dir=/opt/venv/lib/python3.12/site-packages\n"
+					 "dir=relative\ntorch=2.11.0\n",
+					 &py),
+			 0);
+	ck_assert_str_eq(py.exe, "/opt/venv/bin/python3");
+	ck_assert_str_eq(py.bindir, "/opt/venv/bin");
+	ck_assert_str_eq(py.version, "3.12.1");
+	ck_assert_str_eq(py.torch, "2.11.0");
+	/* System directories are bound anyway; relative ones never. */
+	ck_assert_str_eq(py.dirs[0], "/opt/venv");
+	ck_assert_str_eq(py.dirs[1], "/opt/venv/lib/python3.12/site-packages");
+	ck_assert_ptr_null(py.dirs[2]);
+	ck_assert_int_eq(kb_python_parse("version=3.11.2\n", &py), -EINVAL);
+	ck_assert_int_eq(kb_python_parse("exe=python3\nversion=3\n", &py),
+			 -EINVAL);
 }
 END_TEST
 
@@ -1235,6 +1265,59 @@ START_TEST(test_eval_languages)
 }
 END_TEST
 
+/* Python tasks follow upstream's protocol for the secret run: the public
+ * seeds in the cases file and the secret in POPCORN_SEED, for that run
+ * alone; the interpreter's caches live in the job's home. */
+START_TEST(test_eval_python_secret)
+{
+	Kb__Submission *s = wf_submission("py", KB__MODE__MODE_LEADERBOARD);
+	Kb__Result *r = evaluate(s, NULL);
+	char want[64];
+
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_int_eq(fake.calls, 3);
+	ck_assert_int_eq(fake.builds, 0);
+	ck_assert_str_eq(fake.cases[2], "size: 3; seed: 13\nsize: 4; seed: 14\n");
+	snprintf(want, sizeof(want), "|POPCORN_SEED=%s|", WF_SECRET_TEXT);
+	ck_assert_msg(strstr(fake.env[2], want), "%s", fake.env[2]);
+	for (int k = 0; k < 2; k++)
+		ck_assert_msg(!strstr(fake.env[k], "POPCORN_SEED"), "%s",
+			      fake.env[k]);
+	for (int k = 0; k < 3; k++)
+		ck_assert_msg(strstr(fake.env[k], "TORCH_EXTENSIONS_DIR=") &&
+				      strstr(fake.env[k], "TRITON_CACHE_DIR=") &&
+				      strstr(fake.env[k], "/home/"),
+			      "%s", fake.env[k]);
+	kb__result__free_unpacked(r, NULL);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* A worker whose KB_PYTHON did not resolve: its Python jobs are the
+ * platform's fault, and start nothing. */
+START_TEST(test_eval_python_missing)
+{
+	Kb__Submission *s = wf_submission("py", KB__MODE__MODE_TEST);
+	struct kb_eval_opts o = {
+		.workdir = workroot,
+		.cache_dir = cacheroot,
+		.worker = "test-worker",
+		.gpu = "CPU",
+		.build_timeout_s = 60,
+		.sandbox = fake_sandbox,
+		.python_why = "KB_PYTHON python3: not found in PATH",
+	};
+	Kb__Result *r = kb_eval_run(&o, s);
+
+	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_INFRA_ERROR);
+	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_INFRA);
+	ck_assert_msg(strstr(r->error, "no Python runtime"), "%s", r->error);
+	ck_assert_int_eq(fake.calls, 0);
+	kb__result__free_unpacked(r, NULL);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
 START_TEST(test_eval_cancelled)
 {
 	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_TEST);
@@ -1412,6 +1495,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("plan");
+	tcase_add_test(tc, test_python_parse);
 	tcase_add_test(tc, test_parse_mark);
 	tcase_add_test(tc, test_job_max);
 	tcase_add_test(tc, test_plan_modes);
@@ -1441,6 +1525,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_eval_bad_submissions);
 	tcase_add_test(tc, test_eval_languages);
 	tcase_add_test(tc, test_eval_cancelled);
+	tcase_add_test(tc, test_eval_python_secret);
+	tcase_add_test(tc, test_eval_python_missing);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("report");

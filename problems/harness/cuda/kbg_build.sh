@@ -149,7 +149,7 @@ cp "$entry/eval.out" "$work/eval.out"
 if ! (cd "$work" && "$NVCC" $CUFLAGS $GENCODE -shared -Xcompiler=-fPIC \
 	-cudart shared -Xlinker=--no-undefined \
 	-Xlinker=--require-defined=custom_kernel "$subname" \
-	-o submission.so -lcuda); then
+	-o submission.so -Xlinker=--as-needed -lcublas -lcublasLt -lcuda); then
 	echo "kbg_build: the submission failed to build" >&2
 	exit 1
 fi

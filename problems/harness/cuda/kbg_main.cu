@@ -6,9 +6,8 @@
  * Theory of operation
  * -------------------
  * Two processes (../guard.h). main() resolves the trusted libc pointers
- * (harness.c), opens the report (exit 111 without POPCORN_FD), refuses to
- * go on when a thread is already running (only code run before main can
- * have started one: exit 115), and then, before any CUDA call, splits:
+ * (harness.c), opens the report (exit 111 without POPCORN_FD) and then,
+ * before any CUDA call, splits:
  *
  *   parent (trusted): everything that decides a result. It owns the
  *     report, parses the mode (exit 2) and every case, running the
@@ -19,16 +18,17 @@
  *     writes the system.* keys; makes every device allocation, generates
  *     and stages the data, flushes L2, runs the reference, checks every
  *     output and input, keeps the statistics and writes every verdict.
- *     It never calls user code.
- *   child (untrusted, kbh_guard_start): the only process that calls
- *     custom_kernel. Confined by the guard (no fds above 2 but its "done"
- *     pipe, its own seccomp filter: no new processes, no exec, no ptrace,
- *     no signals to others; the parent is not dumpable), it creates its
- *     own CUDA context and serves the parent's requests (child_op): INIT,
- *     OPEN (maps the work slots the parent exported with CUDA IPC), CALL
- *     (the timed region), BASELINE, PROFILE, CLOSE. It has no report
- *     channel and no key; the parent's memory, its device allocations and
- *     its context are out of its reach. What it sends back is a reply
+ *     It never maps or calls user code.
+ *   child (untrusted, kbh_guard_start): the only process that loads the
+ *     submission and calls custom_kernel. Confined by the guard (no fds
+ *     above 2 but its "done" pipe, its own seccomp filter: no new
+ *     processes, no exec, no ptrace, no signals to others; the parent is
+ *     not dumpable), it creates its own CUDA context and serves the
+ *     parent's requests (child_op): INIT, LOAD (the guard's: the
+ *     submission), OPEN (maps the work slots the parent exported with
+ *     CUDA IPC), CALL (the timed region), BASELINE, PROFILE, CLOSE. It has
+ *     no report channel and no key; the parent's memory, its device
+ *     allocations and its context are out of its reach. What it sends back is a reply
  *     record in the guard's shared arena (struct kbg_reply: its event
  *     times, hold flags and a CUDA error code), read by the parent once
  *     the child is stopped again, and treated as a claim.
@@ -133,9 +133,15 @@
  * The hold occupies every SM, so work on a non-blocking stream cannot run
  * unseen meanwhile: it starts when the timed call starts, and the gap
  * check above still sees it. A call that blocks on the device inside
- * custom_kernel (a synchronize, a synchronous copy, lazy module loading
- * on the first call) waits for the hold's timeout and is then timed as
- * without a hold; such calls are counted (hold_timeouts). Not held: copy
+ * custom_kernel (a synchronize, a synchronous copy, its own stream
+ * synchronised before it returns, as the task text allows) waits for the
+ * hold's timeout; its start event then ran when the hold ended, which may
+ * be after the submission's own work started, so such a call's sample is
+ * not kept (it counts as warm-up; hold_timeouts) and, from the second
+ * such call of a run, timed calls are not held any more: the start event
+ * runs as the call starts and the sample keeps the host's launch latency,
+ * never less than the work took. Modules load eagerly
+ * (CUDA_MODULE_LOADING=EAGER), so a first launch does not block. Not held: copy
  * engine work (cudaMemcpyAsync) on a non-blocking stream can run during
  * the hold, for as long as the host spends inside custom_kernel. The
  * hold, its mapped release word and the events all live in the child's
@@ -177,14 +183,13 @@
  * worker reads it: harnesses that share their process with the
  * submission cannot tell their own 110 from the submission's).
  *
- * Symbols: the driver's kernels are static, its functions kbg_/kbh_
- * prefixed with hidden visibility; the runtime is linked statically
- * (nvcc's default -cudart static), so a submission that defines a CUDA
- * runtime function fails to link; and the worker seals the submission's
- * object (kbg_seal.sh: every global it defines except custom_kernel is
- * made local) so it cannot interpose libc or any other shared-library
- * function the driver uses -- in either process: both run this
- * executable.
+ * The submission: not part of this executable. The worker builds it
+ * alone into a shared object (KBH_SUBMISSION names it); after INIT and
+ * the calibration, the child loads it (kbh_guard_load: dlopen after its
+ * confinement, so whatever runs on load runs there) and reference.cu calls
+ * KBH_ENTRY(custom_kernel). The parent never maps it. Both this
+ * executable and the object use the shared CUDA runtime: one runtime and
+ * one context in the child.
  */
 #include "guard.h"
 #include "kbg.h"
@@ -660,6 +665,8 @@ struct sample {
 	double gap_ns; /* the child's event time end -> tail */
 	double win_ns; /* the parent's window t_seen - t_go */
 	int forged;    /* the claim does not fit the window */
+	int unheld;    /* held, but the hold timed out: the start event is
+			* not to be trusted, the sample not kept */
 };
 
 struct ctx {
@@ -674,6 +681,7 @@ struct ctx {
 	int called; /* a request that runs custom_kernel has been made */
 	int hold;   /* timed calls are held (the child's INIT said so) */
 	uint32_t hold_timeouts; /* of the current case */
+	uint32_t run_hold_timeouts; /* of the run: from the second, unheld */
 	uint32_t forged;	/* calls of the current case, warm-up included */
 	char msg[1024];
 
@@ -1445,8 +1453,12 @@ int run_call(struct ctx *x, int w, struct sample *out)
 	out->gap_ns = r.gap_ns;
 	x->forged += (uint32_t)out->forged;
 	x->ncalls++;
-	if (r.hold_timed_out)
+	out->unheld = a.hold && r.hold_timed_out;
+	if (out->unheld) {
 		x->hold_timeouts++;
+		if (++x->run_hold_timeouts >= 2)
+			x->hold = 0; /* it blocks on the device: time unheld */
+	}
 	return KBG_OK;
 }
 
@@ -1616,6 +1628,10 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 		rc = one_call(x, check, &smp);
 		if (rc != KBG_OK)
 			break;
+		if (smp.unheld) {
+			r->warmup++; /* checked, not timed (see the theory) */
+			continue;
+		}
 		if (r->st.n < n_alloc) {
 			gaps[r->st.n] = smp.gap_ns;
 			wins[r->st.n] = smp.win_ns;
@@ -1788,6 +1804,9 @@ int main(int argc, char **argv)
 	 * child by POPCORN_FD, which opening the report removed. */
 	if (fdnum[0])
 		setenv("POPCORN_FD", fdnum, 1);
+	/* Modules load when registered, not at a kernel's first launch,
+	 * which would block inside a timed call (see the hold). */
+	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
 	g_child.p = &kbg_problem_def;
 	int rc = kbh_guard_start(&x.g, kArenaMax, child_op, &g_child, err,
 				 sizeof err);
