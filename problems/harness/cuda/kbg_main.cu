@@ -379,6 +379,18 @@ void child_init(struct child *c, const struct op_init *a,
 		child_fail(r, e, W_INIT);
 		return;
 	}
+	/* The stream-ordered allocator keeps what is freed (as PyTorch's
+	 * caching allocator does): otherwise the synchronize after each call
+	 * hands the memory back to the driver, which took 0.6 ms for 512 MiB
+	 * on an H100 and read as work outliving the call. */
+	cudaMemPool_t pool;
+	if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess) {
+		uint64_t keep = UINT64_MAX;
+		(void)cudaMemPoolSetAttribute(pool,
+					      cudaMemPoolAttrReleaseThreshold,
+					      &keep);
+	}
+	(void)cudaGetLastError();
 	if (a->hold) {
 		c->hold = kbg_dev_hold_init() == 0;
 		(void)cudaGetLastError();
