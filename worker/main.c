@@ -195,6 +195,8 @@ static void usage(FILE *f)
 		"       kb-worker eval <problem-dir|leaderboard> <file> --mode "
 		"<test|benchmark|profile|leaderboard>\n"
 		"                 [--gpu GPU] [--seed N] [--json]\n"
+		"       kb-worker selftest [--gpu GPU]   (the start-up checks "
+		"alone)\n"
 		"\nenvironment:\n");
 	for (size_t i = 0; i < KB_ARRAY_LEN(cfg_table); i++)
 		fprintf(f, "  %-22s %s (default \"%s\")\n", cfg_table[i].env,
@@ -550,6 +552,33 @@ static int cmd_service(int argc, char **argv)
 	return 0;
 }
 
+/* `kb-worker selftest`: the start-up checks of the service (the examples
+ * of KB_PROBLEMS, every harness built), then exit: checks a host before
+ * it serves, and fills the harness cache. */
+static int cmd_selftest(int argc, char **argv)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "g:h")) != -1) {
+		if (c == 'g') {
+			set_gpu(optarg);
+		} else {
+			usage(c == 'h' ? stdout : stderr);
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (kb_util_init() < 0)
+		return 1;
+	name_worker();
+	kb_log_init("worker", kb_log_level_parse(cfg.log_level), cfg.log_json);
+	if (check_sandbox() < 0 || setup_gpu(cfg.gpu_require) < 0)
+		return 1;
+	sweep_workdir();
+	setup_python();
+	cfg.selftest = 1;
+	return run_selftest() < 0 ? 1 : 0;
+}
+
 static void eval_progress(void *ctx, Kb__Stage stage, const char *message,
 			  int64_t elapsed_ms)
 {
@@ -765,6 +794,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (argc > 1 && strcmp(argv[1], "eval") == 0)
 		rc = cmd_eval(argc - 1, argv + 1);
+	else if (argc > 1 && strcmp(argv[1], "selftest") == 0)
+		rc = cmd_selftest(argc - 1, argv + 1);
 	else
 		rc = cmd_service(argc, argv);
 	kb_config_free(cfg_table, KB_ARRAY_LEN(cfg_table));

@@ -75,10 +75,12 @@
  *   2. the set's inputs are copied into the slot's inputs (device to
  *      device) and the slot's outputs are poisoned with 0xFF bytes (NaN for
  *      floats, 0xFFFFFFFF for integers), so unwritten output fails;
- *   3. L2 is flushed by streaming kbg_flush_bytes(L2) = 4x L2 (>= 64 MiB)
- *      through it with L2-allocating loads (kbg_dev.cu), and the parent
- *      synchronises its context (L2 is physical: the flush holds for the
- *      child's context too);
+ *   3. L2 is flushed: persisting lines (a submission's access-policy
+ *      window) are made normal (cudaCtxResetPersistingL2Cache), then
+ *      kbg_flush_bytes(L2) = 4x L2 (>= 64 MiB) is streamed through it with
+ *      L2-allocating loads (kbg_dev.cu), and the parent synchronises its
+ *      context (L2 is physical: the flush holds for the child's context
+ *      too);
  *   4. CALL request (child): stamp t0; (benchmark, leaderboard, profile)
  *      the hold on the legacy stream (kbg_dev_hold: a kernel taking every
  *      thread slot of every SM that waits until the host releases it, at
@@ -1505,6 +1507,12 @@ int one_call(struct ctx *x, int check, struct sample *out)
 		KBG_TRY(x, cudaMemsetAsync(ws->out[j], 0xff, l->out_bytes[j],
 					   cudaStreamLegacy),
 			"poisoning outputs");
+	/* Lines a submission marked persisting (an access-policy window)
+	 * would survive the streaming flush in L2's set-aside part: made
+	 * normal again first, they are flushed like the rest. */
+#ifndef KBG_NO_PERSIST_RESET
+	KBG_TRY(x, cudaCtxResetPersistingL2Cache(), "resetting persisting L2 lines");
+#endif
 	int rc = kbg_dev_flush(x->flush_buf, x->flush_bytes, x->sink);
 	if (rc)
 		return blame(x, (cudaError_t)-rc, "flushing L2");
