@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "kb_report.h"
 #include "rules.h"
 
 json_t *kb_gw_jstr(const char *s)

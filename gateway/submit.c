@@ -25,9 +25,9 @@
 
 #include "hub.h"
 #include "kb_log.h"
+#include "kb_report.h"
 #include "kb_util.h"
 #include "queue.h"
-#include "report.h"
 #include "rules.h"
 #include "store.h"
 

@@ -56,12 +56,12 @@
 #include "gpu.h"
 #include "kb_config.h"
 #include "kb_log.h"
+#include "kb_report.h"
 #include "kb_sandbox.h"
 #include "kb_signal.h"
 #include "kb_task.h"
 #include "kb_util.h"
 #include "pbjson.h"
-#include "report.h"
 #include "service.h"
 #include "submission.h"
 

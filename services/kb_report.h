@@ -1,10 +1,10 @@
 /* kb_report: a Result as people read it, and as the public may see it.
  *
  * kb_report_render() writes the readable report that `kb-worker eval`
- * prints and that the gateway shows users (it links this file too, so it
- * depends only on the generated protobuf code and kb_util): the build, each
- * run with its tests and benchmarks, the score and the verdict, in the
- * manner of upstream KernelBot's reports.
+ * prints and that the gateway shows users (the library depends only on the
+ * generated protobuf code and kb_util): the build, each run with its tests
+ * and benchmarks, the score and the verdict, in the manner of upstream
+ * KernelBot's reports.
  *
  * The secret run is shown only as passed or failed: never its output, its
  * specs or its timings, which could reveal the secret seed.

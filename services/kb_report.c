@@ -1,4 +1,5 @@
-#include "report.h"
+/* kb_report: see kb_report.h. */
+#include "kb_report.h"
 
 #include <stdarg.h>
 #include <stdio.h>
