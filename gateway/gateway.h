@@ -60,7 +60,8 @@ struct kb_gw_lb {
 	int64_t deadline_ms;    /* -1: none */
 	atomic_int closed;      /* visibility "closed" (refreshed from Redis) */
 	atomic_int deleted;
-	/* Never logged, never served: only copied into ranked Submissions. */
+	/* The board secret. Never logged, never served, never published:
+	 * ranked Submissions carry seeds derived from it (seed.h). */
 	uint64_t secret_seed;
 	/* The Task every Submission of this board carries, built once. The
 	 * @SUBMISSION@ entry (index submission_file) has empty content; a

@@ -7,11 +7,12 @@
  * every task file is read, the Task protobuf that each Submission carries
  * is built, and the per-board bodies (/gpus/<lb>, the /leaderboards
  * entries) are rendered. It loads its Lua scripts into Redis and makes
- * sure every leaderboard has a secret seed there (kb:lb:<name>, created
- * with HSETNX so all replicas agree on the first one written) and keeps
- * the seeds in memory; they are copied into ranked Submissions and
- * nowhere else. Then it opens one Kafka producer, shared by all threads,
- * starts the events threads (events.c: the kb.results consumer feeding the
+ * sure every leaderboard has a secret there (kb:lb:<name>, created with
+ * HSETNX so all replicas agree on the first one written) and keeps the
+ * secrets in memory; a ranked Submission carries a seed derived from its
+ * board's secret for that submission alone (seed.h), never the secret.
+ * Then it opens one Kafka producer, shared by all threads, starts the
+ * events threads (events.c: the kb.results consumer feeding the
  * in-process hub of streams, and the ticker) and finally libmicrohttpd.
  *
  * libmicrohttpd runs a fixed pool of KB_HTTP_THREADS threads (one per

@@ -29,6 +29,7 @@
 #include "kb_util.h"
 #include "queue.h"
 #include "rules.h"
+#include "seed.h"
 #include "store.h"
 
 static int fail(struct kb_gw_submit_res *res, int status, const char *fmt, ...)
@@ -79,8 +80,10 @@ static int publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode
 	sub.code.data = (uint8_t *)s->code;
 	sub.code.len = s->code_len;
 	sub.task = &task;
+	/* The board's own secret stays here: the run gets a seed of its
+	 * own (seed.h). */
 	if (mode == KB_MODE_LEADERBOARD) {
-		sub.secret_seed = lb->secret_seed;
+		sub.secret_seed = kb_gw_seed_derive(lb->secret_seed, lb->task->name, id);
 		sub.has_secret_seed = 1;
 	}
 	sub.submitted_at_ms = s->submitted_ms;
@@ -106,7 +109,7 @@ static int publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode
 			kb_warn("sub=%" PRIu64 " gpu=%s publish failed: %s", id,
 				s->gpu, err);
 	}
-	/* The buffer held the secret seed: do not leave it in freed memory. */
+	/* The buffer held the seed: do not leave it in freed memory. */
 	sodium_memzero(buf, len);
 	if (buf != stack_buf)
 		free(buf);
