@@ -16,6 +16,7 @@
 #include "hub.h"
 #include "kb_kafka.h"
 #include "kb_log.h"
+#include "kb_report.h"
 #include "kb_util.h"
 #include "store.h"
 #include "submit.h"
@@ -102,13 +103,17 @@ size_t kb_gw_events_workers(struct kb_gw_events *e, const char *gpu,
 static void on_progress(struct kb_gw_events *e, const Kb__ResultEvent *ev)
 {
 	const Kb__Progress *p = ev->progress;
-	const char *stage = kb_gw_stage_name(p->stage);
+	const char *stage = kb_report_stage_name(p->stage);
 
 	if (ev->submission_id == 0) { /* a heartbeat */
 		heartbeat(e, ev->gpu, p->worker, 0, "");
 		return;
 	}
 	heartbeat(e, ev->gpu, p->worker, ev->submission_id, stage);
+	/* The secret run is shown as the ranked run it continues: its start
+	 * is no event (kb_report.h). */
+	if (kb_report_stage_secret(p->stage))
+		return;
 	struct kb_gw_hub_msg m = {
 		.type = KB_GW_EV_STATUS, .id = ev->submission_id, .stage = stage,
 		.message = p->message, .worker = p->worker, .position = -1,

@@ -247,20 +247,6 @@ int kb_gw_user_external(struct kb_gw *g, const char *provider,
 	return rc;
 }
 
-const char *kb_gw_stage_name(Kb__Stage s)
-{
-	switch (s) {
-	case KB__STAGE__STAGE_QUEUED: return "queued";
-	case KB__STAGE__STAGE_COMPILING: return "compiling";
-	case KB__STAGE__STAGE_TESTING: return "testing";
-	case KB__STAGE__STAGE_BENCHMARKING: return "benchmarking";
-	case KB__STAGE__STAGE_RANKED_RUN: return "ranked_run";
-	case KB__STAGE__STAGE_SECRET_RUN: return "secret_run";
-	case KB__STAGE__STAGE_DONE: return "done";
-	default: return "unspecified";
-	}
-}
-
 int kb_gw_push_state(struct kb_gw *g, struct kb_gw_watch *w, uint64_t id)
 {
 	struct kb_gw_sub_state st;

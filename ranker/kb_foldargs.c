@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_report.h"
+
 const char *kb_mode_name(Kb__Mode mode)
 {
 	switch (mode) {
@@ -41,28 +43,6 @@ const char *kb_verdict_name(Kb__Verdict verdict)
 		return "infra_error";
 	case KB__VERDICT__VERDICT_SUSPECT:
 		return "suspect";
-	default:
-		return "unspecified";
-	}
-}
-
-const char *kb_stage_name(Kb__Stage stage)
-{
-	switch (stage) {
-	case KB__STAGE__STAGE_QUEUED:
-		return "queued";
-	case KB__STAGE__STAGE_COMPILING:
-		return "compiling";
-	case KB__STAGE__STAGE_TESTING:
-		return "testing";
-	case KB__STAGE__STAGE_BENCHMARKING:
-		return "benchmarking";
-	case KB__STAGE__STAGE_RANKED_RUN:
-		return "ranked_run";
-	case KB__STAGE__STAGE_SECRET_RUN:
-		return "secret_run";
-	case KB__STAGE__STAGE_DONE:
-		return "done";
 	default:
 		return "unspecified";
 	}
@@ -281,7 +261,7 @@ int kb_foldargs_progress(const Kb__ResultEvent *ev, int64_t stage_ms,
 	}
 	call->sub_id = ev->submission_id;
 	call->gpu = ev->gpu ? ev->gpu : "";
-	call->stage = kb_stage_name(ev->progress->stage);
+	call->stage = kb_report_stage_name(ev->progress->stage);
 	snprintf(call->key_s, sizeof(call->key_s), "kb:sub:%" PRIu64, ev->submission_id);
 	snprintf(call->stage_ms_s, sizeof(call->stage_ms_s), "%" PRId64, stage_ms);
 	call->nkeys = KB_PROGRESS_NKEYS;

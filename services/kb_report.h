@@ -6,10 +6,14 @@
  * and benchmarks, the score and the verdict, in the manner of upstream
  * KernelBot's reports.
  *
- * The secret run is shown only as passed or failed: never its output, its
- * specs or its timings, which could reveal the secret seed.
- * kb_report_redact() applies the same rule to a Result before anything
- * else (JSON, an API response) shows it to a user.
+ * What of a secret ("private") run anyone may see, written once here for
+ * every service: whether it passed, nothing else. Not its output, specs or
+ * timings, which could reveal its seed; not its duration, exit status,
+ * timeout or signal, through which a submission could signal what it
+ * computed from its secret cases; not when it began, so its Progress is
+ * shown as the ranked run it continues. kb_report_redact() applies the
+ * rule to a Result before anything else (JSON, an API response, Discord)
+ * shows it; kb_report_stage_name() to stages.
  *
  * Pure and thread-safe.
  */
@@ -22,9 +26,17 @@
  * out of memory. */
 char *kb_report_render(const Kb__Result *r);
 
-/* Removes from r everything of its secret ("private") run except key,
- * success, passed, exit_code, duration_s, timed_out and signal. */
+/* Clears everything of r's secret ("private") run but its key and
+ * passed; success becomes passed (one bit, not two). */
 void kb_report_redact(Kb__Result *r);
+
+/* 1 for the stage of the secret run. */
+int kb_report_stage_secret(Kb__Stage s);
+
+/* The name a stage is shown under ("queued", "compiling", "testing",
+ * "benchmarking", "ranked_run", "done", "unspecified"): the secret run's
+ * is "ranked_run". Static. */
+const char *kb_report_stage_name(Kb__Stage s);
 
 /* Lowercase names as the API and logs spell them ("compile_error",
  * "infra", "leaderboard"); "unknown" for values out of range. */

@@ -445,6 +445,19 @@ START_TEST(progress_after_done_is_ignored)
 }
 END_TEST
 
+START_TEST(secret_run_stage_is_not_recorded)
+{
+	/* Nobody may learn when the secret run began (kb_report.h): its
+	 * Progress leaves the ranked run's stage and its start in place. */
+	gateway_submission(65, "alice", 1000);
+	ck_assert_int_eq(progress(65, KB__STAGE__STAGE_RANKED_RUN, 1100), 1);
+	progress(65, KB__STAGE__STAGE_SECRET_RUN, 1500);
+	assert_field("kb:sub:65", "stage", "ranked_run");
+	assert_field("kb:sub:65", "stage_ms", "1100");
+	assert_field("kb:sub:65", "status", "running");
+}
+END_TEST
+
 START_TEST(progress_for_an_unknown_submission_creates_its_hash)
 {
 	/* A Progress may overtake the gateway's write in principle; the
@@ -567,6 +580,7 @@ int main(void)
 	tcase_add_test(tc, equal_score_earlier_submission_wins_in_any_order);
 	tcase_add_test(tc, submitted_ms_falls_back_to_the_gateways_record);
 	tcase_add_test(tc, progress_after_done_is_ignored);
+	tcase_add_test(tc, secret_run_stage_is_not_recorded);
 	tcase_add_test(tc, progress_for_an_unknown_submission_creates_its_hash);
 	tcase_add_test(tc, deleted_submission_is_never_folded);
 	tcase_add_test(tc, wrong_key_type_is_refused_without_partial_writes);

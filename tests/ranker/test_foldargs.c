@@ -8,6 +8,7 @@
 
 #include "kb_fold.h"
 #include "kb_foldargs.h"
+#include "kb_report.h"
 #include "ranker_fixture.h"
 #include "kb_check_main.h"
 
@@ -25,11 +26,12 @@ START_TEST(names)
 	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_INFRA_ERROR), "infra_error");
 	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_SUSPECT), "suspect");
 	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_UNSPECIFIED), "unspecified");
-	ck_assert_str_eq(kb_stage_name(KB__STAGE__STAGE_TESTING), "testing");
-	ck_assert_str_eq(kb_stage_name(KB__STAGE__STAGE_RANKED_RUN), "ranked_run");
-	ck_assert_str_eq(kb_stage_name(KB__STAGE__STAGE_SECRET_RUN), "secret_run");
-	ck_assert_str_eq(kb_stage_name(KB__STAGE__STAGE_DONE), "done");
-	ck_assert_str_eq(kb_stage_name((Kb__Stage)-1), "unspecified");
+	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_TESTING), "testing");
+	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_RANKED_RUN), "ranked_run");
+	/* The secret run is stored as the ranked run it continues. */
+	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_SECRET_RUN), "ranked_run");
+	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_DONE), "done");
+	ck_assert_str_eq(kb_report_stage_name((Kb__Stage)-1), "unspecified");
 }
 END_TEST
 
