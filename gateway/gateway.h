@@ -44,6 +44,9 @@ struct kb_gw_config {
 	long ranking_cache_ms;
 	long queue_cache_ms;
 	long auth_state_ttl_s;
+	long auth_rate_per_min;     /* /auth requests per client address */
+	long auth_pool_threads;
+	char *http_client_ip_header; /* "" the TCP peer is the client */
 	char *oauth_redirect_base;
 	char *oauth_discord_base, *oauth_discord_id, *oauth_discord_secret;
 	char *oauth_github_base, *oauth_github_api_base;
@@ -85,6 +88,7 @@ struct kb_gw_cache;
 struct kb_gw_queue;
 struct kb_gw_http;
 struct kb_gw_pool;
+struct kb_gw_limiter;
 
 struct kb_gw {
 	struct kb_gw_config cfg;
@@ -104,6 +108,8 @@ struct kb_gw {
 	struct kb_gw_queue *queue;
 	struct kb_gw_http *http;
 	struct kb_gw_pool *pool;     /* blocking steps (pool.h) */
+	struct kb_gw_pool *auth_pool; /* OAuth exchanges, apart from the rest */
+	struct kb_gw_limiter *auth_limits; /* /auth requests per address */
 	void *discord;           /* owned by gateway/discord_*.c, if any */
 };
 

@@ -308,18 +308,78 @@ static void defer_refused(struct kb_gw_req *r)
 	kb_gw_reply_error(r, 503, "the gateway is shutting down, retry later");
 }
 
-void kb_gw_defer(struct kb_gw_req *r, void (*work)(struct kb_gw_req *r),
-		 void (*done)(struct kb_gw_req *r))
+static void defer_busy(struct kb_gw_req *r)
 {
+	kb_gw_reply_error_retry(r, 503, 5, "too many requests of this kind in "
+					   "progress, retry later");
+}
+
+void kb_gw_defer_to(struct kb_gw_req *r, struct kb_gw_pool *pool,
+		    void (*work)(struct kb_gw_req *r),
+		    void (*done)(struct kb_gw_req *r))
+{
+	int rc;
+
 	r->defer_work = work;
 	r->defer_done = done;
 	atomic_store(&r->defer_state, 1);
 	MHD_suspend_connection(r->conn);
-	if (kb_gw_pool_run(r->g->pool, defer_job, r) != 0) {
-		r->defer_done = defer_refused;
+	rc = kb_gw_pool_run(pool, defer_job, r);
+	if (rc != 0) {
+		r->defer_done = rc == -EAGAIN ? defer_busy : defer_refused;
 		atomic_store(&r->defer_state, 2);
 		MHD_resume_connection(r->conn);
 	}
+}
+
+void kb_gw_defer(struct kb_gw_req *r, void (*work)(struct kb_gw_req *r),
+		 void (*done)(struct kb_gw_req *r))
+{
+	kb_gw_defer_to(r, r->g->pool, work, done);
+}
+
+void kb_gw_client_addr(struct kb_gw_req *r, char *out, size_t out_size)
+{
+	const char *hdr = *r->g->cfg.http_client_ip_header
+		? kb_gw_header(r, r->g->cfg.http_client_ip_header) : NULL;
+	const union MHD_ConnectionInfo *ci;
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	snprintf(out, out_size, "unknown");
+	if (hdr) {
+		/* The proxy's own header: one address, trimmed. */
+		char buf[INET6_ADDRSTRLEN + 1];
+		size_t n = strcspn(hdr += strspn(hdr, " \t"), " \t,");
+		if (n >= sizeof(buf))
+			return;
+		memcpy(buf, hdr, n);
+		buf[n] = '\0';
+		if (inet_pton(AF_INET, buf, &a4) == 1)
+			inet_ntop(AF_INET, &a4, out, (socklen_t)out_size);
+		else if (inet_pton(AF_INET6, buf, &a6) == 1)
+			goto v6;
+		return;
+	}
+	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (!ci || !ci->client_addr)
+		return;
+	if (ci->client_addr->sa_family == AF_INET) {
+		a4 = ((const struct sockaddr_in *)ci->client_addr)->sin_addr;
+		inet_ntop(AF_INET, &a4, out, (socklen_t)out_size);
+		return;
+	}
+	if (ci->client_addr->sa_family != AF_INET6)
+		return;
+	a6 = ((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr;
+v6:
+	if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+		memcpy(&a4, &a6.s6_addr[12], 4);
+		inet_ntop(AF_INET, &a4, out, (socklen_t)out_size);
+		return;
+	}
+	memset(&a6.s6_addr[8], 0, 8);
+	inet_ntop(AF_INET6, &a6, out, (socklen_t)out_size);
 }
 
 /* Takes one piece of the body. Returns MHD_NO to close the connection. */

@@ -89,6 +89,19 @@ struct kb_gw_req {
  * or an OAuth provider. */
 void kb_gw_defer(struct kb_gw_req *r, void (*work)(struct kb_gw_req *r),
 		 void (*done)(struct kb_gw_req *r));
+/* The same on another pool (logins have their own, so that they cannot
+ * hold up submissions). When the pool is full or stopping, done() answers
+ * 503 instead. */
+struct kb_gw_pool;
+void kb_gw_defer_to(struct kb_gw_req *r, struct kb_gw_pool *pool,
+		    void (*work)(struct kb_gw_req *r),
+		    void (*done)(struct kb_gw_req *r));
+
+/* The client's address as text (IPv4 dotted, IPv6 cut to its /64 so that
+ * one host cannot pose as many): from the header KB_HTTP_CLIENT_IP_HEADER
+ * names when set and present (a proxy in front sets it), else the TCP
+ * peer. "unknown" when neither is known. */
+void kb_gw_client_addr(struct kb_gw_req *r, char *out, size_t out_size);
 
 /* Starts the daemon on cfg.http_addr:http_port. Returns NULL with errstr
  * set. */

@@ -26,9 +26,10 @@
  * the connection is suspended (pool.c, kb_gw_defer), so no HTTP thread
  * waits on the broker; a 202 means "queued", and a broker outage is a 503
  * with the record marked failed (submit.c says why the order leaves
- * nothing dangling). OAuth code exchanges use the same pool. A streaming
- * submission holds no thread either: its connection is suspended between
- * events (h_stream.c).
+ * nothing dangling). OAuth code exchanges run on a small pool of their
+ * own (KB_AUTH_POOL_THREADS, bounded), so that logins cannot hold up
+ * submissions. A streaming submission holds no thread either: its
+ * connection is suspended between events (h_stream.c).
  * Each request is logged once, when it completes (method, path, status,
  * ms, submission id); bodies, CLI ids, tokens and seeds never.
  *
@@ -61,9 +62,14 @@
 #include "kb_log.h"
 #include "kb_signal.h"
 #include "kb_util.h"
+#include "limiter.h"
 #include "pool.h"
 #include "queue.h"
 #include "store.h"
+
+/* Client addresses whose /auth rate is tracked at once (about 200 bytes
+ * each); beyond it, new addresses wait for old windows to end. */
+#define AUTH_ADDRESSES_MAX 65536
 
 #ifndef KB_DEFAULT_PROBLEMS
 #define KB_DEFAULT_PROBLEMS "problems"
@@ -79,7 +85,7 @@ static const struct kb_cfg_entry config[] = {
 	{"KB_HTTP_THREADS", KB_CFG_INT, "0", 0, 1024, 0, &G.cfg.http_threads,
 	 "HTTP threads, each with one Redis connection (0: one per CPU)"},
 	{"KB_POOL_THREADS", KB_CFG_INT, "64", 1, 4096, 0, &G.cfg.pool_threads,
-	 "threads for blocking steps: Kafka deliveries, OAuth exchanges"},
+	 "threads for blocking steps: Kafka deliveries"},
 	/* libmicrohttpd's buffer per connection: a header block beyond it
 	 * gets libmicrohttpd's own (non-JSON) 431; below it but above
 	 * KB_HEADERS_MAX, ours. MHD clears it between requests, so bigger
@@ -122,8 +128,20 @@ static const struct kb_cfg_entry config[] = {
 	 &G.cfg.ranking_cache_ms, "how long a rendered ranking is reused (0: off)"},
 	{"KB_QUEUE_CACHE_MS", KB_CFG_INT, "2000", 0, 600000, 0,
 	 &G.cfg.queue_cache_ms, "how long a measured queue backlog is reused"},
-	{"KB_AUTH_STATE_TTL_S", KB_CFG_INT, "3600", 60, 604800, 0,
+	/* A login is one browser round trip: an id left pending for days
+	 * is only a chance for someone else to finish it. */
+	{"KB_AUTH_STATE_TTL_S", KB_CFG_INT, "600", 60, 3600, 0,
 	 &G.cfg.auth_state_ttl_s, "how long a CLI id from /auth/init waits for login"},
+	{"KB_AUTH_RATE_PER_MIN", KB_CFG_INT, "20", 0, 100000, 0,
+	 &G.cfg.auth_rate_per_min,
+	 "/auth requests a client address may make per minute (0: no limit)"},
+	{"KB_AUTH_POOL_THREADS", KB_CFG_INT, "4", 1, 256, 0, &G.cfg.auth_pool_threads,
+	 "threads for OAuth exchanges (apart from submissions'); 16 logins wait "
+	 "per thread, more get 503"},
+	{"KB_HTTP_CLIENT_IP_HEADER", KB_CFG_STRING, "", 0, 0, 0,
+	 &G.cfg.http_client_ip_header,
+	 "header holding the client's address, set by a proxy in front (e.g. "
+	 "X-Real-IP); empty: the TCP peer. Only behind a proxy that overwrites it"},
 	{"KB_OAUTH_REDIRECT_BASE", KB_CFG_STRING, "", 0, 0, 0,
 	 &G.cfg.oauth_redirect_base,
 	 "public base URL of this API for OAuth redirects (default http://addr:port)"},
@@ -201,6 +219,7 @@ static void drain(struct kb_gw_http *http)
 	/* Finishes the deferred steps, so no connection stays suspended
 	 * when the daemon stops. */
 	kb_gw_pool_stop(G.pool);
+	kb_gw_pool_stop(G.auth_pool);
 	kb_gw_http_stop(http);
 }
 
@@ -263,10 +282,14 @@ int main(int argc, char **argv)
 		G.cfg.http_threads = n > 0 ? n : 2;
 	}
 	G.hub = kb_gw_hub_new(32);
-	G.pool = kb_gw_pool_new((size_t)G.cfg.pool_threads);
+	G.pool = kb_gw_pool_new((size_t)G.cfg.pool_threads, 0);
+	G.auth_pool = kb_gw_pool_new((size_t)G.cfg.auth_pool_threads,
+				     16 * (size_t)G.cfg.auth_pool_threads);
+	G.auth_limits = kb_gw_limiter_new(AUTH_ADDRESSES_MAX);
 	G.cache = kb_gw_cache_new(1024, G.cfg.ranking_cache_ms, kb_gw_response_destroy);
 	G.queue = kb_gw_queue_new(G.cfg.kafka_brokers, G.cfg.queue_cache_ms);
-	if (!G.hub || !G.cache || !G.queue || !G.pool || !G.cfg.oauth_redirect_base) {
+	if (!G.hub || !G.cache || !G.queue || !G.pool || !G.auth_pool || !G.auth_limits ||
+	    !G.cfg.oauth_redirect_base) {
 		kb_error("out of memory");
 		goto out;
 	}
@@ -322,12 +345,14 @@ out:
 	if (http) /* a failed start: no stream can be open yet */
 		kb_gw_hub_close_all(G.hub, 503, "shutting down");
 	kb_gw_pool_destroy(G.pool);
+	kb_gw_pool_destroy(G.auth_pool);
 	kb_gw_http_stop(http);
 	kb_gw_events_stop(G.events);
 	kb_producer_destroy(G.producer);
 	kb_gw_queue_destroy(G.queue);
 	kb_gw_cache_destroy(G.cache);
 	kb_gw_hub_destroy(G.hub);
+	kb_gw_limiter_destroy(G.auth_limits);
 	kb_gw_redis_drop();
 	kb_gw_lbs_free(&G);
 	kb_config_free(config, KB_ARRAY_LEN(config));

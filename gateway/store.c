@@ -127,7 +127,7 @@ redisReply *kb__gw_cmd(const struct kb_gw *g, int *rc, const char *fmt, ...)
 /* ---- scripts ---- */
 
 extern const char kb_gw_auth_lua[], kb_gw_submit_lua[], kb_gw_delete_lua[],
-	kb_gw_join_lua[], kb_gw_link_lua[];
+	kb_gw_join_lua[], kb_gw_link_lua[], kb_gw_login_lua[];
 
 static const char *const script_src[KB__GW_NSCRIPTS] = {
 	[KB__GW_AUTH] = kb_gw_auth_lua,
@@ -135,6 +135,7 @@ static const char *const script_src[KB__GW_NSCRIPTS] = {
 	[KB__GW_DELETE] = kb_gw_delete_lua,
 	[KB__GW_JOIN] = kb_gw_join_lua,
 	[KB__GW_LINK] = kb_gw_link_lua,
+	[KB__GW_LOGIN] = kb_gw_login_lua,
 };
 /* Written once by kb_gw_store_init() before any thread starts. */
 static char script_sha[KB__GW_NSCRIPTS][41];
@@ -367,6 +368,25 @@ int kb_gw_user_ensure(const struct kb_gw *g, const char *user_id,
 	return kb__gw_finish_multi(c, 4);
 }
 
+static const char clear_cli_lua[] =
+	"local u = redis.call('HMGET', KEYS[1], 'name', 'cli_id')\n"
+	"if not u[1] then return 0 end\n"
+	"if u[2] and u[2] ~= '' then redis.call('DEL', 'kb:cli:' .. u[2]) end\n"
+	"redis.call('HDEL', KEYS[1], 'cli_id')\n"
+	"return 1\n";
+
+int kb_gw_user_clear_cli(const struct kb_gw *g, const char *user_id)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "EVAL %s 1 kb:user:%s", clear_cli_lua, user_id);
+
+	if (!r)
+		return rc;
+	rc = r->type == REDIS_REPLY_INTEGER && r->integer == 1 ? 0 : -ENOENT;
+	freeReplyObject(r);
+	return rc;
+}
+
 int kb_gw_user_set_banned(const struct kb_gw *g, const char *user_id,
 			  int banned)
 {
@@ -386,15 +406,62 @@ int kb_gw_user_set_banned(const struct kb_gw *g, const char *user_id,
 	return rc;
 }
 
-int kb_gw_auth_pending(const struct kb_gw *g, const char *cli_id,
-		       const char *provider, long ttl_s)
+int kb_gw_login_begin(const struct kb_gw *g, const char *cli_id,
+		      const char *provider, const char *reset_user, long ttl_s)
 {
-	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "SET kb:clipending:%s %s EX %ld", cli_id,
-				   provider, ttl_s);
+	char err[256], ms[32];
+	redisContext *c = kb_gw_redis(g, err, sizeof(err));
 
-	if (r)
-		freeReplyObject(r);
+	if (!c)
+		return -EIO;
+	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
+	redisAppendCommand(c, "MULTI");
+	if (reset_user)
+		redisAppendCommand(c, "HSET kb:clipending:%s provider %s created_ms %s "
+				      "reset_user %s", cli_id, provider, ms, reset_user);
+	else
+		redisAppendCommand(c, "HSET kb:clipending:%s provider %s created_ms %s",
+				   cli_id, provider, ms);
+	redisAppendCommand(c, "EXPIRE kb:clipending:%s %ld", cli_id, ttl_s);
+	return kb__gw_finish_multi(c, 2);
+}
+
+/* {0, status, reason} into *status and why; returns -EPERM. -EPROTO for
+ * any other shape. */
+static int refusal(const redisReply *r, int *status, char *why, size_t why_size)
+{
+	if (r->elements != 3 || r->element[1]->type != REDIS_REPLY_INTEGER ||
+	    r->element[2]->type != REDIS_REPLY_STRING)
+		return -EPROTO;
+	*status = (int)r->element[1]->integer;
+	snprintf(why, why_size, "%s", r->element[2]->str);
+	return -EPERM;
+}
+
+int kb_gw_login_step(const struct kb_gw *g, const char *step, const char *cli_id,
+		     const char *provider, const char *nonce_sha, long *ttl_left,
+		     int *status, char *why, size_t why_size)
+{
+	char key[192];
+	const char *argv[4] = {key, step, provider, nonce_sha};
+	int rc;
+	redisReply *r;
+
+	snprintf(key, sizeof(key), "kb:clipending:%s", cli_id);
+	r = kb__gw_eval(g, &rc, KB__GW_LOGIN, 1, 4, argv, NULL);
+	if (!r)
+		return rc;
+	rc = -EPROTO;
+	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
+	    r->element[0]->type == REDIS_REPLY_INTEGER) {
+		if (r->element[0]->integer == 0) {
+			rc = refusal(r, status, why, why_size);
+		} else if (r->element[1]->type == REDIS_REPLY_INTEGER) {
+			*ttl_left = (long)r->element[1]->integer;
+			rc = 0;
+		}
+	}
+	freeReplyObject(r);
 	return rc;
 }
 
@@ -417,15 +484,8 @@ int kb_gw_auth_link(const struct kb_gw *g, const char *user_id,
 		return rc;
 	rc = -EPROTO;
 	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
-	    r->element[0]->type == REDIS_REPLY_INTEGER) {
-		if (r->element[0]->integer == 1) {
-			rc = 0;
-		} else if (r->elements == 3) {
-			*status = (int)r->element[1]->integer;
-			snprintf(why, why_size, "%s", r->element[2]->str);
-			rc = -EPERM;
-		}
-	}
+	    r->element[0]->type == REDIS_REPLY_INTEGER)
+		rc = r->element[0]->integer == 1 ? 0 : refusal(r, status, why, why_size);
 	freeReplyObject(r);
 	return rc;
 }

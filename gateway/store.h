@@ -67,16 +67,33 @@ int kb_gw_user_create(const struct kb_gw *g, const char *name,
 int kb_gw_user_ensure(const struct kb_gw *g, const char *user_id,
 		      const char *name);
 
+/* Takes the user's CLI id away (it stops working), so that the owner's
+ * next login links a new one. -ENOENT when the user does not exist. */
+int kb_gw_user_clear_cli(const struct kb_gw *g, const char *user_id);
+
 /* Sets or clears the ban flag. -ENOENT when the user does not exist. */
 int kb_gw_user_set_banned(const struct kb_gw *g, const char *user_id,
 			  int banned);
 
-/* /auth/init: remembers cli_id as pending for provider, ttl_s seconds. */
-int kb_gw_auth_pending(const struct kb_gw *g, const char *cli_id,
-		       const char *provider, long ttl_s);
+/* /auth/init: records a login of cli_id with provider for ttl_s seconds
+ * (kb:clipending:<cli_id>); reset_user, when not NULL, is the account the
+ * CLI proved with its current CLI id (the only one a reset may move). */
+int kb_gw_login_begin(const struct kb_gw *g, const char *cli_id,
+		      const char *provider, const char *reset_user, long ttl_s);
 
-/* /auth/cli: links cli_id to user_id (link.lua). Returns 0, or a negative
- * code with *status (400/404/409) and why set for refusals. */
+/* A step of a login (login.lua): step "start" (the start page gave the
+ * browser a cookie whose nonce's SHA-256 hex is nonce_sha) or "claim" (a
+ * browser came back from the provider with that cookie: the login is used
+ * up). Sets *ttl_left to the seconds the login has left. Returns 0,
+ * -EPERM with *status (400/403) and why for a refusal, or another
+ * negative code. */
+int kb_gw_login_step(const struct kb_gw *g, const char *step, const char *cli_id,
+		     const char *provider, const char *nonce_sha, long *ttl_left,
+		     int *status, char *why, size_t why_size);
+
+/* /auth/cli: links cli_id to user_id (link.lua), after the login's claim.
+ * Returns 0, or -EPERM with *status (400/403/404/409) and why set for
+ * refusals, or another negative code. */
 int kb_gw_auth_link(const struct kb_gw *g, const char *user_id,
 		    const char *name, const char *cli_id, const char *provider,
 		    int reset, int *status, char *why, size_t why_size);

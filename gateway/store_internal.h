@@ -27,6 +27,7 @@ enum kb__gw_script {
 	KB__GW_DELETE,
 	KB__GW_JOIN,
 	KB__GW_LINK,
+	KB__GW_LOGIN,
 	KB__GW_NSCRIPTS
 };
 
