@@ -39,6 +39,12 @@ struct kb_gw_config {
 	char *log_level;
 	int log_json;
 	long rate_test, rate_leaderboard; /* default hourly limits, 0 none */
+	long max_queued_per_gpu;    /* unfinished jobs per user and gpu, 0 none */
+	long queued_forget_s;
+	long code_ttl_s;            /* unranked code kept, 0 for ever */
+	long sse_max_per_user;      /* open streams per user here, 0 none */
+	long http_per_ip_connections; /* 0 none */
+	long http_max_connections;
 	long sse_keepalive_s, sse_poll_s, sse_max_s;
 	long worker_stale_s;
 	long ranking_cache_ms;
@@ -110,6 +116,7 @@ struct kb_gw {
 	struct kb_gw_pool *pool;     /* blocking steps (pool.h) */
 	struct kb_gw_pool *auth_pool; /* OAuth exchanges, apart from the rest */
 	struct kb_gw_limiter *auth_limits; /* /auth requests per address */
+	struct kb_gw_limiter *stream_slots; /* open streams per user */
 	void *discord;           /* owned by gateway/discord_*.c, if any */
 };
 

@@ -15,6 +15,7 @@
 
 #include "kb_log.h"
 #include "kb_util.h"
+#include "limiter.h"
 #include "pool.h"
 
 /* Bytes of a refused body we still read (and drop) so that the client can
@@ -530,6 +531,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1");
 	if (r->pending && r->pending_free)
 		r->pending_free(r->pending);
+	if (r->slot_key[0])
+		kb_gw_limiter_release(r->slot, r->slot_key);
 	kb_multipart_destroy(r->mp);
 	free(r->json);
 	free(r);
@@ -599,6 +602,8 @@ struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)g->cfg.http_conn_memory,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.http_max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)g->cfg.http_per_ip_connections,
 		MHD_OPTION_END);
 	if (!h->daemon) {
 		snprintf(errstr, errstr_size, "cannot listen on %s:%ld: %s",

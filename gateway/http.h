@@ -80,6 +80,11 @@ struct kb_gw_req {
 	int begin_later;         /* no body: handle on the second callback */
 	void *pending;           /* the handler's state across the step */
 	void (*pending_free)(void *pending); /* if the request ends first */
+
+	/* A slot of slot_key taken in slot (limiter.h), given back when the
+	 * request ends; slot_key "" when none. */
+	struct kb_gw_limiter *slot;
+	char slot_key[96];
 };
 
 /* Runs work(r) on the gateway's pool (pool.h) while r's connection is

@@ -70,6 +70,8 @@
 /* Client addresses whose /auth rate is tracked at once (about 200 bytes
  * each); beyond it, new addresses wait for old windows to end. */
 #define AUTH_ADDRESSES_MAX 65536
+/* Users with open streams on one gateway. */
+#define STREAM_USERS_MAX 65536
 
 #ifndef KB_DEFAULT_PROBLEMS
 #define KB_DEFAULT_PROBLEMS "problems"
@@ -84,6 +86,14 @@ static const struct kb_cfg_entry config[] = {
 	 "TCP port to listen on"},
 	{"KB_HTTP_THREADS", KB_CFG_INT, "0", 0, 1024, 0, &G.cfg.http_threads,
 	 "HTTP threads, each with one Redis connection (0: one per CPU)"},
+	/* Connections are counted per TCP peer: behind a proxy, limit them
+	 * there (docs/deploy.md). */
+	{"KB_HTTP_PER_IP_CONNECTIONS", KB_CFG_INT, "64", 0, 100000, 0,
+	 &G.cfg.http_per_ip_connections,
+	 "connections one client address may hold open (0: no limit)"},
+	{"KB_HTTP_MAX_CONNECTIONS", KB_CFG_INT, "1000", 16, 1000000, 0,
+	 &G.cfg.http_max_connections,
+	 "connections in all (needs as many file descriptors, ulimit -n)"},
 	{"KB_POOL_THREADS", KB_CFG_INT, "64", 1, 4096, 0, &G.cfg.pool_threads,
 	 "threads for blocking steps: Kafka deliveries"},
 	/* libmicrohttpd's buffer per connection: a header block beyond it
@@ -116,6 +126,18 @@ static const struct kb_cfg_entry config[] = {
 	 "and board (0: none; admins may set one per board)"},
 	{"KB_RATE_LIMIT_LEADERBOARD", KB_CFG_INT, "0", 0, 1000000, 0,
 	 &G.cfg.rate_leaderboard, "default hourly limit of ranked submissions"},
+	/* What one user may hold of a device type's queue, so that a public
+	 * instance stays usable while someone floods it. */
+	{"KB_MAX_QUEUED_PER_GPU", KB_CFG_INT, "4", 0, 10000, 0,
+	 &G.cfg.max_queued_per_gpu,
+	 "unfinished submissions one user may have per GPU type (429 beyond; 0: none)"},
+	{"KB_QUEUED_FORGET_S", KB_CFG_INT, "86400", 60, 2592000, 0, &G.cfg.queued_forget_s,
+	 "an unfinished submission counts against its user's cap this long at most"},
+	{"KB_CODE_TTL_S", KB_CFG_INT, "604800", 0, 31536000, 0, &G.cfg.code_ttl_s,
+	 "seconds the code of test/benchmark/profile submissions is kept after its "
+	 "last use (ranked code stays; 0: all code stays)"},
+	{"KB_SSE_MAX_PER_USER", KB_CFG_INT, "8", 0, 10000, 0, &G.cfg.sse_max_per_user,
+	 "streams one user may hold open on this gateway (429 beyond; 0: none)"},
 	{"KB_SSE_KEEPALIVE_S", KB_CFG_INT, "15", 1, 300, 0, &G.cfg.sse_keepalive_s,
 	 "seconds between keep-alive comments on a quiet stream"},
 	{"KB_SSE_POLL_S", KB_CFG_INT, "5", 1, 300, 0, &G.cfg.sse_poll_s,
@@ -286,10 +308,11 @@ int main(int argc, char **argv)
 	G.auth_pool = kb_gw_pool_new((size_t)G.cfg.auth_pool_threads,
 				     16 * (size_t)G.cfg.auth_pool_threads);
 	G.auth_limits = kb_gw_limiter_new(AUTH_ADDRESSES_MAX);
+	G.stream_slots = kb_gw_limiter_new(STREAM_USERS_MAX);
 	G.cache = kb_gw_cache_new(1024, G.cfg.ranking_cache_ms, kb_gw_response_destroy);
 	G.queue = kb_gw_queue_new(G.cfg.kafka_brokers, G.cfg.queue_cache_ms);
 	if (!G.hub || !G.cache || !G.queue || !G.pool || !G.auth_pool || !G.auth_limits ||
-	    !G.cfg.oauth_redirect_base) {
+	    !G.stream_slots || !G.cfg.oauth_redirect_base) {
 		kb_error("out of memory");
 		goto out;
 	}
@@ -353,6 +376,7 @@ out:
 	kb_gw_cache_destroy(G.cache);
 	kb_gw_hub_destroy(G.hub);
 	kb_gw_limiter_destroy(G.auth_limits);
+	kb_gw_limiter_destroy(G.stream_slots);
 	kb_gw_redis_drop();
 	kb_gw_lbs_free(&G);
 	kb_config_free(config, KB_ARRAY_LEN(config));

@@ -496,9 +496,9 @@ int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
 		     uint64_t *id, char *user_name, size_t name_size,
 		     int *status, char *why, size_t why_size, int64_t *retry_ms)
 {
-	char k[13][256], ms[32], lim[32];
-	const char *argv[24];
-	size_t argvlen[24];
+	char k[14][256], ms[32], lim[32], cap[32], forget[32], ttl[32];
+	const char *argv[28];
+	size_t argvlen[28];
 	int rc, n = 0;
 	redisReply *r;
 
@@ -515,9 +515,13 @@ int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
 	snprintf(k[10], sizeof(k[10]), "kb:subs:all");
 	snprintf(k[11], sizeof(k[11]), "kb:queued:%s", s->gpu);
 	snprintf(k[12], sizeof(k[12]), "kb:admin");
+	snprintf(k[13], sizeof(k[13]), "kb:active:%s:%s", s->user_id, s->gpu);
 	snprintf(ms, sizeof(ms), "%" PRId64, s->submitted_ms);
 	snprintf(lim, sizeof(lim), "%ld", s->default_limit);
-	for (int i = 0; i < 13; i++)
+	snprintf(cap, sizeof(cap), "%ld", s->max_queued);
+	snprintf(forget, sizeof(forget), "%ld", s->queued_forget_s * 1000);
+	snprintf(ttl, sizeof(ttl), "%ld", s->code_ttl_s);
+	for (int i = 0; i < 14; i++)
 		argv[n++] = k[i];
 	argv[n++] = s->user_id;
 	argv[n++] = s->lb;
@@ -531,10 +535,13 @@ int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
 	argv[n++] = ms;
 	argv[n++] = s->admin ? "1" : "0";
 	argv[n++] = lim;
+	argv[n++] = cap;
+	argv[n++] = forget;
+	argv[n++] = ttl;
 	for (int i = 0; i < n; i++)
 		if (argv[i] != s->code)
 			argvlen[i] = strlen(argv[i]);
-	r = kb__gw_eval(g, &rc, KB__GW_SUBMIT, 13, n, argv, argvlen);
+	r = kb__gw_eval(g, &rc, KB__GW_SUBMIT, 14, n, argv, argvlen);
 	if (!r)
 		return rc;
 	rc = -EPROTO;

@@ -109,6 +109,9 @@ struct kb_gw_sub {
 	int64_t submitted_ms;
 	int admin;
 	long default_limit; /* the category's default hourly limit, 0 none */
+	long max_queued;    /* unfinished jobs per user and gpu, 0 none */
+	long queued_forget_s; /* an unfinished job counts this long at most */
+	long code_ttl_s;    /* unranked code kept this long, 0 for ever */
 };
 
 /* Runs submit.lua. Returns 0 with *id and user_name set (admitted and

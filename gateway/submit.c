@@ -173,6 +173,9 @@ int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
 		.admin = req->admin,
 		.default_limit = mode == KB_MODE_LEADERBOARD ? g->cfg.rate_leaderboard
 							     : g->cfg.rate_test,
+		.max_queued = g->cfg.max_queued_per_gpu,
+		.queued_forget_s = g->cfg.queued_forget_s,
+		.code_ttl_s = g->cfg.code_ttl_s,
 	};
 	kb_sha256_hex(req->code, req->code_len, p->s.code_sha);
 	rc = kb_gw_sub_create(g, &p->s, &id, p->user_name, sizeof(p->user_name),

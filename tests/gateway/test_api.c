@@ -21,6 +21,9 @@ static const char *const policy_env[] = {
 	"KB_PROBLEMS=" KB_GW_TEST_DIR "/data:" KB_GW_TEST_DIR "/policy.yaml",
 	"KB_PROBLEMS_DEV=" KB_GW_TEST_DIR "/data",
 	"KB_RANKING_CACHE_MS=60000", /* deletions must invalidate, not expire */
+	/* The tests here leave many jobs of one user unfinished; the cap on
+	 * them is test_security's. */
+	"KB_MAX_QUEUED_PER_GPU=0",
 	NULL,
 };
 

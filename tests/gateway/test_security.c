@@ -55,6 +55,19 @@ static const char *const *env_join(const char *const *a, const char *const *b)
 	return env_buf;
 }
 
+static long long redis_int(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *r = redisvCommand(E.rc, fmt, ap);
+	va_end(ap);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->type, REDIS_REPLY_INTEGER);
+	long long v = r->integer;
+	freeReplyObject(r);
+	return v;
+}
+
 /* ---- secret seeds ---- */
 
 /* Reads kb.submissions.CPU until the Submissions of the n ids came. */
@@ -512,6 +525,143 @@ START_TEST(logins_cannot_delay_submissions)
 }
 END_TEST
 
+/* ---- one user's load ---- */
+
+START_TEST(queued_jobs_capped)
+{
+	const char *const more[] = {"KB_MAX_QUEUED_PER_GPU=3", NULL};
+	char cli[80], uid[40], bob[80], bob_id[40];
+	long ids[3];
+
+	E.extra_env = more;
+	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
+	gw_create_user(&E, "alice", cli, uid);
+	gw_create_user(&E, "bob", bob, bob_id);
+	for (int i = 0; i < 3; i++)
+		ids[i] = gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
+	struct gw_resp r = gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli, CODE);
+	ck_assert_msg(r.code == 429, "a 4th unfinished job: HTTP %ld %s", r.code, r.body);
+	json_t *j = gw_json(&r);
+	const char *detail = json_string_value(json_object_get(j, "detail"));
+	ck_assert_msg(detail && strstr(detail, "3") && strstr(detail, "CPU"), "%s", r.body);
+	json_decref(j);
+	gw_resp_free(&r);
+	/* Other users are not held up. */
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", bob, CODE));
+	/* A finished job frees its slot; so does a failed one. */
+	gw_redis_do(&E, "HSET kb:sub:%ld status done", ids[0]);
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
+	gw_expect_error(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE), 429,
+			"full again");
+	gw_redis_do(&E, "HSET kb:sub:%ld status failed", ids[1]);
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
+	gw_stop_clean(&E);
+}
+END_TEST
+
+START_TEST(streams_capped_per_user)
+{
+	const char *const more[] = {"KB_SSE_MAX_PER_USER=2", NULL};
+	char cli[80], uid[40], *body = NULL;
+	struct gw_sse *s[3];
+
+	E.extra_env = more;
+	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
+	gw_create_user(&E, "alice", cli, uid);
+	for (int i = 0; i < 2; i++) {
+		s[i] = gw_sse_start(&E, "/gw_sum_cpu/CPU/test", cli, CODE);
+		ck_assert(gw_sse_wait(s[i], "event: status", 15000) == 0);
+	}
+	s[2] = gw_sse_start(&E, "/gw_sum_cpu/CPU/test", cli, CODE);
+	long code = gw_sse_finish(s[2], &body, NULL);
+	ck_assert_msg(code == 429, "a third stream: HTTP %ld %s", code, body);
+	free(body);
+	/* Its submission was refused before it was made. */
+	ck_assert_int_eq(gw_count_keys(&E, "kb:sub:*"), 2);
+	gw_stop_clean(&E); /* ends the two open streams */
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(gw_sse_finish(s[i], &body, NULL), 200);
+		free(body);
+	}
+}
+END_TEST
+
+/* ---- one client address's load ---- */
+
+static int tcp_connect(int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* 1 when the server answers a request on fd within 5 s. */
+static int answers(int fd)
+{
+	static const char req[] = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+	char buf[256];
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) < 0)
+		return 0;
+	if (poll(&p, 1, 5000) != 1)
+		return 0;
+	ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+	return n > 0;
+}
+
+START_TEST(connections_per_address)
+{
+	const char *const more[] = {"KB_HTTP_PER_IP_CONNECTIONS=4", NULL};
+	int fds[5];
+
+	E.extra_env = more;
+	gw_env_up(&E, 0, GW_ADMIN_TOKEN);
+	for (int i = 0; i < 5; i++)
+		fds[i] = tcp_connect(E.port);
+	ck_assert_msg(!answers(fds[4]), "a 5th connection from one address was served");
+	ck_assert(answers(fds[0]));
+	for (int i = 0; i < 5; i++)
+		close(fds[i]);
+	/* Closed ones free their places. */
+	sleep_ms(200);
+	struct gw_resp r = gw_req(&E, "GET", "/health", NULL, NULL, 0);
+	ck_assert_int_eq(r.code, 200);
+	gw_resp_free(&r);
+	gw_stop_clean(&E);
+}
+END_TEST
+
+/* ---- stored code ---- */
+
+START_TEST(unranked_code_expires)
+{
+	const char *const more[] = {"KB_CODE_TTL_S=86400", NULL};
+	char cli[80], uid[40], sha[65], sha2[65];
+
+	E.extra_env = more;
+	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
+	gw_create_user(&E, "alice", cli, uid);
+	kb_sha256_hex(CODE, strlen(CODE), sha);
+	kb_sha256_hex(CODE2, strlen(CODE2), sha2);
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
+	long long ttl = redis_int("TTL kb:code:%s", sha);
+	ck_assert_msg(ttl > 86000 && ttl <= 86400, "TTL of a test's code: %lld", ttl);
+	/* Ranked code stays, also when the same code ran unranked before,
+	 * and a later unranked run does not make it expire again. */
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli, CODE));
+	ck_assert_int_eq(redis_int("TTL kb:code:%s", sha), -1);
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/benchmark", cli, CODE));
+	ck_assert_int_eq(redis_int("TTL kb:code:%s", sha), -1);
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli, CODE2));
+	ck_assert_int_eq(redis_int("TTL kb:code:%s", sha2), -1);
+	gw_stop_clean(&E);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gateway_security");
@@ -528,6 +678,10 @@ int main(void)
 	tcase_add_test(tc, auth_off_without_provider);
 	tcase_add_test(tc, auth_rate_limited_per_address);
 	tcase_add_test(tc, logins_cannot_delay_submissions);
+	tcase_add_test(tc, queued_jobs_capped);
+	tcase_add_test(tc, streams_capped_per_user);
+	tcase_add_test(tc, connections_per_address);
+	tcase_add_test(tc, unranked_code_expires);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);
 }
