@@ -202,14 +202,15 @@ void kb_gw_boards_sync(struct kb_gw *g)
 	size_t n = kb_gw_lb_count(g);
 	const char **names = calloc(n ? n : 1, sizeof(*names));
 	int *closed = calloc(n ? n : 1, sizeof(*closed));
+	uint64_t *secrets = calloc(n ? n : 1, sizeof(*secrets));
 	redisReply *dyn = NULL, *deleted = NULL;
 	int changed = 0;
 
-	if (!names || !closed)
+	if (!names || !closed || !secrets)
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		names[i] = kb_gw_lb_at(g, i)->task->name;
-	if (kb_gw_board_sync(g, &dyn, &deleted, names, n, closed) < 0)
+	if (kb_gw_board_sync(g, &dyn, &deleted, names, n, closed, secrets) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		struct kb_gw_lb *lb = kb_gw_lb_at(g, i);
@@ -218,8 +219,12 @@ void kb_gw_boards_sync(struct kb_gw *g)
 		if (atomic_exchange(&lb->closed, closed[i]) != closed[i])
 			changed = 1;
 		/* Deleted elsewhere: a dynamic board is gone once kb:lbdyn no
-		 * longer names it, a static one once kb:lbdeleted does. */
-		if (reply_has(deleted, lb->task->name)) {
+		 * longer names it, a static one once kb:lbdeleted does. A
+		 * secret other than ours means the board was deleted and made
+		 * again meanwhile: this one goes, the new one is loaded below. */
+		if (reply_has(deleted, lb->task->name) ||
+		    (lb->dynamic && lb->secret_seed && secrets[i] &&
+		     secrets[i] != lb->secret_seed)) {
 			atomic_store(&lb->deleted, 1);
 			changed = 1;
 		}
@@ -254,6 +259,9 @@ out:
 		freeReplyObject(deleted);
 	free(names);
 	free(closed);
+	if (secrets)
+		sodium_memzero(secrets, (n ? n : 1) * sizeof(*secrets));
+	free(secrets);
 }
 
 static void *ticker_main(void *arg)

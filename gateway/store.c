@@ -127,7 +127,7 @@ redisReply *kb__gw_cmd(const struct kb_gw *g, int *rc, const char *fmt, ...)
 /* ---- scripts ---- */
 
 extern const char kb_gw_auth_lua[], kb_gw_submit_lua[], kb_gw_delete_lua[],
-	kb_gw_join_lua[], kb_gw_link_lua[], kb_gw_login_lua[];
+	kb_gw_join_lua[], kb_gw_link_lua[], kb_gw_login_lua[], kb_gw_forget_board_lua[];
 
 static const char *const script_src[KB__GW_NSCRIPTS] = {
 	[KB__GW_AUTH] = kb_gw_auth_lua,
@@ -136,6 +136,7 @@ static const char *const script_src[KB__GW_NSCRIPTS] = {
 	[KB__GW_JOIN] = kb_gw_join_lua,
 	[KB__GW_LINK] = kb_gw_link_lua,
 	[KB__GW_LOGIN] = kb_gw_login_lua,
+	[KB__GW_FORGET_BOARD] = kb_gw_forget_board_lua,
 };
 /* Written once by kb_gw_store_init() before any thread starts. */
 static char script_sha[KB__GW_NSCRIPTS][41];
@@ -486,6 +487,18 @@ int kb_gw_auth_link(const struct kb_gw *g, const char *user_id,
 	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
 	    r->element[0]->type == REDIS_REPLY_INTEGER)
 		rc = r->element[0]->integer == 1 ? 0 : refusal(r, status, why, why_size);
+	freeReplyObject(r);
+	return rc;
+}
+
+int kb_gw_seen_once(const struct kb_gw *g, const char *key, long ttl_s)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "SET %s 1 NX EX %ld", key, ttl_s);
+
+	if (!r)
+		return rc;
+	rc = r->type == REDIS_REPLY_STATUS ? 1 : 0;
 	freeReplyObject(r);
 	return rc;
 }

@@ -98,6 +98,10 @@ int kb_gw_auth_link(const struct kb_gw *g, const char *user_id,
 		    const char *name, const char *cli_id, const char *provider,
 		    int reset, int *status, char *why, size_t why_size);
 
+/* SET key NX EX ttl_s: 1 the first time within ttl_s, 0 when key was
+ * seen already (replays), or a negative code. */
+int kb_gw_seen_once(const struct kb_gw *g, const char *key, long ttl_s);
+
 /* ---- submissions ---- */
 
 /* A submission as kb_gw_submit() records it. */
@@ -267,7 +271,10 @@ int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
 		struct kb_gw_stats *out);
 
 /* Dynamic boards (admin-created) and deletions, shared by all gateways:
- * kb:lbdyn (name -> directory), kb:lbdeleted (set of names). */
+ * kb:lbdyn (name -> directory), kb:lbdeleted (set of names). Deleting a
+ * board forgets its secret, access grants, invites and rate limits
+ * (forget_board.lua), and with purge_rankings its rankings and index, so
+ * that a board made again under the name starts afresh. */
 int kb_gw_board_record(const struct kb_gw *g, const char *name,
 		       const char *directory);
 int kb_gw_board_mark_deleted(const struct kb_gw *g, const char *name,
@@ -275,10 +282,11 @@ int kb_gw_board_mark_deleted(const struct kb_gw *g, const char *name,
 /* Whether a board has any submission (kb:subs:lb:<lb>). */
 int kb_gw_board_has_submissions(const struct kb_gw *g, const char *name,
 				int *has);
-/* HGETALL kb:lbdyn and SMEMBERS kb:lbdeleted, and the visibility of every
- * board named in names (n of them, parallel out array of 0/1 closed). */
+/* HGETALL kb:lbdyn and SMEMBERS kb:lbdeleted, and the visibility and
+ * secret of every board named in names (n of them, parallel out arrays:
+ * closed 0/1, secret 0 when the board has none). */
 int kb_gw_board_sync(const struct kb_gw *g, redisReply **dyn,
 		     redisReply **deleted, const char *const *names, size_t n,
-		     int *closed);
+		     int *closed, uint64_t *secrets);
 
 #endif

@@ -662,6 +662,66 @@ START_TEST(unranked_code_expires)
 }
 END_TEST
 
+/* ---- board deletion ---- */
+
+START_TEST(deleted_board_leaves_nothing)
+{
+	static const char *const more[] = {"KB_PROBLEMS_DEV=" KB_GW_TEST_PROBLEMS, NULL};
+	char cli[80], uid[40], old_seed[32], body[128];
+	json_t *j;
+
+	E.extra_env = more;
+	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
+	gw_create_user(&E, "alice", cli, uid);
+	json_decref(gw_expect_json(gw_req_admin(&E, "POST", "/admin/leaderboards",
+						"{\"directory\":\"gw_sum_cpu\",\"visibility\":\"closed\"}"),
+				   200, "create"));
+	redisReply *r = redisCommand(E.rc, "HGET kb:lb:gw_sum_cpu-dev secret_seed");
+	ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
+	snprintf(old_seed, sizeof(old_seed), "%s", r->str);
+	freeReplyObject(r);
+	/* Alice joins with one invite; another stays unclaimed. */
+	j = gw_expect_json(gw_req_admin(&E, "POST", "/admin/invites",
+					"{\"leaderboard\":\"gw_sum_cpu-dev\",\"count\":2}"),
+			   200, "invites");
+	char code0[40], code1[40];
+	snprintf(code0, sizeof(code0), "%s",
+		 json_string_value(json_array_get(json_object_get(j, "codes"), 0)));
+	snprintf(code1, sizeof(code1), "%s",
+		 json_string_value(json_array_get(json_object_get(j, "codes"), 1)));
+	json_decref(j);
+	snprintf(body, sizeof(body), "{\"code\":\"%s\"}", code0);
+	json_decref(gw_expect_json(gw_req_cli(&E, "POST", "/user/join", cli, body), 200, "join"));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu-dev/CPU/test", cli, CODE));
+
+	/* Deleted, then made again under the same name. */
+	json_decref(gw_expect_json(gw_req_admin(&E, "DELETE",
+						"/admin/leaderboards/gw_sum_cpu-dev?force=true",
+						NULL), 200, "delete"));
+	ck_assert_int_eq(gw_count_keys(&E, "kb:lbaccess:gw_sum_cpu-dev"), 0);
+	json_decref(gw_expect_json(gw_req_admin(&E, "POST", "/admin/leaderboards",
+						"{\"directory\":\"gw_sum_cpu\",\"visibility\":\"closed\"}"),
+				   200, "create again"));
+	r = redisCommand(E.rc, "HGET kb:lb:gw_sum_cpu-dev secret_seed");
+	ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
+	ck_assert_msg(strcmp(r->str, old_seed) != 0, "the new board has the old secret");
+	/* The sweep of every answer looks for the new secret too. */
+	snprintf(E.seeds[E.nseeds++], sizeof(E.seeds[0]), "%s", r->str);
+	freeReplyObject(r);
+	/* No grant of the old board reaches the new one: not alice's
+	 * access, not the unclaimed invite. */
+	gw_expect_error(gw_submit(&E, "/submission/gw_sum_cpu-dev/CPU/test", cli, CODE), 403,
+			"old access");
+	snprintf(body, sizeof(body), "{\"code\":\"%s\"}", code1);
+	struct gw_resp jr = gw_req_cli(&E, "POST", "/user/join", cli, body);
+	ck_assert_msg(jr.code >= 400, "old invite: HTTP %ld %s", jr.code, jr.body);
+	gw_resp_free(&jr);
+	gw_expect_error(gw_submit(&E, "/submission/gw_sum_cpu-dev/CPU/test", cli, CODE), 403,
+			"old invite");
+	gw_stop_clean(&E);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gateway_security");
@@ -682,6 +742,7 @@ int main(void)
 	tcase_add_test(tc, streams_capped_per_user);
 	tcase_add_test(tc, connections_per_address);
 	tcase_add_test(tc, unranked_code_expires);
+	tcase_add_test(tc, deleted_board_leaves_nothing);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);
 }
