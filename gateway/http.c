@@ -31,6 +31,7 @@ struct kb_gw_http {
 	pthread_mutex_t lb_mu; /* the /leaderboards body */
 	unsigned lb_gen;
 	struct MHD_Response *lb_resp;
+	atomic_int closing;    /* kb_gw_http_quiesce() was called */
 };
 
 struct MHD_Response *kb_gw_json_response(const char *s, size_t len,
@@ -351,7 +352,9 @@ void kb_gw_client_addr(struct kb_gw_req *r, char *out, size_t out_size)
 	if (hdr) {
 		/* The proxy's own header: one address, trimmed. */
 		char buf[INET6_ADDRSTRLEN + 1];
-		size_t n = strcspn(hdr += strspn(hdr, " \t"), " \t,");
+		size_t n;
+		hdr += strspn(hdr, " \t");
+		n = strcspn(hdr, " \t,");
 		if (n >= sizeof(buf))
 			return;
 		memcpy(buf, hdr, n);
@@ -553,6 +556,20 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	kb_warn("libmicrohttpd: %s", msg);
 }
 
+/* Once closing, a new connection is closed as soon as it is accepted.
+ * MHD_quiesce_daemon() is not used: with epoll and a thread pool it races
+ * the workers' own removal of the listening socket and can abort the
+ * process (an open libmicrohttpd defect). */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr,
+				     socklen_t addrlen)
+{
+	struct kb_gw_http *h = cls;
+
+	(void)addr;
+	(void)addrlen;
+	return atomic_load(&h->closing) ? MHD_NO : MHD_YES;
+}
+
 struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 				    size_t errstr_size)
 {
@@ -594,7 +611,7 @@ struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 		return NULL;
 	}
 	h->daemon = MHD_start_daemon(
-		flags, (uint16_t)g->cfg.http_port, NULL, NULL, on_request, h,
+		flags, (uint16_t)g->cfg.http_port, accept_policy, h, on_request, h,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)g->cfg.http_threads,
@@ -616,11 +633,8 @@ struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 
 void kb_gw_http_quiesce(struct kb_gw_http *h)
 {
-	if (!h || !h->daemon)
-		return;
-	MHD_socket fd = MHD_quiesce_daemon(h->daemon);
-	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
+	if (h)
+		atomic_store(&h->closing, 1);
 }
 
 void kb_gw_http_stop(struct kb_gw_http *h)

@@ -113,7 +113,8 @@ void kb_gw_client_addr(struct kb_gw_req *r, char *out, size_t out_size);
 struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 				    size_t errstr_size);
 
-/* Stops accepting connections; requests in flight go on. */
+/* Stops serving new connections (each is closed as soon as accepted);
+ * requests in flight, and later requests on open connections, go on. */
 void kb_gw_http_quiesce(struct kb_gw_http *h);
 
 /* Stops the daemon (closing idle connections) and frees. NULL is a no-op.
