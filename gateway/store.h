@@ -210,8 +210,10 @@ struct kb_gw_rank_entry {
 };
 
 /* The ranking of lb on gpu, entries [offset, offset + limit) in the order
- * (score, submitted_ms, submission id, user id). *out is malloc'd (free it),
- * *n may be 0. */
+ * (score, submitted_ms, submission id, user id) that kb:rankorder keeps
+ * (ranker/ranking.lua). *out is malloc'd (free it), *n may be 0. An
+ * order out of step with the scores is rebuilt first (through the
+ * ranker's rank_rebuild). */
 int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 		  long offset, long limit, struct kb_gw_rank_entry **out,
 		  size_t *n);
@@ -219,10 +221,6 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 /* Number of ranked users; with user_id, 1 if that user is ranked. */
 int kb_gw_ranking_count(const struct kb_gw *g, const char *lb, const char *gpu,
 			const char *user_id, long *count);
-
-/* Orders two ranking entries as the ranking does (ascending). Pure; for
- * qsort and tests. */
-int kb_gw_rank_cmp(const void *a, const void *b);
 
 /* ---- policy and administration (store_admin.c) ---- */
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_config.h"
+#include "kb_keys.h"
 #include "kb_log.h"
 #include "kb_util.h"
 #include "rules.h"
@@ -326,37 +328,26 @@ int kb_gw_board_record(const struct kb_gw *g, const char *name,
 int kb_gw_board_mark_deleted(const struct kb_gw *g, const char *name,
 			     int purge_rankings)
 {
-	char err[256], keys[4][160];
-	const char *argv[7] = {keys[0], keys[1], keys[2], keys[3], "kb:lbdyn",
-			       "kb:lbdeleted", name};
-	redisContext *c;
+	char keys[4][160];
+	/* kb__gw_eval() takes 32 arguments: 24 gpus, far more than a board
+	 * lists. */
+	const char *argv[32] = {keys[0], keys[1], keys[2], keys[3],
+				KB_KEY_BOARDS_DYNAMIC, KB_KEY_BOARDS_DELETED, name,
+				purge_rankings ? "1" : "0"};
 	const struct kb_gw_lb *lb = kb_gw_lb_find(g, name);
 	redisReply *r;
-	int n = 0, rc;
+	int argc = 8, rc;
 
-	snprintf(keys[0], sizeof(keys[0]), "kb:lb:%s", name);
-	snprintf(keys[1], sizeof(keys[1]), "kb:lbaccess:%s", name);
-	snprintf(keys[2], sizeof(keys[2]), "kb:invites:lb:%s", name);
-	snprintf(keys[3], sizeof(keys[3]), "kb:rl:%s", name);
-	r = kb__gw_eval(g, &rc, KB__GW_FORGET_BOARD, 6, 7, argv, NULL);
-	if (!r)
-		return rc;
-	freeReplyObject(r);
-	if (!purge_rankings)
-		return 0;
-	c = kb_gw_redis(g, err, sizeof(err));
-	if (!c)
-		return -EIO;
-	redisAppendCommand(c, "MULTI");
-	for (size_t k = 0; lb && k < lb->task->ngpus && n < 13; k += 1) {
-		redisAppendCommand(c, "DEL kb:rank:%s:%s kb:rankinfo:%s:%s", name,
-				   lb->task->gpus[k], name, lb->task->gpus[k]);
-		n++;
-	}
-	/* Fresh submission indexes if the name is used again. */
-	redisAppendCommand(c, "DEL kb:subs:lb:%s", name);
-	n++;
-	return kb__gw_finish_multi(c, n);
+	snprintf(keys[0], sizeof(keys[0]), KB_KEY_BOARD, name);
+	snprintf(keys[1], sizeof(keys[1]), KB_KEY_BOARD_ACCESS, name);
+	snprintf(keys[2], sizeof(keys[2]), KB_KEY_BOARD_INVITES, name);
+	snprintf(keys[3], sizeof(keys[3]), KB_KEY_BOARD_RATES, name);
+	for (size_t k = 0; lb && k < lb->task->ngpus && argc < (int)KB_ARRAY_LEN(argv); k++)
+		argv[argc++] = lb->task->gpus[k];
+	r = kb__gw_eval(g, &rc, KB__GW_FORGET_BOARD, 6, argc, argv, NULL);
+	if (r)
+		freeReplyObject(r);
+	return rc;
 }
 
 int kb_gw_board_has_submissions(const struct kb_gw *g, const char *name,

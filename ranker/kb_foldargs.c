@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_keys.h"
 #include "kb_report.h"
 
 const char *kb_mode_name(Kb__Mode mode)
@@ -210,10 +211,11 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 				     : r->submitted_at_ms;
 	snprintf(call->done_s, sizeof(call->done_s), "%" PRId64, done_ms);
 
-	call->keys[0] = strdup_printf("kb:res:%s:%s", call->id_s, r->gpu);
-	call->keys[1] = strdup_printf("kb:sub:%s", call->id_s);
-	call->keys[2] = strdup_printf("kb:rank:%s:%s", r->leaderboard, r->gpu);
-	call->keys[3] = strdup_printf("kb:rankinfo:%s:%s", r->leaderboard, r->gpu);
+	call->keys[0] = strdup_printf(KB_KEY_RESULT, call->id_s, r->gpu);
+	call->keys[1] = strdup_printf(KB_KEY_SUB, call->id_s);
+	call->keys[2] = strdup_printf(KB_KEY_RANK, r->leaderboard, r->gpu);
+	call->keys[3] = strdup_printf(KB_KEY_RANK_INFO, r->leaderboard, r->gpu);
+	call->keys[4] = strdup_printf(KB_KEY_RANK_ORDER, r->leaderboard, r->gpu);
 	packed_len = kb__result__get_packed_size(r);
 	/* +1: malloc(0) may return NULL for an empty Result. */
 	call->packed = malloc(packed_len + 1);
@@ -231,18 +233,18 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 	call->argc = KB_FOLD_NKEYS + KB_FOLD_NARGS;
 	for (i = 0; i < KB_FOLD_NKEYS; i++)
 		call->argv[i] = call->keys[i];
-	call->argv[4] = (const char *)call->packed;
-	call->argv[5] = call->id_s;
-	call->argv[6] = r->user_id;
-	call->argv[7] = call->mode;
-	call->argv[8] = call->verdict;
-	call->argv[9] = call->scored ? "1" : "0";
-	call->argv[10] = call->score_s;
-	call->argv[11] = call->submitted_s;
-	call->argv[12] = call->done_s;
+	call->argv[5] = (const char *)call->packed;
+	call->argv[6] = call->id_s;
+	call->argv[7] = r->user_id;
+	call->argv[8] = call->mode;
+	call->argv[9] = call->verdict;
+	call->argv[10] = call->scored ? "1" : "0";
+	call->argv[11] = call->score_s;
+	call->argv[12] = call->submitted_s;
+	call->argv[13] = call->done_s;
 	for (i = 0; i < call->argc; i++)
 		call->argvlen[i] = strlen(call->argv[i]);
-	call->argvlen[4] = packed_len; /* binary: may hold NULs */
+	call->argvlen[KB_FOLD_NKEYS] = packed_len; /* binary: may hold NULs */
 	return 0;
 }
 

@@ -32,8 +32,8 @@ const char *kb_verdict_name(Kb__Verdict verdict);
  * score is finite and positive. 0 otherwise (including r == NULL). */
 int kb_result_is_scored(const Kb__Result *r);
 
-/* fold.lua takes 4 keys and 9 arguments; see the script's header. */
-#define KB_FOLD_NKEYS 4
+/* fold.lua takes 5 keys and 9 arguments; see the script's header. */
+#define KB_FOLD_NKEYS 5
 #define KB_FOLD_NARGS 9
 
 struct kb_fold_call {

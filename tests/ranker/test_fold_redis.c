@@ -191,8 +191,8 @@ START_TEST(scored_result_is_ranked)
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
 	redisReply *r = redisCommand(rc, "GET kb:res:1:CPU");
 	ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
-	ck_assert_uint_eq(r->len, c.argvlen[4]);
-	ck_assert_mem_eq(r->str, c.argv[4], r->len);
+	ck_assert_uint_eq(r->len, c.argvlen[KB_FOLD_NKEYS]);
+	ck_assert_mem_eq(r->str, c.argv[KB_FOLD_NKEYS], r->len);
 	freeReplyObject(r);
 	kb_fold_call_free(&c);
 }
@@ -254,14 +254,14 @@ START_TEST(non_leaderboard_mode_is_not_ranked_even_with_score)
 	/* The script alone: has_score "1" and a score, but mode test. */
 	gateway_submission(5, "alice", 1000);
 	fx_scored(&f, 5, "alice", 1e-3, 1000);
-	ck_assert_int_eq(fold_with_override(&f, 7, "test"), KB_FOLD_NEW);
+	ck_assert_int_eq(fold_with_override(&f, 8, "test"), KB_FOLD_NEW);
 	ck_assert_int_eq(get_int("EXISTS " RANK), 0);
 	assert_field("kb:sub:5", "score", NULL);
 
 	/* ... or verdict suspect. */
 	gateway_submission(6, "alice", 1000);
 	fx_scored(&f, 6, "alice", 1e-3, 1000);
-	ck_assert_int_eq(fold_with_override(&f, 8, "suspect"), KB_FOLD_NEW);
+	ck_assert_int_eq(fold_with_override(&f, 9, "suspect"), KB_FOLD_NEW);
 	ck_assert_int_eq(get_int("EXISTS " RANK), 0);
 	assert_field("kb:sub:6", "verdict", "suspect");
 
@@ -271,7 +271,7 @@ START_TEST(non_leaderboard_mode_is_not_ranked_even_with_score)
 		uint64_t id = 100 + i;
 		gateway_submission(id, "alice", 1000);
 		fx_scored(&f, id, "alice", 1e-3, 1000);
-		ck_assert_int_eq(fold_with_override(&f, 10, bad[i]), KB_FOLD_NEW);
+		ck_assert_int_eq(fold_with_override(&f, 11, bad[i]), KB_FOLD_NEW);
 		ck_assert_msg(get_int("EXISTS " RANK) == 0, "score \"%s\" ranked", bad[i]);
 	}
 }
@@ -357,6 +357,56 @@ static char *tie(uint64_t a_id, int64_t a_ms, uint64_t b_id, int64_t b_ms, int b
 	ck_assert_double_eq(zscore("alice"), 3e-3);
 	return get_str("HGET " INFO " alice");
 }
+
+/* The users of kb:rankorder, first to last. */
+static char *order_users(void)
+{
+	struct kb_buf b = {0};
+	redisReply *r = redisCommand(rc, "ZRANGE kb:rankorder:vectorsum_cpu:CPU 0 -1");
+
+	ck_assert_ptr_nonnull(r);
+	for (size_t i = 0; i < r->elements; i++)
+		kb_buf_printf(&b, "%s%s", i ? " " : "", strrchr(r->element[i]->str, ':') + 1);
+	freeReplyObject(r);
+	return b.data ? b.data : strdup("");
+}
+
+START_TEST(order_is_the_ranking)
+{
+	/* Ties at 1 ms go by time, then by id (9 before 10 as numbers);
+	 * ZRANGE of the order is the ranking, one member per user. */
+	gateway_submission(20, "anna", 200);
+	gateway_submission(10, "bert", 100);
+	gateway_submission(9, "carl", 100);
+	gateway_submission(40, "dora", 900);
+	ck_assert_int_eq(fold_scored(20, "anna", 1e-3, 200), KB_FOLD_BEST);
+	ck_assert_int_eq(fold_scored(10, "bert", 1e-3, 100), KB_FOLD_BEST);
+	ck_assert_int_eq(fold_scored(9, "carl", 1e-3, 100), KB_FOLD_BEST);
+	ck_assert_int_eq(fold_scored(40, "dora", 5e-4, 900), KB_FOLD_BEST);
+	char *u = order_users();
+	ck_assert_str_eq(u, "dora carl bert anna");
+	free(u);
+	/* A new best moves its user; a worse result moves nothing. */
+	gateway_submission(50, "anna", 1000);
+	gateway_submission(51, "dora", 1000);
+	ck_assert_int_eq(fold_scored(50, "anna", 2.5e-4, 1000), KB_FOLD_BEST);
+	ck_assert_int_eq(fold_scored(51, "dora", 7e-4, 1000), KB_FOLD_NEW);
+	u = order_users();
+	ck_assert_str_eq(u, "anna dora carl bert");
+	free(u);
+	redisReply *r = redisCommand(rc, "ZCARD kb:rankorder:vectorsum_cpu:CPU");
+	ck_assert_int_eq(r->integer, 4);
+	freeReplyObject(r);
+	/* Scores of different magnitude sort as numbers, not as text. */
+	gateway_submission(60, "emil", 1000);
+	gateway_submission(61, "finn", 1000);
+	ck_assert_int_eq(fold_scored(60, "emil", 12.0, 1000), KB_FOLD_BEST);
+	ck_assert_int_eq(fold_scored(61, "finn", 9.5, 1000), KB_FOLD_BEST);
+	u = order_users();
+	ck_assert_str_eq(u, "anna dora carl bert finn emil");
+	free(u);
+}
+END_TEST
 
 START_TEST(equal_score_earlier_submission_wins_in_any_order)
 {
@@ -579,6 +629,7 @@ int main(void)
 	tcase_add_test(tc, one_ulp_better_replaces);
 	tcase_add_test(tc, equal_score_earlier_submission_wins_in_any_order);
 	tcase_add_test(tc, submitted_ms_falls_back_to_the_gateways_record);
+	tcase_add_test(tc, order_is_the_ranking);
 	tcase_add_test(tc, progress_after_done_is_ignored);
 	tcase_add_test(tc, secret_run_stage_is_not_recorded);
 	tcase_add_test(tc, progress_for_an_unknown_submission_creates_its_hash);

@@ -120,16 +120,17 @@ START_TEST(arguments_of_a_scored_result)
 	ck_assert_str_eq(ARG(&c, 1), "kb:sub:42");
 	ck_assert_str_eq(ARG(&c, 2), "kb:rank:vectorsum_cpu:CPU");
 	ck_assert_str_eq(ARG(&c, 3), "kb:rankinfo:vectorsum_cpu:CPU");
-	ck_assert_str_eq(ARG(&c, 5), "42");
-	ck_assert_str_eq(ARG(&c, 6), "alice");
-	ck_assert_str_eq(ARG(&c, 7), "leaderboard");
-	ck_assert_str_eq(ARG(&c, 8), "passed");
-	ck_assert_str_eq(ARG(&c, 9), "1");
-	ck_assert_str_eq(ARG(&c, 10), "0.000125");
-	ck_assert_str_eq(ARG(&c, 11), "1700000000123");
-	ck_assert_str_eq(ARG(&c, 12), "1700000000143");
+	ck_assert_str_eq(ARG(&c, 4), "kb:rankorder:vectorsum_cpu:CPU");
+	ck_assert_str_eq(ARG(&c, 6), "42");
+	ck_assert_str_eq(ARG(&c, 7), "alice");
+	ck_assert_str_eq(ARG(&c, 8), "leaderboard");
+	ck_assert_str_eq(ARG(&c, 9), "passed");
+	ck_assert_str_eq(ARG(&c, 10), "1");
+	ck_assert_str_eq(ARG(&c, 11), "0.000125");
+	ck_assert_str_eq(ARG(&c, 12), "1700000000123");
+	ck_assert_str_eq(ARG(&c, 13), "1700000000143");
 	for (int i = 0; i < c.argc; i++)
-		if (i != 4)
+		if (i != KB_FOLD_NKEYS)
 			ck_assert_uint_eq(c.argvlen[i], strlen(c.argv[i]));
 	ck_assert_int_eq(c.scored, 1);
 	ck_assert_uint_eq(c.sub_id, 42);
@@ -140,9 +141,9 @@ START_TEST(arguments_of_a_scored_result)
 	size_t n = kb__result__get_packed_size(&f.r);
 	uint8_t *want = malloc(n);
 	kb__result__pack(&f.r, want);
-	ck_assert_uint_eq(c.argvlen[4], n);
-	ck_assert_mem_eq(c.argv[4], want, n);
-	Kb__Result *back = kb__result__unpack(NULL, c.argvlen[4], (const uint8_t *)c.argv[4]);
+	ck_assert_uint_eq(c.argvlen[5], n);
+	ck_assert_mem_eq(c.argv[5], want, n);
+	Kb__Result *back = kb__result__unpack(NULL, c.argvlen[5], (const uint8_t *)c.argv[5]);
 	ck_assert_ptr_nonnull(back);
 	ck_assert_uint_eq(back->submission_id, 42);
 	ck_assert_str_eq(back->runs[1]->result[0]->key, "benchmark.0.mean");
@@ -165,10 +166,10 @@ START_TEST(score_string_round_trips_exactly)
 
 		fx_scored(&f, 7, "bob", scores[i], 1000);
 		ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
-		double back = strtod(c.argv[10], NULL);
+		double back = strtod(c.argv[11], NULL);
 		ck_assert_msg(back == scores[i], "%.17g came back as %.17g via \"%s\"",
-			      scores[i], back, c.argv[10]);
-		ck_assert_str_eq(c.score, c.argv[10]);
+			      scores[i], back, c.argv[11]);
+		ck_assert_str_eq(c.score, c.argv[11]);
 		kb_fold_call_free(&c);
 	}
 
@@ -178,11 +179,11 @@ START_TEST(score_string_round_trips_exactly)
 	char err[256];
 	fx_scored(&f, 7, "bob", 2.5e-4, 1000);
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
-	ck_assert_str_eq(c.argv[10], "0.00025");
+	ck_assert_str_eq(c.argv[11], "0.00025");
 	kb_fold_call_free(&c);
 	fx_scored(&f, 7, "bob", 0.1 + 0.2, 1000);
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
-	ck_assert_str_eq(c.argv[10], "0.30000000000000004");
+	ck_assert_str_eq(c.argv[11], "0.30000000000000004");
 	kb_fold_call_free(&c);
 }
 END_TEST
@@ -195,10 +196,10 @@ START_TEST(arguments_of_an_unscored_result)
 
 	fx_failed(&f, 43, "alice", 5000);
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
-	ck_assert_str_eq(ARG(&c, 8), "failed");
-	ck_assert_str_eq(ARG(&c, 9), "0");
-	ck_assert_str_eq(ARG(&c, 10), "");
-	ck_assert_uint_eq(c.argvlen[10], 0);
+	ck_assert_str_eq(ARG(&c, 9), "failed");
+	ck_assert_str_eq(ARG(&c, 10), "0");
+	ck_assert_str_eq(ARG(&c, 11), "");
+	ck_assert_uint_eq(c.argvlen[11], 0);
 	ck_assert_int_eq(c.scored, 0);
 	kb_fold_call_free(&c);
 
@@ -206,9 +207,9 @@ START_TEST(arguments_of_an_unscored_result)
 	fx_scored(&f, 44, "alice", 1e-3, 5000);
 	f.r.mode = KB__MODE__MODE_BENCHMARK;
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
-	ck_assert_str_eq(ARG(&c, 7), "benchmark");
-	ck_assert_str_eq(ARG(&c, 9), "0");
-	ck_assert_str_eq(ARG(&c, 10), "");
+	ck_assert_str_eq(ARG(&c, 8), "benchmark");
+	ck_assert_str_eq(ARG(&c, 10), "0");
+	ck_assert_str_eq(ARG(&c, 11), "");
 	kb_fold_call_free(&c);
 }
 END_TEST
@@ -222,11 +223,11 @@ START_TEST(done_ms_falls_back_and_is_deterministic)
 	fx_scored(&f, 9, "alice", 1e-3, 1000);
 	f.r.finished_at_ms = 0;
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &a, err, sizeof(err)), 0);
-	ck_assert_str_eq(ARG(&a, 12), "1010");
+	ck_assert_str_eq(ARG(&a, 13), "1010");
 	kb_fold_call_free(&a);
 	f.r.started_at_ms = 0;
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &a, err, sizeof(err)), 0);
-	ck_assert_str_eq(ARG(&a, 12), "1000");
+	ck_assert_str_eq(ARG(&a, 13), "1000");
 	kb_fold_call_free(&a);
 
 	/* The same event twice gives byte-identical arguments. */
