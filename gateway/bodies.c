@@ -1,6 +1,7 @@
 /* kb_gw_bodies: see bodies.h. */
 #include "bodies.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -243,6 +244,12 @@ int kb_gw_body_lb_create(const char *buf, size_t len,
 	return st;
 }
 
+static int nonce_ok(const char *s)
+{
+	return strlen(s) == KB_GW_NONCE_HEX &&
+	       strspn(s, "0123456789abcdef") == KB_GW_NONCE_HEX;
+}
+
 int kb_gw_oauth_state_parse(const char *state, struct kb_gw_oauth_state *out,
 			    const char **why)
 {
@@ -281,6 +288,33 @@ int kb_gw_oauth_state_parse(const char *state, struct kb_gw_oauth_state *out,
 		st = 400;
 	}
 	out->reset = json_is_true(reset);
+	if (!st && json_object_get(o, "nonce"))
+		st = string_field(o, "nonce", out->nonce, sizeof(out->nonce), nonce_ok,
+				  "Invalid state parameter: empty nonce",
+				  "Invalid state parameter: bad nonce", why);
 	json_decref(o);
 	return st;
+}
+
+int kb_gw_oauth_state_encode(const struct kb_gw_oauth_state *st, char *out,
+			     size_t out_size)
+{
+	json_t *o = json_pack("{s:s,s:b}", "cli_id", st->cli_id, "is_reset", st->reset);
+	char *js;
+	int rc = 0;
+
+	if (o && st->nonce[0])
+		json_object_set_new(o, "nonce", json_string(st->nonce));
+	js = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (!js)
+		return -ENOMEM;
+	if (sodium_base64_encoded_len(strlen(js), sodium_base64_VARIANT_URLSAFE_NO_PADDING) >
+	    out_size)
+		rc = -E2BIG;
+	else
+		sodium_bin2base64(out, out_size, (const unsigned char *)js, strlen(js),
+				  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	free(js);
+	return rc;
 }

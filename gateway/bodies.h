@@ -61,13 +61,21 @@ struct kb_gw_body_lb_create {
 int kb_gw_body_lb_create(const char *buf, size_t len,
 			 struct kb_gw_body_lb_create *out, const char **why);
 
-/* The "state" of /auth/cli/{provider}: base64url (padding optional) of
- * {"cli_id": "...", "is_reset": bool}, as popcorn-cli builds it. */
+/* The OAuth "state": base64url (padding optional) of {"cli_id": "...",
+ * "is_reset": bool} as popcorn-cli and kb build it, to which the
+ * gateway's start page adds "nonce" (KB_GW_NONCE_HEX hex digits, the value
+ * of the browser's login cookie) before the state goes to the provider. */
+#define KB_GW_NONCE_HEX 64
 struct kb_gw_oauth_state {
 	char cli_id[129];
 	int reset;
+	char nonce[KB_GW_NONCE_HEX + 1]; /* "" when the state has none */
 };
 int kb_gw_oauth_state_parse(const char *state, struct kb_gw_oauth_state *out,
 			    const char **why);
+/* Writes st as a state (unpadded base64url) into out. Returns 0, or
+ * -E2BIG when out is too small (out_size 1024 always suffices). */
+int kb_gw_oauth_state_encode(const struct kb_gw_oauth_state *st, char *out,
+			     size_t out_size);
 
 #endif

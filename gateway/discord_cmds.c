@@ -13,8 +13,8 @@
 
 #include "discord_bot.h"
 #include "kb_log.h"
+#include "kb_report.h"
 #include "kb_util.h"
-#include "report.h"
 #include "rules.h"
 #include "store.h"
 

@@ -3,7 +3,8 @@
  * Every request is authenticated first (Ed25519 over timestamp + raw
  * body, discord_verify.h) and refused with 401 when it does not verify or
  * is stale; Discord itself sends forged requests now and then to check
- * that we do. Then: PING answers PONG; AUTOCOMPLETE answers choices; a
+ * that we do. A signed interaction is accepted once: its id again within
+ * the signature window is a replay (401). Then: PING answers PONG; AUTOCOMPLETE answers choices; a
  * command answers within Discord's 3 seconds either with its message or,
  * when it needs slow work, with a deferred response (type 5) while a job
  * thread does the work and edits the message later.
@@ -75,6 +76,36 @@ static json_t *command(struct kb_dc *dc, struct kb_gw_req *r,
 	return kb_dc_resp_deferred(1);
 }
 
+/* A signed request stays valid for the whole signature window: whoever
+ * sees one (a proxy's log, a leaked capture) could send it again. Each
+ * interaction id is let through once (kb:dcseen:<id>, shared by every
+ * gateway, kept as long as its signature could pass). Returns 1 for a
+ * first delivery, else replies (401 a replay, 400 no id, 503 store) and
+ * returns 0. */
+static int first_delivery(struct kb_dc *dc, struct kb_gw_req *r,
+			  const struct kb_dc_interaction *it)
+{
+	char key[64];
+	int rc;
+
+	if (!it->id || !*it->id || strlen(it->id) > 24 ||
+	    strspn(it->id, "0123456789") != strlen(it->id)) {
+		kb_gw_reply_error(r, 400, "malformed interaction: no id");
+		return 0;
+	}
+	snprintf(key, sizeof(key), "kb:dcseen:%s", it->id);
+	rc = kb_gw_seen_once(dc->g, key, dc->cfg.max_age_s + dc->cfg.max_future_s);
+	if (rc < 0) {
+		kb_gw_store_failed(r, rc);
+		return 0;
+	}
+	if (rc == 0) {
+		kb_warn("discord: refused a replayed interaction");
+		kb_gw_reply_error(r, 401, "invalid request signature");
+	}
+	return rc;
+}
+
 static void interactions_begin(struct kb_gw_req *r)
 {
 	struct kb_dc *dc = kb__dc_acquire();
@@ -123,6 +154,12 @@ static void interactions_finish(struct kb_gw_req *r)
 		kb__dc_release(dc);
 		kb_dc_interaction_clear(&it);
 		kb_gw_reply_error(r, 400, "malformed interaction: %s", err);
+		return;
+	}
+	rc = first_delivery(dc, r, &it);
+	if (rc <= 0) {
+		kb__dc_release(dc);
+		kb_dc_interaction_clear(&it);
 		return;
 	}
 	switch (it.type) {

@@ -20,7 +20,7 @@
  * the placement it reports is the ranking's own; then the final edit
  * carries the short report and the full one as a file, a public follow-up
  * says the placement, and the announce channel hears about changes to the
- * top 3. Interaction tokens last 15 minutes: a result that comes later is
+ * top 3 (neither for a closed board). Interaction tokens last 15 minutes: a result that comes later is
  * posted to the channel with the bot token instead.
  */
 #include <errno.h>
@@ -514,7 +514,12 @@ static void finish_result(struct track *tr, int folded)
 	struct kb_dc_file f = {fname, report, report ? strlen(report) : 0};
 	if (text)
 		send_final(tr, text, report ? &f : NULL, report ? 1 : 0);
-	if (scored && pl.known && pl.is_best) {
+	/* A closed board's standings are for those it admits: its
+	 * submitters see their placement in their own (ephemeral) message,
+	 * and neither the channel nor the announce channel hears of it. */
+	const struct kb_gw_lb *lb = kb_gw_lb_find(dc->g, tr->lb);
+	int public = scored && pl.known && lb && !atomic_load(&lb->closed);
+	if (public && pl.is_best) {
 		char *line = kb_dc_render_ranked_line(tr->snowflake, &tr->prog.head, &pl,
 						      r->score);
 		char what[64];
@@ -525,7 +530,7 @@ static void finish_result(struct track *tr, int folded)
 			kb__dc_channel_message(dc, tr->channel, line, NULL, 0, tr->snowflake, what);
 		free(line);
 	}
-	if (scored && pl.known && dc->cfg.announce_channel[0]) {
+	if (public && dc->cfg.announce_channel[0]) {
 		char *ann = kb_dc_render_announce(tr->lb, tr->gpu, &tr->before, &after);
 		if (ann)
 			kb__dc_channel_message(dc, dc->cfg.announce_channel, ann, NULL, 0,

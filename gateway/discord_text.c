@@ -344,7 +344,7 @@ static const char *stage_label(const char *stage)
 		{"queued", "Queued"},		{"compiling", "Compiling"},
 		{"testing", "Testing"},		{"benchmarking", "Benchmarking"},
 		{"profiling", "Profiling"},	{"ranked_run", "Ranked run"},
-		{"secret_run", "Secret run"},	{"done", "Done"},
+		{"done", "Done"},
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

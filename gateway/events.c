@@ -16,6 +16,7 @@
 #include "hub.h"
 #include "kb_kafka.h"
 #include "kb_log.h"
+#include "kb_report.h"
 #include "kb_util.h"
 #include "store.h"
 #include "submit.h"
@@ -103,13 +104,17 @@ size_t kb_gw_events_workers(struct kb_gw_events *e, const char *gpu,
 static void on_progress(struct kb_gw_events *e, const Kb__ResultEvent *ev)
 {
 	const Kb__Progress *p = ev->progress;
-	const char *stage = kb_gw_stage_name(p->stage);
+	const char *stage = kb_report_stage_name(p->stage);
 
 	if (ev->submission_id == 0) { /* a heartbeat */
 		heartbeat(e, ev->gpu, p->worker, 0, "");
 		return;
 	}
 	heartbeat(e, ev->gpu, p->worker, ev->submission_id, stage);
+	/* The secret run is shown as the ranked run it continues: its start
+	 * is no event (kb_report.h). */
+	if (kb_report_stage_secret(p->stage))
+		return;
 	struct kb_gw_hub_msg m = {
 		.type = KB_GW_EV_STATUS, .id = ev->submission_id, .stage = stage,
 		.message = p->message, .worker = p->worker, .position = -1,
@@ -201,14 +206,15 @@ void kb_gw_boards_sync(struct kb_gw *g)
 	size_t n = kb_gw_lb_count(g);
 	const char **names = calloc(n ? n : 1, sizeof(*names));
 	int *closed = calloc(n ? n : 1, sizeof(*closed));
+	uint64_t *secrets = calloc(n ? n : 1, sizeof(*secrets));
 	redisReply *dyn = NULL, *deleted = NULL;
 	int changed = 0;
 
-	if (!names || !closed)
+	if (!names || !closed || !secrets)
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		names[i] = kb_gw_lb_at(g, i)->task->name;
-	if (kb_gw_board_sync(g, &dyn, &deleted, names, n, closed) < 0)
+	if (kb_gw_board_sync(g, &dyn, &deleted, names, n, closed, secrets) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		struct kb_gw_lb *lb = kb_gw_lb_at(g, i);
@@ -217,8 +223,12 @@ void kb_gw_boards_sync(struct kb_gw *g)
 		if (atomic_exchange(&lb->closed, closed[i]) != closed[i])
 			changed = 1;
 		/* Deleted elsewhere: a dynamic board is gone once kb:lbdyn no
-		 * longer names it, a static one once kb:lbdeleted does. */
-		if (reply_has(deleted, lb->task->name)) {
+		 * longer names it, a static one once kb:lbdeleted does. A
+		 * secret other than ours means the board was deleted and made
+		 * again meanwhile: this one goes, the new one is loaded below. */
+		if (reply_has(deleted, lb->task->name) ||
+		    (lb->dynamic && lb->secret_seed && secrets[i] &&
+		     secrets[i] != lb->secret_seed)) {
 			atomic_store(&lb->deleted, 1);
 			changed = 1;
 		}
@@ -253,6 +263,9 @@ out:
 		freeReplyObject(deleted);
 	free(names);
 	free(closed);
+	if (secrets)
+		sodium_memzero(secrets, (n ? n : 1) * sizeof(*secrets));
+	free(secrets);
 }
 
 static void *ticker_main(void *arg)

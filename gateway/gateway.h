@@ -39,11 +39,20 @@ struct kb_gw_config {
 	char *log_level;
 	int log_json;
 	long rate_test, rate_leaderboard; /* default hourly limits, 0 none */
+	long max_queued_per_gpu;    /* unfinished jobs per user and gpu, 0 none */
+	long queued_forget_s;
+	long code_ttl_s;            /* unranked code kept, 0 for ever */
+	long sse_max_per_user;      /* open streams per user here, 0 none */
+	long http_per_ip_connections; /* 0 none */
+	long http_max_connections;
 	long sse_keepalive_s, sse_poll_s, sse_max_s;
 	long worker_stale_s;
 	long ranking_cache_ms;
 	long queue_cache_ms;
 	long auth_state_ttl_s;
+	long auth_rate_per_min;     /* /auth requests per client address */
+	long auth_pool_threads;
+	char *http_client_ip_header; /* "" the TCP peer is the client */
 	char *oauth_redirect_base;
 	char *oauth_discord_base, *oauth_discord_id, *oauth_discord_secret;
 	char *oauth_github_base, *oauth_github_api_base;
@@ -63,7 +72,8 @@ struct kb_gw_lb {
 	int64_t deadline_ms;    /* -1: none */
 	atomic_int closed;      /* visibility "closed" (refreshed from Redis) */
 	atomic_int deleted;
-	/* Never logged, never served: only copied into ranked Submissions. */
+	/* The board secret. Never logged, never served, never published:
+	 * ranked Submissions carry seeds derived from it (seed.h). */
 	uint64_t secret_seed;
 	/* The Task every Submission of this board carries, built once. The
 	 * @SUBMISSION@ entry (index submission_file) has empty content; a
@@ -88,6 +98,7 @@ struct kb_gw_queue;
 struct kb_gw_http;
 struct kb_gw_pool;
 struct kb_gw_web;
+struct kb_gw_limiter;
 
 struct kb_gw {
 	struct kb_gw_config cfg;
@@ -107,6 +118,9 @@ struct kb_gw {
 	struct kb_gw_queue *queue;
 	struct kb_gw_http *http;
 	struct kb_gw_pool *pool;     /* blocking steps (pool.h) */
+	struct kb_gw_pool *auth_pool; /* OAuth exchanges, apart from the rest */
+	struct kb_gw_limiter *auth_limits; /* /auth requests per address */
+	struct kb_gw_limiter *stream_slots; /* open streams per user */
 	void *discord;           /* owned by gateway/discord_*.c, if any */
 	struct kb_gw_web *web;   /* the web pages (web/web.h); NULL when off */
 };

@@ -118,7 +118,8 @@ struct kb_gw_event {
 	enum kb_gw_event_type type;
 	uint64_t id;
 	char stage[24];       /* STATUS: "queued", "compiling", "testing",
-			       * "benchmarking", "ranked_run", "secret_run" */
+			       * "benchmarking", "ranked_run" (the secret run
+			       * shows as the ranked run: kb_report.h) */
 	char message[160];    /* STATUS: the worker's short message; ERROR:
 			       * why (sanitised UTF-8) */
 	long position;        /* STATUS "queued": jobs ahead + 1; else -1 */

@@ -47,6 +47,36 @@ static void users_finish(struct kb_gw_req *r)
 					   "cli_id", cli_id, "name", b.name));
 }
 
+/* Answers a failed change of user uid (404 unknown, 503/500 store) and
+ * returns 1; 0 when rc is 0. */
+static int user_failed(struct kb_gw_req *r, const char *uid, int rc)
+{
+	if (rc == -ENOENT)
+		kb_gw_reply_error(r, 404, "User %s not found", uid);
+	else if (rc < 0)
+		kb_gw_store_failed(r, rc);
+	return rc < 0;
+}
+
+/* ---- DELETE /admin/users/{user_id}/cli-id ---- */
+
+/* For a user who lost their CLI id: a login alone may not replace an
+ * account's id (link.lua), so an admin takes the old one away and the
+ * owner's next login links a new one. */
+static void user_cli_begin(struct kb_gw_req *r)
+{
+	const char *uid = r->route.params[0];
+	int rc;
+
+	if (kb_gw_require_admin(r) < 0)
+		return;
+	rc = kb_rules_user_id_ok(uid) ? kb_gw_user_clear_cli(r->g, uid) : -ENOENT;
+	if (user_failed(r, uid, rc))
+		return;
+	kb_info("admin: user=%s CLI id cleared", uid);
+	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s}", "status", "ok", "user_id", uid));
+}
+
 /* ---- POST /admin/start, /admin/stop ---- */
 
 static void accepting(struct kb_gw_req *r, int on)
@@ -84,19 +114,9 @@ static void ban(struct kb_gw_req *r, int on)
 
 	if (kb_gw_require_admin(r) < 0)
 		return;
-	if (!kb_rules_user_id_ok(uid)) {
-		kb_gw_reply_error(r, 404, "User %s not found", uid);
+	rc = kb_rules_user_id_ok(uid) ? kb_gw_user_set_banned(r->g, uid, on) : -ENOENT;
+	if (user_failed(r, uid, rc))
 		return;
-	}
-	rc = kb_gw_user_set_banned(r->g, uid, on);
-	if (rc == -ENOENT) {
-		kb_gw_reply_error(r, 404, "User %s not found", uid);
-		return;
-	}
-	if (rc < 0) {
-		kb_gw_store_failed(r, rc);
-		return;
-	}
 	kb_info("admin: user=%s banned=%d", uid, on);
 	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:b}", "status", "ok", "user_id",
 					   uid, "banned", on));
@@ -565,6 +585,7 @@ static void submission_delete_begin(struct kb_gw_req *r)
 
 const struct kb_gw_handler kb_gw_admin_handlers[KB_ROUTE_COUNT] = {
 	[KB_ROUTE_ADMIN_USERS] = {admin_json_begin, users_finish},
+	[KB_ROUTE_ADMIN_USER_CLI] = {user_cli_begin, NULL},
 	[KB_ROUTE_ADMIN_START] = {start_begin, NULL},
 	[KB_ROUTE_ADMIN_STOP] = {stop_begin, NULL},
 	[KB_ROUTE_ADMIN_BAN] = {ban_begin, NULL},

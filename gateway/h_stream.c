@@ -24,6 +24,7 @@
  * and `suspended` records which state MHD is in, so the wake callback
  * resumes only a suspended connection, exactly once.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include "http.h"
 #include "kb_log.h"
 #include "kb_util.h"
+#include "limiter.h"
 #include "results.h"
 #include "submit.h"
 
@@ -206,9 +208,36 @@ static void stream_free(void *cls)
 	free(st);
 }
 
+/* A stream holds its connection open for as long as its submission
+ * runs: one user may hold KB_SSE_MAX_PER_USER of them here. The slot is
+ * taken before the submission is made (a refused stream makes none) and
+ * given back when the request ends (http.c). */
+static int take_stream_slot(struct kb_gw_req *r)
+{
+	long max = r->g->cfg.sse_max_per_user;
+	int rc = kb_gw_limiter_take(r->g->stream_slots, r->user.id, max);
+
+	if (rc == -EBUSY) {
+		kb_gw_reply_error_retry(r, 429, 30, "at most %ld streams per user may be "
+				       "open at once; wait for one to end, or submit with "
+				       "POST /submission/... and poll GET "
+				       "/user/submissions/{id}", max);
+		return -1;
+	}
+	if (rc < 0) {
+		kb_gw_reply_error_retry(r, 503, 30, "too many streams open, retry later");
+		return -1;
+	}
+	if (max > 0) {
+		r->slot = r->g->stream_slots;
+		snprintf(r->slot_key, sizeof(r->slot_key), "%s", r->user.id);
+	}
+	return 0;
+}
+
 static void stream_begin(struct kb_gw_req *r)
 {
-	if (kb_gw_authenticate(r) < 0)
+	if (kb_gw_authenticate(r) < 0 || take_stream_slot(r) < 0)
 		return;
 	kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],
 				 r->route.params[2]);

@@ -16,6 +16,7 @@
 #include "gw_metrics.h"
 #include "kb_log.h"
 #include "kb_util.h"
+#include "limiter.h"
 #include "pool.h"
 
 /* Bytes of a refused body we still read (and drop) so that the client can
@@ -31,6 +32,7 @@ struct kb_gw_http {
 	pthread_mutex_t lb_mu; /* the /leaderboards body */
 	unsigned lb_gen;
 	struct MHD_Response *lb_resp;
+	atomic_int closing;    /* kb_gw_http_quiesce() was called */
 };
 
 struct MHD_Response *kb_gw_json_response(const char *s, size_t len,
@@ -309,18 +311,80 @@ static void defer_refused(struct kb_gw_req *r)
 	kb_gw_reply_error(r, 503, "the gateway is shutting down, retry later");
 }
 
-void kb_gw_defer(struct kb_gw_req *r, void (*work)(struct kb_gw_req *r),
-		 void (*done)(struct kb_gw_req *r))
+static void defer_busy(struct kb_gw_req *r)
 {
+	kb_gw_reply_error_retry(r, 503, 5, "too many requests of this kind in "
+					   "progress, retry later");
+}
+
+void kb_gw_defer_to(struct kb_gw_req *r, struct kb_gw_pool *pool,
+		    void (*work)(struct kb_gw_req *r),
+		    void (*done)(struct kb_gw_req *r))
+{
+	int rc;
+
 	r->defer_work = work;
 	r->defer_done = done;
 	atomic_store(&r->defer_state, 1);
 	MHD_suspend_connection(r->conn);
-	if (kb_gw_pool_run(r->g->pool, defer_job, r) != 0) {
-		r->defer_done = defer_refused;
+	rc = kb_gw_pool_run(pool, defer_job, r);
+	if (rc != 0) {
+		r->defer_done = rc == -EAGAIN ? defer_busy : defer_refused;
 		atomic_store(&r->defer_state, 2);
 		MHD_resume_connection(r->conn);
 	}
+}
+
+void kb_gw_defer(struct kb_gw_req *r, void (*work)(struct kb_gw_req *r),
+		 void (*done)(struct kb_gw_req *r))
+{
+	kb_gw_defer_to(r, r->g->pool, work, done);
+}
+
+void kb_gw_client_addr(struct kb_gw_req *r, char *out, size_t out_size)
+{
+	const char *hdr = *r->g->cfg.http_client_ip_header
+		? kb_gw_header(r, r->g->cfg.http_client_ip_header) : NULL;
+	const union MHD_ConnectionInfo *ci;
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	snprintf(out, out_size, "unknown");
+	if (hdr) {
+		/* The proxy's own header: one address, trimmed. */
+		char buf[INET6_ADDRSTRLEN + 1];
+		size_t n;
+		hdr += strspn(hdr, " \t");
+		n = strcspn(hdr, " \t,");
+		if (n >= sizeof(buf))
+			return;
+		memcpy(buf, hdr, n);
+		buf[n] = '\0';
+		if (inet_pton(AF_INET, buf, &a4) == 1)
+			inet_ntop(AF_INET, &a4, out, (socklen_t)out_size);
+		else if (inet_pton(AF_INET6, buf, &a6) == 1)
+			goto v6;
+		return;
+	}
+	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (!ci || !ci->client_addr)
+		return;
+	if (ci->client_addr->sa_family == AF_INET) {
+		a4 = ((const struct sockaddr_in *)ci->client_addr)->sin_addr;
+		inet_ntop(AF_INET, &a4, out, (socklen_t)out_size);
+		return;
+	}
+	if (ci->client_addr->sa_family != AF_INET6)
+		return;
+	a6 = ((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr;
+v6:
+	if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+		memcpy(&a4, &a6.s6_addr[12], 4);
+		inet_ntop(AF_INET, &a4, out, (socklen_t)out_size);
+		return;
+	}
+	memset(&a6.s6_addr[8], 0, 8);
+	inet_ntop(AF_INET6, &a6, out, (socklen_t)out_size);
 }
 
 /* Takes one piece of the body. Returns MHD_NO to close the connection. */
@@ -472,6 +536,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=1");
 	if (r->pending && r->pending_free)
 		r->pending_free(r->pending);
+	if (r->slot_key[0])
+		kb_gw_limiter_release(r->slot, r->slot_key);
 	kb_multipart_destroy(r->mp);
 	free(r->json);
 	free(r);
@@ -490,6 +556,20 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
 		msg[--n] = '\0';
 	kb_warn("libmicrohttpd: %s", msg);
+}
+
+/* Once closing, a new connection is closed as soon as it is accepted.
+ * MHD_quiesce_daemon() is not used: with epoll and a thread pool it races
+ * the workers' own removal of the listening socket and can abort the
+ * process (an open libmicrohttpd defect). */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr,
+				     socklen_t addrlen)
+{
+	struct kb_gw_http *h = cls;
+
+	(void)addr;
+	(void)addrlen;
+	return atomic_load(&h->closing) ? MHD_NO : MHD_YES;
 }
 
 struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
@@ -533,7 +613,7 @@ struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 		return NULL;
 	}
 	h->daemon = MHD_start_daemon(
-		flags, (uint16_t)g->cfg.http_port, NULL, NULL, on_request, h,
+		flags, (uint16_t)g->cfg.http_port, accept_policy, h, on_request, h,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)g->cfg.http_threads,
@@ -541,6 +621,8 @@ struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)g->cfg.http_conn_memory,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.http_max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)g->cfg.http_per_ip_connections,
 		MHD_OPTION_END);
 	if (!h->daemon) {
 		snprintf(errstr, errstr_size, "cannot listen on %s:%ld: %s",
@@ -553,11 +635,8 @@ struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 
 void kb_gw_http_quiesce(struct kb_gw_http *h)
 {
-	if (!h || !h->daemon)
-		return;
-	MHD_socket fd = MHD_quiesce_daemon(h->daemon);
-	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
+	if (h)
+		atomic_store(&h->closing, 1);
 }
 
 void kb_gw_http_stop(struct kb_gw_http *h)

@@ -80,6 +80,11 @@ struct kb_gw_req {
 	int begin_later;         /* no body: handle on the second callback */
 	void *pending;           /* the handler's state across the step */
 	void (*pending_free)(void *pending); /* if the request ends first */
+
+	/* A slot of slot_key taken in slot (limiter.h), given back when the
+	 * request ends; slot_key "" when none. */
+	struct kb_gw_limiter *slot;
+	char slot_key[96];
 };
 
 /* Runs work(r) on the gateway's pool (pool.h) while r's connection is
@@ -89,13 +94,27 @@ struct kb_gw_req {
  * or an OAuth provider. */
 void kb_gw_defer(struct kb_gw_req *r, void (*work)(struct kb_gw_req *r),
 		 void (*done)(struct kb_gw_req *r));
+/* The same on another pool (logins have their own, so that they cannot
+ * hold up submissions). When the pool is full or stopping, done() answers
+ * 503 instead. */
+struct kb_gw_pool;
+void kb_gw_defer_to(struct kb_gw_req *r, struct kb_gw_pool *pool,
+		    void (*work)(struct kb_gw_req *r),
+		    void (*done)(struct kb_gw_req *r));
+
+/* The client's address as text (IPv4 dotted, IPv6 cut to its /64 so that
+ * one host cannot pose as many): from the header KB_HTTP_CLIENT_IP_HEADER
+ * names when set and present (a proxy in front sets it), else the TCP
+ * peer. "unknown" when neither is known. */
+void kb_gw_client_addr(struct kb_gw_req *r, char *out, size_t out_size);
 
 /* Starts the daemon on cfg.http_addr:http_port. Returns NULL with errstr
  * set. */
 struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 				    size_t errstr_size);
 
-/* Stops accepting connections; requests in flight go on. */
+/* Stops serving new connections (each is closed as soon as accepted);
+ * requests in flight, and later requests on open connections, go on. */
 void kb_gw_http_quiesce(struct kb_gw_http *h);
 
 /* Stops the daemon (closing idle connections) and frees. NULL is a no-op.

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "kb_report.h"
 #include "kb_util.h"
-#include "report.h"
 
 #define STRIPES 64
 

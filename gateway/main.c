@@ -7,11 +7,12 @@
  * every task file is read, the Task protobuf that each Submission carries
  * is built, and the per-board bodies (/gpus/<lb>, the /leaderboards
  * entries) are rendered. It loads its Lua scripts into Redis and makes
- * sure every leaderboard has a secret seed there (kb:lb:<name>, created
- * with HSETNX so all replicas agree on the first one written) and keeps
- * the seeds in memory; they are copied into ranked Submissions and
- * nowhere else. Then it opens one Kafka producer, shared by all threads,
- * starts the events threads (events.c: the kb.results consumer feeding the
+ * sure every leaderboard has a secret there (kb:lb:<name>, created with
+ * HSETNX so all replicas agree on the first one written) and keeps the
+ * secrets in memory; a ranked Submission carries a seed derived from its
+ * board's secret for that submission alone (seed.h), never the secret.
+ * Then it opens one Kafka producer, shared by all threads, starts the
+ * events threads (events.c: the kb.results consumer feeding the
  * in-process hub of streams, and the ticker) and finally libmicrohttpd.
  *
  * libmicrohttpd runs a fixed pool of KB_HTTP_THREADS threads (one per
@@ -25,9 +26,10 @@
  * the connection is suspended (pool.c, kb_gw_defer), so no HTTP thread
  * waits on the broker; a 202 means "queued", and a broker outage is a 503
  * with the record marked failed (submit.c says why the order leaves
- * nothing dangling). OAuth code exchanges use the same pool. A streaming
- * submission holds no thread either: its connection is suspended between
- * events (h_stream.c).
+ * nothing dangling). OAuth code exchanges run on a small pool of their
+ * own (KB_AUTH_POOL_THREADS, bounded), so that logins cannot hold up
+ * submissions. A streaming submission holds no thread either: its
+ * connection is suspended between events (h_stream.c).
  * Each request is logged once, when it completes (method, path, status,
  * ms, submission id); bodies, CLI ids, tokens and seeds never; and
  * counted for GET /metrics (gw_metrics.h). The same process serves the
@@ -64,10 +66,17 @@
 #include "kb_log.h"
 #include "kb_signal.h"
 #include "kb_util.h"
+#include "limiter.h"
 #include "pool.h"
 #include "queue.h"
 #include "store.h"
 #include "web/web.h"
+
+/* Client addresses whose /auth rate is tracked at once (about 200 bytes
+ * each); beyond it, new addresses wait for old windows to end. */
+#define AUTH_ADDRESSES_MAX 65536
+/* Users with open streams on one gateway. */
+#define STREAM_USERS_MAX 65536
 
 #ifndef KB_DEFAULT_PROBLEMS
 #define KB_DEFAULT_PROBLEMS "problems"
@@ -82,8 +91,16 @@ static const struct kb_cfg_entry config[] = {
 	 "TCP port to listen on"},
 	{"KB_HTTP_THREADS", KB_CFG_INT, "0", 0, 1024, 0, &G.cfg.http_threads,
 	 "HTTP threads, each with one Redis connection (0: one per CPU)"},
+	/* Connections are counted per TCP peer: behind a proxy, limit them
+	 * there (docs/deploy.md). */
+	{"KB_HTTP_PER_IP_CONNECTIONS", KB_CFG_INT, "64", 0, 100000, 0,
+	 &G.cfg.http_per_ip_connections,
+	 "connections one client address may hold open (0: no limit)"},
+	{"KB_HTTP_MAX_CONNECTIONS", KB_CFG_INT, "1000", 16, 1000000, 0,
+	 &G.cfg.http_max_connections,
+	 "connections in all (needs as many file descriptors, ulimit -n)"},
 	{"KB_POOL_THREADS", KB_CFG_INT, "64", 1, 4096, 0, &G.cfg.pool_threads,
-	 "threads for blocking steps: Kafka deliveries, OAuth exchanges"},
+	 "threads for blocking steps: Kafka deliveries"},
 	/* libmicrohttpd's buffer per connection: a header block beyond it
 	 * gets libmicrohttpd's own (non-JSON) 431; below it but above
 	 * KB_HEADERS_MAX, ours. MHD clears it between requests, so bigger
@@ -114,6 +131,18 @@ static const struct kb_cfg_entry config[] = {
 	 "and board (0: none; admins may set one per board)"},
 	{"KB_RATE_LIMIT_LEADERBOARD", KB_CFG_INT, "0", 0, 1000000, 0,
 	 &G.cfg.rate_leaderboard, "default hourly limit of ranked submissions"},
+	/* What one user may hold of a device type's queue, so that a public
+	 * instance stays usable while someone floods it. */
+	{"KB_MAX_QUEUED_PER_GPU", KB_CFG_INT, "4", 0, 10000, 0,
+	 &G.cfg.max_queued_per_gpu,
+	 "unfinished submissions one user may have per GPU type (429 beyond; 0: none)"},
+	{"KB_QUEUED_FORGET_S", KB_CFG_INT, "86400", 60, 2592000, 0, &G.cfg.queued_forget_s,
+	 "an unfinished submission counts against its user's cap this long at most"},
+	{"KB_CODE_TTL_S", KB_CFG_INT, "604800", 0, 31536000, 0, &G.cfg.code_ttl_s,
+	 "seconds the code of test/benchmark/profile submissions is kept after its "
+	 "last use (ranked code stays; 0: all code stays)"},
+	{"KB_SSE_MAX_PER_USER", KB_CFG_INT, "8", 0, 10000, 0, &G.cfg.sse_max_per_user,
+	 "streams one user may hold open on this gateway (429 beyond; 0: none)"},
 	{"KB_SSE_KEEPALIVE_S", KB_CFG_INT, "15", 1, 300, 0, &G.cfg.sse_keepalive_s,
 	 "seconds between keep-alive comments on a quiet stream"},
 	{"KB_SSE_POLL_S", KB_CFG_INT, "5", 1, 300, 0, &G.cfg.sse_poll_s,
@@ -126,8 +155,20 @@ static const struct kb_cfg_entry config[] = {
 	 &G.cfg.ranking_cache_ms, "how long a rendered ranking is reused (0: off)"},
 	{"KB_QUEUE_CACHE_MS", KB_CFG_INT, "2000", 0, 600000, 0,
 	 &G.cfg.queue_cache_ms, "how long a measured queue backlog is reused"},
-	{"KB_AUTH_STATE_TTL_S", KB_CFG_INT, "3600", 60, 604800, 0,
+	/* A login is one browser round trip: an id left pending for days
+	 * is only a chance for someone else to finish it. */
+	{"KB_AUTH_STATE_TTL_S", KB_CFG_INT, "600", 60, 3600, 0,
 	 &G.cfg.auth_state_ttl_s, "how long a CLI id from /auth/init waits for login"},
+	{"KB_AUTH_RATE_PER_MIN", KB_CFG_INT, "20", 0, 100000, 0,
+	 &G.cfg.auth_rate_per_min,
+	 "/auth requests a client address may make per minute (0: no limit)"},
+	{"KB_AUTH_POOL_THREADS", KB_CFG_INT, "4", 1, 256, 0, &G.cfg.auth_pool_threads,
+	 "threads for OAuth exchanges (apart from submissions'); 16 logins wait "
+	 "per thread, more get 503"},
+	{"KB_HTTP_CLIENT_IP_HEADER", KB_CFG_STRING, "", 0, 0, 0,
+	 &G.cfg.http_client_ip_header,
+	 "header holding the client's address, set by a proxy in front (e.g. "
+	 "X-Real-IP); empty: the TCP peer. Only behind a proxy that overwrites it"},
 	{"KB_OAUTH_REDIRECT_BASE", KB_CFG_STRING, "", 0, 0, 0,
 	 &G.cfg.oauth_redirect_base,
 	 "public base URL of this API for OAuth redirects (default http://addr:port)"},
@@ -213,6 +254,7 @@ static void drain(struct kb_gw_http *http)
 	/* Finishes the deferred steps, so no connection stays suspended
 	 * when the daemon stops. */
 	kb_gw_pool_stop(G.pool);
+	kb_gw_pool_stop(G.auth_pool);
 	kb_gw_http_stop(http);
 }
 
@@ -275,10 +317,15 @@ int main(int argc, char **argv)
 		G.cfg.http_threads = n > 0 ? n : 2;
 	}
 	G.hub = kb_gw_hub_new(32);
-	G.pool = kb_gw_pool_new((size_t)G.cfg.pool_threads);
+	G.pool = kb_gw_pool_new((size_t)G.cfg.pool_threads, 0);
+	G.auth_pool = kb_gw_pool_new((size_t)G.cfg.auth_pool_threads,
+				     16 * (size_t)G.cfg.auth_pool_threads);
+	G.auth_limits = kb_gw_limiter_new(AUTH_ADDRESSES_MAX);
+	G.stream_slots = kb_gw_limiter_new(STREAM_USERS_MAX);
 	G.cache = kb_gw_cache_new(1024, G.cfg.ranking_cache_ms, kb_gw_response_destroy);
 	G.queue = kb_gw_queue_new(G.cfg.kafka_brokers, G.cfg.queue_cache_ms);
-	if (!G.hub || !G.cache || !G.queue || !G.pool || !G.cfg.oauth_redirect_base) {
+	if (!G.hub || !G.cache || !G.queue || !G.pool || !G.auth_pool || !G.auth_limits ||
+	    !G.stream_slots || !G.cfg.oauth_redirect_base) {
 		kb_error("out of memory");
 		goto out;
 	}
@@ -345,6 +392,7 @@ out:
 		kb_gw_web_close_streams(&G);
 	}
 	kb_gw_pool_destroy(G.pool);
+	kb_gw_pool_destroy(G.auth_pool);
 	kb_gw_http_stop(http);
 	kb_gw_events_stop(G.events);
 	kb_gw_web_stop(&G);
@@ -352,6 +400,8 @@ out:
 	kb_gw_queue_destroy(G.queue);
 	kb_gw_cache_destroy(G.cache);
 	kb_gw_hub_destroy(G.hub);
+	kb_gw_limiter_destroy(G.auth_limits);
+	kb_gw_limiter_destroy(G.stream_slots);
 	kb_gw_redis_drop();
 	kb_gw_lbs_free(&G);
 	kb_config_free(config, KB_ARRAY_LEN(config));

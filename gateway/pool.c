@@ -17,6 +17,7 @@ struct kb_gw_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct job *head, *tail;
+	size_t waiting, max_waiting;
 	int stopping;
 	size_t n;
 	pthread_t *th;
@@ -35,6 +36,7 @@ static void *pool_main(void *arg)
 			p->head = j->next;
 			if (!p->head)
 				p->tail = NULL;
+			p->waiting--;
 		}
 		pthread_mutex_unlock(&p->mu);
 		if (!j)
@@ -46,12 +48,13 @@ static void *pool_main(void *arg)
 	return NULL;
 }
 
-struct kb_gw_pool *kb_gw_pool_new(size_t n)
+struct kb_gw_pool *kb_gw_pool_new(size_t n, size_t max_waiting)
 {
 	struct kb_gw_pool *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
+	p->max_waiting = max_waiting;
 	p->th = calloc(n ? n : 1, sizeof(*p->th));
 	if (!p->th) {
 		free(p);
@@ -81,11 +84,13 @@ int kb_gw_pool_run(struct kb_gw_pool *p, void (*fn)(void *arg), void *arg)
 	j->arg = arg;
 	j->next = NULL;
 	pthread_mutex_lock(&p->mu);
-	if (p->stopping) {
+	if (p->stopping || (p->max_waiting && p->waiting >= p->max_waiting)) {
+		int rc = p->stopping ? -ESHUTDOWN : -EAGAIN;
 		pthread_mutex_unlock(&p->mu);
 		free(j);
-		return -ESHUTDOWN;
+		return rc;
 	}
+	p->waiting++;
 	if (p->tail)
 		p->tail->next = j;
 	else

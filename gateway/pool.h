@@ -13,11 +13,12 @@
 
 struct kb_gw_pool;
 
-/* Starts n threads (n >= 1). NULL when out of resources. */
-struct kb_gw_pool *kb_gw_pool_new(size_t n);
+/* Starts n threads (n >= 1) that take at most max_waiting jobs waiting
+ * for a thread (0: no bound). NULL when out of resources. */
+struct kb_gw_pool *kb_gw_pool_new(size_t n, size_t max_waiting);
 
-/* Queues fn(arg). Returns 0, or -ESHUTDOWN after kb_gw_pool_destroy()
- * began (fn is then not run). */
+/* Queues fn(arg). Returns 0, -EAGAIN when max_waiting jobs wait already,
+ * or -ESHUTDOWN after kb_gw_pool_destroy() began (fn is then not run). */
 int kb_gw_pool_run(struct kb_gw_pool *p, void (*fn)(void *arg), void *arg);
 
 /* Refuses new jobs, runs every queued one and joins the threads; the pool

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "kb_report.h"
 #include "rules.h"
 
 json_t *kb_gw_jstr(const char *s)
@@ -69,17 +69,14 @@ static json_t *compile_json(const Kb__CompileResult *c)
 			 "duration", c->duration_s);
 }
 
+/* What of the secret run shows was decided by kb_report_redact(). */
 static json_t *run_json(const Kb__RunResult *rr)
 {
-	int secret = is_secret(rr);
-
 	return json_pack("{s:b,s:b,s:s,s:o,s:o,s:i,s:f,s:o,s:b}", "success",
 			 rr->success, "passed", rr->passed, "command", "", "stdout",
-			 kb_gw_jstr(secret ? "" : rr->stdout), "stderr",
-			 kb_gw_jstr(secret ? "" : rr->stderr), "exit_code",
-			 rr->exit_code, "duration", rr->duration_s, "result",
-			 secret ? json_object() : kv_map(rr), "timed_out",
-			 rr->timed_out);
+			 kb_gw_jstr(rr->stdout), "stderr", kb_gw_jstr(rr->stderr),
+			 "exit_code", rr->exit_code, "duration", rr->duration_s,
+			 "result", kv_map(rr), "timed_out", rr->timed_out);
 }
 
 static const char *mode_key(Kb__Mode m)
@@ -167,8 +164,7 @@ json_t *kb_gw_result_runs(const Kb__Result *r)
 		json_object_set_new(o, "success", json_boolean(rr->success));
 		json_object_set_new(o, "exit_code", json_integer(rr->exit_code));
 		json_object_set_new(o, "timed_out", json_boolean(rr->timed_out));
-		json_object_set_new(o, "duration", secret ? json_null()
-							  : json_real(rr->duration_s));
+		json_object_set_new(o, "duration", json_real(rr->duration_s));
 		if (!secret && (strcmp(mode, "test") == 0 || strcmp(mode, "benchmark") == 0))
 			json_object_set_new(o, "result", kv_map(rr));
 		json_array_append_new(runs, o);

@@ -3,8 +3,8 @@
  * run rows of /user/submissions/{id}), plus our own fields.
  *
  * Every Result given here must have been redacted (kb_report_redact): the
- * secret run then carries no output, specs or timings, and these
- * functions add nothing of it beyond passed/success.
+ * secret run then carries nothing but whether it passed, and these
+ * functions show what is left as it is.
  * Pure (no I/O) and thread-safe.
  */
 #ifndef KB_GW_RESULTS_H

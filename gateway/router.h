@@ -39,12 +39,14 @@ enum kb_route_id {
 	KB_ROUTE_USER_SUBMISSION, /* GET  /user/submissions/{id} */
 	KB_ROUTE_RANKING,         /* GET  /submissions/{lb}/{gpu} */
 	KB_ROUTE_ADMIN_USERS,     /* POST /admin/users */
+	KB_ROUTE_ADMIN_USER_CLI,  /* DELETE /admin/users/{user_id}/cli-id */
 	KB_ROUTE_USER_SUBMISSIONS,       /* GET    /user/submissions */
 	KB_ROUTE_USER_SUBMISSION_DELETE, /* DELETE /user/submissions/{id} */
 	KB_ROUTE_SUBMISSION_COUNT,       /* GET    /submission_count/{lb}/{gpu} */
 	KB_ROUTE_RUNNER_QUEUE,           /* GET    /runner_queue/{gpu} */
 	KB_ROUTE_AUTH_INIT,              /* GET    /auth/init */
 	KB_ROUTE_AUTH_CLI,               /* GET    /auth/cli/{provider} */
+	KB_ROUTE_AUTH_START,             /* GET    /auth/start/{provider} */
 	KB_ROUTE_USER_JOIN,              /* POST   /user/join */
 	KB_ROUTE_ADMIN_START,            /* POST   /admin/start */
 	KB_ROUTE_ADMIN_STOP,             /* POST   /admin/stop */

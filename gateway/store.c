@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_keys.h"
 #include "kb_log.h"
 #include "kb_redis.h"
 #include "kb_util.h"
@@ -127,7 +128,8 @@ redisReply *kb__gw_cmd(const struct kb_gw *g, int *rc, const char *fmt, ...)
 /* ---- scripts ---- */
 
 extern const char kb_gw_auth_lua[], kb_gw_submit_lua[], kb_gw_delete_lua[],
-	kb_gw_join_lua[], kb_gw_link_lua[];
+	kb_gw_join_lua[], kb_gw_link_lua[], kb_gw_login_lua[], kb_gw_forget_board_lua[],
+	kb_gw_rank_rebuild_lua[];
 
 static const char *const script_src[KB__GW_NSCRIPTS] = {
 	[KB__GW_AUTH] = kb_gw_auth_lua,
@@ -135,6 +137,9 @@ static const char *const script_src[KB__GW_NSCRIPTS] = {
 	[KB__GW_DELETE] = kb_gw_delete_lua,
 	[KB__GW_JOIN] = kb_gw_join_lua,
 	[KB__GW_LINK] = kb_gw_link_lua,
+	[KB__GW_LOGIN] = kb_gw_login_lua,
+	[KB__GW_FORGET_BOARD] = kb_gw_forget_board_lua,
+	[KB__GW_RANK_REBUILD] = kb_gw_rank_rebuild_lua,
 };
 /* Written once by kb_gw_store_init() before any thread starts. */
 static char script_sha[KB__GW_NSCRIPTS][41];
@@ -367,6 +372,25 @@ int kb_gw_user_ensure(const struct kb_gw *g, const char *user_id,
 	return kb__gw_finish_multi(c, 4);
 }
 
+static const char clear_cli_lua[] =
+	"local u = redis.call('HMGET', KEYS[1], 'name', 'cli_id')\n"
+	"if not u[1] then return 0 end\n"
+	"if u[2] and u[2] ~= '' then redis.call('DEL', 'kb:cli:' .. u[2]) end\n"
+	"redis.call('HDEL', KEYS[1], 'cli_id')\n"
+	"return 1\n";
+
+int kb_gw_user_clear_cli(const struct kb_gw *g, const char *user_id)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "EVAL %s 1 kb:user:%s", clear_cli_lua, user_id);
+
+	if (!r)
+		return rc;
+	rc = r->type == REDIS_REPLY_INTEGER && r->integer == 1 ? 0 : -ENOENT;
+	freeReplyObject(r);
+	return rc;
+}
+
 int kb_gw_user_set_banned(const struct kb_gw *g, const char *user_id,
 			  int banned)
 {
@@ -386,15 +410,62 @@ int kb_gw_user_set_banned(const struct kb_gw *g, const char *user_id,
 	return rc;
 }
 
-int kb_gw_auth_pending(const struct kb_gw *g, const char *cli_id,
-		       const char *provider, long ttl_s)
+int kb_gw_login_begin(const struct kb_gw *g, const char *cli_id,
+		      const char *provider, const char *reset_user, long ttl_s)
 {
-	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "SET kb:clipending:%s %s EX %ld", cli_id,
-				   provider, ttl_s);
+	char err[256], ms[32];
+	redisContext *c = kb_gw_redis(g, err, sizeof(err));
 
-	if (r)
-		freeReplyObject(r);
+	if (!c)
+		return -EIO;
+	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
+	redisAppendCommand(c, "MULTI");
+	if (reset_user)
+		redisAppendCommand(c, "HSET kb:clipending:%s provider %s created_ms %s "
+				      "reset_user %s", cli_id, provider, ms, reset_user);
+	else
+		redisAppendCommand(c, "HSET kb:clipending:%s provider %s created_ms %s",
+				   cli_id, provider, ms);
+	redisAppendCommand(c, "EXPIRE kb:clipending:%s %ld", cli_id, ttl_s);
+	return kb__gw_finish_multi(c, 2);
+}
+
+/* {0, status, reason} into *status and why; returns -EPERM. -EPROTO for
+ * any other shape. */
+static int refusal(const redisReply *r, int *status, char *why, size_t why_size)
+{
+	if (r->elements != 3 || r->element[1]->type != REDIS_REPLY_INTEGER ||
+	    r->element[2]->type != REDIS_REPLY_STRING)
+		return -EPROTO;
+	*status = (int)r->element[1]->integer;
+	snprintf(why, why_size, "%s", r->element[2]->str);
+	return -EPERM;
+}
+
+int kb_gw_login_step(const struct kb_gw *g, const char *step, const char *cli_id,
+		     const char *provider, const char *nonce_sha, long *ttl_left,
+		     int *status, char *why, size_t why_size)
+{
+	char key[192];
+	const char *argv[4] = {key, step, provider, nonce_sha};
+	int rc;
+	redisReply *r;
+
+	snprintf(key, sizeof(key), "kb:clipending:%s", cli_id);
+	r = kb__gw_eval(g, &rc, KB__GW_LOGIN, 1, 4, argv, NULL);
+	if (!r)
+		return rc;
+	rc = -EPROTO;
+	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
+	    r->element[0]->type == REDIS_REPLY_INTEGER) {
+		if (r->element[0]->integer == 0) {
+			rc = refusal(r, status, why, why_size);
+		} else if (r->element[1]->type == REDIS_REPLY_INTEGER) {
+			*ttl_left = (long)r->element[1]->integer;
+			rc = 0;
+		}
+	}
+	freeReplyObject(r);
 	return rc;
 }
 
@@ -417,15 +488,20 @@ int kb_gw_auth_link(const struct kb_gw *g, const char *user_id,
 		return rc;
 	rc = -EPROTO;
 	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
-	    r->element[0]->type == REDIS_REPLY_INTEGER) {
-		if (r->element[0]->integer == 1) {
-			rc = 0;
-		} else if (r->elements == 3) {
-			*status = (int)r->element[1]->integer;
-			snprintf(why, why_size, "%s", r->element[2]->str);
-			rc = -EPERM;
-		}
-	}
+	    r->element[0]->type == REDIS_REPLY_INTEGER)
+		rc = r->element[0]->integer == 1 ? 0 : refusal(r, status, why, why_size);
+	freeReplyObject(r);
+	return rc;
+}
+
+int kb_gw_seen_once(const struct kb_gw *g, const char *key, long ttl_s)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "SET %s 1 NX EX %ld", key, ttl_s);
+
+	if (!r)
+		return rc;
+	rc = r->type == REDIS_REPLY_STATUS ? 1 : 0;
 	freeReplyObject(r);
 	return rc;
 }
@@ -436,9 +512,9 @@ int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
 		     uint64_t *id, char *user_name, size_t name_size,
 		     int *status, char *why, size_t why_size, int64_t *retry_ms)
 {
-	char k[13][256], ms[32], lim[32];
-	const char *argv[24];
-	size_t argvlen[24];
+	char k[14][256], ms[32], lim[32], cap[32], forget[32], ttl[32];
+	const char *argv[28];
+	size_t argvlen[28];
 	int rc, n = 0;
 	redisReply *r;
 
@@ -455,9 +531,13 @@ int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
 	snprintf(k[10], sizeof(k[10]), "kb:subs:all");
 	snprintf(k[11], sizeof(k[11]), "kb:queued:%s", s->gpu);
 	snprintf(k[12], sizeof(k[12]), "kb:admin");
+	snprintf(k[13], sizeof(k[13]), "kb:active:%s:%s", s->user_id, s->gpu);
 	snprintf(ms, sizeof(ms), "%" PRId64, s->submitted_ms);
 	snprintf(lim, sizeof(lim), "%ld", s->default_limit);
-	for (int i = 0; i < 13; i++)
+	snprintf(cap, sizeof(cap), "%ld", s->max_queued);
+	snprintf(forget, sizeof(forget), "%ld", s->queued_forget_s * 1000);
+	snprintf(ttl, sizeof(ttl), "%ld", s->code_ttl_s);
+	for (int i = 0; i < 14; i++)
 		argv[n++] = k[i];
 	argv[n++] = s->user_id;
 	argv[n++] = s->lb;
@@ -471,10 +551,13 @@ int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
 	argv[n++] = ms;
 	argv[n++] = s->admin ? "1" : "0";
 	argv[n++] = lim;
+	argv[n++] = cap;
+	argv[n++] = forget;
+	argv[n++] = ttl;
 	for (int i = 0; i < n; i++)
 		if (argv[i] != s->code)
 			argvlen[i] = strlen(argv[i]);
-	r = kb__gw_eval(g, &rc, KB__GW_SUBMIT, 13, n, argv, argvlen);
+	r = kb__gw_eval(g, &rc, KB__GW_SUBMIT, 14, n, argv, argvlen);
 	if (!r)
 		return rc;
 	rc = -EPROTO;
@@ -865,8 +948,8 @@ int kb_gw_ranking_count(const struct kb_gw *g, const char *lb, const char *gpu,
 {
 	int rc;
 	redisReply *r = user_id
-		? kb__gw_cmd(g, &rc, "ZSCORE kb:rank:%s:%s %s", lb, gpu, user_id)
-		: kb__gw_cmd(g, &rc, "ZCARD kb:rank:%s:%s", lb, gpu);
+		? kb__gw_cmd(g, &rc, "ZSCORE " KB_KEY_RANK " %s", lb, gpu, user_id)
+		: kb__gw_cmd(g, &rc, "ZCARD " KB_KEY_RANK, lb, gpu);
 
 	if (!r)
 		return rc;
@@ -878,162 +961,156 @@ int kb_gw_ranking_count(const struct kb_gw *g, const char *lb, const char *gpu,
 	return 0;
 }
 
-int kb_gw_rank_cmp(const void *pa, const void *pb)
+/* A member of kb:rankorder (ranker/ranking.lua): "<16 hex digits: the
+ * score's bits>:<16 digits: submitted_ms>:<20 digits: submission id>:<user
+ * id>", all digits zero-padded, 9999999999999999 and 0 for a best whose
+ * submission is unknown. Returns 0, or -EPROTO for another shape. */
+static int parse_member(const char *m, size_t len, struct kb_gw_rank_entry *e)
 {
-	const struct kb_gw_rank_entry *a = pa, *b = pb;
+	char ms[17], id[21];
+	const size_t head = 16 + 1 + 16 + 1 + 20 + 1;
 
-	if (a->score != b->score)
-		return a->score < b->score ? -1 : 1;
-	if (a->submitted_ms != b->submitted_ms)
-		return a->submitted_ms < b->submitted_ms ? -1 : 1;
-	if (a->sub_id != b->sub_id)
-		return a->sub_id < b->sub_id ? -1 : 1;
-	return strcmp(a->user_id, b->user_id);
-}
-
-/* "<sub id>:<submitted_ms>" from kb:rankinfo. */
-static void parse_rankinfo(const redisReply *v, struct kb_gw_rank_entry *e)
-{
-	char buf[64], *colon;
-	uint64_t id;
-
-	e->sub_id = 0;
-	e->submitted_ms = INT64_MAX;
-	if (!v || v->type != REDIS_REPLY_STRING || v->len >= sizeof(buf))
-		return;
-	memcpy(buf, v->str, v->len + 1);
-	colon = strchr(buf, ':');
-	if (!colon)
-		return;
-	*colon = '\0';
-	if (kb_parse_u64(buf, &id) != 0)
-		return;
-	char *end;
+	if (len <= head || len - head >= sizeof(e->user_id) || m[16] != ':' ||
+	    m[33] != ':' || m[54] != ':')
+		return -EPROTO;
+	memcpy(ms, m + 17, 16);
+	ms[16] = '\0';
+	memcpy(id, m + 34, 20);
+	id[20] = '\0';
+	if (strspn(ms, "0123456789") != 16 || strspn(id, "0123456789") != 20)
+		return -EPROTO;
 	errno = 0;
-	long long ms = strtoll(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1)
-		return;
-	e->sub_id = id;
-	e->submitted_ms = ms;
+	e->sub_id = strtoull(id, NULL, 10);
+	if (errno)
+		return -EPROTO;
+	e->submitted_ms = strcmp(ms, "9999999999999999") == 0 ? INT64_MAX
+							      : strtoll(ms, NULL, 10);
+	memcpy(e->user_id, m + head, len - head);
+	e->user_id[len - head] = '\0';
+	return 0;
 }
 
-/* Ranks are positions in (score, submitted_ms, ...) order, but Redis
- * orders members of equal score by name. So the window [offset, offset +
- * limit) is fetched by score first, widened to whole groups of equal score
- * at both ends (ZRANGEBYSCORE between the window's first and last score),
- * re-sorted with the tie-break, and cut. The work is proportional to the
- * window plus its tie groups, not to the board. */
+/* The ranker's rank_rebuild (ranking.lua), for an order out of step with
+ * the scores: a ranking written before kb:rankorder existed. */
+static int rebuild_order(const struct kb_gw *g, const char *lb, const char *gpu)
+{
+	char k[3][256];
+	const char *argv[3] = {k[0], k[1], k[2]};
+	redisReply *r;
+	int rc;
+
+	snprintf(k[0], sizeof(k[0]), KB_KEY_RANK, lb, gpu);
+	snprintf(k[1], sizeof(k[1]), KB_KEY_RANK_INFO, lb, gpu);
+	snprintf(k[2], sizeof(k[2]), KB_KEY_RANK_ORDER, lb, gpu);
+	r = kb__gw_eval(g, &rc, KB__GW_RANK_REBUILD, 3, 3, argv, NULL);
+	if (r)
+		freeReplyObject(r);
+	return rc;
+}
+
+/* ZCARD of the scores and of the order, and the page of the order. */
+static int read_order(const struct kb_gw *g, const char *lb, const char *gpu,
+		      long offset, long limit, long *nscores, long *norder,
+		      redisReply **page)
+{
+	char err[256];
+	redisContext *c = kb_gw_redis(g, err, sizeof(err));
+	redisReply *r[3] = {0};
+	int rc;
+
+	if (!c)
+		return -EIO;
+	redisAppendCommand(c, "ZCARD " KB_KEY_RANK, lb, gpu);
+	redisAppendCommand(c, "ZCARD " KB_KEY_RANK_ORDER, lb, gpu);
+	redisAppendCommand(c, "ZRANGE " KB_KEY_RANK_ORDER " %ld %ld", lb, gpu, offset,
+			   offset + limit - 1);
+	rc = kb__gw_read_replies(c, r, 3);
+	if (rc < 0)
+		return rc;
+	if (r[0]->type != REDIS_REPLY_INTEGER || r[1]->type != REDIS_REPLY_INTEGER ||
+	    r[2]->type != REDIS_REPLY_ARRAY) {
+		kb__gw_free_replies(r, 3);
+		return -EPROTO;
+	}
+	*nscores = (long)r[0]->integer;
+	*norder = (long)r[1]->integer;
+	*page = r[2];
+	kb__gw_free_replies(r, 2);
+	return 0;
+}
+
+/* The order is the ranking (ranker/ranking.lua): a page is one ZRANGE, and
+ * its entries' ranks are their positions. */
 int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 		  long offset, long limit, struct kb_gw_rank_entry **out,
 		  size_t *n)
 {
-	char err[256], rank_key[256], info_key[256], lo_ex[64];
+	char err[256];
 	redisContext *c;
-	redisReply *w = NULL, *r[2] = {0}, *info = NULL;
+	redisReply *page = NULL;
 	struct kb_gw_rank_entry *all = NULL;
-	size_t nall = 0;
-	long base;
+	long nscores, norder;
+	size_t count;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
-	snprintf(rank_key, sizeof(rank_key), "kb:rank:%s:%s", lb, gpu);
-	snprintf(info_key, sizeof(info_key), "kb:rankinfo:%s:%s", lb, gpu);
-	w = kb__gw_cmd(g, &rc, "ZRANGE %s %ld %ld WITHSCORES", rank_key, offset,
-		offset + limit - 1);
-	if (!w)
-		return rc;
-	if (w->type != REDIS_REPLY_ARRAY || w->elements < 2) {
-		freeReplyObject(w);
-		return 0;
+	rc = read_order(g, lb, gpu, offset, limit, &nscores, &norder, &page);
+	if (rc == 0 && nscores != norder) {
+		freeReplyObject(page);
+		page = NULL;
+		rc = rebuild_order(g, lb, gpu);
+		if (rc == 0)
+			rc = read_order(g, lb, gpu, offset, limit, &nscores, &norder, &page);
 	}
-	const char *lo = w->element[1]->str, *hi = w->element[w->elements - 1]->str;
-	snprintf(lo_ex, sizeof(lo_ex), "(%s", lo);
-	c = kb_gw_redis(g, err, sizeof(err));
-	if (!c) {
-		freeReplyObject(w);
-		return -EIO;
-	}
-	redisAppendCommand(c, "ZCOUNT %s -inf %s", rank_key, lo_ex);
-	redisAppendCommand(c, "ZRANGEBYSCORE %s %s %s WITHSCORES", rank_key, lo, hi);
-	freeReplyObject(w);
-	rc = kb__gw_read_replies(c, r, 2);
 	if (rc < 0)
 		return rc;
-	if (r[0]->type != REDIS_REPLY_INTEGER || r[1]->type != REDIS_REPLY_ARRAY) {
-		rc = -EPROTO;
-		goto done;
-	}
-	base = (long)r[0]->integer;
-	nall = r[1]->elements / 2;
-	if (nall == 0)
-		goto done;
-	all = calloc(nall, sizeof(*all));
-	const char **argv = calloc(nall + 2, sizeof(*argv));
-	if (!all || !argv) {
-		free(argv);
-		rc = -ENOMEM;
-		goto done;
-	}
-	argv[0] = "HMGET";
-	argv[1] = info_key;
-	for (size_t i = 0; i < nall; i++) {
-		const redisReply *m = r[1]->element[2 * i];
-		snprintf(all[i].user_id, sizeof(all[i].user_id), "%s", m->str);
-		snprintf(all[i].score_text, sizeof(all[i].score_text), "%s",
-			 r[1]->element[2 * i + 1]->str);
-		all[i].score = strtod(all[i].score_text, NULL);
-		argv[i + 2] = all[i].user_id;
-	}
-	info = redisCommandArgv(c, (int)nall + 2, argv, NULL);
-	free(argv);
-	if (!info) {
-		kb_gw_redis_drop();
-		rc = -EIO;
-		goto done;
-	}
-	for (size_t i = 0; i < nall; i++)
-		parse_rankinfo(info->type == REDIS_REPLY_ARRAY && i < info->elements
-				       ? info->element[i] : NULL,
-			       &all[i]);
-	qsort(all, nall, sizeof(*all), kb_gw_rank_cmp);
-
-	/* all[k] holds global position base + k. */
-	size_t first = offset > base ? (size_t)(offset - base) : 0;
-	size_t count = 0;
-	if (first < nall)
-		count = nall - first < (size_t)limit ? nall - first : (size_t)limit;
+	count = page->elements;
 	if (count == 0)
 		goto done;
-	memmove(all, all + first, count * sizeof(*all));
+	all = calloc(count, sizeof(*all));
+	c = kb_gw_redis(g, err, sizeof(err));
+	if (!all || !c) {
+		rc = all ? -EIO : -ENOMEM;
+		goto done;
+	}
 	for (size_t i = 0; i < count; i++) {
-		all[i].rank = base + (long)(first + i) + 1;
-		redisAppendCommand(c, "HGET kb:user:%s name", all[i].user_id);
+		const redisReply *m = page->element[i];
+		if (m->type != REDIS_REPLY_STRING || parse_member(m->str, m->len, &all[i]) < 0) {
+			rc = -EPROTO;
+			goto done;
+		}
+		all[i].rank = offset + (long)i + 1;
+	}
+	for (size_t i = 0; i < count; i++) {
+		redisAppendCommand(c, "ZSCORE " KB_KEY_RANK " %s", lb, gpu, all[i].user_id);
+		redisAppendCommand(c, "HGET " KB_KEY_USER " name", all[i].user_id);
 		redisAppendCommand(c, "HGET kb:sub:%" PRIu64 " file_name", all[i].sub_id);
 	}
 	for (size_t i = 0; i < count; i++) {
-		redisReply *nm[2];
-		rc = kb__gw_read_replies(c, nm, 2);
+		redisReply *f[3];
+		rc = kb__gw_read_replies(c, f, 3);
 		if (rc < 0) {
 			/* read_replies dropped the connection: the rest of the
 			 * pipeline is gone with it. */
 			goto done;
 		}
-		if (nm[0]->type == REDIS_REPLY_STRING)
-			snprintf(all[i].user_name, sizeof(all[i].user_name), "%s",
-				 nm[0]->str);
-		if (nm[1]->type == REDIS_REPLY_STRING)
-			snprintf(all[i].file_name, sizeof(all[i].file_name), "%s",
-				 nm[1]->str);
-		kb__gw_free_replies(nm, 2);
+		if (f[0]->type == REDIS_REPLY_STRING) {
+			snprintf(all[i].score_text, sizeof(all[i].score_text), "%s", f[0]->str);
+			all[i].score = strtod(all[i].score_text, NULL);
+		}
+		if (f[1]->type == REDIS_REPLY_STRING)
+			snprintf(all[i].user_name, sizeof(all[i].user_name), "%s", f[1]->str);
+		if (f[2]->type == REDIS_REPLY_STRING)
+			snprintf(all[i].file_name, sizeof(all[i].file_name), "%s", f[2]->str);
+		kb__gw_free_replies(f, 3);
 	}
 	*out = all;
 	*n = count;
 	all = NULL;
 done:
 	free(all);
-	if (info)
-		freeReplyObject(info);
-	kb__gw_free_replies(r, 2);
+	if (page)
+		freeReplyObject(page);
 	return rc;
 }

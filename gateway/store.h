@@ -67,19 +67,40 @@ int kb_gw_user_create(const struct kb_gw *g, const char *name,
 int kb_gw_user_ensure(const struct kb_gw *g, const char *user_id,
 		      const char *name);
 
+/* Takes the user's CLI id away (it stops working), so that the owner's
+ * next login links a new one. -ENOENT when the user does not exist. */
+int kb_gw_user_clear_cli(const struct kb_gw *g, const char *user_id);
+
 /* Sets or clears the ban flag. -ENOENT when the user does not exist. */
 int kb_gw_user_set_banned(const struct kb_gw *g, const char *user_id,
 			  int banned);
 
-/* /auth/init: remembers cli_id as pending for provider, ttl_s seconds. */
-int kb_gw_auth_pending(const struct kb_gw *g, const char *cli_id,
-		       const char *provider, long ttl_s);
+/* /auth/init: records a login of cli_id with provider for ttl_s seconds
+ * (kb:clipending:<cli_id>); reset_user, when not NULL, is the account the
+ * CLI proved with its current CLI id (the only one a reset may move). */
+int kb_gw_login_begin(const struct kb_gw *g, const char *cli_id,
+		      const char *provider, const char *reset_user, long ttl_s);
 
-/* /auth/cli: links cli_id to user_id (link.lua). Returns 0, or a negative
- * code with *status (400/404/409) and why set for refusals. */
+/* A step of a login (login.lua): step "start" (the start page gave the
+ * browser a cookie whose nonce's SHA-256 hex is nonce_sha) or "claim" (a
+ * browser came back from the provider with that cookie: the login is used
+ * up). Sets *ttl_left to the seconds the login has left. Returns 0,
+ * -EPERM with *status (400/403) and why for a refusal, or another
+ * negative code. */
+int kb_gw_login_step(const struct kb_gw *g, const char *step, const char *cli_id,
+		     const char *provider, const char *nonce_sha, long *ttl_left,
+		     int *status, char *why, size_t why_size);
+
+/* /auth/cli: links cli_id to user_id (link.lua), after the login's claim.
+ * Returns 0, or -EPERM with *status (400/403/404/409) and why set for
+ * refusals, or another negative code. */
 int kb_gw_auth_link(const struct kb_gw *g, const char *user_id,
 		    const char *name, const char *cli_id, const char *provider,
 		    int reset, int *status, char *why, size_t why_size);
+
+/* SET key NX EX ttl_s: 1 the first time within ttl_s, 0 when key was
+ * seen already (replays), or a negative code. */
+int kb_gw_seen_once(const struct kb_gw *g, const char *key, long ttl_s);
 
 /* ---- submissions ---- */
 
@@ -92,6 +113,9 @@ struct kb_gw_sub {
 	int64_t submitted_ms;
 	int admin;
 	long default_limit; /* the category's default hourly limit, 0 none */
+	long max_queued;    /* unfinished jobs per user and gpu, 0 none */
+	long queued_forget_s; /* an unfinished job counts this long at most */
+	long code_ttl_s;    /* unranked code kept this long, 0 for ever */
 };
 
 /* Runs submit.lua. Returns 0 with *id and user_name set (admitted and
@@ -186,8 +210,10 @@ struct kb_gw_rank_entry {
 };
 
 /* The ranking of lb on gpu, entries [offset, offset + limit) in the order
- * (score, submitted_ms, submission id, user id). *out is malloc'd (free it),
- * *n may be 0. */
+ * (score, submitted_ms, submission id, user id) that kb:rankorder keeps
+ * (ranker/ranking.lua). *out is malloc'd (free it), *n may be 0. An
+ * order out of step with the scores is rebuilt first (through the
+ * ranker's rank_rebuild). */
 int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 		  long offset, long limit, struct kb_gw_rank_entry **out,
 		  size_t *n);
@@ -195,10 +221,6 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 /* Number of ranked users; with user_id, 1 if that user is ranked. */
 int kb_gw_ranking_count(const struct kb_gw *g, const char *lb, const char *gpu,
 			const char *user_id, long *count);
-
-/* Orders two ranking entries as the ranking does (ascending). Pure; for
- * qsort and tests. */
-int kb_gw_rank_cmp(const void *a, const void *b);
 
 /* ---- policy and administration (store_admin.c) ---- */
 
@@ -247,7 +269,10 @@ int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
 		struct kb_gw_stats *out);
 
 /* Dynamic boards (admin-created) and deletions, shared by all gateways:
- * kb:lbdyn (name -> directory), kb:lbdeleted (set of names). */
+ * kb:lbdyn (name -> directory), kb:lbdeleted (set of names). Deleting a
+ * board forgets its secret, access grants, invites and rate limits
+ * (forget_board.lua), and with purge_rankings its rankings and index, so
+ * that a board made again under the name starts afresh. */
 int kb_gw_board_record(const struct kb_gw *g, const char *name,
 		       const char *directory);
 int kb_gw_board_mark_deleted(const struct kb_gw *g, const char *name,
@@ -255,10 +280,11 @@ int kb_gw_board_mark_deleted(const struct kb_gw *g, const char *name,
 /* Whether a board has any submission (kb:subs:lb:<lb>). */
 int kb_gw_board_has_submissions(const struct kb_gw *g, const char *name,
 				int *has);
-/* HGETALL kb:lbdyn and SMEMBERS kb:lbdeleted, and the visibility of every
- * board named in names (n of them, parallel out array of 0/1 closed). */
+/* HGETALL kb:lbdyn and SMEMBERS kb:lbdeleted, and the visibility and
+ * secret of every board named in names (n of them, parallel out arrays:
+ * closed 0/1, secret 0 when the board has none). */
 int kb_gw_board_sync(const struct kb_gw *g, redisReply **dyn,
 		     redisReply **deleted, const char *const *names, size_t n,
-		     int *closed);
+		     int *closed, uint64_t *secrets);
 
 #endif

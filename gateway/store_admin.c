@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_config.h"
+#include "kb_keys.h"
 #include "kb_log.h"
 #include "kb_util.h"
+#include "rules.h"
 #include "store.h"
 #include "store_internal.h"
 
@@ -325,28 +328,26 @@ int kb_gw_board_record(const struct kb_gw *g, const char *name,
 int kb_gw_board_mark_deleted(const struct kb_gw *g, const char *name,
 			     int purge_rankings)
 {
-	char err[256];
-	redisContext *c = kb_gw_redis(g, err, sizeof(err));
+	char keys[4][160];
+	/* kb__gw_eval() takes 32 arguments: 24 gpus, far more than a board
+	 * lists. */
+	const char *argv[32] = {keys[0], keys[1], keys[2], keys[3],
+				KB_KEY_BOARDS_DYNAMIC, KB_KEY_BOARDS_DELETED, name,
+				purge_rankings ? "1" : "0"};
 	const struct kb_gw_lb *lb = kb_gw_lb_find(g, name);
-	int n = 2;
+	redisReply *r;
+	int argc = 8, rc;
 
-	if (!c)
-		return -EIO;
-	redisAppendCommand(c, "MULTI");
-	redisAppendCommand(c, "HDEL kb:lbdyn %s", name);
-	redisAppendCommand(c, "SADD kb:lbdeleted %s", name);
-	for (size_t k = 0; purge_rankings && lb && k < lb->task->ngpus && n < 14; k += 1) {
-		redisAppendCommand(c, "DEL kb:rank:%s:%s kb:rankinfo:%s:%s kb:hist:%s:%s",
-				   name, lb->task->gpus[k], name, lb->task->gpus[k],
-				   name, lb->task->gpus[k]);
-		n++;
-	}
-	if (purge_rankings && n < 14) {
-		/* Fresh submission indexes if the name is used again. */
-		redisAppendCommand(c, "DEL kb:subs:lb:%s", name);
-		n++;
-	}
-	return kb__gw_finish_multi(c, n);
+	snprintf(keys[0], sizeof(keys[0]), KB_KEY_BOARD, name);
+	snprintf(keys[1], sizeof(keys[1]), KB_KEY_BOARD_ACCESS, name);
+	snprintf(keys[2], sizeof(keys[2]), KB_KEY_BOARD_INVITES, name);
+	snprintf(keys[3], sizeof(keys[3]), KB_KEY_BOARD_RATES, name);
+	for (size_t k = 0; lb && k < lb->task->ngpus && argc < (int)KB_ARRAY_LEN(argv); k++)
+		argv[argc++] = lb->task->gpus[k];
+	r = kb__gw_eval(g, &rc, KB__GW_FORGET_BOARD, 6, argc, argv, NULL);
+	if (r)
+		freeReplyObject(r);
+	return rc;
 }
 
 int kb_gw_board_has_submissions(const struct kb_gw *g, const char *name,
@@ -365,7 +366,7 @@ int kb_gw_board_has_submissions(const struct kb_gw *g, const char *name,
 
 int kb_gw_board_sync(const struct kb_gw *g, redisReply **dyn,
 		     redisReply **deleted, const char *const *names, size_t n,
-		     int *closed)
+		     int *closed, uint64_t *secrets)
 {
 	char err[256];
 	redisContext *c = kb_gw_redis(g, err, sizeof(err));
@@ -378,7 +379,7 @@ int kb_gw_board_sync(const struct kb_gw *g, redisReply **dyn,
 	redisAppendCommand(c, "HGETALL kb:lbdyn");
 	redisAppendCommand(c, "SMEMBERS kb:lbdeleted");
 	for (size_t i = 0; i < n; i++)
-		redisAppendCommand(c, "HGET kb:lb:%s visibility", names[i]);
+		redisAppendCommand(c, "HMGET kb:lb:%s visibility secret_seed", names[i]);
 	if ((rc = kb__gw_read_replies(c, r, 2)) < 0)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
@@ -387,7 +388,16 @@ int kb_gw_board_sync(const struct kb_gw *g, redisReply **dyn,
 			kb__gw_free_replies(r, 2);
 			return rc;
 		}
-		closed[i] = v->type == REDIS_REPLY_STRING && strcmp(v->str, "closed") == 0;
+		closed[i] = 0;
+		secrets[i] = 0;
+		if (v->type == REDIS_REPLY_ARRAY && v->elements == 2) {
+			const redisReply *vis = v->element[0], *sec = v->element[1];
+			closed[i] = vis->type == REDIS_REPLY_STRING &&
+				    strcmp(vis->str, "closed") == 0;
+			if (sec->type != REDIS_REPLY_STRING ||
+			    kb_parse_u64(sec->str, &secrets[i]) != 0)
+				secrets[i] = 0;
+		}
 		freeReplyObject(v);
 	}
 	*dyn = r[0];

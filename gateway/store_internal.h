@@ -28,6 +28,9 @@ enum kb__gw_script {
 	KB__GW_DELETE,
 	KB__GW_JOIN,
 	KB__GW_LINK,
+	KB__GW_LOGIN,
+	KB__GW_FORGET_BOARD,
+	KB__GW_RANK_REBUILD,
 	KB__GW_NSCRIPTS
 };
 

@@ -26,10 +26,11 @@
 #include "gw_metrics.h"
 #include "hub.h"
 #include "kb_log.h"
+#include "kb_report.h"
 #include "kb_util.h"
 #include "queue.h"
-#include "report.h"
 #include "rules.h"
+#include "seed.h"
 #include "store.h"
 
 static int fail(struct kb_gw_submit_res *res, int status, const char *fmt, ...)
@@ -81,8 +82,10 @@ static int publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode
 	sub.code.data = (uint8_t *)s->code;
 	sub.code.len = s->code_len;
 	sub.task = &task;
+	/* The board's own secret stays here: the run gets a seed of its
+	 * own (seed.h). */
 	if (mode == KB_MODE_LEADERBOARD) {
-		sub.secret_seed = lb->secret_seed;
+		sub.secret_seed = kb_gw_seed_derive(lb->secret_seed, lb->task->name, id);
 		sub.has_secret_seed = 1;
 	}
 	sub.submitted_at_ms = s->submitted_ms;
@@ -108,7 +111,7 @@ static int publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode
 			kb_warn("sub=%" PRIu64 " gpu=%s publish failed: %s", id,
 				s->gpu, err);
 	}
-	/* The buffer held the secret seed: do not leave it in freed memory. */
+	/* The buffer held the seed: do not leave it in freed memory. */
 	sodium_memzero(buf, len);
 	if (buf != stack_buf)
 		free(buf);
@@ -172,6 +175,9 @@ int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
 		.admin = req->admin,
 		.default_limit = mode == KB_MODE_LEADERBOARD ? g->cfg.rate_leaderboard
 							     : g->cfg.rate_test,
+		.max_queued = g->cfg.max_queued_per_gpu,
+		.queued_forget_s = g->cfg.queued_forget_s,
+		.code_ttl_s = g->cfg.code_ttl_s,
 	};
 	kb_sha256_hex(req->code, req->code_len, p->s.code_sha);
 	rc = kb_gw_sub_create(g, &p->s, &id, p->user_name, sizeof(p->user_name),
@@ -245,20 +251,6 @@ int kb_gw_user_external(struct kb_gw *g, const char *provider,
 	if (rc == 0)
 		snprintf(out, out_size, "%s", id);
 	return rc;
-}
-
-const char *kb_gw_stage_name(Kb__Stage s)
-{
-	switch (s) {
-	case KB__STAGE__STAGE_QUEUED: return "queued";
-	case KB__STAGE__STAGE_COMPILING: return "compiling";
-	case KB__STAGE__STAGE_TESTING: return "testing";
-	case KB__STAGE__STAGE_BENCHMARKING: return "benchmarking";
-	case KB__STAGE__STAGE_RANKED_RUN: return "ranked_run";
-	case KB__STAGE__STAGE_SECRET_RUN: return "secret_run";
-	case KB__STAGE__STAGE_DONE: return "done";
-	default: return "unspecified";
-	}
 }
 
 int kb_gw_push_state(struct kb_gw *g, struct kb_gw_watch *w, uint64_t id)

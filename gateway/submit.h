@@ -45,8 +45,5 @@ struct kb_gw_watch *kb_gw_watch_open_tick(struct kb_gw *g, uint64_t id,
  * negative store code (then nothing was queued). */
 int kb_gw_push_state(struct kb_gw *g, struct kb_gw_watch *w, uint64_t id);
 
-/* The lowercase name of a stage ("compiling", ...); "unspecified" for
- * unknown values. */
-const char *kb_gw_stage_name(Kb__Stage s);
 
 #endif

@@ -7,9 +7,11 @@
 -- KEYS[2] kb:sub:<id>              the submission hash the gateway created
 -- KEYS[3] kb:rank:<lb>:<gpu>       sorted set: user id -> best seconds
 -- KEYS[4] kb:rankinfo:<lb>:<gpu>   hash: user id -> "<sub id>:<submitted_ms>"
--- KEYS[5] kb:hist:<lb>:<gpu>       sorted set: every scored Result of the
+-- KEYS[5] kb:rankorder:<lb>:<gpu>  the ranking's order (ranking.lua, which
+--                                  is compiled in front of this script)
+-- KEYS[6] kb:hist:<lb>:<gpu>       sorted set: every scored Result of the
 --                                  board, "<id>:<score>:<user>" by done_ms
--- KEYS[6] kb:uhist:<user>          sorted set: every scored Result of the
+-- KEYS[7] kb:uhist:<user>          sorted set: every scored Result of the
 --                                  user, "<id>:<score>:<lb>:<gpu>" by done_ms
 --
 -- ARGV[1] packed Result      ARGV[2] submission id (decimal)
@@ -28,9 +30,10 @@
 -- and a new personal best.
 
 local res_key, sub_key, rank_key, info_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local order_key = KEYS[5]
 local packed, id, user, mode, verdict = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local has_score, score_s, submitted_s, done_s = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local hist_key, uhist_key = KEYS[5], KEYS[6]
+local hist_key, uhist_key = KEYS[6], KEYS[7]
 
 if redis.call('EXISTS', res_key) == 1 then
   return 0
@@ -40,7 +43,7 @@ end
 -- everything that could fail is checked before the first write: a key of
 -- the wrong type is reported, and nothing is written.
 for _, kt in ipairs({{sub_key, 'hash'}, {rank_key, 'zset'}, {info_key, 'hash'},
-                     {hist_key, 'zset'}, {uhist_key, 'zset'}}) do
+                     {order_key, 'zset'}, {hist_key, 'zset'}, {uhist_key, 'zset'}}) do
   local t = redis.call('TYPE', kt[1])['ok']
   if t ~= 'none' and t ~= kt[2] then
     return redis.error_reply('WRONGTYPE ' .. kt[1] .. ' is a ' .. t .. ', not a ' .. kt[2])
@@ -98,41 +101,11 @@ else
   return 1
 end
 
--- Submission ids are decimal integers that may exceed 2^53, so they are
--- compared as strings: shorter is smaller, then lexicographically.
-local function id_less(a, b)
-  if #a ~= #b then
-    return #a < #b
-  end
-  return a < b
+-- The order decides (ranking.lua): a lower score, or the same score
+-- submitted earlier, or at the same time with a lower id.
+local k = {rank = rank_key, info = info_key, order = order_key}
+if not rank_beats(k, user, score, submitted_s, id) then
+  return 1
 end
-
-local cur = redis.call('ZSCORE', rank_key, user)
-if cur then
-  local best = tonumber(cur)
-  if score > best then
-    return 1
-  end
-  if score == best then
-    -- Ties go to the earlier submission, then to the lower id; an entry
-    -- without readable info loses to any submission that ties it.
-    local info = redis.call('HGET', info_key, user)
-    local bid, bms = nil, nil
-    if info then
-      bid, bms = string.match(info, '^(%d+):(%-?%d+)$')
-    end
-    if bid then
-      local best_ms = tonumber(bms)
-      if submitted > best_ms then
-        return 1
-      end
-      if submitted == best_ms and not id_less(id, bid) then
-        return 1
-      end
-    end
-  end
-end
-
-redis.call('ZADD', rank_key, score_s, user)
-redis.call('HSET', info_key, user, id .. ':' .. submitted_s)
+rank_put(k, user, score_s, id, submitted_s)
 return 2

@@ -1,9 +1,10 @@
 /* kb_fold: runs the ranker's Lua scripts against Redis.
  *
  * A kb_fold owns one Redis connection and the two scripts embedded at build
- * time (ranker/fold.lua, ranker/progress.lua). It connects lazily and, after
- * any I/O error, drops the connection and reconnects on the next call; the
- * caller only decides when to retry.
+ * time (ranker/fold.lua, with ranker/ranking.lua in front, and
+ * ranker/progress.lua). It connects lazily and, after any I/O error, drops
+ * the connection and reconnects on the next call; the caller only decides
+ * when to retry.
  *
  * Return codes of the calls below:
  *   0        Redis executed the script (the write is acknowledged);

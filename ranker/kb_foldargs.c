@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_keys.h"
+#include "kb_report.h"
+
 const char *kb_mode_name(Kb__Mode mode)
 {
 	switch (mode) {
@@ -41,28 +44,6 @@ const char *kb_verdict_name(Kb__Verdict verdict)
 		return "infra_error";
 	case KB__VERDICT__VERDICT_SUSPECT:
 		return "suspect";
-	default:
-		return "unspecified";
-	}
-}
-
-const char *kb_stage_name(Kb__Stage stage)
-{
-	switch (stage) {
-	case KB__STAGE__STAGE_QUEUED:
-		return "queued";
-	case KB__STAGE__STAGE_COMPILING:
-		return "compiling";
-	case KB__STAGE__STAGE_TESTING:
-		return "testing";
-	case KB__STAGE__STAGE_BENCHMARKING:
-		return "benchmarking";
-	case KB__STAGE__STAGE_RANKED_RUN:
-		return "ranked_run";
-	case KB__STAGE__STAGE_SECRET_RUN:
-		return "secret_run";
-	case KB__STAGE__STAGE_DONE:
-		return "done";
 	default:
 		return "unspecified";
 	}
@@ -230,12 +211,13 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 				     : r->submitted_at_ms;
 	snprintf(call->done_s, sizeof(call->done_s), "%" PRId64, done_ms);
 
-	call->keys[0] = strdup_printf("kb:res:%s:%s", call->id_s, r->gpu);
-	call->keys[1] = strdup_printf("kb:sub:%s", call->id_s);
-	call->keys[2] = strdup_printf("kb:rank:%s:%s", r->leaderboard, r->gpu);
-	call->keys[3] = strdup_printf("kb:rankinfo:%s:%s", r->leaderboard, r->gpu);
-	call->keys[4] = strdup_printf("kb:hist:%s:%s", r->leaderboard, r->gpu);
-	call->keys[5] = strdup_printf("kb:uhist:%s", r->user_id);
+	call->keys[0] = strdup_printf(KB_KEY_RESULT, call->id_s, r->gpu);
+	call->keys[1] = strdup_printf(KB_KEY_SUB, call->id_s);
+	call->keys[2] = strdup_printf(KB_KEY_RANK, r->leaderboard, r->gpu);
+	call->keys[3] = strdup_printf(KB_KEY_RANK_INFO, r->leaderboard, r->gpu);
+	call->keys[4] = strdup_printf(KB_KEY_RANK_ORDER, r->leaderboard, r->gpu);
+	call->keys[5] = strdup_printf(KB_KEY_HIST, r->leaderboard, r->gpu);
+	call->keys[6] = strdup_printf(KB_KEY_USER_HIST, r->user_id);
 	packed_len = kb__result__get_packed_size(r);
 	/* +1: malloc(0) may return NULL for an empty Result. */
 	call->packed = malloc(packed_len + 1);
@@ -285,7 +267,7 @@ int kb_foldargs_progress(const Kb__ResultEvent *ev, int64_t stage_ms,
 	}
 	call->sub_id = ev->submission_id;
 	call->gpu = ev->gpu ? ev->gpu : "";
-	call->stage = kb_stage_name(ev->progress->stage);
+	call->stage = kb_report_stage_name(ev->progress->stage);
 	snprintf(call->key_s, sizeof(call->key_s), "kb:sub:%" PRIu64, ev->submission_id);
 	snprintf(call->stage_ms_s, sizeof(call->stage_ms_s), "%" PRId64, stage_ms);
 	call->nkeys = KB_PROGRESS_NKEYS;

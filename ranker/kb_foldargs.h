@@ -20,12 +20,11 @@
 
 /* The lowercase names stored in Redis: "test", "benchmark", "profile",
  * "leaderboard"; "passed", "failed", "compile_error", "timeout", "crashed",
- * "infra_error", "suspect"; "queued", "compiling", "testing",
- * "benchmarking", "ranked_run", "secret_run", "done". An unknown or
- * unspecified value is "unspecified". Static strings. */
+ * "infra_error", "suspect". An unknown or unspecified value is
+ * "unspecified". Static strings. Stages are stored under the names
+ * kb_report_stage_name() shows them by. */
 const char *kb_mode_name(Kb__Mode mode);
 const char *kb_verdict_name(Kb__Verdict verdict);
-const char *kb_stage_name(Kb__Stage stage);
 
 /* 1 if r counts for its leaderboard: the worker set has_score, the mode is
  * leaderboard, the verdict is passed, both the "leaderboard" (public) and
@@ -33,8 +32,8 @@ const char *kb_stage_name(Kb__Stage stage);
  * score is finite and positive. 0 otherwise (including r == NULL). */
 int kb_result_is_scored(const Kb__Result *r);
 
-/* fold.lua takes 6 keys and 9 arguments; see the script's header. */
-#define KB_FOLD_NKEYS 6
+/* fold.lua takes 7 keys and 9 arguments; see the script's header. */
+#define KB_FOLD_NKEYS 7
 #define KB_FOLD_NARGS 9
 
 struct kb_fold_call {

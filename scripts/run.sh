@@ -10,7 +10,8 @@
 #
 # Environment: KB_HTTP_PORT (8000), KB_ADMIN_TOKEN (random if unset),
 # KB_REDIS_URL (external Redis), KB_KAFKA_BROKERS (external Kafka: no dev
-# broker is started), KB_PROBLEMS, KB_RUN_DIR (logs and data; a temp dir).
+# broker is started), KB_PROBLEMS, KB_RUN_DIR (logs and data; a temp dir),
+# KB_RUN_REDIS_MAXMEMORY (the started redis-server's maxmemory; 1gb).
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -76,8 +77,12 @@ export KB_KAFKA_BROKERS
 if [ -z "${KB_REDIS_URL:-}" ]; then
 	REDIS_PORT=$(free_port)
 	mkdir -p "$RUN_DIR/redis"
+	# A bound on memory, and noeviction: every key is state (a ranking, a
+	# login, a rate window), so a full Redis refuses writes (the gateway
+	# answers 503) rather than silently dropping some.
 	start redis redis-server --port "$REDIS_PORT" --bind 127.0.0.1 \
-		--dir "$RUN_DIR/redis" --save "" --appendonly no --daemonize no
+		--dir "$RUN_DIR/redis" --save "" --appendonly no --daemonize no \
+		--maxmemory "${KB_RUN_REDIS_MAXMEMORY:-1gb}" --maxmemory-policy noeviction
 	KB_REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 	wait_for "redis-server" 10 redis-cli -p "$REDIS_PORT" ping
 fi

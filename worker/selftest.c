@@ -11,7 +11,7 @@
 #include "kb_log.h"
 #include "kb_task.h"
 #include "kb_util.h"
-#include "report.h"
+#include "kb_report.h"
 #include "submission.h"
 
 #define SUBMISSION_MAX (1u << 20)

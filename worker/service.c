@@ -15,10 +15,10 @@
 #include "kb_kafka.h"
 #include "kb_log.h"
 #include "kb_metrics.h"
+#include "kb_report.h"
 #include "kb_signal.h"
 #include "kb_util.h"
 #include "pbutil.h"
-#include "report.h"
 
 #define SEND_TIMEOUT_MS 10000
 #define BACKOFF_MAX_S 30.0

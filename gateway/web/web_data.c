@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_keys.h"
 #include "store_internal.h"
 
 #define RANK_MAX 500
@@ -81,7 +82,7 @@ static int load_gpu(struct kb_gw *g, const struct kb_gw_lb *lb, size_t k,
 	wg->nrank = n;
 	wg->nranked = count;
 
-	snprintf(key, sizeof(key), "kb:hist:%s:%s", lb->task->name, gpu);
+	snprintf(key, sizeof(key), KB_KEY_HIST, lb->task->name, gpu);
 	m->hist_replies[k] = tail_of(g, key, HIST_MAX, &rc);
 	if (!m->hist_replies[k])
 		return rc;
@@ -228,7 +229,7 @@ int kb_web_load_index(struct kb_gw *g, struct kb_web_index_model *m)
 				o->best_user_id[k] = o->entries[k][0].user_id;
 				o->best_user[k] = o->entries[k][0].user_name;
 			}
-			snprintf(key, sizeof(key), "kb:rank:%s:%s", t->name, t->gpus[k]);
+			snprintf(key, sizeof(key), KB_KEY_RANK, t->name, t->gpus[k]);
 			o->members[k] = kb__gw_cmd(g, &rc, "ZRANGE %s 0 -1", key);
 			if (!o->members[k])
 				break;
@@ -313,7 +314,7 @@ int kb_web_load_user(struct kb_gw *g, const char *user_id,
 		if (!public_board(lb))
 			continue;
 		for (size_t k = 0; k < lb->task->ngpus; k++) {
-			snprintf(key, sizeof(key), "kb:rank:%s:%s", lb->task->name,
+			snprintf(key, sizeof(key), KB_KEY_RANK, lb->task->name,
 				 lb->task->gpus[k]);
 			redisAppendCommand(c, "ZSCORE %s %s", key, user_id);
 			redisAppendCommand(c, "ZCARD %s", key);
@@ -341,14 +342,14 @@ int kb_web_load_user(struct kb_gw *g, const char *user_id,
 	/* Rank: users strictly better, plus one (ties share a rank here). */
 	for (size_t i = 0; i < m->nbest; i++) {
 		struct kb_web_user_best *b = &m->best[i];
-		snprintf(key, sizeof(key), "kb:rank:%s:%s", b->lb, b->gpu);
+		snprintf(key, sizeof(key), KB_KEY_RANK, b->lb, b->gpu);
 		redisReply *x = kb__gw_cmd(g, &rc, "ZCOUNT %s -inf (%.17g", key, b->score);
 		if (!x)
 			return rc;
 		b->rank = (x->type == REDIS_REPLY_INTEGER ? (long)x->integer : 0) + 1;
 		freeReplyObject(x);
 	}
-	snprintf(key, sizeof(key), "kb:uhist:%s", user_id);
+	snprintf(key, sizeof(key), KB_KEY_USER_HIST, user_id);
 	m->hist = tail_of(g, key, USER_HIST_MAX, &rc);
 	if (!m->hist)
 		return rc;

@@ -229,7 +229,12 @@ char *dc_interaction(int type, const char *user_id, const char *token,
 	     w = strtok_r(NULL, " ", &save))
 		words[n++] = w;
 	json_object_set_new(o, "type", json_integer(type));
-	json_object_set_new(o, "id", json_string("8800"));
+	/* Every interaction has an id of its own, as Discord's do (the
+	 * gateway refuses an id it has seen). */
+	static unsigned long next_id = 8800;
+	char id[32];
+	snprintf(id, sizeof(id), "%lu%d", next_id++, (int)getpid());
+	json_object_set_new(o, "id", json_string(id));
 	json_object_set_new(o, "application_id", json_string(DC_APP_ID));
 	json_object_set_new(o, "token", json_string(token));
 	json_object_set_new(o, "guild_id", json_string("3300"));

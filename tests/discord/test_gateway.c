@@ -4,12 +4,18 @@
  * order. */
 #include <check.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <inttypes.h>
+
 #include "dc_env.h"
+#include "kb.pb-c.h"
+#include "kb_redis.h"
+#include "kb_testenv.h"
 #include "kb_util.h"
 #include "kb_check_main.h"
 
@@ -387,6 +393,122 @@ START_TEST(submissions_and_admin)
 }
 END_TEST
 
+/* A signed interaction replayed within the signature's window runs once. */
+START_TEST(replayed_interaction)
+{
+	struct dc_env e;
+
+	dc_env_up(&e, 1, 0);
+	char *body = dc_interaction(2, USER, "t-replay", "leaderboard list", NULL, NULL);
+	struct dc_resp r = dc_post(&e, body, 0, DC_SIGN_OK);
+	ck_assert_int_eq(r.code, 200);
+	dc_resp_free(&r);
+	r = dc_post(&e, body, 0, DC_SIGN_OK);
+	ck_assert_msg(r.code == 401, "a replayed interaction: HTTP %ld %s", r.code, r.body);
+	dc_resp_free(&r);
+	free(body);
+	/* Another interaction (another id) goes through. */
+	char *s = run_cmd(&e, USER, "t-replay2", "leaderboard list", NULL, NULL, 4);
+	free(s);
+	dc_env_down(&e);
+}
+END_TEST
+
+static void redis_cmd(redisContext *rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *r = redisvCommand(rc, fmt, ap);
+	va_end(ap);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_msg(r->type != REDIS_REPLY_ERROR, "redis: %s", r->str);
+	freeReplyObject(r);
+}
+
+/* What the worker and the ranker leave in Redis for a ranked submission
+ * that scored (the gateway's fallback poll finds it there). */
+static void fake_ranked_result(redisContext *rc, long id, const char *uid)
+{
+	Kb__Result res = KB__RESULT__INIT;
+	Kb__RunResult runs[2], *rp[2] = {&runs[0], &runs[1]};
+	Kb__RunResult init = KB__RUN_RESULT__INIT;
+
+	runs[0] = runs[1] = init;
+	runs[0].key = "leaderboard";
+	runs[1].key = "private";
+	runs[0].success = runs[0].passed = runs[1].success = runs[1].passed = 1;
+	res.submission_id = (uint64_t)id;
+	res.leaderboard = "vectorsum_cpu";
+	res.gpu = "CPU";
+	res.mode = KB__MODE__MODE_LEADERBOARD;
+	res.user_id = (char *)uid;
+	res.n_runs = 2;
+	res.runs = rp;
+	res.has_score = 1;
+	res.score = 0.000125;
+	res.verdict = KB__VERDICT__VERDICT_PASSED;
+	size_t len = kb__result__get_packed_size(&res);
+	uint8_t *buf = malloc(len);
+	kb__result__pack(&res, buf);
+	redis_cmd(rc, "ZADD kb:rank:vectorsum_cpu:CPU 0.000125 %s", uid);
+	redis_cmd(rc, "HSET kb:rankinfo:vectorsum_cpu:CPU %s %ld:1", uid, id);
+	redis_cmd(rc, "SET kb:res:%ld:CPU %b", id, buf, len);
+	redis_cmd(rc, "HSET kb:sub:%ld status done verdict passed score 0.000125 done_ms 2",
+		  id);
+	free(buf);
+}
+
+/* Who is on top of a closed (invite-only) board is not for the public
+ * announce channel. */
+START_TEST(closed_board_not_announced)
+{
+	struct dc_env e;
+	json_t *opt, *res;
+	char *code, *s, err[128];
+	size_t len;
+
+	dc_env_up(&e, 1, 0);
+	redisContext *rc = kb_redis_connect(e.redis.url, 2000, err, sizeof(err));
+	ck_assert_msg(rc != NULL, "%s", err);
+	redis_cmd(rc, "HSET kb:lb:vectorsum_cpu visibility closed");
+	redis_cmd(rc, "SADD kb:lbaccess:vectorsum_cpu discord-" USER);
+	/* The gateway syncs visibility every 2 s; the show command sees it. */
+	for (int waited = 0;; waited += 250) {
+		s = run_cmd(&e, OTHER, "t-closed-list", "leaderboard list", NULL, NULL, 4);
+		int gone = !strstr(s, "vectorsum_cpu");
+		free(s);
+		if (gone)
+			break;
+		ck_assert_msg(waited < 10000, "the board never closed");
+		struct timespec ts = {0, 250000000L};
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_int_eq(kb_read_file(KB_SOURCE_DIR "/problems/vectorsum_cpu/submission_ok.c",
+				      1 << 20, &code, &len), 0);
+	dc_attach(&e, "901", "fast.c", code, len, (long long)len, &opt, &res);
+	s = run_cmd(&e, USER, "t-closed", "leaderboard submit ranked",
+		    json_pack("[o,o]", opt, opt_str("leaderboard", "vectorsum_cpu")), res, 5);
+	free(s);
+	struct fd_call c = wait_edit(&e, "t-closed", "Queued", 15000);
+	long id = sub_id_in(c.payload);
+	ck_assert_int_gt(id, 0);
+	fd_call_free(&c);
+	fake_ranked_result(rc, id, "discord-" USER);
+	c = wait_edit(&e, "t-closed", "The full report is attached", 30000);
+	ck_assert_msg(strstr(c.payload, "First place"), "%s", c.payload);
+	fd_call_free(&c);
+	ck_assert_msg(fd_wait(e.fd, "POST", "/channels/" DC_ANNOUNCE "/messages", NULL, 1,
+			      3000) == 0, "a closed board's top 3 was announced");
+	/* Nor is the placement said in public (the result message above is
+	 * the submitter's own, ephemeral). */
+	ck_assert_msg(fd_wait(e.fd, "POST", "/webhooks/" DC_APP_ID "/t-closed", NULL, 1, 0) == 0,
+		      "a public follow-up for a closed board");
+	redisFree(rc);
+	free(code);
+	dc_env_down(&e);
+}
+END_TEST
+
 /* ---- a ranked submission, end to end ---- */
 
 /* Checks the edits of token's original message, in arrival order: the
@@ -521,6 +643,8 @@ int main(void)
 	tcase_add_test(tc, ping_and_signatures);
 	tcase_add_test(tc, read_commands);
 	tcase_add_test(tc, submissions_and_admin);
+	tcase_add_test(tc, replayed_interaction);
+	tcase_add_test(tc, closed_board_not_announced);
 	suite_add_tcase(s, tc);
 	/* CK_RUN_CASE=pipeline runs only this one. */
 	TCase *pipe = tcase_create("pipeline");

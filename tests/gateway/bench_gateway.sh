@@ -43,7 +43,10 @@ wrk.headers["X-Popcorn-Cli-Id"] = "benchcli"
 wrk.headers["Content-Type"] = "multipart/form-data; boundary=XyZ"
 wrk.body = "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"s.c\"\r\n\r\nfloat custom_kernel(const float *d, unsigned long n) { return 0; }\r\n--XyZ--\r\n"
 LUA
+# One user and one address make all the load: the public-instance limits
+# (queued jobs per user, connections per address) would measure themselves.
 KB_REDIS_URL=redis://127.0.0.1:$RPORT KB_KAFKA_BROKERS=$BR KB_HTTP_PORT=$PORT \
+	KB_MAX_QUEUED_PER_GPU=0 KB_HTTP_PER_IP_CONNECTIONS=0 \
 	KB_HTTP_THREADS=${THREADS:-2} KB_LOG_LEVEL=warn KB_PROBLEMS="$SRC/tests/gateway/data" \
 	taskset -c "$GW_CPUS" "$BUILD/gateway/kb-gateway" >"$DIR/gw.log" 2>&1 &
 pids+=($!)

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,6 +415,18 @@ void gw_produce_event(struct gw_env *e, const Kb__ResultEvent *ev)
 	free(buf);
 }
 
+void gw_produce_result(struct gw_env *e, uint64_t id, const char *gpu,
+		       const Kb__Result *r)
+{
+	Kb__ResultEvent ev = KB__RESULT_EVENT__INIT;
+
+	ev.submission_id = id;
+	ev.gpu = (char *)gpu;
+	ev.event_case = KB__RESULT_EVENT__EVENT_RESULT;
+	ev.result = (Kb__Result *)r;
+	gw_produce_event(e, &ev);
+}
+
 void gw_produce_progress(struct gw_env *e, uint64_t id, const char *gpu,
 			 Kb__Stage stage, const char *worker)
 {
@@ -564,4 +577,37 @@ void gw_assert_log_clean(struct gw_env *e)
 			      e->log);
 	ck_assert_msg(!strstr(log, GW_ADMIN_TOKEN), "gateway log holds the admin token");
 	free(log);
+}
+
+void gw_stop_clean(struct gw_env *e)
+{
+	int status = gw_env_stop_gateway(e);
+
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "kb-gateway did not exit 0 (status 0x%x); log %s", status, e->log);
+	gw_assert_log_clean(e);
+}
+
+uint64_t gw_accepted(struct gw_resp r)
+{
+	json_t *j = gw_expect_json(r, 202, "submission");
+	uint64_t id = (uint64_t)json_integer_value(
+		json_object_get(json_object_get(j, "details"), "id"));
+
+	ck_assert_uint_gt(id, 0);
+	json_decref(j);
+	return id;
+}
+
+void gw_redis_do(struct gw_env *e, const char *fmt, ...)
+{
+	va_list ap;
+	redisReply *r;
+
+	va_start(ap, fmt);
+	r = redisvCommand(e->rc, fmt, ap);
+	va_end(ap);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_msg(r->type != REDIS_REPLY_ERROR, "redis: %s", r->str);
+	freeReplyObject(r);
 }

@@ -106,6 +106,9 @@ json_t *gw_expect_json(struct gw_resp r, long code, const char *what);
 void gw_wait_consumer(struct gw_env *e);
 /* Produces a ResultEvent to kb.results (needs the real broker). */
 void gw_produce_event(struct gw_env *e, const Kb__ResultEvent *ev);
+/* A Result event of submission id on gpu (needs the real broker). */
+void gw_produce_result(struct gw_env *e, uint64_t id, const char *gpu,
+		       const Kb__Result *r);
 /* A Progress event of submission id on gpu from worker. */
 void gw_produce_progress(struct gw_env *e, uint64_t id, const char *gpu,
 			 Kb__Stage stage, const char *worker);
@@ -124,5 +127,15 @@ uint64_t gw_sse_id(struct gw_sse *s);
 
 /* Asserts that the gateway log holds no secret seed and no admin token. */
 void gw_assert_log_clean(struct gw_env *e);
+
+/* Stops the gateway, asserting that it exited 0 with a clean log. */
+void gw_stop_clean(struct gw_env *e);
+
+/* Asserts a 202 submission answer; returns its id and frees r. */
+uint64_t gw_accepted(struct gw_resp r);
+
+/* A command on the test's own Redis connection (hiredis formats),
+ * asserted not to fail. */
+void gw_redis_do(struct gw_env *e, const char *fmt, ...);
 
 #endif

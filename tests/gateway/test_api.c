@@ -21,6 +21,9 @@ static const char *const policy_env[] = {
 	"KB_PROBLEMS=" KB_GW_TEST_DIR "/data:" KB_GW_TEST_DIR "/policy.yaml",
 	"KB_PROBLEMS_DEV=" KB_GW_TEST_DIR "/data",
 	"KB_RANKING_CACHE_MS=60000", /* deletions must invalidate, not expire */
+	/* The tests here leave many jobs of one user unfinished; the cap on
+	 * them is test_security's. */
+	"KB_MAX_QUEUED_PER_GPU=0",
 	NULL,
 };
 
@@ -38,31 +41,10 @@ static void down(void)
 	gw_assert_log_clean(&E);
 }
 
-static uint64_t accepted(struct gw_resp r)
-{
-	json_t *j = gw_expect_json(r, 202, "submission");
-	uint64_t id = (uint64_t)json_integer_value(
-		json_object_get(json_object_get(j, "details"), "id"));
-	ck_assert_uint_gt(id, 0);
-	json_decref(j);
-	return id;
-}
-
-static void redis_do(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	redisReply *r = redisvCommand(E.rc, fmt, ap);
-	va_end(ap);
-	ck_assert_ptr_nonnull(r);
-	ck_assert_msg(r->type != REDIS_REPLY_ERROR, "redis: %s", r->str);
-	freeReplyObject(r);
-}
-
 /* What the ranker would write for a scored Result. */
 static void fake_scored(uint64_t id, const char *uid, const char *score)
 {
-	redis_do("HSET kb:sub:%llu status done stage done verdict passed score %s "
+	gw_redis_do(&E, "HSET kb:sub:%llu status done stage done verdict passed score %s "
 		 "done_ms 1", (unsigned long long)id, score);
 	(void)uid;
 }
@@ -90,10 +72,10 @@ START_TEST(user_submissions_and_delete)
 	up(1);
 	gw_create_user(&E, "alice", alice, alice_id);
 	gw_create_user(&E, "bob", bob, bob_id);
-	uint64_t t1 = accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
-	uint64_t l1 = accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", alice, CODE));
-	uint64_t l2 = accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", alice, CODE));
-	uint64_t b1 = accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", bob, CODE));
+	uint64_t t1 = gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
+	uint64_t l1 = gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", alice, CODE));
+	uint64_t l2 = gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", alice, CODE));
+	uint64_t b1 = gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", bob, CODE));
 	gw_expect_error(gw_submit(&E, "/submission/gw_past/CPU/test", alice, CODE), 403,
 			"past the deadline");
 
@@ -141,8 +123,8 @@ START_TEST(user_submissions_and_delete)
 	fake_scored(l1, alice_id, "2");
 	fake_scored(l2, alice_id, "1");
 	fake_scored(b1, bob_id, "1.5");
-	redis_do("ZADD kb:rank:gw_sum_cpu:CPU 1 %s 1.5 %s", alice_id, bob_id);
-	redis_do("HSET kb:rankinfo:gw_sum_cpu:CPU %s %llu:100 %s %llu:100", alice_id,
+	gw_redis_do(&E, "ZADD kb:rank:gw_sum_cpu:CPU 1 %s 1.5 %s", alice_id, bob_id);
+	gw_redis_do(&E, "HSET kb:rankinfo:gw_sum_cpu:CPU %s %llu:100 %s %llu:100", alice_id,
 		 (unsigned long long)l2, bob_id, (unsigned long long)b1);
 	j = ranking();
 	ck_assert_uint_eq(json_array_size(j), 2);
@@ -226,7 +208,7 @@ START_TEST(admin_policies)
 	j = gw_expect_json(gw_req_admin(&E, "POST", "/admin/start", NULL), 200, "start");
 	ck_assert(json_is_true(json_object_get(j, "accepts_jobs")));
 	json_decref(j);
-	accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
 
 	/* Bans. */
 	char path[160];
@@ -239,7 +221,7 @@ START_TEST(admin_policies)
 	gw_expect_error(gw_req_admin(&E, "POST", "/admin/ban/nobody", NULL), 404, "ban unknown");
 	j = gw_expect_json(gw_req_admin(&E, "DELETE", path, NULL), 200, "unban");
 	json_decref(j);
-	accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", bob, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", bob, CODE));
 
 	/* Deadlines: refused, admins exempt (on behalf of the CLI user). */
 	gw_expect_error(gw_submit(&E, "/submission/gw_past/CPU/leaderboard", alice, CODE),
@@ -253,7 +235,7 @@ START_TEST(admin_policies)
 		char *mp = gw_multipart("B0und", "file", "s.c", CODE, strlen(CODE), &blen);
 		const char *h[] = {"Authorization: Bearer " GW_ADMIN_TOKEN, hcli,
 				   "Content-Type: multipart/form-data; boundary=B0und", NULL};
-		accepted(gw_req(&E, "POST", "/admin/submission/gw_past/CPU/test", h, mp, blen));
+		gw_accepted(gw_req(&E, "POST", "/admin/submission/gw_past/CPU/test", h, mp, blen));
 		free(mp);
 	}
 
@@ -272,16 +254,16 @@ START_TEST(admin_policies)
 			400, "bad count");
 	/* alice has one test submission this hour (made before the limit:
 	 * not counted); two more fit, the next is refused. */
-	accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/benchmark", alice, CODE));
-	accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/benchmark", alice, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
 	r = gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE);
 	ck_assert_ptr_nonnull(strstr(r.headers, "Retry-After: "));
 	long retry = strtol(strstr(r.headers, "Retry-After: ") + 13, NULL, 10);
 	ck_assert_msg(retry > 3500 && retry <= 3600, "Retry-After %ld", retry);
 	gw_expect_error(r, 429, "rate limited");
 	/* Other category, other user: unaffected. */
-	accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", alice, CODE));
-	accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", bob, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", alice, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", bob, CODE));
 	j = gw_expect_json(gw_req_admin(&E, "GET", "/admin/leaderboards/gw_sum_cpu/rate-limits",
 					NULL), 200, "rate get");
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "rate_limits")), 1);
@@ -293,7 +275,7 @@ START_TEST(admin_policies)
 	gw_expect_error(gw_req_admin(&E, "DELETE",
 				     "/admin/leaderboards/gw_sum_cpu/rate-limits/other", NULL),
 			400, "rate delete bad category");
-	accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
 
 	/* Closed boards: reads need a user with access, submissions too. */
 	j = gw_expect_json(gw_req_admin(&E, "POST", "/admin/leaderboards/gw_sum_cpu/visibility",
@@ -356,7 +338,7 @@ START_TEST(admin_policies)
 	j = gw_expect_json(gw_req_cli(&E, "GET", "/submissions/gw_sum_cpu/CPU", alice, NULL),
 			   200, "closed ranking with access");
 	json_decref(j);
-	accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
 	j = gw_expect_json(gw_req_admin(&E, "GET", "/admin/leaderboards/gw_sum_cpu/invites",
 					NULL), 200, "invite list");
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "invites")), 3);
@@ -421,7 +403,7 @@ START_TEST(admin_policies)
 	j = gw_expect_json(gw_req(&E, "GET", "/leaderboards", NULL, NULL, 0), 200, "list");
 	ck_assert_uint_eq(json_array_size(j), 4);
 	json_decref(j);
-	accepted(gw_submit(&E, "/submission/gw_sum_cpu-dev/CPU/test", alice, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu-dev/CPU/test", alice, CODE));
 	gw_expect_error(gw_req_admin(&E, "DELETE", "/admin/leaderboards/gw_sum_cpu-dev", NULL),
 			400, "delete with submissions");
 	gw_expect_error(gw_req_admin(&E, "DELETE", "/admin/leaderboards/gw_sum_cpu-dev?force=x",
@@ -467,8 +449,8 @@ START_TEST(runner_queue)
 	ck_assert(json_is_null(json_object_get(j, "error")));
 	json_decref(j);
 
-	uint64_t a = accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
-	accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
+	uint64_t a = gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE));
 	gw_produce_progress(&E, a, "CPU", KB__STAGE__STAGE_COMPILING, "worker-1");
 	gw_produce_progress(&E, 0, "CPU", KB__STAGE__STAGE_UNSPECIFIED, "worker-2");
 	/* The cached backlog (KB_QUEUE_CACHE_MS) and the events: poll. */
@@ -508,7 +490,7 @@ START_TEST(runner_queue)
 		if (running)
 			break;
 		/* No ranker here: write what its progress.lua would. */
-		redis_do("HSET kb:sub:%llu status running stage compiling",
+		gw_redis_do(&E, "HSET kb:sub:%llu status running stage compiling",
 			 (unsigned long long)a);
 	}
 	j = gw_expect_json(gw_req_cli(&E, "GET", path, alice, NULL), 200, "progress");

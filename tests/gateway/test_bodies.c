@@ -1,6 +1,7 @@
 /* The JSON bodies, the OAuth state and the newer input rules, as pure
  * functions. */
 #include <check.h>
+#include <errno.h>
 #include <sodium.h>
 #include <string.h>
 
@@ -105,6 +106,24 @@ START_TEST(oauth_state)
 	ck_assert_int_eq(kb_gw_oauth_state_parse("%%%", &st, &why), 400);
 	ck_assert_int_eq(kb_gw_oauth_state_parse("", &st, &why), 400);
 	ck_assert_int_eq(kb_gw_oauth_state_parse(NULL, &st, &why), 400);
+
+	/* The start page's state: the client's plus the nonce, both ways. */
+	struct kb_gw_oauth_state in = {.cli_id = "abc-123", .reset = 1}, back;
+	memset(in.nonce, 'f', KB_GW_NONCE_HEX);
+	ck_assert_int_eq(kb_gw_oauth_state_encode(&in, s, sizeof(s)), 0);
+	ck_assert_ptr_null(strchr(s, '='));
+	ck_assert_int_eq(kb_gw_oauth_state_parse(s, &back, &why), 0);
+	ck_assert_str_eq(back.cli_id, "abc-123");
+	ck_assert_int_eq(back.reset, 1);
+	ck_assert_str_eq(back.nonce, in.nonce);
+	ck_assert_int_eq(kb_gw_oauth_state_encode(&in, s, 8), -E2BIG);
+	const char *bad_nonce[] = {"{\"cli_id\":\"a\",\"nonce\":\"abc\"}",
+				   "{\"cli_id\":\"a\",\"nonce\":1}",
+				   "{\"cli_id\":\"a\",\"nonce\":\"\"}"};
+	for (size_t i = 0; i < sizeof(bad_nonce) / sizeof(bad_nonce[0]); i++) {
+		b64(bad_nonce[i], s, sizeof(s), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+		ck_assert_msg(kb_gw_oauth_state_parse(s, &st, &why) == 400, "%s", bad_nonce[i]);
+	}
 }
 END_TEST
 

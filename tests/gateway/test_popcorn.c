@@ -1,8 +1,8 @@
 /* popcorn-cli's exact request sequences against kb-gateway, with a fake
- * OAuth provider (a real HTTP server on loopback, libmicrohttpd) standing
- * in for Discord and GitHub:
- *   registration   GET /auth/init?provider=P, the browser's redirect to
- *                  GET /auth/cli/P?code&state (state = base64url JSON)
+ * OAuth provider (fake_oauth.h) standing in for Discord and GitHub:
+ *   registration   GET /auth/init?provider=P, the browser on the start
+ *                  page (authorize_url + state), the provider's redirect
+ *                  to GET /auth/cli/P?code&state (state = base64url JSON)
  *   browsing       GET /leaderboards, GET /gpus/{lb}
  *   submitting     POST /{lb}/{gpu}/{mode} (server-sent events), and
  *                  POST /submission/{lb}/{gpu}/{mode} + polling
@@ -19,7 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fake_oauth.h"
 #include "gw_env.h"
+#include "gw_login.h"
 #include "kb_util.h"
 #include "kb_check_main.h"
 
@@ -27,163 +29,21 @@
 	     "float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
 
 static struct gw_env E;
-static struct MHD_Daemon *fake;
-static int fake_port;
-static char env_discord[128], env_github[128], env_github_api[128], env_redirect[128];
-static const char *oauth_env[] = {
-	env_discord, env_github, env_github_api, env_redirect,
-	"KB_OAUTH_DISCORD_CLIENT_ID=disc-id",
-	"KB_OAUTH_DISCORD_CLIENT_SECRET=disc-secret-XYZ",
-	"KB_OAUTH_GITHUB_CLIENT_ID=gh-id",
-	"KB_OAUTH_GITHUB_CLIENT_SECRET=gh-secret-XYZ",
-	NULL,
-};
-
-/* ---- the fake provider ---- */
-
-struct fake_req {
-	char body[4096];
-	size_t len;
-};
-
-static enum MHD_Result answer(struct MHD_Connection *c, unsigned status,
-			      const char *json)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(
-		strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	enum MHD_Result ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-static int form_has(const char *body, const char *kv)
-{
-	size_t n = strlen(kv);
-	for (const char *p = body; (p = strstr(p, kv)); p++)
-		if ((p == body || p[-1] == '&') && (p[n] == '&' || p[n] == '\0'))
-			return 1;
-	return 0;
-}
-
-static enum MHD_Result fake_handler(void *cls, struct MHD_Connection *c,
-				    const char *url, const char *method,
-				    const char *version, const char *data,
-				    size_t *data_size, void **con_cls)
-{
-	struct fake_req *fr = *con_cls;
-	char redirect[256];
-
-	(void)cls;
-	(void)version;
-	if (!fr) {
-		*con_cls = calloc(1, sizeof(*fr));
-		return MHD_YES;
-	}
-	if (*data_size) {
-		size_t n = *data_size;
-		if (fr->len + n < sizeof(fr->body)) {
-			memcpy(fr->body + fr->len, data, n);
-			fr->len += n;
-		}
-		*data_size = 0;
-		return MHD_YES;
-	}
-	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	if (strcmp(method, "POST") == 0 && strcmp(url, "/api/oauth2/token") == 0) {
-		snprintf(redirect, sizeof(redirect), "redirect_uri=http%%3A%%2F%%2Fapi.test%%2Fauth"
-			 "%%2Fcli%%2Fdiscord");
-		if (form_has(fr->body, "client_id=disc-id") &&
-		    form_has(fr->body, "client_secret=disc-secret-XYZ") &&
-		    form_has(fr->body, "grant_type=authorization_code") &&
-		    form_has(fr->body, redirect) &&
-		    (form_has(fr->body, "code=good-code") || form_has(fr->body, "code=good-code-2")))
-			return answer(c, 200, "{\"access_token\":\"tok-discord-SECRET\","
-					      "\"token_type\":\"Bearer\"}");
-		return answer(c, 400, "{\"error\":\"invalid_grant\"}");
-	}
-	if (strcmp(method, "GET") == 0 && strcmp(url, "/api/users/@me") == 0) {
-		if (auth && strcmp(auth, "Bearer tok-discord-SECRET") == 0)
-			return answer(c, 200, "{\"id\":\"80351110224678912\","
-					      "\"username\":\"nelly\"}");
-		return answer(c, 401, "{\"message\":\"401: Unauthorized\"}");
-	}
-	if (strcmp(method, "POST") == 0 && strcmp(url, "/login/oauth/access_token") == 0) {
-		const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
-		if (accept && strstr(accept, "application/json") &&
-		    form_has(fr->body, "client_id=gh-id") &&
-		    form_has(fr->body, "client_secret=gh-secret-XYZ") &&
-		    form_has(fr->body, "code=gh-code"))
-			return answer(c, 200, "{\"access_token\":\"tok-gh-SECRET\"}");
-		return answer(c, 200, "{\"error\":\"bad_verification_code\"}");
-	}
-	if (strcmp(method, "GET") == 0 && strcmp(url, "/user") == 0) {
-		if (auth && strcmp(auth, "Bearer tok-gh-SECRET") == 0)
-			return answer(c, 200, "{\"id\":583231,\"login\":\"octocat\"}");
-		return answer(c, 401, "{\"message\":\"Bad credentials\"}");
-	}
-	return answer(c, 404, "{}");
-}
-
-static void fake_done(void *cls, struct MHD_Connection *c, void **con_cls,
-		      enum MHD_RequestTerminationCode toe)
-{
-	(void)cls;
-	(void)c;
-	(void)toe;
-	free(*con_cls);
-	*con_cls = NULL;
-}
-
-static void fake_up(void)
-{
-	fake_port = kb_test_free_port();
-	fake = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)fake_port,
-				NULL, NULL, fake_handler, NULL,
-				MHD_OPTION_NOTIFY_COMPLETED, fake_done, NULL,
-				MHD_OPTION_END);
-	ck_assert_ptr_nonnull(fake);
-	snprintf(env_discord, sizeof(env_discord),
-		 "KB_OAUTH_DISCORD_BASE=http://127.0.0.1:%d", fake_port);
-	snprintf(env_github, sizeof(env_github),
-		 "KB_OAUTH_GITHUB_BASE=http://127.0.0.1:%d", fake_port);
-	snprintf(env_github_api, sizeof(env_github_api),
-		 "KB_OAUTH_GITHUB_API_BASE=http://127.0.0.1:%d", fake_port);
-	snprintf(env_redirect, sizeof(env_redirect),
-		 "KB_OAUTH_REDIRECT_BASE=http://api.test");
-}
+static struct gw_login L;
 
 /* ---- popcorn-cli's steps ---- */
 
-/* base64_url::encode of the state JSON (no padding), as popcorn-cli. */
-static void state_of(const char *cli_id, int reset, char *out, size_t size)
-{
-	char json[256];
-	snprintf(json, sizeof(json), "{\"cli_id\":\"%s\",\"is_reset\":%s}", cli_id,
-		 reset ? "true" : "false");
-	sodium_bin2base64(out, size, (const unsigned char *)json, strlen(json),
-			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-}
-
+/* /auth/init, then the browser on the URL the CLI printed. */
 static void auth_init(const char *provider, char *cli_id, size_t size)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/auth/init?provider=%s", provider);
-	json_t *j = gw_expect_json(gw_req(&E, "GET", path, NULL, NULL, 0), 200, "auth/init");
-	const char *state = json_string_value(json_object_get(j, "state"));
-	ck_assert_ptr_nonnull(state);
-	ck_assert_uint_eq(strlen(state), 36); /* a UUID */
-	snprintf(cli_id, size, "%s", state);
-	json_decref(j);
+	gw_login_begin(&E, provider, NULL, 0, &L);
+	snprintf(cli_id, size, "%s", L.cli_id);
 }
 
-static struct gw_resp auth_cli(const char *provider, const char *code,
-			       const char *cli_id, int reset)
+/* The provider's redirect back to the browser that began the last login. */
+static struct gw_resp auth_cli(const char *provider, const char *code)
 {
-	char state[512], path[800];
-	state_of(cli_id, reset, state, sizeof(state));
-	snprintf(path, sizeof(path), "/auth/cli/%s?code=%s&state=%s", provider, code, state);
-	return gw_req(&E, "GET", path, NULL, NULL, 0);
+	return gw_login_finish(&E, provider, code, L.state, L.cookie);
 }
 
 START_TEST(popcorn_cli_session)
@@ -191,8 +51,14 @@ START_TEST(popcorn_cli_session)
 	char cli[64], cli2[64], gh_cli[64];
 	json_t *j;
 
-	fake_up();
-	E.extra_env = oauth_env;
+	struct fake_oauth *fake = fake_oauth_start();
+	const char *env[16];
+	int n = 0;
+	for (const char *const *v = fake_oauth_env(fake); *v; v++)
+		env[n++] = *v;
+	env[n++] = "KB_AUTH_RATE_PER_MIN=0"; /* many logins from one address */
+	env[n] = NULL;
+	E.extra_env = env;
 	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
 	gw_wait_consumer(&E);
 
@@ -200,7 +66,7 @@ START_TEST(popcorn_cli_session)
 	auth_init("discord", cli, sizeof(cli));
 	gw_expect_error(gw_req_cli(&E, "GET", "/user/submissions", cli, NULL), 401,
 			"CLI id before login");
-	j = gw_expect_json(auth_cli("discord", "good-code", cli, 0), 200, "auth/cli");
+	j = gw_expect_json(auth_cli("discord", "good-code"), 200, "auth/cli");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "success");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "user_id")),
 			 "discord-80351110224678912");
@@ -210,7 +76,7 @@ START_TEST(popcorn_cli_session)
 				     "discord"));
 	json_decref(j);
 	/* The same CLI id cannot be linked twice. */
-	gw_expect_error(auth_cli("discord", "good-code", cli, 0), 400, "state reused");
+	gw_expect_error(auth_cli("discord", "good-code"), 400, "state reused");
 
 	/* Browsing. */
 	j = gw_expect_json(gw_req_cli(&E, "GET", "/leaderboards", cli, NULL), 200, "boards");
@@ -357,12 +223,17 @@ START_TEST(popcorn_cli_session)
 	json_decref(j);
 
 	/* Logging in again with reset moves the account to a new CLI id. */
-	gw_expect_error(auth_cli("discord", "good-code-2", "never-issued", 0), 400,
+	char path2[300], state[300];
+	gw_login_state("never-issued", 0, state, sizeof(state));
+	snprintf(path2, sizeof(path2), "/auth/start/discord?state=%s", state);
+	gw_expect_error(gw_req(&E, "GET", path2, NULL, NULL, 0), 400,
 			"CLI id not from /auth/init");
 	auth_init("discord", cli2, sizeof(cli2));
-	gw_expect_error(auth_cli("discord", "good-code-2", cli2, 0), 409, "second account");
-	auth_init("discord", cli2, sizeof(cli2));
-	j = gw_expect_json(auth_cli("discord", "good-code-2", cli2, 1), 200, "reset");
+	gw_expect_error(auth_cli("discord", "good-code-2"), 409, "second account");
+	/* A reset is asked for with the current CLI id. */
+	gw_login_begin(&E, "discord", cli, 1, &L);
+	snprintf(cli2, sizeof(cli2), "%s", L.cli_id);
+	j = gw_expect_json(auth_cli("discord", "good-code-2"), 200, "reset");
 	ck_assert(json_is_true(json_object_get(j, "is_reset")));
 	json_decref(j);
 	gw_expect_error(gw_req_cli(&E, "GET", path, cli, NULL), 401, "old CLI id");
@@ -371,10 +242,10 @@ START_TEST(popcorn_cli_session)
 
 	/* GitHub: a user of its own. */
 	auth_init("github", gh_cli, sizeof(gh_cli));
-	gw_expect_error(auth_cli("github", "wrong", gh_cli, 0), 401, "code refused");
+	gw_expect_error(auth_cli("github", "wrong"), 401, "code refused");
 	auth_init("github", gh_cli, sizeof(gh_cli));
-	gw_expect_error(auth_cli("discord", "good-code", gh_cli, 0), 400, "other provider");
-	j = gw_expect_json(auth_cli("github", "gh-code", gh_cli, 0), 200, "github");
+	gw_expect_error(auth_cli("discord", "good-code"), 400, "other provider");
+	j = gw_expect_json(auth_cli("github", "gh-code"), 200, "github");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "user_id")), "github-583231");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "user_name")), "octocat");
 	json_decref(j);
@@ -406,17 +277,22 @@ START_TEST(popcorn_cli_session)
 	for (size_t k = 0; k < sizeof(never) / sizeof(never[0]); k++)
 		ck_assert_msg(!strstr(log, never[k]), "log holds %s", never[k]);
 	free(log);
-	MHD_stop_daemon(fake);
+	fake_oauth_stop(fake);
 }
 END_TEST
 
 START_TEST(oauth_not_configured)
 {
-	char cli[64];
+	char state[300], path[400];
 
+	/* No provider: the login routes do not exist, and nothing is stored. */
 	gw_env_up(&E, 0, NULL);
-	auth_init("discord", cli, sizeof(cli));
-	gw_expect_error(auth_cli("discord", "any", cli, 0), 503, "not configured");
+	gw_expect_error(gw_req(&E, "GET", "/auth/init?provider=discord", NULL, NULL, 0), 404,
+			"init");
+	gw_login_state("any", 0, state, sizeof(state));
+	snprintf(path, sizeof(path), "/auth/cli/discord?code=any&state=%s", state);
+	gw_expect_error(gw_req(&E, "GET", path, NULL, NULL, 0), 404, "callback");
+	ck_assert_int_eq(gw_count_keys(&E, "kb:clipending:*"), 0);
 	int status = gw_env_stop_gateway(&E);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }

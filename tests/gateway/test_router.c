@@ -64,6 +64,8 @@ START_TEST(full_api)
 		{"GET", "/runner_queue/H100", KB_ROUTE_RUNNER_QUEUE, "H100", 0, 0},
 		{"GET", "/auth/init", KB_ROUTE_AUTH_INIT, 0, 0, 0},
 		{"GET", "/auth/cli/github", KB_ROUTE_AUTH_CLI, "github", 0, 0},
+		{"GET", "/auth/start/discord", KB_ROUTE_AUTH_START, "discord", 0, 0},
+		{"DELETE", "/admin/users/u1/cli-id", KB_ROUTE_ADMIN_USER_CLI, "u1", 0, 0},
 		{"POST", "/admin/start", KB_ROUTE_ADMIN_START, 0, 0, 0},
 		{"POST", "/admin/stop", KB_ROUTE_ADMIN_STOP, 0, 0, 0},
 		{"POST", "/admin/ban/u1", KB_ROUTE_ADMIN_BAN, "u1", 0, 0},

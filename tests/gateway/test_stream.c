@@ -81,13 +81,8 @@ static void produce_result(uint64_t id)
 	size_t len;
 	uint8_t *buf = make_result(id, &len);
 	Kb__Result *r = kb__result__unpack(NULL, len, buf);
-	Kb__ResultEvent ev = KB__RESULT_EVENT__INIT;
 
-	ev.submission_id = id;
-	ev.gpu = "CPU";
-	ev.event_case = KB__RESULT_EVENT__EVENT_RESULT;
-	ev.result = r;
-	gw_produce_event(&E, &ev);
+	gw_produce_result(&E, id, "CPU", r);
 	kb__result__free_unpacked(r, NULL);
 	free(buf);
 }
@@ -106,14 +101,6 @@ static json_t *event_data(const char *body, const char *name)
 	json_t *j = json_loadb(p, (size_t)(end - p), 0, &err);
 	ck_assert_msg(j != NULL, "%s data is not JSON: %s", name, err.text);
 	return j;
-}
-
-static void stop_clean(void)
-{
-	int status = gw_env_stop_gateway(&E);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "kb-gateway did not exit 0 (status 0x%x); log %s", status, E.log);
-	gw_assert_log_clean(&E);
 }
 
 START_TEST(progress_then_result)
@@ -181,7 +168,7 @@ START_TEST(progress_then_result)
 	json_decref(r);
 	free(body);
 	free(headers);
-	stop_clean();
+	gw_stop_clean(&E);
 }
 END_TEST
 
@@ -235,7 +222,7 @@ START_TEST(keepalive_and_fallback)
 	/* Shutting down ends open streams with an error, and exits 0. */
 	s = gw_sse_start(&E, STREAM, alice, CODE);
 	ck_assert(gw_sse_wait(s, "\"stage\":\"queued\"", 15000) == 0);
-	stop_clean();
+	gw_stop_clean(&E);
 	ck_assert_int_eq(gw_sse_finish(s, &body, NULL), 200);
 	err = event_data(body, "error");
 	ck_assert_int_eq(json_integer_value(json_object_get(err, "status_code")), 503);
@@ -262,7 +249,7 @@ START_TEST(refused_before_streaming)
 	struct gw_resp r = gw_submit(&E, STREAM, alice, CODE);
 	ck_assert_ptr_null(strstr(r.headers, "text/event-stream"));
 	gw_expect_error(r, 503, "Kafka down");
-	stop_clean();
+	gw_stop_clean(&E);
 }
 END_TEST
 

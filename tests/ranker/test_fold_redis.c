@@ -360,6 +360,56 @@ static char *tie(uint64_t a_id, int64_t a_ms, uint64_t b_id, int64_t b_ms, int b
 	return get_str("HGET " INFO " alice");
 }
 
+/* The users of kb:rankorder, first to last. */
+static char *order_users(void)
+{
+	struct kb_buf b = {0};
+	redisReply *r = redisCommand(rc, "ZRANGE kb:rankorder:vectorsum_cpu:CPU 0 -1");
+
+	ck_assert_ptr_nonnull(r);
+	for (size_t i = 0; i < r->elements; i++)
+		kb_buf_printf(&b, "%s%s", i ? " " : "", strrchr(r->element[i]->str, ':') + 1);
+	freeReplyObject(r);
+	return b.data ? b.data : strdup("");
+}
+
+START_TEST(order_is_the_ranking)
+{
+	/* Ties at 1 ms go by time, then by id (9 before 10 as numbers);
+	 * ZRANGE of the order is the ranking, one member per user. */
+	gateway_submission(20, "anna", 200);
+	gateway_submission(10, "bert", 100);
+	gateway_submission(9, "carl", 100);
+	gateway_submission(40, "dora", 900);
+	ck_assert_int_eq(fold_scored(20, "anna", 1e-3, 200), KB_FOLD_BEST);
+	ck_assert_int_eq(fold_scored(10, "bert", 1e-3, 100), KB_FOLD_BEST);
+	ck_assert_int_eq(fold_scored(9, "carl", 1e-3, 100), KB_FOLD_BEST);
+	ck_assert_int_eq(fold_scored(40, "dora", 5e-4, 900), KB_FOLD_BEST);
+	char *u = order_users();
+	ck_assert_str_eq(u, "dora carl bert anna");
+	free(u);
+	/* A new best moves its user; a worse result moves nothing. */
+	gateway_submission(50, "anna", 1000);
+	gateway_submission(51, "dora", 1000);
+	ck_assert_int_eq(fold_scored(50, "anna", 2.5e-4, 1000), KB_FOLD_BEST);
+	ck_assert_int_eq(fold_scored(51, "dora", 7e-4, 1000), KB_FOLD_NEW);
+	u = order_users();
+	ck_assert_str_eq(u, "anna dora carl bert");
+	free(u);
+	redisReply *r = redisCommand(rc, "ZCARD kb:rankorder:vectorsum_cpu:CPU");
+	ck_assert_int_eq(r->integer, 4);
+	freeReplyObject(r);
+	/* Scores of different magnitude sort as numbers, not as text. */
+	gateway_submission(60, "emil", 1000);
+	gateway_submission(61, "finn", 1000);
+	ck_assert_int_eq(fold_scored(60, "emil", 12.0, 1000), KB_FOLD_BEST);
+	ck_assert_int_eq(fold_scored(61, "finn", 9.5, 1000), KB_FOLD_BEST);
+	u = order_users();
+	ck_assert_str_eq(u, "anna dora carl bert finn emil");
+	free(u);
+}
+END_TEST
+
 START_TEST(equal_score_earlier_submission_wins_in_any_order)
 {
 	for (int order = 0; order < 2; order++) {
@@ -513,6 +563,19 @@ START_TEST(progress_after_done_is_ignored)
 }
 END_TEST
 
+START_TEST(secret_run_stage_is_not_recorded)
+{
+	/* Nobody may learn when the secret run began (kb_report.h): its
+	 * Progress leaves the ranked run's stage and its start in place. */
+	gateway_submission(65, "alice", 1000);
+	ck_assert_int_eq(progress(65, KB__STAGE__STAGE_RANKED_RUN, 1100), 1);
+	progress(65, KB__STAGE__STAGE_SECRET_RUN, 1500);
+	assert_field("kb:sub:65", "stage", "ranked_run");
+	assert_field("kb:sub:65", "stage_ms", "1100");
+	assert_field("kb:sub:65", "status", "running");
+}
+END_TEST
+
 START_TEST(progress_for_an_unknown_submission_creates_its_hash)
 {
 	/* A Progress may overtake the gateway's write in principle; the
@@ -635,7 +698,9 @@ int main(void)
 	tcase_add_test(tc, equal_score_earlier_submission_wins_in_any_order);
 	tcase_add_test(tc, history_records_every_scored_result);
 	tcase_add_test(tc, submitted_ms_falls_back_to_the_gateways_record);
+	tcase_add_test(tc, order_is_the_ranking);
 	tcase_add_test(tc, progress_after_done_is_ignored);
+	tcase_add_test(tc, secret_run_stage_is_not_recorded);
 	tcase_add_test(tc, progress_for_an_unknown_submission_creates_its_hash);
 	tcase_add_test(tc, deleted_submission_is_never_folded);
 	tcase_add_test(tc, wrong_key_type_is_refused_without_partial_writes);

@@ -8,12 +8,13 @@
 
 #include "kb_fold.h"
 #include "kb_foldargs.h"
+#include "kb_report.h"
 #include "ranker_fixture.h"
 #include "kb_check_main.h"
 
 /* The call's strings numbered as when fold.lua took 4 keys: 0-3 the first
- * four keys, 4 on the script's ARGV[1..] (the history keys come after
- * the first four, see hist_keys). */
+ * four keys, 4 on the script's ARGV[1..] (the order and history keys
+ * come after the first four: arguments_of_a_scored_result). */
 #define ARG(c, i) ((c)->argv[(i) < 4 ? (i) : (i) - 4 + KB_FOLD_NKEYS])
 
 START_TEST(names)
@@ -28,11 +29,12 @@ START_TEST(names)
 	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_INFRA_ERROR), "infra_error");
 	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_SUSPECT), "suspect");
 	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_UNSPECIFIED), "unspecified");
-	ck_assert_str_eq(kb_stage_name(KB__STAGE__STAGE_TESTING), "testing");
-	ck_assert_str_eq(kb_stage_name(KB__STAGE__STAGE_RANKED_RUN), "ranked_run");
-	ck_assert_str_eq(kb_stage_name(KB__STAGE__STAGE_SECRET_RUN), "secret_run");
-	ck_assert_str_eq(kb_stage_name(KB__STAGE__STAGE_DONE), "done");
-	ck_assert_str_eq(kb_stage_name((Kb__Stage)-1), "unspecified");
+	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_TESTING), "testing");
+	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_RANKED_RUN), "ranked_run");
+	/* The secret run is stored as the ranked run it continues. */
+	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_SECRET_RUN), "ranked_run");
+	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_DONE), "done");
+	ck_assert_str_eq(kb_report_stage_name((Kb__Stage)-1), "unspecified");
 }
 END_TEST
 
@@ -121,9 +123,10 @@ START_TEST(arguments_of_a_scored_result)
 	ck_assert_str_eq(ARG(&c, 1), "kb:sub:42");
 	ck_assert_str_eq(ARG(&c, 2), "kb:rank:vectorsum_cpu:CPU");
 	ck_assert_str_eq(ARG(&c, 3), "kb:rankinfo:vectorsum_cpu:CPU");
-	/* hist_keys: the board's and the user's score history. */
-	ck_assert_str_eq(c.argv[4], "kb:hist:vectorsum_cpu:CPU");
-	ck_assert_str_eq(c.argv[5], "kb:uhist:alice");
+	ck_assert_str_eq(c.argv[4], "kb:rankorder:vectorsum_cpu:CPU");
+	/* The board's and the user's score history. */
+	ck_assert_str_eq(c.argv[5], "kb:hist:vectorsum_cpu:CPU");
+	ck_assert_str_eq(c.argv[6], "kb:uhist:alice");
 	ck_assert_str_eq(ARG(&c, 5), "42");
 	ck_assert_str_eq(ARG(&c, 6), "alice");
 	ck_assert_str_eq(ARG(&c, 7), "leaderboard");

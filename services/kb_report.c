@@ -1,4 +1,5 @@
-#include "report.h"
+/* kb_report: see kb_report.h. */
+#include "kb_report.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -391,6 +392,11 @@ void kb_report_redact(Kb__Result *r)
 
 		if (!is_private(rr))
 			continue;
+		rr->success = rr->passed;
+		rr->exit_code = 0;
+		rr->duration_s = 0;
+		rr->timed_out = 0;
+		rr->signal = 0;
 		clear_str(&rr->stdout);
 		clear_str(&rr->stderr);
 		for (size_t k = 0; k < rr->n_result; k++)
@@ -398,6 +404,25 @@ void kb_report_redact(Kb__Result *r)
 		free(rr->result);
 		rr->result = NULL;
 		rr->n_result = 0;
+	}
+}
+
+int kb_report_stage_secret(Kb__Stage s)
+{
+	return s == KB__STAGE__STAGE_SECRET_RUN;
+}
+
+const char *kb_report_stage_name(Kb__Stage s)
+{
+	switch (s) {
+	case KB__STAGE__STAGE_QUEUED: return "queued";
+	case KB__STAGE__STAGE_COMPILING: return "compiling";
+	case KB__STAGE__STAGE_TESTING: return "testing";
+	case KB__STAGE__STAGE_BENCHMARKING: return "benchmarking";
+	case KB__STAGE__STAGE_RANKED_RUN: return "ranked_run";
+	case KB__STAGE__STAGE_SECRET_RUN: return "ranked_run";
+	case KB__STAGE__STAGE_DONE: return "done";
+	default: return "unspecified";
 	}
 }
 

@@ -1,0 +1,42 @@
+/* kb_keys: the Redis key schema, the one header the services build keys
+ * from (docs/internals.md "Redis keys" says what each holds and who
+ * writes it). Each name is a printf format; its arguments follow it.
+ * Names that become parts of keys (boards, gpus, users) never contain ':'.
+ * The Lua scripts take their keys as KEYS[] from these, except where a
+ * script walks from one record to others (named in its header).
+ */
+#ifndef KB_KEYS_H
+#define KB_KEYS_H
+
+/* Users and logins. */
+#define KB_KEY_USER "kb:user:%s"              /* user id: hash */
+#define KB_KEY_USERS "kb:users"               /* set of user ids */
+#define KB_KEY_CLI "kb:cli:%s"                /* CLI id -> user id */
+#define KB_KEY_LOGIN "kb:clipending:%s"       /* CLI id: pending login (hash) */
+
+/* Boards. */
+#define KB_KEY_BOARD "kb:lb:%s"               /* board: secret, deadline, visibility */
+#define KB_KEY_BOARD_ACCESS "kb:lbaccess:%s"  /* board: users let in */
+#define KB_KEY_BOARD_RATES "kb:rl:%s"         /* board: hourly limits */
+#define KB_KEY_BOARD_INVITES "kb:invites:lb:%s" /* board: invite codes */
+#define KB_KEY_INVITE "kb:invite:%s"          /* code: hash */
+#define KB_KEY_BOARDS_DYNAMIC "kb:lbdyn"      /* board -> directory */
+#define KB_KEY_BOARDS_DELETED "kb:lbdeleted"  /* set of boards */
+
+/* Submissions and results. */
+#define KB_KEY_NEXT_SUB "kb:next_sub_id"
+#define KB_KEY_SUB "kb:sub:%s"                /* submission id (decimal) */
+#define KB_KEY_CODE "kb:code:%s"              /* sha256 hex */
+#define KB_KEY_RESULT "kb:res:%s:%s"          /* submission id, gpu */
+
+/* Rankings (ranker/ranking.lua writes them, nothing else). */
+#define KB_KEY_RANK "kb:rank:%s:%s"           /* board, gpu: user -> best s */
+#define KB_KEY_RANK_INFO "kb:rankinfo:%s:%s"  /* board, gpu: user -> "id:ms" */
+#define KB_KEY_RANK_ORDER "kb:rankorder:%s:%s" /* board, gpu: the order */
+
+/* Score histories (the ranker appends every scored Result; the web
+ * pages plot them). */
+#define KB_KEY_HIST "kb:hist:%s:%s"           /* board, gpu: "id:score:user" by done_ms */
+#define KB_KEY_USER_HIST "kb:uhist:%s"        /* user: "id:score:lb:gpu" by done_ms */
+
+#endif
