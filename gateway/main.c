@@ -12,7 +12,11 @@
  * the seeds in memory; they are copied into ranked Submissions and
  * nowhere else. Then it opens one Kafka producer, shared by all threads,
  * starts the events threads (events.c: the kb.results consumer feeding the
- * in-process hub of streams, and the ticker) and finally libmicrohttpd.
+ * in-process hub of streams, and the ticker) and finally libmicrohttpd,
+ * on a socket bound before the OAuth redirect base is derived from its
+ * port. Once it serves it logs "listening on ADDR:PORT" with the port
+ * bound; KB_HTTP_PORT=0 takes any free one, which is how tests and
+ * scripts start gateways side by side without racing for ports.
  *
  * libmicrohttpd runs a fixed pool of KB_HTTP_THREADS threads (one per
  * CPU), each with its own epoll set, and every thread holds its own Redis
@@ -73,8 +77,9 @@ static struct kb_gw G;
 static const struct kb_cfg_entry config[] = {
 	{"KB_HTTP_ADDR", KB_CFG_STRING, "127.0.0.1", 0, 0, 0, &G.cfg.http_addr,
 	 "address to listen on (IPv4 or IPv6 literal)"},
-	{"KB_HTTP_PORT", KB_CFG_INT, "8000", 1, 65535, 0, &G.cfg.http_port,
-	 "TCP port to listen on"},
+	{"KB_HTTP_PORT", KB_CFG_INT, "8000", 0, 65535, 0, &G.cfg.http_port,
+	 "TCP port to listen on (0: any free one, logged as \"listening on "
+	 "ADDR:PORT\")"},
 	{"KB_HTTP_THREADS", KB_CFG_INT, "0", 0, 1024, 0, &G.cfg.http_threads,
 	 "HTTP threads, each with one Redis connection (0: one per CPU)"},
 	{"KB_POOL_THREADS", KB_CFG_INT, "64", 1, 4096, 0, &G.cfg.pool_threads,
@@ -206,7 +211,7 @@ static void drain(struct kb_gw_http *http)
 int main(int argc, char **argv)
 {
 	char err[512];
-	struct kb_gw_http *http = NULL;
+	struct kb_gw_http *http = NULL, *bound = NULL;
 	int level, rc = 1;
 #ifdef KB_GW_DISCORD
 	int discord = 0;
@@ -249,6 +254,12 @@ int main(int argc, char **argv)
 	}
 	/* The main thread needs no Redis connection while serving. */
 	kb_gw_redis_drop();
+	/* Before anything uses the port: KB_HTTP_PORT=0 takes a free one. */
+	bound = kb_gw_http_bind(&G, err, sizeof(err));
+	if (!bound) {
+		kb_error("http: %s", err);
+		goto out;
+	}
 	if (!*G.cfg.oauth_redirect_base) {
 		char base[300];
 		int v6 = strchr(G.cfg.http_addr, ':') != NULL;
@@ -279,11 +290,12 @@ int main(int argc, char **argv)
 		kb_error("events: %s", err);
 		goto out;
 	}
-	http = kb_gw_http_start(&G, err, sizeof(err));
-	if (!http) {
+	if (kb_gw_http_start(bound, err, sizeof(err)) < 0) {
 		kb_error("http: %s", err);
 		goto out;
 	}
+	http = bound;
+	bound = NULL;
 	G.http = http;
 #ifdef KB_GW_DISCORD
 	if (kb_gw_discord_start(&G, err, sizeof(err)) < 0) {
@@ -322,6 +334,7 @@ out:
 		kb_gw_hub_close_all(G.hub, 503, "shutting down");
 	kb_gw_pool_destroy(G.pool);
 	kb_gw_http_stop(http);
+	kb_gw_http_stop(bound);
 	kb_gw_events_stop(G.events);
 	kb_producer_destroy(G.producer);
 	kb_gw_queue_destroy(G.queue);

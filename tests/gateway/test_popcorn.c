@@ -12,6 +12,7 @@
  * Each answer is checked for the fields popcorn-cli reads. */
 #include <check.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,12 +138,18 @@ static void fake_done(void *cls, struct MHD_Connection *c, void **con_cls,
 
 static void fake_up(void)
 {
-	fake_port = kb_test_free_port();
-	fake = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)fake_port,
+	struct sockaddr_in a = {.sin_family = AF_INET};
+
+	/* Port 0: the kernel picks a free one, read back from the daemon. */
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fake = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0,
 				NULL, NULL, fake_handler, NULL,
+				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a,
 				MHD_OPTION_NOTIFY_COMPLETED, fake_done, NULL,
 				MHD_OPTION_END);
 	ck_assert_ptr_nonnull(fake);
+	fake_port = MHD_get_daemon_info(fake, MHD_DAEMON_INFO_BIND_PORT)->port;
+	ck_assert_int_gt(fake_port, 0);
 	snprintf(env_discord, sizeof(env_discord),
 		 "KB_OAUTH_DISCORD_BASE=http://127.0.0.1:%d", fake_port);
 	snprintf(env_github, sizeof(env_github),

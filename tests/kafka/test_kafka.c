@@ -326,7 +326,7 @@ START_TEST(unreachable_broker_times_out)
 {
 	char url[64], err[512] = "";
 	const char *short_life[] = {"message.timeout.ms", "1500", NULL};
-	int port = kb_test_free_port();
+	int dead_fd, port = kb_test_refused_port(&dead_fd);
 
 	ck_assert_int_gt(port, 0);
 	snprintf(url, sizeof(url), "127.0.0.1:%d", port);
@@ -366,6 +366,7 @@ START_TEST(unreachable_broker_times_out)
 	t = mono_ms();
 	kb_consumer_destroy(c);
 	ck_assert_int_lt(mono_ms() - t, 5000);
+	close(dead_fd);
 }
 END_TEST
 
@@ -437,8 +438,10 @@ START_TEST(devbroker_port_topics_and_exit)
 	int port = 0;
 
 	snprintf(log, sizeof(log), "/tmp/kb-test-devbroker-port-%d.log", getpid());
-	for (int attempt = 0; attempt < 3 && pid < 0; attempt++) {
-		port = kb_test_free_port();
+	for (int attempt = 0; attempt < 10 && pid < 0; attempt++) {
+		/* Told its port: one outside the kernel's ephemeral range,
+		 * retried when taken (kb_test_fixed_port). */
+		port = kb_test_fixed_port();
 		snprintf(env_port, sizeof(env_port), "KB_DEVBROKER_PORT=%d", port);
 		char *env[] = {env_b, env_p, env_g, env_port, NULL};
 		unlink(log);
