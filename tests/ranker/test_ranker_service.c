@@ -174,7 +174,7 @@ static void assert_ranker_alive(void)
 
 static void assert_log_has(const char *needle)
 {
-	ck_assert_msg(kb_test_wait_file(logpath, needle, 5000, NULL, 0) == 0,
+	ck_assert_msg(kb_test_wait_file(logpath, needle, WAIT_MS, NULL, 0) == 0,
 		      "ranker log %s lacks \"%s\"", logpath, needle);
 }
 

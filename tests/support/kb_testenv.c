@@ -306,18 +306,34 @@ int kb_test_devbroker_start(struct kb_test_server *s)
 	char log[256], line[512];
 	char *argv[] = {KB_BINARY_DIR "/devbroker/kb-devbroker", NULL};
 
-	snprintf(log, sizeof(log), "/tmp/kb-test-devbroker-%d-%ld.log", getpid(),
-		 (long)time(NULL));
+	static int nstarts;
+
+	/* A log of its own: the bootstrap line read back must be this
+	 * broker's, not an earlier one's. */
+	snprintf(log, sizeof(log), "/tmp/kb-test-devbroker-%d-%d.log", getpid(),
+		 ++nstarts);
 	unlink(log);
-	s->port = 0;
+	memset(s, 0, sizeof(*s));
 	s->pid = kb_test_spawn(argv, NULL, log);
 	if (s->pid < 0)
 		return -1;
-	/* kb-devbroker prints "bootstrap=HOST:PORT[,HOST:PORT]" once ready. */
-	if (kb_test_wait_file(log, "bootstrap=", 10000, line, sizeof(line)) != 0) {
-		fprintf(stderr, "kb_testenv: kb-devbroker did not print bootstrap\n");
-		kb_test_stop(s->pid, 1000);
-		return -1;
+	/* kb-devbroker binds port 0 and prints "bootstrap=HOST:PORT[,...]"
+	 * once its brokers listen. */
+	for (int waited = 0;; waited += 20) {
+		if (kb_test_wait_file(log, "bootstrap=", 0, line, sizeof(line)) == 0)
+			break;
+		int gone = waitpid(s->pid, NULL, WNOHANG) == s->pid;
+		if (gone || waited >= 60000) {
+			fprintf(stderr, "kb_testenv: kb-devbroker did not print "
+					"bootstrap; log in %s\n", log);
+			if (gone)
+				forget(s->pid);
+			else
+				kb_test_stop(s->pid, 1000);
+			s->pid = 0;
+			return -1;
+		}
+		sleep_ms(20);
 	}
 	const char *b = strstr(line, "bootstrap=") + strlen("bootstrap=");
 	size_t n = strcspn(b, " \t\r\n");
