@@ -31,6 +31,8 @@ static struct gw_env E;
 static struct MHD_Daemon *fake;
 static int fake_port;
 static char env_discord[128], env_github[128], env_github_api[128], env_redirect[128];
+/* The redirect base the fake Discord expects, URL-encoded. */
+static char fake_redirect[128] = "http%3A%2F%2Fapi.test";
 static const char *oauth_env[] = {
 	env_discord, env_github, env_github_api, env_redirect,
 	"KB_OAUTH_DISCORD_CLIENT_ID=disc-id",
@@ -92,8 +94,8 @@ static enum MHD_Result fake_handler(void *cls, struct MHD_Connection *c,
 	}
 	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
 	if (strcmp(method, "POST") == 0 && strcmp(url, "/api/oauth2/token") == 0) {
-		snprintf(redirect, sizeof(redirect), "redirect_uri=http%%3A%%2F%%2Fapi.test%%2Fauth"
-			 "%%2Fcli%%2Fdiscord");
+		snprintf(redirect, sizeof(redirect), "redirect_uri=%s%%2Fauth%%2Fcli%%2Fdiscord",
+			 fake_redirect);
 		if (form_has(fr->body, "client_id=disc-id") &&
 		    form_has(fr->body, "client_secret=disc-secret-XYZ") &&
 		    form_has(fr->body, "grant_type=authorization_code") &&
@@ -429,6 +431,30 @@ START_TEST(oauth_not_configured)
 }
 END_TEST
 
+/* KB_OAUTH_REDIRECT_BASE unset: the default names the port the gateway
+ * bound, also when KB_HTTP_PORT=0 had it pick one (not ":0"). */
+START_TEST(default_redirect_names_the_bound_port)
+{
+	static const char *env[] = {
+		env_discord, env_github, env_github_api,
+		"KB_OAUTH_DISCORD_CLIENT_ID=disc-id",
+		"KB_OAUTH_DISCORD_CLIENT_SECRET=disc-secret-XYZ", NULL};
+	char cli[64];
+
+	fake_up();
+	E.extra_env = env;
+	gw_env_up(&E, 0, NULL);
+	snprintf(fake_redirect, sizeof(fake_redirect),
+		 "http%%3A%%2F%%2F127.0.0.1%%3A%d", E.port);
+	auth_init("discord", cli, sizeof(cli));
+	json_decref(gw_expect_json(auth_cli("discord", "good-code", cli, 0), 200,
+				   "auth/cli with the default redirect base"));
+	int status = gw_env_stop_gateway(&E);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	MHD_stop_daemon(fake);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gateway_popcorn");
@@ -437,6 +463,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, popcorn_cli_session);
 	tcase_add_test(tc, oauth_not_configured);
+	tcase_add_test(tc, default_redirect_names_the_bound_port);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);
 }
