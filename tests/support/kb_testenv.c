@@ -219,7 +219,7 @@ static int redis_spawn(struct kb_test_server *s)
 	s->pid = kb_test_spawn(s->port ? tcp : unix_, NULL, log);
 	if (s->pid < 0)
 		return -1;
-	for (int waited = 0; waited < 10000; waited += 20) {
+	for (int waited = 0; waited < 60000; waited += 20) {
 		redisContext *c = s->port ?
 			redisConnectWithTimeout("127.0.0.1", s->port, tv) :
 			redisConnectUnixWithTimeout(sock, tv);
