@@ -511,7 +511,11 @@ test_unforgeable() {
 	REPORT=$precompute_report
 	okbest=$(awk -v a="$okbest" -v b="$okbest2" \
 		'BEGIN { print (b + 0 < a + 0 ? b : a) }')
-	if [ -n "$calls" ] && [ "$calls" -gt 4 ] &&
+	# (How many calls there were depends on load: the time cap ends a
+	# case after two samples on a busy machine.)
+	[ -n "$calls" ] && [ "$calls" -le 4 ] &&
+		echo "measure: $p precompute: only $calls calls under this load"
+	if [ -n "$calls" ] && [ "$calls" -ge 1 ] &&
 		{ [ $((hits * 2)) -le "$calls" ] ||
 		awk -v m="$mean" -v b="$okbest" -v s="$slack" \
 			'BEGIN { exit !(m >= b - s * 1000) }'; }; then
@@ -547,12 +551,18 @@ test_unforgeable() {
 
 	# output finished by a background thread after "done": the rows it
 	# writes late are still NaN when the stopped child's output is read.
-	# (The thread, left running into the next case, may then crash the
-	# child on the released buffers: 115 is fine too.)
+	# (The thread, left running into the next call, may then crash the
+	# child on the released buffers: 115 is fine too.) That holds while
+	# the parent stops the child before the thread finishes, so the case
+	# is one of 1024 x 1024, whose late half takes about 350 ms of a core,
+	# several times the parent's slowest wake-up on a loaded machine (50
+	# ms seen with a parallel build on 2 cores; the task's largest case,
+	# 512, takes about 22 ms).
 	p=matmul_cpu
 	d="$WORK/$p.late"
 	stage $p "$SUBS/matmul_late.c" "$d" || return
-	run "$d" leaderboard benchmarks.txt
+	printf 'size: 1024; seed: 6252\n' > "$d/one.txt"
+	run "$d" leaderboard one.txt
 	validate_report
 	if { [ "$RC" = 112 ] || [ "$RC" = 115 ]; } &&
 		grep -q '^benchmark\.0\.error: .*wrong' "$REPORT"; then
