@@ -28,6 +28,7 @@
 struct kb_gw_http {
 	struct kb_gw *g;
 	struct MHD_Daemon *daemon;
+	int fd; /* bound, not yet the daemon's; -1 after kb_gw_http_start */
 	struct MHD_Response *health;
 	pthread_mutex_t lb_mu; /* the /leaderboards body */
 	unsigned lb_gen;
@@ -572,20 +573,20 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr,
 	return atomic_load(&h->closing) ? MHD_NO : MHD_YES;
 }
 
-struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
-				    size_t errstr_size)
+struct kb_gw_http *kb_gw_http_bind(struct kb_gw *g, char *errstr,
+				   size_t errstr_size)
 {
-	static const char health[] = "{\"status\":\"ok\"}";
 	struct kb_gw_http *h = calloc(1, sizeof(*h));
 	struct sockaddr_storage ss;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-			 MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+	socklen_t len;
+	int one = 1;
 
 	if (!h) {
 		snprintf(errstr, errstr_size, "out of memory");
 		return NULL;
 	}
 	h->g = g;
+	h->fd = -1;
 	pthread_mutex_init(&h->lb_mu, NULL);
 	memset(&ss, 0, sizeof(ss));
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
@@ -593,44 +594,72 @@ struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
 	if (inet_pton(AF_INET, g->cfg.http_addr, &in4->sin_addr) == 1) {
 		in4->sin_family = AF_INET;
 		in4->sin_port = htons((uint16_t)g->cfg.http_port);
+		len = sizeof(*in4);
 	} else if (inet_pton(AF_INET6, g->cfg.http_addr, &in6->sin6_addr) == 1) {
 		in6->sin6_family = AF_INET6;
 		in6->sin6_port = htons((uint16_t)g->cfg.http_port);
-		flags |= MHD_USE_IPv6;
+		len = sizeof(*in6);
 	} else {
 		snprintf(errstr, errstr_size,
 			 "KB_HTTP_ADDR '%s' is not an IPv4 or IPv6 address",
 			 g->cfg.http_addr);
-		pthread_mutex_destroy(&h->lb_mu);
-		free(h);
-		return NULL;
-	}
-	h->health = kb_gw_json_response(health, sizeof(health) - 1,
-					MHD_RESPMEM_PERSISTENT);
-	if (!h->health) {
-		snprintf(errstr, errstr_size, "out of memory");
 		kb_gw_http_stop(h);
 		return NULL;
 	}
-	h->daemon = MHD_start_daemon(
-		flags, (uint16_t)g->cfg.http_port, accept_policy, h, on_request, h,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)g->cfg.http_threads,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)g->cfg.http_conn_memory,
-		MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.http_max_connections,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)g->cfg.http_per_ip_connections,
-		MHD_OPTION_END);
-	if (!h->daemon) {
+	/* As libmicrohttpd binds its own: address reuse on, IPv6 only. */
+	h->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (h->fd < 0 ||
+	    setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    (ss.ss_family == AF_INET6 &&
+	     setsockopt(h->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+	    bind(h->fd, (struct sockaddr *)&ss, len) < 0 ||
+	    getsockname(h->fd, (struct sockaddr *)&ss, &len) < 0) {
 		snprintf(errstr, errstr_size, "cannot listen on %s:%ld: %s",
 			 g->cfg.http_addr, g->cfg.http_port, strerror(errno));
 		kb_gw_http_stop(h);
 		return NULL;
 	}
+	g->cfg.http_port = ntohs(ss.ss_family == AF_INET ? in4->sin_port
+							 : in6->sin6_port);
 	return h;
+}
+
+int kb_gw_http_start(struct kb_gw_http *h, char *errstr, size_t errstr_size)
+{
+	static const char health[] = "{\"status\":\"ok\"}";
+	struct kb_gw *g = h->g;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			 MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+
+	h->health = kb_gw_json_response(health, sizeof(health) - 1,
+					MHD_RESPMEM_PERSISTENT);
+	if (!h->health) {
+		snprintf(errstr, errstr_size, "out of memory");
+		return -1;
+	}
+	if (listen(h->fd, 1024) < 0) {
+		snprintf(errstr, errstr_size, "cannot listen on %s:%ld: %s",
+			 g->cfg.http_addr, g->cfg.http_port, strerror(errno));
+		return -1;
+	}
+	h->daemon = MHD_start_daemon(
+		flags, 0, accept_policy, h, on_request, h,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)h->fd,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)g->cfg.http_threads,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)g->cfg.http_conn_memory,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.http_max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)g->cfg.http_per_ip_connections,
+		MHD_OPTION_END);
+	if (!h->daemon) {
+		snprintf(errstr, errstr_size, "cannot serve on %s:%ld: %s",
+			 g->cfg.http_addr, g->cfg.http_port, strerror(errno));
+		return -1;
+	}
+	h->fd = -1; /* the daemon's now: closed by MHD_stop_daemon */
+	return 0;
 }
 
 void kb_gw_http_quiesce(struct kb_gw_http *h)
@@ -645,6 +674,8 @@ void kb_gw_http_stop(struct kb_gw_http *h)
 		return;
 	if (h->daemon)
 		MHD_stop_daemon(h->daemon);
+	if (h->fd >= 0)
+		close(h->fd);
 	if (h->health)
 		MHD_destroy_response(h->health);
 	if (h->lb_resp)

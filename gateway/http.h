@@ -108,16 +108,24 @@ void kb_gw_defer_to(struct kb_gw_req *r, struct kb_gw_pool *pool,
  * peer. "unknown" when neither is known. */
 void kb_gw_client_addr(struct kb_gw_req *r, char *out, size_t out_size);
 
-/* Starts the daemon on cfg.http_addr:http_port. Returns NULL with errstr
+/* Binds cfg.http_addr:http_port and sets cfg.http_port to the port bound
+ * (KB_HTTP_PORT=0: one the kernel picks), so that whatever is derived from
+ * the port is right before the first request. Serves nothing yet: a
+ * connection is refused until kb_gw_http_start(). Returns NULL with errstr
  * set. */
-struct kb_gw_http *kb_gw_http_start(struct kb_gw *g, char *errstr,
-				    size_t errstr_size);
+struct kb_gw_http *kb_gw_http_bind(struct kb_gw *g, char *errstr,
+				   size_t errstr_size);
+
+/* Listens on h's socket and starts the daemon. Returns 0, or -1 with
+ * errstr set (h is then only for kb_gw_http_stop). */
+int kb_gw_http_start(struct kb_gw_http *h, char *errstr, size_t errstr_size);
 
 /* Stops serving new connections (each is closed as soon as accepted);
  * requests in flight, and later requests on open connections, go on. */
 void kb_gw_http_quiesce(struct kb_gw_http *h);
 
-/* Stops the daemon (closing idle connections) and frees. NULL is a no-op.
+/* Stops the daemon (closing idle connections), or closes the socket of
+ * one never started, and frees. NULL is a no-op.
  * Every stream must have ended (kb_gw_hub_close_all, then drain). */
 void kb_gw_http_stop(struct kb_gw_http *h);
 

@@ -13,7 +13,11 @@
  * board's secret for that submission alone (seed.h), never the secret.
  * Then it opens one Kafka producer, shared by all threads, starts the
  * events threads (events.c: the kb.results consumer feeding the
- * in-process hub of streams, and the ticker) and finally libmicrohttpd.
+ * in-process hub of streams, and the ticker) and finally libmicrohttpd,
+ * on a socket bound before the OAuth redirect base is derived from its
+ * port. Once it serves it logs "listening on ADDR:PORT" with the port
+ * bound; KB_HTTP_PORT=0 takes any free one, which is how tests and
+ * scripts start gateways side by side without racing for ports.
  *
  * libmicrohttpd runs a fixed pool of KB_HTTP_THREADS threads (one per
  * CPU), each with its own epoll set, and every thread holds its own Redis
@@ -87,8 +91,9 @@ static struct kb_gw G;
 static const struct kb_cfg_entry config[] = {
 	{"KB_HTTP_ADDR", KB_CFG_STRING, "127.0.0.1", 0, 0, 0, &G.cfg.http_addr,
 	 "address to listen on (IPv4 or IPv6 literal)"},
-	{"KB_HTTP_PORT", KB_CFG_INT, "8000", 1, 65535, 0, &G.cfg.http_port,
-	 "TCP port to listen on"},
+	{"KB_HTTP_PORT", KB_CFG_INT, "8000", 0, 65535, 0, &G.cfg.http_port,
+	 "TCP port to listen on (0: any free one, logged as \"listening on "
+	 "ADDR:PORT\")"},
 	{"KB_HTTP_THREADS", KB_CFG_INT, "0", 0, 1024, 0, &G.cfg.http_threads,
 	 "HTTP threads, each with one Redis connection (0: one per CPU)"},
 	/* Connections are counted per TCP peer: behind a proxy, limit them
@@ -261,7 +266,7 @@ static void drain(struct kb_gw_http *http)
 int main(int argc, char **argv)
 {
 	char err[512];
-	struct kb_gw_http *http = NULL;
+	struct kb_gw_http *http = NULL, *bound = NULL;
 	int level, rc = 1;
 #ifdef KB_GW_DISCORD
 	int discord = 0;
@@ -304,6 +309,12 @@ int main(int argc, char **argv)
 	}
 	/* The main thread needs no Redis connection while serving. */
 	kb_gw_redis_drop();
+	/* Before anything uses the port: KB_HTTP_PORT=0 takes a free one. */
+	bound = kb_gw_http_bind(&G, err, sizeof(err));
+	if (!bound) {
+		kb_error("http: %s", err);
+		goto out;
+	}
 	if (!*G.cfg.oauth_redirect_base) {
 		char base[300];
 		int v6 = strchr(G.cfg.http_addr, ':') != NULL;
@@ -347,11 +358,12 @@ int main(int argc, char **argv)
 		kb_error("events: %s", err);
 		goto out;
 	}
-	http = kb_gw_http_start(&G, err, sizeof(err));
-	if (!http) {
+	if (kb_gw_http_start(bound, err, sizeof(err)) < 0) {
 		kb_error("http: %s", err);
 		goto out;
 	}
+	http = bound;
+	bound = NULL;
 	G.http = http;
 #ifdef KB_GW_DISCORD
 	if (kb_gw_discord_start(&G, err, sizeof(err)) < 0) {
@@ -394,6 +406,7 @@ out:
 	kb_gw_pool_destroy(G.pool);
 	kb_gw_pool_destroy(G.auth_pool);
 	kb_gw_http_stop(http);
+	kb_gw_http_stop(bound);
 	kb_gw_events_stop(G.events);
 	kb_gw_web_stop(&G);
 	kb_producer_destroy(G.producer);

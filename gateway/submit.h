@@ -45,5 +45,4 @@ struct kb_gw_watch *kb_gw_watch_open_tick(struct kb_gw *g, uint64_t id,
  * negative store code (then nothing was queued). */
 int kb_gw_push_state(struct kb_gw *g, struct kb_gw_watch *w, uint64_t id);
 
-
 #endif

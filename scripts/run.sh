@@ -8,7 +8,8 @@
 # and a CLI id. Ctrl-C stops everything (SIGTERM to each service, which
 # drains; a second Ctrl-C kills at once).
 #
-# Environment: KB_HTTP_PORT (8000), KB_ADMIN_TOKEN (random if unset),
+# Environment: KB_HTTP_PORT (8000; 0: any free port, printed),
+# KB_ADMIN_TOKEN (random if unset),
 # KB_REDIS_URL (external Redis), KB_KAFKA_BROKERS (external Kafka: no dev
 # broker is started), KB_PROBLEMS, KB_RUN_DIR (logs and data; a temp dir),
 # KB_RUN_REDIS_MAXMEMORY (the started redis-server's maxmemory; 1gb).
@@ -43,10 +44,11 @@ trap 'stop_all; exit 130' INT TERM
 trap stop_all EXIT
 
 # start NAME COMMAND...: runs a service with its output in $RUN_DIR/NAME.log
+# (a fresh one: the addresses are read back from these logs)
 start() {
 	local name=$1
 	shift
-	"$@" >>"$RUN_DIR/$name.log" 2>&1 &
+	"$@" >"$RUN_DIR/$name.log" 2>&1 &
 	PIDS+=($!)
 	log "$name started (pid $!, log $RUN_DIR/$name.log)"
 }
@@ -62,8 +64,45 @@ wait_for() { # wait_for DESCRIPTION SECONDS COMMAND...
 	exit 1
 }
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+# A port below the kernel's ephemeral range, which no port-0 bind and no
+# outgoing connection is ever given (another process may still hold it:
+# the caller retries).
+fixed_port() {
+	local lo
+	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	[ "$lo" -gt 11024 ] || lo=11024
+	echo $((10000 + (RANDOM * 32768 + RANDOM) % (lo - 10000)))
+}
+
+# start_redis: redis-server on a loopback port; a port that turns out to be
+# taken is retried with another, and the server that answers must be the
+# one started (INFO's process_id), not someone else's on that port. A
+# bound on memory, and noeviction: every key is state (a ranking, a login,
+# a rate window), so a full Redis refuses writes (the gateway answers 503)
+# rather than silently dropping some.
+start_redis() {
+	mkdir -p "$RUN_DIR/redis"
+	for _ in $(seq 1 20); do
+		REDIS_PORT=$(fixed_port)
+		start redis redis-server --port "$REDIS_PORT" --bind 127.0.0.1 \
+			--dir "$RUN_DIR/redis" --save "" --appendonly no --daemonize no \
+			--maxmemory "${KB_RUN_REDIS_MAXMEMORY:-1gb}" \
+			--maxmemory-policy noeviction
+		local pid=${PIDS[-1]}
+		for _ in $(seq 1 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			if redis-cli -p "$REDIS_PORT" info server 2>/dev/null |
+				grep -q "^process_id:$pid"; then
+				return 0
+			fi
+			sleep 0.1
+		done
+		kill "$pid" 2>/dev/null || true
+		unset 'PIDS[-1]'
+		log "redis-server did not come up on port $REDIS_PORT; another port"
+	done
+	log "redis-server did not come up; see $RUN_DIR/redis.log"
+	exit 1
 }
 
 if [ -z "${KB_KAFKA_BROKERS:-}" ]; then
@@ -75,16 +114,8 @@ fi
 export KB_KAFKA_BROKERS
 
 if [ -z "${KB_REDIS_URL:-}" ]; then
-	REDIS_PORT=$(free_port)
-	mkdir -p "$RUN_DIR/redis"
-	# A bound on memory, and noeviction: every key is state (a ranking, a
-	# login, a rate window), so a full Redis refuses writes (the gateway
-	# answers 503) rather than silently dropping some.
-	start redis redis-server --port "$REDIS_PORT" --bind 127.0.0.1 \
-		--dir "$RUN_DIR/redis" --save "" --appendonly no --daemonize no \
-		--maxmemory "${KB_RUN_REDIS_MAXMEMORY:-1gb}" --maxmemory-policy noeviction
+	start_redis
 	KB_REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
-	wait_for "redis-server" 10 redis-cli -p "$REDIS_PORT" ping
 fi
 export KB_REDIS_URL
 
@@ -106,13 +137,14 @@ export KB_WORKDIR=${KB_WORKDIR:-$RUN_DIR/work}
 mkdir -p "$KB_WORKDIR"
 
 # Prometheus /metrics: the gateway on its API port, the ranker and each
-# worker on a port of its own (listed at the end).
+# worker on a port of its own (listed at the end; a port below the
+# ephemeral range, as redis-server's).
 METRICS=()
-RANKER_METRICS=$(free_port)
+RANKER_METRICS=$(fixed_port)
 KB_METRICS_PORT=$RANKER_METRICS start ranker "$BIN/ranker/kb-ranker"
 METRICS+=("ranker     http://127.0.0.1:$RANKER_METRICS/metrics")
 start gateway "$BIN/gateway/kb-gateway"
-WORKER_METRICS=$(free_port)
+WORKER_METRICS=$(fixed_port)
 KB_METRICS_PORT=$WORKER_METRICS KB_GPU=CPU start worker-cpu "$BIN/worker/kb-worker"
 METRICS+=("worker-cpu http://127.0.0.1:$WORKER_METRICS/metrics")
 
@@ -122,7 +154,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 		# "NVIDIA H100 80GB HBM3" -> H100
 		gpu=$(printf '%s\n' "$name" | grep -oE '(H100|H200|A100|L4|T4|B200|A10G|L40S)' | head -1 || true)
 		if [ -n "$gpu" ]; then
-			port=$(free_port)
+			port=$(fixed_port)
 			KB_METRICS_PORT=$port CUDA_VISIBLE_DEVICES=$i KB_GPU=$gpu \
 				start "worker-$gpu-$i" "$BIN/worker/kb-worker"
 			METRICS+=("worker-$gpu-$i http://127.0.0.1:$port/metrics")
@@ -133,7 +165,11 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 	done < <(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || true)
 fi
 
-API="http://127.0.0.1:$KB_HTTP_PORT"
+# The gateway logs the port it bound (the one asked for, or with
+# KB_HTTP_PORT=0 whichever the kernel gave).
+wait_for "kb-gateway" 30 grep -q 'listening on ' "$RUN_DIR/gateway.log"
+HTTP_PORT=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\) .*/\1/p' "$RUN_DIR/gateway.log" | tail -1)
+API="http://127.0.0.1:$HTTP_PORT"
 wait_for "kb-gateway" 15 curl -sf "$API/health"
 
 CLI_ID=$(curl -sf -X POST "$API/admin/users" \

@@ -34,16 +34,15 @@ static char *envf(const char *name, const char *v)
 
 static pid_t spawn(struct dc_env *e, const char *bin, const char *log, int with_key)
 {
-	char port[16], logpath[256], cdn[128];
+	char logpath[256], cdn[128];
 	char *argv[] = {(char *)bin, NULL};
 	char *env[32];
 	int n = 0;
 
-	snprintf(port, sizeof(port), "%d", e->port);
 	snprintf(cdn, sizeof(cdn), "%s/attachments/", fd_url(e->fd));
 	env[n++] = envf("KB_KAFKA_BROKERS", e->broker.url);
 	env[n++] = envf("KB_REDIS_URL", e->redis.url);
-	env[n++] = envf("KB_HTTP_PORT", port);
+	env[n++] = envf("KB_HTTP_PORT", "0"); /* the gateway logs the one it got */
 	env[n++] = envf("KB_HTTP_ADDR", "127.0.0.1");
 	env[n++] = envf("KB_HTTP_THREADS", "4");
 	env[n++] = envf("KB_PROBLEMS", e->problems);
@@ -93,11 +92,12 @@ void dc_env_up(struct dc_env *e, int with_key, int pipeline)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	crypto_sign_keypair(e->pk, e->sk);
 	sodium_bin2hex(e->pk_hex, sizeof(e->pk_hex), e->pk, sizeof(e->pk));
-	snprintf(e->dir, sizeof(e->dir), "/tmp/kb-test-discord-%d", getpid());
-	mkdir(e->dir, 0700);
+	/* A fresh directory: a stale gateway.log would name a stale port. */
+	snprintf(e->dir, sizeof(e->dir), "/tmp/kb-test-discord-%d-XXXXXX", getpid());
+	ck_assert_ptr_nonnull(mkdtemp(e->dir));
 	/* A copy of the CPU problems: the source tree may change under a
 	 * running test, and tests change the copy on purpose. */
-	char cmd[1024];
+	char cmd[1024], gwlog[256];
 	snprintf(e->problems, sizeof(e->problems), "%s/problems/cpu.yaml", e->dir);
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/problems && cd %s/problems && "
 		 "cp -r cpu.yaml vectorsum_cpu matmul_cpu harness %s/problems/",
@@ -107,9 +107,11 @@ void dc_env_up(struct dc_env *e, int with_key, int pipeline)
 	ck_assert_ptr_nonnull(e->fd);
 	ck_assert_int_eq(kb_test_redis_start(&e->redis), 0);
 	ck_assert_int_eq(kb_test_devbroker_start(&e->broker), 0);
-	e->port = kb_test_free_port();
-	snprintf(e->api, sizeof(e->api), "http://127.0.0.1:%d", e->port);
 	e->gw = spawn(e, KB_BINARY_DIR "/gateway/kb-gateway", "gateway", with_key);
+	snprintf(gwlog, sizeof(gwlog), "%s/gateway.log", e->dir);
+	e->port = kb_test_wait_listening(e->gw, gwlog, 60000);
+	ck_assert_msg(e->port > 0, "kb-gateway did not start; log in %s", gwlog);
+	snprintf(e->api, sizeof(e->api), "http://127.0.0.1:%d", e->port);
 	if (pipeline) {
 		e->ranker = spawn(e, KB_BINARY_DIR "/ranker/kb-ranker", "ranker", 0);
 		e->worker = spawn(e, KB_BINARY_DIR "/worker/kb-worker", "worker", 0);
@@ -118,7 +120,7 @@ void dc_env_up(struct dc_env *e, int with_key, int pipeline)
 		int st;
 		ck_assert_msg(waitpid(e->gw, &st, WNOHANG) == 0,
 			      "kb-gateway exited at startup; log in %s/gateway.log", e->dir);
-		ck_assert_msg(waited < 20000, "kb-gateway not healthy; log in %s", e->dir);
+		ck_assert_msg(waited < 60000, "kb-gateway not healthy; log in %s", e->dir);
 		sleep_ms(50);
 	}
 }

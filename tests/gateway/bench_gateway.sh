@@ -13,23 +13,25 @@ BUILD=$(cd "${1:-build}" && pwd)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 GW_CPUS=${GW_CPUS:-0,1}
 LOAD_CPUS=${LOAD_CPUS:-2-7}
-PORT=${PORT:-18901}
-RPORT=${RPORT:-16401}
+PORT=${PORT:-0} # 0: the gateway picks a free one and logs it
 DIR=$(mktemp -d)
+RSOCK=$DIR/redis.sock # no port to collide with anything
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	redis-cli -p "$RPORT" shutdown nosave >/dev/null 2>&1 || true
+	redis-cli -s "$RSOCK" shutdown nosave >/dev/null 2>&1 || true
 	rm -rf "$DIR"
 }
 trap cleanup EXIT
-redis-server --port "$RPORT" --save "" --appendonly no --daemonize no >"$DIR/redis.log" 2>&1 &
+redis-server --port 0 --unixsocket "$RSOCK" --save "" --appendonly no \
+	--daemonize no >"$DIR/redis.log" 2>&1 &
 pids+=($!)
+for _ in $(seq 50); do redis-cli -s "$RSOCK" ping >/dev/null 2>&1 && break; sleep 0.1; done
 "$BUILD/devbroker/kb-devbroker" >"$DIR/broker.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do grep -q bootstrap= "$DIR/broker.log" && break; sleep 0.1; done
 BR=$(grep -o 'bootstrap=[^ ]*' "$DIR/broker.log" | head -1 | cut -d= -f2)
-R="redis-cli -p $RPORT"
+R="redis-cli -s $RSOCK"
 for i in $(seq 1 100); do
 	$R ZADD kb:rank:gw_sum_cpu:CPU "0.$i" "u$i" >/dev/null
 	$R HSET kb:rankinfo:gw_sum_cpu:CPU "u$i" "$i:$i" >/dev/null
@@ -45,11 +47,13 @@ wrk.body = "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"s
 LUA
 # One user and one address make all the load: the public-instance limits
 # (queued jobs per user, connections per address) would measure themselves.
-KB_REDIS_URL=redis://127.0.0.1:$RPORT KB_KAFKA_BROKERS=$BR KB_HTTP_PORT=$PORT \
+KB_REDIS_URL=unix:$RSOCK KB_KAFKA_BROKERS=$BR KB_HTTP_PORT=$PORT \
 	KB_MAX_QUEUED_PER_GPU=0 KB_HTTP_PER_IP_CONNECTIONS=0 \
 	KB_HTTP_THREADS=${THREADS:-2} KB_LOG_LEVEL=warn KB_PROBLEMS="$SRC/tests/gateway/data" \
 	taskset -c "$GW_CPUS" "$BUILD/gateway/kb-gateway" >"$DIR/gw.log" 2>&1 &
 pids+=($!)
+for _ in $(seq 100); do grep -q 'listening on ' "$DIR/gw.log" && break; sleep 0.1; done
+PORT=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\) .*/\1/p' "$DIR/gw.log" | tail -1)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
 for q in /health "/submissions/gw_sum_cpu/CPU?limit=10" /submissions/gw_sum_cpu/CPU; do
 	printf 'GET  %-40s ' "$q"

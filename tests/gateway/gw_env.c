@@ -39,20 +39,22 @@ static void start_gateway(struct gw_env *e, const char *admin_token)
 		env[n++] = (char *)e->extra_env[i];
 	env[n] = NULL;
 
-	e->port = kb_test_free_port();
-	ck_assert_int_gt(e->port, 0);
-	snprintf(e->api, sizeof(e->api), "http://127.0.0.1:%d", e->port);
-	snprintf(port, sizeof(port), "KB_HTTP_PORT=%d", e->port);
+	static int nstarts;
+	snprintf(port, sizeof(port), "KB_HTTP_PORT=0");
 	snprintf(redis, sizeof(redis), "KB_REDIS_URL=%s", e->redis.url);
 	snprintf(brokers, sizeof(brokers), "KB_KAFKA_BROKERS=%s", e->brokers);
 	snprintf(token, sizeof(token), "KB_ADMIN_TOKEN=%s",
 		 admin_token ? admin_token : "");
 	snprintf(problems, sizeof(problems), "KB_PROBLEMS=%s", KB_GW_TEST_PROBLEMS);
 	snprintf(e->log, sizeof(e->log), "/tmp/kb-test-gateway-%d-%d.log",
-		 getpid(), e->port);
+		 getpid(), ++nstarts);
 	unlink(e->log);
 	e->gw = kb_test_spawn(argv, env, e->log);
 	ck_assert_int_gt(e->gw, 0);
+	/* The gateway binds port 0 itself and logs the port it got. */
+	e->port = kb_test_wait_listening(e->gw, e->log, 60000);
+	ck_assert_msg(e->port > 0, "kb-gateway did not start; log in %s", e->log);
+	snprintf(e->api, sizeof(e->api), "http://127.0.0.1:%d", e->port);
 
 	for (int waited = 0;; waited += 50) {
 		struct gw_resp r = gw_req(e, "GET", "/health", NULL, NULL, 0);
@@ -63,7 +65,7 @@ static void start_gateway(struct gw_env *e, const char *admin_token)
 		int status;
 		ck_assert_msg(waitpid(e->gw, &status, WNOHANG) == 0,
 			      "kb-gateway exited at startup; log in %s", e->log);
-		ck_assert_msg(waited < 15000, "kb-gateway not healthy; log in %s", e->log);
+		ck_assert_msg(waited < 60000, "kb-gateway not healthy; log in %s", e->log);
 		sleep_ms(50);
 	}
 }
@@ -82,9 +84,12 @@ void gw_env_up(struct gw_env *e, int real_broker, const char *admin_token)
 		e->have_broker = 1;
 		snprintf(e->brokers, sizeof(e->brokers), "%s", e->broker.url);
 	} else {
-		/* A loopback port nobody listens on: the broker is down. */
-		snprintf(e->brokers, sizeof(e->brokers), "127.0.0.1:%d",
-			 kb_test_free_port());
+		/* A loopback port that refuses connections: the broker is
+		 * down (held bound for the test's life, so no other test's
+		 * broker can appear there). */
+		int port = kb_test_refused_port(&e->dead_fd);
+		ck_assert_int_gt(port, 0);
+		snprintf(e->brokers, sizeof(e->brokers), "127.0.0.1:%d", port);
 	}
 	start_gateway(e, admin_token);
 	e->rc = kb_redis_connect(e->redis.url, 2000, err, sizeof(err));

@@ -1,8 +1,9 @@
 /* gw_env: a throwaway gateway for tests/gateway/test_http.c.
  *
  * gw_env_up() starts a redis-server, optionally a kb-devbroker (otherwise
- * the gateway is pointed at a closed port: "Kafka down"), and kb-gateway
- * on a free port with KB_PROBLEMS = tests/gateway/data. Each test starts
+ * the gateway is pointed at a port that refuses connections: "Kafka
+ * down"), and kb-gateway on a port it picks itself (KB_HTTP_PORT=0, read
+ * back from its log) with KB_PROBLEMS = tests/gateway/data. Each test starts
  * its own, in its own forked process: kb_testenv stops servers from an
  * atexit handler, which Check's forked children run too, so servers shared
  * through an unchecked fixture would die after the first passing test.
@@ -31,6 +32,7 @@ struct gw_env {
 	struct kb_test_server redis, broker;
 	int have_broker;
 	char brokers[160];
+	int dead_fd; /* holds the refused "broker" port when !have_broker */
 	pid_t gw;
 	int port;
 	char api[64];

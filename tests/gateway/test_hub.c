@@ -205,7 +205,7 @@ static void *watcher(void *arg)
 	struct kb_gw_event ev;
 	int rc;
 
-	while ((rc = kb_gw_watch_wait(w, 2000, &ev)) == 1 && ev.type == KB_GW_EV_STATUS)
+	while ((rc = kb_gw_watch_wait(w, 30000, &ev)) == 1 && ev.type == KB_GW_EV_STATUS)
 		kb_gw_event_clear(&ev);
 	kb_gw_watch_close(w);
 	return (void *)(intptr_t)(rc == 1);

@@ -298,6 +298,34 @@ START_TEST(oauth_not_configured)
 }
 END_TEST
 
+/* KB_OAUTH_REDIRECT_BASE unset: the default names the port the gateway
+ * bound, also when KB_HTTP_PORT=0 had it pick one (not ":0"). */
+START_TEST(default_redirect_names_the_bound_port)
+{
+	struct fake_oauth *fake = fake_oauth_start();
+	const char *env[16];
+	char want[96];
+	int n = 0;
+
+	for (const char *const *v = fake_oauth_env(fake); *v; v++)
+		if (strncmp(*v, "KB_OAUTH_REDIRECT_BASE=", 23) != 0)
+			env[n++] = *v;
+	env[n] = NULL;
+	E.extra_env = env;
+	gw_env_up(&E, 0, NULL);
+	json_t *j = gw_expect_json(gw_req(&E, "GET", "/auth/init?provider=discord", NULL,
+					  NULL, 0), 200, "auth/init");
+	const char *url = json_string_value(json_object_get(j, "authorize_url"));
+	snprintf(want, sizeof(want), "http://127.0.0.1:%d/auth/start/discord", E.port);
+	ck_assert_int_gt(E.port, 0);
+	ck_assert_str_eq(url, want);
+	json_decref(j);
+	int status = gw_env_stop_gateway(&E);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	fake_oauth_stop(fake);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gateway_popcorn");
@@ -306,6 +334,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, popcorn_cli_session);
 	tcase_add_test(tc, oauth_not_configured);
+	tcase_add_test(tc, default_redirect_names_the_bound_port);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);
 }

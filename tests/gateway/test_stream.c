@@ -116,7 +116,7 @@ START_TEST(progress_then_result)
 	ck_assert_msg(gw_sse_wait(s, "\"stage\":\"queued\"", 15000) == 0, "no queued status");
 	uint64_t id = gw_sse_id(s);
 	ck_assert_uint_gt(id, 0);
-	ck_assert_msg(gw_sse_wait(s, "queued (position 1)", 1000) == 0, "no position");
+	ck_assert_msg(gw_sse_wait(s, "queued (position 1)", 30000) == 0, "no position");
 	gw_produce_progress(&E, id, "CPU", KB__STAGE__STAGE_QUEUED, "worker-1");
 	gw_produce_progress(&E, id, "CPU", KB__STAGE__STAGE_COMPILING, "worker-1");
 	ck_assert_msg(gw_sse_wait(s, "\"stage\":\"compiling\"", 15000) == 0, "no compiling");
@@ -183,7 +183,7 @@ START_TEST(keepalive_and_fallback)
 	struct gw_sse *s = gw_sse_start(&E, STREAM, alice, CODE);
 	ck_assert(gw_sse_wait(s, "\"stage\":\"queued\"", 15000) == 0);
 	uint64_t id = gw_sse_id(s);
-	ck_assert_msg(gw_sse_wait(s, ": keep-alive\n\n", 5000) == 0, "no keep-alive");
+	ck_assert_msg(gw_sse_wait(s, ": keep-alive\n\n", 30000) == 0, "no keep-alive");
 
 	/* The ranker's records, and no Kafka event at all: the stream must
 	 * find the result in Redis. */

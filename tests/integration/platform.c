@@ -35,14 +35,13 @@ static char *envdup(const char *name, const char *v)
  * session timeouts so that a killed worker's partitions move quickly. */
 static char **service_env(const struct platform *p)
 {
-	char port[16];
 	char **env = calloc(16, sizeof(char *));
 	int n = 0;
 
-	snprintf(port, sizeof(port), "%d", p->http_port);
 	env[n++] = envdup("KB_KAFKA_BROKERS", p->broker.url);
 	env[n++] = envdup("KB_REDIS_URL", p->redis.url);
-	env[n++] = envdup("KB_HTTP_PORT", port);
+	/* The gateway binds a free port itself and logs it. */
+	env[n++] = envdup("KB_HTTP_PORT", "0");
 	env[n++] = envdup("KB_ADMIN_TOKEN", ADMIN_TOKEN);
 	env[n++] = envdup("KB_PROBLEMS", KB_SOURCE_DIR "/problems/cpu.yaml");
 	env[n++] = envdup("KB_WORKDIR", p->dir);
@@ -287,12 +286,12 @@ int platform_start(struct platform *p)
 
 int platform_start_opts(struct platform *p, const struct platform_opts *o)
 {
-	char err[256], url[128];
+	char err[256], url[128], log[300];
 
 	memset(p, 0, sizeof(*p));
 	if (o && o->metrics) {
-		p->ranker_metrics_port = kb_test_free_port();
-		p->worker_metrics_port = kb_test_free_port();
+		p->ranker_metrics_port = kb_test_fixed_port();
+		p->worker_metrics_port = kb_test_fixed_port();
 	}
 	snprintf(p->dir, sizeof(p->dir), "/tmp/kb-it-%d-XXXXXX", getpid());
 	if (!mkdtemp(p->dir))
@@ -300,16 +299,21 @@ int platform_start_opts(struct platform *p, const struct platform_opts *o)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (kb_test_redis_start(&p->redis) || kb_test_devbroker_start(&p->broker))
 		return -1;
-	p->http_port = kb_test_free_port();
-	snprintf(p->api, sizeof(p->api), "http://127.0.0.1:%d", p->http_port);
 	p->ranker = spawn_service(p, KB_BINARY_DIR "/ranker/kb-ranker", "ranker");
 	p->gateway = spawn_service(p, KB_BINARY_DIR "/gateway/kb-gateway", "gateway");
 	p->worker = platform_start_worker(p, "worker");
+	snprintf(log, sizeof(log), "%s/gateway.log", p->dir);
+	p->http_port = kb_test_wait_listening(p->gateway, log, 60000);
+	if (p->http_port <= 0) {
+		fprintf(stderr, "gateway did not start; logs in %s\n", p->dir);
+		return -1;
+	}
+	snprintf(p->api, sizeof(p->api), "http://127.0.0.1:%d", p->http_port);
 	snprintf(url, sizeof(url), "%s/health", p->api);
 	for (int waited = 0;; waited += 50) {
 		if (http_get(url, NULL, NULL) == 200)
 			break;
-		if (waited > 15000) {
+		if (waited > 60000) {
 			fprintf(stderr, "gateway not healthy; logs in %s\n", p->dir);
 			return -1;
 		}

@@ -2,8 +2,10 @@
  *
  * Every test starts its own broker (a fresh, empty cluster), so tests share
  * nothing. Timings that matter to the platform (group join, takeover after
- * a member is killed, produce-to-consume latency) are printed as
- * "measure: ..." lines and bounded by assertions, so a regression fails.
+ * a member is killed, produce-to-consume latency, how long calls wait for
+ * a broker that is down) are budgets (kb_budget.h): printed as
+ * "measure: ..." lines, judged by bench/budgets.sh on a quiet machine and
+ * never by make test, where load can stretch any of them.
  *
  * KB_TEST_SESSION_MS / KB_TEST_HEARTBEAT_MS override the consumer settings
  * the tests use, for measuring other values.
@@ -22,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kb_budget.h"
 #include "kb_kafka.h"
 #include "kb_log.h"
 #include "kb_testenv.h"
@@ -146,14 +149,14 @@ START_TEST(round_trip_and_latency)
 
 	int64_t t0 = mono_ms();
 	kb_consumer *c = new_consumer(b.url, "t-roundtrip", KB_TOPIC_RESULTS);
-	expect_msg(c, 15000, KB_TOPIC_RESULTS, 0, "42", &m);
+	expect_msg(c, 60000, KB_TOPIC_RESULTS, 0, "42", &m);
 	fprintf(stderr, "measure: new group join to first message %lld ms\n",
 		(long long)(mono_ms() - t0));
 	ck_assert_uint_eq(m.value_len, sizeof(val));
 	ck_assert(memcmp(m.value, val, sizeof(val)) == 0);
 	kb_message_release(&m);
 	ck_assert_ptr_null(m.impl);
-	expect_msg(c, 5000, KB_TOPIC_RESULTS, 1, "43", &m);
+	expect_msg(c, 30000, KB_TOPIC_RESULTS, 1, "43", &m);
 	ck_assert_uint_eq(m.value_len, 6);
 	ck_assert(memcmp(m.value, "second", 6) == 0);
 	kb_message_release(&m);
@@ -162,7 +165,7 @@ START_TEST(round_trip_and_latency)
 	for (int i = 0; i < nlat; i++) {
 		int64_t t = mono_ms();
 		send_ok(p, KB_TOPIC_RESULTS, "lat", "x", 1);
-		expect_msg(c, 5000, KB_TOPIC_RESULTS, 2 + i, "lat", &m);
+		expect_msg(c, 30000, KB_TOPIC_RESULTS, 2 + i, "lat", &m);
 		lat[i] = mono_ms() - t;
 		kb_message_release(&m);
 	}
@@ -176,7 +179,8 @@ START_TEST(round_trip_and_latency)
 		"measure: send(acked)+consume latency p50 %lld ms max %lld ms\n",
 		(long long)lat[nlat / 2], (long long)lat[nlat - 1]);
 	/* The platform's whole POST-to-Result budget is 20 ms at p50. */
-	ck_assert_int_lt(lat[nlat / 2], 60);
+	kb_budget("kafka send(acked)+consume latency p50", (double)lat[nlat / 2],
+		  60, "ms");
 
 	kb_consumer_destroy(c);
 	kb_producer_destroy(p);
@@ -198,19 +202,19 @@ START_TEST(commit_semantics_and_lag)
 	kb_producer_destroy(p);
 
 	kb_consumer *a = new_consumer(b.url, "t-commit", topic);
-	expect_msg(a, 15000, topic, 0, "k0", &m);
+	expect_msg(a, 60000, topic, 0, "k0", &m);
 	ck_assert_int_eq(kb_consumer_lag(a), 2); /* nothing committed yet */
 	ck_assert_msg(kb_consumer_commit(a, &m, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(kb_consumer_lag(a), 1);
 	kb_message_release(&m);
-	expect_msg(a, 5000, topic, 1, "k1", &m);
+	expect_msg(a, 30000, topic, 1, "k1", &m);
 	kb_message_release(&m); /* not committed: must come back */
 	ck_assert_int_eq(kb_consumer_commit(a, &m, err, sizeof(err)), -EINVAL);
 	kb_consumer_destroy(a);
 
 	/* A new member of the same group starts after the committed k0. */
 	kb_consumer *b2 = new_consumer(b.url, "t-commit", topic);
-	expect_msg(b2, 15000, topic, 1, "k1", &m);
+	expect_msg(b2, 60000, topic, 1, "k1", &m);
 	ck_assert_msg(kb_consumer_commit(b2, &m, err, sizeof(err)) == 0, "%s", err);
 	kb_message_release(&m);
 	ck_assert_int_eq(kb_consumer_lag(b2), 0);
@@ -340,7 +344,7 @@ START_TEST(takeover_after_sigkill)
 		if (pid[i] == 0)
 			member_main(i, b.url, group, topic, fds[1]);
 	}
-	ck_assert_msg(read_report(fds[0], 15000, &r) == 0, "no member got it");
+	ck_assert_msg(read_report(fds[0], 60000, &r) == 0, "no member got it");
 	ck_assert_int_eq(r.offset, 0);
 	fprintf(stderr, "measure: two members join to first message %lld ms\n",
 		(long long)(r.at_ms - t0));
@@ -353,7 +357,7 @@ START_TEST(takeover_after_sigkill)
 	int64_t tk = mono_ms();
 	kill(pid[owner], SIGKILL);
 	waitpid(pid[owner], NULL, 0);
-	ck_assert_msg(read_report(fds[0], 20000, &r) == 0,
+	ck_assert_msg(read_report(fds[0], 60000, &r) == 0,
 		      "member %d did not take over", 1 - owner);
 	int64_t takeover = r.at_ms - tk;
 	fprintf(stderr,
@@ -362,7 +366,8 @@ START_TEST(takeover_after_sigkill)
 		(long long)takeover, session_ms, heartbeat_ms);
 	ck_assert_int_eq(r.who, 1 - owner);
 	ck_assert_int_eq(r.offset, 0);
-	ck_assert_int_lt(takeover, 4 * atoi(session_ms) + 2000);
+	kb_budget("kafka takeover after SIGKILL", (double)takeover,
+		  4 * atoi(session_ms) + 2000, "ms");
 
 	kill(pid[1 - owner], SIGKILL);
 	waitpid(pid[1 - owner], NULL, 0);
@@ -376,7 +381,7 @@ START_TEST(unreachable_broker_times_out)
 {
 	char url[64], err[512] = "";
 	const char *short_life[] = {"message.timeout.ms", "1500", NULL};
-	int port = kb_test_free_port();
+	int dead_fd, port = kb_test_refused_port(&dead_fd);
 
 	ck_assert_int_gt(port, 0);
 	snprintf(url, sizeof(url), "127.0.0.1:%d", port);
@@ -389,7 +394,8 @@ START_TEST(unreachable_broker_times_out)
 	ck_assert_int_eq(rc, -ETIMEDOUT);
 	ck_assert_msg(err[0] != '\0', "no error text");
 	ck_assert_int_ge(dt, 350);
-	ck_assert_int_lt(dt, 1400);
+	kb_budget("kafka send to a dead broker, 400 ms wait", (double)dt, 1400,
+		  "ms");
 
 	/* Waiting longer than message.timeout.ms gives librdkafka's verdict. */
 	err[0] = '\0';
@@ -399,11 +405,13 @@ START_TEST(unreachable_broker_times_out)
 	dt = mono_ms() - t;
 	ck_assert_msg(rc == -EIO, "rc %d err %s", rc, err);
 	ck_assert_msg(strstr(err, "timed out") != NULL, "err: %s", err);
-	ck_assert_int_lt(dt, 4000);
+	kb_budget("kafka send to a dead broker, librdkafka's verdict", (double)dt,
+		  4000, "ms");
 
 	t = mono_ms();
 	kb_producer_destroy(p);
-	ck_assert_int_lt(mono_ms() - t, 3000);
+	kb_budget("kafka producer destroy, broker dead",
+		  (double)(mono_ms() - t), 3000, "ms");
 
 	/* A consumer with no broker: polls return 0, nothing hangs. */
 	kb_consumer *c = new_consumer(url, "t-nobroker", KB_TOPIC_RESULTS);
@@ -411,11 +419,14 @@ START_TEST(unreachable_broker_times_out)
 	t = mono_ms();
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(kb_consumer_poll(c, 200, &m), 0);
-	ck_assert_int_lt(mono_ms() - t, 1500);
+	kb_budget("kafka three 200 ms polls, broker dead",
+		  (double)(mono_ms() - t), 1500, "ms");
 	ck_assert_int_eq(kb_consumer_lag(c), -1);
 	t = mono_ms();
 	kb_consumer_destroy(c);
-	ck_assert_int_lt(mono_ms() - t, 5000);
+	kb_budget("kafka consumer destroy, broker dead",
+		  (double)(mono_ms() - t), 5000, "ms");
+	close(dead_fd);
 }
 END_TEST
 
@@ -487,8 +498,10 @@ START_TEST(devbroker_port_topics_and_exit)
 	int port = 0;
 
 	snprintf(log, sizeof(log), "/tmp/kb-test-devbroker-port-%d.log", getpid());
-	for (int attempt = 0; attempt < 3 && pid < 0; attempt++) {
-		port = kb_test_free_port();
+	for (int attempt = 0; attempt < 10 && pid < 0; attempt++) {
+		/* Told its port: one outside the kernel's ephemeral range,
+		 * retried when taken (kb_test_fixed_port). */
+		port = kb_test_fixed_port();
 		snprintf(env_port, sizeof(env_port), "KB_DEVBROKER_PORT=%d", port);
 		char *env[] = {env_b, env_p, env_g, env_port, NULL};
 		unlink(log);
@@ -510,7 +523,7 @@ START_TEST(devbroker_port_topics_and_exit)
 	ck_assert_int_eq(topic_partitions(bs, "kb.submissions.MI300"), 3);
 	ck_assert_int_eq(topic_partitions(bs, KB_TOPIC_DLQ), 3);
 	kill(pid, SIGTERM);
-	int status = wait_exit(pid, 5000);
+	int status = wait_exit(pid, 30000);
 	ck_assert_msg(status >= 0, "kb-devbroker ignored SIGTERM");
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "kb-devbroker exit status %d", status);
@@ -532,7 +545,7 @@ START_TEST(devbroker_rejects_bad_config)
 		unlink(log);
 		pid_t pid = kb_test_spawn(argv, env, log);
 		ck_assert_int_gt(pid, 0);
-		int status = wait_exit(pid, 5000);
+		int status = wait_exit(pid, 30000);
 		ck_assert_msg(status >= 0, "%s: kb-devbroker did not exit", cases[i]);
 		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) != 0,
 			      "%s: exit status %d", cases[i], status);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kb_log.h"
 #include "kb_redis.h"
@@ -115,7 +116,8 @@ START_TEST(connect_select_and_errors)
 	char url[160], err[256];
 	redisReply *r;
 
-	ck_assert_int_eq(kb_test_redis_start(&srv), 0);
+	/* On TCP: this test is about redis:// URLs (db, password). */
+	ck_assert_int_eq(kb_test_redis_start_tcp(&srv), 0);
 	redisContext *c0 = connect_ok(srv.url);
 	snprintf(url, sizeof(url), "%s/3", srv.url);
 	redisContext *c3 = connect_ok(url);
@@ -150,11 +152,14 @@ START_TEST(connect_select_and_errors)
 	redisFree(c0);
 	redisFree(c3);
 
-	/* Nobody listening: an error, quickly. */
-	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", kb_test_free_port());
+	/* Nobody listening: an error. */
+	int dead_fd, dead = kb_test_refused_port(&dead_fd);
+	ck_assert_int_gt(dead, 0);
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%d", dead);
 	err[0] = '\0';
 	ck_assert_ptr_null(kb_redis_connect(url, 1000, err, sizeof(err)));
 	ck_assert_msg(err[0] != '\0', "no error text");
+	close(dead_fd);
 	kb_test_server_stop(&srv);
 }
 END_TEST

@@ -402,13 +402,15 @@ test_unforgeable() {
 
 	# the clock pointer patched to claim 1 us per call while each call
 	# takes over 2 ms: every claim is clamped to the parent's window minus
-	# the slack (at most 1 ms), so no sample records less than 1 ms; and
-	# half of them land below the median, so the case is suspect -- unless
-	# the machine is so loaded that the kernel's scheduling statistics
-	# explain the clamps (seen on a busy 2-core CI machine: every call
-	# took 12-18 ms). The suspect rule itself is unit-tested in
-	# test_guard.c; here what must hold under any load is that shaving
-	# gains nothing.
+	# the slack (at most 1 ms), so no sample records less than 1 ms --
+	# shaving gains nothing, whatever the load. Whether the case is also
+	# flagged suspect (half its samples clamped below the median) depends
+	# on load: on a loaded machine the kernel's scheduling statistics
+	# explain the clamps and the case is not flagged (seen on a busy
+	# 2-core CI machine: every call took 12-18 ms). That judgment is a
+	# budget (tests/support/kb_budget.h): made only under
+	# KB_TEST_BUDGETS=1 (bench/budgets.sh); the suspect rule itself is
+	# unit-tested in test_guard.c.
 	d="$WORK/$p.shave"
 	stage $p "$SUBS/vectorsum_shave.c" "$d" || return
 	tail -n 1 "$d/benchmarks.txt" > "$d/one.txt"
@@ -422,18 +424,22 @@ test_unforgeable() {
 	else
 		fail "$p shave: best sample $best ns, below the 1 ms no clamp allows"
 	fi
+	local guard
+	guard=$(grep 'guard: .* clamped' "$d/stderr.leaderboard" | tail -n 1)
 	if [ "$(value 'benchmark\.0\.status')" = suspect ]; then
 		value 'benchmark\.0\.error' | grep -q "took longer" ||
 			fail "$p shave: $(value 'benchmark\.0\.error')"
-	elif grep 'guard: .* clamped' "$d/stderr.leaderboard" | tail -n 1 |
+		echo "measure: $p shave flagged suspect"
+	elif printf '%s\n' "$guard" |
 		awk '{ sub(/.*guard: /, ""); c = $1; sub(/^[0-9]+ clamped \(/, "");
 		       u = $1; sub(/.* forged of /, ""); n = $1
 		       exit !(c - u >= n / 2) }'; then
 		# at least half the samples' clamps explained by load
-		echo "note: $p shave not flagged: its clamps were explained by load"
-		ok
+		echo "measure: $p shave not flagged: its clamps were explained by load ($guard)"
+	elif [ "${KB_TEST_BUDGETS:-}" = 1 ]; then
+		fail "$p shave: not suspect, and not for load: $guard"
 	else
-		fail "$p shave: not suspect, and not for load: $(grep 'guard:' "$d/stderr.leaderboard" | tail -n 1)"
+		echo "measure: $p shave not flagged, not for load: $guard OVER BUDGET (judged by bench/budgets.sh)"
 	fi
 
 	# a thread summing the slots in the background: the child is stopped
@@ -442,21 +448,36 @@ test_unforgeable() {
 	# parent's window. It either loses the race, or its samples are
 	# clamped to that window: its mean never beats the honest
 	# submission's best time on the same case by more than the slack.
+	# The honest best is taken right before and right after, the smaller
+	# of the two: a best is the least load-sensitive figure of a run, and
+	# load on the honest runs alone would otherwise make the precompute
+	# run look fast (load on the precompute run only slows it).
 	d="$WORK/$p.precompute"
 	stage $p "$SUBS/vectorsum_precompute.c" "$d" || return
 	tail -n 1 "$d/benchmarks.txt" > "$d/one.txt"
+	local okd="$WORK/$p.ok" okbest okbest2
+	cp "$d/one.txt" "$okd/one.txt"
+	run "$okd" leaderboard one.txt honest-before
+	okbest=$(value 'benchmark\.0\.best')
 	run "$d" leaderboard one.txt
 	expect_eq "$p precompute rc" "$RC" 0
-	local last hits calls mean slack okbest
+	local last hits calls mean slack
 	last=$(grep '^precompute: ' "$d/stderr.leaderboard" | tail -n 1)
 	hits=$(printf '%s\n' "$last" | awk '{ print $2 }')
 	calls=$(printf '%s\n' "$last" | awk '{ print $5 }')
 	mean=$(value 'benchmark\.0\.mean')
 	slack=$(sed -n 's/.*-> slack \([0-9.]*\)us.*/\1/p' "$d/stderr.leaderboard")
-	n=$(($(wc -l < "$d/benchmarks.txt") - 1))
-	okbest=$(sed -n "s/^benchmark\.$n\.best: //p" \
-		"$WORK/$p.ok/report.leaderboard")
-	if [ -n "$calls" ] && [ "$calls" -gt 4 ] &&
+	local precompute_report=$REPORT
+	run "$okd" leaderboard one.txt honest-after
+	okbest2=$(value 'benchmark\.0\.best')
+	REPORT=$precompute_report
+	okbest=$(awk -v a="$okbest" -v b="$okbest2" \
+		'BEGIN { print (b + 0 < a + 0 ? b : a) }')
+	# (How many calls there were depends on load: the time cap ends a
+	# case after two samples on a busy machine.)
+	[ -n "$calls" ] && [ "$calls" -le 4 ] &&
+		echo "measure: $p precompute: only $calls calls under this load"
+	if [ -n "$calls" ] && [ "$calls" -ge 1 ] &&
 		{ [ $((hits * 2)) -le "$calls" ] ||
 		awk -v m="$mean" -v b="$okbest" -v s="$slack" \
 			'BEGIN { exit !(m >= b - s * 1000) }'; }; then
@@ -513,12 +534,18 @@ test_unforgeable() {
 
 	# output finished by a background thread after "done": the rows it
 	# writes late are still NaN when the stopped child's output is read.
-	# (The thread, left running into the next case, may then crash the
-	# child on the released buffers: 115 is fine too.)
+	# (The thread, left running into the next call, may then crash the
+	# child on the released buffers: 115 is fine too.) That holds while
+	# the parent stops the child before the thread finishes, so the case
+	# is one of 1024 x 1024, whose late half takes about 350 ms of a core,
+	# several times the parent's slowest wake-up on a loaded machine (50
+	# ms seen with a parallel build on 2 cores; the task's largest case,
+	# 512, takes about 22 ms).
 	p=matmul_cpu
 	d="$WORK/$p.late"
 	stage $p "$SUBS/matmul_late.c" "$d" || return
-	run "$d" leaderboard benchmarks.txt
+	printf 'size: 1024; seed: 6252\n' > "$d/one.txt"
+	run "$d" leaderboard one.txt
 	validate_report
 	if { [ "$RC" = 112 ] || [ "$RC" = 115 ]; } &&
 		grep -q '^benchmark\.0\.error: .*wrong' "$REPORT"; then

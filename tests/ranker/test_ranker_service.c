@@ -174,7 +174,7 @@ static void assert_ranker_alive(void)
 
 static void assert_log_has(const char *needle)
 {
-	ck_assert_msg(kb_test_wait_file(logpath, needle, 5000, NULL, 0) == 0,
+	ck_assert_msg(kb_test_wait_file(logpath, needle, WAIT_MS, NULL, 0) == 0,
 		      "ranker log %s lacks \"%s\"", logpath, needle);
 }
 
@@ -336,7 +336,6 @@ END_TEST
 
 START_TEST(redis_outage_delays_but_loses_nothing)
 {
-	char port[16];
 	struct fx_result f;
 
 	/* Folding works, then Redis goes away. */
@@ -346,7 +345,7 @@ START_TEST(redis_outage_delays_but_loses_nothing)
 	wait_field("kb:sub:30", "status", "done");
 	redisFree(rc);
 	rc = NULL;
-	kb_test_server_stop(&R);
+	kb_test_redis_kill(&R);
 
 	fx_scored(&f, 31, "alice", 1e-3, 2000);
 	produce_result(&f);
@@ -354,13 +353,9 @@ START_TEST(redis_outage_delays_but_loses_nothing)
 	sleep_ms(1000);
 	assert_ranker_alive();
 
-	/* Back, empty, on the same port: the held Result is folded. */
-	snprintf(port, sizeof(port), "%d", R.port);
-	char *argv[] = {"/usr/bin/redis-server", "--port", port, "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--loglevel", "warning", NULL};
-	R.pid = kb_test_spawn(argv, NULL, "/dev/null");
-	ck_assert_int_gt(R.pid, 0);
-	for (int waited = 0; waited < 5000 && !rc; waited += 50) {
+	/* Back, empty, at the same address: the held Result is folded. */
+	ck_assert_int_eq(kb_test_redis_restart(&R), 0);
+	for (int waited = 0; waited < 30000 && !rc; waited += 50) {
 		char err[256];
 		rc = kb_redis_connect(R.url, 1000, err, sizeof(err));
 		if (!rc)

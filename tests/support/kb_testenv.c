@@ -3,8 +3,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,21 +55,45 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-int kb_test_free_port(void)
+int kb_test_fixed_port(void)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	static unsigned seed;
+	unsigned lo = 32768, hi = 60999;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+
+	if (f) {
+		if (fscanf(f, "%u %u", &lo, &hi) != 2)
+			lo = 32768, hi = 60999;
+		fclose(f);
+	}
+	if (!seed)
+		seed = (unsigned)getpid() ^ (unsigned)time(NULL) ^
+		       (unsigned)(uintptr_t)&seed;
+	/* Below the ephemeral range if it leaves room, else above it. */
+	if (lo > 11024)
+		return 10000 + (int)(rand_r(&seed) % (lo - 10000));
+	if (hi < 64511)
+		return (int)hi + 1 + (int)(rand_r(&seed) % (65535 - hi));
+	return 10000 + (int)(rand_r(&seed) % 1024);
+}
+
+int kb_test_refused_port(int *fd)
+{
 	struct sockaddr_in a = {.sin_family = AF_INET};
 	socklen_t len = sizeof(a);
-	int port = -1;
 
-	if (fd < 0)
+	/* No SO_REUSEADDR: with it on both sides, Linux would let another
+	 * socket bind the port while ours does not listen. */
+	*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0)
 		return -1;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	close(fd);
-	return port;
+	if (bind(*fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(*fd, (struct sockaddr *)&a, &len) == 0)
+		return ntohs(a.sin_port);
+	close(*fd);
+	*fd = -1;
+	return -1;
 }
 
 pid_t kb_test_spawn(char *const argv[], char *const extra_env[],
@@ -148,46 +175,129 @@ int kb_test_wait_file(const char *path, const char *needle, int timeout_ms,
 			}
 			free(buf);
 		}
+		if (waited < timeout_ms)
+			sleep_ms(20);
+	}
+	return -1;
+}
+
+/* The process_id the redis-server behind c reports, or -1. */
+static long redis_pid(redisContext *c)
+{
+	redisReply *r = redisCommand(c, "INFO server");
+	long pid = -1;
+
+	if (r && r->type == REDIS_REPLY_STRING) {
+		const char *p = strstr(r->str, "process_id:");
+		if (p)
+			pid = strtol(p + strlen("process_id:"), NULL, 10);
+	}
+	if (r)
+		freeReplyObject(r);
+	return pid;
+}
+
+/* Spawns redis-server for s (its socket, or s->port when s->port != 0)
+ * and waits until it answers as itself. 0 when up; -1 when it exited
+ * (a taken port) or never answered. */
+static int redis_spawn(struct kb_test_server *s)
+{
+	char port[16], sock[128], log[128];
+	char *tcp[] = {"/usr/bin/redis-server", "--port", port,
+		       "--bind", "127.0.0.1", "--dir", s->dir, "--save", "",
+		       "--appendonly", "no", "--daemonize", "no",
+		       "--loglevel", "warning", NULL};
+	char *unix_[] = {"/usr/bin/redis-server", "--port", "0",
+			 "--unixsocket", sock, "--unixsocketperm", "700",
+			 "--dir", s->dir, "--save", "", "--appendonly", "no",
+			 "--daemonize", "no", "--loglevel", "warning", NULL};
+	struct timeval tv = {1, 0};
+
+	snprintf(port, sizeof(port), "%d", s->port);
+	snprintf(sock, sizeof(sock), "%s/redis.sock", s->dir);
+	snprintf(log, sizeof(log), "%s/redis.log", s->dir);
+	s->pid = kb_test_spawn(s->port ? tcp : unix_, NULL, log);
+	if (s->pid < 0)
+		return -1;
+	for (int waited = 0; waited < 60000; waited += 20) {
+		redisContext *c = s->port ?
+			redisConnectWithTimeout("127.0.0.1", s->port, tv) :
+			redisConnectUnixWithTimeout(sock, tv);
+		/* On TCP another server may hold the port we asked for:
+		 * only ours counts. */
+		long pid = c && !c->err ? redis_pid(c) : -1;
+		if (c)
+			redisFree(c);
+		if (pid == (long)s->pid)
+			return 0;
+		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+			forget(s->pid);
+			s->pid = 0;
+			return -1;
+		}
 		sleep_ms(20);
 	}
+	kb_test_stop(s->pid, 1000);
+	s->pid = 0;
+	return -1;
+}
+
+static int redis_start(struct kb_test_server *s, int tcp)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->dir, sizeof(s->dir), "/tmp/kb-test-redis-XXXXXX");
+	if (!mkdtemp(s->dir)) {
+		fprintf(stderr, "kb_testenv: mkdtemp: %s\n", strerror(errno));
+		s->dir[0] = '\0';
+		return -1;
+	}
+	for (int attempt = 0; attempt < (tcp ? 20 : 1); attempt++) {
+		if (tcp)
+			s->port = kb_test_fixed_port();
+		if (redis_spawn(s) == 0) {
+			if (tcp)
+				snprintf(s->url, sizeof(s->url),
+					 "redis://127.0.0.1:%d", s->port);
+			else
+				snprintf(s->url, sizeof(s->url),
+					 "unix:%s/redis.sock", s->dir);
+			return 0;
+		}
+	}
+	fprintf(stderr, "kb_testenv: redis-server did not start; log in %s\n",
+		s->dir);
 	return -1;
 }
 
 int kb_test_redis_start(struct kb_test_server *s)
 {
-	char port[16], log[256];
-	int fd;
+	return redis_start(s, 0);
+}
 
-	for (int attempt = 0; attempt < 5; attempt++) {
-		s->port = kb_test_free_port();
-		snprintf(port, sizeof(port), "%d", s->port);
-		snprintf(log, sizeof(log), "/tmp/kb-test-redis-%d.log", s->port);
-		char *argv[] = {"/usr/bin/redis-server", "--port", port,
-				"--bind", "127.0.0.1", "--save", "",
-				"--appendonly", "no", "--daemonize", "no",
-				"--loglevel", "warning", NULL};
-		s->pid = kb_test_spawn(argv, NULL, log);
-		if (s->pid < 0)
-			return -1;
-		snprintf(s->url, sizeof(s->url), "redis://127.0.0.1:%d", s->port);
-		for (int waited = 0; waited < 5000; waited += 20) {
-			struct sockaddr_in a = {.sin_family = AF_INET,
-						.sin_port = htons((uint16_t)s->port)};
-			a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-			fd = socket(AF_INET, SOCK_STREAM, 0);
-			if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
-				close(fd);
-				unlink(log);
-				return 0;
-			}
-			close(fd);
-			if (waitpid(s->pid, NULL, WNOHANG) == s->pid)
-				break; /* lost the port race; try another */
-			sleep_ms(20);
-		}
-		kb_test_stop(s->pid, 1000);
+int kb_test_redis_start_tcp(struct kb_test_server *s)
+{
+	return redis_start(s, 1);
+}
+
+void kb_test_redis_kill(struct kb_test_server *s)
+{
+	if (s && s->pid > 0) {
+		kb_test_stop(s->pid, 2000);
+		s->pid = 0;
 	}
-	fprintf(stderr, "kb_testenv: redis-server did not start\n");
+}
+
+int kb_test_redis_restart(struct kb_test_server *s)
+{
+	/* The same port may be taken meanwhile (only by another fixed-port
+	 * pick): keep trying for a while, never settling for another's. */
+	for (int attempt = 0; attempt < (s->port ? 100 : 1); attempt++) {
+		if (redis_spawn(s) == 0)
+			return 0;
+		sleep_ms(100);
+	}
+	fprintf(stderr, "kb_testenv: redis-server did not restart; log in %s\n",
+		s->dir);
 	return -1;
 }
 
@@ -196,18 +306,34 @@ int kb_test_devbroker_start(struct kb_test_server *s)
 	char log[256], line[512];
 	char *argv[] = {KB_BINARY_DIR "/devbroker/kb-devbroker", NULL};
 
-	snprintf(log, sizeof(log), "/tmp/kb-test-devbroker-%d-%ld.log", getpid(),
-		 (long)time(NULL));
+	static int nstarts;
+
+	/* A log of its own: the bootstrap line read back must be this
+	 * broker's, not an earlier one's. */
+	snprintf(log, sizeof(log), "/tmp/kb-test-devbroker-%d-%d.log", getpid(),
+		 ++nstarts);
 	unlink(log);
-	s->port = 0;
+	memset(s, 0, sizeof(*s));
 	s->pid = kb_test_spawn(argv, NULL, log);
 	if (s->pid < 0)
 		return -1;
-	/* kb-devbroker prints "bootstrap=HOST:PORT[,HOST:PORT]" once ready. */
-	if (kb_test_wait_file(log, "bootstrap=", 10000, line, sizeof(line)) != 0) {
-		fprintf(stderr, "kb_testenv: kb-devbroker did not print bootstrap\n");
-		kb_test_stop(s->pid, 1000);
-		return -1;
+	/* kb-devbroker binds port 0 and prints "bootstrap=HOST:PORT[,...]"
+	 * once its brokers listen. */
+	for (int waited = 0;; waited += 20) {
+		if (kb_test_wait_file(log, "bootstrap=", 0, line, sizeof(line)) == 0)
+			break;
+		int gone = waitpid(s->pid, NULL, WNOHANG) == s->pid;
+		if (gone || waited >= 60000) {
+			fprintf(stderr, "kb_testenv: kb-devbroker did not print "
+					"bootstrap; log in %s\n", log);
+			if (gone)
+				forget(s->pid);
+			else
+				kb_test_stop(s->pid, 1000);
+			s->pid = 0;
+			return -1;
+		}
+		sleep_ms(20);
 	}
 	const char *b = strstr(line, "bootstrap=") + strlen("bootstrap=");
 	size_t n = strcspn(b, " \t\r\n");
@@ -218,10 +344,50 @@ int kb_test_devbroker_start(struct kb_test_server *s)
 	return 0;
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0; /* best effort */
+}
+
 void kb_test_server_stop(struct kb_test_server *s)
 {
-	if (s && s->pid > 0) {
+	if (!s)
+		return;
+	if (s->pid > 0) {
 		kb_test_stop(s->pid, 2000);
 		s->pid = 0;
 	}
+	if (s->dir[0]) {
+		nftw(s->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+		s->dir[0] = '\0';
+	}
+}
+
+int kb_test_wait_listening(pid_t pid, const char *logpath, int timeout_ms)
+{
+	static const char needle[] = "listening on ";
+	char line[512];
+
+	for (int waited = 0; waited <= timeout_ms; waited += 20) {
+		if (kb_test_wait_file(logpath, needle, 0, line, sizeof(line)) == 0) {
+			/* "listening on ADDR:PORT": the port follows the
+			 * address's last ':' (ADDR may be IPv6). */
+			char *a = strstr(line, needle) + strlen(needle);
+			a[strcspn(a, " \t")] = '\0';
+			char *colon = strrchr(a, ':');
+			long port = colon ? strtol(colon + 1, NULL, 10) : 0;
+			return port > 0 && port < 65536 ? (int)port : -1;
+		}
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			forget(pid);
+			return -1;
+		}
+		sleep_ms(20);
+	}
+	return -1;
 }

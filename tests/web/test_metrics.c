@@ -270,7 +270,7 @@ START_TEST(listener_serves_metrics)
 	kb_metrics *m = kb_metrics_new();
 	char err[256], url[96], ctype[128];
 	char *body = NULL;
-	int port = kb_test_free_port();
+	int port = kb_test_fixed_port();
 
 	kb_counter_inc(kb_metric_get0(kb_metrics_counter(m, "kb_l_total", "x", NULL)));
 	kb_metrics_server *s = kb_metrics_serve(m, "127.0.0.1", port, err, sizeof(err));

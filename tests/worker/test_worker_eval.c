@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "jobdir.h"
+#include "kb_budget.h"
 #include "kb_cases.h"
 #include "kb_log.h"
 #include "kb_sandbox.h"
@@ -283,14 +284,16 @@ START_TEST(test_infinite_loop_times_out)
 	run = json_array_get(json_object_get(j, "runs"), 0);
 	ck_assert_ptr_nonnull(run);
 	duration = json_real_value(json_object_get(run, "duration_s"));
-	/* Killed at the limit: the margin only absorbs reaping on a loaded
-	 * machine. */
-	ck_assert_msg(duration >= SHORT_TIMEOUT_S - 0.5 &&
-			      duration <= SHORT_TIMEOUT_S + 2.0,
+	/* Not killed before the limit; killed at it (the loop never ends, so
+	 * the verdict is the kill). How soon after the limit is a budget:
+	 * load stretches it. */
+	ck_assert_msg(duration >= SHORT_TIMEOUT_S - 0.5,
 		      "run took %.2f s for a %d s limit", duration,
 		      SHORT_TIMEOUT_S);
-	ck_assert_msg(e.wall_s < SHORT_TIMEOUT_S + 30.0, "eval took %.1f s",
-		      e.wall_s);
+	kb_budget("worker eval: timed-out run's duration past its limit",
+		  duration - SHORT_TIMEOUT_S, 2.0, "s");
+	kb_budget("worker eval: whole eval of a timed-out run", e.wall_s,
+		  SHORT_TIMEOUT_S + 30.0, "s");
 	ck_assert(workdir_empty());
 	json_decref(j);
 	free(task);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "jobdir.h"
+#include "kb_budget.h"
 #include "kb_kafka.h"
 #include "kb_log.h"
 #include "kb_sandbox.h"
@@ -274,9 +275,9 @@ START_TEST(test_result_then_commit)
 	ck_assert_int_ge(nprog, 3); /* running, compiling, testing */
 	ck_assert_int_eq(first, KB__STAGE__STAGE_QUEUED);
 	kb__result__free_unpacked(r, NULL);
-	ck_assert(kb_test_wait_file(logpath, "job done sub=7 gpu=CPU", 5000,
+	ck_assert(kb_test_wait_file(logpath, "job done sub=7 gpu=CPU", 60000,
 				    NULL, 0) == 0);
-	ck_assert(kb_test_wait_file(logpath, "dead letter", 5000, NULL, 0) == 0);
+	ck_assert(kb_test_wait_file(logpath, "dead letter", 60000, NULL, 0) == 0);
 	st = kb_test_stop(worker, 15000);
 	worker = 0;
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
@@ -306,12 +307,17 @@ START_TEST(test_drain_abandons)
 		usleep(100000);
 	ck_assert_int_gt(processes_in_workdir(), 0);
 	t0 = kb_mono_s();
-	st = kb_test_stop(worker, 15000);
+	/* SIGTERM, and SIGKILL only after 100 s, well before the job's own
+	 * 120 s limit: exiting 0 by itself proves the worker abandoned the
+	 * job rather than waited for it, whatever the load. Exiting soon
+	 * after the 2 s grace period is a budget. */
+	st = kb_test_stop(worker, 100000);
 	worker = 0;
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
-	ck_assert_msg(kb_mono_s() - t0 < 2 + 6, "took %.1f s", kb_mono_s() - t0);
+	kb_budget("worker drain: exit after SIGTERM, 2 s grace, job abandoned",
+		  kb_mono_s() - t0, 2 + 6, "s");
 	ck_assert(kb_test_wait_file(logpath, "abandoning sub=8", 1, NULL, 0) == 0);
-	for (int i = 0; i < 30 && processes_in_workdir() > 0; i++)
+	for (int i = 0; i < 300 && processes_in_workdir() > 0; i++)
 		usleep(100000);
 	ck_assert_int_eq(processes_in_workdir(), 0);
 	ck_assert_ptr_null(await_result(8, 2, &nprog, &first));
@@ -338,7 +344,7 @@ START_TEST(test_drain_finishes)
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_PASSED);
 	kb__result__free_unpacked(r, NULL);
 	/* One signal only: a second one would exit at once. */
-	st = wait_exit(worker, 15);
+	st = wait_exit(worker, 60);
 	worker = 0;
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
 	ck_assert(kb_test_wait_file(logpath, "worker stopped", 1, NULL, 0) == 0);

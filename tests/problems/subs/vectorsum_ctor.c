@@ -1,7 +1,7 @@
-// Hostile: a constructor that runs before main -- in the process that
-// will hold the report fd -- writes a complete passing report to fd 3 and
-// exits 0. Only the build check (services/kb_elfcheck.h) can stop code
-// that runs before the harness does: it must refuse this object.
+// Hostile: a constructor that runs when submission.so is loaded writes a
+// complete passing report to fd 3 and exits 0. The library is loaded only
+// in the confined child, whose fd 3 is not the report pipe, so the forged
+// report reaches nobody and the run ends as a crash.
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>

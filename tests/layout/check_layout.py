@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Layout checks of the source tree, run by CTest (tests/layout/).
+
+usage: check_layout.py SOURCE_DIR boundaries|cycles
+
+boundaries  No service compiles or includes another's files. A file in a
+            service folder (SERVICES) may include only headers of its own
+            folder, of services/ and of proto/; a file in services/ only
+            headers of services/ and proto/. A service's CMakeLists.txt names
+            no path inside another service's folder.
+cycles      No two files include each other, directly or round a longer
+            circle: checked between files and between modules (x.c and
+            x.h count as one module x), and reported by folder. Folders
+            are not checked against each other: a folder's main.c may use
+            its subfolders while they use the folder's shared header.
+
+`#include "name"` resolves as the compiler's quote form does for us: the
+includer's own folder first, else the one file of the tree whose path
+ends in /name (CMake puts each library's folder on the include path, and
+header names are unique outside problem folders). Generated protobuf-c
+headers (*.pb-c.h) belong to proto/. An include that names no file of the
+tree (or several: task.h of the problem folders, which is staged beside
+the submission at run time) is no edge.
+
+Known violations, each with its reason and the work that removes it, are
+listed in tests/layout/allow.txt; an entry that no longer matches anything
+is reported, so that it can be deleted. Exit status 0 when nothing outside
+that list is found, 1 otherwise, 2 on bad usage.
+"""
+import collections
+import fnmatch
+import os
+import re
+import subprocess
+import sys
+
+SERVICES = ("gateway", "worker", "ranker", "client", "devbroker")
+SHARED = ("services", "proto")
+SOURCE = re.compile(r"\.(c|h|cu|cuh|cc|cpp|hpp)$")
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+
+
+def tree_files(root):
+    """Tracked files and untracked ones git does not ignore; without git,
+    every file outside build folders."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", root, "ls-files", "--cached", "--others",
+             "--exclude-standard"],
+            check=True, capture_output=True, text=True).stdout
+        files = [f for f in out.splitlines()
+                 if os.path.exists(os.path.join(root, f))]
+        if files:
+            return sorted(set(files))
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    files = []
+    for d, subdirs, names in os.walk(root):
+        subdirs[:] = [s for s in subdirs
+                      if not s.startswith(("build", ".git"))]
+        files += [os.path.relpath(os.path.join(d, n), root) for n in names]
+    return sorted(files)
+
+
+def include_edges(root, files):
+    """(includer, included) pairs over the tree's source files."""
+    srcs = [f for f in files if SOURCE.search(f)]
+    known = set(srcs)
+    by_suffix = collections.defaultdict(list)
+    for f in srcs:
+        parts = f.split("/")
+        for i in range(len(parts)):
+            by_suffix["/".join(parts[i:])].append(f)
+    edges = []
+    for f in srcs:
+        with open(os.path.join(root, f), errors="replace") as fh:
+            for line in fh:
+                m = INCLUDE.match(line)
+                if not m:
+                    continue
+                name = m.group(1)
+                here = os.path.normpath(os.path.join(os.path.dirname(f), name))
+                if here in known:
+                    edges.append((f, here))
+                elif name.endswith(".pb-c.h"):
+                    edges.append((f, "proto/" + os.path.basename(name)))
+                elif len(by_suffix.get(name, ())) == 1:
+                    edges.append((f, by_suffix[name][0]))
+    return srcs, edges
+
+
+def top(path):
+    return path.split("/", 1)[0]
+
+
+class Allow:
+    """tests/layout/allow.txt: 'RULE FROM -> TO' lines (fnmatch patterns);
+    '#' starts a comment."""
+
+    def __init__(self, path):
+        self.entries = []
+        with open(path) as fh:
+            for n, line in enumerate(fh, 1):
+                line = line.split("#", 1)[0].strip()
+                if not line:
+                    continue
+                m = re.fullmatch(r"(\S+)\s+(\S+)\s*->\s*(\S+)", line)
+                if not m:
+                    sys.exit("%s:%d: not 'RULE FROM -> TO'" % (path, n))
+                self.entries.append([m.group(1), m.group(2), m.group(3), n, 0])
+        self.path = path
+
+    def allows(self, rule, a, b):
+        for e in self.entries:
+            if e[0] == rule and fnmatch.fnmatch(a, e[1]) and \
+                    fnmatch.fnmatch(b, e[2]):
+                e[4] += 1
+                return True
+        return False
+
+    def report_unused(self, rules):
+        for rule, a, b, n, used in self.entries:
+            if rule in rules and not used:
+                print("note: %s:%d: '%s %s -> %s' matches nothing any more: "
+                      "delete it" % (self.path, n, rule, a, b))
+
+
+def check_boundaries(root, files, allow):
+    bad = []
+    _, edges = include_edges(root, files)
+    for a, b in edges:
+        ta, tb = top(a), top(b)
+        if ta in SERVICES:
+            ok = tb == ta or tb in SHARED
+        elif ta == "services":
+            ok = tb in SHARED
+        else:
+            continue
+        if not ok and not allow.allows("include", a, b):
+            bad.append("%s includes %s (another service's header)" % (a, b))
+    # CMake: a path into another service's folder ("${CMAKE_SOURCE_DIR}/
+    # worker/report.c", "../ranker/embed.cmake").
+    ref = re.compile(r"(?:\$\{CMAKE_SOURCE_DIR\}|\$\{PROJECT_SOURCE_DIR\}|"
+                     r"\.\.)/(%s)(?:/([^\s)\"]*))?(?=[\s)\"]|$)"
+                     % "|".join(SERVICES))
+    for f in files:
+        if os.path.basename(f) != "CMakeLists.txt" or top(f) not in \
+                SERVICES + ("services",):
+            continue
+        with open(os.path.join(root, f)) as fh:
+            for n, line in enumerate(fh, 1):
+                for m in ref.finditer(line.split("#", 1)[0]):
+                    target = m.group(1) + ("/" + m.group(2)
+                                           if m.group(2) else "")
+                    if m.group(1) != top(f) and \
+                            not allow.allows("cmake", f, target):
+                        bad.append("%s:%d names %s (another service's file)"
+                                   % (f, n, target))
+    allow.report_unused(("include", "cmake"))
+    return bad
+
+
+def cycles(nodes, edges):
+    """Strongly connected components with more than one node, or a node
+    with an edge to itself (Tarjan, iterative)."""
+    adj = collections.defaultdict(set)
+    for a, b in edges:
+        adj[a].add(b)
+    index, low, on, stack, out = {}, {}, set(), [], []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(adj[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(adj[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1 or v in adj[v]:
+                    out.append(sorted(comp))
+    return out
+
+
+def check_cycles(root, files, allow):
+    srcs, edges = include_edges(root, files)
+    module = lambda f: SOURCE.sub("", f)
+    levels = [
+        ("file", srcs, edges),
+        ("module", sorted({module(f) for f in srcs}),
+         [(module(a), module(b)) for a, b in edges if module(a) != module(b)]),
+    ]
+    bad = []
+    for level, nodes, level_edges in levels:
+        for comp in cycles(nodes, level_edges):
+            # One entry names two members of the circle, either way round.
+            if allow.allows("cycle", comp[0], comp[-1]) or \
+                    allow.allows("cycle", comp[-1], comp[0]):
+                continue
+            bad.append("%ss include each other: %s (folder %s)"
+                       % (level, " <-> ".join(comp),
+                          os.path.dirname(comp[0]) or "."))
+    allow.report_unused(("cycle",))
+    return bad
+
+
+def main(argv):
+    if len(argv) != 3 or argv[2] not in ("boundaries", "cycles"):
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    root = os.path.abspath(argv[1])
+    allow = Allow(os.path.join(root, "tests/layout/allow.txt"))
+    files = tree_files(root)
+    check = check_boundaries if argv[2] == "boundaries" else check_cycles
+    bad = check(root, files, allow)
+    for b in bad:
+        print("FAIL: " + b)
+    print("layout %s: %d source files, %d problem(s)"
+          % (argv[2], sum(1 for f in files if SOURCE.search(f)), len(bad)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
