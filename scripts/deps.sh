@@ -8,7 +8,7 @@ PKGS="cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev
 librdkafka-dev libhiredis-dev libcurl4-openssl-dev libmicrohttpd-dev
 libjansson-dev libyaml-dev libsodium-dev libseccomp-dev check libsubunit-dev
 redis-server curl python3 python3-yaml clang-14 libclang-rt-14-dev
-chromium fonts-dejavu-core wrk"
+chromium fonts-dejavu-core wrk python3-torch python3-numpy"
 
 missing=""
 for p in $PKGS; do
