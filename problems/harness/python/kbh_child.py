@@ -7,11 +7,11 @@ Started by the parent (kbh_guard) as
            cpu|cuda [--ordinal N]
 
 it does, in this order:
-  1. dies with the parent (PR_SET_PDEATHSIG) and installs its seccomp
-     filter (kbh_seccomp: no ptrace or process_vm_*, no signals to the
-     parent or anyone outside its own process group and descendants,
-     setsid/setpgid made no-ops); if the filter cannot be installed it says
-     so in its HELLO reply (system.guard) and goes on;
+  1. dies with the parent (PR_SET_PDEATHSIG), drops every capability and
+     installs its seccomp filter (kbh_seccomp: no ptrace or process_vm_*,
+     no signals to the parent or anyone outside its own process group and
+     descendants, setsid/setpgid made no-ops); if it cannot, it says so in
+     its HELLO reply (system.guard) and goes on;
   2. imports torch and takes the references the timed region uses
      (monotonic clock, CUDA events, synchronize, Tensor.copy_) before any
      user code runs;
@@ -332,7 +332,7 @@ def main(argv):
     sock = socket.socket(fileno=int(a["sock"]))
     sock.set_inheritable(False)
     tids = [int(t) for t in a["tids"].split(",") if t]
-    why = kbh_seccomp.install(tids + [parent])
+    why = kbh_seccomp.confine(tids + [parent])
     try:
         child = Child(sock, a["device"], int(a["ordinal"]), why is None,
                       "" if why is None else why)

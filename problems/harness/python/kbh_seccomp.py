@@ -1,9 +1,14 @@
-"""kbh_seccomp: the child's own seccomp filter, assembled by hand.
+"""kbh_seccomp: the child's confinement: no capabilities, and a seccomp
+filter of its own, assembled by hand.
 
-The child (kbh_child.py) installs it first thing, before it imports torch
-or anything of the user's; it cannot be lifted (NO_NEW_PRIVS), every thread
-and process the child makes inherits it, and it stacks on whatever filter
-the worker's sandbox installed. What it refuses, and why:
+The child (kbh_child.py) calls confine() first thing, before it imports
+torch or anything of the user's. Capabilities go first (all of them, from
+the bounding set too): a child running as root would otherwise keep
+CAP_SYS_PTRACE, which opens a non-dumpable parent's /proc/<pid>/{fd,mem,
+environ} all the same; with NO_NEW_PRIVS, programs the child executes gain
+none back. The filter cannot be lifted (NO_NEW_PRIVS), every thread and
+process the child makes inherits it, and it stacks on whatever filter the
+worker's sandbox installed. What it refuses, and why:
 
   ptrace, process_vm_readv/writev, kcmp, pidfd_open, pidfd_getfd,
   pidfd_send_signal, io_uring_setup
@@ -199,13 +204,57 @@ PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 
 
-def install(parent_tids):
-    """Installs the filter for this process (call it while the process has
-    one thread: threads made later inherit it). Returns None, or why it
-    could not be installed (the child then says so and goes on)."""
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+SYS_CAPSET = {"x86_64": 126, "aarch64": 91}
+CAP_VERSION_3 = 0x20080522
+
+
+def _libc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong,
+                           ctypes.c_ulong, ctypes.c_ulong]
+    return libc
+
+
+def _err(what):
+    return "%s: %s" % (what, os.strerror(ctypes.get_errno()))
+
+
+def drop_capabilities(libc, arch):
+    """Empties the bounding, ambient, effective, permitted and inheritable
+    sets. Returns None, or why not (the effective set is checked)."""
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            last = int(f.read())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):     # needs CAP_SETPCAP; else nothing to drop
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    hdr = (ctypes.c_uint32 * 2)(CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()   # two cap_user_data: all zero
+    if libc.syscall(SYS_CAPSET[arch], hdr, data) != 0:
+        return _err("capset")
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("CapEff:") and int(line.split()[1], 16):
+                return "capabilities left: " + line.split()[1]
+    return None
+
+
+def confine(parent_tids):
+    """Drops the capabilities and installs the filter for this process
+    (call it while the process has one thread: threads made later inherit
+    it). Returns None, or what could not be done (the child then says so
+    and goes on)."""
     arch = machine()
     if arch not in SYSCALLS:
         return "no filter for architecture %s" % arch
+    libc = _libc()
+    why = drop_capabilities(libc, arch)
+    if why:
+        return why
     pid = os.getpid()
     try:
         prog = build(arch, pid, os.getpgrp(), parent_tids)
@@ -213,12 +262,9 @@ def install(parent_tids):
         return "filter: %s" % e
     raw = ctypes.create_string_buffer(pack(prog))
     fprog = _Fprog(len(prog), ctypes.cast(raw, ctypes.c_void_p))
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong,
-                           ctypes.c_ulong, ctypes.c_ulong]
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        return "prctl(NO_NEW_PRIVS): %s" % os.strerror(ctypes.get_errno())
+        return _err("prctl(NO_NEW_PRIVS)")
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
                   ctypes.addressof(fprog), 0, 0) != 0:
-        return "prctl(SECCOMP): %s" % os.strerror(ctypes.get_errno())
+        return _err("prctl(SECCOMP)")
     return None
