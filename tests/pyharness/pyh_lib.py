@@ -63,10 +63,12 @@ class Task:
 
 
 def stage(problem, submission, harness=None, name=None):
-    """A task directory for problems/<problem> with submission (a path).
+    """A task directory for problems/<problem> (or an absolute problem
+    directory) with submission (a path).
     harness: another directory to take the harness files from (ablation
     copies)."""
-    pdir = os.path.join(PROBLEMS, problem)
+    pdir = problem if os.path.isabs(problem) else \
+        os.path.join(PROBLEMS, problem)
     with open(os.path.join(pdir, "task.yml")) as f:
         yml = yaml.safe_load(f)
     d = tempfile.mkdtemp(prefix=(name or os.path.basename(problem)) + ".",
