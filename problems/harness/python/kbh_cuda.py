@@ -160,5 +160,18 @@ class _CudaArray:
 
 
 def tensor(torch, ptr, nbytes, owner=None):
-    """A uint8 CUDA tensor over [ptr, ptr + nbytes) without a copy."""
-    return torch.as_tensor(_CudaArray(ptr, nbytes, owner), device="cuda")
+    """A uint8 CUDA tensor over [ptr, ptr + nbytes) without a copy (the
+    memory stays the caller's: nothing frees it when the tensor goes).
+    Through __cuda_array_interface__ (public, but torch parses its typestr
+    with numpy); without numpy, through the non-owning storage torch 2.x
+    builds from a pointer."""
+    try:
+        return torch.as_tensor(_CudaArray(ptr, nbytes, owner), device="cuda")
+    except RuntimeError as e:
+        make = getattr(torch._C, "_construct_storage_from_data_pointer",
+                       None)
+        if "umpy" not in str(e) or make is None:
+            raise
+    dev = torch.device("cuda", torch.cuda.current_device())
+    t = torch.empty(0, dtype=torch.uint8, device=dev)
+    return t.set_(make(ptr, dev, nbytes), 0, (nbytes,), (1,))

@@ -289,6 +289,11 @@ def _run(mode, path, rep, state):
             r.run_bench()
     except kbh_run.HarnessError as e:
         raise Exit(EXIT_DEVICE, str(e))
+    late = set(kbh_device.threads()) - set(guard.parent_tids)
+    if late:
+        # Not in the child's filter: it could have signalled them.
+        log("warning: threads made after the child started: %s"
+            % sorted(late))
     if r.crash is not None:
         rep.kv("crash", r.crash)
         rep.kv("check", "fail")

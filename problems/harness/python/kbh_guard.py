@@ -34,6 +34,7 @@ import select
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import kbh_timing
@@ -99,7 +100,8 @@ class Guard:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {k: v for k, v in os.environ.items()
                if k not in ("POPCORN_FD", "POPCORN_SEED", "KBH_CASES_UNLINK")}
-        import sys
+        # the user's prints reach the worker even when the child is killed
+        env["PYTHONUNBUFFERED"] = "1"
         argv = [sys.executable, self.script,
                 "--sock", str(theirs.fileno()),
                 "--parent", str(os.getpid()),
