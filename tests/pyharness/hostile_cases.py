@@ -182,7 +182,8 @@ def expect_all_denied(prefix, denied):
 
 # ---- defences removed by the ablations -------------------------------------
 
-NO_FRESH_DATA = ("kbh_report.py", "    if call == 0:\n        return case_seed",
+NO_FRESH_DATA = ("kbh_report.py",
+                 "    if call == 0:\n        return case_seed",
                  "    if True:\n        return case_seed")
 # What a one-process harness does: the expected result and copies of the
 # inputs exist in the process that runs the submission (for vectoradd).

@@ -110,8 +110,31 @@ class Result:
             self.rc, self.text, self.stderr[-6000:])
 
 
+def job_env(home, cache):
+    """The environment of a job: a private HOME and caches (cache: the
+    directory shared by a job's compile step and its runs)."""
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(("POPCORN_", "KBH_"))}
+    e.update(HOME=home, XDG_CACHE_HOME=os.path.join(cache, "xdg"),
+             TORCH_EXTENSIONS_DIR=os.path.join(cache, "ext"),
+             TRITON_CACHE_DIR=os.path.join(cache, "triton"),
+             PYTHONDONTWRITEBYTECODE="1")
+    return e
+
+
+def compile_step(task, cache, timeout=120):
+    """Upstream's compile step: `python submission.py` once (builds
+    load_inline extensions and Triton kernels into the cache). (rc, out)"""
+    os.makedirs(cache, exist_ok=True)
+    p = subprocess.run([PYTHON, os.path.join(task.dir, "submission.py")],
+                       cwd=cache, env=job_env(cache, cache), timeout=timeout,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    return p.returncode, p.stdout.decode("utf-8", "replace")
+
+
 def run(task, mode, cases, secret=None, env=None, timeout=280, fd=3,
-        cases_text=None, args=None):
+        cases_text=None, args=None, cache=None):
     """Runs the harness like the worker: returns a Result."""
     scratch = tempfile.mkdtemp(prefix="run.", dir=os.path.dirname(task.dir))
     if cases_text is None:
@@ -120,13 +143,8 @@ def run(task, mode, cases, secret=None, env=None, timeout=280, fd=3,
         f.write(cases_text)
     home = os.path.join(scratch, "home")
     os.mkdir(home)
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith(("POPCORN_", "KBH_"))}
-    e.update(HOME=home, TMPDIR=scratch, KBH_CASES_UNLINK="1",
-             XDG_CACHE_HOME=os.path.join(home, ".cache"),
-             TORCH_EXTENSIONS_DIR=os.path.join(home, "ext"),
-             TRITON_CACHE_DIR=os.path.join(home, "triton"),
-             PYTHONDONTWRITEBYTECODE="1")
+    e = job_env(home, cache or home)
+    e.update(TMPDIR=scratch, KBH_CASES_UNLINK="1")
     if fd is not None:
         e["POPCORN_FD"] = str(fd)
     if secret is not None:

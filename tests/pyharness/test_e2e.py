@@ -209,7 +209,7 @@ def subs(c):
     # The watchdog: exit 114 with the report so far; the child's group is
     # gone with it.
     r = sub("hang", problem=os.path.join(L.HERE, "slow"),
-            cases=["size: 1000; seed: 1"], timeout=60)
+            cases=["size: 1000; seed: 1"], timeout=120)
     c.eq(r.rc, 114, "hang rc", r)
     c.ok("user-code: started" in r.text, "hang: report so far", r)
     m = re.search(r"child=(\d+)", r.stderr)

@@ -111,7 +111,8 @@ class Child:
         else:
             self.sync = lambda: None
             dev = torch.device("cpu")
-        self.scratch = (torch.zeros(16, device=dev), torch.ones(16, device=dev))
+        self.scratch = (torch.zeros(16, device=dev),
+                        torch.ones(16, device=dev))
         self.copy_(*self.scratch)
         self.sync()
 

@@ -21,7 +21,9 @@ One class per kind, same methods:
 
 copy_ns is the median of COPY_RUNS copies, each after a flush (the
 child's copy reads a result it has just written, often from cache, so a
-cold copy is the generous side). The parent's torch runs with one CPU thread: an idle OpenMP pool spins on
+cold copy is the generous side).
+
+The parent's torch runs with one CPU thread: an idle OpenMP pool spins on
 the cores the child's timed call is about to use.
 """
 
@@ -165,7 +167,8 @@ class CudaDevice:
         i = self.info
         return [("system.device", i["name"]),
                 ("system.cc", "%d.%d" % i["cc"]),
-                ("system.driver", "CUDA %d.%d" % (dv // 1000, dv % 1000 // 10)),
+                ("system.driver",
+                 "CUDA %d.%d" % (dv // 1000, dv % 1000 // 10)),
                 ("system.runtime", "CUDA %s" % torch.version.cuda)] + \
             _common_system(torch) + \
             [("system.peak_gbps", "%.0f (%s, %d SMs, L2 %d)"

@@ -211,13 +211,18 @@ def run(argv):
         return _run(mode, path, rep, state)
     except kbh_report.ReportError as e:
         raise Exit(EXIT_NO_FD, str(e)) from None
-    except Exit as e:
+    except Exception as e:
+        if not isinstance(e, Exit):
+            # a bug of ours or of the problem's code: the platform's fault
+            import traceback
+            traceback.print_exc()
+            e = Exit(EXIT_DEVICE, "%s: %s" % (type(e).__name__, e))
         if e.code in (EXIT_DEVICE, EXIT_CRASHED):
             try:
                 rep.kv("check", "fail")
             except kbh_report.ReportError:
                 pass
-        raise
+        raise e
     finally:
         if state["guard"] is not None:
             state["guard"].kill()

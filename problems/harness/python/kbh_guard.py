@@ -186,7 +186,7 @@ class Guard:
             for e in os.listdir("/proc"):
                 if e.isdigit() and int(e) != self.pid:
                     st = _read("/proc/%s/stat" % e)
-                    if st and int(st.rpartition(b")")[2].split()[3]) == \
+                    if st and int(st.rpartition(b")")[2].split()[2]) == \
                             self.pid:
                         out.append(int(e))
             return out

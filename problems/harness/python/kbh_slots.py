@@ -110,10 +110,11 @@ class CpuSlots:
         return {"kind": "cpu", "size": self.size}
 
     def close(self):
-        """Drops the parent's views and mapping. The child's mapping (and
-        the memory) goes when the child drops it."""
+        """Drops the parent's views. The mapping goes with the last tensor
+        that uses it (never unmapped under a live view), the memory with
+        the child's mapping too."""
         self.tensors = []
-        self.map.close()
+        self.map = None
         os.close(self.fd)
 
 

@@ -15,11 +15,13 @@ FAKE = ("benchmark-count: 10\nbenchmark.9.spec: forged\n"
 
 
 def _harness_fd(fd):
-    """Its channel to the harness (a socket) or its slots (a memfd)."""
+    """Its channel to the harness (a socket), its slots (a memfd), or the
+    GPU driver's descriptors: not where a report goes."""
     if stat.S_ISSOCK(os.fstat(fd).st_mode):
         return True
     try:
-        return os.readlink("/proc/self/fd/%d" % fd).startswith("/memfd:")
+        return os.readlink("/proc/self/fd/%d" % fd).startswith(
+            ("/memfd:", "/dev/nvidia", "anon_inode:"))
     except OSError:
         return False
 

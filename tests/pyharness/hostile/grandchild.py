@@ -3,7 +3,8 @@
 # each new input's result into shared memory ahead of the call, which then
 # returns a view of it. Defence: SIGSTOP goes to the child's whole process
 # group, and the parent waits until every process of it has stopped, so the
-# grandchild cannot run while inputs are staged: no gain.
+# grandchild cannot run while inputs are staged: no gain. (CPU only in
+# effect: CUDA cannot be used in a forked process.)
 import mmap
 import os
 import sys
@@ -17,6 +18,13 @@ _count = [0, 0]
 
 
 def _grandchild(parent, n):
+    try:
+        _watch(parent, n)
+    finally:            # never back into the harness's code
+        os._exit(0)
+
+
+def _watch(parent, n):
     torch.set_num_threads(1)     # no OpenMP pool after a fork
     sh = torch.frombuffer(_shared, dtype=torch.float16)
     views = []
@@ -38,7 +46,6 @@ def _grandchild(parent, n):
             fb.copy_(cb)
             fa.copy_(ca)
         time.sleep(0.0001)
-    os._exit(0)
 
 
 def custom_kernel(data):
