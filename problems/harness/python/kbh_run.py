@@ -63,20 +63,12 @@ class Prepared:
         self.min_work = float(cost.get("min_work", 1.0))
 
 
-def _specs(torch, items, what):
-    """[(shape, dtype)] of the tensors in items (a tensor or a tuple)."""
-    if isinstance(items, torch.Tensor):
-        items = (items,)
-    return [(tuple(t.shape), t.dtype) for t in items]
-
-
 class CaseRun:
     """One case's slots and calls."""
 
-    def __init__(self, run, prep, nslots, timed):
+    def __init__(self, run, prep, nslots):
         self.run = run
         self.prep = prep
-        self.timed = timed
         self.ncalls = 0
         self.slots = None
         self.copy_ns = 0.0
@@ -88,8 +80,10 @@ class CaseRun:
                            if isinstance(x, torch.Tensor)]
         self.in_specs = [(tuple(self.inputs0[i].shape), self.inputs0[i].dtype)
                          for i in self.tensor_pos]
-        self.consts = [None if isinstance(x, torch.Tensor) else x
-                       for x in self.inputs0]
+        # data as the child builds it: ("t", k) the k-th tensor (a slot
+        # array), ("c", value) a constant
+        self.data = [("t", self.tensor_pos.index(i)) if i in self.tensor_pos
+                     else ("c", x) for i, x in enumerate(self.inputs0)]
         outs = p.outputs(prep.args)
         self.out_specs = [(tuple(s), d) for s, d in outs]
         if not self.out_specs:
@@ -132,10 +126,8 @@ class CaseRun:
 
     def open_request(self):
         """The OPEN request's arguments and descriptors."""
-        data = [("t", self.tensor_pos.index(i)) if c is None else ("c", c)
-                for i, c in enumerate(self.consts)]
         args = {"where": self.slots.open_args(), "arrays": self.slots.descs,
-                "n_in": self.n_in, "data": data,
+                "n_in": self.n_in, "data": self.data,
                 "outputs": [(list(s), kbh_slots.dtype_name(d))
                             for s, d in self.out_specs]}
         return args, ([self.slots.fd] if self.slots.fd is not None else [])
@@ -161,14 +153,16 @@ class CaseRun:
         k = self.ncalls
         self.ncalls += 1
         if k == 0:
-            inputs = self.inputs0
+            inputs, self.inputs0 = self.inputs0, None
         else:
             inputs = self._generate(kbh_report.call_seed(
                 self.prep.seed, run.run_key, k))
-            for i, c in enumerate(self.consts):
-                if c is not None and inputs[i] != c:
-                    raise HarnessError("generate() changed a constant "
-                                       "between calls")
+            if len(inputs) != len(self.data) or any(
+                    (kind == "c" and inputs[i] != c) or
+                    (kind == "t") != isinstance(inputs[i], torch.Tensor)
+                    for i, (kind, c) in enumerate(self.data)):
+                raise HarnessError("generate() changed its constants or "
+                                   "the number of its tensors between calls")
         pristine = [inputs[i] for i in self.tensor_pos]
         for t, (shape, dtype) in zip(pristine, self.in_specs):
             if tuple(t.shape) != shape or t.dtype != dtype:
@@ -321,7 +315,7 @@ class Run:
     def _open(self, prep, nslots, timed):
         """A CaseRun with its slots mapped in the child; (CaseRun, None) or
         (None or CaseRun, (verdict, message))."""
-        c = CaseRun(self, prep, nslots, timed)
+        c = CaseRun(self, prep, nslots)
         args, fds = c.open_request()
         try:
             _, r = self.guard.request(kbh_wire.OPEN, args, fds=fds)

@@ -1,39 +1,43 @@
-# Computing in the background: a thread watches the input slots it has
-# seen and, as soon as the parent stages new inputs there, computes the
+# Computing in the background: a thread watches the slot sets it has seen
+# and, as soon as the parent has staged new inputs there (the output slot
+# turns NaN: the parent poisons it after copying the inputs), computes the
 # result ahead of the call, which then returns it at once. Defence: the
 # parent stops the child's whole process group between requests, so the
 # thread cannot run while inputs are staged; it starts with the call, and
 # whatever it does then is inside the parent's window. It either loses the
 # race or its head start is clamped away: no gain over an honest run.
+import gc
 import sys
 import threading
 import time
 
 import torch
 
-_slots = {}    # a.data_ptr() -> (a, b)
+_slots = {}    # a.data_ptr() -> (a, b, the slot's output)
 _ready = {}    # a.data_ptr() -> (a's fingerprint, b's, result)
 _count = [0, 0]
 
 
-def _fp(t):
-    return t[:64].clone()
+def _slot_output(a):
+    for o in gc.get_objects():
+        if type(o).__name__ == "Child" and getattr(o, "case", None):
+            for data, outs in o.case[0]:
+                if data[0] is a:
+                    return outs[0]
+    return None
 
 
 def _watch():
-    done = {}
     while True:
-        for key, (a, b) in list(_slots.items()):
-            fa, fb = _fp(a), _fp(b)
-            old = done.get(key)
-            if old is not None and torch.equal(old[0], fa) and \
-                    torch.equal(old[1], fb):
-                continue
-            time.sleep(0.0005)            # staging done? (stable inputs)
-            if not (torch.equal(_fp(a), fa) and torch.equal(_fp(b), fb)):
-                continue
+        for key, (a, b, out) in list(_slots.items()):
+            if out is None or not torch.isnan(out[-1:]).item():
+                continue              # not staged (or already called)
+            r = _ready.get(key)
+            if r is not None and torch.equal(r[0], a[:64]) and \
+                    torch.equal(r[1], b[:64]):
+                continue              # done already
+            fa, fb = a[:64].clone(), b[:64].clone()
             _ready[key] = (fa, fb, a + b)
-            done[key] = (fa, fb)
         time.sleep(0.0001)
 
 
@@ -42,7 +46,8 @@ def custom_kernel(data):
     _count[1] += 1
     if not _slots:
         threading.Thread(target=_watch, daemon=True).start()
-    _slots[a.data_ptr()] = (a, b)
+    if a.data_ptr() not in _slots:
+        _slots[a.data_ptr()] = (a, b, _slot_output(a))
     r = _ready.get(a.data_ptr())
     if r is not None and torch.equal(r[0], a[:64]) and \
             torch.equal(r[1], b[:64]):
