@@ -37,8 +37,12 @@ def patched_harness(name, patches):
 def main(names):
     c = L.Checker()
     ctx = H.Context()
+    gpu = H.have_gpu()
     for case in H.CASES:
         if names and case["name"] not in names:
+            continue
+        if case.get("gpu_only") and not gpu:
+            print("skipped (no GPU): %s" % case["name"])
             continue
         for what, patches in case["ablations"]:
             h = patched_harness("%s.%s" % (case["name"], what), patches)

@@ -4,7 +4,8 @@ from a copy of the harness (ablate.py checks that the expectation then
 fails: the test catches what it claims to).
 
 Every entry: the hostile file, the mode and case(s) it runs on
-(vectoradd on the CPU unless said), the expectation (a function of the
+(vectoradd unless `problem` says otherwise; gpu_only ones only where a GPU
+is), the expectation (a function of the
 result and a context, returning the list of what is wrong: [] means
 contained), and ablations: (name, [(harness file, old text, new text)]).
 Each old text must occur exactly once in the harness file (ablate.py
@@ -21,6 +22,9 @@ ONE = ["size: 268435456; seed: 54352; min_runs: 20; max_runs: 20; "
        "max_ms: 20000"]
 TESTS = ["size: 1000; seed: 1001", "size: 65536; seed: 5531"]
 FAKE = ("benchmark.9.", "mean: 1.000")
+# persist_l2: a case inside the H100's persisting set-aside (16 MiB).
+PERSIST_PROBLEM = "pmpp_py/vectorsum"
+PERSIST_CASE = ["size: 4194304; seed: 7; min_runs: 100; max_runs: 100"]
 SPIN_NS = 3000000   # what clock_shave, harness_patch and lazy really spend
 
 
@@ -100,6 +104,18 @@ def expect_shaved(r, ctx):
     elif "took longer" not in r.get("benchmark.0.error", ""):
         errs.append("suspect for another reason: %s"
                     % r.get("benchmark.0.error"))
+    return errs
+
+
+def expect_no_faster(r, ctx):
+    """No faster than the honest submission on the same case (means; 5%
+    for the noise of two runs)."""
+    errs = _basic(r, 0)
+    mean = _num(r, "benchmark.0.mean")
+    honest = ctx.honest_mean(PERSIST_PROBLEM, PERSIST_CASE)
+    if mean is None or mean < 0.95 * honest:
+        errs.append("mean %s ns, faster than the honest %.0f ns"
+                    % (mean, honest))
     return errs
 
 
@@ -230,6 +246,8 @@ STOP_PID_ONLY = [("kbh_guard.py", "            os.killpg(self.pid, "
                   "signal.SIGCONT)"),
                  ("kbh_guard.py", "        while not self._all_stopped("
                   "self._descendants()):", "        while False:")]
+NO_PERSIST_RESET = ("kbh_device.py", "        self.drv.reset_persisting_l2()\n",
+                    "")
 NO_SECCOMP = ("kbh_child.py", "    why = kbh_seccomp.confine(tids + [parent])",
               '    why = "ablation"')
 
@@ -281,29 +299,48 @@ CASES = [
          ablations=[("parent out of reach", UNREACHABLE)]),
     dict(name="side_stream", mode="leaderboard", cases=ONE,
          expect=expect_shaved, gpu_only=True, ablations=[]),
+    dict(name="persist_l2", mode="benchmark", cases=PERSIST_CASE,
+         problem=PERSIST_PROBLEM, expect=expect_no_faster, gpu_only=True,
+         ablations=[("persisting lines reset", [NO_PERSIST_RESET])]),
 ]
 
 
+def have_gpu():
+    """Whether torch sees a GPU here (gpu_only cases need one)."""
+    import torch
+    return torch.cuda.is_available()
+
+
 class Context:
-    """Shared by the cases of one suite run: the honest submission's best
-    time on ONE, measured once, on the unpatched harness."""
+    """Shared by the cases of one suite run: the honest submission's times
+    on a case, measured once each, on the unpatched harness."""
 
     def __init__(self):
-        self._okbest = None
+        self._honest = {}
+
+    def _run_honest(self, problem, cases):
+        key = (problem, tuple(cases))
+        if key not in self._honest:
+            t = L.stage(problem, "%s/%s/submission_ok.py"
+                        % (L.PROBLEMS, problem), name="honest")
+            r = L.run(t, "leaderboard", cases)
+            self._honest[key] = (_num(r, "benchmark.0.best") or 0.0,
+                                 _num(r, "benchmark.0.mean") or 0.0)
+            print("honest best/mean on %s: %.0f/%.0f ns"
+                  % (cases[0], self._honest[key][0], self._honest[key][1]))
+        return self._honest[key]
 
     def honest_best(self):
-        if self._okbest is None:
-            t = L.stage(PROBLEM, "%s/%s/submission_ok.py"
-                        % (L.PROBLEMS, PROBLEM), name="honest")
-            r = L.run(t, "leaderboard", ONE)
-            self._okbest = _num(r, "benchmark.0.best") or 0.0
-            print("honest best on %s: %.0f ns" % (ONE[0], self._okbest))
-        return self._okbest
+        return self._run_honest(PROBLEM, ONE)[0]
+
+    def honest_mean(self, problem, cases):
+        return self._run_honest(problem, cases)[1]
 
 
 def run_case(case, ctx, harness=None, tag=""):
     """Runs one hostile case; returns (result, [problems])."""
-    t = L.stage(PROBLEM, "%s/hostile/%s.py" % (L.HERE, case["name"]),
+    problem = case.get("problem", PROBLEM)
+    t = L.stage(problem, "%s/hostile/%s.py" % (L.HERE, case["name"]),
                 harness=harness, name=case["name"] + tag)
     r = L.run(t, case["mode"], case["cases"])
     return r, case["expect"](r, ctx)

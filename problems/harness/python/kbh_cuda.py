@@ -69,6 +69,7 @@ class Driver:
         self._bind("cuIpcOpenMemHandle",
                    [ctypes.POINTER(u64), _Handle, ctypes.c_uint], "_v2")
         self._bind("cuIpcCloseMemHandle", [u64])
+        self._bind("cuCtxResetPersistingL2Cache", [])
         self._check(self.lib.cuInit(0), "cuInit")
         dev = cint()
         self._check(self.lib.cuDeviceGet(ctypes.byref(dev), ordinal),
@@ -146,6 +147,12 @@ class Driver:
 
     def ipc_close(self, ptr):
         self._check(self.lib.cuIpcCloseMemHandle(ptr), "cuIpcCloseMemHandle")
+
+    def reset_persisting_l2(self):
+        """Makes every persisting L2 line normal again (L2 is the device's:
+        this holds for lines another context marked)."""
+        self._check(self.lib.cuCtxResetPersistingL2Cache(),
+                    "cuCtxResetPersistingL2Cache")
 
 
 class _CudaArray:

@@ -181,9 +181,13 @@ class CudaDevice:
         return self.pool.slots(nslots, specs)
 
     def flush(self):
+        # Lines a submission marked persisting (an access-policy window on
+        # its stream) would survive the streaming read in L2's set-aside:
+        # made normal first, they are flushed like the rest. Then
         # L2-allocating loads of 4 x L2; L2 is physical, so what this
         # evicts is evicted for the child's context too. Synchronised by
         # the caller (sync) before the request.
+        self.drv.reset_persisting_l2()
         self.flush_buf.max()
 
     def sync(self):

@@ -43,10 +43,10 @@ process group) throughout 1-3 and 5-6:
      (pristine; never shared) and copied into the call's slot set; calls
      alternate between two sets (consecutive calls see other addresses);
   2. outputs poisoned (0xFF bytes: NaN), so an unwritten output fails;
-  3. timed calls only: caches flushed (GPU: a read of 4 x L2, at least
-     64 MiB, in the parent's context, synchronised; L2 is physical, so it
-     holds for the child's context; CPU: a read of 2 x the last-level
-     cache);
+  3. timed calls only: caches flushed (GPU: persisting L2 lines made
+     normal, then a read of 4 x L2, at least 64 MiB, in the parent's
+     context, synchronised; L2 is physical, so it holds for the child's
+     context; CPU: a read of 2 x the last-level cache);
   4. CALL: t_go, SIGCONT, the child's timed region (kbh_child.py), its
      reply, the device probe (GPU: a tiny op of the parent's own,
      synchronised: it completes only once the device has drained what the
