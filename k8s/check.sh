@@ -448,7 +448,7 @@ for entry, objs in rendered.items():
     # Boards whose device has no worker here wait forever: say so.
     served = set(gpus)
     probdir = os.path.join(os.path.dirname(scratch), "problems")
-    for setfile in ("cpu.yaml", "pmpp.yaml"):
+    for setfile in ("cpu.yaml", "pmpp.yaml", "pmpp_py.yaml"):
         p = os.path.join(probdir, setfile)
         if not os.path.exists(p):
             continue

@@ -43,7 +43,9 @@ static char **service_env(const struct platform *p)
 	/* The gateway binds a free port itself and logs it. */
 	env[n++] = envdup("KB_HTTP_PORT", "0");
 	env[n++] = envdup("KB_ADMIN_TOKEN", ADMIN_TOKEN);
-	env[n++] = envdup("KB_PROBLEMS", KB_SOURCE_DIR "/problems/cpu.yaml");
+	env[n++] = envdup("KB_PROBLEMS", KB_SOURCE_DIR "/problems/cpu.yaml:" KB_SOURCE_DIR
+			  "/problems/pmpp_py.yaml");
+	env[n++] = envdup("KB_PYTHON", KB_TEST_PYTHON);
 	env[n++] = envdup("KB_WORKDIR", p->dir);
 	env[n++] = envdup("KB_GPU", "CPU");
 	env[n++] = envdup("KB_LOG_LEVEL", "debug");

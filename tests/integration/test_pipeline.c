@@ -47,10 +47,10 @@ static json_t *entry_of_alice(json_t *rank)
 	return NULL;
 }
 
-START_TEST(honest_submission_is_ranked)
+/* A ranked submission of FILE to LB on the CPU passes and ranks alice. */
+static void expect_ranked(const char *lb, const char *file)
 {
-	long id = submit(&P, "vectorsum_cpu", "leaderboard",
-			 PROBLEMS "/vectorsum_cpu/submission_ok.c");
+	long id = submit(&P, lb, "leaderboard", file);
 	ck_assert_int_gt(id, 0);
 	json_t *sub = wait_done(&P, id, 120000);
 	ck_assert_msg(sub != NULL, "not done; logs in %s", P.dir);
@@ -59,7 +59,7 @@ START_TEST(honest_submission_is_ranked)
 		      "verdict %s; %s", verdict, json_dumps(sub, 0));
 	json_decref(sub);
 
-	json_t *rank = ranking(&P, "vectorsum_cpu");
+	json_t *rank = ranking(&P, lb);
 	ck_assert_msg(json_is_array(rank), "ranking is not a list");
 	json_t *e = entry_of_alice(rank);
 	ck_assert_msg(e != NULL, "alice not ranked: %s", json_dumps(rank, 0));
@@ -67,6 +67,18 @@ START_TEST(honest_submission_is_ranked)
 	ck_assert_msg(json_is_number(score) && json_number_value(score) > 0,
 		      "bad score in %s", json_dumps(e, 0));
 	json_decref(rank);
+}
+
+START_TEST(honest_submission_is_ranked)
+{
+	expect_ranked("vectorsum_cpu", PROBLEMS "/vectorsum_cpu/submission_ok.c");
+}
+END_TEST
+
+/* A Python problem (problems/harness/python) through the same services. */
+START_TEST(python_submission_is_ranked)
+{
+	expect_ranked("vectoradd_py", PROBLEMS "/pmpp_py/vectoradd/submission_ok.py");
 }
 END_TEST
 
@@ -224,6 +236,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, honest_submission_is_ranked);
+	tcase_add_test(tc, python_submission_is_ranked);
 	tcase_add_test(tc, wrong_submission_is_not_ranked);
 	tcase_add_test(tc, redelivered_result_changes_nothing);
 	tcase_add_test(tc, killed_worker_job_finishes_exactly_once);

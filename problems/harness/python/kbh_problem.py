@@ -1,0 +1,110 @@
+"""kbh_problem: helpers for writing a problem.py (trusted parent only).
+
+The interface itself is in README.md ("Writing a problem"); these are the
+pieces most problems need: case-key parsers, seeded generation, the CPU
+size rule, and a tolerant comparison that says where it failed.
+"""
+
+import math
+
+import torch
+
+
+# ---- case keys --------------------------------------------------------------
+
+def integer(lo, hi):
+    """A KEYS parser: a plain decimal integer in [lo, hi]."""
+    def parse(s):
+        if not s.isascii() or not s.isdigit():
+            raise ValueError("not an unsigned integer")
+        v = int(s)
+        if not lo <= v <= hi:
+            raise ValueError("outside [%d, %d]" % (lo, hi))
+        return v
+    return parse
+
+
+def choice(*values):
+    """A KEYS parser: one of the given words."""
+    def parse(s):
+        if s not in values:
+            raise ValueError("not one of %s" % ", ".join(values))
+        return s
+    return parse
+
+
+# ---- sizes on the CPU -------------------------------------------------------
+
+CPU_FULL = 1 << 20    # sizes up to this are kept on the CPU
+CPU_DIVISOR = 256     # larger ones are divided by this, rounded up
+
+
+def cpu_size(n, device_kind):
+    """The CPU rule: a GPU-sized case would take minutes and gigabytes on
+    the CPU, so on the CPU a size above 2^20 becomes ceil(size / 256)
+    (268435456 -> 1048576, 201326593 -> 786433: odd sizes stay odd);
+    sizes up to 2^20 (the edge cases of the tests) are kept. On a GPU the
+    size is the case's."""
+    if device_kind != "cpu" or n <= CPU_FULL:
+        return n
+    return -(-n // CPU_DIVISOR)
+
+
+# ---- generation -------------------------------------------------------------
+
+def generator(seed, device):
+    """A torch.Generator on device seeded with the 64-bit seed."""
+    g = torch.Generator(device=device)
+    g.manual_seed(seed & ((1 << 64) - 1))
+    return g
+
+
+def uniform(shape, seed, device, dtype=torch.float32, lo=-1.0, hi=1.0):
+    """Uniform values in [lo, hi), drawn in fp32 and rounded to dtype."""
+    g = generator(seed, device)
+    t = torch.rand(shape, generator=g, device=device, dtype=torch.float32)
+    t.mul_(hi - lo).add_(lo)
+    return t if dtype == torch.float32 else t.to(dtype)
+
+
+# ---- comparison -------------------------------------------------------------
+
+_CHUNK = 1 << 26   # elements compared at a time (bounds temporary memory)
+
+
+def compare(got, want, rtol, atol, what="output"):
+    """(ok, message): every element of got within atol + rtol * |want| of
+    want, computed in float64 on the CPU and float32 on a GPU (the
+    tolerance is far above float32's rounding); NaN or Inf in got always
+    fails. The message names the first bad element and the count."""
+    if tuple(got.shape) != tuple(want.shape):
+        return False, "%s has shape %s, expected %s" % (
+            what, tuple(got.shape), tuple(want.shape))
+    g, w = got.reshape(-1), want.reshape(-1)
+    ct = torch.float64 if g.device.type == "cpu" else torch.float32
+    bad, first = 0, None
+    for lo in range(0, g.numel(), _CHUNK):
+        gc = g[lo:lo + _CHUNK].to(ct)
+        wc = w[lo:lo + _CHUNK].to(ct)
+        ok = torch.isfinite(gc) & ((gc - wc).abs() <= atol + rtol * wc.abs())
+        nbad = int((~ok).sum())
+        if nbad and first is None:
+            i = int((~ok).nonzero()[0][0])
+            first = (lo + i, float(gc[i]), float(wc[i]))
+        bad += nbad
+    if not bad:
+        return True, ""
+    i, x, y = first
+    return False, ("%d of %d elements of the %s differ from the expected "
+                   "result; first at index %d: got %r, expected %r "
+                   "(tolerance %.3g)" % (bad, g.numel(), what, i, x, y,
+                                         atol + rtol * abs(y)))
+
+
+def isclose_scalar(got, want, tol, what="result"):
+    """(ok, message) for one value against a tolerance."""
+    x = float(got)
+    if not math.isfinite(x) or not abs(x - want) <= tol:
+        return False, "%s %r, expected %r (tolerance %.3g)" % (
+            what, x, want, tol)
+    return True, ""

@@ -1,0 +1,531 @@
+"""kbh_run: one run of the harness in the trusted parent: the problem's
+cases, the modes, and one call from staging to verdict (kbh_eval.py's
+theory of operation says how it fits together).
+"""
+
+import os
+import statistics
+import sys
+import time
+
+import kbh_guard
+import kbh_peak
+import kbh_report
+import kbh_slots
+import kbh_timing
+import kbh_wire
+
+PASS, FAIL, CRASH = "pass", "fail", "crash"
+
+
+class HarnessError(Exception):
+    """Our fault (the problem's code, the device, the harness): exit 110."""
+
+
+def log(msg):
+    sys.stderr.write("harness: %s\n" % msg)
+    sys.stderr.flush()
+
+
+# ---- the problem's side of a case -----------------------------------------
+
+class Prepared:
+    """A validated case: its keys parsed by the problem, its seed and
+    limits. Made for every case before anything runs (exit 113)."""
+
+    def __init__(self, problem, case, mode, device_kind):
+        allowed = set(kbh_timing.HARNESS_KEYS) | set(problem.KEYS)
+        for k in case.kv:
+            if k not in allowed:
+                raise kbh_report.CaseError("unknown key '%s'" % k)
+        self.case = case
+        self.seed = case.u64("seed")
+        parsed = {}
+        for k, parse in problem.KEYS.items():
+            if k not in case.kv:
+                raise kbh_report.CaseError("missing key '%s'" % k)
+            try:
+                parsed[k] = parse(case.kv[k])
+            except ValueError as e:
+                raise kbh_report.CaseError("'%s: %s': %s"
+                                           % (k, case.kv[k], e))
+        setup = getattr(problem, "setup", None)
+        try:
+            self.args = setup(parsed, device_kind) if setup else parsed
+            self.limits = kbh_timing.limits_for(
+                mode, getattr(problem, "LIMITS", None), case)
+        except ValueError as e:
+            raise kbh_report.CaseError(str(e))
+        cost = problem.cost(self.args)
+        self.cost = {"bytes": float(cost.get("bytes", 0)),
+                     "flops": float(cost.get("flops", 0))}
+        self.ops = cost.get("ops", "none")
+        self.min_work = float(cost.get("min_work", 1.0))
+
+
+class CaseRun:
+    """One case's slots and calls."""
+
+    def __init__(self, run, prep, nslots):
+        self.run = run
+        self.prep = prep
+        self.ncalls = 0
+        self.slots = None
+        self.copy_ns = 0.0
+        self.forged = 0
+        self.reset_guard_stats()
+        torch, p = run.torch, run.problem
+        self.inputs0 = self._generate(prep.seed)
+        self.tensor_pos = [i for i, x in enumerate(self.inputs0)
+                           if isinstance(x, torch.Tensor)]
+        self.in_specs = [(tuple(self.inputs0[i].shape), self.inputs0[i].dtype)
+                         for i in self.tensor_pos]
+        # data as the child builds it: ("t", k) the k-th tensor (a slot
+        # array), ("c", value) a constant
+        self.data = [("t", self.tensor_pos.index(i)) if i in self.tensor_pos
+                     else ("c", x) for i, x in enumerate(self.inputs0)]
+        outs = p.outputs(prep.args)
+        self.out_specs = [(tuple(s), d) for s, d in outs]
+        if not self.out_specs:
+            raise HarnessError("the problem declares no outputs")
+        names = getattr(p, "INPUT_NAMES", None) or ()
+        self.in_names = [names[i] if i < len(names) else "input %d" % i
+                         for i in self.tensor_pos]
+        self.slots = run.device.slots(nslots, self.in_specs + self.out_specs)
+        self.n_in = len(self.in_specs)
+        self.raw = [[t.reshape(-1).view(torch.uint8) for t in row]
+                    for row in self.slots.tensors]
+        for row in self.raw:     # fault every page in now, not in a call
+            for r in row:
+                r.fill_(0)
+
+    def _generate(self, seed):
+        torch = self.run.torch
+        x = self.run.problem.generate(self.prep.args, seed,
+                                      self.run.device.device)
+        if not isinstance(x, tuple):
+            raise HarnessError("generate() must return a tuple")
+        out = []
+        for v in x:
+            if isinstance(v, torch.Tensor):
+                if v.device.type != self.run.device.kind:
+                    raise HarnessError("generate() made a tensor on %s"
+                                       % v.device)
+                out.append(v.contiguous())
+            elif v is None or isinstance(v, (int, float, bool, str)):
+                out.append(v)
+            else:
+                raise HarnessError("generate() returned a %s"
+                                   % type(v).__name__)
+        return tuple(out)
+
+    def reset_guard_stats(self):
+        self.samples, self.flags, self.windows = [], [], []
+        self.clamped = self.unexplained = 0
+        self.max_gap = 0.0
+
+    def open_request(self):
+        """The OPEN request's arguments and descriptors."""
+        args = {"where": self.slots.open_args(), "arrays": self.slots.descs,
+                "n_in": self.n_in, "data": self.data,
+                "outputs": [(list(s), kbh_slots.dtype_name(d))
+                            for s, d in self.out_specs]}
+        return args, ([self.slots.fd] if self.slots.fd is not None else [])
+
+    def measure_copy(self):
+        """The parent's own time for the copy-out (kbh_timing)."""
+        dev = self.run.device
+        self.copy_ns = kbh_timing.COPY_MARGIN * sum(
+            dev.copy_ns(t) for t in self.slots.tensors[0][self.n_in:])
+
+    def close(self):
+        if self.slots is not None:
+            self.raw = []
+            self.slots.close()
+            self.slots = None
+
+    # ---- one call -----------------------------------------------------
+
+    def call(self, timed, check=True):
+        """Stages, calls, verifies. Returns (verdict, message, sample_ns);
+        sample_ns is None for untimed calls."""
+        run, torch = self.run, self.run.torch
+        k = self.ncalls
+        self.ncalls += 1
+        if k == 0:
+            inputs, self.inputs0 = self.inputs0, None
+        else:
+            inputs = self._generate(kbh_report.call_seed(
+                self.prep.seed, run.run_key, k))
+            if len(inputs) != len(self.data) or any(
+                    (kind == "c" and inputs[i] != c) or
+                    (kind == "t") != isinstance(inputs[i], torch.Tensor)
+                    for i, (kind, c) in enumerate(self.data)):
+                raise HarnessError("generate() changed its constants or "
+                                   "the number of its tensors between calls")
+        pristine = [inputs[i] for i in self.tensor_pos]
+        for t, (shape, dtype) in zip(pristine, self.in_specs):
+            if tuple(t.shape) != shape or t.dtype != dtype:
+                raise HarnessError("generate() changed shapes between calls")
+        s = k % len(self.slots.tensors)
+        row, raw = self.slots.tensors[s], self.raw[s]
+        for dst, src in zip(row, pristine):
+            dst.copy_(src)
+        for r in raw[self.n_in:]:
+            r.fill_(0xFF)       # NaN for floats: unwritten output fails
+        if timed:
+            run.device.flush()
+        run.device.sync()
+        try:
+            w, rep = run.guard.request(kbh_wire.CALL, {"slot": s},
+                                       probe=run.device.probe, timed=timed)
+        except kbh_guard.ChildDied as e:
+            return CRASH, ("custom_kernel crashed: the submission's process "
+                           "%s during call %d (a crash, or an exit from the "
+                           "submission)" % (e, k + 1)), None
+        except kbh_wire.Malformed as e:
+            return FAIL, ("the submission's process sent a malformed reply "
+                          "(%s): was the harness's code in it changed?"
+                          % e), None
+        if rep.flags & kbh_wire.F_STICKY:
+            run.sticky = True
+        if rep.status != kbh_wire.ST_OK:
+            return FAIL, rep.msg, None
+        sample = None
+        if timed:
+            sample = self._verify(w)
+        for i, (r, src) in enumerate(zip(raw, pristine)):
+            want = src.reshape(-1).view(torch.uint8)
+            if not torch.equal(r, want):
+                off = int((r != want).nonzero()[0][0])
+                return FAIL, ("custom_kernel modified its input '%s' (first "
+                              "changed byte at offset %d of %d); inputs are "
+                              "read-only" % (self.in_names[i], off,
+                                             r.numel())), None
+        if not check:
+            return PASS, "", sample
+        p = run.problem
+        expected = p.reference(self.prep.args, inputs)
+        outs = row[self.n_in:]
+        got = outs[0] if len(outs) == 1 else tuple(outs)
+        ok, msg = p.check(self.prep.args, inputs, expected, got)
+        del expected
+        return (PASS, "", sample) if ok else (FAIL, msg, sample)
+
+    def _verify(self, w):
+        run = self.run
+        v, ns = kbh_timing.verify(w, run.slack, self.copy_ns)
+        self.max_gap = max(self.max_gap, kbh_timing.gap(w, self.copy_ns))
+        self.windows.append(w.width())
+        flag = False
+        if v == kbh_timing.FORGED:
+            self.forged += 1
+        elif v == kbh_timing.CLAMPED:
+            self.clamped += 1
+            flag = kbh_timing.unexplained(w, run.slack, self.copy_ns)
+            self.unexplained += flag
+        self.flags.append(flag)
+        return ns
+
+
+# ---- the run --------------------------------------------------------------
+
+class Run:
+    def __init__(self, mode, problem, preps, report, torch, device, guard,
+                 run_key):
+        self.mode = mode
+        self.problem = problem
+        self.preps = preps
+        self.rep = report
+        self.torch = torch
+        self.device = device
+        self.guard = guard
+        self.run_key = run_key
+        self.failed = False
+        self.crash = None         # how the child ended, for "crash:"
+        self.sticky = False
+        self.user_started = False
+        self.slack = kbh_timing.SLACK_MAX_NS
+
+    # ---- before user code ---------------------------------------------
+
+    def calibrate(self):
+        """The handoff slack from 100 empty requests made like timed calls
+        (after a flush; busy 20 us, 300 us or 2 ms), before any user code
+        runs, so the child cannot inflate it. Returns the system.guard
+        text's timing part."""
+        busy = (20000, 300000, 2000000)
+        gaps, wins = [], []
+        dev = self.device
+        for i in range(4 + 100):
+            b = busy[i % 3]
+            args = {"busy_ns": b}
+            if dev.kind == "cuda":
+                args["cycles"] = dev.sleep_cycles(b)
+            dev.flush()
+            dev.sync()
+            w, r = self.guard.request(kbh_wire.CAL, args, probe=dev.probe,
+                                      timed=True)
+            if r.status != kbh_wire.ST_OK:
+                raise HarnessError("calibration: %s" % r.msg)
+            if kbh_timing.verify(w, kbh_timing.SLACK_MAX_NS)[0] == \
+                    kbh_timing.FORGED:
+                raise HarnessError("calibration: the child's times do not "
+                                   "fit the window (clock mismatch?)")
+            if i >= 4:
+                gaps.append(kbh_timing.gap(w))
+                wins.append(w.width())
+        self.slack, q = kbh_timing.slack(gaps)
+        log("guard: handoff p50=%.1fus p90=%.1fus p95=%.1fus max=%.1fus -> "
+            "slack %.1fus" % (q["p50"] / 1e3, q["p90"] / 1e3, q["p95"] / 1e3,
+                              q["max"] / 1e3, self.slack / 1e3))
+        wins.sort()
+        return ("empty call: window p50 %.1f us, p95 %.1f us; slack %.1f us"
+                % (wins[len(wins) // 2] / 1e3,
+                   wins[(len(wins) - 1) * 95 // 100] / 1e3, self.slack / 1e3))
+
+    # ---- the submission -----------------------------------------------
+
+    def load(self):
+        """LOAD in the child, "user-code: started" first. Returns None, or
+        the message every case fails with (self.crash set when the child
+        died loading it)."""
+        self.rep.kv("user-code", "started")
+        self.user_started = True
+        try:
+            _, r = self.guard.request(kbh_wire.LOAD, {})
+        except kbh_guard.ChildDied as e:
+            self.crash = "the submission's process %s while importing " \
+                "submission.py" % e
+            return "custom_kernel crashed: " + self.crash
+        except kbh_wire.Malformed as e:
+            return "the submission's process sent a malformed reply (%s)" % e
+        if r.status != kbh_wire.ST_OK:
+            return "cannot load the submission: %s" % r.msg
+        return None
+
+    def _all_failed(self, count, put, msg):
+        self.failed = True
+        count(len(self.preps))
+        for i, p in enumerate(self.preps):
+            put(i, "spec", p.case.spec)
+            put(i, "status", "fail")
+            put(i, "error", msg)
+
+    def _open(self, prep, nslots, timed):
+        """A CaseRun with its slots mapped in the child; (CaseRun, None) or
+        (None or CaseRun, (verdict, message))."""
+        c = CaseRun(self, prep, nslots)
+        args, fds = c.open_request()
+        try:
+            _, r = self.guard.request(kbh_wire.OPEN, args, fds=fds)
+        except kbh_guard.ChildDied as e:
+            return c, (CRASH, "custom_kernel crashed between calls: the "
+                       "submission's process %s" % e)
+        except kbh_wire.Malformed as e:
+            return c, (FAIL, "the submission's process sent a malformed "
+                       "reply (%s)" % e)
+        if r.status != kbh_wire.ST_OK:
+            return c, (FAIL, "the submission's process could not map the "
+                       "work buffers: %s" % r.msg)
+        if timed:
+            c.measure_copy()
+        return c, None
+
+    def _close(self, c):
+        if c is None:
+            return
+        try:
+            if self.crash is None:
+                self.guard.request(kbh_wire.CLOSE, {})
+        except (kbh_guard.ChildDied, kbh_wire.Malformed):
+            pass
+        c.close()
+
+    # ---- test mode ----------------------------------------------------
+
+    def run_test(self):
+        rep = self.rep
+        msg = self.load()
+        if msg:
+            self._all_failed(lambda n: rep.kv("test-count", n), rep.test,
+                             msg)
+            return
+        rep.kv("test-count", len(self.preps))
+        for i, prep in enumerate(self.preps):
+            rep.test(i, "spec", prep.case.spec)
+            if self.sticky:
+                self._fail_test(i, "not run: an earlier CUDA error left the "
+                                "submission's CUDA context unusable")
+                continue
+            c, bad = self._open(prep, 1, False)
+            if bad is None:
+                bad = c.call(False)[:2]
+            self._close(c)
+            if bad[0] == PASS:
+                rep.test(i, "status", "pass")
+                continue
+            self._fail_test(i, bad[1])
+            if bad[0] == CRASH:
+                self.crash = bad[1]
+                log("test %d: %s" % (i, bad[1]))
+                return
+
+    def _fail_test(self, i, msg):
+        self.failed = True
+        self.rep.test(i, "status", "fail")
+        self.rep.test(i, "error", msg)
+
+    # ---- timed modes --------------------------------------------------
+
+    def run_bench(self):
+        rep = self.rep
+        msg = self.load()
+        if msg:
+            self._all_failed(lambda n: rep.kv("benchmark-count", n),
+                             rep.bench, msg)
+            return
+        rep.kv("benchmark-count", len(self.preps))
+        for i, prep in enumerate(self.preps):
+            rep.bench(i, "spec", prep.case.spec)
+            if self.sticky:
+                self._fail_bench(i, "not run: an earlier CUDA error left the "
+                                 "submission's CUDA context unusable")
+                continue
+            t0 = time.monotonic_ns()
+            c, bad = self._open(prep, 2, True)
+            t1 = time.monotonic_ns()
+            if bad is None:
+                bad = self._bench_case(i, c)
+            log("benchmark %d: open %.0f ms, run %.0f ms (%d calls)"
+                % (i, (t1 - t0) / 1e6, (time.monotonic_ns() - t1) / 1e6,
+                   c.ncalls if c else 0))
+            self._close(c)
+            if bad is not None:
+                self._fail_bench(i, bad[1])
+                if bad[0] == CRASH:
+                    self.crash = bad[1]
+                    log("benchmark %d: %s" % (i, bad[1]))
+                    return
+
+    def _fail_bench(self, i, msg):
+        self.failed = True
+        self.rep.bench(i, "status", "fail")
+        self.rep.bench(i, "error", msg)
+
+    def _bench_case(self, i, c):
+        """Quick check, warm-up, timed calls, report. None, or the
+        (verdict, message) the case fails with."""
+        lim = c.prep.limits
+        v, msg, _ = c.call(False)
+        if v != PASS:
+            return v, msg
+        # Warm-up: staged, flushed, verified and checked like timed calls,
+        # not recorded; at most a quarter of the time cap.
+        w0, warm = time.monotonic_ns(), 0
+        while warm < lim.warmup_min or (
+                warm < lim.warmup_max and
+                time.monotonic_ns() - w0 < lim.warmup_ns):
+            if warm >= 1 and lim.max_ns and \
+                    time.monotonic_ns() - w0 >= lim.max_ns // 4:
+                break
+            v, msg, _ = c.call(True)
+            if v != PASS:
+                return v, "warm-up: " + msg
+            warm += 1
+        c.reset_guard_stats()
+        profiling = self.mode == "profile"
+        if profiling:
+            self._profile(True)
+        st = kbh_timing.Stats()
+        start = time.monotonic_ns()
+        while True:
+            v, msg, ns = c.call(True)
+            if v != PASS:
+                return v, "timed call %d: %s" % (st.n + 1, msg)
+            st.add(ns)
+            c.samples.append(ns)
+            stop = kbh_timing.stop_check(lim, st, time.monotonic_ns() - start)
+            if stop != kbh_timing.CONTINUE:
+                break
+        report = self._profile(False) if profiling else None
+        self._report_bench(i, c, st, stop, warm, report)
+        return None
+
+    def _profile(self, on):
+        path = os.path.abspath("kbh_profile.txt")
+        try:
+            _, r = self.guard.request(kbh_wire.PROFILE,
+                                      {"on": on, "path": path})
+        except (kbh_guard.ChildDied, kbh_wire.Malformed):
+            return None
+        if on or r.status != kbh_wire.ST_OK:
+            return None
+        return _read_child_file(path, 1 << 16)
+
+    def _report_bench(self, i, c, st, stop, warm, profile):
+        rep, prep = self.rep, c.prep
+        peak = self.device.peak(prep.ops, prep.min_work)
+        floor = kbh_peak.floor_ns(prep.cost, peak)
+        for k, v in (("runs", st.n), ("mean", "%.3f" % st.mean),
+                     ("std", "%.3f" % st.std()), ("err", "%.3f" % st.err()),
+                     ("best", "%.3f" % st.best),
+                     ("worst", "%.3f" % st.worst)):
+            rep.bench(i, k, v)
+        if prep.cost["bytes"] > 0:
+            rep.bench(i, "bytes", "%.0f" % prep.cost["bytes"])
+            rep.bench(i, "gbps", "%.3f" % (prep.cost["bytes"] / st.mean))
+        if prep.cost["flops"] > 0:
+            rep.bench(i, "flops", "%.0f" % prep.cost["flops"])
+            rep.bench(i, "gflops", "%.3f" % (prep.cost["flops"] / st.mean))
+        if floor > 0:
+            rep.bench(i, "floor_ns", "%.3f" % floor)
+        rep.bench(i, "stop", kbh_timing.STOP_NAMES[stop])
+        rep.bench(i, "warmup", warm)
+        rep.bench(i, "window_ns", "%.0f" % statistics.median(c.windows))
+        gain = kbh_timing.gainful(c.samples, c.flags)
+        rep.bench(i, "clamped", "%d (%d not explained by load, %d of them "
+                  "below the median)" % (c.clamped, c.unexplained, gain))
+        log("benchmark %d: guard: %d clamped (%d unexplained, %d below the "
+            "median), %d forged of %d samples; largest gap %.1f us (slack "
+            "%.1f us, copy %.1f us)" % (i, c.clamped, c.unexplained, gain,
+                                        c.forged, st.n, c.max_gap / 1e3,
+                                        self.slack / 1e3, c.copy_ns / 1e3))
+        if profile is not None:
+            import base64
+            rep.bench(i, "report", base64.b64encode(
+                profile, b"+*").decode("ascii"), max_len=1 << 17)
+        why = None
+        if c.forged:
+            why = ("forged-timing: %d timed calls reported times outside the "
+                   "harness's own measurement of them; not ranked" % c.forged)
+        elif kbh_timing.too_many_clamped(gain, st.n):
+            why = ("%d of %d timed calls took longer by the harness's clock "
+                   "than the submission's process claimed (by more than the "
+                   "%.0f us the handoff and the copy-out allow, and load does "
+                   "not explain it); not ranked"
+                   % (gain, st.n, self.slack / 1e3))
+        elif floor > 0 and st.best < floor:
+            why = ("below-floor: best time %.0f ns is below the physical "
+                   "floor %.0f ns for the declared work; not ranked"
+                   % (st.best, floor))
+        rep.bench(i, "status", "suspect" if why else "pass")
+        if why:
+            rep.bench(i, "error", why)
+
+
+def _read_child_file(path, limit):
+    """A file the child wrote: a regular file (not a link, a FIFO or a
+    device), at most limit bytes. None when it is not one."""
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK |
+                     os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)

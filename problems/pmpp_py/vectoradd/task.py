@@ -1,0 +1,8 @@
+"""vectoradd: the types of custom_kernel, for submissions
+(`from task import input_t, output_t`)."""
+from typing import Tuple
+
+import torch
+
+input_t = Tuple[torch.Tensor, torch.Tensor]   # a, b: (n,) float16
+output_t = torch.Tensor                       # a + b: (n,) float16

@@ -1,0 +1,29 @@
+"""The Python harness's hostile suite on the CPU: every submission in
+hostile/ (but those marked gpu-only) must be contained as hostile_cases.py
+says. Run by CTest (pyharness_hostile); `test_hostile.py NAME...` runs
+some."""
+import sys
+
+import hostile_cases as H
+import pyh_lib as L
+
+
+def main(names):
+    c = L.Checker()
+    ctx = H.Context()
+    gpu = H.have_gpu()
+    for case in H.CASES:
+        if names and case["name"] not in names:
+            continue
+        if case.get("gpu_only") and not gpu:
+            print("skipped (no GPU): %s" % case["name"])
+            continue
+        r, errs = H.run_case(case, ctx)
+        c.ok(not errs, "%s: %s" % (case["name"], "; ".join(errs)), r)
+        if not errs:
+            print("ok: %s" % case["name"])
+    c.done("pyharness hostile")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,354 @@
+"""Unit tests of the Python harness's pure parts: the report writer, the
+cases parser, seeds, statistics and the stopping rule, the sample rules
+(window, clamp, slack, gainful), the peak model, the reply format and the
+seccomp filter (run through a small BPF interpreter). No child, no device.
+Run by CTest (pyharness_unit)."""
+import math
+import os
+import sys
+import unittest
+
+import pyh_lib as L
+
+sys.path.insert(0, L.HARNESS)
+
+import kbh_peak  # noqa: E402
+import kbh_report as R  # noqa: E402
+import kbh_seccomp as S  # noqa: E402
+import kbh_timing as T  # noqa: E402
+import kbh_wire as W  # noqa: E402
+
+
+class Pipe:
+    def __init__(self):
+        self.r, self.w = os.pipe()
+
+    def text(self):
+        os.close(self.w)
+        out = b""
+        while True:
+            b = os.read(self.r, 65536)
+            if not b:
+                break
+            out += b
+        os.close(self.r)
+        return out.decode()
+
+
+class ReportTest(unittest.TestCase):
+    def test_order_enforced(self):
+        p = Pipe()
+        rep = R.Report(p.w)
+        with self.assertRaises(R.ReportError):
+            rep.test(0, "spec", "x")          # before test-count
+        rep.kv("test-count", 2)
+        rep.test(0, "spec", "a: 1")
+        rep.test(0, "status", "pass")
+        with self.assertRaises(R.ReportError):
+            rep.test(0, "status", "fail")      # twice
+        with self.assertRaises(R.ReportError):
+            rep.test(2, "spec", "x")           # beyond the count
+        rep.test(1, "spec", "b: 2")
+        with self.assertRaises(R.ReportError):
+            rep.test(0, "error", "x")          # going back
+        with self.assertRaises(R.ReportError):
+            rep.kv("test-count", 3)
+        with self.assertRaises(R.ReportError):
+            rep.kv("bad key", "x")
+        rep.kv("note", "multi\nline\rvalue")
+        rep.kv("check", "pass")
+        text = p.text()
+        self.assertEqual(text.splitlines()[-2], "note: multi line value")
+        self.assertEqual(L.validate(text), [])
+
+    def test_value_truncated_to_utf8(self):
+        p = Pipe()
+        rep = R.Report(p.w)
+        rep.kv("x", "é" * 2000)
+        line = p.text()
+        self.assertLessEqual(len(line.encode()), R.VALUE_MAX + 4)
+        line.encode("utf-8")
+
+    def test_from_env(self):
+        env = {}
+        with self.assertRaisesRegex(R.ReportError, "not set"):
+            R.Report.from_env(env)
+        with self.assertRaisesRegex(R.ReportError, "not a descriptor"):
+            R.Report.from_env({"POPCORN_FD": "abc"})
+        with self.assertRaisesRegex(R.ReportError, "not open"):
+            R.Report.from_env({"POPCORN_FD": "999"})
+        r, w = os.pipe()
+        with self.assertRaisesRegex(R.ReportError, "not open for writing"):
+            R.Report.from_env({"POPCORN_FD": str(r)})
+        env = {"POPCORN_FD": str(w)}
+        rep = R.Report.from_env(env)
+        self.assertEqual(rep.fd, w)
+        self.assertNotIn("POPCORN_FD", env)
+        self.assertFalse(os.get_inheritable(w))
+        os.close(r)
+        os.close(w)
+
+
+class CasesTest(unittest.TestCase):
+    def test_parse(self):
+        c = R.parse_case("  size: 5 ;seed:10; ")
+        self.assertEqual(c.spec, "size: 5 ;seed:10;")
+        self.assertEqual(c.kv, {"size": "5", "seed": "10"})
+        self.assertEqual(c.u64("seed"), 10)
+        self.assertIsNone(c.u64("max_ms", required=False))
+
+    def test_bad(self):
+        for bad in ("size 10; seed: 1", "size: ; seed: 1", ": 5",
+                    "size: 10; size: 11", "a-b: 1", "x: 1: 2", "",
+                    "; ".join("k%d: 1" % i for i in range(17)),
+                    "k: " + "1" * 64, "k" * 32 + ": 1"):
+            with self.assertRaises(R.CaseError, msg=bad):
+                R.parse_case(bad)
+
+    def test_u64(self):
+        c = R.parse_case("seed: 18446744073709551616; a: -1; b: 7")
+        with self.assertRaisesRegex(R.CaseError, "overflows"):
+            c.u64("seed")
+        with self.assertRaisesRegex(R.CaseError, "not an unsigned"):
+            c.u64("a")
+        with self.assertRaisesRegex(R.CaseError, "outside"):
+            c.u64("b", 8, 9)
+        with self.assertRaisesRegex(R.CaseError, "missing"):
+            c.u64("nope")
+
+    def test_file(self):
+        cs = R.parse_cases("# c\n\nsize: 5; seed: 9;\r\n  size: 6 ;seed:10\n")
+        self.assertEqual([c.kv["size"] for c in cs], ["5", "6"])
+        with self.assertRaisesRegex(R.CaseError, "no cases"):
+            R.parse_cases("# nothing\n\n")
+        with self.assertRaisesRegex(R.CaseError, ":2:"):
+            R.parse_cases("a: 1\nbroken\n")
+        with self.assertRaises(R.CaseError):
+            R.load_cases("/nonexistent/cases.txt")
+
+
+class SeedTest(unittest.TestCase):
+    def test_combine(self):
+        a, b = 54352, 12345
+        self.assertEqual(R.combine_seed(a, b), a + (a + b) * (a + b + 1) // 2)
+        big = R.U64
+        self.assertEqual(R.combine_seed(big, big),
+                         (big + (2 * big) * (2 * big + 1) // 2) % (1 << 64))
+
+    def test_derive_matches_c(self):
+        # the values harness.c's kbh_hash_u64 and kbh_seed_derive give
+        self.assertEqual(R.hash_u64(5, 6), 7305338399799513099)
+        self.assertEqual(R.seed_derive(1, 2, 3), 2165586520410257081)
+        self.assertEqual(R.seed_derive(R.U64, 2, 12345), 8108623623616019614)
+        s = {R.seed_derive(7, 2, i) for i in range(1000)}
+        self.assertEqual(len(s), 1000)
+        self.assertNotEqual(R.seed_derive(7, 1, 0), R.seed_derive(7, 2, 0))
+
+    def test_call_seed(self):
+        self.assertEqual(R.call_seed(99, 1234, 0), 99)
+        self.assertNotEqual(R.call_seed(99, 1234, 1), 99)
+        self.assertNotEqual(R.call_seed(99, 1234, 1), R.call_seed(99, 1235, 1))
+        self.assertNotEqual(R.call_seed(99, 1234, 1), R.call_seed(99, 1234, 2))
+
+
+class StatsTest(unittest.TestCase):
+    def test_welford(self):
+        st = T.Stats()
+        for x in (1, 2, 3, 4):
+            st.add(x)
+        self.assertAlmostEqual(st.mean, 2.5)
+        self.assertAlmostEqual(st.std(), math.sqrt(5 / 3))
+        self.assertAlmostEqual(st.err(), math.sqrt(5 / 3) / 2)
+        self.assertEqual((st.best, st.worst), (1, 4))
+
+    def test_stop(self):
+        lim = T.limits_for("benchmark")
+        st = T.Stats()
+        for _ in range(9):
+            st.add(100.0)
+        self.assertEqual(T.stop_check(lim, st, 0), T.CONTINUE)
+        st.add(100.0)
+        self.assertEqual(T.stop_check(lim, st, 0), T.CONVERGED)
+        st = T.Stats()
+        for i in range(400):
+            st.add(100.0 + (i % 2) * 50)
+        self.assertEqual(T.stop_check(lim, st, 0), T.MAX_RUNS)
+        st = T.Stats()
+        st.add(1.0)
+        self.assertEqual(T.stop_check(lim, st, 10 ** 12), T.CONTINUE)
+        st.add(2.0)
+        self.assertEqual(T.stop_check(lim, st, 10 ** 12), T.TIME_CAP)
+
+    def test_limits(self):
+        c = R.parse_case("seed: 1; min_runs: 5; max_runs: 7; max_ms: 9")
+        lim = T.limits_for("leaderboard", None, c)
+        self.assertEqual((lim.min_runs, lim.max_runs, lim.max_ns),
+                         (5, 7, 9000000))
+        lim = T.limits_for("profile", None, c)      # ignored there
+        self.assertEqual((lim.min_runs, lim.max_runs), (5, 5))
+        with self.assertRaisesRegex(ValueError, "exceeds"):
+            T.limits_for("leaderboard", None, R.parse_case("max_runs: 3"))
+        lim = T.limits_for("benchmark", {"benchmark": {"max_runs": 50}})
+        self.assertEqual(lim.max_runs, 50)
+        with self.assertRaisesRegex(ValueError, "unknown limit"):
+            T.limits_for("benchmark", {"benchmark": {"nope": 1}})
+
+
+class SampleRuleTest(unittest.TestCase):
+    def w(self, t0, t1, t2, claim, go=1000, seen=11000, waited=0):
+        return T.Window(go, seen, t0, t1, t2, claim, waited)
+
+    def test_ok(self):
+        v, ns = T.verify(self.w(2000, 9000, 9500, 7000), 3000)
+        self.assertEqual((v, ns), (T.OK, 7000))
+
+    def test_forged(self):
+        for w in (self.w(500, 9000, 9500, 8000),      # before the window
+                  self.w(2000, 9000, 12000, 7000),    # after it
+                  self.w(2000, 1500, 9500, 0),        # out of order
+                  self.w(2000, 3000, 9500, 7000)):    # claim > t1 - t0
+            v, ns = T.verify(w, 3000)
+            self.assertEqual(v, T.FORGED)
+            self.assertEqual(ns, 10000 - 3000)
+
+    def test_clamped(self):
+        w = self.w(2000, 2100, 9500, 100)
+        self.assertEqual(T.verify(w, 3000), (T.CLAMPED, 7000))
+        # the copy-out allowance lowers the bound
+        self.assertEqual(T.verify(w, 3000, 2000), (T.CLAMPED, 5000))
+        self.assertEqual(T.verify(self.w(2000, 9000, 9500, 6000), 3000, 1500),
+                         (T.OK, 6000))
+        self.assertTrue(T.unexplained(w, 3000))
+        w.waited = 8000           # the kernel says both sides waited
+        self.assertFalse(T.unexplained(w, 3000))
+
+    def test_slack(self):
+        s, q = T.slack([50000] * 95 + [10 ** 7] * 5)
+        self.assertEqual(s, 2 * 50000 + 10000)
+        self.assertEqual(q["max"], 10 ** 7)
+        self.assertEqual(T.slack([10] * 100)[0], 10020)
+        self.assertEqual(T.slack([10 ** 6] * 100)[0], T.SLACK_MAX_NS)
+        with self.assertRaises(ValueError):
+            T.slack([])
+
+    def test_gainful(self):
+        samples = [10, 20, 30, 40, 50, 60]
+        self.assertEqual(T.gainful(samples, [1, 1, 0, 0, 1, 1]), 2)
+        self.assertEqual(T.gainful([], []), 0)
+        self.assertFalse(T.too_many_clamped(2, 50))
+        self.assertTrue(T.too_many_clamped(4, 50))
+
+
+class PeakTest(unittest.TestCase):
+    H100 = dict(name="NVIDIA H100 80GB HBM3", cc=(9, 0), sms=132,
+                clock_khz=1980000, mem_clock_khz=2619000, bus_bits=5120)
+
+    def test_h100(self):
+        p = kbh_peak.gpu_peak(self.H100, "fp16_tc")
+        self.assertEqual(p.source, "attributes")
+        self.assertAlmostEqual(p.bytes_per_s, 2619e6 * 2 * 5120 / 8 * 1.1,
+                               delta=1e6)
+        self.assertAlmostEqual(p.flops_per_s, 132 * 1.98e9 * 4096 * 1.1,
+                               delta=1e9)
+        # vectoradd's benchmark, 6 x 2^28 bytes: about 437 us
+        f = kbh_peak.floor_ns({"bytes": 6 * 2 ** 28}, p)
+        self.assertTrue(430000 < f < 445000, f)
+
+    def test_table_and_unknown(self):
+        d = dict(self.H100, mem_clock_khz=0)
+        p = kbh_peak.gpu_peak(d, "none")
+        self.assertEqual((p.source, p.flops_per_s), ("table", 0.0))
+        self.assertAlmostEqual(p.bytes_per_s, 3.35e12 * 1.1)
+        p = kbh_peak.gpu_peak(dict(name="?", cc=(99, 0), sms=10), "fp32")
+        self.assertEqual(p.bytes_per_s, 0.0)
+        self.assertEqual(p.flops_per_s, 10 * 3e9 * 512 * 1.1)
+        self.assertEqual(kbh_peak.floor_ns({"bytes": 1}, kbh_peak.Peak()), 0)
+
+    def test_flush_and_cpu(self):
+        self.assertEqual(kbh_peak.gpu_flush_bytes(50 << 20), 200 << 20)
+        self.assertEqual(kbh_peak.gpu_flush_bytes(1 << 20), 64 << 20)
+        self.assertEqual(kbh_peak.gpu_flush_bytes(0), 256 << 20)
+        p = kbh_peak.cpu_peak("fp32", 1.0, ncpu=2, hz=3e9)
+        self.assertEqual((p.bytes_per_s, p.flops_per_s), (768e9, 384e9))
+        self.assertGreater(kbh_peak.cpu_llc_bytes(), 0)
+
+
+class WireTest(unittest.TestCase):
+    def test_roundtrip(self):
+        r = W.Reply(W.CALL, 7, W.ST_USER, W.F_STICKY, 1, 2, 3, 4.5, 9,
+                    "bad\x00\nthing\u20ac")
+        got = W.parse_reply(W.pack_reply(r), W.CALL, 7)
+        self.assertEqual((got.status, got.flags, got.t0, got.t2, got.claim),
+                         (W.ST_USER, W.F_STICKY, 1, 3, 4.5))
+        self.assertEqual(got.msg, "bad??thing?")
+
+    def test_malformed(self):
+        good = W.pack_reply(W.Reply(W.CALL, 7))
+        with self.assertRaises(W.Malformed):
+            W.parse_reply(good[:-1], W.CALL, 7)
+        with self.assertRaises(W.Malformed):
+            W.parse_reply(good, W.CALL, 8)
+        with self.assertRaises(W.Malformed):
+            W.parse_reply(good, W.OPEN, 7)
+        for field, value in (("status", 9), ("flags", 64),
+                             ("claim", float("nan")), ("claim", -1.0)):
+            r = W.Reply(W.CALL, 7)
+            setattr(r, field, value)
+            with self.assertRaises(W.Malformed, msg=field):
+                W.parse_reply(W.pack_reply(r), W.CALL, 7)
+        bad = bytearray(good)
+        bad[0] ^= 1
+        with self.assertRaises(W.Malformed):
+            W.parse_reply(bytes(bad), W.CALL, 7)
+
+
+class SeccompTest(unittest.TestCase):
+    CHILD, PARENT = 5000, 4000
+    TIDS = [4000, 4001, 4002, 6000]   # 6000: a parent thread made later
+
+    def verdict(self, arch, name, *args):
+        sc = S.SYSCALLS[arch]
+        prog = S.build(arch, self.CHILD, self.CHILD, self.TIDS)
+        args = args + (0,) * (6 - len(args))
+        return S.run(prog, sc["audit"], sc[name] if isinstance(name, str)
+                     else name, args)
+
+    def test_signals(self):
+        for arch in S.SYSCALLS:
+            for name in S.SIGNALS:
+                v = lambda pid: self.verdict(arch, name, pid, 9)  # noqa
+                self.assertEqual(v(self.PARENT), S.RET_EPERM)
+                self.assertEqual(v(4002), S.RET_EPERM)     # a thread
+                self.assertEqual(v(6000), S.RET_EPERM)     # listed
+                self.assertEqual(v(1), S.RET_EPERM)        # init, older
+                self.assertEqual(v(-1), S.RET_EPERM)       # everyone
+                self.assertEqual(v(-self.PARENT), S.RET_EPERM)
+                self.assertEqual(v(0), S.SECCOMP_RET_ALLOW)     # own group
+                self.assertEqual(v(-self.CHILD), S.SECCOMP_RET_ALLOW)
+                self.assertEqual(v(self.CHILD), S.SECCOMP_RET_ALLOW)
+                self.assertEqual(v(self.CHILD + 7), S.SECCOMP_RET_ALLOW)
+                # the kernel reads a 32-bit pid_t: high bits do not help
+                self.assertEqual(v((1 << 32) | self.PARENT), S.RET_EPERM)
+                self.assertEqual(v((7 << 32) | (self.CHILD + 1)),
+                                 S.SECCOMP_RET_ALLOW)
+
+    def test_denied_faked_allowed(self):
+        for arch in S.SYSCALLS:
+            for name in S.DENIED:
+                self.assertEqual(self.verdict(arch, name), S.RET_EPERM, name)
+            for name in S.FAKED:
+                self.assertEqual(self.verdict(arch, name), S.RET_FAKE_OK)
+            self.assertEqual(self.verdict(arch, 0), S.SECCOMP_RET_ALLOW)
+            self.assertEqual(self.verdict(arch, 1), S.SECCOMP_RET_ALLOW)
+        sc = S.SYSCALLS["x86_64"]
+        prog = S.build("x86_64", self.CHILD, self.CHILD, self.TIDS)
+        self.assertEqual(S.run(prog, sc["audit"], 0x40000000 | 1), S.RET_EPERM)
+        self.assertEqual(S.run(prog, 0x40000003, 0),
+                         S.SECCOMP_RET_KILL_PROCESS)
+
+    def test_many_tids(self):
+        S.build("x86_64", 5000, 5000, list(range(100, 300)))
+
+
+if __name__ == "__main__":
+    unittest.main()
