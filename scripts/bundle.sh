@@ -14,6 +14,10 @@ set -euo pipefail
 BUILD=${1:-build}
 DIST=${2:-dist}
 TOOLS="worker/kb-worker gateway/kb-gateway ranker/kb-ranker devbroker/kb-devbroker client/kb tests/hostile/bench-sandbox/kb-sandbox-exec"
+# redis-server and redis-cli too, for `scripts/run.sh dist` on a host
+# without them.
+REDIS=$(command -v redis-server || true)
+REDIS_CLI=$(command -v redis-cli || true)
 
 rm -rf "$DIST"
 mkdir -p "$DIST/bin" "$DIST/libexec" "$DIST/lib"
@@ -21,8 +25,10 @@ mkdir -p "$DIST/bin" "$DIST/libexec" "$DIST/lib"
 # Libraries that belong to the host's glibc or its driver stack.
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libutil\.so|libcuda\.so|libnvidia)'
 
-for t in $TOOLS; do
+for t in $TOOLS ${REDIS:+redis-server} ${REDIS_CLI:+redis-cli}; do
 	src="$BUILD/$t"
+	[ "$t" = redis-server ] && src=$REDIS
+	[ "$t" = redis-cli ] && src=$REDIS_CLI
 	if [ ! -x "$src" ]; then
 		echo "bundle: $src not built; skipped" >&2
 		continue

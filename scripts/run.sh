@@ -12,11 +12,17 @@
 # KB_ADMIN_TOKEN (random if unset),
 # KB_REDIS_URL (external Redis), KB_KAFKA_BROKERS (external Kafka: no dev
 # broker is started), KB_PROBLEMS, KB_RUN_DIR (logs and data; a temp dir),
-# KB_RUN_REDIS_MAXMEMORY (the started redis-server's maxmemory; 1gb).
+# KB_RUN_REDIS_MAXMEMORY (the started redis-server's maxmemory; 1gb),
+# KB_PYTHON (the workers' Python; one with torch is looked for).
 set -euo pipefail
 
 BUILD=${1:-build}
 BIN=$(cd "$BUILD" && pwd)
+# tool NAME FOLDER: a build tree's FOLDER/NAME, or a bundle's bin/NAME
+# (scripts/bundle.sh, for a GPU host without our -dev packages).
+tool() {
+	if [ -x "$BIN/bin/$1" ]; then echo "$BIN/bin/$1"; else echo "$BIN/$2/$1"; fi
+}
 export KB_HTTP_PORT=${KB_HTTP_PORT:-8000}
 RUN_DIR=${KB_RUN_DIR:-$(mktemp -d /tmp/kb-run.XXXXXX)}
 mkdir -p "$RUN_DIR"
@@ -106,7 +112,7 @@ start_redis() {
 }
 
 if [ -z "${KB_KAFKA_BROKERS:-}" ]; then
-	start devbroker "$BIN/devbroker/kb-devbroker"
+	start devbroker "$(tool kb-devbroker devbroker)"
 	DEV_BROKER=1
 	wait_for "kb-devbroker" 10 grep -q '^bootstrap=' "$RUN_DIR/devbroker.log"
 	KB_KAFKA_BROKERS=$(sed -n 's/^bootstrap=\([^ ]*\).*/\1/p' "$RUN_DIR/devbroker.log" | head -1)
@@ -133,6 +139,14 @@ export KB_ADMIN_TOKEN
 if [ -z "${KB_CONSUMER_EXTRA:-}" ] && [ -n "${DEV_BROKER:-}" ]; then
 	export KB_CONSUMER_EXTRA="session.timeout.ms=4000,heartbeat.interval.ms=250,fetch.wait.max.ms=2"
 fi
+# Python problems need an interpreter with torch (a worker whose Python
+# cannot run its Python problems refuses to serve): the `python3` on PATH
+# when it has torch, else Debian's with python3-torch (scripts/deps.sh).
+if [ -z "${KB_PYTHON:-}" ] && ! python3 -c 'import torch' >/dev/null 2>&1 &&
+	/usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+	export KB_PYTHON=/usr/bin/python3
+	log "KB_PYTHON=/usr/bin/python3 (the python3 on PATH lacks torch)"
+fi
 export KB_WORKDIR=${KB_WORKDIR:-$RUN_DIR/work}
 mkdir -p "$KB_WORKDIR"
 
@@ -141,11 +155,11 @@ mkdir -p "$KB_WORKDIR"
 # ephemeral range, as redis-server's).
 METRICS=()
 RANKER_METRICS=$(fixed_port)
-KB_METRICS_PORT=$RANKER_METRICS start ranker "$BIN/ranker/kb-ranker"
+KB_METRICS_PORT=$RANKER_METRICS start ranker "$(tool kb-ranker ranker)"
 METRICS+=("ranker     http://127.0.0.1:$RANKER_METRICS/metrics")
-start gateway "$BIN/gateway/kb-gateway"
+start gateway "$(tool kb-gateway gateway)"
 WORKER_METRICS=$(fixed_port)
-KB_METRICS_PORT=$WORKER_METRICS KB_GPU=CPU start worker-cpu "$BIN/worker/kb-worker"
+KB_METRICS_PORT=$WORKER_METRICS KB_GPU=CPU start worker-cpu "$(tool kb-worker worker)"
 METRICS+=("worker-cpu http://127.0.0.1:$WORKER_METRICS/metrics")
 
 if command -v nvidia-smi >/dev/null 2>&1; then
@@ -156,7 +170,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 		if [ -n "$gpu" ]; then
 			port=$(fixed_port)
 			KB_METRICS_PORT=$port CUDA_VISIBLE_DEVICES=$i KB_GPU=$gpu \
-				start "worker-$gpu-$i" "$BIN/worker/kb-worker"
+				start "worker-$gpu-$i" "$(tool kb-worker worker)"
 			METRICS+=("worker-$gpu-$i http://127.0.0.1:$port/metrics")
 		else
 			log "GPU $i ($name) is not a known device type; no worker started"

@@ -453,6 +453,13 @@ static void collect_device(kb_metrics *m, void *ctx)
 		kb_gauge_set(kb_metric_get1(power, cfg.gpu), smp.power_mw / 1000.0);
 }
 
+/* The options of the service and of `selftest`. */
+static const struct option gpu_longopts[] = {
+	{"gpu", required_argument, NULL, 'g'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
 /* Starts the /metrics listener when KB_METRICS_PORT is set. Returns 0
  * (*out NULL when off) or -1 after logging why. */
 static int start_metrics(kb_metrics_server **out)
@@ -483,11 +490,6 @@ static int start_metrics(kb_metrics_server **out)
 
 static int cmd_service(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"gpu", required_argument, NULL, 'g'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct kb_service_opts so;
 	kb_metrics_server *metrics = NULL;
 	const char **extra;
@@ -495,7 +497,7 @@ static int cmd_service(int argc, char **argv)
 	char err[512];
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "g:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "g:h", gpu_longopts, NULL)) != -1) {
 		if (c == 'g') {
 			set_gpu(optarg);
 		} else {
@@ -559,7 +561,7 @@ static int cmd_selftest(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "g:h")) != -1) {
+	while ((c = getopt_long(argc, argv, "g:h", gpu_longopts, NULL)) != -1) {
 		if (c == 'g') {
 			set_gpu(optarg);
 		} else {

@@ -372,6 +372,25 @@ START_TEST(test_usage_errors)
 }
 END_TEST
 
+/* `kb-worker selftest --gpu CPU`: the start-up checks alone, with the
+ * options the service takes. */
+START_TEST(test_selftest_command)
+{
+	char *argv[] = {WORKER, "selftest", "--gpu", "CPU", NULL};
+	char *bad[] = {WORKER, "selftest", "--bogus", NULL};
+	char *env[] = {env_workdir, (char *)isolate_env,
+		       "KB_PROBLEMS=" PROBLEMS "/cpu.yaml", NULL};
+	struct eval e;
+	int st = wf_run(argv, env, &e.out, &e.err, &e.wall_s);
+
+	ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", e.err);
+	eval_free(&e);
+	st = wf_run(bad, env, &e.out, &e.err, &e.wall_s);
+	ck_assert(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2);
+	eval_free(&e);
+}
+END_TEST
+
 /* An upstream-shaped Python problem runs unmodified: its own eval.py and
  * ../utils.py, the submission imported by it, POPCORN_SEED for the secret
  * run (tests/worker/data/upstream_py). */
@@ -419,6 +438,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_infinite_loop_times_out);
 	tcase_add_loop_test(tc, test_secret_not_printed, 0, 2);
 	tcase_add_test(tc, test_usage_errors);
+	tcase_add_test(tc, test_selftest_command);
 	tcase_add_loop_test(tc, test_python_upstream, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
