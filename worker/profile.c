@@ -279,6 +279,10 @@ static size_t csv_record(char **p, char *end, char *cols[CSV_COLS])
 			s++;
 			continue;
 		}
+		/* The terminator may be the line end itself: step over it
+		 * before it is overwritten. */
+		if (w == s && s < end)
+			s++;
 		*w = '\0';
 		break;
 	}
@@ -340,8 +344,11 @@ char *kb_profile_sol_from_csv(const char *csv, size_t len,
 			have_header = csv_header(cols, n, idx) == 0;
 			continue;
 		}
+		/* Rows of other sections, and the section's rule rows
+		 * (advice without a metric), are the trace's. */
 		if ((size_t)idx[C_VALUE] >= n ||
-		    strcmp(cols[idx[C_SECTION]], SOL_SECTION) != 0)
+		    strcmp(cols[idx[C_SECTION]], SOL_SECTION) != 0 ||
+		    !cols[idx[C_NAME]][0])
 			continue;
 		if (strcmp(cols[idx[C_ID]], last_id) != 0) {
 			snprintf(last_id, sizeof(last_id), "%s", cols[idx[C_ID]]);
