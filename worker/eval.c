@@ -18,6 +18,8 @@
 #include "kb_util.h"
 #include "pbutil.h"
 #include "plan.h"
+#include "profile.h"
+#include "profile_collect.h"
 #include "python.h"
 #include "sysinfo.h"
 #include "verdict.h"
@@ -33,10 +35,15 @@ struct job {
 	int loads_submission; /* the harness loads J/out/submission.so */
 	int python;           /* a py task: the interpreter's environment */
 	int seed_env;         /* give the run POPCORN_SEED (py secret run) */
+	int ncu_env;          /* the run is under ncu: POPCORN_NCU=1 */
+	char ncu[PATH_MAX];   /* profile mode of cu tasks: the ncu to run */
+	char ncu_root[PATH_MAX]; /* its installation, bound into runs */
+	size_t trace_left;    /* bytes of traces the Result may still take */
 	struct kb_plan_run plan[KB_PLAN_MAX];
 	size_t nplan;
 	struct kb_run_outcome runs[KB_PLAN_MAX];
 	char infra[256];
+	char rejected[256];
 	char build_msg[256];
 	struct kb_verdict_in vin;
 };
@@ -153,6 +160,11 @@ static void make_env(const struct job *j, int harness, int gpu, struct env *e)
 				 j->jd.out);
 			e->v[n++] = e->sub;
 		}
+		/* Upstream's flag for harnesses that behave differently
+		 * under Nsight Compute (ours: no hold kernel in the
+		 * profiled calls). */
+		if (j->ncu_env)
+			e->v[n++] = "POPCORN_NCU=1";
 		if (j->seed_env) {
 			snprintf(e->seed, sizeof(e->seed), "POPCORN_SEED=%llu",
 				 (unsigned long long)j->s->secret_seed);
@@ -180,12 +192,13 @@ static void make_env(const struct job *j, int harness, int gpu, struct env *e)
  * none. */
 static int sandbox(const struct job *j, const struct kb_argv *argv,
 		   const char *cwd, double timeout_s, int want_report, int gpu,
-		   struct kb_sandbox_result *r, char *err, size_t err_size)
+		   size_t output_limit, struct kb_sandbox_result *r, char *err,
+		   size_t err_size)
 {
 	const long online = sysconf(_SC_NPROCESSORS_ONLN);
 	const long ncpu = online > 0 ? online : 1;
 	const char *home = cuda_home(j);
-	char *ro[5 + KB_PYTHON_DIRS] = {(char *)j->jd.task, (char *)j->jd.out,
+	char *ro[6 + KB_PYTHON_DIRS] = {(char *)j->jd.task, (char *)j->jd.out,
 					(char *)j->jd.harness};
 	char *rw[2] = {(char *)j->jd.home, NULL};
 	size_t nro = 3;
@@ -200,6 +213,7 @@ static int sandbox(const struct job *j, const struct kb_argv *argv,
 		/* RLIMIT_CPU counts every thread: OpenMP runs use them all. */
 		.cpu_timeout_s = timeout_s * (double)ncpu + 1.0,
 		.report_limit = KB_EVAL_REPORT_MAX,
+		.output_limit = output_limit,
 		.memory_limit_mb = j->o->memory_limit_mb,
 		/* Python's compilers (Triton, load_inline) start processes,
 		 * and torch starts a thread per core in several pools. */
@@ -216,6 +230,8 @@ static int sandbox(const struct job *j, const struct kb_argv *argv,
 	/* A toolkit outside /usr must be bound into isolated runs. */
 	if (is_gpu(j) && strncmp(home, "/usr/", 5) != 0)
 		ro[nro++] = (char *)home;
+	if (j->ncu_root[0])
+		ro[nro++] = (char *)j->ncu_root;
 	for (size_t i = 0; j->python && j->o->python && j->o->python->dirs[i];
 	     i++)
 		ro[nro++] = j->o->python->dirs[i];
@@ -231,7 +247,7 @@ static int build_exec(void *ctx, const struct kb_build_cmd *cmd,
 	struct job *j = ctx;
 
 	return sandbox(j, cmd->argv, cmd->cwd ? cmd->cwd : j->jd.task,
-		       cmd->timeout_s, 0, cmd->gpu, r, err, err_size);
+		       cmd->timeout_s, 0, cmd->gpu, 0, r, err, err_size);
 }
 
 static size_t output_max(const struct job *j)
@@ -474,53 +490,166 @@ static void end_watch(const struct job *j, const struct kb_plan_run *p,
 	}
 }
 
+/* Profile mode of a cu task: the harness run under Nsight Compute. */
+static int under_ncu(const struct job *j, const struct kb_plan_run *p)
+{
+	return p->profile && j->ncu[0];
+}
+
+static void wrap_ncu(const struct job *j, struct kb_argv *argv)
+{
+	struct kb_argv app = *argv;
+
+	memset(argv, 0, sizeof(*argv));
+	kb_profile_ncu_argv(argv, j->ncu, j->s->profile, j->loads_submission,
+			    app.v);
+	kb_argv_free(&app);
+}
+
+static int profile_exec(void *ctx, const struct kb_argv *argv,
+			size_t output_limit, struct kb_sandbox_result *r,
+			char *err, size_t err_size)
+{
+	struct job *j = ctx;
+
+	return sandbox(j, argv, j->jd.step, 120.0, 0, 0, output_limit, r, err,
+		       err_size);
+}
+
+/* The run's Profile, from what it left in J/step (before it goes). */
+static void collect_profile(struct job *j, size_t i,
+			    const struct kb_sandbox_result *sr,
+			    Kb__RunResult *rr)
+{
+	const struct kb_plan_run *p = &j->plan[i];
+	struct kb_profile_ctx c = {
+		.jd = &j->jd,
+		.ncu = j->ncu,
+		.exec = profile_exec,
+		.exec_ctx = j,
+		/* What is left, shared by this run and the later ones. */
+		.trace_max = j->trace_left / (j->nplan - i),
+	};
+	Kb__Profile *pf = kb__xcalloc(1, sizeof(*pf));
+
+	kb__profile__init(pf);
+	rr->profile = pf;
+	if (under_ncu(j, p))
+		kb_profile_collect_ncu(&c, sr, pf);
+	else if (j->python)
+		kb_profile_collect_torch(&c, rr, pf);
+	else if (!is_gpu(j))
+		kb__pb_set_str(&pf->error, KB_PROFILE_NO_CPU_PROFILER);
+	else
+		kb__pb_take_str(&pf->error,
+				kb__xasprintf("no profiler for %s problems on "
+					      "this worker",
+					      j->t->lang));
+	j->trace_left -= pf->trace.len < j->trace_left ? pf->trace.len
+							: j->trace_left;
+}
+
+/* One harness run through the sandbox, the device watched. Returns 0, or
+ * -1 with the infra error set (the run never finished). */
+static int run_one(struct job *j, const struct kb_builder *b, size_t i)
+{
+	const struct kb_plan_run *p = &j->plan[i];
+	struct kb_run_outcome *o = &j->runs[i];
+	struct kb_sandbox_result sr;
+	struct kb_argv argv = {0};
+	struct kb_gpu_watch *watch;
+	char err[256] = "", fault[160];
+	Kb__RunResult *rr;
+	int rc;
+
+	if (b->run_argv(j->t, j->o->python ? j->o->python->exe : NULL,
+			p->harness_mode, KB_JOBDIR_CASES, &argv, err,
+			sizeof(err)) < 0) {
+		set_infra(j, "%s", err);
+		kb_argv_free(&argv);
+		return -1;
+	}
+	if (prepare_run(j, p) < 0) {
+		kb_argv_free(&argv);
+		return -1;
+	}
+	if (under_ncu(j, p))
+		wrap_ncu(j, &argv);
+	j->ncu_env = under_ncu(j, p);
+	progress(j, p->stage, p->progress);
+	watch = start_watch(j);
+	rc = sandbox(j, &argv, j->jd.step, p->timeout_s, 1, 1, 0, &sr, err,
+		     sizeof(err));
+	end_watch(j, p, watch, fault, sizeof(fault));
+	j->ncu_env = 0;
+	kb_argv_free(&argv);
+	j->r->harness_s += sr.wall_s;
+	if (rc < 0 || sr.infra_error) {
+		kb_jobdir_step_end(&j->jd);
+		set_infra(j, "%s", err[0] ? err : sr.infra_msg);
+		kb_sandbox_result_clear(&sr);
+		return -1;
+	}
+	rr = kb__xcalloc(1, sizeof(*rr));
+	kb__run_result__init(rr);
+	finish_run(j, p, &sr, fault, o, rr);
+	if (p->profile && o->end != KB_RUN_TIMEOUT && o->end != KB_RUN_INFRA)
+		collect_profile(j, i, &sr, rr);
+	kb_jobdir_step_end(&j->jd);
+	kb_sandbox_result_clear(&sr);
+	kb__pb_append(&j->r->runs, &j->r->n_runs, rr);
+	j->vin.nruns = i + 1;
+	kb_debug("run sub=%" PRIu64 " key=%s end=%d wall=%.3f", j->s->id,
+		 p->key, o->end, rr->duration_s);
+	return 0;
+}
+
 static void run_all(struct job *j, const struct kb_builder *b)
 {
-	for (size_t i = 0; i < j->nplan && !cancelled(j); i++) {
-		const struct kb_plan_run *p = &j->plan[i];
-		struct kb_run_outcome *o = &j->runs[i];
-		struct kb_sandbox_result sr;
-		struct kb_argv argv = {0};
-		struct kb_gpu_watch *watch;
-		char err[256] = "", fault[160];
-		Kb__RunResult *rr;
-		int rc;
+	for (size_t i = 0; i < j->nplan && !cancelled(j); i++)
+		if (run_one(j, b, i) < 0 || j->runs[i].end != KB_RUN_OK)
+			return;
+}
 
-		if (b->run_argv(j->t, j->o->python ? j->o->python->exe : NULL,
-				p->harness_mode, KB_JOBDIR_CASES, &argv, err,
-				sizeof(err)) < 0) {
-			set_infra(j, "%s", err);
-			kb_argv_free(&argv);
-			return;
-		}
-		if (prepare_run(j, p) < 0) {
-			kb_argv_free(&argv);
-			return;
-		}
-		progress(j, p->stage, p->progress);
-		watch = start_watch(j);
-		rc = sandbox(j, &argv, j->jd.step, p->timeout_s, 1, 1, &sr, err,
-			     sizeof(err));
-		end_watch(j, p, watch, fault, sizeof(fault));
-		kb_argv_free(&argv);
-		kb_jobdir_step_end(&j->jd);
-		j->r->harness_s += sr.wall_s;
-		if (rc < 0 || sr.infra_error) {
-			set_infra(j, "%s", err[0] ? err : sr.infra_msg);
-			kb_sandbox_result_clear(&sr);
-			return;
-		}
-		rr = kb__xcalloc(1, sizeof(*rr));
-		kb__run_result__init(rr);
-		finish_run(j, p, &sr, fault, o, rr);
-		kb_sandbox_result_clear(&sr);
-		kb__pb_append(&j->r->runs, &j->r->n_runs, rr);
-		j->vin.nruns = i + 1;
-		kb_debug("run sub=%" PRIu64 " key=%s end=%d wall=%.3f",
-			 j->s->id, p->key, o->end, rr->duration_s);
-		if (o->end != KB_RUN_OK)
-			return;
+static int executable(const char *dir, const char *name, char *out,
+		      size_t size)
+{
+	return snprintf(out, size, "%s/%s", dir, name) < (int)size &&
+	       access(out, X_OK) == 0;
+}
+
+/* Nsight Compute for the profile runs of a cu task: <cuda_home>/bin/ncu,
+ * else the first ncu on the worker's PATH. Its installation is bound into
+ * the sandbox when it lies outside /usr (as the toolkit is). Returns 0,
+ * or -1 with the infra error set: a CUDA worker without ncu cannot
+ * profile, which is the platform's fault. */
+static int find_ncu(struct job *j)
+{
+	const char *path = getenv("PATH");
+	char bin[PATH_MAX], real[PATH_MAX], *slash;
+	int found;
+
+	snprintf(bin, sizeof(bin), "%s/bin", cuda_home(j));
+	found = executable(bin, "ncu", j->ncu, sizeof(j->ncu));
+	while (!found && path && *path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(bin, sizeof(bin), "%.*s", (int)n, path);
+		found = n && executable(bin, "ncu", j->ncu, sizeof(j->ncu));
+		path += n + (path[n] == ':');
 	}
+	if (!found || !realpath(j->ncu, real)) {
+		j->ncu[0] = '\0';
+		set_infra(j, "profile mode needs Nsight Compute: no ncu in "
+			  "%s/bin or on PATH", cuda_home(j));
+		return -1;
+	}
+	slash = strrchr(real, '/');
+	if (strncmp(real, "/usr/", 5) != 0 && slash && slash != real) {
+		*slash = '\0';
+		snprintf(j->ncu_root, sizeof(j->ncu_root), "%s", real);
+	}
+	return 0;
 }
 
 /* Checks what the gateway should have guaranteed. Returns the builder, or
@@ -540,7 +669,28 @@ static const struct kb_builder *check_submission(struct job *j)
 			  s->gpu, j->o->gpu);
 		return NULL;
 	}
-	n = kb_plan_make(s->mode, j->t, j->o->run_timeout_cap_s, j->plan);
+	if (s->mode == KB__MODE__MODE_PROFILE &&
+	    kb_profile_request_check(s->profile, j->rejected,
+				     sizeof(j->rejected)) < 0) {
+		j->vin.rejected = j->rejected;
+		return NULL;
+	}
+	n = kb_plan_make(s->mode, j->t, s->profile, j->o->run_timeout_cap_s,
+			 j->plan);
+	if (n == -ERANGE) {
+		if (j->t->n_benchmarks == 0)
+			set_infra(j, "the task has no benchmark cases to "
+				  "profile");
+		else {
+			snprintf(j->rejected, sizeof(j->rejected),
+				 "benchmark_index %u: the task has %zu "
+				 "benchmark cases (0..%zu)",
+				 s->profile->benchmark_index,
+				 j->t->n_benchmarks, j->t->n_benchmarks - 1);
+			j->vin.rejected = j->rejected;
+		}
+		return NULL;
+	}
 	if (n < 0) {
 		set_infra(j, "unknown mode %d", (int)s->mode);
 		return NULL;
@@ -622,6 +772,10 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 			  o.python_why);
 		goto done;
 	}
+	j.trace_left = KB_PROFILE_TRACE_BUDGET;
+	if (s->mode == KB__MODE__MODE_PROFILE && is_gpu(&j) &&
+	    strcmp(j.t->lang, "cu") == 0 && find_ncu(&j) < 0)
+		goto done;
 	if (kb_jobdir_open(&j.jd, o.workdir, s->id, err, sizeof(err)) < 0) {
 		set_infra(&j, "%s", err);
 		goto done;

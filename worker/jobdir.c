@@ -389,6 +389,47 @@ int kb_jobdir_step_take(struct kb_jobdir *j, const char *name, int dst_fd,
 		    errstr, errstr_size);
 }
 
+int kb_jobdir_step_read(struct kb_jobdir *j, const char *name, size_t max,
+			char **data, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	size_t n = 0;
+	int in;
+
+	*data = NULL;
+	*len = 0;
+	if (j->step_fd < 0 || !kb_jobdir_name_ok(name))
+		return -EINVAL;
+	in = open_regular(j->step_fd, name, &st);
+	if (in < 0)
+		return in;
+	if (st.st_size < 0 || (uint64_t)st.st_size > max) {
+		close(in);
+		return -EFBIG;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(in);
+		return -ENOMEM;
+	}
+	/* At most the size seen: a file still growing is cut there. */
+	while (n < (size_t)st.st_size) {
+		ssize_t got = read(in, buf + n, (size_t)st.st_size - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(in);
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
 int kb_jobdir_copy_in(int dst_fd, const char *src_dir, const char *name,
 		      int mode, char *errstr, size_t errstr_size)
 {

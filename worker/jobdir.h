@@ -110,6 +110,14 @@ int kb_jobdir_step_put(struct kb_jobdir *j, const char *name, const void *data,
 int kb_jobdir_step_take(struct kb_jobdir *j, const char *name, int dst_fd,
 			int mode, char *errstr, size_t errstr_size);
 
+/* Reads the regular file name of J/step (never through a link, at most
+ * max bytes) into *data (malloc'd, NUL-terminated; *len without the NUL).
+ * A command may have written it: it is data, nothing more. Returns 0,
+ * -ENOENT, -ELOOP (a link), -EINVAL (not a regular file), -EFBIG (over
+ * max), or another -errno. */
+int kb_jobdir_step_read(struct kb_jobdir *j, const char *name, size_t max,
+			char **data, size_t *len);
+
 /* Removes J/step and everything in it. Returns 0 or -errno. */
 int kb_jobdir_step_end(struct kb_jobdir *j);
 

@@ -195,6 +195,13 @@ static void usage(FILE *f)
 		"       kb-worker eval <problem-dir|leaderboard> <file> --mode "
 		"<test|benchmark|profile|leaderboard>\n"
 		"                 [--gpu GPU] [--seed N] [--json]\n"
+		"                 [--benchmark-index N] [--ncu-kernel-name K]\n"
+		"                 [--ncu-kernel-name-base B] "
+		"[--ncu-launch-count N]\n"
+		"                 [--trace-dir DIR]   (profile mode: "
+		"popcorn-cli's\n"
+		"                 /profile fields; each run's trace as "
+		"DIR/<run>.zip)\n"
 		"       kb-worker selftest [--gpu GPU]   (the start-up checks "
 		"alone)\n"
 		"\nenvironment:\n");
@@ -682,6 +689,25 @@ static int print_result(Kb__Result *r, int json)
 	return 0;
 }
 
+/* `eval --trace-dir`: each profile run's trace as DIR/<run key>.zip. */
+static void write_traces(const Kb__Result *r, const char *dir)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	for (size_t i = 0; i < r->n_runs; i++) {
+		const Kb__Profile *pf = r->runs[i]->profile;
+
+		if (!pf || !pf->trace.len)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s.zip", dir, r->runs[i]->key);
+		rc = kb_write_file(path, pf->trace.data, pf->trace.len, 0644);
+		if (rc < 0)
+			fprintf(stderr, "kb-worker: %s: %s\n", path,
+				strerror(-rc));
+	}
+}
+
 static int cmd_eval(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -689,6 +715,11 @@ static int cmd_eval(int argc, char **argv)
 		{"gpu", required_argument, NULL, 'g'},
 		{"seed", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
+		{"benchmark-index", required_argument, NULL, 'B'},
+		{"ncu-kernel-name", required_argument, NULL, 'K'},
+		{"ncu-kernel-name-base", required_argument, NULL, 'N'},
+		{"ncu-launch-count", required_argument, NULL, 'C'},
+		{"trace-dir", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -698,13 +729,42 @@ static int cmd_eval(int argc, char **argv)
 	struct kb_eval_opts eo;
 	Kb__Submission *sub;
 	Kb__Result *r;
-	const char *mode = NULL, *seed = NULL;
+	const char *mode = NULL, *seed = NULL, *trace_dir = NULL;
+	Kb__ProfileRequest pr = KB__PROFILE_REQUEST__INIT;
 	char *code = NULL, err[512], file[PATH_MAX];
 	size_t code_len;
 	int c, json = 0, rc;
 
 	while ((c = getopt_long(argc, argv, "m:g:s:jh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'B':
+		case 'C': {
+			uint64_t v;
+
+			if (parse_seed(optarg, &v) < 0 || v > UINT32_MAX) {
+				fprintf(stderr, "kb-worker: --%s needs an "
+					"unsigned integer\n",
+					c == 'B' ? "benchmark-index"
+						 : "ncu-launch-count");
+				return 2;
+			}
+			if (c == 'B') {
+				pr.has_benchmark_index = 1;
+				pr.benchmark_index = (uint32_t)v;
+			} else {
+				pr.ncu_launch_count = (uint32_t)v;
+			}
+			break;
+		}
+		case 'K':
+			pr.ncu_kernel_name = optarg;
+			break;
+		case 'N':
+			pr.ncu_kernel_name_base = optarg;
+			break;
+		case 'T':
+			trace_dir = optarg;
+			break;
 		case 'm':
 			mode = optarg;
 			break;
@@ -764,6 +824,7 @@ static int cmd_eval(int argc, char **argv)
 	if (a.has_secret_seed && !seed)
 		a.secret_seed = random_seed();
 	a.submitted_at_ms = kb_now_ms();
+	a.profile = &pr;
 	sub = kb_submission_build(&t, &a, err, sizeof(err));
 	free(code);
 	if (t.ngpus && !kb_task_has_gpu(&t, cfg.gpu))
@@ -778,6 +839,8 @@ static int cmd_eval(int argc, char **argv)
 	eo.progress = eval_progress;
 	r = kb_eval_run(&eo, sub);
 	kb__submission__free_unpacked(sub, NULL);
+	if (trace_dir)
+		write_traces(r, trace_dir);
 	rc = print_result(r, json) < 0 || r->verdict != KB__VERDICT__VERDICT_PASSED;
 	kb__result__free_unpacked(r, NULL);
 	return rc;

@@ -16,17 +16,20 @@
 
 #include "kb.pb-c.h"
 
-#define KB_PLAN_MAX 3
+/* Ranked runs are 3; profile mode has one run per profiled benchmark
+ * case, at most this many (later cases are not profiled). */
+#define KB_PLAN_MAX 16
 #define KB_PLAN_DEFAULT_TIMEOUT_S 180.0
 
 enum kb_cases_sel {
 	KB_CASES_TESTS,
 	KB_CASES_BENCHMARKS,
 	KB_CASES_LAST_BENCHMARK, /* ranked run of a task ranked by "last" */
+	KB_CASES_ONE_BENCHMARK,  /* the benchmark case `index` alone */
 };
 
 struct kb_plan_run {
-	const char *key;          /* RunResult.key */
+	char key[24];             /* RunResult.key: "test", "profile.3" */
 	const char *harness_mode; /* argv[1] of the harness */
 	const char *label;        /* for reports: "tests", "ranked run" */
 	const char *progress;     /* for progress: "testing", ... */
@@ -34,12 +37,20 @@ struct kb_plan_run {
 	int secret;               /* combine case seeds with the secret seed */
 	Kb__Stage stage;
 	double timeout_s;         /* the task's limit for this run, capped */
+	size_t index;             /* KB_CASES_ONE_BENCHMARK's case */
+	int profile;              /* run under the profiler (profile.N) */
 };
 
 /* Fills out[] with the runs of mode for task t. A task timeout of 0 means
- * KB_PLAN_DEFAULT_TIMEOUT_S; cap_s > 0 caps every limit. Returns the number
- * of runs (1..KB_PLAN_MAX), or -EINVAL for an unknown mode. */
-int kb_plan_make(Kb__Mode mode, const Kb__Task *t, double cap_s,
+ * KB_PLAN_DEFAULT_TIMEOUT_S; cap_s > 0 caps every limit. Profile mode, as
+ * upstream's: one run "profile.N" per benchmark case N, with that case
+ * alone (the first KB_PLAN_MAX cases), or only case req->benchmark_index
+ * when the request names one (req may be NULL). Returns the number of
+ * runs (1..KB_PLAN_MAX); -EINVAL for an unknown mode; -ERANGE when the
+ * request names a case the task does not have, or the task has no
+ * benchmark cases to profile. */
+int kb_plan_make(Kb__Mode mode, const Kb__Task *t,
+		 const Kb__ProfileRequest *req, double cap_s,
 		 struct kb_plan_run out[KB_PLAN_MAX]);
 
 /* The case lines run r gets from t: a pointer into t->tests or

@@ -106,5 +106,17 @@ Kb__Submission *kb_submission_build(const struct kb_task *t,
 	s->has_secret_seed = a->has_secret_seed;
 	s->secret_seed = a->has_secret_seed ? a->secret_seed : 0;
 	s->submitted_at_ms = a->submitted_at_ms;
+	if (a->profile && a->mode == KB__MODE__MODE_PROFILE) {
+		Kb__ProfileRequest *pr = kb__xcalloc(1, sizeof(*pr));
+
+		kb__profile_request__init(pr);
+		pr->has_benchmark_index = a->profile->has_benchmark_index;
+		pr->benchmark_index = a->profile->benchmark_index;
+		pr->ncu_kernel_name = kb__xstrdup(a->profile->ncu_kernel_name);
+		pr->ncu_kernel_name_base =
+			kb__xstrdup(a->profile->ncu_kernel_name_base);
+		pr->ncu_launch_count = a->profile->ncu_launch_count;
+		s->profile = pr;
+	}
 	return s;
 }

@@ -28,6 +28,7 @@ struct kb_submission_args {
 	int has_secret_seed; /* only for MODE_LEADERBOARD */
 	uint64_t secret_seed;
 	int64_t submitted_at_ms;
+	const Kb__ProfileRequest *profile; /* MODE_PROFILE: copied; NULL: none */
 };
 
 /* Returns a malloc'd tree (free with kb__submission__free_unpacked(s,

@@ -141,6 +141,12 @@ void kb_verdict_assemble(const struct kb_verdict_in *in, struct kb_verdict *v)
 			 in->infra);
 		return;
 	}
+	if (in->rejected) {
+		set(v, KB__VERDICT__VERDICT_FAILED, KB__FAULT__FAULT_USER);
+		snprintf(v->error, sizeof(v->error), "bad request: %s",
+			 in->rejected);
+		return;
+	}
 	/* An infrastructure failure in any run outranks the user's own: the
 	 * user's failure may be a symptom of it. */
 	for (size_t i = 0; i < in->nruns; i++)

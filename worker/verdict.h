@@ -53,6 +53,9 @@ struct kb_verdict_in {
 	Kb__Mode mode;
 	const char *ranking_by;
 	const char *infra;           /* a setup failure, or NULL */
+	const char *rejected;        /* the submission's own request cannot
+				      * be served (a profile request for a
+				      * case the task lacks), or NULL */
 	enum kb_build_state build;
 	int build_exit_code;
 	double build_timeout_s;

@@ -368,7 +368,7 @@ START_TEST(test_plan_modes)
 	struct kb_plan_run p[KB_PLAN_MAX];
 	size_t n;
 
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_TEST, s->task, 0, p), 1);
+	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_TEST, s->task, NULL, 0, p), 1);
 	ck_assert_str_eq(p[0].key, "test");
 	ck_assert_str_eq(p[0].harness_mode, "test");
 	ck_assert_int_eq(p[0].secret, 0);
@@ -376,20 +376,27 @@ START_TEST(test_plan_modes)
 	ck_assert_ptr_eq(kb_plan_cases(&p[0], s->task, &n), s->task->tests);
 	ck_assert_uint_eq(n, 2);
 
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_BENCHMARK, s->task, 0, p), 1);
+	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_BENCHMARK, s->task, NULL, 0, p), 1);
 	ck_assert_str_eq(p[0].key, "benchmark");
 	ck_assert_str_eq(p[0].harness_mode, "benchmark");
 	ck_assert_double_eq(p[0].timeout_s, 8);
 	ck_assert_ptr_eq(kb_plan_cases(&p[0], s->task, &n), s->task->benchmarks);
 	ck_assert_uint_eq(n, 2);
 
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_PROFILE, s->task, 0, p), 1);
-	ck_assert_str_eq(p[0].key, "profile");
+	/* Profile: upstream's profile.N, one run per benchmark case. */
+	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_PROFILE, s->task, NULL, 0, p), 2);
+	ck_assert_str_eq(p[0].key, "profile.0");
+	ck_assert_str_eq(p[1].key, "profile.1");
 	ck_assert_str_eq(p[0].harness_mode, "profile");
+	ck_assert_int_eq(p[0].profile, 1);
+	ck_assert_double_eq(p[1].timeout_s, 8);
+	ck_assert_ptr_eq(kb_plan_cases(&p[1], s->task, &n),
+			 s->task->benchmarks + 1);
+	ck_assert_uint_eq(n, 1);
 
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_UNSPECIFIED, s->task, 0, p),
+	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_UNSPECIFIED, s->task, NULL, 0, p),
 			 -EINVAL);
-	ck_assert_int_eq(kb_plan_make((Kb__Mode)99, s->task, 0, p), -EINVAL);
+	ck_assert_int_eq(kb_plan_make((Kb__Mode)99, s->task, NULL, 0, p), -EINVAL);
 	kb__submission__free_unpacked(s, NULL);
 }
 END_TEST
@@ -401,7 +408,7 @@ START_TEST(test_plan_leaderboard)
 	char *const *c;
 	size_t n;
 
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_LEADERBOARD, s->task, 0, p),
+	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_LEADERBOARD, s->task, NULL, 0, p),
 			 3);
 	ck_assert_str_eq(p[0].key, "test");
 	ck_assert_str_eq(p[1].key, "leaderboard");
@@ -421,7 +428,7 @@ START_TEST(test_plan_leaderboard)
 	/* ranking_by last ranks on the last benchmark only; the secret run
 	 * still checks all of them. */
 	kb__pb_set_str(&s->task->ranking_by, "last");
-	kb_plan_make(KB__MODE__MODE_LEADERBOARD, s->task, 0, p);
+	kb_plan_make(KB__MODE__MODE_LEADERBOARD, s->task, NULL, 0, p);
 	c = kb_plan_cases(&p[1], s->task, &n);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(c[0], "size: 4; seed: 14");
@@ -438,10 +445,10 @@ START_TEST(test_plan_timeouts)
 
 	s->task->test_timeout = 0; /* unset: the task.yml default */
 	s->task->ranked_timeout = 5000;
-	kb_plan_make(KB__MODE__MODE_LEADERBOARD, s->task, 600, p);
+	kb_plan_make(KB__MODE__MODE_LEADERBOARD, s->task, NULL, 600, p);
 	ck_assert_double_eq(p[0].timeout_s, KB_PLAN_DEFAULT_TIMEOUT_S);
 	ck_assert_double_eq(p[1].timeout_s, 600);
-	kb_plan_make(KB__MODE__MODE_LEADERBOARD, s->task, 0, p);
+	kb_plan_make(KB__MODE__MODE_LEADERBOARD, s->task, NULL, 0, p);
 	ck_assert_double_eq(p[1].timeout_s, 5000);
 	kb__submission__free_unpacked(s, NULL);
 }

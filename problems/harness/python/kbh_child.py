@@ -321,9 +321,14 @@ class Child:
         key = "self_cuda_time_total" if self.kind == "cuda" \
             else "self_cpu_time_total"
         table = self.prof.key_averages().table(sort_by=key, row_limit=20)
-        self.prof = None
+        prof, self.prof = self.prof, None
         with open(req["path"], "w") as f:
             f.write(table)
+        # The Chrome trace of the profiled calls, for the worker's trace
+        # archive (it reads the file as data: the submission could have
+        # written it too, and only its own profile would show it).
+        if req.get("trace"):
+            prof.export_chrome_trace(req["trace"])
 
 
 def main(argv):

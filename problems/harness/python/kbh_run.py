@@ -436,7 +436,7 @@ class Run:
         c.reset_guard_stats()
         profiling = self.mode == "profile"
         if profiling:
-            self._profile(True)
+            self._profile(True, i)
         st = kbh_timing.Stats()
         start = time.monotonic_ns()
         while True:
@@ -448,15 +448,17 @@ class Run:
             stop = kbh_timing.stop_check(lim, st, time.monotonic_ns() - start)
             if stop != kbh_timing.CONTINUE:
                 break
-        report = self._profile(False) if profiling else None
+        report = self._profile(False, i) if profiling else None
         self._report_bench(i, c, st, stop, warm, report)
         return None
 
-    def _profile(self, on):
+    def _profile(self, on, i):
         path = os.path.abspath("kbh_profile.txt")
+        trace = os.path.abspath("kbh_trace.%d.json" % i)
         try:
             _, r = self.guard.request(kbh_wire.PROFILE,
-                                      {"on": on, "path": path})
+                                      {"on": on, "path": path,
+                                       "trace": trace})
         except (kbh_guard.ChildDied, kbh_wire.Malformed):
             return None
         if on or r.status != kbh_wire.ST_OK:
