@@ -518,6 +518,15 @@ static json_t *list_item(uint64_t id, const redisReply *row)
 		"status", kb_gw_jstr(status), "stage", kb_gw_jstr(kb_gw_list_value(row, "stage")),
 		"verdict", kb_gw_jstr(kb_gw_list_value(row, "verdict")), "score", score,
 		"runs", runs);
+	struct kb_gw_job_in in = {
+		.id = id,
+		.status = status,
+		.mode = kb_gw_list_value(row, "mode"),
+		.verdict = kb_gw_list_value(row, "verdict"),
+		.scored = json_is_number(score),
+		.gpu = gpu,
+	};
+	json_object_set_new(o, "job", kb_gw_job_json(&in));
 	return o;
 }
 
