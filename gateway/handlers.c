@@ -544,6 +544,9 @@ static void user_submissions_begin(struct kb_gw_req *r)
 		kb_gw_reply_error(r, 400, "invalid leaderboard name");
 		return;
 	}
+	const struct kb_gw_lb *known = lb ? kb_gw_lb_find(r->g, lb) : NULL;
+	if (known) /* names match case-insensitively; the index has one */
+		lb = known->task->name;
 	rc = kb_gw_sub_list_user(r->g, r->user.id, lb, offset, limit, &l);
 	if (rc < 0) {
 		kb_gw_store_failed(r, rc);

@@ -412,11 +412,11 @@ void kb_gw_job_of(const struct kb_gw_job_in *in, struct kb_gw_job *out)
 	}
 	why_failed(verdict, r, why, sizeof(why));
 	if (ranked)
-		job_set(out, "failed", "Submission %" PRIu64 ": %s on %s; it will "
-			"not appear on the leaderboard", in->id, why,
+		job_set(out, "failed", "%s on %s; it will "
+			"not appear on the leaderboard", why,
 			in->gpu ? in->gpu : "?");
 	else
-		job_set(out, "failed", "Submission %" PRIu64 ": %s", in->id, why);
+		job_set(out, "failed", "%s", why);
 }
 
 void kb_gw_job_of_result(const Kb__Result *r, uint64_t id, struct kb_gw_job *out)

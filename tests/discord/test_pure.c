@@ -473,14 +473,14 @@ START_TEST(result_outcome)
 	r.mode = KB__MODE__MODE_LEADERBOARD;
 	r.verdict = KB__VERDICT__VERDICT_FAILED;
 	char *s = kb_dc_render_result(&h, &r, NULL, 0, 2000);
-	ck_assert_ptr_nonnull(strstr(s, "❌ **Failed** — Submission 7: secret validation "
+	ck_assert_ptr_nonnull(strstr(s, "❌ **Failed** — secret validation "
 				     "failed on CPU; it will not appear on the leaderboard"));
 	free(s);
 	/* Every run passed, yet no score was recorded: not ranked. */
 	p.passed = p.success = 1;
 	r.verdict = KB__VERDICT__VERDICT_PASSED;
 	s = kb_dc_render_result(&h, &r, NULL, 0, 2000);
-	ck_assert_ptr_nonnull(strstr(s, "❌ **Not ranked** — Submission 7: no leaderboard "
+	ck_assert_ptr_nonnull(strstr(s, "❌ **Not ranked** — no leaderboard "
 				     "score was recorded on CPU"));
 	free(s);
 	r.verdict = KB__VERDICT__VERDICT_SUSPECT;
