@@ -140,6 +140,15 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 				      const char *name, int *status,
 				      char *errstr, size_t errstr_size);
 
+/* Appends a board for a task already loaded (a problem set's entry, its
+ * gpus and deadline as the set gives them); directory is recorded as
+ * where it came from, under problems_dev. On success the board owns t;
+ * on failure (NULL, *status 400 or 507, errstr set) the caller keeps it.
+ * Thread-safe. */
+struct kb_gw_lb *kb_gw_lb_add_task(struct kb_gw *g, struct kb_task *t,
+				   const char *directory, int *status, char *errstr,
+				   size_t errstr_size);
+
 /* The live (not deleted) board named name, or NULL. Names match
  * case-insensitively (an exact match first); lb->task->name is the
  * canonical spelling. Thread-safe. */

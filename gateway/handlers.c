@@ -802,6 +802,7 @@ const struct kb_gw_handler *kb_gw_handler_for(enum kb_route_id id)
 	const struct kb_gw_handler *tables[] = {handlers, kb_gw_admin_handlers,
 						kb_gw_auth_handlers,
 						kb_gw_stream_handlers,
+						kb_gw_problems_handlers,
 						kb_gw_metrics_handlers,
 						kb_gw_web_handlers};
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)

@@ -265,6 +265,17 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 	return lb;
 }
 
+struct kb_gw_lb *kb_gw_lb_add_task(struct kb_gw *g, struct kb_task *t,
+				   const char *directory, int *status, char *errstr,
+				   size_t errstr_size)
+{
+	int full;
+	struct kb_gw_lb *lb = board_add(g, t, t, directory, &full, errstr, errstr_size);
+
+	*status = lb ? 0 : full ? 507 : 400;
+	return lb;
+}
+
 void kb_gw_lbs_free(struct kb_gw *g)
 {
 	size_t n = atomic_load(&g->nboards);

@@ -15,7 +15,11 @@
  * hosted profiling (POST /profile/{lb}/{gpu} with its form fields) and
  * names sent in lower case. */
 #include <check.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <microhttpd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,6 +489,138 @@ START_TEST(profile_route)
 }
 END_TEST
 
+/* ---- POST /admin/update-problems ---- */
+
+/* A real HTTP server on loopback serving one file. */
+static enum MHD_Result serve_file(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *data, size_t *size, void **state)
+{
+	const char *path = cls;
+	struct MHD_Response *resp;
+	struct stat st;
+	int fd;
+	enum MHD_Result ret;
+
+	(void)method, (void)version, (void)data, (void)size, (void)state;
+	if (strcmp(url, "/repo.tar.gz") != 0 || (fd = open(path, O_RDONLY)) < 0 ||
+	    fstat(fd, &st) < 0) {
+		resp = MHD_create_response_from_buffer(9, (void *)"not found",
+						       MHD_RESPMEM_PERSISTENT);
+		ret = MHD_queue_response(c, 404, resp);
+	} else {
+		resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+		ret = MHD_queue_response(c, 200, resp);
+	}
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static void sh(const char *cmd)
+{
+	ck_assert_msg(system(cmd) == 0, "%s", cmd);
+}
+
+static json_t *sync_req(const char *body)
+{
+	json_t *j = gw_expect_json(gw_req_admin(&E, "POST", "/admin/update-problems", body),
+				   200, body);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ok");
+	return j;
+}
+
+static const char *first(json_t *j, const char *list, const char *key)
+{
+	return json_string_value(json_object_get(json_array_get(json_object_get(j, list), 0),
+						 key));
+}
+
+START_TEST(update_problems)
+{
+	char dir[] = "/tmp/kb-conform-sync-XXXXXX", cmd[2048], env_dev[300], body[1024];
+	char archive[600];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* A repository as upstream lays it out: <repo>-<branch>/problems/
+	 * with a competition file and a problem directory. */
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/dev %s/src/kernels-main/problems/vs && "
+		 "cp %s/gw_sum_cpu/* %s/src/kernels-main/problems/vs/ && "
+		 "printf 'problems:\\n  - {directory: vs, name: Synced_Sum, gpus: [CPU]}\\n' > "
+		 "%s/src/kernels-main/problems/sync.yaml && "
+		 "tar -czf %s/repo.tar.gz -C %s/src kernels-main",
+		 dir, dir, KB_GW_TEST_PROBLEMS, dir, dir, dir, dir);
+	sh(cmd);
+	snprintf(archive, sizeof(archive), "%s/repo.tar.gz", dir);
+	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL,
+						NULL, serve_file, archive, MHD_OPTION_END);
+	ck_assert_ptr_nonnull(d);
+	int port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
+
+	snprintf(env_dev, sizeof(env_dev), "KB_PROBLEMS_DEV=%s/dev", dir);
+	const char *env[] = {env_dev, NULL};
+	E.extra_env = env;
+	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
+	gw_expect_error(gw_req(&E, "POST", "/admin/update-problems", NULL, "{}", 2), 401,
+			"no token");
+	gw_expect_error(gw_req_admin(&E, "POST", "/admin/update-problems",
+				     "{\"branch\":\"a/b\"}"), 400, "slash");
+	gw_expect_error(gw_req_admin(&E, "POST", "/admin/update-problems",
+				     "{\"force\":\"yes\"}"), 400, "force");
+	gw_expect_error(gw_req_admin(&E, "POST", "/admin/update-problems",
+				     "{\"repository\":\"a b\"}"), 400, "repository");
+
+	/* From the archive, over HTTP: created. */
+	snprintf(body, sizeof(body), "{\"repository\":\"http://127.0.0.1:%d/repo.tar.gz\","
+		 "\"problem_set\":\"sync\",\"visibility\":\"closed\"}", port);
+	json_t *j = sync_req(body);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "created")), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "created"), 0)),
+			 "Synced_Sum");
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "errors")), 0);
+	json_decref(j);
+	/* Hosted, closed as asked, under its name in any case. */
+	json_decref(gw_expect_json(gw_req_admin(&E, "GET", "/gpus/synced_sum", NULL), 200,
+				   "gpus"));
+	gw_expect_error(gw_req(&E, "GET", "/gpus/synced_sum", NULL, NULL, 0), 401, "closed");
+
+	/* Again: nothing changed. */
+	j = sync_req(body);
+	ck_assert_str_eq(first(j, "skipped", "reason"), "no changes");
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "created")), 0);
+	json_decref(j);
+
+	/* From a path on the gateway's host, with a changed source: needs
+	 * force, as upstream. */
+	snprintf(cmd, sizeof(cmd), "echo '/* v2 */' >> %s/src/kernels-main/problems/vs/eval.c",
+		 dir);
+	sh(cmd);
+	snprintf(body, sizeof(body), "{\"repository\":\"%s/src/kernels-main\"}", dir);
+	j = sync_req(body);
+	ck_assert_str_eq(first(j, "skipped", "name"), "Synced_Sum");
+	ck_assert_str_eq(first(j, "skipped", "reason"), "significant task changes require --force");
+	json_decref(j);
+
+	/* An unknown set names the ones there are; a missing archive is an
+	 * error of the download. */
+	snprintf(body, sizeof(body), "{\"repository\":\"%s/src/kernels-main\","
+		 "\"problem_set\":\"nope\"}", dir);
+	j = sync_req(body);
+	ck_assert_str_eq(first(j, "errors", "name"), "nope");
+	ck_assert_str_eq(first(j, "errors", "error"), "Problem set not found. Available: [\"sync\"]");
+	json_decref(j);
+	snprintf(body, sizeof(body), "{\"repository\":\"http://127.0.0.1:%d/none.tar.gz\"}",
+		 port);
+	j = sync_req(body);
+	ck_assert_str_eq(first(j, "errors", "name"), "download");
+	json_decref(j);
+	gw_stop_clean(&E);
+	MHD_stop_daemon(d);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	sh(cmd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gateway_conform");
@@ -494,6 +630,7 @@ int main(void)
 	tcase_add_test(tc, outcomes);
 	tcase_add_test(tc, stream_and_names);
 	tcase_add_test(tc, profile_route);
+	tcase_add_test(tc, update_problems);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);
 }
