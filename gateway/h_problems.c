@@ -79,13 +79,14 @@ static void add_error(struct sync *s, const char *name, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	json_array_append_new(s->errors, json_pack("{s:s,s:s}", "name", name, "error", msg));
+	json_array_append_new(s->errors, json_pack("{s:s,s:s}", "name", name,
+						   "error", msg));
 }
 
 static void add_skip(struct sync *s, const char *name, const char *reason)
 {
-	json_array_append_new(s->skipped, json_pack("{s:s,s:s}", "name", name, "reason",
-						   reason));
+	json_array_append_new(s->skipped, json_pack("{s:s,s:s}", "name", name,
+						    "reason", reason));
 }
 
 /* Runs argv, waits. Returns 0 when it exited 0, else -1. */
@@ -107,7 +108,8 @@ static size_t to_file(void *p, size_t size, size_t n, void *ud)
 }
 
 /* Downloads url into path. Returns 0 or -1 with err set. */
-static int download(const char *url, const char *path, char *err, size_t err_size)
+static int download(const char *url, const char *path, char *err,
+		    size_t err_size)
 {
 	FILE *f = fopen(path, "wbx");
 	CURL *c = curl_easy_init();
@@ -120,7 +122,8 @@ static int download(const char *url, const char *path, char *err, size_t err_siz
 		curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
 		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 		curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-		curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)ARCHIVE_MAX);
+		curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
+				 (curl_off_t)ARCHIVE_MAX);
 		curl_easy_setopt(c, CURLOPT_TIMEOUT, DOWNLOAD_TIMEOUT_S);
 		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, to_file);
@@ -133,8 +136,10 @@ static int download(const char *url, const char *path, char *err, size_t err_siz
 	if (f && fclose(f) != 0 && cr == CURLE_OK)
 		cr = CURLE_WRITE_ERROR;
 	if (cr != CURLE_OK || code != 200) {
-		snprintf(err, err_size, "Could not download repository from %s: %s", url,
-			 cr != CURLE_OK ? curl_easy_strerror(cr) : "HTTP status not 200");
+		snprintf(err, err_size,
+			 "Could not download repository from %s: %s", url,
+			 cr != CURLE_OK ? curl_easy_strerror(cr)
+					: "HTTP status not 200");
 		return -1;
 	}
 	return 0;
@@ -152,7 +157,8 @@ static void problems_dir(const char *root, char *out, size_t size)
 	snprintf(out, size, "%s", root);
 	snprintf(pattern, sizeof(pattern), "%s/*", root);
 	if (glob(pattern, 0, NULL, &gl) == 0) {
-		if (gl.gl_pathc == 1 && stat(gl.gl_pathv[0], &st) == 0 && S_ISDIR(st.st_mode))
+		if (gl.gl_pathc == 1 && stat(gl.gl_pathv[0], &st) == 0 &&
+		    S_ISDIR(st.st_mode))
 			snprintf(out, size, "%s", gl.gl_pathv[0]);
 		globfree(&gl);
 	}
@@ -178,10 +184,12 @@ static int stage_source(struct sync *s, const char *stage)
 		}
 		return 0;
 	}
-	if (strncmp(repo, "http://", 7) == 0 || strncmp(repo, "https://", 8) == 0)
+	if (strncmp(repo, "http://", 7) == 0 ||
+	    strncmp(repo, "https://", 8) == 0)
 		snprintf(url, sizeof(url), "%s", repo);
 	else
-		snprintf(url, sizeof(url), "https://codeload.github.com/%s/tar.gz/%s", repo,
+		snprintf(url, sizeof(url),
+			 "https://codeload.github.com/%s/tar.gz/%s", repo,
 			 s->branch);
 	snprintf(archive, sizeof(archive), "%s.tar.gz", stage);
 	if (download(url, archive, err, sizeof(err)) < 0) {
@@ -190,23 +198,32 @@ static int stage_source(struct sync *s, const char *stage)
 		return -1;
 	}
 	/* GNU tar drops leading slashes and refuses members with "..". */
-	char *argv[] = {"tar", "-xzf", archive, "-C", (char *)stage, "--no-same-owner",
-			"--no-same-permissions", NULL};
+	char *argv[] = {"tar",
+			"-xzf",
+			archive,
+			"-C",
+			(char *)stage,
+			"--no-same-owner",
+			"--no-same-permissions",
+			NULL};
 	int rc = run(argv);
 	unlink(archive);
 	if (rc < 0) {
-		add_error(s, "download", "Could not extract the archive from %s", url);
+		add_error(s, "download",
+			  "Could not extract the archive from %s", url);
 		return -1;
 	}
 	return 0;
 }
 
-static int same_kv(const struct kb_kv *a, size_t na, const struct kb_kv *b, size_t nb)
+static int same_kv(const struct kb_kv *a, size_t na, const struct kb_kv *b,
+		   size_t nb)
 {
 	if (na != nb)
 		return 0;
 	for (size_t i = 0; i < na; i++)
-		if (strcmp(a[i].key, b[i].key) || strcmp(a[i].value, b[i].value))
+		if (strcmp(a[i].key, b[i].key) ||
+		    strcmp(a[i].value, b[i].value))
 			return 0;
 	return 1;
 }
@@ -236,10 +253,12 @@ static int files_differ(const struct kb_gw_lb *lb, const struct kb_task *t)
 			return 1;
 		if (i == lb->submission_file)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", t->dir, t->files[i].source);
+		snprintf(path, sizeof(path), "%s/%s", t->dir,
+			 t->files[i].source);
 		if (kb_read_file(path, 16u << 20, &data, &len) < 0)
 			return 1;
-		int diff = len != lb->file_lens[i] || memcmp(data, lb->file_contents[i], len);
+		int diff = len != lb->file_lens[i] ||
+			   memcmp(data, lb->file_contents[i], len);
 		free(data);
 		if (diff)
 			return 1;
@@ -264,22 +283,30 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 		old = NULL; /* only the same spelling is the same board */
 	if (old) {
 		const struct kb_task *o = old->task;
-		int significant = files_differ(old, t) || strcmp(o->lang, t->lang) ||
-				  !same_kv(o->config, o->nconfig, t->config, t->nconfig) ||
-				  !same_list(o->benchmarks, o->nbenchmarks, t->benchmarks,
-					     t->nbenchmarks);
-		int changed = significant || strcmp(str0(o->deadline), str0(t->deadline)) ||
-			      !same_list(o->tests, o->ntests, t->tests, t->ntests) ||
-			      strcmp(str0(o->description), str0(t->description)) ||
-			      !same_list(o->gpus, o->ngpus, t->gpus, t->ngpus);
+		int significant = files_differ(old, t) ||
+				  strcmp(o->lang, t->lang) ||
+				  !same_kv(o->config, o->nconfig, t->config,
+					   t->nconfig) ||
+				  !same_list(o->benchmarks, o->nbenchmarks,
+					     t->benchmarks, t->nbenchmarks);
+		int changed =
+			significant ||
+			strcmp(str0(o->deadline), str0(t->deadline)) ||
+			!same_list(o->tests, o->ntests, t->tests, t->ntests) ||
+			strcmp(str0(o->description), str0(t->description)) ||
+			!same_list(o->gpus, o->ngpus, t->gpus, t->ngpus);
 		if (!changed)
 			add_skip(s, t->name, "no changes");
 		else if (significant && !s->force)
-			add_skip(s, t->name, "significant task changes require --force");
+			add_skip(s, t->name,
+				 "significant task changes require --force");
 		else
-			add_error(s, t->name, "update failed: this gateway does not update a "
-				  "hosted board in place yet; delete it "
-				  "(DELETE /admin/leaderboards/%s) and sync again", t->name);
+			add_error(
+				s, t->name,
+				"update failed: this gateway does not update a "
+				"hosted board in place yet; delete it "
+				"(DELETE /admin/leaderboards/%s) and sync again",
+				t->name);
 		return;
 	}
 	if (t->ngpus == 0) {
@@ -288,7 +315,8 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 	}
 	/* The board's directory, relative to KB_PROBLEMS_DEV. */
 	const char *sub = t->dir + strlen(set_dir);
-	snprintf(rel, sizeof(rel), "%s%s%s", stage_rel, *sub == '/' ? "" : "/", sub);
+	snprintf(rel, sizeof(rel), "%s%s%s", stage_rel, *sub == '/' ? "" : "/",
+		 sub);
 	struct kb_task *own = malloc(sizeof(*own));
 	if (!own) {
 		add_error(s, t->name, "create failed: out of memory");
@@ -296,7 +324,8 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 	}
 	*own = *t;
 	memset(t, 0, sizeof(*t)); /* the board (or own) has it now */
-	struct kb_gw_lb *lb = kb_gw_lb_add_task(g, own, rel, &st, err, sizeof(err));
+	struct kb_gw_lb *lb =
+		kb_gw_lb_add_task(g, own, rel, &st, err, sizeof(err));
 	if (!lb) {
 		char name[128];
 		snprintf(name, sizeof(name), "%s", own->name);
@@ -305,17 +334,19 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 		add_error(s, name, "create failed: %s", err);
 		return;
 	}
-	int rc = kb_gw_store_init_board(g, lb, s->closed ? "closed" : "public", err,
-					sizeof(err));
+	int rc = kb_gw_store_init_board(g, lb, s->closed ? "closed" : "public",
+					err, sizeof(err));
 	if (rc == 0)
 		rc = kb_gw_board_record(g, lb->task->name, rel);
 	if (rc < 0) {
 		atomic_store(&lb->deleted, 1);
-		add_error(s, lb->task->name, "create failed: the store is unavailable");
+		add_error(s, lb->task->name,
+			  "create failed: the store is unavailable");
 		return;
 	}
 	atomic_fetch_add(&g->boards_gen, 1);
-	kb_info("update-problems created board %s from %s", lb->task->name, rel);
+	kb_info("update-problems created board %s from %s", lb->task->name,
+		rel);
 	json_array_append_new(s->created, json_string(lb->task->name));
 }
 
@@ -342,21 +373,25 @@ static void sync_work(struct kb_gw_req *r)
 	struct sync *s = r->pending;
 	struct kb_gw *g = r->g;
 	static unsigned long seq;
-	char stage_rel[96], stage[PATH_MAX], dir[PATH_MAX], pattern[PATH_MAX + 16];
+	char stage_rel[96], stage[PATH_MAX], dir[PATH_MAX],
+		pattern[PATH_MAX + 16];
 	glob_t gl;
 
-	snprintf(stage_rel, sizeof(stage_rel), "sync-%lld-%d-%lu", (long long)time(NULL),
-		 (int)getpid(), __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	snprintf(stage_rel, sizeof(stage_rel), "sync-%lld-%d-%lu",
+		 (long long)time(NULL), (int)getpid(),
+		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 	snprintf(stage, sizeof(stage), "%s/%s", g->cfg.problems_dev, stage_rel);
 	if (mkdir(stage, 0755) < 0) {
-		add_error(s, "download", "Could not make %s: %s", stage, strerror(errno));
+		add_error(s, "download", "Could not make %s: %s", stage,
+			  strerror(errno));
 		return;
 	}
 	if (stage_source(s, stage) < 0)
 		return;
 	problems_dir(stage, dir, sizeof(dir));
 	if (s->problem_set[0])
-		snprintf(pattern, sizeof(pattern), "%s/%s.yaml", dir, s->problem_set);
+		snprintf(pattern, sizeof(pattern), "%s/%s.yaml", dir,
+			 s->problem_set);
 	else
 		snprintf(pattern, sizeof(pattern), "%s/*.yaml", dir);
 	int rc = glob(pattern, 0, NULL, &gl);
@@ -366,19 +401,23 @@ static void sync_work(struct kb_gw_req *r)
 		if (glob(pattern, 0, NULL, &gl) == 0) {
 			for (size_t i = 0; i < gl.gl_pathc; i++) {
 				char *b = strrchr(gl.gl_pathv[i], '/') + 1;
-				json_array_append_new(avail, json_stringn(b, strlen(b) - 5));
+				json_array_append_new(
+					avail, json_stringn(b, strlen(b) - 5));
 			}
 			globfree(&gl);
 		}
 		char *list = json_dumps(avail, JSON_COMPACT);
-		add_error(s, s->problem_set, "Problem set not found. Available: %s",
+		add_error(s, s->problem_set,
+			  "Problem set not found. Available: %s",
 			  list ? list : "[]");
 		free(list);
 		json_decref(avail);
 		return;
 	}
 	if (rc != 0) {
-		add_error(s, "download", "No problem set (<set>.yaml) found in the repository");
+		add_error(
+			s, "download",
+			"No problem set (<set>.yaml) found in the repository");
 		return;
 	}
 	/* A set's task directories are relative to it: the board records
@@ -392,9 +431,10 @@ static void sync_done(struct kb_gw_req *r)
 {
 	struct sync *s = r->pending;
 
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:O,s:O,s:O,s:O}", "status", "ok",
-					   "created", s->created, "updated", s->updated,
-					   "skipped", s->skipped, "errors", s->errors));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:O,s:O,s:O,s:O}", "status", "ok",
+				   "created", s->created, "updated", s->updated,
+				   "skipped", s->skipped, "errors", s->errors));
 }
 
 static void update_begin(struct kb_gw_req *r)
@@ -405,8 +445,8 @@ static void update_begin(struct kb_gw_req *r)
 
 /* A string member, or def when absent; -1 (replied) when not a string or
  * too long. */
-static int member(struct kb_gw_req *r, json_t *o, const char *key, const char *def,
-		  char *out, size_t size)
+static int member(struct kb_gw_req *r, json_t *o, const char *key,
+		  const char *def, char *out, size_t size)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -416,8 +456,9 @@ static int member(struct kb_gw_req *r, json_t *o, const char *key, const char *d
 	}
 	if (!json_is_string(v) || json_string_length(v) >= size ||
 	    strlen(json_string_value(v)) != json_string_length(v)) {
-		kb_gw_reply_error(r, 400, "%s must be a string of at most %zu bytes", key,
-				  size - 1);
+		kb_gw_reply_error(r, 400,
+				  "%s must be a string of at most %zu bytes",
+				  key, size - 1);
 		return -1;
 	}
 	snprintf(out, size, "%s", json_string_value(v));
@@ -427,7 +468,8 @@ static int member(struct kb_gw_req *r, json_t *o, const char *key, const char *d
 static void update_finish(struct kb_gw_req *r)
 {
 	json_error_t je;
-	json_t *o = json_loadb(r->json, r->json_len, JSON_REJECT_DUPLICATES, &je);
+	json_t *o =
+		json_loadb(r->json, r->json_len, JSON_REJECT_DUPLICATES, &je);
 	struct sync *s = calloc(1, sizeof(*s));
 	char vis[16];
 
@@ -440,10 +482,11 @@ static void update_finish(struct kb_gw_req *r)
 		kb_gw_reply_error(r, 400, "the body must be a JSON object");
 		goto out;
 	}
-	if (member(r, o, "repository", "gpu-mode/reference-kernels", s->repository,
-		   sizeof(s->repository)) < 0 ||
+	if (member(r, o, "repository", "gpu-mode/reference-kernels",
+		   s->repository, sizeof(s->repository)) < 0 ||
 	    member(r, o, "branch", "main", s->branch, sizeof(s->branch)) < 0 ||
-	    member(r, o, "problem_set", "", s->problem_set, sizeof(s->problem_set)) < 0 ||
+	    member(r, o, "problem_set", "", s->problem_set,
+		   sizeof(s->problem_set)) < 0 ||
 	    member(r, o, "visibility", "public", vis, sizeof(vis)) < 0)
 		goto out;
 	json_t *f = json_object_get(o, "force");
@@ -453,30 +496,38 @@ static void update_finish(struct kb_gw_req *r)
 	}
 	s->force = json_is_true(f);
 	if (strcmp(vis, "public") != 0 && strcmp(vis, "closed") != 0) {
-		kb_gw_reply_error(r, 400, "visibility must be public or closed");
+		kb_gw_reply_error(r, 400,
+				  "visibility must be public or closed");
 		goto out;
 	}
 	s->closed = strcmp(vis, "closed") == 0;
 	if (strchr(s->branch, '/') || !*s->branch) {
-		kb_gw_reply_error(r, 400, "Branch names with slashes are not supported");
+		kb_gw_reply_error(
+			r, 400, "Branch names with slashes are not supported");
 		goto out;
 	}
 	if (strchr(s->problem_set, '/') || strstr(s->problem_set, "..")) {
 		kb_gw_reply_error(r, 400, "invalid problem_set");
 		goto out;
 	}
-	if (s->repository[0] != '/' && strncmp(s->repository, "http://", 7) != 0 &&
+	if (s->repository[0] != '/' &&
+	    strncmp(s->repository, "http://", 7) != 0 &&
 	    strncmp(s->repository, "https://", 8) != 0 &&
-	    (!strchr(s->repository, '/') || strspn(s->repository,
-						   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-						   "0123456789-_./") != strlen(s->repository))) {
-		kb_gw_reply_error(r, 400, "repository must be owner/name, an absolute path "
-					  "or an http(s) URL of a .tar.gz archive");
+	    (!strchr(s->repository, '/') ||
+	     strspn(s->repository,
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789-_./") != strlen(s->repository))) {
+		kb_gw_reply_error(
+			r, 400,
+			"repository must be owner/name, an absolute path "
+			"or an http(s) URL of a .tar.gz archive");
 		goto out;
 	}
 	if (!r->g->cfg.problems_dev || !*r->g->cfg.problems_dev) {
-		kb_gw_reply_error(r, 400, "no problem directory for admin-created "
-					  "leaderboards is configured (KB_PROBLEMS_DEV)");
+		kb_gw_reply_error(
+			r, 400,
+			"no problem directory for admin-created "
+			"leaderboards is configured (KB_PROBLEMS_DEV)");
 		goto out;
 	}
 	s->created = json_array();

@@ -27,8 +27,8 @@
 #include <stddef.h>
 
 #define KB_MULTIPART_BOUNDARY_MAX 70
-#define KB_MULTIPART_TEXTS 4        /* text fields kept beside the field */
-#define KB_MULTIPART_TEXT_MAX 1024  /* bytes of each */
+#define KB_MULTIPART_TEXTS 4       /* text fields kept beside the field */
+#define KB_MULTIPART_TEXT_MAX 1024 /* bytes of each */
 
 typedef struct kb_multipart kb_multipart;
 

@@ -62,12 +62,13 @@ struct kb_gw_job_in {
 	const char *verdict; /* verdict name, when done */
 	int scored;          /* a score was recorded */
 	const char *gpu;
-	const char *error;   /* kb:sub error (the gateway's) */
+	const char *error;        /* kb:sub error (the gateway's) */
 	const Kb__Result *result; /* may be NULL (lists read no Result) */
 };
 void kb_gw_job_of(const struct kb_gw_job_in *in, struct kb_gw_job *out);
 /* The same for a final Result alone (the SSE result event, Discord). */
-void kb_gw_job_of_result(const Kb__Result *r, uint64_t id, struct kb_gw_job *out);
+void kb_gw_job_of_result(const Kb__Result *r, uint64_t id,
+			 struct kb_gw_job *out);
 /* {"status", "error"} of kb_gw_job_of(). */
 json_t *kb_gw_job_json(const struct kb_gw_job_in *in);
 

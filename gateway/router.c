@@ -74,7 +74,6 @@ static const struct route_def routes[] = {
 	 {"admin", "invites", ":"}, {0}},
 	{KB_ROUTE_ADMIN_UPDATE_PROBLEMS, POST, "admin_update_problems",
 	 {"admin", "update-problems"}, {0}},
-	{KB_ROUTE_ADMIN_EXPORT, POST, "admin_export", {"admin", "export"}, {0}},
 	{KB_ROUTE_ADMIN_STATS, GET, "admin_stats", {"admin", "stats"},
 	 {"last_day_only", "leaderboard_name"}},
 	{KB_ROUTE_ADMIN_SUBMISSION, "GET", GET_DELETE_A, "admin_submission",

@@ -64,7 +64,6 @@ enum kb_route_id {
 	KB_ROUTE_ADMIN_INVITE_REVOKE,    /* DELETE /admin/invites/{code} */
 	KB_ROUTE_ADMIN_STATS,            /* GET    /admin/stats */
 	KB_ROUTE_ADMIN_UPDATE_PROBLEMS,  /* POST   /admin/update-problems */
-	KB_ROUTE_ADMIN_EXPORT,           /* POST   /admin/export */
 	KB_ROUTE_ADMIN_SUBMISSION,       /* GET    /admin/submissions/{id} */
 	KB_ROUTE_ADMIN_SUBMISSION_DELETE,/* DELETE /admin/submissions/{id} */
 	KB_ROUTE_ADMIN_SUBMIT,           /* POST   /admin/submission/{lb}/{gpu}/{mode} */
