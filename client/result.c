@@ -110,6 +110,17 @@ enum kb_outcome kb_result_outcome(const json_t *res, char *why, size_t why_size)
 		set_why(why, why_size, "the result is not a JSON object");
 		return KB_OUTCOME_UNKNOWN;
 	}
+	/* The job's status first, as popcorn-cli reads it: failed, timed_out
+	 * and hacked are failures whatever else the record says (a ranked
+	 * submission can pass every run it made and still not be ranked). */
+	const json_t *job = json_object_get(res, "job");
+	const char *js = get_str(job, "status"), *jerr = get_str(job, "error");
+	if (js && (strcmp(js, "failed") == 0 || strcmp(js, "timed_out") == 0 ||
+		   strcmp(js, "hacked") == 0)) {
+		set_why(why, why_size, "job %s: %s", js, jerr && *jerr ? jerr : "no detail");
+		return verdict && strcmp(verdict, "infra_error") == 0 ? KB_OUTCOME_INFRA
+								      : KB_OUTCOME_FAILED;
+	}
 	if (verdict && *verdict) {
 		set_why(why, why_size, "verdict %s", verdict);
 		if (strcmp(verdict, "passed") == 0)

@@ -26,7 +26,10 @@ enum kb_outcome {
 	KB_OUTCOME_INFRA,       /* the platform's fault: not charged */
 };
 
-/* Decides the outcome, in this order: a "verdict" string ("passed";
+/* Decides the outcome, in this order: the "job" object's "status"
+ * (upstream's: "failed", "timed_out" and "hacked" are FAILED, why is the
+ * job's "error"; INFRA when the verdict is "infra_error"; other statuses
+ * decide nothing); a "verdict" string ("passed";
  * "infra_error" is INFRA; anything else FAILED); a "passed" boolean; a
  * record whose "status" is "failed" with no verdict (the platform gave up
  * on it: INFRA); the upstream "results" list (every result's "success",

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "kb_util.h"
+#include "results.h"
 
 /* How far back a cut looks for a line break or a space. */
 #define CUT_LOOKBACK 200
@@ -600,14 +601,21 @@ char *kb_dc_render_result(const struct kb_dc_sub_head *h, const Kb__Result *r,
 	int rc = put_head(&b, h);
 	char score[32];
 
+	/* The outcome as the API's job tells it (results.h): a ranked
+	 * submission that passed but was not ranked says so, as upstream. */
+	struct kb_gw_job job;
+	kb_gw_job_of_result(r, h->id, &job);
 	if (rc == 0)
-		rc = kb_buf_printf(&b, "%s", verdict_line(r->verdict));
+		rc = kb_buf_printf(&b, "%s", strcmp(job.status, "failed") == 0 &&
+					 r->verdict == KB__VERDICT__VERDICT_PASSED
+					 ? "❌ **Not ranked**" : verdict_line(r->verdict));
 	if (rc == 0 && r->has_score) {
 		kb_dc_fmt_seconds(r->score, score, sizeof(score));
 		rc = kb_buf_printf(&b, " — score **%s**", score);
 	}
-	if (rc == 0 && r->error && *r->error && r->verdict != KB__VERDICT__VERDICT_PASSED) {
-		char *e = kb_dc_text_clean(r->error, strlen(r->error), REPORT_ERROR_MAX, 0);
+	if (rc == 0 && job.error[0]) {
+		char *e = kb_dc_text_clean(job.error, strlen(job.error),
+					   REPORT_ERROR_MAX, 0);
 		rc = e ? kb_buf_printf(&b, " — %s", e) : -ENOMEM;
 		free(e);
 	}

@@ -140,8 +140,28 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 				      const char *name, int *status,
 				      char *errstr, size_t errstr_size);
 
-/* The live (not deleted) board named name, or NULL. Thread-safe. */
+/* Appends a board for a task already loaded (a problem set's entry, its
+ * gpus and deadline as the set gives them); directory is recorded as
+ * where it came from, under problems_dev. On success the board owns t;
+ * on failure (NULL, *status 400 or 507, errstr set) the caller keeps it.
+ * Thread-safe. */
+struct kb_gw_lb *kb_gw_lb_add_task(struct kb_gw *g, struct kb_task *t,
+				   const char *directory, int *status, char *errstr,
+				   size_t errstr_size);
+
+/* The live (not deleted) board named name, or NULL. Names match
+ * case-insensitively (an exact match first); lb->task->name is the
+ * canonical spelling. Thread-safe. */
 const struct kb_gw_lb *kb_gw_lb_find(const struct kb_gw *g, const char *name);
+/* The board's spelling of gpu (matched as board names are), or NULL when
+ * the board does not offer it. */
+const char *kb_gw_lb_gpu(const struct kb_gw_lb *lb, const char *gpu);
+/* Some live board's spelling of gpu, or NULL when none offers it. */
+const char *kb_gw_gpu_canon(const struct kb_gw *g, const char *gpu);
+/* Rewrites the route's board and gpu parameters (kb_route_param_kinds)
+ * to their canonical spelling where they name one; others stay as sent. */
+struct kb_route;
+void kb_gw_canon_route(const struct kb_gw *g, struct kb_route *route);
 /* The board at index i (deleted or not), or NULL. */
 struct kb_gw_lb *kb_gw_lb_at(const struct kb_gw *g, size_t i);
 size_t kb_gw_lb_count(const struct kb_gw *g);

@@ -58,6 +58,9 @@ struct kb_gw_submit_req {
 	/* Admin submissions skip the deadline, visibility, rate limits and
 	 * the maintenance stop (never the ban: a banned user stays out). */
 	int admin;
+	/* Profile mode only, optional: what popcorn-cli's POST /profile asks
+	 * for (copied; checked against the task: see kb_gw_profile_check). */
+	const Kb__ProfileRequest *profile;
 	/* Optional: open a watch on the new submission after it is recorded
 	 * and before it is published, so that not even the first event can
 	 * be missed (res->watch; close it with kb_gw_watch_close). wake and

@@ -306,7 +306,9 @@ static void stream_start(struct kb_gw_req *r)
 	MHD_destroy_response(resp);
 }
 
-static void stream_finish(struct kb_gw_req *r)
+/* Records the submission (with profile options, or NULL), then streams
+ * it. */
+static void stream_submit(struct kb_gw_req *r, const Kb__ProfileRequest *profile)
 {
 	struct deferred_stream *d;
 	const char *fn = NULL;
@@ -340,6 +342,7 @@ static void stream_finish(struct kb_gw_req *r)
 		.file_name = fn,
 		.code = code,
 		.code_len = len,
+		.profile = profile,
 		.open_watch = 1,
 		.wake = wake,
 		.wake_ctx = st,
@@ -361,6 +364,74 @@ static void stream_finish(struct kb_gw_req *r)
 	kb_gw_defer(r, stream_publish, stream_start);
 }
 
+static void stream_finish(struct kb_gw_req *r)
+{
+	stream_submit(r, NULL);
+}
+
+/* ---- POST /profile/{lb}/{gpu}: popcorn-cli's hosted profiling ---- */
+
+static const char *const profile_fields[] = {
+	"benchmark_index", "ncu_kernel_name", "ncu_kernel_name_base",
+	"ncu_launch_count",
+};
+
+static void profile_begin(struct kb_gw_req *r)
+{
+	if (kb_gw_authenticate(r) < 0 || take_stream_slot(r) < 0 ||
+	    kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],
+				     "profile") < 0)
+		return;
+	for (size_t i = 0; i < sizeof(profile_fields) / sizeof(profile_fields[0]); i++)
+		kb_multipart_keep_text(r->mp, profile_fields[i]);
+}
+
+/* A form field's whole number >= min, into *out. Returns 1 when the field
+ * was given, 0 when absent, -1 (replied 400) when not such a number. */
+static int form_uint(struct kb_gw_req *r, const char *name, uint64_t min,
+		     uint32_t *out)
+{
+	const char *v = kb_multipart_text(r->mp, name);
+	uint64_t n;
+
+	if (!v)
+		return 0;
+	if (kb_parse_u64(v, &n) != 0 || n < min || n > UINT32_MAX) {
+		kb_gw_reply_error(r, 400, "%s must be an integer >= %llu", name,
+				  (unsigned long long)min);
+		return -1;
+	}
+	*out = (uint32_t)n;
+	return 1;
+}
+
+static void profile_finish(struct kb_gw_req *r)
+{
+	Kb__ProfileRequest pr = KB__PROFILE_REQUEST__INIT;
+	const char *name, *base;
+	int has;
+
+	/* The form is read once the body is complete: kb_gw_take_file (in
+	 * stream_submit) reports a malformed body first. */
+	if (kb_multipart_finish(r->mp) == 0) {
+		if ((has = form_uint(r, "benchmark_index", 0, &pr.benchmark_index)) < 0 ||
+		    form_uint(r, "ncu_launch_count", 1, &pr.ncu_launch_count) < 0)
+			return;
+		pr.has_benchmark_index = has == 1;
+		name = kb_multipart_text(r->mp, "ncu_kernel_name");
+		base = kb_multipart_text(r->mp, "ncu_kernel_name_base");
+		if (name && (!*name || !kb_utf8_valid(name, strlen(name)))) {
+			kb_gw_reply_error(r, 400, "ncu_kernel_name must contain 1..1024 "
+						  "characters without NUL");
+			return;
+		}
+		pr.ncu_kernel_name = (char *)(name ? name : "");
+		pr.ncu_kernel_name_base = (char *)(base ? base : "");
+	}
+	stream_submit(r, &pr);
+}
+
 const struct kb_gw_handler kb_gw_stream_handlers[KB_ROUTE_COUNT] = {
 	[KB_ROUTE_STREAM] = {stream_begin, stream_finish},
+	[KB_ROUTE_PROFILE] = {profile_begin, profile_finish},
 };

@@ -518,6 +518,15 @@ static json_t *list_item(uint64_t id, const redisReply *row)
 		"status", kb_gw_jstr(status), "stage", kb_gw_jstr(kb_gw_list_value(row, "stage")),
 		"verdict", kb_gw_jstr(kb_gw_list_value(row, "verdict")), "score", score,
 		"runs", runs);
+	struct kb_gw_job_in in = {
+		.id = id,
+		.status = status,
+		.mode = kb_gw_list_value(row, "mode"),
+		.verdict = kb_gw_list_value(row, "verdict"),
+		.scored = json_is_number(score),
+		.gpu = gpu,
+	};
+	json_object_set_new(o, "job", kb_gw_job_json(&in));
 	return o;
 }
 
@@ -535,6 +544,9 @@ static void user_submissions_begin(struct kb_gw_req *r)
 		kb_gw_reply_error(r, 400, "invalid leaderboard name");
 		return;
 	}
+	const struct kb_gw_lb *known = lb ? kb_gw_lb_find(r->g, lb) : NULL;
+	if (known) /* names match case-insensitively; the index has one */
+		lb = known->task->name;
 	rc = kb_gw_sub_list_user(r->g, r->user.id, lb, offset, limit, &l);
 	if (rc < 0) {
 		kb_gw_store_failed(r, rc);
@@ -790,6 +802,7 @@ const struct kb_gw_handler *kb_gw_handler_for(enum kb_route_id id)
 	const struct kb_gw_handler *tables[] = {handlers, kb_gw_admin_handlers,
 						kb_gw_auth_handlers,
 						kb_gw_stream_handlers,
+						kb_gw_problems_handlers,
 						kb_gw_metrics_handlers,
 						kb_gw_web_handlers};
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)

@@ -286,6 +286,7 @@ static void begin(struct kb_gw_req *r, const char *method, const char *url)
 		kb_gw_reply_error(r, 405, "Method Not Allowed");
 		return;
 	}
+	kb_gw_canon_route(r->g, &r->route);
 	struct query_check q = {.id = r->route.id};
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_query, &q);
 	if (q.found) {

@@ -170,6 +170,7 @@ const struct kb_gw_handler *kb_gw_handler_for(enum kb_route_id id);
 extern const struct kb_gw_handler kb_gw_admin_handlers[KB_ROUTE_COUNT];
 extern const struct kb_gw_handler kb_gw_auth_handlers[KB_ROUTE_COUNT];
 extern const struct kb_gw_handler kb_gw_stream_handlers[KB_ROUTE_COUNT];
+extern const struct kb_gw_handler kb_gw_problems_handlers[KB_ROUTE_COUNT];
 extern const struct kb_gw_handler kb_gw_metrics_handlers[KB_ROUTE_COUNT];
 extern const struct kb_gw_handler kb_gw_web_handlers[KB_ROUTE_COUNT];
 #ifdef KB_GW_DISCORD

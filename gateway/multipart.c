@@ -49,6 +49,16 @@ struct kb_multipart {
 	int has_disposition;
 	int in_target;
 
+	/* small text fields kept beside it (kb_multipart_keep_text) */
+	struct {
+		char name[64];
+		char val[KB_MULTIPART_TEXT_MAX + 1];
+		size_t len;
+		int seen, found;
+	} texts[KB_MULTIPART_TEXTS];
+	size_t ntexts;
+	int cur_text; /* index into texts of the part being read, or -1 */
+
 	/* the field */
 	int found;
 	char *data;
@@ -203,6 +213,7 @@ kb_multipart *kb_multipart_new(const char *boundary, const char *field,
 	m->dlen = (size_t)snprintf(m->delim, sizeof(m->delim), "\r\n--%s",
 				   boundary);
 	m->match = 2; /* the first delimiter may open the body */
+	m->cur_text = -1;
 	m->max = max_bytes;
 	m->state = ST_PREAMBLE;
 	m->why = "";
@@ -231,9 +242,19 @@ static int append(kb_multipart *m, const void *p, size_t n)
 	return 0;
 }
 
-/* Body or preamble bytes; only the target part's body is kept. */
+/* Body or preamble bytes; only the target part's body and the kept text
+ * fields are kept. */
 static int emit(kb_multipart *m, const void *p, size_t n)
 {
+	if (m->state == ST_BODY && m->cur_text >= 0 && n > 0) {
+		size_t t = (size_t)m->cur_text;
+		if (m->texts[t].len + n > KB_MULTIPART_TEXT_MAX)
+			return fail(m, -EINVAL, "a form field is too long");
+		memcpy(m->texts[t].val + m->texts[t].len, p, n);
+		m->texts[t].len += n;
+		m->texts[t].val[m->texts[t].len] = '\0';
+		return 0;
+	}
 	if (m->state != ST_BODY || !m->in_target || n == 0)
 		return 0;
 	return append(m, p, n);
@@ -264,6 +285,8 @@ static size_t scan(kb_multipart *m, const unsigned char *p, size_t n)
 				m->match = 0;
 				if (m->state == ST_BODY && m->in_target)
 					m->found = 1;
+				if (m->state == ST_BODY && m->cur_text >= 0)
+					m->texts[m->cur_text].found = 1;
 				m->state = ST_AFTER_DELIM;
 				return i;
 			}
@@ -281,7 +304,7 @@ static size_t scan(kb_multipart *m, const unsigned char *p, size_t n)
 
 static int parse_disposition(kb_multipart *m, const char *value)
 {
-	char type[32], key[64], val[PARAM_MAX], fname[PARAM_MAX];
+	char type[32], key[64], val[PARAM_MAX], fname[PARAM_MAX], name[64] = "";
 	const char *s = read_token(skip_ws(value), type, sizeof(type));
 	int have_name = 0, have_filename = 0, r, target = 0;
 
@@ -292,6 +315,7 @@ static int parse_disposition(kb_multipart *m, const char *value)
 			if (have_name++)
 				return fail(m, -EINVAL, "part has two names");
 			target = strcmp(val, m->field) == 0;
+			snprintf(name, sizeof(name), "%s", val);
 		} else if (strcasecmp(key, "filename") == 0) {
 			if (have_filename++)
 				return fail(m, -EINVAL, "part has two filenames");
@@ -302,6 +326,13 @@ static int parse_disposition(kb_multipart *m, const char *value)
 		return fail(m, -EINVAL, "malformed Content-Disposition");
 	if (!have_name)
 		return fail(m, -EINVAL, "part without a name");
+	for (size_t t = 0; !target && t < m->ntexts; t++) {
+		if (strcmp(name, m->texts[t].name) != 0)
+			continue;
+		if (m->texts[t].seen++)
+			return fail(m, -EINVAL, "a form field is given twice");
+		m->cur_text = (int)t;
+	}
 	if (!target)
 		return 0;
 	if (m->found)
@@ -351,6 +382,7 @@ static void start_part(kb_multipart *m)
 	m->header_total = 0;
 	m->has_disposition = 0;
 	m->in_target = 0;
+	m->cur_text = -1;
 	m->state = ST_HEADER;
 }
 
@@ -481,6 +513,23 @@ char *kb_multipart_take(kb_multipart *m, size_t *len)
 	m->data = NULL;
 	m->len = m->cap = 0;
 	return d;
+}
+
+int kb_multipart_keep_text(kb_multipart *m, const char *name)
+{
+	if (!name || strlen(name) >= sizeof(m->texts[0].name) ||
+	    m->ntexts == KB_MULTIPART_TEXTS || strcmp(name, m->field) == 0)
+		return -EINVAL;
+	snprintf(m->texts[m->ntexts++].name, sizeof(m->texts[0].name), "%s", name);
+	return 0;
+}
+
+const char *kb_multipart_text(const kb_multipart *m, const char *name)
+{
+	for (size_t t = 0; name && t < m->ntexts; t++)
+		if (strcmp(m->texts[t].name, name) == 0)
+			return m->texts[t].found ? m->texts[t].val : NULL;
+	return NULL;
 }
 
 const char *kb_multipart_error(const kb_multipart *m)

@@ -27,6 +27,8 @@
 #include <stddef.h>
 
 #define KB_MULTIPART_BOUNDARY_MAX 70
+#define KB_MULTIPART_TEXTS 4       /* text fields kept beside the field */
+#define KB_MULTIPART_TEXT_MAX 1024 /* bytes of each */
 
 typedef struct kb_multipart kb_multipart;
 
@@ -41,6 +43,18 @@ int kb_multipart_boundary(const char *content_type, char *buf, size_t size);
  * boundary or out of memory. The strings are copied. */
 kb_multipart *kb_multipart_new(const char *boundary, const char *field,
 			       size_t max_bytes);
+
+/* Also keeps the content of the part named name, a small text field (at
+ * most KB_MULTIPART_TEXTS of them; a longer value than
+ * KB_MULTIPART_TEXT_MAX bytes, or the field given twice, is -EINVAL when
+ * fed). Call before the first feed. Returns 0, or -EINVAL (bad or too
+ * many names). */
+int kb_multipart_keep_text(kb_multipart *m, const char *name);
+
+/* After a successful finish: the kept text field's content
+ * (NUL-terminated), or NULL when the body had no such part. Owned by the
+ * parser. */
+const char *kb_multipart_text(const kb_multipart *m, const char *name);
 
 /* Consumes len bytes of body. Returns 0 or a negative code (see above). */
 int kb_multipart_feed(kb_multipart *m, const void *data, size_t len);

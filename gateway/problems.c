@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gateway.h"
 #include "kb_cases.h"
 #include "kb_util.h"
+#include "router.h"
 #include "rules.h"
 
 #define TASK_FILE_MAX (16u << 20)
@@ -263,6 +265,17 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 	return lb;
 }
 
+struct kb_gw_lb *kb_gw_lb_add_task(struct kb_gw *g, struct kb_task *t,
+				   const char *directory, int *status, char *errstr,
+				   size_t errstr_size)
+{
+	int full;
+	struct kb_gw_lb *lb = board_add(g, t, t, directory, &full, errstr, errstr_size);
+
+	*status = lb ? 0 : full ? 507 : 400;
+	return lb;
+}
+
 void kb_gw_lbs_free(struct kb_gw *g)
 {
 	size_t n = atomic_load(&g->nboards);
@@ -285,6 +298,9 @@ struct kb_gw_lb *kb_gw_lb_at(const struct kb_gw *g, size_t i)
 	return i < atomic_load(&g->nboards) ? g->boards[i] : NULL;
 }
 
+/* Names match case-insensitively (popcorn-cli lower-cases them); an
+ * exact match comes first, so boards that differ only in case (which
+ * task.yml allows) each stay reachable under their own spelling. */
 const struct kb_gw_lb *kb_gw_lb_find(const struct kb_gw *g, const char *name)
 {
 	size_t n = atomic_load(&g->nboards);
@@ -292,28 +308,75 @@ const struct kb_gw_lb *kb_gw_lb_find(const struct kb_gw *g, const char *name)
 	if (!name)
 		return NULL;
 	/* Newest first: a board re-created under a deleted one's name wins. */
-	for (size_t i = n; i-- > 0;) {
-		const struct kb_gw_lb *lb = g->boards[i];
-		if (!atomic_load(&lb->deleted) && strcmp(lb->task->name, name) == 0)
-			return lb;
-	}
+	for (int fold = 0; fold < 2; fold++)
+		for (size_t i = n; i-- > 0;) {
+			const struct kb_gw_lb *lb = g->boards[i];
+			if (!atomic_load(&lb->deleted) &&
+			    (fold ? strcasecmp(lb->task->name, name)
+				  : strcmp(lb->task->name, name)) == 0)
+				return lb;
+		}
+	return NULL;
+}
+
+const char *kb_gw_lb_gpu(const struct kb_gw_lb *lb, const char *gpu)
+{
+	const struct kb_task *t = lb->task;
+
+	if (!gpu)
+		return NULL;
+	for (int fold = 0; fold < 2; fold++)
+		for (size_t i = 0; i < t->ngpus; i++)
+			if ((fold ? strcasecmp(t->gpus[i], gpu) : strcmp(t->gpus[i], gpu)) == 0)
+				return t->gpus[i];
 	return NULL;
 }
 
 int kb_gw_lb_has_gpu(const struct kb_gw_lb *lb, const char *gpu)
 {
-	return kb_task_has_gpu(lb->task, gpu);
+	return kb_gw_lb_gpu(lb, gpu) != NULL;
+}
+
+const char *kb_gw_gpu_canon(const struct kb_gw *g, const char *gpu)
+{
+	size_t n = atomic_load(&g->nboards);
+	const char *folded = NULL;
+
+	for (size_t i = 0; gpu && i < n; i++) {
+		const struct kb_task *t = g->boards[i]->task;
+		if (atomic_load(&g->boards[i]->deleted))
+			continue;
+		for (size_t k = 0; k < t->ngpus; k++) {
+			if (strcmp(t->gpus[k], gpu) == 0)
+				return t->gpus[k];
+			if (!folded && strcasecmp(t->gpus[k], gpu) == 0)
+				folded = t->gpus[k];
+		}
+	}
+	return folded;
 }
 
 int kb_gw_gpu_known(const struct kb_gw *g, const char *gpu)
 {
-	size_t n = atomic_load(&g->nboards);
+	return kb_gw_gpu_canon(g, gpu) != NULL;
+}
 
-	for (size_t i = 0; i < n; i++)
-		if (!atomic_load(&g->boards[i]->deleted) &&
-		    kb_task_has_gpu(g->boards[i]->task, gpu))
-			return 1;
-	return 0;
+void kb_gw_canon_route(const struct kb_gw *g, struct kb_route *route)
+{
+	const char *kinds = kb_route_param_kinds(route->id);
+	const struct kb_gw_lb *lb = NULL;
+
+	for (size_t i = 0; kinds[i] && i < route->nparams; i++) {
+		const char *canon = NULL;
+		if (kinds[i] == 'l')
+			canon = (lb = kb_gw_lb_find(g, route->params[i])) ? lb->task->name
+									  : NULL;
+		else if (kinds[i] == 'g')
+			canon = lb ? kb_gw_lb_gpu(lb, route->params[i])
+				   : kb_gw_gpu_canon(g, route->params[i]);
+		if (canon && strlen(canon) < KB_ROUTE_PARAM_MAX)
+			snprintf(route->params[i], KB_ROUTE_PARAM_MAX, "%s", canon);
+	}
 }
 
 /* A case line as upstream's task dict: {"k": v}, integers as numbers. A

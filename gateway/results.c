@@ -2,6 +2,9 @@
 #include "results.h"
 
 #include <inttypes.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,9 +82,58 @@ static json_t *run_json(const Kb__RunResult *rr)
 			 "result", kv_map(rr), "timed_out", rr->timed_out);
 }
 
-static const char *mode_key(Kb__Mode m)
+/* A failed build as the run it stopped: not passed, with the compiler's
+ * output and exit status. */
+static json_t *compile_run_json(const Kb__CompileResult *c)
 {
-	return kb_report_mode_name(m);
+	return json_pack("{s:b,s:b,s:o,s:o,s:o,s:i,s:f,s:o,s:b}", "success", 0,
+			 "passed", 0, "command", kb_gw_jstr(c->command), "stdout",
+			 kb_gw_jstr(c->stdout), "stderr", kb_gw_jstr(c->stderr),
+			 "exit_code", c->exit_code, "duration", c->duration_s,
+			 "result", json_object(), "timed_out", 0);
+}
+
+/* Upstream's profile object {profiler, trace (base64), download_url}, or
+ * null for a run without one. The summary is in the report; an error
+ * (no profile on this host) is shown as it is. */
+static json_t *profile_json(const Kb__RunResult *rr)
+{
+	const Kb__Profile *p = rr->profile;
+	json_t *trace = json_null();
+
+	if (!p)
+		return json_null();
+	if (p->trace.len > 0) {
+		size_t n = sodium_base64_encoded_len(p->trace.len,
+						     sodium_base64_VARIANT_ORIGINAL);
+		char *b64 = malloc(n);
+		if (b64) {
+			sodium_bin2base64(b64, n, p->trace.data, p->trace.len,
+					  sodium_base64_VARIANT_ORIGINAL);
+			trace = json_string(b64);
+			free(b64);
+		}
+	}
+	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "profiler", kb_gw_jstr(p->profiler),
+			 "trace", trace, "download_url",
+			 p->download_url && *p->download_url ? kb_gw_jstr(p->download_url)
+							     : json_null(),
+			 "summary", kb_gw_jstr(p->summary), "error",
+			 p->error && *p->error ? kb_gw_jstr(p->error) : json_null());
+}
+
+const char *kb_gw_first_run_key(Kb__Mode m)
+{
+	switch (m) {
+	case KB__MODE__MODE_BENCHMARK: return "benchmark";
+	case KB__MODE__MODE_PROFILE: return "profile";
+	default: return "test"; /* test; a ranked submission starts with tests */
+	}
+}
+
+static int compile_failed(const Kb__Result *r)
+{
+	return r->compile && !r->compile->success;
 }
 
 json_t *kb_gw_result_full(const Kb__Result *r)
@@ -97,19 +149,18 @@ json_t *kb_gw_result_full(const Kb__Result *r)
 		/* Upstream attaches the build to each run it preceded. */
 		json_object_set_new(ev, "compilation", compile_json(r->compile));
 		json_object_set_new(ev, "run", run_json(rr));
-		json_object_set_new(ev, "profile", json_null());
+		json_object_set_new(ev, "profile", profile_json(rr));
 		json_object_set_new(runs, rr->key ? rr->key : "run", ev);
 	}
-	if (r->n_runs == 0 && r->compile) {
-		/* A failed build: upstream reports it under the mode's key
-		 * with no run. */
+	if (r->n_runs == 0 && compile_failed(r)) {
+		/* A failed build, under the key of the run it stopped. */
 		json_t *ev = json_object();
 		json_object_set_new(ev, "start", kb_gw_jiso(r->started_at_ms));
 		json_object_set_new(ev, "end", kb_gw_jiso(r->finished_at_ms));
 		json_object_set_new(ev, "compilation", compile_json(r->compile));
-		json_object_set_new(ev, "run", json_null());
+		json_object_set_new(ev, "run", compile_run_json(r->compile));
 		json_object_set_new(ev, "profile", json_null());
-		json_object_set_new(runs, mode_key(r->mode), ev);
+		json_object_set_new(runs, kb_gw_first_run_key(r->mode), ev);
 	}
 	sys = json_pack("{s:o,s:i,s:s,s:o,s:o,s:s,s:o,s:i,s:i,s:i,s:i}", "gpu",
 			kb_gw_jstr(si ? si->device_name : ""), "device_count", 1,
@@ -130,16 +181,70 @@ json_t *kb_gw_result_event(const Kb__Result *r, uint64_t id)
 {
 	char *report = kb_report_render(r);
 	json_t *reports = json_array();
+	struct kb_gw_job job;
 
 	json_array_append_new(reports, kb_gw_jstr(report ? report : ""));
 	free(report);
 	json_t *results = json_array();
 	json_array_append_new(results, kb_gw_result_full(r));
-	return json_pack("{s:s,s:o,s:o,s:I,s:s,s:o,s:s,s:s}", "status", "success",
-			 "results", results, "reports", reports, "submission_id",
-			 (json_int_t)id, "verdict", kb_report_verdict_name(r->verdict),
-			 "score", r->has_score ? json_real(r->score) : json_null(),
-			 "gpu", r->gpu ? r->gpu : "", "mode", mode_key(r->mode));
+	kb_gw_job_of_result(r, id, &job);
+	return json_pack("{s:s,s:o,s:o,s:I,s:s,s:o,s:s,s:s,s:{s:s,s:o}}", "status",
+			 "success", "results", results, "reports", reports,
+			 "submission_id", (json_int_t)id, "verdict",
+			 kb_report_verdict_name(r->verdict), "score",
+			 r->has_score ? json_real(r->score) : json_null(), "gpu",
+			 r->gpu ? r->gpu : "", "mode", kb_report_mode_name(r->mode),
+			 "job", "status", job.status, "error",
+			 job.error[0] ? kb_gw_jstr(job.error) : json_null());
+}
+
+/* The mode a run row shows: the secret run is the ranked run it repeats;
+ * "profile.N" is a profile run. */
+static const char *row_mode(const Kb__RunResult *rr)
+{
+	if (is_secret(rr))
+		return "leaderboard";
+	if (!rr->key)
+		return "";
+	if (strncmp(rr->key, "profile", 7) == 0 &&
+	    (rr->key[7] == '\0' || rr->key[7] == '.'))
+		return "profile";
+	return rr->key;
+}
+
+/* The owner's diagnostics of a public test or benchmark run (upstream's
+ * runs[].diagnostics): the run's output and status, and the build. */
+static json_t *diagnostics_json(const Kb__Result *r, const Kb__RunResult *rr)
+{
+	const Kb__CompileResult *c = r->compile;
+	json_t *comp = c ? json_pack("{s:b,s:o,s:o,s:o,s:i,s:f}", "success",
+				     c->success, "command", kb_gw_jstr(c->command),
+				     "stdout", kb_gw_jstr(c->stdout), "stderr",
+				     kb_gw_jstr(c->stderr), "exit_code", c->exit_code,
+				     "duration", c->duration_s)
+			 : json_null();
+
+	if (!rr)
+		return json_pack("{s:o,s:o,s:b,s:i,s:f,s:o}", "stdout",
+				 kb_gw_jstr(""), "stderr", kb_gw_jstr(""), "success", 0,
+				 "exit_code", c ? c->exit_code : -1, "duration",
+				 c ? c->duration_s : 0.0, "compilation", comp);
+	return json_pack("{s:o,s:o,s:b,s:i,s:f,s:o}", "stdout", kb_gw_jstr(rr->stdout),
+			 "stderr", kb_gw_jstr(rr->stderr), "success", rr->success,
+			 "exit_code", rr->exit_code, "duration", rr->duration_s,
+			 "compilation", comp);
+}
+
+static json_t *row_json(const Kb__Result *r, const char *mode, int secret)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "start_time", kb_gw_jiso(r->started_at_ms));
+	json_object_set_new(o, "end_time", kb_gw_jiso(r->finished_at_ms));
+	json_object_set_new(o, "mode", json_string(mode));
+	json_object_set_new(o, "secret", json_boolean(secret));
+	json_object_set_new(o, "runner", kb_gw_jstr(r->gpu));
+	return o;
 }
 
 json_t *kb_gw_result_runs(const Kb__Result *r)
@@ -149,14 +254,11 @@ json_t *kb_gw_result_runs(const Kb__Result *r)
 	for (size_t i = 0; i < r->n_runs; i++) {
 		const Kb__RunResult *rr = r->runs[i];
 		int secret = is_secret(rr);
-		const char *mode = secret ? "leaderboard" : (rr->key ? rr->key : "");
+		const char *mode = row_mode(rr);
 		int ranked = !secret && strcmp(mode, "leaderboard") == 0;
-		json_t *o = json_object();
-		json_object_set_new(o, "start_time", kb_gw_jiso(r->started_at_ms));
-		json_object_set_new(o, "end_time", kb_gw_jiso(r->finished_at_ms));
-		json_object_set_new(o, "mode", json_string(mode));
-		json_object_set_new(o, "secret", json_boolean(secret));
-		json_object_set_new(o, "runner", kb_gw_jstr(r->gpu));
+		int diag = !secret && (strcmp(mode, "test") == 0 ||
+				       strcmp(mode, "benchmark") == 0);
+		json_t *o = row_json(r, mode, secret);
 		json_object_set_new(o, "score", ranked && r->has_score
 							 ? json_real(r->score)
 							 : json_null());
@@ -165,32 +267,180 @@ json_t *kb_gw_result_runs(const Kb__Result *r)
 		json_object_set_new(o, "exit_code", json_integer(rr->exit_code));
 		json_object_set_new(o, "timed_out", json_boolean(rr->timed_out));
 		json_object_set_new(o, "duration", json_real(rr->duration_s));
-		if (!secret && (strcmp(mode, "test") == 0 || strcmp(mode, "benchmark") == 0))
+		if (diag)
 			json_object_set_new(o, "result", kv_map(rr));
+		if (diag)
+			json_object_set_new(o, "diagnostics", diagnostics_json(r, rr));
+		if (!secret && strcmp(mode, "profile") == 0)
+			json_object_set_new(o, "profile", profile_json(rr));
+		json_array_append_new(runs, o);
+	}
+	if (r->n_runs == 0 && compile_failed(r)) {
+		/* The build failed: the run it stopped, not passed, with the
+		 * compiler's output in its diagnostics. */
+		json_t *o = row_json(r, kb_gw_first_run_key(r->mode), 0);
+		json_object_set_new(o, "score", json_null());
+		json_object_set_new(o, "passed", json_false());
+		json_object_set_new(o, "success", json_false());
+		json_object_set_new(o, "exit_code", json_integer(r->compile->exit_code));
+		json_object_set_new(o, "timed_out", json_false());
+		json_object_set_new(o, "duration", json_real(r->compile->duration_s));
+		json_object_set_new(o, "result", json_object());
+		json_object_set_new(o, "diagnostics", diagnostics_json(r, NULL));
 		json_array_append_new(runs, o);
 	}
 	return runs;
 }
 
-json_t *kb_gw_job_json(const char *status, const char *verdict,
-		       const char *error)
-{
-	const char *job = "pending";
+/* ---- the job's outcome ---- */
 
-	if (!status)
-		return json_null();
-	if (strcmp(status, "running") == 0)
-		job = "running";
-	else if (strcmp(status, "failed") == 0)
-		job = "failed";
-	else if (strcmp(status, "done") == 0) {
-		job = "succeeded";
-		if (verdict && strcmp(verdict, "infra_error") == 0)
-			job = "failed";
-		else if (verdict && strcmp(verdict, "timeout") == 0)
-			job = "timed_out";
+static void job_set(struct kb_gw_job *j, const char *status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void job_set(struct kb_gw_job *j, const char *status, const char *fmt, ...)
+{
+	va_list ap;
+
+	j->status = status;
+	va_start(ap, fmt);
+	vsnprintf(j->error, sizeof(j->error), fmt, ap);
+	va_end(ap);
+}
+
+/* The first public run that did not pass, or the secret one; NULL. */
+static const Kb__RunResult *failed_run(const Kb__Result *r)
+{
+	for (size_t i = 0; r && i < r->n_runs; i++)
+		if (!r->runs[i]->passed || !r->runs[i]->success)
+			return r->runs[i];
+	return NULL;
+}
+
+static const char *run_name(const Kb__RunResult *rr)
+{
+	if (!rr || !rr->key)
+		return "a run";
+	if (is_secret(rr))
+		return "secret validation";
+	if (strcmp(rr->key, "leaderboard") == 0)
+		return "the ranked run";
+	if (strcmp(rr->key, "test") == 0)
+		return "the test run";
+	if (strcmp(rr->key, "benchmark") == 0)
+		return "the benchmark run";
+	return "the profile run";
+}
+
+/* The first line of a compiler's output, at most 200 bytes. */
+static void first_line(const Kb__CompileResult *c, char *out, size_t size)
+{
+	const char *t = c && c->stderr && *c->stderr ? c->stderr : c ? c->stdout : NULL;
+
+	out[0] = '\0';
+	while (t && (*t == '\n' || *t == ' '))
+		t++;
+	if (t && *t)
+		snprintf(out, size, ": %.*s", (int)strcspn(t, "\n") > 200 ? 200
+			 : (int)strcspn(t, "\n"), t);
+}
+
+/* Why a finished submission did not pass, in a clause. */
+static void why_failed(const char *verdict, const Kb__Result *r, char *out,
+		       size_t size)
+{
+	const Kb__RunResult *rr = failed_run(r);
+	char line[224];
+
+	if (strcmp(verdict, "compile_error") == 0) {
+		first_line(r ? r->compile : NULL, line, sizeof(line));
+		snprintf(out, size, "compilation failed%s", line);
+	} else if (strcmp(verdict, "crashed") == 0 && rr && rr->signal)
+		snprintf(out, size, "%s crashed (signal %d)", run_name(rr), rr->signal);
+	else if (strcmp(verdict, "crashed") == 0 && rr && !is_secret(rr))
+		snprintf(out, size, "%s crashed (exit status %d)", run_name(rr),
+			 rr->exit_code);
+	else if (rr)
+		snprintf(out, size, "%s failed", run_name(rr));
+	else
+		snprintf(out, size, "%s", strcmp(verdict, "passed") == 0
+			 ? "no leaderboard score was recorded" : "it did not pass");
+}
+
+void kb_gw_job_of(const struct kb_gw_job_in *in, struct kb_gw_job *out)
+{
+	const char *status = in->status, *verdict = in->verdict ? in->verdict : "";
+	const Kb__Result *r = in->result;
+	int ranked = in->mode && strcmp(in->mode, "leaderboard") == 0;
+	char why[320];
+
+	job_set(out, "pending", "%s", "");
+	if (!status || strcmp(status, "queued") == 0)
+		return;
+	if (strcmp(status, "running") == 0) {
+		out->status = "running";
+		return;
 	}
-	return json_pack("{s:s,s:o}", "status", job, "error", kb_gw_jstr(error));
+	if (strcmp(status, "done") != 0) { /* never queued, or given up */
+		job_set(out, "failed", "%s", in->error && *in->error ? in->error
+				: "the submission could not be run");
+		return;
+	}
+	if (strcmp(verdict, "infra_error") == 0) {
+		job_set(out, "failed", "%s",
+			r && r->error && *r->error ? r->error
+			: in->error && *in->error ? in->error
+			: "the platform could not run this submission");
+		return;
+	}
+	if (strcmp(verdict, "suspect") == 0) {
+		job_set(out, "hacked", "%s",
+			r && r->error && *r->error ? r->error
+			: "timings below what the device can do; not ranked");
+		return;
+	}
+	if (strcmp(verdict, "timeout") == 0) {
+		const Kb__RunResult *rr = failed_run(r);
+		if (rr && !is_secret(rr))
+			job_set(out, "timed_out", "%s timed out after %.0f s",
+				run_name(rr), rr->duration_s);
+		else
+			job_set(out, "timed_out", "time limit exceeded");
+		return;
+	}
+	if (strcmp(verdict, "passed") == 0 && (!ranked || in->scored)) {
+		out->status = "succeeded";
+		return;
+	}
+	why_failed(verdict, r, why, sizeof(why));
+	if (ranked)
+		job_set(out, "failed", "%s on %s; it will "
+			"not appear on the leaderboard", why,
+			in->gpu ? in->gpu : "?");
+	else
+		job_set(out, "failed", "%s", why);
+}
+
+void kb_gw_job_of_result(const Kb__Result *r, uint64_t id, struct kb_gw_job *out)
+{
+	struct kb_gw_job_in in = {
+		.id = id,
+		.status = "done",
+		.mode = kb_report_mode_name(r->mode),
+		.verdict = kb_report_verdict_name(r->verdict),
+		.scored = r->has_score,
+		.gpu = r->gpu,
+		.result = r,
+	};
+
+	kb_gw_job_of(&in, out);
+}
+
+json_t *kb_gw_job_json(const struct kb_gw_job_in *in)
+{
+	struct kb_gw_job j;
+
+	kb_gw_job_of(in, &j);
+	return json_pack("{s:s,s:o}", "status", j.status, "error",
+			 j.error[0] ? kb_gw_jstr(j.error) : json_null());
 }
 
 json_t *kb_gw_submission_json(uint64_t id, const struct kb_gw_sub_rec *rec,
@@ -249,13 +499,22 @@ json_t *kb_gw_submission_json(uint64_t id, const struct kb_gw_sub_rec *rec,
 			json_object_set_new(o, "score", json_real(res->score));
 		if (json_is_null(json_object_get(o, "error")) && res->error && *res->error)
 			json_object_set_new(o, "error", kb_gw_jstr(res->error));
-		kb__result__free_unpacked(res, NULL);
 	} else {
 		json_object_set_new(o, "runs", json_array());
 		json_object_set_new(o, "report", json_null());
 	}
-	json_object_set_new(o, "job", kb_gw_job_json(status,
-						     json_string_value(json_object_get(o, "verdict")),
-						     json_string_value(json_object_get(o, "error"))));
+	struct kb_gw_job_in in = {
+		.id = id,
+		.status = status,
+		.mode = kb_gw_sub_field(rec, "mode"),
+		.verdict = json_string_value(json_object_get(o, "verdict")),
+		.scored = json_is_number(json_object_get(o, "score")),
+		.gpu = kb_gw_sub_field(rec, "gpu"),
+		.error = error,
+		.result = res,
+	};
+	json_object_set_new(o, "job", kb_gw_job_json(&in));
+	if (res)
+		kb__result__free_unpacked(res, NULL);
 	return o;
 }

@@ -72,6 +72,8 @@ static const struct route_def routes[] = {
 	{KB_ROUTE_ADMIN_INVITES, POST, "admin_invites", {"admin", "invites"}, {0}},
 	{KB_ROUTE_ADMIN_INVITE_REVOKE, DELETE, "admin_invite_revoke",
 	 {"admin", "invites", ":"}, {0}},
+	{KB_ROUTE_ADMIN_UPDATE_PROBLEMS, POST, "admin_update_problems",
+	 {"admin", "update-problems"}, {0}},
 	{KB_ROUTE_ADMIN_STATS, GET, "admin_stats", {"admin", "stats"},
 	 {"last_day_only", "leaderboard_name"}},
 	{KB_ROUTE_ADMIN_SUBMISSION, "GET", GET_DELETE_A, "admin_submission",
@@ -92,6 +94,8 @@ static const struct route_def routes[] = {
 	{KB_ROUTE_WEB_ME, GET, "web_me", {"web", "me"}, {0}},
 	{KB_ROUTE_WEB_STATIC, GET, "web_static", {"web", "static", ":"}, {0}},
 	{KB_ROUTE_WEB_EVENTS, GET, "web_events", {"web", "events"}, {"lb"}},
+	/* popcorn-cli's hosted profiling: the options come as form fields. */
+	{KB_ROUTE_PROFILE, POST, "profile", {"profile", ":", ":"}, {0}},
 	/* Last: its first segment is a parameter (see router.h). */
 	{KB_ROUTE_STREAM, POST, "stream", {":", ":", ":"}, {0}},
 };
@@ -226,4 +230,32 @@ int kb_route_query_ok(enum kb_route_id id, const char *name)
 		return 0;
 	}
 	return 0;
+}
+
+const char *kb_route_param_kinds(enum kb_route_id id)
+{
+	switch (id) {
+	case KB_ROUTE_GPUS:
+	case KB_ROUTE_ADMIN_LB_DELETE:
+	case KB_ROUTE_ADMIN_LB_VISIBILITY:
+	case KB_ROUTE_ADMIN_LB_SUBMISSIONS:
+	case KB_ROUTE_ADMIN_LB_INVITES:
+	case KB_ROUTE_ADMIN_RATE_SET:
+	case KB_ROUTE_ADMIN_RATE_GET:
+	case KB_ROUTE_ADMIN_RATE_DELETE:
+	case KB_ROUTE_WEB_BOARD:
+	case KB_ROUTE_WEB_TEMPLATE:
+		return "l";
+	case KB_ROUTE_SUBMIT:
+	case KB_ROUTE_RANKING:
+	case KB_ROUTE_SUBMISSION_COUNT:
+	case KB_ROUTE_ADMIN_SUBMIT:
+	case KB_ROUTE_STREAM:
+	case KB_ROUTE_PROFILE:
+		return "lg";
+	case KB_ROUTE_RUNNER_QUEUE:
+		return "g";
+	default:
+		return "";
+	}
 }

@@ -63,11 +63,13 @@ enum kb_route_id {
 	KB_ROUTE_ADMIN_INVITES,          /* POST   /admin/invites */
 	KB_ROUTE_ADMIN_INVITE_REVOKE,    /* DELETE /admin/invites/{code} */
 	KB_ROUTE_ADMIN_STATS,            /* GET    /admin/stats */
+	KB_ROUTE_ADMIN_UPDATE_PROBLEMS,  /* POST   /admin/update-problems */
 	KB_ROUTE_ADMIN_SUBMISSION,       /* GET    /admin/submissions/{id} */
 	KB_ROUTE_ADMIN_SUBMISSION_DELETE,/* DELETE /admin/submissions/{id} */
 	KB_ROUTE_ADMIN_SUBMIT,           /* POST   /admin/submission/{lb}/{gpu}/{mode} */
 	KB_ROUTE_DISCORD_INTERACTIONS,   /* POST   /discord/interactions */
 	KB_ROUTE_STREAM,                 /* POST   /{lb}/{gpu}/{mode} (SSE) */
+	KB_ROUTE_PROFILE,                /* POST   /profile/{lb}/{gpu} (SSE) */
 	KB_ROUTE_METRICS,                /* GET    /metrics (Prometheus) */
 	KB_ROUTE_WEB_INDEX,              /* GET    / (web pages: gateway/web/) */
 	KB_ROUTE_WEB_BOARD,              /* GET    /web/lb/{lb} */
@@ -95,6 +97,13 @@ int kb_route_match(const char *method, const char *path, struct kb_route *out);
 
 /* The route's name for logs ("health", "submit", ...). Static. */
 const char *kb_route_name(enum kb_route_id id);
+
+/* What each path parameter of a route names, one character per
+ * parameter: 'l' a leaderboard, 'g' a gpu, anything else neither; ""
+ * for routes without such parameters. The HTTP layer rewrites boards and
+ * gpus to their canonical spelling through it (names match
+ * case-insensitively). Static. */
+const char *kb_route_param_kinds(enum kb_route_id id);
 
 /* 1 if the route accepts the query parameter name, else 0. */
 int kb_route_query_ok(enum kb_route_id id, const char *name);

@@ -52,7 +52,8 @@ static int fail(struct kb_gw_submit_res *res, int status, const char *fmt, ...)
  * Returns 0 or negative (the message is then not delivered: librdkafka's
  * message.timeout.ms is below our wait, see main.c). */
 static int publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode,
-		   uint64_t id, const struct kb_gw_sub *s, const char *user_name)
+		   uint64_t id, const struct kb_gw_sub *s, const char *user_name,
+		   Kb__ProfileRequest *profile)
 {
 	Kb__Submission sub = KB__SUBMISSION__INIT;
 	Kb__Task task = lb->pb; /* shallow: shares the board's data */
@@ -90,6 +91,7 @@ static int publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode
 	}
 	sub.submitted_at_ms = s->submitted_ms;
 	sub.attempt = 0;
+	sub.profile = mode == KB_MODE_PROFILE ? profile : NULL;
 
 	size_t len = kb__submission__get_packed_size(&sub);
 	buf = len <= sizeof(stack_buf) ? stack_buf : malloc(len);
@@ -142,7 +144,8 @@ int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
 	lb = kb_gw_lb_find(g, req->lb);
 	if (!lb)
 		return fail(res, 404, "unknown leaderboard '%s'", req->lb ? req->lb : "");
-	if (!req->gpu || !kb_gw_lb_has_gpu(lb, req->gpu))
+	const char *gpu = kb_gw_lb_gpu(lb, req->gpu);
+	if (!gpu)
 		return fail(res, 404, "gpu '%s' is not offered for leaderboard '%s'",
 			    req->gpu ? req->gpu : "", lb->task->name);
 	int st = kb_rules_code(req->code, req->code_len,
@@ -156,6 +159,24 @@ int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
 	if (!req->admin && lb->deadline_ms >= 0 && now > lb->deadline_ms)
 		return fail(res, 403, "the deadline to submit to %s has passed (%s)",
 			    lb->task->name, lb->task->deadline);
+	if (req->profile && mode == KB_MODE_PROFILE) {
+		char pwhy[256];
+		if (kb_gw_profile_check(lb, req->profile, pwhy, sizeof(pwhy)))
+			return fail(res, 400, "%s", pwhy);
+		Kb__ProfileRequest *pr = &p->profile;
+		kb__profile_request__init(pr);
+		pr->has_benchmark_index = req->profile->has_benchmark_index;
+		pr->benchmark_index = req->profile->benchmark_index;
+		pr->ncu_launch_count = req->profile->ncu_launch_count;
+		snprintf(p->ncu_kernel_name, sizeof(p->ncu_kernel_name), "%s",
+			 req->profile->ncu_kernel_name ? req->profile->ncu_kernel_name : "");
+		snprintf(p->ncu_kernel_name_base, sizeof(p->ncu_kernel_name_base), "%s",
+			 req->profile->ncu_kernel_name_base
+				 ? req->profile->ncu_kernel_name_base : "");
+		pr->ncu_kernel_name = p->ncu_kernel_name;
+		pr->ncu_kernel_name_base = p->ncu_kernel_name_base;
+		p->has_profile = 1;
+	}
 	const char *fn = req->file_name;
 	kb_rules_file_name(fn && kb_utf8_valid(fn, strlen(fn)) ? fn : NULL,
 			   p->file_name, sizeof(p->file_name));
@@ -165,7 +186,7 @@ int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
 	p->s = (struct kb_gw_sub){
 		.user_id = req->user_id,
 		.lb = lb->task->name,
-		.gpu = req->gpu,
+		.gpu = gpu,
 		.mode = kb_mode_name(mode),
 		.category = kb_rules_category(mode),
 		.file_name = p->file_name,
@@ -198,10 +219,36 @@ int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
 	return 0;
 }
 
+int kb_gw_profile_check(const struct kb_gw_lb *lb, const Kb__ProfileRequest *pr,
+			char *why, size_t why_size)
+{
+	const char *name = pr->ncu_kernel_name ? pr->ncu_kernel_name : "";
+	const char *base = pr->ncu_kernel_name_base ? pr->ncu_kernel_name_base : "";
+
+	if (lb->task->multi_gpu)
+		snprintf(why, why_size, "NCU profiling requires a single GPU");
+	else if (lb->task->nbenchmarks == 0)
+		snprintf(why, why_size, "this task has no benchmarks to profile");
+	else if (pr->has_benchmark_index && pr->benchmark_index >= lb->task->nbenchmarks)
+		snprintf(why, why_size, "benchmark_index must be between 0 and %zu",
+			 lb->task->nbenchmarks - 1);
+	else if (strlen(name) > 1024)
+		snprintf(why, why_size, "ncu_kernel_name must contain 1..1024 characters "
+			 "without NUL");
+	else if (*base && strcmp(base, "function") != 0 && strcmp(base, "demangled") != 0 &&
+		 strcmp(base, "mangled") != 0)
+		snprintf(why, why_size, "ncu_kernel_name_base must be function, demangled, "
+			 "or mangled");
+	else
+		return 0;
+	return 400;
+}
+
 int kb_gw_submit_publish(struct kb_gw *g, struct kb_gw_pending *p,
 			 struct kb_gw_submit_res *res)
 {
-	int rc = publish(g, p->lb, p->mode, p->id, &p->s, p->user_name);
+	int rc = publish(g, p->lb, p->mode, p->id, &p->s, p->user_name,
+			 p->has_profile ? &p->profile : NULL);
 
 	res->id = p->id;
 	if (rc < 0) {

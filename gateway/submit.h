@@ -21,7 +21,19 @@ struct kb_gw_pending {
 	struct kb_gw_sub s;
 	char file_name[256];
 	char user_name[128];
+	/* The profile options (kb_gw_submit_req.profile), copied. */
+	int has_profile;
+	Kb__ProfileRequest profile;
+	char ncu_kernel_name[1025];
+	char ncu_kernel_name_base[16];
 };
+
+/* Checks profile options against a board's task, as upstream does: a
+ * single-GPU task with benchmarks, benchmark_index within them,
+ * ncu_kernel_name 1..1024 bytes, ncu_kernel_name_base "function",
+ * "demangled" or "mangled". Returns 0, or 400 with why set. */
+int kb_gw_profile_check(const struct kb_gw_lb *lb, const Kb__ProfileRequest *pr,
+			char *why, size_t why_size);
 
 /* kb_gw_submit() is these two calls. The first does every check and the
  * policy, records the submission (and opens the watch asked for); it

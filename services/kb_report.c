@@ -89,6 +89,8 @@ static void fmt_ns(char *buf, size_t n, const char *ns_text)
 
 static const char *run_title(const char *key)
 {
+	if (strncmp(key, "profile.", 8) == 0)
+		return "Profile";
 	static const char *const titles[][2] = {
 		{"test", "Tests"},	     {"benchmark", "Benchmarks"},
 		{"profile", "Profile"},	     {"leaderboard", "Ranked run"},
@@ -269,6 +271,27 @@ static void put_output(struct out *o, const Kb__RunResult *rr)
 	}
 }
 
+/* A profile run's profiler and its summary (the speed-of-light table),
+ * or why there is no profile. */
+static void put_profile(struct out *o, const Kb__RunResult *rr)
+{
+	const Kb__Profile *p = rr->profile;
+
+	if (!p)
+		return;
+	put(o, "  🔬 %s (%s)\n", p->profiler && *p->profiler ? p->profiler : "profiler",
+	    rr->key);
+	if (p->error && *p->error) {
+		put(o, "  no profile: %s\n", p->error);
+		return;
+	}
+	put_block(o, "    ", p->summary);
+	if (p->trace.len > 0)
+		put(o, "  trace: %zu bytes (zip)%s%s\n", p->trace.len,
+		    p->download_url && *p->download_url ? ", " : "",
+		    p->download_url && *p->download_url ? p->download_url : "");
+}
+
 static void put_run(struct out *o, const Kb__RunResult *rr)
 {
 	put(o, "\n");
@@ -277,6 +300,7 @@ static void put_run(struct out *o, const Kb__RunResult *rr)
 		return;
 	put_tests(o, rr);
 	put_benchmarks(o, rr);
+	put_profile(o, rr);
 	if (!rr->passed)
 		put_output(o, rr);
 }
@@ -404,6 +428,10 @@ void kb_report_redact(Kb__Result *r)
 		free(rr->result);
 		rr->result = NULL;
 		rr->n_result = 0;
+		if (rr->profile) {
+			kb__profile__free_unpacked(rr->profile, NULL);
+			rr->profile = NULL;
+		}
 	}
 }
 

@@ -51,6 +51,34 @@ START_TEST(upstream_results)
 }
 END_TEST
 
+/* The job's status decides first, as popcorn-cli reads it: a ranked
+ * submission whose every run passed can still be not ranked. */
+START_TEST(job_status)
+{
+	char why[128];
+
+	ck_assert_int_eq(outcome("{\"verdict\":\"passed\",\"job\":{\"status\":"
+				 "\"failed\",\"error\":\"not ranked\"}}", why),
+			 KB_OUTCOME_FAILED);
+	ck_assert_str_eq(why, "job failed: not ranked");
+	ck_assert_int_eq(outcome("{\"verdict\":\"suspect\",\"job\":{\"status\":"
+				 "\"hacked\",\"error\":null}}", why),
+			 KB_OUTCOME_FAILED);
+	ck_assert_str_eq(why, "job hacked: no detail");
+	ck_assert_int_eq(outcome("{\"job\":{\"status\":\"timed_out\",\"error\":"
+				 "\"late\"},\"runs\":[]}", why),
+			 KB_OUTCOME_FAILED);
+	ck_assert_int_eq(outcome("{\"verdict\":\"infra_error\",\"job\":{\"status\":"
+				 "\"failed\",\"error\":\"x\"}}", why),
+			 KB_OUTCOME_INFRA);
+	/* succeeded decides nothing by itself: an older server said so of
+	 * failed runs too. */
+	ck_assert_int_eq(outcome("{\"job\":{\"status\":\"succeeded\"},\"runs\":"
+				 "[{\"mode\":\"test\",\"passed\":false}]}", why),
+			 KB_OUTCOME_FAILED);
+}
+END_TEST
+
 START_TEST(verdicts_and_flags)
 {
 	char why[128];
@@ -196,6 +224,7 @@ int main(void)
 	TCase *tc = tcase_create("result");
 
 	tcase_add_test(tc, upstream_results);
+	tcase_add_test(tc, job_status);
 	tcase_add_test(tc, verdicts_and_flags);
 	tcase_add_test(tc, record_runs);
 	tcase_add_test(tc, done);

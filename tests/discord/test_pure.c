@@ -457,6 +457,41 @@ START_TEST(result_report)
 }
 END_TEST
 
+/* The short report tells the outcome the API's job tells (results.h):
+ * a ranked submission that is not ranked says so and why, as upstream. */
+START_TEST(result_outcome)
+{
+	Kb__RunResult t = run("test", 1, NULL, 0), l = run("leaderboard", 1, NULL, 0);
+	Kb__RunResult p = run("private", 0, NULL, 0);
+	Kb__RunResult *runs[] = {&t, &l, &p};
+	Kb__Result r = KB__RESULT__INIT;
+	struct kb_dc_sub_head h = {7, "vectorsum_cpu", "CPU", "leaderboard", "s.c"};
+
+	r.runs = runs;
+	r.n_runs = 3;
+	r.gpu = (char *)"CPU";
+	r.mode = KB__MODE__MODE_LEADERBOARD;
+	r.verdict = KB__VERDICT__VERDICT_FAILED;
+	char *s = kb_dc_render_result(&h, &r, NULL, 0, 2000);
+	ck_assert_ptr_nonnull(strstr(s, "❌ **Failed** — secret validation "
+				     "failed on CPU; it will not appear on the leaderboard"));
+	free(s);
+	/* Every run passed, yet no score was recorded: not ranked. */
+	p.passed = p.success = 1;
+	r.verdict = KB__VERDICT__VERDICT_PASSED;
+	s = kb_dc_render_result(&h, &r, NULL, 0, 2000);
+	ck_assert_ptr_nonnull(strstr(s, "❌ **Not ranked** — no leaderboard "
+				     "score was recorded on CPU"));
+	free(s);
+	r.verdict = KB__VERDICT__VERDICT_SUSPECT;
+	r.error = (char *)"benchmark 0 ran below the device's floor";
+	s = kb_dc_render_result(&h, &r, NULL, 0, 2000);
+	ck_assert_ptr_nonnull(strstr(s, "**Suspect timing**"));
+	ck_assert_ptr_nonnull(strstr(s, "— benchmark 0 ran below the device's floor"));
+	free(s);
+}
+END_TEST
+
 START_TEST(announce)
 {
 	struct kb_dc_podium before = {2, {"discord-1", "bob"}, {"Ann", "Bob"}, {1e-6, 2e-6}};
@@ -642,6 +677,7 @@ int main(void)
 	tcase_add_test(tc, seconds);
 	tcase_add_test(tc, progress);
 	tcase_add_test(tc, result_report);
+	tcase_add_test(tc, result_outcome);
 	tcase_add_test(tc, announce);
 	tcase_add_test(tc, directives);
 	tcase_add_test(tc, ratelimit);

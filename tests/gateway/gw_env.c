@@ -458,6 +458,7 @@ struct gw_sse {
 	int done;
 	char path[256], cli[128];
 	char *code_text;
+	char *fields[16]; /* name, value pairs sent as text parts; NULL ends */
 };
 
 static size_t sse_write(void *ptr, size_t size, size_t nmemb, void *ud)
@@ -483,6 +484,11 @@ static void *sse_main(void *arg)
 	curl_mime_name(part, "file");
 	curl_mime_filename(part, "submission.c");
 	curl_mime_data(part, s->code_text, strlen(s->code_text));
+	for (int i = 0; s->fields[i] && s->fields[i + 1]; i += 2) {
+		curl_mimepart *f = curl_mime_addpart(mime);
+		curl_mime_name(f, s->fields[i]);
+		curl_mime_data(f, s->fields[i + 1], CURL_ZERO_TERMINATED);
+	}
 	snprintf(hdr, sizeof(hdr), "X-Popcorn-Cli-Id: %s", s->cli);
 	h = curl_slist_append(h, hdr);
 	snprintf(url, sizeof(url), "%s%s", s->e->api, s->path);
@@ -511,7 +517,16 @@ static void *sse_main(void *arg)
 struct gw_sse *gw_sse_start(struct gw_env *e, const char *path, const char *cli,
 			    const char *code)
 {
+	return gw_sse_start_form(e, path, cli, code, NULL);
+}
+
+struct gw_sse *gw_sse_start_form(struct gw_env *e, const char *path, const char *cli,
+				 const char *code, const char *const *fields)
+{
 	struct gw_sse *s = calloc(1, sizeof(*s));
+
+	for (int i = 0; fields && fields[i] && i < 14; i++)
+		s->fields[i] = strdup(fields[i]);
 
 	s->e = e;
 	pthread_mutex_init(&s->mu, NULL);
@@ -567,6 +582,8 @@ long gw_sse_finish(struct gw_sse *s, char **body, char **headers)
 		free(s->hdr.data);
 	pthread_mutex_destroy(&s->mu);
 	free(s->code_text);
+	for (int i = 0; s->fields[i]; i++)
+		free(s->fields[i]);
 	free(s);
 	return code;
 }

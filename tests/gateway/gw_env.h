@@ -119,6 +119,10 @@ void gw_produce_progress(struct gw_env *e, uint64_t id, const char *gpu,
 struct gw_sse;
 struct gw_sse *gw_sse_start(struct gw_env *e, const char *path, const char *cli,
 			    const char *code);
+/* The same with more form fields: name, value pairs (NULL-terminated, at
+ * most 7 pairs), as popcorn-cli's POST /profile sends them. */
+struct gw_sse *gw_sse_start_form(struct gw_env *e, const char *path, const char *cli,
+				 const char *code, const char *const *fields);
 /* Waits until the stream's body contains needle; returns 0 or -1. */
 int gw_sse_wait(struct gw_sse *s, const char *needle, int timeout_ms);
 /* Waits for the end of the stream; returns its status and body (free the

@@ -127,6 +127,53 @@ START_TEST(several_parts_only_file_kept)
 }
 END_TEST
 
+/* Text fields asked for are kept beside the file, split anywhere;
+ * absent ones are NULL; a long or repeated one is an error. */
+START_TEST(kept_text_fields)
+{
+	static const char body[] = FIELD_PART("benchmark_index", "2")
+		FILE_PART("file", "f.c", "code") FIELD_PART("ncu_kernel_name",
+							   "regex:k.*") CLOSE;
+	char long_body[4096];
+
+	for (size_t step = 1; step <= sizeof(body); step += 7) {
+		kb_multipart *m = kb_multipart_new(B, "file", 1 << 20);
+		ck_assert_int_eq(kb_multipart_keep_text(m, "benchmark_index"), 0);
+		ck_assert_int_eq(kb_multipart_keep_text(m, "ncu_kernel_name"), 0);
+		ck_assert_int_eq(kb_multipart_keep_text(m, "ncu_launch_count"), 0);
+		for (size_t i = 0; i < sizeof(body) - 1; i += step)
+			ck_assert_int_eq(kb_multipart_feed(m, body + i,
+							   sizeof(body) - 1 - i < step
+								   ? sizeof(body) - 1 - i
+								   : step), 0);
+		ck_assert_int_eq(kb_multipart_finish(m), 0);
+		ck_assert_str_eq(kb_multipart_text(m, "benchmark_index"), "2");
+		ck_assert_str_eq(kb_multipart_text(m, "ncu_kernel_name"), "regex:k.*");
+		ck_assert_ptr_null(kb_multipart_text(m, "ncu_launch_count"));
+		ck_assert_ptr_null(kb_multipart_text(m, "other"));
+		ck_assert_str_eq(kb_multipart_data(m, NULL), "code");
+		kb_multipart_destroy(m);
+	}
+
+	kb_multipart *m = kb_multipart_new(B, "file", 1 << 20);
+	ck_assert_int_eq(kb_multipart_keep_text(m, "file"), -EINVAL);
+	ck_assert_int_eq(kb_multipart_keep_text(m, "a"), 0);
+	static const char twice[] = FIELD_PART("a", "1") FIELD_PART("a", "2") CLOSE;
+	ck_assert_int_eq(kb_multipart_feed(m, twice, sizeof(twice) - 1), -EINVAL);
+	kb_multipart_destroy(m);
+
+	m = kb_multipart_new(B, "file", 1 << 20);
+	ck_assert_int_eq(kb_multipart_keep_text(m, "a"), 0);
+	int n = snprintf(long_body, sizeof(long_body),
+			 "--" B "\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n");
+	memset(long_body + n, 'x', KB_MULTIPART_TEXT_MAX + 1);
+	n += KB_MULTIPART_TEXT_MAX + 1;
+	n += snprintf(long_body + n, sizeof(long_body) - (size_t)n, "\r\n" CLOSE);
+	ck_assert_int_eq(kb_multipart_feed(m, long_body, (size_t)n), -EINVAL);
+	kb_multipart_destroy(m);
+}
+END_TEST
+
 START_TEST(missing_file_field)
 {
 	struct outcome o = parse(FIELD_PART("leaderboard", "x")
@@ -400,6 +447,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, every_split_point);
 	tcase_add_test(tc, preamble_and_epilogue_ignored);
 	tcase_add_test(tc, several_parts_only_file_kept);
+	tcase_add_test(tc, kept_text_fields);
 	tcase_add_test(tc, missing_file_field);
 	tcase_add_test(tc, empty_file_is_found);
 	tcase_add_test(tc, no_filename_parameter);

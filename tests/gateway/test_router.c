@@ -88,6 +88,8 @@ START_TEST(full_api)
 		{"POST", "/discord/interactions", KB_ROUTE_DISCORD_INTERACTIONS, 0, 0, 0},
 		{"POST", "/vectorsum_cpu/CPU/leaderboard", KB_ROUTE_STREAM, "vectorsum_cpu",
 		 "CPU", "leaderboard"},
+		{"POST", "/profile/vectorsum_cpu/CPU", KB_ROUTE_PROFILE, "vectorsum_cpu",
+		 "CPU", 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		ck_assert_msg(route(cases[i].method, cases[i].path) == 0, "%s %s",
@@ -255,6 +257,16 @@ START_TEST(web_routes)
 	ck_assert_int_eq(route("POST", "/web/CPU/test"), 404);
 	ck_assert_int_eq(route("POST", "/metricsx/CPU/test"), 0);
 	ck_assert_int_eq(R.id, KB_ROUTE_STREAM);
+	/* "profile" is popcorn-cli's hosted profiling, not a board. */
+	ck_assert_int_eq(route("POST", "/profile/CPU/test"), 0);
+	ck_assert_int_eq(R.id, KB_ROUTE_PROFILE);
+	ck_assert_int_eq(route("POST", "/profile/lb/CPU/test"), 404);
+	/* Which parameters name boards and gpus (their spelling is made
+	 * canonical). */
+	ck_assert_str_eq(kb_route_param_kinds(KB_ROUTE_PROFILE), "lg");
+	ck_assert_str_eq(kb_route_param_kinds(KB_ROUTE_GPUS), "l");
+	ck_assert_str_eq(kb_route_param_kinds(KB_ROUTE_RUNNER_QUEUE), "g");
+	ck_assert_str_eq(kb_route_param_kinds(KB_ROUTE_HEALTH), "");
 }
 END_TEST
 
