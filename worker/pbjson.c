@@ -1,7 +1,9 @@
 #include "pbjson.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kb_util.h"
@@ -26,6 +28,45 @@ static json_t *i64(int64_t v)
 		return json_integer((json_int_t)v);
 	snprintf(buf, sizeof(buf), "%" PRId64, v);
 	return json_string(buf);
+}
+
+/* A string as JSON: bytes that are not UTF-8 (a truncated or binary output
+ * line) become U+FFFD, so that one bad byte never loses the whole result. */
+static json_t *str(const char *s)
+{
+	size_t n = strlen(s), o = 0;
+	char *clean;
+	json_t *j;
+
+	if (kb_utf8_valid(s, n))
+		return json_stringn(s, n);
+	clean = malloc(3 * n + 1);
+	if (!clean)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t len = 1;
+
+		while (len <= 4 && i + len <= n && !kb_utf8_valid(s + i, len))
+			len++;
+		if (len <= 4 && i + len <= n) {
+			memcpy(clean + o, s + i, len);
+			o += len;
+			i += len;
+		} else {
+			memcpy(clean + o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			i++;
+		}
+	}
+	j = json_stringn(clean, o);
+	free(clean);
+	return j;
+}
+
+/* JSON has no NaN or infinity: null. */
+static json_t *real(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
 }
 
 static json_t *bytes(const ProtobufCBinaryData *b)
@@ -56,9 +97,9 @@ static json_t *value(const ProtobufCFieldDescriptor *f, const void *p)
 	case PROTOBUF_C_TYPE_FIXED64:
 		return u64(*(const uint64_t *)p);
 	case PROTOBUF_C_TYPE_FLOAT:
-		return json_real(*(const float *)p);
+		return real(*(const float *)p);
 	case PROTOBUF_C_TYPE_DOUBLE:
-		return json_real(*(const double *)p);
+		return real(*(const double *)p);
 	case PROTOBUF_C_TYPE_BOOL:
 		return json_boolean(*(const protobuf_c_boolean *)p);
 	case PROTOBUF_C_TYPE_ENUM: {
@@ -70,7 +111,7 @@ static json_t *value(const ProtobufCFieldDescriptor *f, const void *p)
 	case PROTOBUF_C_TYPE_STRING: {
 		const char *s = *(char *const *)p;
 
-		return json_string(s ? s : "");
+		return str(s ? s : "");
 	}
 	case PROTOBUF_C_TYPE_BYTES:
 		return bytes(p);
@@ -135,9 +176,14 @@ static json_t *repeated(const ProtobufCFieldDescriptor *f, const char *base)
 			const char *v = *(char *const *)((const char *)m +
 							 m->descriptor->fields[1].offset);
 
-			if (json_object_set_new(out, k ? k : "",
-						json_string(v ? v : "")) < 0)
+			json_t *key = str(k ? k : "");
+
+			if (!key || json_object_set_new(out, json_string_value(key),
+							str(v ? v : "")) < 0) {
+				json_decref(key);
 				goto fail;
+			}
+			json_decref(key);
 		} else if (json_array_append_new(out, value(f, p)) < 0) {
 			goto fail;
 		}

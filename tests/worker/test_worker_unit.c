@@ -1,6 +1,7 @@
 /* The worker's pure parts, and the evaluation pipeline against a fake
  * sandbox that plays the compiler and the harness. */
 #include <check.h>
+#include <math.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1447,6 +1448,33 @@ START_TEST(test_report_hides_private)
 }
 END_TEST
 
+/* JSON of a Result whose output is not UTF-8 and whose numbers are not
+ * finite: the bad bytes become U+FFFD and the numbers null, and nothing
+ * else is lost. */
+START_TEST(test_pbjson_bad_text)
+{
+	Kb__Result *r = leaky_result(0);
+	Kb__RunResult *t = r->runs[0];
+
+	kb__pb_set_str(&t->stdout, "ok \xff\xfe end \xe2\x82");
+	add_kv(t, "bad\xc3key", "v\x80");
+	t->duration_s = NAN;
+	r->score = INFINITY;
+	json_t *j = kb_pbjson(&r->base);
+	ck_assert_ptr_nonnull(j);
+	json_t *run = json_array_get(json_object_get(j, "runs"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(run, "stdout")),
+			 "ok \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd");
+	ck_assert(json_is_null(json_object_get(run, "duration_s")));
+	ck_assert(json_is_null(json_object_get(j, "score")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(run, "result"),
+							   "bad\xef\xbf\xbdkey")),
+			 "v\xef\xbf\xbd");
+	json_decref(j);
+	kb__result__free_unpacked(r, NULL);
+}
+END_TEST
+
 START_TEST(test_report_failures)
 {
 	Kb__Result *r = leaky_result(1);
@@ -1539,6 +1567,7 @@ static Suite *suite(void)
 	tc = tcase_create("report");
 	tcase_add_loop_test(tc, test_report_hides_private, 0, 2);
 	tcase_add_test(tc, test_report_failures);
+	tcase_add_test(tc, test_pbjson_bad_text);
 	suite_add_tcase(s, tc);
 	return s;
 }
