@@ -227,7 +227,9 @@ void kbg_peak_derive(const struct kbg_devinfo *d, enum kbg_ops ops,
 {
 	double attr = kbg_bw_from_attrs(d);
 	double table = kbg_bw_from_table(d->name);
-	double gfx = kbg_is_amd(d) ? kbg_bw_from_gfx(d->arch) : 0;
+	/* the gfx target's fastest part, only for a name the table lacks */
+	double gfx = kbg_is_amd(d) && table == 0 ? kbg_bw_from_gfx(d->arch)
+						 : 0;
 	const char *src = "none";
 	double bw = 0;
 
@@ -235,7 +237,7 @@ void kbg_peak_derive(const struct kbg_devinfo *d, enum kbg_ops ops,
 	 * device's: ignore it. */
 	if (attr < 1e10 || attr > 1e14)
 		attr = 0;
-	/* The largest of the three: a floor must never flag an honest run. */
+	/* The larger: a floor must never flag an honest run. */
 	if (attr > 0 && attr >= table && attr >= gfx) {
 		bw = attr;
 		src = "attributes";

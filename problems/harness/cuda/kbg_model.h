@@ -95,9 +95,9 @@ double kbg_bw_from_gfx(const char *gfx);
  * that cache when larger. bytes. */
 size_t kbg_llc_bytes(const struct kbg_devinfo *d);
 
-/* The ceilings used for the floor: bandwidth is the largest of the
- * attribute-derived, the name table's and (AMD) the gfx table's value,
- * times KBG_PEAK_MARGIN; flops are SMs x clock x kbg_flops_per_clk_sm
+/* The ceilings used for the floor: bandwidth is the larger of the
+ * attribute-derived and the name table's value (AMD: the gfx table's when
+ * the name is not in it), times KBG_PEAK_MARGIN; flops are SMs x clock x kbg_flops_per_clk_sm
  * (AMD: CUs x clock x kbg_flops_per_clk_cu) x KBG_PEAK_MARGIN, divided by
  * min_work (the fraction of the nominal flops the fastest known algorithm
  * must still do: 1 for plain, < 1 where e.g. Strassen or Winograd apply,
