@@ -427,18 +427,6 @@ enum kb_build_state kb__build_version(const struct kb_build_ctx *c,
 
 /* ---- the table ---- */
 
-static enum kb_build_state build_unsupported(struct kb_build_ctx *c,
-					     Kb__CompileResult *cr, char *msg,
-					     size_t msg_size)
-{
-	snprintf(msg, msg_size, "lang %s is not supported on this worker (%s)",
-		 c->task->lang, c->gpu);
-	cr->success = 0;
-	cr->exit_code = -1;
-	kb__pb_set_str(&cr->stderr, msg);
-	return KB_BUILD_UNSUPPORTED;
-}
-
 static int argv_binary(const Kb__Task *t, const char *python,
 		       const char *harness_mode, const char *cases_file,
 		       struct kb_argv *argv, char *msg, size_t msg_size)
@@ -474,9 +462,7 @@ static const struct kb_builder builders[] = {
 	{"c", kb__build_c, argv_binary},
 	{"py", kb__build_py, argv_python},
 	{"cu", kb__build_cu, argv_binary},
-	/* Until the hipcc builder lands, hip stops at the build with a
-	 * message saying why. */
-	{"hip", build_unsupported, argv_binary},
+	{"hip", kb__build_hip, argv_binary},
 };
 
 const struct kb_builder *kb_builder_find(const char *lang)

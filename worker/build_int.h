@@ -99,6 +99,11 @@ enum kb_build_state kb__build_c(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				char *msg, size_t msg_size);
 enum kb_build_state kb__build_cu(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				 char *msg, size_t msg_size);
+enum kb_build_state kb__build_hip(struct kb_build_ctx *c,
+				  Kb__CompileResult *cr, char *msg,
+				  size_t msg_size);
+/* "HIP 5.2" from `hipcc --version` ("HIP version: 5.2.21153-0"), or "". */
+void kb__hip_release(const char *version, char *out, size_t size);
 enum kb_build_state kb__build_py(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				 char *msg, size_t msg_size);
 
