@@ -37,7 +37,8 @@ static long long prop(const char *text, const char *key)
 {
 	size_t k = strlen(key);
 
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+	for (const char *p = text; p && *p;
+	     p = strchr(p, '\n'), p = p ? p + 1 : p)
 		if (strncmp(p, key, k) == 0 && p[k] == ' ')
 			return strtoll(p + k + 1, NULL, 10);
 	return -1;
@@ -123,8 +124,10 @@ static int gpu_node(int index, char *props, size_t size, char *why,
 
 	snprintf(dir, sizeof(dir), "%s/class/kfd/kfd/topology/nodes", sysfs);
 	if (!(d = opendir(dir))) {
-		snprintf(why, why_size, "no KFD topology at %s (amdgpu not "
-			 "loaded, or /sys not mounted)", dir);
+		snprintf(why, why_size,
+			 "no KFD topology at %s (amdgpu not "
+			 "loaded, or /sys not mounted)",
+			 dir);
 		return -1;
 	}
 	while ((e = readdir(d)) && n < 256)
@@ -134,7 +137,8 @@ static int gpu_node(int index, char *props, size_t size, char *why,
 	qsort(nodes, (size_t)n, sizeof(nodes[0]), node_cmp);
 	for (int i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%d/properties", dir, nodes[i]);
-		if (slurp(path, props, size) <= 0 || prop(props, "simd_count") <= 0)
+		if (slurp(path, props, size) <= 0 ||
+		    prop(props, "simd_count") <= 0)
 			continue;
 		if (gpu++ == index)
 			return 0;
@@ -159,10 +163,13 @@ int kb_amdgpu_probe(struct kb_amdgpu_dev *g, const char *visible)
 	if (visible && *visible) {
 		char *end;
 		long v = strtol(visible, &end, 10);
-		if (end == visible || (*end && *end != ',') || v < 0 || v > 255) {
-			snprintf(g->why, sizeof(g->why), "cannot read device "
-				 "index \"%s\" (AMD devices are named by index)",
-				 visible);
+		if (end == visible || (*end && *end != ',') || v < 0 ||
+		    v > 255) {
+			snprintf(
+				g->why, sizeof(g->why),
+				"cannot read device "
+				"index \"%s\" (AMD devices are named by index)",
+				visible);
 			return -1;
 		}
 		index = (int)v;
@@ -336,7 +343,8 @@ struct kb_amdgpu_watch *kb_amdgpu_watch_start(const char *pci, char *errstr,
 	if ((w.ue = ras_ue(w.dev)) < 0) {
 		snprintf(errstr, errstr_size,
 			 "%s has no RAS error counters: device faults "
-			 "cannot be told apart", pci);
+			 "cannot be told apart",
+			 pci);
 		return NULL;
 	}
 	if (!(out = malloc(sizeof(*out)))) {

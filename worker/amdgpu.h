@@ -38,11 +38,11 @@ void kb_amdgpu_set_sysfs_root(const char *root);
 /* An AMD device as the probe read it (gpu.h's kb_gpu_probe_amd copies it
  * into a kb_gpu_info). */
 struct kb_amdgpu_dev {
-	char name[128];        /* product_name, or "AMD gfx942" */
-	char gfx[32];          /* "gfx942" */
-	char pci_bus_id[32];   /* "0000:c1:00.0" */
-	int render_minor;      /* N of /dev/dri/renderDN; -1 when unknown */
-	char why[256];         /* when the probe fails: what failed */
+	char name[128];      /* product_name, or "AMD gfx942" */
+	char gfx[32];        /* "gfx942" */
+	char pci_bus_id[32]; /* "0000:c1:00.0" */
+	int render_minor;    /* N of /dev/dri/renderDN; -1 when unknown */
+	char why[256];       /* when the probe fails: what failed */
 };
 
 /* Reads the worker's AMD device into *d (zeroed first). visible is
@@ -71,8 +71,7 @@ int kb_amdgpu_is_amd_name(const char *gpu);
 /* Engine clock (MHz), temperature (°C) and power (mW) of the device at
  * PCI address pci; -1 for what could not be read. Returns 0 when the
  * device's sysfs directory answered (fields may still be -1), or -1. */
-int kb_amdgpu_sample(const char *pci, int *sm_mhz, int *temp_c,
-		     int *power_mw);
+int kb_amdgpu_sample(const char *pci, int *sm_mhz, int *temp_c, int *power_mw);
 
 /* The amdgpu driver's version (its module's, else the kernel's
  * release) into out; 0, or -1 with out = "". */
@@ -85,7 +84,6 @@ int kb_amdgpu_driver_string(char *out, size_t out_size);
 struct kb_amdgpu_watch;
 struct kb_amdgpu_watch *kb_amdgpu_watch_start(const char *pci, char *errstr,
 					      size_t errstr_size);
-int kb_amdgpu_watch_end(struct kb_amdgpu_watch *w, char *why,
-			size_t why_size);
+int kb_amdgpu_watch_end(struct kb_amdgpu_watch *w, char *why, size_t why_size);
 
 #endif

@@ -41,11 +41,11 @@ struct hip {
 	struct kb_build_ctx *c;
 	struct kb__build_plan p;
 	char hipcc[PATH_MAX];
-	char target[64];           /* --offload-arch=<gfx> */
-	struct kb_argv hip_flags;  /* HIP sources, before the target */
-	struct kb_argv c_flags;    /* -I and -D */
-	struct kb_argv libs;       /* -l */
-	char *version;             /* hipcc --version */
+	char target[64];          /* --offload-arch=<gfx> */
+	struct kb_argv hip_flags; /* HIP sources, before the target */
+	struct kb_argv c_flags;   /* -I and -D */
+	struct kb_argv libs;      /* -l */
+	char *version;            /* hipcc --version */
 };
 
 /* Reads the task's config. Returns 0, or -1 with msg set. */
@@ -181,14 +181,13 @@ void kb__hip_release(const char *version, char *out, size_t size)
 	if (!out || !size)
 		return;
 	out[0] = '\0';
-	if (p && sscanf(p + strlen("HIP version: "), "%d.%d", &major,
-			&minor) == 2)
+	if (p &&
+	    sscanf(p + strlen("HIP version: "), "%d.%d", &major, &minor) == 2)
 		snprintf(out, size, "HIP %d.%d", major, minor);
 }
 
-enum kb_build_state kb__build_hip(struct kb_build_ctx *c,
-				  Kb__CompileResult *cr, char *msg,
-				  size_t msg_size)
+enum kb_build_state kb__build_hip(struct kb_build_ctx *c, Kb__CompileResult *cr,
+				  char *msg, size_t msg_size)
 {
 	struct hip b = {.c = c};
 	struct kb__build_log log = {0};

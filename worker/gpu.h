@@ -44,8 +44,8 @@ struct kb_gpu_info {
 	 * kb_gpu_sample and the watch then read amdgpu's sysfs files
 	 * instead of NVML: amdgpu.h): */
 	int amd;
-	char gfx[32];           /* "gfx942" */
-	int render_minor;       /* N of /dev/dri/renderDN; -1 when unknown */
+	char gfx[32];     /* "gfx942" */
+	int render_minor; /* N of /dev/dri/renderDN; -1 when unknown */
 };
 
 /* Reads the first CUDA device visible to this process into *g (zeroed

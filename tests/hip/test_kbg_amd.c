@@ -117,13 +117,13 @@ START_TEST(amd_suspect_vectoradd)
 	kbg_peak_derive(&d, KBG_OPS_NONE, 0, &p, NULL);
 	double floor_ns = kbh_cost_floor_ns(&c, &p);
 	ck_assert_int_eq(kbh_cost_suspect(&c, &p, floor_ns * 0.9), 1);
-	ck_assert_int_eq(kbh_cost_suspect(&c, &p, c.bytes / (0.9 * 5.3e12) * 1e9),
-			 0);
+	ck_assert_int_eq(
+		kbh_cost_suspect(&c, &p, c.bytes / (0.9 * 5.3e12) * 1e9), 0);
 	/* the same device by attributes alone (gfx table) is no stricter */
 	d.name[0] = '\0';
 	kbg_peak_derive(&d, KBG_OPS_NONE, 0, &p, NULL);
-	ck_assert_int_eq(kbh_cost_suspect(&c, &p, c.bytes / (0.9 * 5.3e12) * 1e9),
-			 0);
+	ck_assert_int_eq(
+		kbh_cost_suspect(&c, &p, c.bytes / (0.9 * 5.3e12) * 1e9), 0);
 }
 END_TEST
 
@@ -171,9 +171,11 @@ static void mkdirs(const char *path)
 
 START_TEST(amd_dpm_parse)
 {
-	ck_assert_int_eq(kbg__amd_dpm_current("0: 500Mhz\n1: 1300Mhz\n2: 2100Mhz *\n"),
-			 2100);
-	ck_assert_int_eq(kbg__amd_dpm_current("0: 900Mhz *\n1: 1300Mhz\n"), 900);
+	ck_assert_int_eq(
+		kbg__amd_dpm_current("0: 500Mhz\n1: 1300Mhz\n2: 2100Mhz *\n"),
+		2100);
+	ck_assert_int_eq(kbg__amd_dpm_current("0: 900Mhz *\n1: 1300Mhz\n"),
+			 900);
 	ck_assert_int_eq(kbg__amd_dpm_current("0: 900Mhz\n"), -1);
 	ck_assert_int_eq(kbg__amd_dpm_current(""), -1);
 }

@@ -143,11 +143,10 @@ struct kbg_sys *kbg_sys_amd_open_at(const char *root, const char *pci)
 	if (!s)
 		return NULL;
 	snprintf(path, sizeof path, "%s/module/amdgpu/version", root);
-	if (read_line(path, s->driver, sizeof s->driver) < 0 ||
-	    !s->driver[0]) {
+	if (read_line(path, s->driver, sizeof s->driver) < 0 || !s->driver[0]) {
 		if (uname(&u) == 0)
-			snprintf(s->driver, sizeof s->driver, "amdgpu (kernel %s)",
-				 u.release);
+			snprintf(s->driver, sizeof s->driver,
+				 "amdgpu (kernel %s)", u.release);
 		else
 			s->driver[0] = '\0';
 	}
