@@ -147,6 +147,32 @@ void kb__build_push_all(struct kb_argv *a, const struct kb_argv *from)
 		kb_argv_push(a, from->v[i]);
 }
 
+int kb__build_task_flags(const Kb__Task *t, const char *const *defaults,
+			 struct kb_argv *flags, struct kb_argv *c_flags,
+			 struct kb_argv *libs, char *msg, size_t msg_size)
+{
+	const char *set = kb_builder_config(t, "flags");
+
+	if (set && set[strspn(set, " \t\r\n")] != '\0') {
+		if (kb__build_push_lines(flags, set, NULL, 0, msg, msg_size) < 0)
+			return -1;
+	} else {
+		for (size_t i = 0; defaults[i]; i++)
+			kb_argv_push(flags, defaults[i]);
+	}
+	if (kb__build_push_lines(flags, kb_builder_config(t, "compile_flags"),
+				 NULL, 0, msg, msg_size) < 0 ||
+	    kb__build_push_lines(c_flags, kb_builder_config(t, "include_dirs"),
+				 "-I", 0, msg, msg_size) < 0 ||
+	    kb__build_push_lines(c_flags, kb_builder_config(t, "defines"), "-D",
+				 0, msg, msg_size) < 0 ||
+	    kb__build_push_lines(libs, kb_builder_config(t, "libraries"), "-l",
+				 0, msg, msg_size) < 0)
+		return -1;
+	kb__build_push_all(flags, c_flags);
+	return 0;
+}
+
 /* Whether some other task file #includes the submission's file: then the
  * harness cannot be built without the user's code. */
 static int included_by_others(const Kb__Task *t, long sub)

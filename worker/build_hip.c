@@ -51,30 +51,8 @@ struct hip {
 /* Reads the task's config. Returns 0, or -1 with msg set. */
 static int hip_config(struct hip *b, char *msg, size_t msg_size)
 {
-	const Kb__Task *t = b->c->task;
-	const char *flags = kb_builder_config(t, "flags");
-
-	if (flags && flags[strspn(flags, " \t\r\n")] != '\0') {
-		if (kb__build_push_lines(&b->hip_flags, flags, NULL, 0, msg,
-					 msg_size) < 0)
-			return -1;
-	} else {
-		for (size_t i = 0; HIP_FLAGS[i]; i++)
-			kb_argv_push(&b->hip_flags, HIP_FLAGS[i]);
-	}
-	if (kb__build_push_lines(&b->hip_flags,
-				 kb_builder_config(t, "compile_flags"), NULL, 0,
-				 msg, msg_size) < 0 ||
-	    kb__build_push_lines(&b->c_flags,
-				 kb_builder_config(t, "include_dirs"), "-I", 0,
-				 msg, msg_size) < 0 ||
-	    kb__build_push_lines(&b->c_flags, kb_builder_config(t, "defines"),
-				 "-D", 0, msg, msg_size) < 0 ||
-	    kb__build_push_lines(&b->libs, kb_builder_config(t, "libraries"),
-				 "-l", 0, msg, msg_size) < 0)
-		return -1;
-	kb__build_push_all(&b->hip_flags, &b->c_flags);
-	return 0;
+	return kb__build_task_flags(b->c->task, HIP_FLAGS, &b->hip_flags,
+				    &b->c_flags, &b->libs, msg, msg_size);
 }
 
 static int is_c_source(const char *s)

@@ -46,6 +46,24 @@
 #pragma GCC visibility push(hidden)
 #endif
 
+/* The rate of ops among a generation's three; tf32 0 = none (fp32's). */
+static double kbg__rate(enum kbg_ops ops, double fp32, double fp16,
+			double tf32)
+{
+	switch (ops) {
+	case KBG_OPS_FP32:
+		return fp32;
+	case KBG_OPS_FP16_TC:
+		return fp16;
+	case KBG_OPS_TF32_TC:
+		return tf32 > 0 ? tf32 : fp32;
+	case KBG_OPS_NONE:
+	case KBG_OPS_COUNT:
+		break;
+	}
+	return 0;
+}
+
 double kbg_flops_per_clk_sm(int major, int minor, enum kbg_ops ops)
 {
 	double fp32, fp16, tf32;
@@ -63,18 +81,7 @@ double kbg_flops_per_clk_sm(int major, int minor, enum kbg_ops ops)
 	} else {
 		fp32 = 512, fp16 = 16384, tf32 = 8192;
 	}
-	switch (ops) {
-	case KBG_OPS_FP32:
-		return fp32;
-	case KBG_OPS_FP16_TC:
-		return fp16;
-	case KBG_OPS_TF32_TC:
-		return tf32 > 0 ? tf32 : fp32;
-	case KBG_OPS_NONE:
-	case KBG_OPS_COUNT:
-		break;
-	}
-	return 0;
+	return kbg__rate(ops, fp32, fp16, tf32);
 }
 
 /* The gfx target's number ("gfx942:sramecc+" -> 942, "gfx90a" -> 0x90a
@@ -113,18 +120,7 @@ double kbg_flops_per_clk_cu(const char *gfx, enum kbg_ops ops)
 		fp32 = 512, fp16 = 16384, tf32 = 8192;
 		break;
 	}
-	switch (ops) {
-	case KBG_OPS_FP32:
-		return fp32;
-	case KBG_OPS_FP16_TC:
-		return fp16;
-	case KBG_OPS_TF32_TC:
-		return tf32 > 0 ? tf32 : fp32;
-	case KBG_OPS_NONE:
-	case KBG_OPS_COUNT:
-		break;
-	}
-	return 0;
+	return kbg__rate(ops, fp32, fp16, tf32);
 }
 
 int kbg_is_amd(const struct kbg_devinfo *d)
