@@ -355,12 +355,22 @@ def check_workloads(entry, objs):
                          % (what, grace, drain))
                 gpu = env.get("KB_GPU", "CPU")
                 lim = (c.get("resources") or {}).get("limits") or {}
-                ngpu = int(lim.get("nvidia.com/gpu", 0))
-                if gpu.upper() == "CPU" and ngpu == 0 or gpu.upper() != "CPU" and ngpu == 1:
-                    ok("%s: KB_GPU %s with %d GPU(s)" % (what, gpu, ngpu))
+                # AMD types (MI...) take the AMD device plugin's resource,
+                # every other GPU NVIDIA's; a worker holds exactly one GPU.
+                amd = gpu.upper().startswith("MI")
+                res = "amd.com/gpu" if amd else "nvidia.com/gpu"
+                other = "nvidia.com/gpu" if amd else "amd.com/gpu"
+                ngpu, nother = int(lim.get(res, 0)), int(lim.get(other, 0))
+                if gpu.upper() == "CPU":
+                    ngpu, nother = ngpu + nother, 0
+                if nother:
+                    fail("%s: KB_GPU %s must not ask for %s" % (what, gpu, other))
+                elif gpu.upper() == "CPU" and ngpu == 0 or gpu.upper() != "CPU" and ngpu == 1:
+                    ok("%s: KB_GPU %s with %d GPU(s) (%s)" % (what, gpu, ngpu, res))
                 else:
-                    fail("%s: KB_GPU %s needs %s, has nvidia.com/gpu %d"
-                         % (what, gpu, "no GPU" if gpu.upper() == "CPU" else "exactly one GPU", ngpu))
+                    fail("%s: KB_GPU %s needs %s, has %s %d"
+                         % (what, gpu, "no GPU" if gpu.upper() == "CPU" else "exactly one GPU",
+                            res, ngpu))
                 count = o["spec"].get("replicas", 1) if o["kind"] == "Deployment" else None
                 gpus.setdefault(gpu, []).append((what, count))
             if c["name"] == "gateway":

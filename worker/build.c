@@ -147,6 +147,32 @@ void kb__build_push_all(struct kb_argv *a, const struct kb_argv *from)
 		kb_argv_push(a, from->v[i]);
 }
 
+int kb__build_task_flags(const Kb__Task *t, const char *const *defaults,
+			 struct kb_argv *flags, struct kb_argv *c_flags,
+			 struct kb_argv *libs, char *msg, size_t msg_size)
+{
+	const char *set = kb_builder_config(t, "flags");
+
+	if (set && set[strspn(set, " \t\r\n")] != '\0') {
+		if (kb__build_push_lines(flags, set, NULL, 0, msg, msg_size) < 0)
+			return -1;
+	} else {
+		for (size_t i = 0; defaults[i]; i++)
+			kb_argv_push(flags, defaults[i]);
+	}
+	if (kb__build_push_lines(flags, kb_builder_config(t, "compile_flags"),
+				 NULL, 0, msg, msg_size) < 0 ||
+	    kb__build_push_lines(c_flags, kb_builder_config(t, "include_dirs"),
+				 "-I", 0, msg, msg_size) < 0 ||
+	    kb__build_push_lines(c_flags, kb_builder_config(t, "defines"), "-D",
+				 0, msg, msg_size) < 0 ||
+	    kb__build_push_lines(libs, kb_builder_config(t, "libraries"), "-l",
+				 0, msg, msg_size) < 0)
+		return -1;
+	kb__build_push_all(flags, c_flags);
+	return 0;
+}
+
 /* Whether some other task file #includes the submission's file: then the
  * harness cannot be built without the user's code. */
 static int included_by_others(const Kb__Task *t, long sub)
@@ -427,18 +453,6 @@ enum kb_build_state kb__build_version(const struct kb_build_ctx *c,
 
 /* ---- the table ---- */
 
-static enum kb_build_state build_unsupported(struct kb_build_ctx *c,
-					     Kb__CompileResult *cr, char *msg,
-					     size_t msg_size)
-{
-	snprintf(msg, msg_size, "lang %s is not supported on this worker (%s)",
-		 c->task->lang, c->gpu);
-	cr->success = 0;
-	cr->exit_code = -1;
-	kb__pb_set_str(&cr->stderr, msg);
-	return KB_BUILD_UNSUPPORTED;
-}
-
 static int argv_binary(const Kb__Task *t, const char *python,
 		       const char *harness_mode, const char *cases_file,
 		       struct kb_argv *argv, char *msg, size_t msg_size)
@@ -474,9 +488,7 @@ static const struct kb_builder builders[] = {
 	{"c", kb__build_c, argv_binary},
 	{"py", kb__build_py, argv_python},
 	{"cu", kb__build_cu, argv_binary},
-	/* Until the hipcc builder lands, hip stops at the build with a
-	 * message saying why. */
-	{"hip", build_unsupported, argv_binary},
+	{"hip", kb__build_hip, argv_binary},
 };
 
 const struct kb_builder *kb_builder_find(const char *lang)

@@ -94,6 +94,11 @@ struct kb_build_ctx {
 	/* cu only: */
 	const char *cuda_arch;  /* nvcc target ("90a"); NULL: cu cannot build */
 	const char *cuda_home;  /* toolkit root; NULL = /usr/local/cuda */
+	/* hip only: */
+	const char *hip_arch;   /* hipcc target ("gfx942"); NULL: hip cannot
+				 * build */
+	const char *hip_home;   /* ROCm root (<hip_home>/bin/hipcc); NULL =
+				 * /usr */
 	/* py only: the interpreter (NULL: "python3" on PATH) */
 	const char *python;
 	char *toolkit;          /* out, may be NULL: "CUDA 13.0" once known */

@@ -83,30 +83,8 @@ static char *object_name(const char *source)
 /* Reads the task's config. Returns 0, or -1 with msg set. */
 static int cu_flags(struct cu *b, char *msg, size_t msg_size)
 {
-	const Kb__Task *t = b->c->task;
-	const char *flags = kb_builder_config(t, "flags");
-
-	if (flags && flags[strspn(flags, " \t\r\n")] != '\0') {
-		if (kb__build_push_lines(&b->cuda_flags, flags, NULL, 0, msg,
-					 msg_size) < 0)
-			return -1;
-	} else {
-		for (size_t i = 0; CU_FLAGS[i]; i++)
-			kb_argv_push(&b->cuda_flags, CU_FLAGS[i]);
-	}
-	if (kb__build_push_lines(&b->cuda_flags,
-				 kb_builder_config(t, "compile_flags"), NULL, 0,
-				 msg, msg_size) < 0 ||
-	    kb__build_push_lines(&b->c_flags,
-				 kb_builder_config(t, "include_dirs"), "-I", 0,
-				 msg, msg_size) < 0 ||
-	    kb__build_push_lines(&b->c_flags, kb_builder_config(t, "defines"),
-				 "-D", 0, msg, msg_size) < 0 ||
-	    kb__build_push_lines(&b->libs, kb_builder_config(t, "libraries"),
-				 "-l", 0, msg, msg_size) < 0)
-		return -1;
-	kb__build_push_all(&b->cuda_flags, &b->c_flags);
-	return 0;
+	return kb__build_task_flags(b->c->task, CU_FLAGS, &b->cuda_flags,
+				    &b->c_flags, &b->libs, msg, msg_size);
 }
 
 /* One harness compile: nvcc, the flags for the source's kind, -c, -o. */

@@ -19,6 +19,14 @@ int kb__build_push_lines(struct kb_argv *a, const char *value,
 
 void kb__build_push_all(struct kb_argv *a, const struct kb_argv *from);
 
+/* A GPU task's flags (cu, hip): config.flags when set (it replaces
+ * defaults, NULL-terminated), else the defaults; then config.compile_flags;
+ * -I include_dirs and -D defines into c_flags and after them into flags;
+ * config.libraries as -l into libs. Returns 0, or -1 with msg set. */
+int kb__build_task_flags(const Kb__Task *t, const char *const *defaults,
+			 struct kb_argv *flags, struct kb_argv *c_flags,
+			 struct kb_argv *libs, char *msg, size_t msg_size);
+
 /* How a task builds: its sources, the submission's file among them, and
  * the shape (build.h). */
 struct kb__build_plan {
@@ -99,6 +107,11 @@ enum kb_build_state kb__build_c(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				char *msg, size_t msg_size);
 enum kb_build_state kb__build_cu(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				 char *msg, size_t msg_size);
+enum kb_build_state kb__build_hip(struct kb_build_ctx *c,
+				  Kb__CompileResult *cr, char *msg,
+				  size_t msg_size);
+/* "HIP 5.2" from `hipcc --version` ("HIP version: 5.2.21153-0"), or "". */
+void kb__hip_release(const char *version, char *out, size_t size);
 enum kb_build_state kb__build_py(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				 char *msg, size_t msg_size);
 

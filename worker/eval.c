@@ -198,7 +198,7 @@ static int sandbox(const struct job *j, const struct kb_argv *argv,
 	const long online = sysconf(_SC_NPROCESSORS_ONLN);
 	const long ncpu = online > 0 ? online : 1;
 	const char *home = cuda_home(j);
-	char *ro[6 + KB_PYTHON_DIRS] = {(char *)j->jd.task, (char *)j->jd.out,
+	char *ro[7 + KB_PYTHON_DIRS] = {(char *)j->jd.task, (char *)j->jd.out,
 					(char *)j->jd.harness};
 	char *rw[2] = {(char *)j->jd.home, NULL};
 	size_t nro = 3;
@@ -224,14 +224,19 @@ static int sandbox(const struct job *j, const struct kb_argv *argv,
 		.rw_paths = rw,
 		.gpu_restrict = gpu && is_gpu(j) && j->o->gpu_restrict,
 		.gpu_index = j->o->gpu_index,
+		.gpu_render_minor = j->o->gpu_render_minor,
 	};
 	kb_eval_sandbox_fn run = j->o->sandbox ? j->o->sandbox : kb_sandbox_run;
 
-	/* A toolkit outside /usr must be bound into isolated runs. */
+	/* A toolkit outside /usr must be bound into isolated runs (the task,
+	 * output and harness folders, CUDA, ncu, HIP, Python: ro's size). */
 	if (is_gpu(j) && strncmp(home, "/usr/", 5) != 0)
 		ro[nro++] = (char *)home;
 	if (j->ncu_root[0])
 		ro[nro++] = (char *)j->ncu_root;
+	if (is_gpu(j) && j->o->hip_home && strcmp(j->o->hip_home, "/usr") &&
+	    strncmp(j->o->hip_home, "/usr/", 5) != 0)
+		ro[nro++] = (char *)j->o->hip_home;
 	for (size_t i = 0; j->python && j->o->python && j->o->python->dirs[i];
 	     i++)
 		ro[nro++] = j->o->python->dirs[i];
@@ -269,6 +274,8 @@ static void build(struct job *j, const struct kb_builder *b)
 		.cache_dir = j->cache,
 		.cuda_arch = j->o->cuda_arch,
 		.cuda_home = j->o->cuda_home,
+		.hip_arch = j->o->hip_arch,
+		.hip_home = j->o->hip_home,
 		.python = j->o->python ? j->o->python->exe : NULL,
 		.toolkit = j->toolkit,
 		.toolkit_size = sizeof(j->toolkit),

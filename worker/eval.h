@@ -72,6 +72,13 @@ struct kb_eval_opts {
 	const char *gpu_visible;  /* CUDA_VISIBLE_DEVICES of runs, or NULL */
 	int gpu_restrict;         /* runs see /dev/nvidia<gpu_index> alone */
 	int gpu_index;
+	/* AMD workers: the hipcc target ("gfx942"; NULL: no hip builds),
+	 * ROCm's root (hipcc is <hip_home>/bin/hipcc; NULL = /usr), and with
+	 * gpu_restrict the render node runs get beside /dev/kfd
+	 * (/dev/dri/renderD<gpu_render_minor>; 0 = all of /dev/dri). */
+	const char *hip_arch;
+	const char *hip_home;
+	int gpu_render_minor;
 	const struct kb_gpu_info *device; /* the probed device, or NULL */
 
 	/* Python tasks: the interpreter (KB_PYTHON); NULL: "python3" on the

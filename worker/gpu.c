@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "amdgpu.h"
 #include "kb_util.h"
 
 /* ---- the driver API, in the probe child ---- */
@@ -406,11 +407,44 @@ static int nvml_minor(const char *pci)
 	return dev && nvml.minor && nvml.minor(dev, &v) == 0 ? (int)v : -1;
 }
 
+int kb_gpu_device_driver(const struct kb_gpu_info *g, char *out,
+			 size_t out_size)
+{
+	if (g && g->amd)
+		return kb_amdgpu_driver_string(out, out_size);
+	return kb_gpu_driver_string(out, out_size);
+}
+
+int kb_gpu_probe_amd(struct kb_gpu_info *g, const char *visible)
+{
+	struct kb_amdgpu_dev d;
+	int rc = kb_amdgpu_probe(&d, visible);
+
+	memset(g, 0, sizeof(*g));
+	g->minor = -1;
+	g->amd = 1;
+	g->render_minor = -1;
+	if (rc < 0) {
+		snprintf(g->why, sizeof(g->why), "%s", d.why);
+		return -1;
+	}
+	snprintf(g->name, sizeof(g->name), "%s", d.name);
+	snprintf(g->gfx, sizeof(g->gfx), "%s", d.gfx);
+	snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", d.pci_bus_id);
+	g->render_minor = d.render_minor;
+	g->ok = 1;
+	return 0;
+}
+
 int kb_gpu_sample(const struct kb_gpu_info *g, struct kb_gpu_sample *s)
 {
-	void *dev = g && g->ok ? nvml_device(g->pci_bus_id) : NULL;
+	void *dev;
 	unsigned v;
 
+	if (g && g->amd)
+		return kb_amdgpu_sample(g->ok ? g->pci_bus_id : NULL,
+					&s->sm_mhz, &s->temp_c, &s->power_mw);
+	dev = g && g->ok ? nvml_device(g->pci_bus_id) : NULL;
 	s->sm_mhz = s->temp_c = s->power_mw = -1;
 	if (!dev)
 		return -1;
@@ -507,6 +541,7 @@ const char *kb_gpu_xid_name(unsigned xid)
 }
 
 struct kb_gpu_watch {
+	struct kb_amdgpu_watch *amd; /* an AMD device's watch (amdgpu.h) */
 	void *dev;
 	void *set;              /* NULL: no event could be registered */
 	int ecc_ok;             /* the start's ECC count was read */
@@ -544,6 +579,16 @@ struct kb_gpu_watch *kb_gpu_watch_start(const struct kb_gpu_info *g,
 {
 	struct kb_gpu_watch w = {0}, *out;
 
+	if (g && g->amd) {
+		w.amd = kb_amdgpu_watch_start(g->ok ? g->pci_bus_id : NULL,
+					      errstr, errstr_size);
+		if (!w.amd || !(out = malloc(sizeof(*out)))) {
+			kb_amdgpu_watch_end(w.amd, NULL, 0);
+			return NULL;
+		}
+		*out = w;
+		return out;
+	}
 	if (!g || !g->ok || !g->pci_bus_id[0]) {
 		snprintf(errstr, errstr_size,
 			 "no NVIDIA device was read at start-up");
@@ -654,6 +699,12 @@ enum kb_gpu_watch_result kb_gpu_watch_end(struct kb_gpu_watch *w, char *why,
 		why[0] = '\0';
 	if (!w) {
 		found(&f, KB_GPU_WATCH_UNKNOWN, "no device fault watch");
+		return f.result;
+	}
+	if (w->amd) {
+		f.result = (enum kb_gpu_watch_result)kb_amdgpu_watch_end(
+			w->amd, why, why_size);
+		free(w);
 		return f.result;
 	}
 	if (w->set)

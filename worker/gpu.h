@@ -40,6 +40,12 @@ struct kb_gpu_info {
 	char uuid[48];          /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
 	int minor;              /* N of /dev/nvidiaN; -1 when unknown */
 	char why[256];          /* when !ok: what failed */
+	/* AMD devices (kb_gpu_probe_amd fills these and name, pci_bus_id;
+	 * kb_gpu_sample and the watch then read amdgpu's sysfs files
+	 * instead of NVML: amdgpu.h): */
+	int amd;
+	char gfx[32];     /* "gfx942" */
+	int render_minor; /* N of /dev/dri/renderDN; -1 when unknown */
 };
 
 /* Reads the first CUDA device visible to this process into *g (zeroed
@@ -48,6 +54,12 @@ struct kb_gpu_info {
  * g->why set (no libcuda, no device, driver error, timeout). Not
  * thread-safe (forks). */
 int kb_gpu_probe(struct kb_gpu_info *g, double timeout_s);
+
+/* Reads the worker's AMD device from amdgpu's sysfs files (amdgpu.h:
+ * kb_amdgpu_probe) into *g (zeroed first; g->amd = 1, g->minor = -1).
+ * visible: ROCR_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES. Returns 0 with
+ * g->ok = 1, or -1 with g->why set. Thread-safe (reads files only). */
+int kb_gpu_probe_amd(struct kb_gpu_info *g, const char *visible);
 
 /* The nvcc target for a compute capability: "<major><minor>", with the
  * arch-specific suffix "a" from 9.0 on (9.0 -> "90a", 10.0 -> "100a"; 8.0
@@ -81,6 +93,11 @@ int kb_gpu_sample(const struct kb_gpu_info *g, struct kb_gpu_sample *s);
 /* The driver's version string ("550.54.15") into out; returns 0, or -1
  * (out = "") without NVML. */
 int kb_gpu_driver_string(char *out, size_t out_size);
+
+/* The same for g's device: amdgpu's version for an AMD device
+ * (kb_amdgpu_driver_string), else kb_gpu_driver_string. */
+int kb_gpu_device_driver(const struct kb_gpu_info *g, char *out,
+			 size_t out_size);
 
 /* ---- device faults during a run ----
  *

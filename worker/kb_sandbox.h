@@ -74,6 +74,9 @@ struct kb_sandbox_opts {
 				 * N = gpu_index, so a worker's run sees its own GPU
 				 * alone (AMD's /dev/dri is bound whole) */
 	int gpu_index;
+	int gpu_render_minor;   /* with gpu_restrict on an AMD host: of /dev/dri
+				 * bind only renderD<N> (N = this, >= 128),
+				 * beside /dev/kfd; 0 = all of /dev/dri */
 	const char *cwd;        /* working directory; NULL = workdir. It must be
 				 * inside the workdir or one of the bound paths
 				 * (a read-only one will do: then only the workdir

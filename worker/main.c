@@ -57,6 +57,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "amdgpu.h"
 #include "eval.h"
 #include "gpu.h"
 #include "jobdir.h"
@@ -86,6 +87,7 @@ static struct {
 	char *brokers, *gpu, *worker, *workdir, *problems, *log_level;
 	char *consumer_extra;
 	char *cuda_arch, *cuda_home, *cache_dir, *gpu_ld_path, *python;
+	char *hip_arch, *hip_home;
 	char *metrics_addr;
 	long metrics_port;
 	int log_json, isolate, keep_workdir, gpu_require, gpu_restrict;
@@ -133,6 +135,12 @@ static const struct kb_cfg_entry cfg_table[] = {
 	 "nvcc target of cu builds (90a, 80, ...); empty: the device's own"},
 	{"KB_CUDA_HOME", KB_CFG_STRING, "/usr/local/cuda", 0, 0, 0,
 	 &cfg.cuda_home, "CUDA toolkit (nvcc is <KB_CUDA_HOME>/bin/nvcc)"},
+	{"KB_HIP_ARCH", KB_CFG_STRING, "", 0, 0, 0, &cfg.hip_arch,
+	 "hipcc target of hip builds (gfx942, gfx90a, ...); empty: the "
+	 "device's own"},
+	{"KB_HIP_HOME", KB_CFG_STRING, "/usr", 0, 0, 0, &cfg.hip_home,
+	 "ROCm root (hipcc is <KB_HIP_HOME>/bin/hipcc; /opt/rocm for AMD's "
+	 "packages)"},
 	{"KB_CACHE_DIR", KB_CFG_STRING, "", 0, 0, 0, &cfg.cache_dir,
 	 "compiled harness objects; empty: <KB_WORKDIR>/cache"},
 	{"KB_GPU_LD_LIBRARY_PATH", KB_CFG_STRING, "", 0, 0, 0,
@@ -184,8 +192,9 @@ static void setup_python(void)
 static struct {
 	struct kb_gpu_info info;
 	char arch[16];
+	char hip_arch[64];
 	char visible[192];
-	int restrict_, index;
+	int restrict_, index, render_minor;
 } dev;
 
 static void usage(FILE *f)
@@ -249,6 +258,59 @@ static void name_worker(void)
 		cfg.worker = NULL;
 }
 
+/* Reads an AMD worker's device (amdgpu.h) and decides the hipcc target
+ * and what runs see: /dev/kfd and the device's own render node. required
+ * as for setup_gpu. Returns 0, or -1 after logging why. */
+static int setup_amd(int required)
+{
+	const char *vis = getenv("ROCR_VISIBLE_DEVICES");
+	const char *arch_from = NULL, *named = kb_amdgpu_arch_for_name(cfg.gpu);
+
+	if (!vis || !*vis)
+		vis = getenv("HIP_VISIBLE_DEVICES");
+	if (cfg.hip_arch[0] && !kb_amdgpu_arch_valid(cfg.hip_arch)) {
+		kb_error("KB_HIP_ARCH must be a gfx target such as gfx942 or "
+			 "gfx90a, not \"%s\"", cfg.hip_arch);
+		return -1;
+	}
+	if (kb_gpu_probe_amd(&dev.info, vis) == 0) {
+		kb_info("gpu=%s device \"%s\" %s pci=%s render=%d", cfg.gpu,
+			dev.info.name, dev.info.gfx, dev.info.pci_bus_id,
+			dev.info.render_minor);
+	} else if (required) {
+		kb_error("gpu=%s: cannot read the AMD device: %s "
+			 "(KB_GPU_REQUIRE=0 starts anyway)", cfg.gpu,
+			 dev.info.why);
+		return -1;
+	} else {
+		kb_warn("gpu=%s: cannot read the AMD device: %s", cfg.gpu,
+			dev.info.why);
+	}
+	if (cfg.hip_arch[0]) {
+		snprintf(dev.hip_arch, sizeof(dev.hip_arch), "%s", cfg.hip_arch);
+		arch_from = "KB_HIP_ARCH";
+	} else if (dev.info.ok) {
+		snprintf(dev.hip_arch, sizeof(dev.hip_arch), "%s", dev.info.gfx);
+		arch_from = "the device's";
+	} else if (named) {
+		snprintf(dev.hip_arch, sizeof(dev.hip_arch), "%s", named);
+		arch_from = "from the KB_GPU name";
+	} else {
+		kb_warn("gpu=%s: no gfx target known: hip builds will fail "
+			"(set KB_HIP_ARCH)", cfg.gpu);
+	}
+	dev.restrict_ = cfg.gpu_restrict && dev.info.ok &&
+			dev.info.render_minor >= 128;
+	dev.render_minor = dev.restrict_ ? dev.info.render_minor : 0;
+	dev.index = -1;
+	kb_info("gpu=%s arch=%s (%s) runs: %s", cfg.gpu,
+		dev.hip_arch[0] ? dev.hip_arch : "none",
+		arch_from ? arch_from : "-",
+		dev.restrict_ ? "/dev/kfd and its render node alone"
+			      : "every GPU node");
+	return 0;
+}
+
 /* Reads an NVIDIA worker's device and decides the nvcc target and what
  * runs see. required: a device that cannot be read stops the worker (the
  * service); otherwise (`eval`, for building without a GPU) it is a
@@ -261,10 +323,11 @@ static int setup_gpu(int required)
 
 	memset(&dev, 0, sizeof(dev));
 	dev.info.minor = -1;
-	/* CPU workers have no GPU; AMD Instinct (MI...) is not read here. */
-	if (strcasecmp(cfg.gpu, "CPU") == 0 ||
-	    strncasecmp(cfg.gpu, "MI", 2) == 0)
+	/* CPU workers have no GPU; AMD Instinct (MI...) has its own. */
+	if (strcasecmp(cfg.gpu, "CPU") == 0)
 		return 0;
+	if (kb_amdgpu_is_amd_name(cfg.gpu))
+		return setup_amd(required);
 	if (cfg.cuda_arch[0] && !kb_gpu_arch_valid(cfg.cuda_arch)) {
 		kb_error("KB_CUDA_ARCH must be an nvcc target such as 90a, 80 "
 			 "or 100f, not \"%s\"", cfg.cuda_arch);
@@ -344,6 +407,9 @@ static struct kb_eval_opts eval_opts(void)
 		.gpu_visible = dev.visible[0] ? dev.visible : NULL,
 		.gpu_restrict = dev.restrict_,
 		.gpu_index = dev.index,
+		.hip_arch = dev.hip_arch[0] ? dev.hip_arch : NULL,
+		.hip_home = cfg.hip_home,
+		.gpu_render_minor = dev.render_minor,
 		.device = dev.info.ok ? &dev.info : NULL,
 		.python = python_why[0] ? NULL : &python,
 		.python_why = python_why[0] ? python_why : NULL,

@@ -100,9 +100,12 @@ static int other_gpu(const char *name, int index)
 
 /* GPU device nodes present on this host: NVIDIA (nvidia*, nvidia-caps/),
  * AMD (kfd, dri/). With restrict, only GPU index's own /dev/nvidiaN; the
- * shared control nodes (nvidiactl, nvidia-uvm, ...) always. AMD's dri/ is
- * bound whole (per-GPU selection there is not implemented). */
-static int add_gpu_nodes(struct sb_plan *p, int restrict_, int index)
+ * shared control nodes (nvidiactl, nvidia-uvm, ...) always; on AMD, with
+ * a render minor, /dev/kfd and that one /dev/dri/renderD<N> (what a HIP
+ * program needs of its GPU: ROCm skips the GPUs whose render node it
+ * cannot open), else the whole of dri/. */
+static int add_gpu_nodes(struct sb_plan *p, int restrict_, int index,
+			 int render_minor)
 {
 	DIR *d = opendir("/dev");
 	struct dirent *e;
@@ -111,13 +114,17 @@ static int add_gpu_nodes(struct sb_plan *p, int restrict_, int index)
 
 	if (!d)
 		return -errno;
-	while (rc == 0 && (e = readdir(d)))
-		if ((strncmp(e->d_name, "nvidia", 6) == 0 || strcmp(e->d_name, "kfd") == 0 ||
-		     strcmp(e->d_name, "dri") == 0) &&
-		    !(restrict_ && other_gpu(e->d_name, index))) {
+	while (rc == 0 && (e = readdir(d))) {
+		if (!(strncmp(e->d_name, "nvidia", 6) == 0 || strcmp(e->d_name, "kfd") == 0 ||
+		      strcmp(e->d_name, "dri") == 0) ||
+		    (restrict_ && other_gpu(e->d_name, index)))
+			continue;
+		if (restrict_ && render_minor >= 128 && strcmp(e->d_name, "dri") == 0)
+			snprintf(path, sizeof(path), "/dev/dri/renderD%d", render_minor);
+		else
 			snprintf(path, sizeof(path), "/dev/%s", e->d_name);
-			rc = add_bind(p, path, path, SB_BIND_DEV, 1);
-		}
+		rc = add_bind(p, path, path, SB_BIND_DEV, 1);
+	}
 	closedir(d);
 	return rc;
 }
@@ -232,7 +239,7 @@ int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *
 	if (getenv("KB_SANDBOX_RO_PATHS") && (rc = add_path_list(p, getenv("KB_SANDBOX_RO_PATHS"))) < 0)
 		goto toomany;
 	if (o->gpu) {
-		if ((rc = add_gpu_nodes(p, o->gpu_restrict, o->gpu_index)) < 0)
+		if ((rc = add_gpu_nodes(p, o->gpu_restrict, o->gpu_index, o->gpu_render_minor)) < 0)
 			goto toomany;
 		if ((rc = add_bind(p, "/sys", "/sys", SB_BIND_RO, 1)) < 0)
 			goto toomany;

@@ -34,12 +34,15 @@ static int find_example(const char *dir, char *path, size_t size)
 	return rc;
 }
 
-/* Whether this worker builds lang at all (a CPU worker has no CUDA). */
+/* Whether this worker builds lang at all (a CPU worker has no CUDA, an
+ * NVIDIA worker no gfx target). */
 static int serves(const struct kb_eval_opts *o, const char *lang)
 {
 	if (strcmp(lang, "cu") == 0)
 		return o->cuda_arch != NULL;
-	return strcmp(lang, "hip") != 0;
+	if (strcmp(lang, "hip") == 0)
+		return o->hip_arch != NULL;
+	return 1;
 }
 
 /* Evaluates the example of t (full test run, or the build alone).

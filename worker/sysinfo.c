@@ -81,7 +81,7 @@ static void gpu_start(const char *gpu, const struct kb_gpu_info *dev,
 
 	kb__pb_set_str(&si->device_name,
 		       dev && dev->ok ? dev->name : gpu ? gpu : "");
-	kb_gpu_driver_string(drv, sizeof(drv));
+	kb_gpu_device_driver(dev, drv, sizeof(drv));
 	if (dev && dev->ok && dev->cuda_driver > 0)
 		kb__pb_take_str(&si->driver,
 				kb__xasprintf("%s%sCUDA %d.%d%s", drv,

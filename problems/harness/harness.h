@@ -33,7 +33,7 @@
  *
  * The header is C17 and also valid C++ (extern "C"), so a .cu file can
  * include it; kbh_hash_u64 and kbh_hash_unitf are inline and marked
- * __host__ __device__ under nvcc.
+ * __host__ __device__ under nvcc and hipcc.
  */
 #ifndef KBH_HARNESS_H
 #define KBH_HARNESS_H
@@ -52,7 +52,7 @@ extern "C" {
 #define KBH_PRINTF(a, b)
 #endif
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(__HIP__)
 #define KBH_HD __host__ __device__
 #else
 #define KBH_HD

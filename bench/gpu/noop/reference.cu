@@ -51,7 +51,7 @@ void call(const void *, void *const in[], void *const out[])
 
 } // namespace
 
-extern "C" const struct kbg_problem kbg_problem_def = {
+KBG_PROBLEM_DEF = {
 	"noop", sizeof(struct params), keys, setup, generate, reference,
 	check,  call,
 };

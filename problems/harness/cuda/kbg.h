@@ -2,7 +2,7 @@
  *
  * A CUDA problem is one file, reference.cu, that defines
  *
- *     const struct kbg_problem kbg_problem_def = { ... };
+ *     KBG_PROBLEM_DEF = { ... };
  *
  * and is linked with the driver (kbg_main.cu, kbg_dev.cu, kbg_model.c,
  * kbg_sys.c), the shared host harness (harness.c) and the sealed
@@ -41,6 +41,9 @@
 
 #include "harness.h"
 #include "kbg_model.h"
+#ifdef __cplusplus
+#include "kbg_api.h" /* the device API: CUDA, or HIP under hipcc */
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -119,8 +122,18 @@ struct kbg_problem {
 
 #define KBG_PARAMS_MAX 256
 
-/* Defined by the problem's reference.cu. */
-extern const struct kbg_problem kbg_problem_def;
+/* Defined by the problem's reference.cu as `KBG_PROBLEM_DEF = {...};`.
+ * Not const under hipcc: clang (15) emits an externally visible const
+ * variable into the device code object too, where the host hooks it
+ * points to do not exist (an undefined-symbol link error). */
+#if defined(__HIP__)
+#define KBG_PROBLEM_CONST
+#else
+#define KBG_PROBLEM_CONST const
+#endif
+#define KBG_PROBLEM_DEF                                                    \
+	extern "C" KBG_PROBLEM_CONST struct kbg_problem kbg_problem_def
+extern KBG_PROBLEM_CONST struct kbg_problem kbg_problem_def;
 
 /* ---- device helpers for problems (kbg_dev.cu) ---------------------------
  * All enqueue on the legacy default stream; the compare helpers then

@@ -1,11 +1,16 @@
 #!/bin/sh
-# kbg_build.sh: builds a CUDA problem with a submission the way the worker
-# does (worker/build_cu.c), for the tests and the GPU scripts.
+# kbg_build.sh: builds a CUDA or HIP problem with a submission the way
+# the worker does (worker/build_cu.c, worker/build_hip.c), for the tests
+# and the GPU scripts.
 #
 #   kbg_build.sh [-a ARCH] [-c CACHE] [-w WORKDIR] PROBLEM_DIR SUBMISSION
 #
 #   ARCH     compute capability with suffix: 90a (H100, default), 80
-#            (A100), 89 (L4), 75 (T4)
+#            (A100), 89 (L4), 75 (T4); or an AMD gfx target (gfx942
+#            MI300X, gfx90a MI250X): hipcc ($HIPCC, default hipcc)
+#            instead of nvcc; several gfx targets separated by commas
+#            build one binary for all of them (the tests' shortcut; the
+#            worker builds for its own device alone)
 #   CACHE    harness cache (default ${KBG_CACHE:-${TMPDIR:-/tmp}/kbg-cache})
 #   WORKDIR  the run directory to create (default: a new mktemp -d); must
 #            not exist or be empty
@@ -20,6 +25,8 @@
 #      and every task file but the submission);
 #   3. the submission alone into submission.so (-shared, the shared
 #      runtime, no undefined symbols, custom_kernel required).
+# For a gfx target the same steps with hipcc and worker/build_hip.c's
+# flags (the HIP runtime is always shared).
 # Run it as the worker does:
 #   KBH_SUBMISSION=WORKDIR/submission.so POPCORN_FD=3 WORKDIR/eval.out ...
 # Prints WORKDIR on stdout as its last line. Exit 0; 1 when the submission
@@ -49,13 +56,31 @@ task=$pdir/task.yml
 [ -f "$sub" ] || { echo "kbg_build: no $sub" >&2; exit 2; }
 NVCC=${NVCC:-nvcc}
 
-# ---- the flags: worker/build_cu.c's CU_FLAGS ----
-GENCODE="-gencode=arch=compute_${arch},code=sm_${arch}"
-CUFLAGS="--std=c++20 -DNDEBUG -Xcompiler=-Wno-psabi \
+case $arch in
+gfx*)
+	# ---- worker/build_hip.c's HIP_FLAGS ----
+	NVCC=${HIPCC:-hipcc}
+	GENCODE=$(echo "$arch" | tr ',' '\n' | sed 's/^/--offload-arch=/' | tr '\n' ' ')
+	CUFLAGS="-std=c++20 -DNDEBUG -O3 -fno-strict-aliasing"
+	CFLAGS="-O3 $GENCODE -std=gnu17"
+	LINKRT="-ldl"
+	SOFLAGS="-shared -fPIC -Wl,--no-undefined -Wl,--require-defined=custom_kernel"
+	SOLIBS=
+	;;
+*)
+	# ---- worker/build_cu.c's CU_FLAGS ----
+	GENCODE="-gencode=arch=compute_${arch},code=sm_${arch}"
+	CUFLAGS="--std=c++20 -DNDEBUG -Xcompiler=-Wno-psabi \
 -Xcompiler=-fno-strict-aliasing --expt-extended-lambda \
 --expt-relaxed-constexpr -forward-unknown-to-host-compiler -O3 \
 -Xnvlink=--verbose -Xptxas=--verbose -Xptxas=--warn-on-spills -lineinfo"
-CFLAGS="-O3 $GENCODE -Xcompiler -std=gnu17"
+	CFLAGS="-O3 $GENCODE -Xcompiler -std=gnu17"
+	LINKRT="-cudart shared -lcuda -ldl"
+	SOFLAGS="-shared -Xcompiler=-fPIC -cudart shared -Xlinker=--no-undefined \
+-Xlinker=--require-defined=custom_kernel"
+	SOLIBS="-Xlinker=--as-needed -lcublas -lcublasLt -lcuda"
+	;;
+esac
 
 if [ -z "$work" ]; then
 	work=$(mktemp -d "${TMPDIR:-/tmp}/kbg-run.XXXXXX")
@@ -128,7 +153,7 @@ if [ ! -f "$entry/.complete" ]; then
 		}
 	done
 	# shellcheck disable=SC2086
-	"$NVCC" $GENCODE -o "$tmp/eval.out" $objs -cudart shared -lcuda -ldl \
+	"$NVCC" $GENCODE -o "$tmp/eval.out" $objs $LINKRT \
 		>"$tmp/log" 2>&1 || {
 		cat "$tmp/log" >&2
 		rm -rf "$tmp"
@@ -146,10 +171,8 @@ cp "$entry/eval.out" "$work/eval.out"
 
 # ---- 3. the submission ----
 # shellcheck disable=SC2086
-if ! (cd "$work" && "$NVCC" $CUFLAGS $GENCODE -shared -Xcompiler=-fPIC \
-	-cudart shared -Xlinker=--no-undefined \
-	-Xlinker=--require-defined=custom_kernel "$subname" \
-	-o submission.so -Xlinker=--as-needed -lcublas -lcublasLt -lcuda); then
+if ! (cd "$work" && "$NVCC" $CUFLAGS $GENCODE $SOFLAGS "$subname" \
+	-o submission.so $SOLIBS); then
 	echo "kbg_build: the submission failed to build" >&2
 	exit 1
 fi

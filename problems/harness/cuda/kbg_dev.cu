@@ -9,10 +9,9 @@
  * not spend seconds on a billion contended atomics.
  */
 #include "kbg.h"
+#include "kbg_api.h"
 #include "kbg_dev.h"
 
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,8 +45,8 @@ __device__ void flush_res(dev_res *r, unsigned long long cnt,
 			  unsigned long long first)
 {
 	for (int o = 16; o > 0; o >>= 1) {
-		cnt += __shfl_down_sync(0xffffffffu, cnt, o);
-		unsigned long long f = __shfl_down_sync(0xffffffffu, first, o);
+		cnt += KBG_SHFL_DOWN(cnt, o);
+		unsigned long long f = KBG_SHFL_DOWN(first, o);
 		first = f < first ? f : first;
 	}
 	if ((threadIdx.x & 31) == 0 && cnt) {
@@ -170,9 +169,10 @@ __global__ void k_equal_bytes(const unsigned char *a, const unsigned char *b,
 	flush_res(r, cnt, first);
 }
 
-/* Streams the flush buffer through L2 with cache-global loads (they
- * allocate in L2, not in L1). Reading, not writing, keeps L2 free of dirty
- * lines, so the submission's first misses pay no write-backs of ours; the
+/* Streams the flush buffer through the last-level cache with loads that
+ * allocate there (kbg_dev_load_l2: cache-global loads on NVIDIA, which
+ * skip L1). Reading, not writing, keeps the cache free of dirty lines, so
+ * the submission's first misses pay no write-backs of ours; the
  * write-backs of the previous call's outputs happen here, untimed. The
  * never-taken store keeps the loads alive. */
 __global__ void k_flush(const uint4 *p, size_t n16, unsigned magic,
@@ -180,7 +180,7 @@ __global__ void k_flush(const uint4 *p, size_t n16, unsigned magic,
 {
 	unsigned acc = 0;
 	for (size_t i = gtid(); i < n16; i += gstride()) {
-		uint4 v = __ldcg(p + i);
+		uint4 v = kbg_dev_load_l2(p + i);
 		acc ^= v.x ^ v.y ^ v.z ^ v.w;
 	}
 	if (acc == magic)
@@ -197,27 +197,20 @@ __global__ void k_empty() {}
  * (block 0 then records the timeout and releases the others). */
 __device__ unsigned g_go;
 
-__device__ __forceinline__ unsigned long long gtimer()
-{
-	unsigned long long t;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	return t;
-}
-
 __global__ void k_hold(const volatile unsigned *release, unsigned gen,
 		       unsigned long long timeout_ns, volatile unsigned *timed_out)
 {
 	if (threadIdx.x == 0) {
 		volatile unsigned *go = &g_go;
-		unsigned long long t0 = gtimer();
+		unsigned long long t0 = kbg_dev_timer_ns();
 		if (blockIdx.x == 0) {
 			while ((int)(*release - gen) < 0) {
-				if (gtimer() - t0 > timeout_ns) {
+				if (kbg_dev_timer_ns() - t0 > timeout_ns) {
 					*timed_out = gen;
 					__threadfence_system();
 					break;
 				}
-				__nanosleep(200);
+				kbg_dev_pause();
 			}
 			*go = gen;
 			__threadfence();
@@ -225,8 +218,8 @@ __global__ void k_hold(const volatile unsigned *release, unsigned gen,
 			/* a little longer than block 0, which normally
 			 * releases everyone */
 			while ((int)(*go - gen) < 0 &&
-			       gtimer() - t0 < timeout_ns + 100000ull)
-				__nanosleep(200);
+			       kbg_dev_timer_ns() - t0 < timeout_ns + 100000ull)
+				kbg_dev_pause();
 		}
 	}
 	__syncthreads();
@@ -303,10 +296,10 @@ int kbg_dev_init(void)
 void kbg_dev_fini(void)
 {
 	if (g_res)
-		cudaFree(g_res);
+		(void)cudaFree(g_res);
 	g_res = NULL;
 	if (g_hold_host)
-		cudaFreeHost((void *)g_hold_host);
+		(void)cudaFreeHost((void *)g_hold_host);
 	g_hold_host = NULL;
 }
 
@@ -338,7 +331,7 @@ int kbg_dev_hold_init(void)
 			       cudaHostAllocMapped)) != cudaSuccess)
 		return -(int)e;
 	if ((e = cudaHostGetDevicePointer(&d, h, 0)) != cudaSuccess) {
-		cudaFreeHost(h);
+		(void)cudaFreeHost(h);
 		return -(int)e;
 	}
 	g_hold_host = (volatile unsigned *)h;

@@ -195,11 +195,10 @@
  */
 #include "guard.h"
 #include "kbg.h"
+#include "kbg_api.h"
 #include "kbg_dev.h"
 #include "kbg_sys.h"
 
-#include <cuda_profiler_api.h>
-#include <cuda_runtime.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -747,21 +746,9 @@ void msgf(struct ctx *x, const char *fmt, ...)
  * submission's fault, whatever ran before. */
 extern "C" int kbg_is_infra_error(int code)
 {
+#define KBG_INFRA_CASE(c) case c:
 	switch ((cudaError_t)code) {
-	case cudaErrorNoDevice:
-	case cudaErrorInsufficientDriver:
-	case cudaErrorInitializationError:
-	case cudaErrorSystemDriverMismatch:
-	case cudaErrorCompatNotSupportedOnDevice:
-	case cudaErrorDevicesUnavailable:
-	case cudaErrorECCUncorrectable:
-	case cudaErrorNvlinkUncorrectable:
-	case cudaErrorSystemNotReady:
-	case cudaErrorStubLibrary:
-	case cudaErrorDeviceUninitialized:
-	case cudaErrorInvalidDevice:
-	case cudaErrorUnsupportedPtxVersion:
-	case cudaErrorNoKernelImageForDevice:
+	KBG_INFRA_ERRORS(KBG_INFRA_CASE)
 		return 1;
 	default:
 		return 0;
@@ -773,7 +760,7 @@ namespace {
 /* Classifies a CUDA error met while doing `what`. */
 int blame(struct ctx *x, cudaError_t e, const char *what)
 {
-	msgf(x, "CUDA error %s: %s (%s)", what, cudaGetErrorString(e),
+	msgf(x, KBG_API " error %s: %s (%s)", what, cudaGetErrorString(e),
 	     cudaGetErrorName(e));
 	return x->called && !kbg_is_infra_error((int)e) ? KBG_FAIL : KBG_INFRA;
 }
@@ -818,6 +805,7 @@ int read_device(struct ctx *x)
 	KBG_TRY(x, cudaGetDeviceProperties(&prop, d), "reading the device");
 	memset(&x->dev, 0, sizeof x->dev);
 	snprintf(x->dev.name, sizeof x->dev.name, "%s", prop.name);
+	kbg_dev_arch(&prop, x->dev.arch, sizeof x->dev.arch);
 	x->dev.cc_major = prop.major;
 	x->dev.cc_minor = prop.minor;
 	x->dev.sms = prop.multiProcessorCount;
@@ -846,30 +834,32 @@ void report_system_start(struct ctx *x)
 	const char *src;
 	int d = 0;
 
-	cudaGetDevice(&d);
+	(void)cudaGetDevice(&d);
 	if (cudaDeviceGetPCIBusId(pci, sizeof pci, d) != cudaSuccess)
 		pci[0] = '\0';
 	(void)cudaGetLastError();
 	x->sys = kbg_sys_open(pci);
-	cudaDriverGetVersion(&drv);
-	cudaRuntimeGetVersion(&rt);
+	(void)cudaDriverGetVersion(&drv);
+	(void)cudaRuntimeGetVersion(&rt);
 	kbg_peak_derive(&x->dev, KBG_OPS_NONE, 0, &peak, &src);
 
 	kbh_report_kv(x->rep, "system.device", "%s", x->dev.name);
 	kbh_report_kv(x->rep, "system.cc", "%d.%d", x->dev.cc_major,
 		      x->dev.cc_minor);
+	kbh_report_kv(x->rep, "system.arch", "%s", x->dev.arch);
 	if (kbg_sys_driver(x->sys)[0])
-		kbh_report_kv(x->rep, "system.driver", "%s (CUDA %d.%d)",
-			      kbg_sys_driver(x->sys), drv / 1000,
-			      drv % 1000 / 10);
+		kbh_report_kv(x->rep, "system.driver", "%s (" KBG_API " %d.%d)",
+			      kbg_sys_driver(x->sys), KBG_VERSION_MAJOR(drv),
+			      KBG_VERSION_MINOR(drv));
 	else
-		kbh_report_kv(x->rep, "system.driver", "CUDA %d.%d",
-			      drv / 1000, drv % 1000 / 10);
-	kbh_report_kv(x->rep, "system.runtime", "CUDA %d.%d", rt / 1000,
-		      rt % 1000 / 10);
-	kbh_report_kv(x->rep, "system.peak_gbps", "%.0f (%s, %d SMs, L2 %zu)",
+		kbh_report_kv(x->rep, "system.driver", KBG_API " %d.%d",
+			      KBG_VERSION_MAJOR(drv), KBG_VERSION_MINOR(drv));
+	kbh_report_kv(x->rep, "system.runtime", KBG_API " %d.%d",
+		      KBG_VERSION_MAJOR(rt), KBG_VERSION_MINOR(rt));
+	kbh_report_kv(x->rep, "system.peak_gbps",
+		      "%.0f (%s, %d SMs, L2 %zu, LLC %zu)",
 		      peak.bytes_per_s / KBG_PEAK_MARGIN / 1e9, src,
-		      x->dev.sms, x->dev.l2_bytes);
+		      x->dev.sms, x->dev.l2_bytes, kbg_llc_bytes(&x->dev));
 	kbg_sys_sample(x->sys, &s);
 	if (s.sm_mhz >= 0)
 		kbh_report_kv(x->rep, "system.sm_clock_start", "%d", s.sm_mhz);
@@ -906,7 +896,7 @@ int init_device(struct ctx *x)
 	int rc = kbg_dev_init();
 	if (rc)
 		return blame(x, (cudaError_t)-rc, "initialising the driver");
-	x->flush_bytes = kbg_flush_bytes(x->dev.l2_bytes);
+	x->flush_bytes = kbg_flush_bytes(kbg_llc_bytes(&x->dev));
 	KBG_TRY(x, cudaMalloc(&x->flush_buf, x->flush_bytes),
 		"allocating the L2 flush buffer");
 	KBG_TRY(x, cudaMemset(x->flush_buf, 0x5a, x->flush_bytes),
@@ -941,10 +931,10 @@ int child_error(struct ctx *x, const struct kbg_reply *r)
 
 	x->child_sticky |= (int)r->sticky;
 	if (r->where == W_LEFT)
-		msgf(x, "custom_kernel left a CUDA error: %s (%s)",
+		msgf(x, "custom_kernel left a " KBG_API " error: %s (%s)",
 		     cudaGetErrorString(e), cudaGetErrorName(e));
 	else
-		msgf(x, "CUDA error %s: %s (%s)", kWhere[r->where],
+		msgf(x, KBG_API " error %s: %s (%s)", kWhere[r->where],
 		     cudaGetErrorString(e), cudaGetErrorName(e));
 	return x->called && !kbg_is_infra_error((int)e) ? KBG_FAIL : KBG_INFRA;
 }
@@ -1836,6 +1826,7 @@ int main(int argc, char **argv)
 	/* Modules load when registered, not at a kernel's first launch,
 	 * which would block inside a timed call (see the hold). */
 	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+	setenv("HIP_ENABLE_DEFERRED_LOADING", "0", 1); /* the same on ROCm */
 	g_child.p = &kbg_problem_def;
 	int rc = kbh_guard_start(&x.g, kArenaMax, child_op, &g_child, err,
 				 sizeof err);

@@ -18,6 +18,21 @@
  * its data rate) 6251 MHz x 2 x 192 / 8 = 300 GB/s. The table below is the
  * fallback (and a cross-check: the larger wins) when attributes are
  * missing or implausible.
+ *
+ * AMD (flops per clock per compute unit, dense; datasheet TFLOP/s over
+ * CUs x peak engine clock):
+ *   gfx908 (MI100)          fp32 256   fp16 matrix 1024  tf32 -  (fp32)
+ *   gfx90a (MI250X, MI210)  fp32 256   fp16 matrix 1024  tf32 -  (fp32)
+ *   gfx940-942 (MI300X/A)   fp32 256   fp16 matrix 2048  xf32 1024
+ *   gfx950 (MI355X)         fp32 256   fp16 matrix 4096  tf32 2048 (none in
+ *                                                   hardware: generous)
+ *   unknown gfx             fp32 512   fp16 16384        tf32 8192
+ * e.g. MI300X: 304 CUs x 2.1 GHz x 2048 = 1307 TFLOP/s fp16 (datasheet
+ * 1307.4). fp32 is the packed/matrix rate (MI250X 95.7 TFLOP/s per OAM).
+ * AMD's memory clock and bus width attributes understate HBM3 (MI300X
+ * reports 1.3 GHz x 8192 bit = 2.7 TB/s of its 5.3), so the name table
+ * and the per-target table usually win. A MI250X is two devices (GCDs) of
+ * 1.6 TB/s each; HIP shows each as "AMD Instinct MI250X".
  */
 #include "kbg_model.h"
 
@@ -30,6 +45,24 @@
 #if defined(__GNUC__)
 #pragma GCC visibility push(hidden)
 #endif
+
+/* The rate of ops among a generation's three; tf32 0 = none (fp32's). */
+static double kbg__rate(enum kbg_ops ops, double fp32, double fp16,
+			double tf32)
+{
+	switch (ops) {
+	case KBG_OPS_FP32:
+		return fp32;
+	case KBG_OPS_FP16_TC:
+		return fp16;
+	case KBG_OPS_TF32_TC:
+		return tf32 > 0 ? tf32 : fp32;
+	case KBG_OPS_NONE:
+	case KBG_OPS_COUNT:
+		break;
+	}
+	return 0;
+}
 
 double kbg_flops_per_clk_sm(int major, int minor, enum kbg_ops ops)
 {
@@ -48,18 +81,51 @@ double kbg_flops_per_clk_sm(int major, int minor, enum kbg_ops ops)
 	} else {
 		fp32 = 512, fp16 = 16384, tf32 = 8192;
 	}
-	switch (ops) {
-	case KBG_OPS_FP32:
-		return fp32;
-	case KBG_OPS_FP16_TC:
-		return fp16;
-	case KBG_OPS_TF32_TC:
-		return tf32 > 0 ? tf32 : fp32;
-	case KBG_OPS_NONE:
-	case KBG_OPS_COUNT:
+	return kbg__rate(ops, fp32, fp16, tf32);
+}
+
+/* The gfx target's number ("gfx942:sramecc+" -> 942, "gfx90a" -> 0x90a
+ * read as hex digits), or -1. */
+static long kbg__gfx_id(const char *gfx)
+{
+	char *end;
+	long v;
+
+	if (!gfx || strncmp(gfx, "gfx", 3) != 0)
+		return -1;
+	v = strtol(gfx + 3, &end, 16);
+	if (end == gfx + 3 || (*end != '\0' && *end != ':'))
+		return -1;
+	return v;
+}
+
+double kbg_flops_per_clk_cu(const char *gfx, enum kbg_ops ops)
+{
+	double fp32, fp16, tf32;
+
+	switch (kbg__gfx_id(gfx)) {
+	case 0x908:
+	case 0x90a:
+		fp32 = 256, fp16 = 1024, tf32 = 0;
+		break;
+	case 0x940:
+	case 0x941:
+	case 0x942:
+		fp32 = 256, fp16 = 2048, tf32 = 1024;
+		break;
+	case 0x950:
+		fp32 = 256, fp16 = 4096, tf32 = 2048;
+		break;
+	default:
+		fp32 = 512, fp16 = 16384, tf32 = 8192;
 		break;
 	}
-	return 0;
+	return kbg__rate(ops, fp32, fp16, tf32);
+}
+
+int kbg_is_amd(const struct kbg_devinfo *d)
+{
+	return strncmp(d->arch, "gfx", 3) == 0;
 }
 
 double kbg_bw_from_attrs(const struct kbg_devinfo *d)
@@ -94,6 +160,15 @@ static const struct {
 	{"L4", 0.3e12},
 	{"T4", 0.32e12},
 	{"V100", 0.9e12},
+	{"MI355X", 8.0e12},
+	{"MI350X", 8.0e12},
+	{"MI325X", 6.0e12},
+	{"MI300X", 5.3e12},
+	{"MI300A", 5.3e12},
+	{"MI250X", 1.6384e12}, /* per GCD (one HIP device) */
+	{"MI250", 1.6384e12},
+	{"MI210", 1.6384e12},
+	{"MI100", 1.2288e12},
 };
 
 double kbg_bw_from_table(const char *name)
@@ -107,12 +182,50 @@ double kbg_bw_from_table(const char *name)
 	return 0;
 }
 
+double kbg_bw_from_gfx(const char *gfx)
+{
+	switch (kbg__gfx_id(gfx)) {
+	case 0x908:
+		return 1.2288e12;
+	case 0x90a:
+		return 1.6384e12;
+	case 0x940:
+	case 0x941:
+	case 0x942:
+		return 6.0e12;
+	case 0x950:
+		return 8.0e12;
+	default:
+		return 0;
+	}
+}
+
+size_t kbg_llc_bytes(const struct kbg_devinfo *d)
+{
+	size_t mall = 0;
+
+	switch (kbg__gfx_id(d->arch)) {
+	case 0x940:
+	case 0x941:
+	case 0x942:
+	case 0x950:
+		mall = (size_t)256 << 20; /* Infinity Cache */
+		break;
+	default:
+		break;
+	}
+	return mall > d->l2_bytes ? mall : d->l2_bytes;
+}
+
 void kbg_peak_derive(const struct kbg_devinfo *d, enum kbg_ops ops,
 		     double min_work, struct kbh_peak *out,
 		     const char **source)
 {
 	double attr = kbg_bw_from_attrs(d);
 	double table = kbg_bw_from_table(d->name);
+	/* the gfx target's fastest part, only for a name the table lacks */
+	double gfx = kbg_is_amd(d) && table == 0 ? kbg_bw_from_gfx(d->arch)
+						 : 0;
 	const char *src = "none";
 	double bw = 0;
 
@@ -120,12 +233,16 @@ void kbg_peak_derive(const struct kbg_devinfo *d, enum kbg_ops ops,
 	 * device's: ignore it. */
 	if (attr < 1e10 || attr > 1e14)
 		attr = 0;
-	if (attr > 0 && attr >= table) {
+	/* The larger: a floor must never flag an honest run. */
+	if (attr > 0 && attr >= table && attr >= gfx) {
 		bw = attr;
 		src = "attributes";
-	} else if (table > 0) {
+	} else if (table > 0 && table >= gfx) {
 		bw = table;
 		src = "table";
+	} else if (gfx > 0) {
+		bw = gfx;
+		src = "gfx";
 	}
 	out->bytes_per_s = bw * KBG_PEAK_MARGIN;
 
@@ -134,8 +251,10 @@ void kbg_peak_derive(const struct kbg_devinfo *d, enum kbg_ops ops,
 		/* An unknown clock is taken as 3 GHz: above any shipping
 		 * data-centre part. */
 		double clk = d->clock_khz > 0 ? d->clock_khz * 1e3 : 3e9;
-		double rate = kbg_flops_per_clk_sm(d->cc_major, d->cc_minor,
-						   ops);
+		double rate = kbg_is_amd(d)
+				      ? kbg_flops_per_clk_cu(d->arch, ops)
+				      : kbg_flops_per_clk_sm(d->cc_major,
+							     d->cc_minor, ops);
 		out->flops_per_s =
 			d->sms * clk * rate * KBG_PEAK_MARGIN / min_work;
 	}
@@ -143,14 +262,14 @@ void kbg_peak_derive(const struct kbg_devinfo *d, enum kbg_ops ops,
 		*source = src;
 }
 
-size_t kbg_flush_bytes(size_t l2_bytes)
+size_t kbg_flush_bytes(size_t llc_bytes)
 {
 	const size_t mib = (size_t)1 << 20;
 	size_t n;
 
-	if (l2_bytes == 0)
+	if (llc_bytes == 0)
 		return 256 * mib;
-	n = 4 * l2_bytes;
+	n = 4 * llc_bytes;
 	if (n < 64 * mib)
 		n = 64 * mib;
 	return (n + mib - 1) / mib * mib;

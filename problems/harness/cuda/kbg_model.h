@@ -33,11 +33,14 @@ extern "C" {
 #endif
 
 /* What the driver knows about the device (cudaDeviceGetAttribute values;
- * 0 = unknown). */
+ * 0 = unknown). On AMD GPUs, arch is the gfx target ("gfx942:sramecc+:
+ * xnack-"), cc_major/minor HIP's numbers for it and sms the compute units;
+ * on NVIDIA GPUs arch is "sm_<major><minor>" or "". */
 struct kbg_devinfo {
 	char name[256];
+	char arch[64];
 	int cc_major, cc_minor;
-	int sms;               /* multiprocessors */
+	int sms;               /* multiprocessors (compute units on AMD) */
 	int clock_khz;         /* peak SM clock */
 	int mem_clock_khz;     /* peak memory clock (DDR: half the data rate) */
 	int bus_bits;          /* global memory bus width */
@@ -64,6 +67,15 @@ enum kbg_ops {
  * architectures get a rate above any shipping part. */
 double kbg_flops_per_clk_sm(int major, int minor, enum kbg_ops ops);
 
+/* The same for an AMD gfx target ("gfx942", features after a colon
+ * ignored), per compute unit: gfx908 (MI100), gfx90a (MI250X, MI210),
+ * gfx940-942 (MI300X, MI300A, MI325X), gfx950 (MI355X); unknown targets
+ * get a rate above any shipping part. */
+double kbg_flops_per_clk_cu(const char *gfx, enum kbg_ops ops);
+
+/* 1 when d is an AMD GPU (arch starts with "gfx"). */
+int kbg_is_amd(const struct kbg_devinfo *d);
+
 /* Peak DRAM bandwidth from the attributes, mem_clock x 2 (double data
  * rate) x bus width; 0 when either is unknown. bytes/s. */
 double kbg_bw_from_attrs(const struct kbg_devinfo *d);
@@ -72,22 +84,34 @@ double kbg_bw_from_attrs(const struct kbg_devinfo *d);
  * kbg_model.c), or 0. bytes/s. */
 double kbg_bw_from_table(const char *name);
 
+/* Peak DRAM bandwidth of one device of an AMD gfx target, the fastest
+ * part of that target (gfx942: MI325X's 6 TB/s), for a device whose name
+ * the table does not know (older ROCm names devices "" or by PCI id), or
+ * 0. bytes/s. */
+double kbg_bw_from_gfx(const char *gfx);
+
+/* The last-level cache a flush must clear: L2, or on AMD targets with a
+ * memory-side cache (MI300's Infinity Cache, 256 MB, not an attribute)
+ * that cache when larger. bytes. */
+size_t kbg_llc_bytes(const struct kbg_devinfo *d);
+
 /* The ceilings used for the floor: bandwidth is the larger of the
- * attribute-derived and the table value, times KBG_PEAK_MARGIN; flops are
- * SMs x clock x kbg_flops_per_clk_sm x KBG_PEAK_MARGIN, divided by
+ * attribute-derived and the name table's value (AMD: the gfx table's when
+ * the name is not in it), times KBG_PEAK_MARGIN; flops are SMs x clock x kbg_flops_per_clk_sm
+ * (AMD: CUs x clock x kbg_flops_per_clk_cu) x KBG_PEAK_MARGIN, divided by
  * min_work (the fraction of the nominal flops the fastest known algorithm
  * must still do: 1 for plain, < 1 where e.g. Strassen or Winograd apply,
  * 0 = no flops bound). *source says where bandwidth came from ("attributes",
- * "table", "none"). */
+ * "table", "gfx", "none"). */
 void kbg_peak_derive(const struct kbg_devinfo *d, enum kbg_ops ops,
 		     double min_work, struct kbh_peak *out,
 		     const char **source);
 
-/* Bytes to stream through L2 before each sample: 4 x L2 (at least the
- * 2 x the rules ask for; replacement is not strictly LRU and Hopper's L2
- * holds some lines in both partitions), at least 64 MiB, rounded up to
- * 1 MiB; 256 MiB when L2 is unknown. */
-size_t kbg_flush_bytes(size_t l2_bytes);
+/* Bytes to stream through the last-level cache (kbg_llc_bytes) before
+ * each sample: 4 x LLC (at least the 2 x the rules ask for; replacement is
+ * not strictly LRU and Hopper's L2 holds some lines in both partitions),
+ * at least 64 MiB, rounded up to 1 MiB; 256 MiB when it is unknown (MI300: 4 x 256 MiB = 1 GiB). */
+size_t kbg_flush_bytes(size_t llc_bytes);
 
 /* Limits of one case's timing. */
 struct kbg_limits {

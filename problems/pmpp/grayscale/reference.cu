@@ -93,7 +93,7 @@ void call(const void *pv, void *const in[], void *const out[])
 
 } // namespace
 
-extern "C" const struct kbg_problem kbg_problem_def = {
+KBG_PROBLEM_DEF = {
 	"grayscale", sizeof(struct params), keys, setup, generate, reference,
 	check,       call,
 };

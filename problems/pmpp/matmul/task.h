@@ -9,7 +9,11 @@
 #ifndef MATMUL_TASK_H
 #define MATMUL_TASK_H
 
+#if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_fp16.h> /* the HIP problem (problems/pmpp_hip) */
+#else
 #include <cuda_fp16.h>
+#endif
 
 extern "C" void custom_kernel(const __half *a, const __half *b, __half *c,
 			      int m, int n, int k);

@@ -95,10 +95,10 @@ __global__ void k_scan(const float *x, size_t n, int check_sorted,
 		}
 	}
 	for (int o = 16; o > 0; o >>= 1) {
-		h1 += __shfl_down_sync(0xffffffffu, h1, o);
-		h2 += __shfl_down_sync(0xffffffffu, h2, o);
-		bad += __shfl_down_sync(0xffffffffu, bad, o);
-		unsigned long long f = __shfl_down_sync(0xffffffffu, first, o);
+		h1 += KBG_SHFL_DOWN(h1, o);
+		h2 += KBG_SHFL_DOWN(h2, o);
+		bad += KBG_SHFL_DOWN(bad, o);
+		unsigned long long f = KBG_SHFL_DOWN(first, o);
 		first = f < first ? f : first;
 	}
 	if ((threadIdx.x & 31) == 0) {
@@ -180,7 +180,7 @@ void call(const void *pv, void *const in[], void *const out[])
 
 } // namespace
 
-extern "C" const struct kbg_problem kbg_problem_def = {
+KBG_PROBLEM_DEF = {
 	"sort", sizeof(struct params), keys, setup, generate, reference,
 	check,  call,
 };

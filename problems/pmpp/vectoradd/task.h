@@ -14,7 +14,11 @@
 #ifndef VECTORADD_TASK_H
 #define VECTORADD_TASK_H
 
+#if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_fp16.h> /* the HIP problem (problems/pmpp_hip) */
+#else
 #include <cuda_fp16.h>
+#endif
 #include <stddef.h>
 
 extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
