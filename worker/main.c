@@ -740,6 +740,8 @@ static int print_result(Kb__Result *r, int json)
 		kb_report_redact(r);
 		j = kb_pbjson(&r->base);
 		text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+		if (j && !text)
+			fprintf(stderr, "kb-worker: the result does not dump as JSON\n");
 		json_decref(j);
 	} else {
 		text = kb_report_render(r);

@@ -211,7 +211,13 @@ json_t *kb_pbjson(const ProtobufCMessage *m)
 			v = repeated(f, base);
 		else
 			v = value(f, base + f->offset);
-		if (!v || json_object_set_new(o, f->name, v) < 0) {
+		/* A value JSON cannot hold loses that field, not the result. */
+		if (!v) {
+			fprintf(stderr, "kb-worker: %s.%s has no JSON form\n",
+				d->short_name, f->name);
+			v = json_null();
+		}
+		if (json_object_set_new(o, f->name, v) < 0) {
 			json_decref(o);
 			return NULL;
 		}

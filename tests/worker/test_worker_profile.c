@@ -19,7 +19,9 @@
 #include "eval.h"
 #include "jobdir.h"
 #include "kb_log.h"
+#include "kb_report.h"
 #include "kb_util.h"
+#include "pbjson.h"
 #include "pbutil.h"
 #include "plan.h"
 #include "profile.h"
@@ -592,6 +594,14 @@ START_TEST(test_eval_ncu_profile)
 		ck_assert_msg(strstr(rep, "\"Section Name\""), "%s", rep);
 		free(rep);
 	}
+	/* What `kb-worker eval` prints of it: the report and the JSON. */
+	char *text = kb_report_render(r);
+	ck_assert_ptr_nonnull(text);
+	free(text);
+	kb_report_redact(r);
+	json_t *j = kb_pbjson(&r->base);
+	ck_assert_ptr_nonnull(j);
+	json_decref(j);
 	kb__result__free_unpacked(r, NULL);
 	kb__submission__free_unpacked(s, NULL);
 }
