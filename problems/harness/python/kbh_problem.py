@@ -50,6 +50,19 @@ def cpu_size(n, device_kind):
     return -(-n // CPU_DIVISOR)
 
 
+def cpu_scale(dims, work, device_kind, limit=CPU_FULL, divisor=16):
+    """The CPU rule for cases of several dimensions: on the CPU, when
+    `work` (the problem's measure of the case: pixels, m n k, ...)
+    exceeds `limit`, every dimension in dims is divided by divisor,
+    rounded up; otherwise, and on a GPU, dims are kept. Returns a tuple.
+    Each problem states its dims, work, limit and divisor in its task
+    description."""
+    dims = tuple(dims)
+    if device_kind != "cpu" or work <= limit:
+        return dims
+    return tuple(-(-d // divisor) for d in dims)
+
+
 # ---- generation -------------------------------------------------------------
 
 def generator(seed, device):
@@ -99,6 +112,31 @@ def compare(got, want, rtol, atol, what="output"):
                    "result; first at index %d: got %r, expected %r "
                    "(tolerance %.3g)" % (bad, g.numel(), what, i, x, y,
                                          atol + rtol * abs(y)))
+
+
+def compare_exact(got, want, what="output"):
+    """(ok, message): got equal to want element by element, bit for bit
+    for floating-point dtypes (so NaN never matches, and -0.0 is not 0.0).
+    The message names the first bad element and the count."""
+    if tuple(got.shape) != tuple(want.shape):
+        return False, "%s has shape %s, expected %s" % (
+            what, tuple(got.shape), tuple(want.shape))
+    g, w = got.reshape(-1), want.reshape(-1)
+    if g.dtype.is_floating_point:
+        bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[
+            g.element_size()]
+        gb, wb = g.view(bits), w.to(g.dtype).view(bits)
+    else:
+        gb, wb = g.to(torch.int64), w.to(torch.int64)
+    bad = gb != wb
+    nbad = int(bad.sum())
+    if not nbad:
+        return True, ""
+    i = int(bad.nonzero()[0][0])
+    return False, ("%d of %d elements of the %s differ from the expected "
+                   "result; first at index %d: got %r, expected %r (exact "
+                   "match required)" % (nbad, g.numel(), what, i,
+                                        g[i].item(), w[i].item()))
 
 
 def isclose_scalar(got, want, tol, what="result"):
