@@ -89,29 +89,34 @@ def compare(got, want, rtol, atol, what="output"):
     """(ok, message): every element of got within atol + rtol * |want| of
     want, computed in float64 on the CPU and float32 on a GPU (the
     tolerance is far above float32's rounding); NaN or Inf in got always
-    fails. The message names the first bad element and the count."""
+    fails. atol is a number, or a tensor of want's shape (a tolerance per
+    element). The message names the first bad element and the count."""
     if tuple(got.shape) != tuple(want.shape):
         return False, "%s has shape %s, expected %s" % (
             what, tuple(got.shape), tuple(want.shape))
     g, w = got.reshape(-1), want.reshape(-1)
+    per = isinstance(atol, torch.Tensor)
+    a = atol.reshape(-1) if per else atol
     ct = torch.float64 if g.device.type == "cpu" else torch.float32
     bad, first = 0, None
     for lo in range(0, g.numel(), _CHUNK):
         gc = g[lo:lo + _CHUNK].to(ct)
         wc = w[lo:lo + _CHUNK].to(ct)
-        ok = torch.isfinite(gc) & ((gc - wc).abs() <= atol + rtol * wc.abs())
+        ac = a[lo:lo + _CHUNK].to(ct) if per else a
+        ok = torch.isfinite(gc) & ((gc - wc).abs() <= ac + rtol * wc.abs())
         nbad = int((~ok).sum())
         if nbad and first is None:
             i = int((~ok).nonzero()[0][0])
-            first = (lo + i, float(gc[i]), float(wc[i]))
+            first = (lo + i, float(gc[i]), float(wc[i]),
+                     float(ac[i]) if per else ac)
         bad += nbad
     if not bad:
         return True, ""
-    i, x, y = first
+    i, x, y, ai = first
     return False, ("%d of %d elements of the %s differ from the expected "
                    "result; first at index %d: got %r, expected %r "
                    "(tolerance %.3g)" % (bad, g.numel(), what, i, x, y,
-                                         atol + rtol * abs(y)))
+                                         ai + rtol * abs(y)))
 
 
 def compare_exact(got, want, what="output"):
