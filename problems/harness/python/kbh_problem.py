@@ -74,8 +74,13 @@ def generator(seed, device):
 
 def uniform(shape, seed, device, dtype=torch.float32, lo=-1.0, hi=1.0):
     """Uniform values in [lo, hi), drawn in fp32 and rounded to dtype."""
-    g = generator(seed, device)
-    t = torch.rand(shape, generator=g, device=device, dtype=torch.float32)
+    return draw(generator(seed, device), shape, dtype, lo, hi)
+
+
+def draw(g, shape, dtype=torch.float32, lo=-1.0, hi=1.0):
+    """uniform() from a generator (several tensors from one seed: draw
+    them in turn from one generator)."""
+    t = torch.rand(shape, generator=g, device=g.device, dtype=torch.float32)
     t.mul_(hi - lo).add_(lo)
     return t if dtype == torch.float32 else t.to(dtype)
 
