@@ -126,7 +126,9 @@ def compare(got, want, rtol, atol, what="output"):
 
 def compare_exact(got, want, what="output"):
     """(ok, message): got equal to want element by element, bit for bit
-    for floating-point dtypes (so NaN never matches, and -0.0 is not 0.0).
+    for floating-point dtypes (-0.0 is not 0.0; a NaN matches only the
+    same NaN, so poisoned outputs fail wherever the expected value is a
+    number).
     The message names the first bad element and the count."""
     if tuple(got.shape) != tuple(want.shape):
         return False, "%s has shape %s, expected %s" % (
