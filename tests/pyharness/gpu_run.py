@@ -66,7 +66,7 @@ def problem(c, p, full, rows):
         t0 = time.monotonic()
         crc, out = L.compile_step(t, cache, timeout=300)
         c.eq(crc, 0, "%s %s compile step" % (p, name), out[-3000:])
-        rows.append("%-22s %-22s %-16s rc=%-3s %5.1fs" % (
+        rows.append("%-22s %-22s %-18s rc=%-3s %5.1fs" % (
             p, name, "compile", crc, time.monotonic() - t0))
         nb = len(t.yml["benchmarks"])
         for mode, secret in MODES:
@@ -86,7 +86,7 @@ def problem(c, p, full, rows):
                          for i in range(nb)]
                 c.ok(all(s == "pass" for s in stats),
                      "%s statuses %s" % (what, stats), r)
-            rows.append("%-22s %-22s %-16s rc=%-3s(want %d) %5.1fs %s" % (
+            rows.append("%-22s %-22s %-18s rc=%-3s(want %d) %5.1fs %s" % (
                 p, name, mode + ("+secret" if secret else ""), r.rc, rc,
                 time.monotonic() - t0,
                 bench_cols(r, nb) if mode != "test" else

@@ -50,6 +50,12 @@ def cpu_size(n, device_kind):
     return -(-n // CPU_DIVISOR)
 
 
+def size_setup(case, device_kind):
+    """setup() for a problem of one key, `size`: {"n": the size after the
+    CPU rule (cpu_size)}. Use as `setup = kbh_problem.size_setup`."""
+    return {"n": cpu_size(case["size"], device_kind)}
+
+
 def cpu_scale(dims, work, device_kind, limit=CPU_FULL, divisor=16):
     """The CPU rule for cases of several dimensions: on the CPU, when
     `work` (the problem's measure of the case: pixels, m n k, ...)
