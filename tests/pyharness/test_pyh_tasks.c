@@ -15,7 +15,12 @@
 static const struct {
 	const char *name;
 	size_t tests, benchmarks;
-} want[] = {{"vectoradd_py", 6, 2}, {"vectorsum_py", 6, 2}};
+} want[] = {{"vectoradd_py", 6, 2},   {"vectorsum_py", 6, 2},
+	    {"grayscale_py", 6, 2},   {"histogram_py", 6, 2},
+	    {"prefixsum_py", 8, 2},   {"sort_py", 9, 2},
+	    {"conv2d_py", 6, 2},      {"matmul_py", 7, 2},
+	    {"rmsnorm_py", 7, 2},     {"grouped_gemm_py", 8, 2}};
+#define NWANT (sizeof(want) / sizeof(want[0]))
 
 START_TEST(pmpp_py_set)
 {
@@ -25,12 +30,12 @@ START_TEST(pmpp_py_set)
 	ck_assert_msg(kb_problemset_load(PROBLEMS "/pmpp_py.yaml", &ps, err,
 					 sizeof(err)) == 0,
 		      "%s", err);
-	ck_assert_uint_eq(ps.n, 2);
-	for (size_t i = 0; i < 2; i++) {
+	ck_assert_uint_eq(ps.n, NWANT);
+	for (size_t i = 0; i < NWANT; i++) {
 		const struct kb_task *t = kb_problemset_find(&ps, want[i].name);
 		size_t sub = 0;
 
-		ck_assert_ptr_nonnull(t);
+		ck_assert_msg(t != NULL, "%s missing", want[i].name);
 		ck_assert_str_eq(t->lang, "py");
 		ck_assert_str_eq(kb_task_config(t, "main"), "kbh_eval.py");
 		ck_assert_str_eq(t->ranking_by, "geom");

@@ -273,6 +273,68 @@ class PeakTest(unittest.TestCase):
         self.assertGreater(kbh_peak.cpu_llc_bytes(), 0)
 
 
+class ProblemHelpersTest(unittest.TestCase):
+    """kbh_problem's helpers for problem.py (torch on the CPU)."""
+
+    def setUp(self):
+        import torch
+        import kbh_problem
+        self.torch, self.kp = torch, kbh_problem
+
+    def test_cpu_scale(self):
+        kp = self.kp
+        self.assertEqual(kp.cpu_scale((8192, 8192), 8192 ** 2, "cpu"),
+                         (512, 512))
+        self.assertEqual(kp.cpu_scale((6144, 10240), 6144 * 10240, "cpu"),
+                         (384, 640))
+        self.assertEqual(kp.cpu_scale((1000, 999), 999000, "cpu"),
+                         (1000, 999))
+        self.assertEqual(kp.cpu_scale((8192, 8192), 8192 ** 2, "cuda"),
+                         (8192, 8192))
+        self.assertEqual(kp.cpu_scale((1024, 1024, 1024), 1 << 30, "cpu",
+                                      limit=1 << 30), (1024, 1024, 1024))
+        self.assertEqual(kp.cpu_scale((65536,), 65536 * 4096, "cpu",
+                                      divisor=256), (256,))
+        self.assertEqual(kp.cpu_scale((17,), 1 << 21, "cpu"), (2,))
+
+    def test_compare_exact(self):
+        torch, kp = self.torch, self.kp
+        a = torch.tensor([1.0, 0.0, -2.5])
+        self.assertEqual(kp.compare_exact(a, a.clone()), (True, ""))
+        ok, msg = kp.compare_exact(a, torch.tensor([1.0, -0.0, -2.5]))
+        self.assertFalse(ok)         # -0.0 is not 0.0, bit for bit
+        self.assertIn("1 of 3 elements", msg)
+        self.assertIn("index 1", msg)
+        poison = torch.full((3,), -1, dtype=torch.int32).view(torch.float32)
+        self.assertFalse(kp.compare_exact(poison, a)[0])
+        i = torch.tensor([3, 4, 5], dtype=torch.int32)
+        self.assertTrue(kp.compare_exact(i, i.to(torch.int64))[0])
+        ok, msg = kp.compare_exact(i, torch.tensor([3, 4, 6]))
+        self.assertIn("got 5, expected 6", msg)
+        self.assertIn("shape", kp.compare_exact(i, i[:2])[1])
+
+    def test_compare_tolerance_per_element(self):
+        torch, kp = self.torch, self.kp
+        want = torch.tensor([0.0, 10.0, 100.0], dtype=torch.float64)
+        got = torch.tensor([0.5, 10.5, 100.5])
+        tol = torch.tensor([1.0, 1.0, 0.1], dtype=torch.float64)
+        ok, msg = kp.compare(got, want, rtol=0.0, atol=tol)
+        self.assertFalse(ok)
+        self.assertIn("1 of 3 elements", msg)
+        self.assertIn("index 2", msg)
+        self.assertIn("tolerance 0.1", msg)
+        self.assertTrue(kp.compare(got, want, rtol=0.0, atol=tol * 10)[0])
+
+    def test_draw(self):
+        torch, kp = self.torch, self.kp
+        g = kp.generator(7, "cpu")
+        a, b = kp.draw(g, (1000,)), kp.draw(g, (1000,), torch.float16)
+        self.assertFalse(torch.equal(a, b.float()))
+        self.assertEqual(b.dtype, torch.float16)
+        self.assertTrue(bool((a >= -1).all() and (a < 1).all()))
+        self.assertTrue(torch.equal(kp.uniform((1000,), 7, "cpu"), a))
+
+
 class WireTest(unittest.TestCase):
     def test_roundtrip(self):
         r = W.Reply(W.CALL, 7, W.ST_USER, W.F_STICKY, 1, 2, 3, 4.5, 9,

@@ -22,8 +22,7 @@ KEYS = {"size": kp.integer(1, 1 << 31)}
 INPUT_NAMES = ("a", "b")
 
 
-def setup(case, device_kind):
-    return {"n": kp.cpu_size(case["size"], device_kind)}
+setup = kp.size_setup
 
 
 def generate(args, seed, device):

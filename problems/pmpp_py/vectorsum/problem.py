@@ -31,8 +31,7 @@ U = 2.0 ** -24
 _CHUNK = 1 << 26
 
 
-def setup(case, device_kind):
-    return {"n": kp.cpu_size(case["size"], device_kind)}
+setup = kp.size_setup
 
 
 def generate(args, seed, device):

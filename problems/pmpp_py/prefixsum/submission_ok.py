@@ -1,0 +1,10 @@
+#!POPCORN leaderboard prefixsum_py
+# Plain PyTorch.
+import torch
+
+from task import input_t, output_t
+
+
+def custom_kernel(data: input_t) -> output_t:
+    (x,) = data
+    return torch.cumsum(x, 0)
