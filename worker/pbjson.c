@@ -73,6 +73,8 @@ static json_t *bytes(const ProtobufCBinaryData *b)
 {
 	char buf[32];
 
+	if (b->len == 0) /* data may be NULL, which json_stringn refuses */
+		return json_string("");
 	if (kb_utf8_valid(b->data, b->len) && !memchr(b->data, 0, b->len))
 		return json_stringn((const char *)b->data, b->len);
 	snprintf(buf, sizeof(buf), "<%zu bytes>", b->len);

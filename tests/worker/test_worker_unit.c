@@ -1460,6 +1460,9 @@ START_TEST(test_pbjson_bad_text)
 	add_kv(t, "bad\xc3key", "v\x80");
 	t->duration_s = NAN;
 	r->score = INFINITY;
+	/* A profile without a trace (bytes of length 0, data NULL). */
+	t->profile = kb__xcalloc(1, sizeof(*t->profile));
+	kb__profile__init(t->profile);
 	json_t *j = kb_pbjson(&r->base);
 	ck_assert_ptr_nonnull(j);
 	json_t *run = json_array_get(json_object_get(j, "runs"), 0);
@@ -1470,6 +1473,8 @@ START_TEST(test_pbjson_bad_text)
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(run, "result"),
 							   "bad\xef\xbf\xbdkey")),
 			 "v\xef\xbf\xbd");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(run, "profile"),
+							   "trace")), "");
 	json_decref(j);
 	kb__result__free_unpacked(r, NULL);
 }
