@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "rules.h"
 
@@ -151,6 +152,56 @@ int kb_gw_body_invites(const char *buf, size_t len,
 		if (!dup)
 			memcpy(out->lbs[out->n++], s, strlen(s) + 1);
 	}
+	json_decref(o);
+	return 0;
+}
+
+int kb_gw_body_export(const char *buf, size_t len,
+		      struct kb_gw_body_export *out, const char **why)
+{
+	static const char bad_list[] = "leaderboards must be a list of 1 to 64 "
+				       "distinct leaderboard names";
+	json_t *o = load_object(buf, len, why), *list, *v;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (!o)
+		return 400;
+	v = json_object_get(o, "private");
+	if (v && !json_is_null(v) && !json_is_boolean(v)) {
+		json_decref(o);
+		*why = "private must be true or false";
+		return 400;
+	}
+	out->private_export = json_is_true(v);
+	list = json_object_get(o, "leaderboards");
+	if (!list || json_is_null(list)) {
+		json_decref(o);
+		return 0;
+	}
+	if (!json_is_array(list) || json_array_size(list) == 0 ||
+	    json_array_size(list) > KB_GW_EXPORT_LBS_MAX) {
+		json_decref(o);
+		*why = bad_list;
+		return 400;
+	}
+	json_array_foreach(list, i, v) {
+		const char *s = json_string_value(v);
+		if (!s || strlen(s) != json_string_length(v) || !lb_name_ok(s)) {
+			json_decref(o);
+			*why = bad_list;
+			return 400;
+		}
+		for (size_t k = 0; k < i; k++) {
+			if (strcasecmp(out->lbs[k], s) == 0) {
+				json_decref(o);
+				*why = bad_list;
+				return 400;
+			}
+		}
+		snprintf(out->lbs[i], sizeof(out->lbs[i]), "%s", s);
+	}
+	out->n = json_array_size(list);
 	json_decref(o);
 	return 0;
 }

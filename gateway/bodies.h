@@ -61,6 +61,19 @@ struct kb_gw_body_lb_create {
 int kb_gw_body_lb_create(const char *buf, size_t len,
 			 struct kb_gw_body_lb_create *out, const char **why);
 
+/* POST /admin/export: {"leaderboards"?: [names], "private"?: bool}.
+ * leaderboards absent or null: every board (n 0); a list must name 1 to
+ * KB_GW_EXPORT_LBS_MAX boards, each once. private (default false): the
+ * export may include active boards (upstream's private export). */
+#define KB_GW_EXPORT_LBS_MAX 64
+struct kb_gw_body_export {
+	char lbs[KB_GW_EXPORT_LBS_MAX][65];
+	size_t n;
+	int private_export;
+};
+int kb_gw_body_export(const char *buf, size_t len,
+		      struct kb_gw_body_export *out, const char **why);
+
 /* The OAuth "state": base64url (padding optional) of {"cli_id": "...",
  * "is_reset": bool} as popcorn-cli and kb build it, to which the
  * gateway's start page adds "nonce" (KB_GW_NONCE_HEX hex digits, the value

@@ -800,6 +800,7 @@ const struct kb_gw_handler *kb_gw_handler_for(enum kb_route_id id)
 		return &kb_gw_discord_interactions_handler;
 #endif
 	const struct kb_gw_handler *tables[] = {handlers, kb_gw_admin_handlers,
+						kb_gw_export_handlers,
 						kb_gw_auth_handlers,
 						kb_gw_stream_handlers,
 						kb_gw_problems_handlers,

@@ -168,6 +168,7 @@ const struct kb_gw_handler *kb_gw_handler_for(enum kb_route_id id);
 /* The handler tables of the endpoint files, indexed by route id (entries
  * for other routes are zero). */
 extern const struct kb_gw_handler kb_gw_admin_handlers[KB_ROUTE_COUNT];
+extern const struct kb_gw_handler kb_gw_export_handlers[KB_ROUTE_COUNT];
 extern const struct kb_gw_handler kb_gw_auth_handlers[KB_ROUTE_COUNT];
 extern const struct kb_gw_handler kb_gw_stream_handlers[KB_ROUTE_COUNT];
 extern const struct kb_gw_handler kb_gw_problems_handlers[KB_ROUTE_COUNT];

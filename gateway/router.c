@@ -82,6 +82,7 @@ static const struct route_def routes[] = {
 	 "admin_submission_delete", {"admin", "submissions", ":"}, {0}},
 	{KB_ROUTE_ADMIN_SUBMIT, POST, "admin_submit",
 	 {"admin", "submission", ":", ":", ":"}, {0}},
+	{KB_ROUTE_ADMIN_EXPORT, POST, "admin_export", {"admin", "export"}, {0}},
 	{KB_ROUTE_DISCORD_INTERACTIONS, POST, "discord_interactions",
 	 {"discord", "interactions"}, {0}},
 	{KB_ROUTE_METRICS, GET, "metrics", {"metrics"}, {0}},

@@ -67,6 +67,7 @@ enum kb_route_id {
 	KB_ROUTE_ADMIN_SUBMISSION,       /* GET    /admin/submissions/{id} */
 	KB_ROUTE_ADMIN_SUBMISSION_DELETE,/* DELETE /admin/submissions/{id} */
 	KB_ROUTE_ADMIN_SUBMIT,           /* POST   /admin/submission/{lb}/{gpu}/{mode} */
+	KB_ROUTE_ADMIN_EXPORT,           /* POST   /admin/export (JSON Lines) */
 	KB_ROUTE_DISCORD_INTERACTIONS,   /* POST   /discord/interactions */
 	KB_ROUTE_STREAM,                 /* POST   /{lb}/{gpu}/{mode} (SSE) */
 	KB_ROUTE_PROFILE,                /* POST   /profile/{lb}/{gpu} (SSE) */

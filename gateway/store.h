@@ -222,6 +222,43 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 int kb_gw_ranking_count(const struct kb_gw *g, const char *lb, const char *gpu,
 			const char *user_id, long *count);
 
+/* ---- the dataset export (store_export.c) ---- */
+
+/* A ranked and passing submission (mode leaderboard, verdict passed,
+ * a score) chosen for the export. */
+struct kb_gw_export_pick {
+	uint64_t id;
+	double score;
+	int64_t submitted_ms;
+	char user_id[96];
+	char code_sha[65];
+	char gpu[64];
+};
+
+/* The ranking order (score, submitted_ms, id): <0, 0, >0. */
+int kb_gw_export_pick_cmp(const struct kb_gw_export_pick *x,
+			  const struct kb_gw_export_pick *y);
+
+/* The best ranked and passing submission of each (user, code, gpu) of
+ * board lb (ZSCAN of kb:subs:lb:<lb>: a submission there for the whole
+ * call is seen), in the ranking order. *out is malloc'd (free it), *n
+ * may be 0. Memory: at most about twice one pick (~240 bytes) per
+ * (user, code, gpu) group, plus one scan page (512 submissions). */
+int kb_gw_export_picks(const struct kb_gw *g, const char *lb,
+		       struct kb_gw_export_pick **out, size_t *n);
+
+/* One export row's record: the user's name (now, else as recorded with
+ * the submission), the file name, and the code (NULL when its blob is
+ * gone). Strings point into r; free with kb_gw_export_rec_free(). */
+struct kb_gw_export_rec {
+	redisReply *r[3];
+	const char *user_name, *file_name, *code;
+	size_t code_len;
+};
+int kb_gw_export_row(const struct kb_gw *g, const struct kb_gw_export_pick *pk,
+		     struct kb_gw_export_rec *out);
+void kb_gw_export_rec_free(struct kb_gw_export_rec *rec);
+
 /* ---- policy and administration (store_admin.c) ---- */
 
 /* kb:admin accepting: 1 accepting (the default), 0 stopped. */
