@@ -120,8 +120,10 @@ def protocol(c):
 
 # ---- the problems' examples -------------------------------------------------
 
-def problems(c):
+def problems(c, only=None):
     for p, want in PROBLEMS.items():
+        if only is not None and (want["modes"] is FULL) != (only == "full"):
+            continue
         t = L.stage(p, example(p, "submission_ok.py"), name="ok")
         n = len(t.yml["tests"])
         r = L.run(t, "test", t.cases("tests"))
@@ -248,6 +250,18 @@ def alive(pid):
             return False
         time.sleep(0.1)
     return True
+
+
+def problems_full(c):
+    """vectoradd and vectorsum, every mode (timed runs: CTest runs this
+    alone)."""
+    problems(c, "full")
+
+
+def problems_more(c):
+    """The other problems: tests, one ranked run, template, wrong example;
+    only their correctness is judged, which holds under any load."""
+    problems(c, "more")
 
 
 def main(which):

@@ -84,7 +84,10 @@ static pid_t start_worker(const char *grace)
 		       "KB_WORKER_NAME=test-worker", "KB_LOG_LEVEL=debug",
 		       "KB_CONSUMER_EXTRA=session.timeout.ms=6000,"
 		       "heartbeat.interval.ms=250",
-		       "KB_JOB_ATTEMPTS=2", "KB_PYTHON=" KB_TEST_PYTHON, env_grace, NULL};
+		       "KB_JOB_ATTEMPTS=2",
+		       /* the board it serves; the start-up checks stay short */
+		       "KB_PROBLEMS=" PROBLEMS "/cpu.yaml",
+		       env_grace, NULL};
 	pid_t pid;
 
 	snprintf(env_grace, sizeof(env_grace), "KB_DRAIN_GRACE_S=%s", grace);
