@@ -7,7 +7,7 @@
  * that takes a lock, only system calls and the string helpers below.
  *
  * Not a public interface; everything here is prefixed sb_ and used only by
- * worker/kb_sandbox.c and worker/sandbox_*.c.
+ * worker/sandbox/.
  */
 #ifndef KB_SANDBOX_INTERNAL_H
 #define KB_SANDBOX_INTERNAL_H
