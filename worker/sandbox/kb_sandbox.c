@@ -24,9 +24,9 @@
  * minimal /etc, private /tmp and /dev, its own /proc, the workdir
  * read-write at its own path), pivots into it, and starts the program as an
  * unprivileged per-run uid under a seccomp deny list (sandbox_mount.c,
- * sandbox_seccomp.c). kb_sandbox_probe() (sandbox_probe.c) decides once
- * whether this host can do that; if not, isolated runs fail as infra errors
- * rather than run unisolated.
+ * sandbox_seccomp.c). kb_sandbox_probe() (below, with sandbox_probe.c)
+ * decides once whether this host can do that, by a trial run; if not,
+ * isolated runs fail as infra errors rather than run unisolated.
  */
 #include "kb_sandbox.h"
 #include "sandbox_internal.h"
@@ -231,14 +231,7 @@ static void set_status(struct kb_sandbox_result *r, int st)
 	}
 }
 
-/* Implemented in sandbox_isolate.c: plans and undoes an isolated run. */
-int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *slot_fd,
-		       char *errstr, size_t errstr_size);
-int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before);
-int sb_isolate_write_idmaps(pid_t pid, const struct sb_plan *p, char *errstr,
-			    size_t errstr_size);
-int sb__probe_cached(struct kb_sandbox_caps *caps);
-int sb__probe_nproc_ok(void);
+static void probe_cached(struct kb_sandbox_caps *caps);
 
 static void run_cleanup(struct run *x)
 {
@@ -381,18 +374,19 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 
 	if (o->isolate) {
 		struct kb_sandbox_caps caps;
-		sb__probe_cached(&caps);
+		probe_cached(&caps);
 		if (!caps.isolate_ok) {
 			set_err(r, errstr, errstr_size,
 				"sandbox: isolation unavailable on this host: %s", caps.why);
 			return -ENOTSUP;
 		}
+		p->userns = !!(caps.features & KB_SANDBOX_USERNS);
 		rc = sb_isolate_prepare(o, p, &x.slot_fd, eb, sizeof(eb));
 		if (rc < 0) {
 			set_err(r, errstr, errstr_size, "%s", eb);
 			goto fail;
 		}
-		p->nproc = sb__probe_nproc_ok() ? (unsigned long)max_procs : 0;
+		p->nproc = (caps.features & KB_SANDBOX_NPROC) ? (unsigned long)max_procs : 0;
 		r->active |= KB_SANDBOX_NS | (p->bpf ? KB_SANDBOX_SECCOMP : 0) |
 			     (p->userns ? KB_SANDBOX_USERNS : KB_SANDBOX_UID) |
 			     (p->nproc ? KB_SANDBOX_NPROC : 0);
@@ -694,4 +688,81 @@ fail:
 	r->exited = r->signaled = r->timed_out = 0;
 	run_cleanup(&x);
 	return rc < 0 ? rc : -EIO;
+}
+
+/* ---- the probe: sandbox_probe.c's findings and a trial run ---- */
+
+static struct {
+	enum { PROBE_NONE, PROBE_TRIAL, PROBE_DONE } state;
+	struct kb_sandbox_caps caps;
+} P;
+
+static void trial_run(struct kb_sandbox_caps *c)
+{
+	char dir[] = "/tmp/kb-sandbox-probe-XXXXXX";
+	char *argv[] = { "true", NULL };
+	char *env[] = { "PATH=/usr/bin:/bin", NULL };
+	struct kb_sandbox_result r;
+	char err[200] = "";
+
+	if (!mkdtemp(dir)) {
+		snprintf(c->why, sizeof(c->why), "trial run: mkdtemp: %s", strerror(errno));
+		return;
+	}
+	struct kb_sandbox_opts o;
+	memset(&o, 0, sizeof(o));
+	o.workdir = dir;
+	o.argv = argv;
+	o.env = env;
+	o.wall_timeout_s = 10;
+	o.isolate = 1;
+	/* Exercise the memory limit only where it exists (else the "not
+	 * limited" warning would fire here instead of on a real run). */
+	o.memory_limit_mb = (c->features & KB_SANDBOX_CG_MEMORY) ? 64 : 0;
+	P.state = PROBE_TRIAL;
+	int rc = kb_sandbox_run(&o, &r, err, sizeof(err));
+	P.state = PROBE_NONE;
+	if (rc < 0)
+		snprintf(c->why, sizeof(c->why), "trial run failed: %s", err);
+	else if (!r.exited || r.exit_code != 0)
+		snprintf(c->why, sizeof(c->why), "trial run of true: exit %d signal %d%s",
+			 r.exit_code, r.signal, r.timed_out ? " (timeout)" : "");
+	else
+		c->isolate_ok = 1;
+	kb_sandbox_result_clear(&r);
+	rmdir(dir);
+}
+
+int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr, size_t errstr_size)
+{
+	struct sb_host h;
+
+	if (!caps) {
+		if (errstr && errstr_size)
+			snprintf(errstr, errstr_size, "kb_sandbox_probe: caps is NULL");
+		return -EINVAL;
+	}
+	if (P.state == PROBE_DONE) {
+		*caps = P.caps;
+		return 0;
+	}
+	sb_probe_host(&P.caps, &h);
+	if (!P.caps.why[0])
+		trial_run(&P.caps);
+	sb_probe_summary(&P.caps, &h);
+	P.state = PROBE_DONE;
+	*caps = P.caps;
+	return 0;
+}
+
+/* For kb_sandbox_run(): the probe's answer, probing first if needed. During
+ * the probe's own trial run isolation counts as available. */
+static void probe_cached(struct kb_sandbox_caps *caps)
+{
+	if (P.state == PROBE_TRIAL) {
+		*caps = P.caps;
+		caps->isolate_ok = 1;
+		return;
+	}
+	kb_sandbox_probe(caps, NULL, 0);
 }
