@@ -1,6 +1,8 @@
-/* build_int.h: what the builders (build.c, build_c.c, build_cu.c) and the
- * trusted harness cache (build_cache.c) share. Not an interface of the
- * worker: eval.c uses build.h alone.
+/* build_int.h: what the builders (build_c.c, build_cu.c, build_hip.c,
+ * build_py.c), the language table (builders.c) and the trusted harness
+ * cache (build_cache.c) share. The helpers are defined in build_int.c, the
+ * cache's in build_cache.c. Not an interface of the worker: eval.c uses
+ * build.h alone.
  */
 #ifndef KB_BUILD_INT_H
 #define KB_BUILD_INT_H
@@ -102,7 +104,7 @@ enum kb_build_state kb__cache_harness(const struct kb_build_ctx *c,
 				      double timeout_s, double *wall_s,
 				      char *msg, size_t msg_size);
 
-/* Builders of build.c's table. */
+/* Builders of builders.c's table. */
 enum kb_build_state kb__build_c(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				char *msg, size_t msg_size);
 enum kb_build_state kb__build_cu(struct kb_build_ctx *c, Kb__CompileResult *cr,

@@ -1,6 +1,6 @@
-/* kb_builder: the language table and what the builders share (build.h,
- * build_int.h). */
-#include "build.h"
+/* build_int: what the builders (build_c.c, build_cu.c, build_hip.c,
+ * build_py.c) share: flags from the task's config, the build's shape, the
+ * user's commands and compiler versions (build_int.h). */
 #include "build_int.h"
 
 #include <errno.h>
@@ -11,94 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "build.h"
 #include "jobdir.h"
 #include "kb_util.h"
 #include "pbutil.h"
-
-void kb_argv_push(struct kb_argv *a, const char *arg)
-{
-	a->v = kb__xrealloc(a->v, (a->n + 2) * sizeof(char *));
-	a->v[a->n++] = kb__xstrdup(arg);
-	a->v[a->n] = NULL;
-}
-
-void kb_argv_free(struct kb_argv *a)
-{
-	for (size_t i = 0; i < a->n; i++)
-		free(a->v[i]);
-	free(a->v);
-	a->v = NULL;
-	a->n = 0;
-}
-
-static int shell_safe(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789_./=:,+@%^-", *s))
-			return 0;
-	return 1;
-}
-
-char *kb_argv_render(const struct kb_argv *a)
-{
-	size_t cap = 1;
-	char *out, *p;
-
-	for (size_t i = 0; i < a->n; i++)
-		cap += 4 * strlen(a->v[i]) + 3;
-	p = out = kb__xcalloc(1, cap);
-	for (size_t i = 0; i < a->n; i++) {
-		const char *s = a->v[i];
-
-		if (i)
-			*p++ = ' ';
-		if (shell_safe(s)) {
-			p = stpcpy(p, s);
-			continue;
-		}
-		*p++ = '\'';
-		for (; *s; s++)
-			p = *s == '\'' ? stpcpy(p, "'\\''") : (*p = *s, p + 1);
-		*p++ = '\'';
-	}
-	*p = '\0';
-	return out;
-}
-
-const char *kb_builder_config(const Kb__Task *t, const char *key)
-{
-	for (size_t i = 0; i < t->n_config; i++)
-		if (strcmp(t->config[i]->key, key) == 0)
-			return t->config[i]->value;
-	return NULL;
-}
-
-static int content_is(const ProtobufCBinaryData *d, const void *p, size_t n)
-{
-	return d->len == n && (n == 0 || memcmp(d->data, p, n) == 0);
-}
-
-long kb_builder_submission_file(const Kb__Task *t,
-				const ProtobufCBinaryData *code)
-{
-	const size_t mark = strlen(KB_SUBMISSION_MARK);
-	long found = -1;
-
-	for (size_t i = 0; i < t->n_files; i++) {
-		const ProtobufCBinaryData *d = &t->files[i]->content;
-
-		if (!content_is(d, KB_SUBMISSION_MARK, mark) &&
-		    !(code && content_is(d, code->data, code->len)))
-			continue;
-		if (found >= 0)
-			return -2;
-		found = (long)i;
-	}
-	return found;
-}
 
 int kb__build_push_lines(struct kb_argv *a, const char *value,
 			 const char *prefix, int names, char *msg,
@@ -449,52 +365,4 @@ enum kb_build_state kb__build_version(const struct kb_build_ctx *c,
 	kb_sandbox_result_clear(&r);
 	memo_add(compiler, &st, *text);
 	return KB_BUILD_OK;
-}
-
-/* ---- the table ---- */
-
-static int argv_binary(const Kb__Task *t, const char *python,
-		       const char *harness_mode, const char *cases_file,
-		       struct kb_argv *argv, char *msg, size_t msg_size)
-{
-	kb_argv_push(argv, KB_BUILD_OUT KB_JOBDIR_BINARY);
-	kb_argv_push(argv, harness_mode);
-	kb_argv_push(argv, cases_file);
-	return 0;
-}
-
-static int argv_python(const Kb__Task *t, const char *python,
-		       const char *harness_mode, const char *cases_file,
-		       struct kb_argv *argv, char *msg, size_t msg_size)
-{
-	const char *main_file = kb_builder_config(t, "main");
-	char *path;
-
-	if (!main_file || !kb_jobdir_name_ok(main_file)) {
-		snprintf(msg, msg_size,
-			 "task config \"main\" must name a file of the task");
-		return -EINVAL;
-	}
-	path = kb__xasprintf(KB_BUILD_TASK "%s", main_file);
-	kb_argv_push(argv, python ? python : "python3");
-	kb_argv_push(argv, path);
-	kb_argv_push(argv, harness_mode);
-	kb_argv_push(argv, cases_file);
-	free(path);
-	return 0;
-}
-
-static const struct kb_builder builders[] = {
-	{"c", kb__build_c, argv_binary},
-	{"py", kb__build_py, argv_python},
-	{"cu", kb__build_cu, argv_binary},
-	{"hip", kb__build_hip, argv_binary},
-};
-
-const struct kb_builder *kb_builder_find(const char *lang)
-{
-	for (size_t i = 0; i < sizeof(builders) / sizeof(builders[0]); i++)
-		if (lang && strcmp(builders[i].lang, lang) == 0)
-			return &builders[i];
-	return NULL;
 }

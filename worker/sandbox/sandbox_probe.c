@@ -12,9 +12,11 @@
  *           (before, it would count all the worker's processes: refused).
  *   none    neither: isolated runs fail as infra errors.
  *
- * After picking a mode the probe runs /bin/true through the whole isolated
- * path (mounts, pivot_root, proc, identity, seccomp, cgroup); only if that
- * works is isolation declared available.
+ * This file finds the mode, seccomp and cgroups and writes the summary;
+ * kb_sandbox_probe() (kb_sandbox.c, the owner of runs) remembers the answer
+ * and, in between, runs /bin/true through the whole isolated path (mounts,
+ * pivot_root, proc, identity, seccomp, cgroup); only if that works is
+ * isolation declared available.
  */
 #include "kb_sandbox.h"
 #include "sandbox_internal.h"
@@ -32,17 +34,6 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-int sb__probe_cached(struct kb_sandbox_caps *caps);
-int sb__probe_mode_userns(void);
-int sb__probe_nproc_ok(void);
-
-static struct {
-	int state; /* 0 not probed, 1 probing (trial run), 2 done */
-	int userns;
-	int nproc_ok; /* RLIMIT_NPROC counts only the run's processes */
-	struct kb_sandbox_caps caps;
-} P;
 
 /* Can a child be created with these namespace flags? */
 static int try_clone(unsigned long flags)
@@ -74,16 +65,6 @@ static int have_cap_sys_admin(void)
 	return (eff >> 21) & 1; /* CAP_SYS_ADMIN */
 }
 
-int sb__probe_mode_userns(void)
-{
-	return P.userns;
-}
-
-int sb__probe_nproc_ok(void)
-{
-	return P.nproc_ok;
-}
-
 /* Since Linux 5.14 RLIMIT_NPROC is counted per user namespace, so in a
  * fresh one it counts only the run's processes. */
 static int kernel_at_least(int major, int minor)
@@ -96,73 +77,29 @@ static int kernel_at_least(int major, int minor)
 	return a > major || (a == major && b >= minor);
 }
 
-static void trial_run(struct kb_sandbox_caps *c)
-{
-	char dir[] = "/tmp/kb-sandbox-probe-XXXXXX";
-	char *argv[] = { "true", NULL };
-	char *env[] = { "PATH=/usr/bin:/bin", NULL };
-	struct kb_sandbox_result r;
-	char err[200] = "";
-
-	if (!mkdtemp(dir)) {
-		snprintf(c->why, sizeof(c->why), "trial run: mkdtemp: %s", strerror(errno));
-		return;
-	}
-	struct kb_sandbox_opts o;
-	memset(&o, 0, sizeof(o));
-	o.workdir = dir;
-	o.argv = argv;
-	o.env = env;
-	o.wall_timeout_s = 10;
-	o.isolate = 1;
-	/* Exercise the memory limit only where it exists (else the "not
-	 * limited" warning would fire here instead of on a real run). */
-	o.memory_limit_mb = (c->features & KB_SANDBOX_CG_MEMORY) ? 64 : 0;
-	P.state = 1;
-	int rc = kb_sandbox_run(&o, &r, err, sizeof(err));
-	P.state = 0;
-	if (rc < 0)
-		snprintf(c->why, sizeof(c->why), "trial run failed: %s", err);
-	else if (!r.exited || r.exit_code != 0)
-		snprintf(c->why, sizeof(c->why), "trial run of true: exit %d signal %d%s",
-			 r.exit_code, r.signal, r.timed_out ? " (timeout)" : "");
-	else
-		c->isolate_ok = 1;
-	kb_sandbox_result_clear(&r);
-	rmdir(dir);
-}
-
-int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr, size_t errstr_size)
+void sb_probe_host(struct kb_sandbox_caps *c, struct sb_host *h)
 {
 	const unsigned long ns = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 				 CLONE_NEWUTS;
-	struct kb_sandbox_caps *c = &P.caps;
-	char cg[300], sc[160] = "ok";
-	unsigned cgf = 0;
+	char sc[160] = "ok";
+	int nproc_ok = 0; /* RLIMIT_NPROC counts only the run's processes */
 
-	if (!caps) {
-		if (errstr && errstr_size)
-			snprintf(errstr, errstr_size, "kb_sandbox_probe: caps is NULL");
-		return -EINVAL;
-	}
-	if (P.state == 2) {
-		*caps = *c;
-		return 0;
-	}
 	memset(c, 0, sizeof(*c));
+	memset(h, 0, sizeof(*h));
 
 	int admin = have_cap_sys_admin();
 	int ns_rc = admin ? try_clone(ns) : -EPERM;
 	int userns_rc = try_clone(ns | CLONE_NEWUSER);
+	h->ns_rc = ns_rc;
+	h->userns_rc = userns_rc;
 	if (admin && ns_rc == 0) {
 		snprintf(c->mode, sizeof(c->mode), "root");
 		c->features |= KB_SANDBOX_NS | KB_SANDBOX_UID | KB_SANDBOX_NPROC;
-		P.nproc_ok = 1; /* each run has a uid of its own */
+		nproc_ok = 1; /* each run has a uid of its own */
 	} else if (userns_rc == 0) {
 		snprintf(c->mode, sizeof(c->mode), "userns");
-		P.userns = 1;
-		P.nproc_ok = kernel_at_least(5, 14);
-		c->features |= KB_SANDBOX_NS | KB_SANDBOX_USERNS | (P.nproc_ok ? KB_SANDBOX_NPROC : 0);
+		nproc_ok = kernel_at_least(5, 14);
+		c->features |= KB_SANDBOX_NS | KB_SANDBOX_USERNS | (nproc_ok ? KB_SANDBOX_NPROC : 0);
 	} else {
 		snprintf(c->mode, sizeof(c->mode), "none");
 		snprintf(c->why, sizeof(c->why),
@@ -180,24 +117,27 @@ int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr, size_t errstr_s
 	if (!(c->features & KB_SANDBOX_SECCOMP) && !c->why[0])
 		snprintf(c->why, sizeof(c->why), "seccomp unavailable: %s", sc);
 
-	sb_cgroup_init(cg, sizeof(cg), &cgf);
-	c->features |= cgf;
+	sb_cgroup_init(h->cg, sizeof(h->cg), &h->cgf);
+	c->features |= h->cgf;
 	snprintf(c->cgroup, sizeof(c->cgroup), "%s",
-		 strncmp(cg, "v2", 2) == 0 ? "v2" : strncmp(cg, "v1", 2) == 0 ? "v1" : "none");
-	if (!strcmp(c->mode, "userns") && !(cgf & KB_SANDBOX_CG_PIDS) && !P.nproc_ok && !c->why[0])
+		 strncmp(h->cg, "v2", 2) == 0 ? "v2" : strncmp(h->cg, "v1", 2) == 0 ? "v1" : "none");
+	if (!strcmp(c->mode, "userns") && !(h->cgf & KB_SANDBOX_CG_PIDS) && !nproc_ok && !c->why[0])
 		snprintf(c->why, sizeof(c->why),
 			 "no process limit: no pids cgroup, and RLIMIT_NPROC is per user "
 			 "namespace only since Linux 5.14");
+}
 
-	if (!c->why[0])
-		trial_run(c);
+void sb_probe_summary(struct kb_sandbox_caps *c, const struct sb_host *h)
+{
+	const int ns_rc = h->ns_rc, userns_rc = h->userns_rc;
+	const unsigned cgf = h->cgf;
 
 	snprintf(c->summary, sizeof(c->summary),
 		 "sandbox: isolate=%s mode=%s ns=%s userns=%s seccomp=%s cgroup=\"%s\" "
 		 "pids=%s memory=%s cgroup_kill=%s%s%s%s",
 		 c->isolate_ok ? "available" : "UNAVAILABLE", c->mode,
 		 ns_rc == 0 || userns_rc == 0 ? "yes" : "no", userns_rc == 0 ? "yes" : "no",
-		 c->features & KB_SANDBOX_SECCOMP ? "yes" : "no", cg,
+		 c->features & KB_SANDBOX_SECCOMP ? "yes" : "no", h->cg,
 		 cgf & KB_SANDBOX_CG_PIDS ? "cgroup" :
 		 c->features & KB_SANDBOX_NPROC ? "RLIMIT_NPROC" : "unlimited",
 		 cgf & KB_SANDBOX_CG_MEMORY ? "cgroup" : "unlimited",
@@ -207,19 +147,4 @@ int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr, size_t errstr_s
 		kb_info("%s", c->summary);
 	else
 		kb_warn("%s", c->summary);
-	P.state = 2;
-	*caps = *c;
-	return 0;
-}
-
-/* For kb_sandbox_run(): the probe's answer, probing first if needed. During
- * the probe's own trial run isolation counts as available. */
-int sb__probe_cached(struct kb_sandbox_caps *caps)
-{
-	if (P.state == 1) {
-		*caps = P.caps;
-		caps->isolate_ok = 1;
-		return 0;
-	}
-	return kb_sandbox_probe(caps, NULL, 0);
 }

@@ -43,7 +43,7 @@
  * from a process with other threads (librdkafka) is safe; the run is killed
  * if the calling thread exits (PR_SET_PDEATHSIG).
  *
- * Build: worker/kb_sandbox.c and worker/sandbox_*.c, linked with kbcore
+ * Build: worker/sandbox/, linked with kbcore
  * (kb_log), PkgConfig::SECCOMP and m. tests/hostile/ holds its suites.
  */
 #ifndef KB_SANDBOX_H

@@ -7,7 +7,7 @@
  * that takes a lock, only system calls and the string helpers below.
  *
  * Not a public interface; everything here is prefixed sb_ and used only by
- * worker/kb_sandbox.c and worker/sandbox_*.c.
+ * worker/sandbox/.
  */
 #ifndef KB_SANDBOX_INTERNAL_H
 #define KB_SANDBOX_INTERNAL_H
@@ -16,6 +16,8 @@
 #include <sys/types.h>
 
 struct sock_filter;
+struct kb_sandbox_caps;
+struct kb_sandbox_opts;
 
 /* Child → parent control record (fits in PIPE_BUF, so writes are atomic). */
 enum { SB_MSG_ERR = 1, SB_MSG_STATUS = 2 };
@@ -77,7 +79,7 @@ __attribute__((noreturn)) void sb_child_main(const struct sb_plan *p);
  * Returns 0 or -errno with a message in msg. */
 int sb_mount_setup(const struct sb_plan *p, char *msg, size_t msg_size);
 
-/* Async-signal-safe helpers. */
+/* Async-signal-safe string helpers (sandbox_str.c). */
 size_t sb_strlcpy(char *dst, const char *src, size_t n);
 size_t sb_strlcat(char *dst, const char *src, size_t n);
 void sb_fmt_err(char *msg, size_t n, const char *what, const char *arg, int err);
@@ -88,6 +90,33 @@ int sb_seccomp_program(const struct sock_filter **prog, unsigned short *len,
 
 /* The second, hand-written filter (personality arguments). */
 const struct sock_filter *sb_seccomp_second(unsigned short *len);
+
+/* Probe (parent side, sandbox_probe.c): what the host allows, found
+ * without a run. sb_probe_host() fills c's mode, features, cgroup and why
+ * (empty when a trial run may decide) and h; sb_probe_summary() writes
+ * c->summary from both and logs it (info when isolation is available, else
+ * a warning). kb_sandbox_probe() (kb_sandbox.c) runs the trial between. */
+struct sb_host {
+	int ns_rc, userns_rc; /* try_clone() without and with CLONE_NEWUSER */
+	unsigned cgf;         /* KB_SANDBOX_CG_* the cgroup setup offers */
+	char cg[300];         /* its description */
+};
+void sb_probe_host(struct kb_sandbox_caps *c, struct sb_host *h);
+void sb_probe_summary(struct kb_sandbox_caps *c, const struct sb_host *h);
+
+/* Isolation (parent side, sandbox_isolate.c). Plans an isolated run into p
+ * (p->userns set by the caller from the probe): binds, /etc files, seccomp,
+ * a uid slot (its lock in *slot_fd). Returns 0 or -errno with errstr set. */
+int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *slot_fd,
+		       char *errstr, size_t errstr_size);
+/* Recursive lchown of workdir to uid/gid that follows no link and crosses
+ * no mount (before: the hand-over before the run, logged when entries
+ * fail). Only workdir itself must succeed. Returns 0 or -errno. */
+int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before);
+/* Writes the child's uid/gid maps (user namespace mode). Returns 0 or
+ * -errno with errstr set. */
+int sb_isolate_write_idmaps(pid_t pid, const struct sb_plan *p, char *errstr,
+			    size_t errstr_size);
 
 /* Cgroups (parent side). */
 struct sb_cgroup {

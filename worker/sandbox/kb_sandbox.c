@@ -24,9 +24,9 @@
  * minimal /etc, private /tmp and /dev, its own /proc, the workdir
  * read-write at its own path), pivots into it, and starts the program as an
  * unprivileged per-run uid under a seccomp deny list (sandbox_mount.c,
- * sandbox_seccomp.c). kb_sandbox_probe() (sandbox_probe.c) decides once
- * whether this host can do that; if not, isolated runs fail as infra errors
- * rather than run unisolated.
+ * sandbox_seccomp.c). kb_sandbox_probe() (below, with sandbox_probe.c)
+ * decides once whether this host can do that, by a trial run; if not,
+ * isolated runs fail as infra errors rather than run unisolated.
  */
 #include "kb_sandbox.h"
 #include "sandbox_internal.h"
@@ -207,6 +207,11 @@ struct run {
 		gid_t gid;
 	} handed[SB_MAX_RW + 1];
 	int nhanded;
+	/* What the run told us: the start, the control pipe's records, the
+	 * leader's wait status. */
+	double t0;
+	int have_err_msg, have_status, prog_status;
+	int wst;
 };
 
 void kb_sandbox_result_clear(struct kb_sandbox_result *r)
@@ -231,14 +236,7 @@ static void set_status(struct kb_sandbox_result *r, int st)
 	}
 }
 
-/* Implemented in sandbox_isolate.c: plans and undoes an isolated run. */
-int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *slot_fd,
-		       char *errstr, size_t errstr_size);
-int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before);
-int sb_isolate_write_idmaps(pid_t pid, const struct sb_plan *p, char *errstr,
-			    size_t errstr_size);
-int sb__probe_cached(struct kb_sandbox_caps *caps);
-int sb__probe_nproc_ok(void);
+static void probe_cached(struct kb_sandbox_caps *caps);
 
 static void run_cleanup(struct run *x)
 {
@@ -331,41 +329,25 @@ static int hand_over(struct run *x, const char *path, struct kb_sandbox_result *
 	return 0;
 }
 
-int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
-		   char *errstr, size_t errstr_size)
+/* Plans the run into x (limits, isolation, the run's uid, the cgroup) and
+ * makes its pipes. Returns 0, or a negative errno with the infra error set;
+ * what was made is released by run_fail(). */
+static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
+		       const struct kb_sandbox_caps *caps, struct kb_sandbox_result *r,
+		       char *errstr, size_t errstr_size)
 {
 	static unsigned long counter;
-	struct run x;
 	int p_out[2] = { -1, -1 }, p_err[2] = { -1, -1 }, p_rep[2] = { -1, -1 };
 	int p_ctl[2] = { -1, -1 }, p_sync[2] = { -1, -1 };
-	struct sb_msg msg;
 	char eb[256] = "";
-	int have_err_msg = 0, have_status = 0, prog_status = 0;
 	int rc;
 
-	if (!r)
-		return -EINVAL;
-	memset(r, 0, sizeof(*r));
-	memset(&x, 0, sizeof(x));
-	x.out.fd = x.err.fd = x.rep.fd = x.ctl_r = x.sync_w = x.pidfd = x.slot_fd = -1;
-	for (int i = 0; i < 5; i++)
-		x.child_fds[i] = -1;
-	x.pid = -1;
-
-	if (!o || !o->workdir || !o->argv || !o->argv[0] || !o->argv[0][0] || !o->env ||
-	    !(o->wall_timeout_s > 0)) {
-		set_err(r, errstr, errstr_size, "sandbox: bad options");
-		return -EINVAL;
-	}
-	if ((rc = resolve_paths(o, &x, r, errstr, errstr_size)) < 0)
-		return rc;
-
-	struct sb_plan *p = &x.plan;
+	struct sb_plan *p = &x->plan;
 	p->argv = o->argv;
 	p->env = o->env;
-	p->workdir = x.workdir;
-	p->cwd = x.cwd;
-	p->rw = x.rwv;
+	p->workdir = x->workdir;
+	p->cwd = x->cwd;
+	p->rw = x->rwv;
 	p->want_report = !!o->want_report;
 	p->parent_pid = getpid();
 	double cpu = o->cpu_timeout_s > 0 ? o->cpu_timeout_s : o->wall_timeout_s;
@@ -376,23 +358,17 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 	p->nofile = NOFILE_LIMIT;
 	int max_procs = o->max_processes > 0 ? o->max_processes : DEFAULT_MAX_PROCS;
 
-	x.out.limit = x.err.limit = o->output_limit ? o->output_limit : DEFAULT_OUTPUT_LIMIT;
-	x.rep.limit = o->report_limit ? o->report_limit : DEFAULT_REPORT_LIMIT;
+	x->out.limit = x->err.limit = o->output_limit ? o->output_limit : DEFAULT_OUTPUT_LIMIT;
+	x->rep.limit = o->report_limit ? o->report_limit : DEFAULT_REPORT_LIMIT;
 
 	if (o->isolate) {
-		struct kb_sandbox_caps caps;
-		sb__probe_cached(&caps);
-		if (!caps.isolate_ok) {
-			set_err(r, errstr, errstr_size,
-				"sandbox: isolation unavailable on this host: %s", caps.why);
-			return -ENOTSUP;
-		}
-		rc = sb_isolate_prepare(o, p, &x.slot_fd, eb, sizeof(eb));
+		p->userns = !!(caps->features & KB_SANDBOX_USERNS);
+		rc = sb_isolate_prepare(o, p, &x->slot_fd, eb, sizeof(eb));
 		if (rc < 0) {
 			set_err(r, errstr, errstr_size, "%s", eb);
-			goto fail;
+			return rc;
 		}
-		p->nproc = sb__probe_nproc_ok() ? (unsigned long)max_procs : 0;
+		p->nproc = (caps->features & KB_SANDBOX_NPROC) ? (unsigned long)max_procs : 0;
 		r->active |= KB_SANDBOX_NS | (p->bpf ? KB_SANDBOX_SECCOMP : 0) |
 			     (p->userns ? KB_SANDBOX_USERNS : KB_SANDBOX_UID) |
 			     (p->nproc ? KB_SANDBOX_NPROC : 0);
@@ -401,23 +377,23 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 		 * do). After the run the same walk gives them back and strips
 		 * set-id bits. */
 		if (!p->userns) {
-			if ((rc = hand_over(&x, x.workdir, r, errstr, errstr_size)) < 0)
-				goto fail;
-			for (int i = 0; x.rwv[i]; i++)
-				if ((rc = hand_over(&x, x.rwv[i], r, errstr, errstr_size)) < 0)
-					goto fail;
+			if ((rc = hand_over(x, x->workdir, r, errstr, errstr_size)) < 0)
+				return rc;
+			for (int i = 0; x->rwv[i]; i++)
+				if ((rc = hand_over(x, x->rwv[i], r, errstr, errstr_size)) < 0)
+					return rc;
 		}
 	}
 
 	char cgname[64];
 	snprintf(cgname, sizeof(cgname), "run-%ld-%lu", (long)getpid(), ++counter);
-	rc = sb_cgroup_create(&x.cg, cgname, o->memory_limit_mb, max_procs, eb, sizeof(eb));
+	rc = sb_cgroup_create(&x->cg, cgname, o->memory_limit_mb, max_procs, eb, sizeof(eb));
 	if (rc < 0) {
 		set_err(r, errstr, errstr_size, "%s", eb);
-		goto fail;
+		return rc;
 	}
-	r->active |= x.cg.active;
-	if (o->memory_limit_mb > 0 && !(x.cg.active & KB_SANDBOX_CG_MEMORY)) {
+	r->active |= x->cg.active;
+	if (o->memory_limit_mb > 0 && !(x->cg.active & KB_SANDBOX_CG_MEMORY)) {
 		static int warned;
 		if (!warned++)
 			kb_warn("sandbox: memory_limit_mb=%ld requested but no memory cgroup is "
@@ -432,78 +408,132 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 	     * a child that died early must not SIGPIPE the worker. */
 	    (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p_sync) < 0 && (rc = -errno))) {
 		set_err(r, errstr, errstr_size, "sandbox: pipe: %s", strerror(-rc));
-		goto fail_pipes;
+		for (int i = 0; i < 2; i++) {
+			close_fd(&p_out[i]);
+			close_fd(&p_err[i]);
+			close_fd(&p_rep[i]);
+			close_fd(&p_ctl[i]);
+			close_fd(&p_sync[i]);
+		}
+		return rc;
 	}
-	x.out.fd = p_out[0];
-	x.err.fd = p_err[0];
-	x.rep.fd = p_rep[0];
-	x.ctl_r = p_ctl[0];
-	x.sync_w = p_sync[1];
-	x.child_fds[0] = p->fd_out = p_out[1];
-	x.child_fds[1] = p->fd_err = p_err[1];
-	x.child_fds[2] = p->fd_report = p_rep[1];
-	x.child_fds[3] = p->fd_ctl = p_ctl[1];
-	x.child_fds[4] = p->fd_sync = p_sync[0];
+	x->out.fd = p_out[0];
+	x->err.fd = p_err[0];
+	x->rep.fd = p_rep[0];
+	x->ctl_r = p_ctl[0];
+	x->sync_w = p_sync[1];
+	x->child_fds[0] = p->fd_out = p_out[1];
+	x->child_fds[1] = p->fd_err = p_err[1];
+	x->child_fds[2] = p->fd_report = p_rep[1];
+	x->child_fds[3] = p->fd_ctl = p_ctl[1];
+	x->child_fds[4] = p->fd_sync = p_sync[0];
+	return 0;
+}
+
+/* Clones the child, puts it into the run's cgroup, writes its id maps (user
+ * namespace mode) and lets it go. Returns 0, or a negative errno with the
+ * infra error set; x->pid > 0 then says a child must be killed. */
+static int run_spawn(struct run *x, struct kb_sandbox_result *r, char *errstr,
+		     size_t errstr_size)
+{
+	struct sb_plan *p = &x->plan;
+	char eb[256] = "";
+	int rc;
 
 	unsigned long flags = 0;
 	if (p->isolate)
 		flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
 			(p->userns ? CLONE_NEWUSER : 0);
-	double t0 = mono_s();
+	x->t0 = mono_s();
 	/* A raw clone rather than fork(): see sandbox_child.c. */
-	x.pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
-	if (x.pid < 0) {
+	x->pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
+	if (x->pid < 0) {
 		rc = -errno;
 		set_err(r, errstr, errstr_size, "sandbox: clone: %s", strerror(errno));
-		goto fail;
+		return rc;
 	}
-	if (x.pid == 0)
+	if (x->pid == 0)
 		sb_child_main(p);
 
 	for (int i = 0; i < 5; i++)
-		close_fd(&x.child_fds[i]);
-	x.pidfd = pidfd_open_(x.pid);
+		close_fd(&x->child_fds[i]);
+	x->pidfd = pidfd_open_(x->pid);
 
 	/* Put the child where it belongs, then let it go. */
-	if (x.cg.version && (rc = sb_cgroup_attach(&x.cg, x.pid)) < 0) {
+	if (x->cg.version && (rc = sb_cgroup_attach(&x->cg, x->pid)) < 0) {
 		set_err(r, errstr, errstr_size, "sandbox: cgroup attach: %s", strerror(-rc));
-		goto fail_kill;
+		return rc;
 	}
-	if (p->userns && (rc = sb_isolate_write_idmaps(x.pid, p, eb, sizeof(eb))) < 0) {
+	if (p->userns && (rc = sb_isolate_write_idmaps(x->pid, p, eb, sizeof(eb))) < 0) {
 		set_err(r, errstr, errstr_size, "%s", eb);
-		goto fail_kill;
+		return rc;
 	}
-	if (send(x.sync_w, "g", 1, MSG_NOSIGNAL) != 1) {
+	if (send(x->sync_w, "g", 1, MSG_NOSIGNAL) != 1) {
 		rc = -errno;
 		set_err(r, errstr, errstr_size, "sandbox: sync: %s", strerror(errno));
-		goto fail_kill;
+		return rc;
 	}
-	close_fd(&x.sync_w);
+	close_fd(&x->sync_w);
+	return 0;
+}
 
-	/* The poll loop: until the child exits or the deadline passes. */
-	double deadline = t0 + o->wall_timeout_s;
-	int wst = 0, oom = 0;
-	struct rusage ru;
-	memset(&ru, 0, sizeof(ru));
+/* Reads one record of the control pipe (readable): the child's setup error,
+ * which becomes the infra error, or the program's wait status. Closes the
+ * pipe at its end. */
+static void run_read_ctl(struct run *x, struct kb_sandbox_result *r)
+{
+	struct sb_msg msg;
+	ssize_t k = read(x->ctl_r, &msg, sizeof(msg));
+
+	if (k == (ssize_t)sizeof(msg)) {
+		if (msg.kind == SB_MSG_ERR && !x->have_err_msg) {
+			x->have_err_msg = 1;
+			msg.text[sizeof(msg.text) - 1] = '\0';
+			set_err(r, NULL, 0, "sandbox setup: %s", msg.text);
+		} else if (msg.kind == SB_MSG_STATUS) {
+			x->have_status = 1;
+			x->prog_status = msg.value;
+		}
+	} else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+		close_fd(&x->ctl_r);
+	}
+}
+
+/* Fills pf/ps with the open streams and, if open, the control pipe
+ * (ps[i] NULL); returns how many. */
+static int run_poll_set(struct run *x, struct pollfd *pf, struct stream **ps)
+{
+	struct stream *all[3] = { &x->out, &x->err, &x->rep };
+	int n = 0;
+
+	for (int i = 0; i < 3; i++)
+		if (all[i]->fd >= 0) {
+			pf[n] = (struct pollfd){ all[i]->fd, POLLIN, 0 };
+			ps[n++] = all[i];
+		}
+	if (x->ctl_r >= 0) {
+		pf[n] = (struct pollfd){ x->ctl_r, POLLIN, 0 };
+		ps[n++] = NULL;
+	}
+	return n;
+}
+
+/* The poll loop: keeps the child's output until the child exits or the
+ * deadline passes (r->timed_out). Returns 0, or a negative errno with the
+ * infra error set (the child must then be killed). */
+static int run_supervise(const struct kb_sandbox_opts *o, struct run *x,
+			 struct kb_sandbox_result *r, char *errstr, size_t errstr_size)
+{
+	double deadline = x->t0 + o->wall_timeout_s;
+
 	for (;;) {
 		struct pollfd pf[5];
 		struct stream *ps[5];
-		int n = 0;
-		struct stream *all[3] = { &x.out, &x.err, &x.rep };
-		for (int i = 0; i < 3; i++)
-			if (all[i]->fd >= 0) {
-				pf[n] = (struct pollfd){ all[i]->fd, POLLIN, 0 };
-				ps[n++] = all[i];
-			}
-		int ctl_i = -1, pid_i = -1;
-		if (x.ctl_r >= 0) {
-			ctl_i = n;
-			pf[n] = (struct pollfd){ x.ctl_r, POLLIN, 0 };
-			ps[n++] = NULL;
-		}
-		if (x.pidfd >= 0) {
+		int n = run_poll_set(x, pf, ps);
+		int ctl_i = x->ctl_r >= 0 ? n - 1 : -1, pid_i = -1;
+		if (x->pidfd >= 0) {
 			pid_i = n;
-			pf[n] = (struct pollfd){ x.pidfd, POLLIN, 0 };
+			pf[n] = (struct pollfd){ x->pidfd, POLLIN, 0 };
 			ps[n++] = NULL;
 		}
 		double now = mono_s();
@@ -511,44 +541,31 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 			/* One last look: a child that exited in time is no timeout. */
 			siginfo_t si;
 			memset(&si, 0, sizeof(si));
-			if (!have_status &&
-			    (waitid(P_PID, (id_t)x.pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
-			     si.si_pid != x.pid))
+			if (!x->have_status &&
+			    (waitid(P_PID, (id_t)x->pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+			     si.si_pid != x->pid))
 				r->timed_out = 1;
-			break;
+			return 0;
 		}
 		int ms = (int)ceil((deadline - now) * 1000.0);
-		if (x.pidfd < 0 && ms > 10)
+		if (x->pidfd < 0 && ms > 10)
 			ms = 10; /* no pidfd (kernel < 5.3): poll for the exit */
 		int pr = poll(pf, (nfds_t)n, ms);
 		if (pr < 0 && errno != EINTR) {
-			rc = -errno;
+			int rc = -errno;
 			set_err(r, errstr, errstr_size, "sandbox: poll: %s", strerror(errno));
-			goto fail_kill;
+			return rc;
 		}
 		for (int i = 0; pr > 0 && i < n; i++) {
 			if (!pf[i].revents)
 				continue;
 			if (ps[i]) {
 				if (stream_read(ps[i]) < 0) {
-					rc = -ENOMEM;
 					set_err(r, errstr, errstr_size, "sandbox: out of memory");
-					goto fail_kill;
+					return -ENOMEM;
 				}
 			} else if (i == ctl_i) {
-				ssize_t k = read(x.ctl_r, &msg, sizeof(msg));
-				if (k == (ssize_t)sizeof(msg)) {
-					if (msg.kind == SB_MSG_ERR && !have_err_msg) {
-						have_err_msg = 1;
-						msg.text[sizeof(msg.text) - 1] = '\0';
-						set_err(r, NULL, 0, "sandbox setup: %s", msg.text);
-					} else if (msg.kind == SB_MSG_STATUS) {
-						have_status = 1;
-						prog_status = msg.value;
-					}
-				} else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-					close_fd(&x.ctl_r);
-				}
+				run_read_ctl(x, r);
 			}
 		}
 		if (pid_i >= 0 ? (pr > 0 && pf[pid_i].revents) : 1) {
@@ -556,112 +573,100 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 			 * the leader still holds its pid, then reap it. */
 			siginfo_t si;
 			memset(&si, 0, sizeof(si));
-			if (waitid(P_PID, (id_t)x.pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 &&
-			    si.si_pid == x.pid)
-				break;
+			if (waitid(P_PID, (id_t)x->pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 &&
+			    si.si_pid == x->pid)
+				return 0;
 		}
 	}
-	/* Kill whatever is left of the run, then reap the leader. */
-	kill_run(x.pid, &x.cg);
-	while (wait4(x.pid, &wst, __WALL, &ru) < 0 && errno == EINTR)
+}
+
+/* Kills whatever is left of the run, reaps the leader (x->wst) and drains
+ * the pipes: everything that wrote to them is dead, unless a process
+ * escaped the group without a cgroup or namespace to catch it; those get
+ * DRAIN_GRACE_S, then we stop listening. Returns 0, or -ENOMEM with the
+ * infra error set. */
+static int run_reap(const struct kb_sandbox_opts *o, struct run *x,
+		    struct kb_sandbox_result *r, char *errstr, size_t errstr_size)
+{
+	struct rusage ru;
+
+	memset(&ru, 0, sizeof(ru));
+	kill_run(x->pid, &x->cg);
+	while (wait4(x->pid, &x->wst, __WALL, &ru) < 0 && errno == EINTR)
 		;
-	r->wall_s = mono_s() - t0;
+	r->wall_s = mono_s() - x->t0;
 	if (r->timed_out && r->wall_s < o->wall_timeout_s)
 		r->wall_s = o->wall_timeout_s;
 	r->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 		   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	r->max_rss_kb = ru.ru_maxrss;
 
-	/* Drain the pipes: everything that wrote to them is dead, unless a
-	 * process escaped the group without a cgroup or namespace to catch
-	 * it; give those DRAIN_GRACE_S, then stop listening. */
 	double drain_end = mono_s() + DRAIN_GRACE_S;
 	for (;;) {
 		struct pollfd pf[4];
 		struct stream *ps[4];
-		int n = 0;
-		struct stream *all[3] = { &x.out, &x.err, &x.rep };
-		for (int i = 0; i < 3; i++)
-			if (all[i]->fd >= 0) {
-				pf[n] = (struct pollfd){ all[i]->fd, POLLIN, 0 };
-				ps[n++] = all[i];
-			}
-		if (x.ctl_r >= 0) {
-			pf[n] = (struct pollfd){ x.ctl_r, POLLIN, 0 };
-			ps[n++] = NULL;
-		}
+		int n = run_poll_set(x, pf, ps);
 		if (n == 0)
-			break;
+			return 0;
 		double now = mono_s();
 		if (now >= drain_end) {
 			kb_warn("sandbox: pipes still open %.1fs after the run ended: "
 				"a process escaped the kill",
 				DRAIN_GRACE_S);
-			break;
+			return 0;
 		}
 		int pr = poll(pf, (nfds_t)n, (int)ceil((drain_end - now) * 1000.0));
 		for (int i = 0; pr > 0 && i < n; i++) {
 			if (!pf[i].revents)
 				continue;
-			if (ps[i]) {
-				if (stream_read(ps[i]) < 0) {
-					rc = -ENOMEM;
-					set_err(r, errstr, errstr_size, "sandbox: out of memory");
-					goto fail;
-				}
-				continue;
-			}
-			ssize_t k = read(x.ctl_r, &msg, sizeof(msg));
-			if (k == (ssize_t)sizeof(msg)) {
-				if (msg.kind == SB_MSG_ERR && !have_err_msg) {
-					have_err_msg = 1;
-					msg.text[sizeof(msg.text) - 1] = '\0';
-					set_err(r, NULL, 0, "sandbox setup: %s", msg.text);
-				} else if (msg.kind == SB_MSG_STATUS) {
-					have_status = 1;
-					prog_status = msg.value;
-				}
-			} else if (k <= 0 && !(k < 0 && (errno == EAGAIN || errno == EINTR))) {
-				close_fd(&x.ctl_r);
+			if (!ps[i]) {
+				run_read_ctl(x, r);
+			} else if (stream_read(ps[i]) < 0) {
+				set_err(r, errstr, errstr_size, "sandbox: out of memory");
+				return -ENOMEM;
 			}
 		}
 	}
+}
 
-	if (x.cg.version) {
-		oom = sb_cgroup_oom_kills(&x.cg) > 0;
-		r->oom_killed = oom;
-	}
+/* Fills r's status (the program's, not init's, with isolation) and hands it
+ * the captured output. Returns 0, or a negative errno with the infra error
+ * set. */
+static int run_collect(const struct kb_sandbox_opts *o, struct run *x,
+		       struct kb_sandbox_result *r, char *errstr, size_t errstr_size)
+{
+	const struct sb_plan *p = &x->plan;
 
-	if (have_err_msg) {
-		rc = -ECHILD;
+	if (x->cg.version)
+		r->oom_killed = sb_cgroup_oom_kills(&x->cg) > 0;
+
+	if (x->have_err_msg) {
 		if (errstr && errstr_size)
 			snprintf(errstr, errstr_size, "%s", r->infra_msg);
-		goto fail;
+		return -ECHILD;
 	}
 	if (r->timed_out) {
 		/* Our kill, not the program's signal. */
 	} else if (p->isolate) {
-		if (have_status)
-			set_status(r, prog_status);
-		else if (WIFSIGNALED(wst))
-			set_status(r, wst); /* init killed (e.g. by the OOM killer) */
+		if (x->have_status)
+			set_status(r, x->prog_status);
+		else if (WIFSIGNALED(x->wst))
+			set_status(r, x->wst); /* init killed (e.g. by the OOM killer) */
 		else {
-			rc = -ECHILD;
 			set_err(r, errstr, errstr_size,
 				"sandbox: init exited (status %d) without the program's status",
-				wst);
-			goto fail;
+				x->wst);
+			return -ECHILD;
 		}
 	} else {
-		set_status(r, wst);
+		set_status(r, x->wst);
 	}
 
-	if (stream_take(&x.out, &r->out, &r->out_len, &r->out_dropped) < 0 ||
-	    stream_take(&x.err, &r->err, &r->err_len, &r->err_dropped) < 0 ||
-	    stream_take(&x.rep, &r->report, &r->report_len, &r->report_dropped) < 0) {
-		rc = -ENOMEM;
+	if (stream_take(&x->out, &r->out, &r->out_len, &r->out_dropped) < 0 ||
+	    stream_take(&x->err, &r->err, &r->err_len, &r->err_dropped) < 0 ||
+	    stream_take(&x->rep, &r->report, &r->report_len, &r->report_dropped) < 0) {
 		set_err(r, errstr, errstr_size, "sandbox: out of memory");
-		goto fail;
+		return -ENOMEM;
 	}
 	kb_debug("sandbox: run argv0=%s isolate=%d uid=%u active=0x%x exit=%d signal=%d "
 		 "timeout=%d oom=%d wall=%.3f cpu=%.3f out=%zu+%zu err=%zu+%zu report=%zu+%zu",
@@ -669,29 +674,147 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 		 r->active, r->exit_code, r->signal, r->timed_out, r->oom_killed, r->wall_s,
 		 r->cpu_s, r->out_len, r->out_dropped, r->err_len, r->err_dropped,
 		 r->report_len, r->report_dropped);
-	run_cleanup(&x);
 	return 0;
+}
 
-fail_kill:
-	kill_run(x.pid, &x.cg);
-	while (waitpid(x.pid, NULL, __WALL) < 0 && errno == EINTR)
-		;
-	goto fail;
-fail_pipes:
-	for (int i = 0; i < 2; i++) {
-		close_fd(&p_out[i]);
-		close_fd(&p_err[i]);
-		close_fd(&p_rep[i]);
-		close_fd(&p_ctl[i]);
-		close_fd(&p_sync[i]);
+/* An infra error after the run began: kills and reaps the child if there
+ * is one (kill), keeps what was captured (it helps explain the failure)
+ * and releases the run. Returns rc, or -EIO when rc is not an error. */
+static int run_fail(struct run *x, struct kb_sandbox_result *r, int rc, int kill)
+{
+	if (kill) {
+		kill_run(x->pid, &x->cg);
+		while (waitpid(x->pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
 	}
-fail:
-	/* Keep what was captured: it helps explain the failure. */
-	stream_take(&x.out, &r->out, &r->out_len, &r->out_dropped);
-	stream_take(&x.err, &r->err, &r->err_len, &r->err_dropped);
-	stream_take(&x.rep, &r->report, &r->report_len, &r->report_dropped);
+	stream_take(&x->out, &r->out, &r->out_len, &r->out_dropped);
+	stream_take(&x->err, &r->err, &r->err_len, &r->err_dropped);
+	stream_take(&x->rep, &r->report, &r->report_len, &r->report_dropped);
 	r->infra_error = 1;
 	r->exited = r->signaled = r->timed_out = 0;
-	run_cleanup(&x);
+	run_cleanup(x);
 	return rc < 0 ? rc : -EIO;
+}
+
+int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
+		   char *errstr, size_t errstr_size)
+{
+	struct kb_sandbox_caps caps;
+	struct run x;
+	int rc;
+
+	if (!r)
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	memset(&x, 0, sizeof(x));
+	memset(&caps, 0, sizeof(caps));
+	x.out.fd = x.err.fd = x.rep.fd = x.ctl_r = x.sync_w = x.pidfd = x.slot_fd = -1;
+	for (int i = 0; i < 5; i++)
+		x.child_fds[i] = -1;
+	x.pid = -1;
+
+	if (!o || !o->workdir || !o->argv || !o->argv[0] || !o->argv[0][0] || !o->env ||
+	    !(o->wall_timeout_s > 0)) {
+		set_err(r, errstr, errstr_size, "sandbox: bad options");
+		return -EINVAL;
+	}
+	if ((rc = resolve_paths(o, &x, r, errstr, errstr_size)) < 0)
+		return rc;
+	if (o->isolate) {
+		probe_cached(&caps);
+		if (!caps.isolate_ok) {
+			set_err(r, errstr, errstr_size,
+				"sandbox: isolation unavailable on this host: %s", caps.why);
+			return -ENOTSUP;
+		}
+	}
+
+	if ((rc = run_prepare(o, &x, &caps, r, errstr, errstr_size)) < 0)
+		return run_fail(&x, r, rc, 0);
+	if ((rc = run_spawn(&x, r, errstr, errstr_size)) < 0)
+		return run_fail(&x, r, rc, x.pid > 0);
+	if ((rc = run_supervise(o, &x, r, errstr, errstr_size)) < 0)
+		return run_fail(&x, r, rc, 1);
+	if ((rc = run_reap(o, &x, r, errstr, errstr_size)) < 0 ||
+	    (rc = run_collect(o, &x, r, errstr, errstr_size)) < 0)
+		return run_fail(&x, r, rc, 0);
+	run_cleanup(&x);
+	return 0;
+}
+
+/* ---- the probe: sandbox_probe.c's findings and a trial run ---- */
+
+static struct {
+	enum { PROBE_NONE, PROBE_TRIAL, PROBE_DONE } state;
+	struct kb_sandbox_caps caps;
+} P;
+
+static void trial_run(struct kb_sandbox_caps *c)
+{
+	char dir[] = "/tmp/kb-sandbox-probe-XXXXXX";
+	char *argv[] = { "true", NULL };
+	char *env[] = { "PATH=/usr/bin:/bin", NULL };
+	struct kb_sandbox_result r;
+	char err[200] = "";
+
+	if (!mkdtemp(dir)) {
+		snprintf(c->why, sizeof(c->why), "trial run: mkdtemp: %s", strerror(errno));
+		return;
+	}
+	struct kb_sandbox_opts o;
+	memset(&o, 0, sizeof(o));
+	o.workdir = dir;
+	o.argv = argv;
+	o.env = env;
+	o.wall_timeout_s = 10;
+	o.isolate = 1;
+	/* Exercise the memory limit only where it exists (else the "not
+	 * limited" warning would fire here instead of on a real run). */
+	o.memory_limit_mb = (c->features & KB_SANDBOX_CG_MEMORY) ? 64 : 0;
+	P.state = PROBE_TRIAL;
+	int rc = kb_sandbox_run(&o, &r, err, sizeof(err));
+	P.state = PROBE_NONE;
+	if (rc < 0)
+		snprintf(c->why, sizeof(c->why), "trial run failed: %s", err);
+	else if (!r.exited || r.exit_code != 0)
+		snprintf(c->why, sizeof(c->why), "trial run of true: exit %d signal %d%s",
+			 r.exit_code, r.signal, r.timed_out ? " (timeout)" : "");
+	else
+		c->isolate_ok = 1;
+	kb_sandbox_result_clear(&r);
+	rmdir(dir);
+}
+
+int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr, size_t errstr_size)
+{
+	struct sb_host h;
+
+	if (!caps) {
+		if (errstr && errstr_size)
+			snprintf(errstr, errstr_size, "kb_sandbox_probe: caps is NULL");
+		return -EINVAL;
+	}
+	if (P.state == PROBE_DONE) {
+		*caps = P.caps;
+		return 0;
+	}
+	sb_probe_host(&P.caps, &h);
+	if (!P.caps.why[0])
+		trial_run(&P.caps);
+	sb_probe_summary(&P.caps, &h);
+	P.state = PROBE_DONE;
+	*caps = P.caps;
+	return 0;
+}
+
+/* For kb_sandbox_run(): the probe's answer, probing first if needed. During
+ * the probe's own trial run isolation counts as available. */
+static void probe_cached(struct kb_sandbox_caps *caps)
+{
+	if (P.state == PROBE_TRIAL) {
+		*caps = P.caps;
+		caps->isolate_ok = 1;
+		return;
+	}
+	kb_sandbox_probe(caps, NULL, 0);
 }

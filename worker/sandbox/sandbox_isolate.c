@@ -26,13 +26,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *slot_fd,
-		       char *errstr, size_t errstr_size);
-int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before);
-int sb_isolate_write_idmaps(pid_t pid, const struct sb_plan *p, char *errstr,
-			    size_t errstr_size);
-/* From sandbox_probe.c. */
-int sb__probe_mode_userns(void);
 
 /* System directories: read-only, missing ones skipped. */
 static const char *const sys_dirs[] = {
@@ -181,7 +174,6 @@ int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *
 	int rc;
 
 	p->isolate = 1;
-	p->userns = sb__probe_mode_userns();
 	if (p->userns) {
 		/* One uid is all an unprivileged user can map: ours, seen as
 		 * <base> inside. */

@@ -124,7 +124,8 @@ struct kb_builder {
 			struct kb_argv *argv, char *msg, size_t msg_size);
 };
 
-/* The builder for lang, or NULL when no worker knows the language. */
+/* The builder for lang, or NULL when no worker knows the language
+ * (builders.c). */
 const struct kb_builder *kb_builder_find(const char *lang);
 
 /* Value of a Task config key, or NULL. */
