@@ -86,7 +86,7 @@ t0=$(date +%s)
 #                           more than TOL_PCT better than the baseline.
 programs='
 spin_kernel     vectoradd test        10 notranked timeout
-daemon          vectoradd test        60 notranked failed,compile_error
+daemon          vectoradd test        60 notranked failed,crashed
 fork_bomb       vectoradd test        10 notranked failed,timeout,crashed
 sleeper         vectoradd test        10 notranked timeout
 host_loop       vectoradd test        10 notranked timeout
@@ -95,8 +95,8 @@ flood           vectoradd test        60 notranked failed
 net             vectoradd test        60 notranked failed
 fs_escape       vectoradd test        60 notranked failed
 forge_smart     vectoradd leaderboard 60 notranked crashed,failed
-forge_atexit    vectoradd leaderboard 60 notranked failed,compile_error
-early_operator  vectoradd test        60 notranked compile_error
+forge_atexit    vectoradd leaderboard 60 notranked failed,crashed
+early_operator  vectoradd test        60 notranked passed
 forge_naive     vectoradd leaderboard 60 notranked crashed
 exit_infra      vectoradd leaderboard 60 notranked crashed
 steal_expected  vectorsum leaderboard 60 nobetter  failed,suspect,crashed
@@ -105,11 +105,12 @@ estimate_sum    vectorsum leaderboard 60 notranked failed,suspect
 hardcode_seed   vectorsum leaderboard 60 notranked failed,suspect
 side_stream     vectoradd leaderboard 60 nobetter  suspect,failed
 return_early    vectoradd leaderboard 60 nobetter  suspect,failed
-fake_timing     vectoradd leaderboard 60 nobetter  compile_error
-harness_symbols vectoradd leaderboard 60 notranked compile_error,failed
+fake_timing     vectoradd leaderboard 60 nobetter  suspect,failed
+harness_symbols vectoradd leaderboard 60 notranked failed
 replay          vectoradd leaderboard 60 notranked failed
 mutate_input    vectoradd leaderboard 60 notranked failed
 unwritten       vectoradd leaderboard 60 notranked failed
+persist_l2      vectorsum leaderboard 60 nobetter  suspect,failed
 '
 
 # ---- environment ----

@@ -1,17 +1,21 @@
 // early_operator (vectoradd, test mode).
 //
 // Attempts: code in the harness's trusted parent, before main. nvcc's
-// kernel registration -- a constructor, so it runs before main in the
-// process that later writes the report -- takes &v of every __device__
+// kernel registration -- a constructor, so it runs before main in
+// whatever process maps the submission -- takes &v of every __device__
 // variable with the type's own operator&. Here that operator is forced
-// inline and makes raw system calls with no function call at all: it
-// writes an "ACHIEVED" line to stdout and creates a marker file, which is
-// what a forger would use to patch the parent's memory (mprotect) or
-// start a helper. The kernel itself is honest, so if the code ran
-// unnoticed the run would pass.
+// inline and makes raw system calls with no function call at all. It
+// asks whether descriptor 3 (the report channel, POPCORN_FD) is open:
+// only the trusted parent holds it, the guard's child has every
+// descriptor above 2 but its own pipe closed before it loads the
+// submission. If it is, it writes an "ACHIEVED" line to stdout and
+// creates a marker file, which is what a forger would use to patch the
+// parent's memory (mprotect) or start a helper; if not, a "contained"
+// line. The kernel itself is honest.
 //
-// Expected (policy): compile_error, refused by the machine-code check of
-// nvcc's registration functions (services/kb_elfcheck_x86.h). A BAD row
+// Expected (policy): the submission is mapped only by the confined child
+// (issue 16), so the constructor runs there: "contained" in the output,
+// never "ACHIEVED"; test mode passes (the kernel is correct). A BAD row
 // means code of the submission ran before main in the trusted parent.
 #include <cuda_fp16.h>
 #include <stddef.h>
@@ -25,8 +29,25 @@ struct Early {
 #ifndef __CUDA_ARCH__
 		static const char msg[] =
 			"ACHIEVED: code before main in the harness parent\n";
+		static const char held[] =
+			"contained: the constructor ran without the report "
+			"channel (the confined child)\n";
 		static const char path[] = "/tmp/kbh-marker-early_operator";
-		long r = 1; /* write(1, msg, len) */
+		long r = 72; /* fcntl(3, F_GETFD) */
+		__asm__ volatile("syscall"
+				 : "+a"(r)
+				 : "D"(3L), "S"(1L)
+				 : "rcx", "r11", "memory");
+		if (r < 0) {
+			r = 1; /* write(1, held, len) */
+			__asm__ volatile("syscall"
+					 : "+a"(r)
+					 : "D"(1L), "S"(held), "d"(sizeof held - 1)
+					 : "rcx", "r11", "memory");
+			x = 0;
+			return this;
+		}
+		r = 1; /* write(1, msg, len) */
 		__asm__ volatile("syscall"
 				 : "+a"(r)
 				 : "D"(1L), "S"(msg), "d"(sizeof msg - 1)

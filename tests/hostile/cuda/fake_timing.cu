@@ -5,10 +5,11 @@
 // cudaEventSynchronize (do nothing) and clock_gettime (time stands still),
 // hoping the harness's calls land in its copies.
 //
-// Expected: compile_error (a duplicate of the statically linked CUDA
-// runtime), or -- the submission object being sealed, its definitions
-// local -- no effect: verdict passed with a normal score (within the
-// script's tolerance of the honest baseline, never much faster).
+// Expected: no effect. The submission is a shared object that only the
+// harness's child loads (RTLD_LOCAL); the parent, which times every call
+// with its own events and clock, never maps it. Verdict passed with a
+// normal score (within the script's tolerance of the honest baseline,
+// never much faster).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stddef.h>

@@ -9,9 +9,9 @@
 // took effect, a submission that computes nothing would pass with a
 // near-zero time.
 //
-// Expected: compile_error (duplicate definitions), or -- sealed, the
-// definitions local to the submission -- no effect: the unwritten output
-// fails the check, verdict failed; not ranked.
+// Expected: no effect. The checks run in the harness's parent, which
+// never maps the submission (only its child loads it, RTLD_LOCAL): the
+// unwritten output fails the check, verdict failed; not ranked.
 #include <cuda_fp16.h>
 #include <stddef.h>
 #include <string.h>
