@@ -110,7 +110,6 @@ harness_symbols vectoradd leaderboard 60 notranked failed
 replay          vectoradd leaderboard 60 notranked failed
 mutate_input    vectoradd leaderboard 60 notranked failed
 unwritten       vectoradd leaderboard 60 notranked failed
-persist_l2      vectorsum leaderboard 60 nobetter  suspect,failed
 '
 
 # ---- environment ----

@@ -43,17 +43,17 @@ prof() {
 	POPCORN_FD=3 timeout 60 ./eval.out profile benchmarks.txt 3>rep1.txt >out1.txt 2>&1
 	echo "rc=$?"; grep -c . rep1.txt; grep -E '^(check|error|benchmark.0.mean)' rep1.txt | head
 	say "2. eval.out under ncu as root, capture range (the worker's arguments)"
-	POPCORN_NCU=1 POPCORN_FD=3 timeout 150 ncu $(ncu_args --profile-from-start=off --export="$w/p2") \
+	POPCORN_NCU=1 POPCORN_FD=3 timeout 90 ncu $(ncu_args --profile-from-start=off --export="$w/p2") \
 		./eval.out profile benchmarks.txt 3>rep2.txt >out2.txt 2>&1
 	echo "rc=$?"; ls -la "$w"/p2* 2>&1; grep -E '==(PROF|ERROR|WARNING)==' out2.txt | head -20
 	grep -E '^(check|error|status)' rep2.txt | head
 	say "3. the same, profile from start (every kernel of both processes, 3 launches)"
-	POPCORN_NCU=1 POPCORN_FD=3 timeout 120 ncu $(ncu_args --export="$w/p3") --launch-count=3 \
+	POPCORN_NCU=1 POPCORN_FD=3 timeout 90 ncu $(ncu_args --export="$w/p3") --launch-count=3 \
 		./eval.out profile benchmarks.txt 3>rep3.txt >out3.txt 2>&1
 	echo "rc=$?"; ls -la "$w"/p3* 2>&1; grep -E '==(PROF|ERROR|WARNING)==' out3.txt | head -20
 	say "4. under ncu and strace -f (the calls the child's filter refuses)"
 	if command -v strace >/dev/null; then
-		POPCORN_NCU=1 POPCORN_FD=3 timeout 150 ncu $(ncu_args --profile-from-start=off --export="$w/p4") \
+		POPCORN_NCU=1 POPCORN_FD=3 timeout 90 ncu $(ncu_args --profile-from-start=off --export="$w/p4") \
 			strace -f -o "$w/strace.txt" \
 			-e trace=clone,clone3,fork,vfork,execve,kill,tgkill,tkill,socket,connect,ptrace,prctl,seccomp,exit_group \
 			./eval.out profile benchmarks.txt 3>rep4.txt >out4.txt 2>&1
@@ -64,7 +64,7 @@ prof() {
 	fi
 	cd - >/dev/null || return
 	say "5. kb-worker eval --mode profile, the Result's runs"
-	KB_WORKDIR=$R/kbw KB_CACHE_DIR=$R/kbc timeout 200 "$W" eval problems/pmpp/vectoradd \
+	KB_WORKDIR=$R/kbw KB_CACHE_DIR=$R/kbc timeout 120 "$W" eval problems/pmpp/vectoradd \
 		problems/pmpp/vectoradd/submission_ok.cu --mode profile --json >"$R/worker.json" 2>"$R/worker.err"
 	echo "rc=$?"; tail -5 "$R/worker.err"
 	$PY - "$R/worker.json" <<'EOF'
