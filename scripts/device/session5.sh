@@ -28,7 +28,7 @@ hostile() {
 
 ncu_args() {
 	echo --config-file=off --target-processes=all --set=full \
-		--launch-count=1 --replay-mode=kernel --cache-control=all \
+		--replay-mode=kernel --cache-control=all \
 		--clock-control=none --force-overwrite "$@"
 }
 
@@ -43,7 +43,7 @@ prof() {
 	POPCORN_FD=3 timeout 60 ./eval.out profile benchmarks.txt 3>rep1.txt >out1.txt 2>&1
 	echo "rc=$?"; grep -c . rep1.txt; grep -E '^(check|error|benchmark.0.mean)' rep1.txt | head
 	say "2. eval.out under ncu as root, capture range (the worker's arguments)"
-	POPCORN_NCU=1 POPCORN_FD=3 timeout 90 ncu $(ncu_args --profile-from-start=off --export="$w/p2") \
+	POPCORN_NCU=1 POPCORN_FD=3 timeout 90 ncu $(ncu_args --profile-from-start=off --launch-count=1 --export="$w/p2") \
 		./eval.out profile benchmarks.txt 3>rep2.txt >out2.txt 2>&1
 	echo "rc=$?"; ls -la "$w"/p2* 2>&1; grep -E '==(PROF|ERROR|WARNING)==' out2.txt | head -20
 	grep -E '^(check|error|status)' rep2.txt | head
@@ -53,7 +53,7 @@ prof() {
 	echo "rc=$?"; ls -la "$w"/p3* 2>&1; grep -E '==(PROF|ERROR|WARNING)==' out3.txt | head -20
 	say "4. under ncu and strace -f (the calls the child's filter refuses)"
 	if command -v strace >/dev/null; then
-		POPCORN_NCU=1 POPCORN_FD=3 timeout 90 ncu $(ncu_args --profile-from-start=off --export="$w/p4") \
+		POPCORN_NCU=1 POPCORN_FD=3 timeout 90 ncu $(ncu_args --profile-from-start=off --launch-count=1 --export="$w/p4") \
 			strace -f -o "$w/strace.txt" \
 			-e trace=clone,clone3,fork,vfork,execve,kill,tgkill,tkill,socket,connect,ptrace,prctl,seccomp,exit_group \
 			./eval.out profile benchmarks.txt 3>rep4.txt >out4.txt 2>&1
