@@ -626,10 +626,12 @@ static int executable(const char *dir, const char *name, char *out,
 }
 
 /* Nsight Compute for the profile runs of a cu task: <cuda_home>/bin/ncu,
- * else the first ncu on the worker's PATH. Its installation is bound into
- * the sandbox when it lies outside /usr (as the toolkit is). Returns 0,
- * or -1 with the infra error set: a CUDA worker without ncu cannot
- * profile, which is the platform's fault. */
+ * else the first ncu on the worker's PATH; where that is the toolkit's
+ * launcher script, the installation it would run (kb_profile_ncu_locate:
+ * the script's own search finds nothing in the sandbox). Its installation
+ * is bound into the sandbox when it lies outside /usr (as the toolkit
+ * is). Returns 0, or -1 with the infra error set: a CUDA worker without
+ * ncu cannot profile, which is the platform's fault. */
 static int find_ncu(struct job *j)
 {
 	const char *path = getenv("PATH");
@@ -651,6 +653,13 @@ static int find_ncu(struct job *j)
 			  "%s/bin or on PATH", cuda_home(j));
 		return -1;
 	}
+	if (kb_profile_ncu_locate(real, KB_EVAL_NCU_OPT_DIR, j->ncu,
+				  sizeof(j->ncu)) < 0) {
+		j->ncu[0] = '\0';
+		set_infra(j, "profile mode: the path of ncu is too long");
+		return -1;
+	}
+	snprintf(real, sizeof(real), "%s", j->ncu);
 	slash = strrchr(real, '/');
 	if (strncmp(real, "/usr/", 5) != 0 && slash && slash != real) {
 		*slash = '\0';

@@ -92,6 +92,9 @@ struct kb_eval_opts {
  * <cuda_home>/lib64: where container runtimes put the driver's
  * libraries. */
 #define KB_EVAL_GPU_LD_PATH "/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu"
+/* Where NVIDIA's packages install Nsight Compute, one folder per version
+ * (the toolkit's bin/ncu looks there too). */
+#define KB_EVAL_NCU_OPT_DIR "/opt/nvidia/nsight-compute"
 
 /* Evaluates s and returns its Result, never NULL: every failure, the
  * platform's included, is a verdict (out of memory aborts). The caller

@@ -1,10 +1,13 @@
 #include "profile_collect.h"
 
 #include <errno.h>
+#include <glob.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kb_util.h"
 #include "pbutil.h"
@@ -29,6 +32,65 @@ static void set_error(Kb__Profile *pf, const char *fmt, ...)
 	va_end(ap);
 	kb__pb_set_str(&pf->error, buf);
 }
+
+/* ---- where ncu is ------------------------------------------------------ */
+
+static int is_script(const char *path)
+{
+	char head[2];
+	FILE *f = fopen(path, "rb");
+	int script = f && fread(head, 1, 2, f) == 2 && head[0] == '#' &&
+		     head[1] == '!';
+
+	if (f)
+		fclose(f);
+	return script;
+}
+
+/* The newest <pattern> match (version order) that is an executable, or 0. */
+static int newest(const char *pattern, char *out, size_t size)
+{
+	glob_t g;
+	const char *best = NULL;
+
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return 0;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		if (access(g.gl_pathv[i], X_OK) == 0 &&
+		    (!best || strverscmp(g.gl_pathv[i], best) > 0))
+			best = g.gl_pathv[i];
+	int found = best && realpath(best, out) && strlen(out) < size;
+
+	globfree(&g);
+	return found;
+}
+
+int kb_profile_ncu_locate(const char *ncu, const char *opt_dir, char *out,
+			  size_t size)
+{
+	char dir[PATH_MAX], pattern[PATH_MAX + 32], real[PATH_MAX];
+	const char *slash = strrchr(ncu, '/');
+
+	if (strlen(ncu) >= size)
+		return -1;
+	snprintf(out, size, "%s", ncu);
+	if (!slash || !is_script(ncu))
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - ncu), ncu);
+	snprintf(pattern, sizeof(pattern), "%s/../nsight-compute*/ncu", dir);
+	int found = newest(pattern, real, sizeof(real));
+
+	if (!found && opt_dir) {
+		snprintf(pattern, sizeof(pattern), "%s/*/ncu", opt_dir);
+		found = newest(pattern, real, sizeof(real));
+	}
+	if (!found || strcmp(real, ncu) == 0 || strlen(real) >= size)
+		return 0;
+	snprintf(out, size, "%s", real);
+	return 1;
+}
+
+/* ---- the Profile ------------------------------------------------------- */
 
 static void append_summary(Kb__Profile *pf, const char *note)
 {

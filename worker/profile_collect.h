@@ -36,6 +36,19 @@ struct kb_profile_ctx {
 	size_t trace_max;         /* the largest trace this run may return */
 };
 
+/* Where Nsight Compute really is. The toolkit's bin/ncu is a shell script
+ * that searches for the installation -- <toolkit>/nsight-compute-<version>/
+ * or, for the packaged one, <opt_dir>/<version>/ (/opt/nvidia/nsight-compute)
+ * -- and runs the ncu there; inside the sandbox that search fails (/opt is
+ * not bound), so the worker searches the same places and runs the
+ * installation's ncu itself. ncu is the real path of the ncu found. Writes
+ * the real path of the installation's ncu to out and returns 1 (the
+ * toolkit's own before <opt_dir>'s, the newest version of either); 0 when
+ * ncu is not such a script or no installation is found (out = ncu); -1
+ * when out is too small. */
+int kb_profile_ncu_locate(const char *ncu, const char *opt_dir, char *out,
+			  size_t size);
+
 /* Fills pf after a run under Nsight Compute; run is that run's result
  * (its stdout and stderr carry ncu's own messages). profiler "Nsight
  * Compute"; summary the speed-of-light table; trace a zip of the report

@@ -6,6 +6,8 @@
 #   bash scripts/device/session5.sh prof      why profile mode writes no
 #        report: eval.out straight under ncu (no worker, no sandbox), the
 #        same under strace, then through kb-worker with the full Result
+#   bash scripts/device/session5.sh wprof     profile mode through the
+#        worker after the fix, and the smoke of two problems in every mode
 #   bash scripts/device/session5.sh nvcc      where a submission's build
 #        time goes: nvcc --time of the worker's exact command and variants
 #   bash scripts/device/session5.sh rest      persist_l2.sh, turnaround,
@@ -85,6 +87,32 @@ EOF
 		va/rep1.txt va/rep2.txt va/rep3.txt va/strace.txt worker.json worker.err 2>/dev/null
 }
 
+# The worker's profile mode after the fix (the installation's ncu, bound):
+# the toolkit's launcher script, the installations, then one evaluation
+# and the smoke of two problems in every mode.
+wprof() {
+	say "the toolkit's ncu"
+	ls -la /usr/local/cuda/bin/ncu
+	head -c 1500 /usr/local/cuda/bin/ncu | grep -v '^#' | head -30
+	ls -d /usr/local/cuda/nsight-compute* /opt/nvidia/nsight-compute/* 2>&1
+	say "kb-worker eval --mode profile (vectoradd)"
+	KB_WORKDIR=$R/kbw KB_CACHE_DIR=$R/kbc timeout 120 "$W" eval problems/pmpp/vectoradd \
+		problems/pmpp/vectoradd/submission_ok.cu --mode profile --json >"$R/worker.json" 2>"$R/worker.err"
+	echo "rc=$?"; tail -3 "$R/worker.err"
+	$PY -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("verdict", r.get("verdict"), (r.get("error") or "")[:300])
+for x in r.get("runs", []):
+    p = x.get("profile") or {}
+    print("--", x.get("key"), "| profiler", p.get("profiler"), "| error",
+          (p.get("error") or "")[:300], "| trace", len(p.get("trace") or ""), "b64 chars")
+    print(p.get("summary") or "", "\n", (x.get("stderr") or "")[-400:])
+' "$R/worker.json"
+	say "smoke, every mode: vectoradd matmul"
+	timeout 240 sh scripts/gpu-smoke.sh -w "$W" -p 'vectoradd matmul' 2>&1 | tail -18
+}
+
 nvcc_time() {
 	local w=$R/nv flags
 	rm -rf "$w"; mkdir -p "$w"
@@ -135,7 +163,8 @@ rest() {
 case ${1:-} in
 hostile) hostile ;;
 prof) prof ;;
+wprof) wprof ;;
 nvcc) nvcc_time ;;
 rest) rest ;;
-*) echo "usage: session5.sh hostile|prof|nvcc|rest" >&2; exit 2 ;;
+*) echo "usage: session5.sh hostile|prof|wprof|nvcc|rest" >&2; exit 2 ;;
 esac

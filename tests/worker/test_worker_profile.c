@@ -8,6 +8,7 @@
  * request, and a CPU problem. */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "pbutil.h"
 #include "plan.h"
 #include "profile.h"
+#include "profile_collect.h"
 #include "worker_fixture.h"
 #include "kb_check_main.h"
 
@@ -336,6 +338,59 @@ START_TEST(test_zip_roundtrip)
 }
 END_TEST
 
+/* ---- where ncu is ------------------------------------------------------ */
+
+static void make_exe(const char *dir, const char *sub, const char *body)
+{
+	char path[4400];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	*strrchr(path, '/') = '\0';
+	ck_assert_int_eq(kb_jobdir_mkdirs(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	ck_assert_int_eq(kb_write_file(path, body, strlen(body), 0755), 0);
+}
+
+START_TEST(test_ncu_locate)
+{
+	char *dir = wf_tmpdir(), real[PATH_MAX], ncu[4400], opt[4400];
+	char want[4400], out[PATH_MAX];
+
+	ck_assert_ptr_nonnull(realpath(dir, real));
+	snprintf(ncu, sizeof(ncu), "%s/cuda/bin/ncu", real);
+	snprintf(opt, sizeof(opt), "%s/opt", real);
+	/* An ncu that is a program: itself. */
+	make_exe(real, "cuda/bin/ncu", "\177ELF");
+	ck_assert_int_eq(kb_profile_ncu_locate(ncu, opt, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, ncu);
+	/* The toolkit's launcher script with nothing to launch: itself. */
+	make_exe(real, "cuda/bin/ncu", "#!/bin/sh\n");
+	ck_assert_int_eq(kb_profile_ncu_locate(ncu, opt, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, ncu);
+	/* The packaged installations: the newest version (2025.10 after
+	 * 2025.9, which plain string order gets wrong); one that cannot
+	 * run does not count. */
+	make_exe(real, "opt/2025.9.0/ncu", "#!/bin/sh\n");
+	make_exe(real, "opt/2025.10.1/ncu", "#!/bin/sh\n");
+	make_exe(real, "opt/2026.1.0/ncu", "#!/bin/sh\n");
+	snprintf(want, sizeof(want), "%s/opt/2026.1.0/ncu", real);
+	ck_assert_int_eq(chmod(want, 0644), 0);
+	ck_assert_int_eq(kb_profile_ncu_locate(ncu, opt, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want), "%s/opt/2025.10.1/ncu", real);
+	ck_assert_str_eq(out, want);
+	/* The toolkit's own installation comes first. */
+	make_exe(real, "cuda/nsight-compute-2025.3.1/ncu", "#!/bin/sh\n");
+	ck_assert_int_eq(kb_profile_ncu_locate(ncu, opt, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want), "%s/cuda/nsight-compute-2025.3.1/ncu",
+		 real);
+	ck_assert_str_eq(out, want);
+	/* Too small an answer is an error, not a truncated path. */
+	ck_assert_int_eq(kb_profile_ncu_locate(ncu, opt, out, 8), -1);
+	kb_jobdir_remove(dir);
+	free(dir);
+}
+END_TEST
+
 /* ---- the plan ---------------------------------------------------------- */
 
 START_TEST(test_plan_benchmark_index)
@@ -375,6 +430,7 @@ static struct {
 	enum act act;
 	int runs, imports, ncu_env;
 	char run_argv[4096];
+	char bound[4096]; /* the ro_paths of the profiled run, ' '-joined */
 } play;
 
 static void setup(void)
@@ -507,6 +563,11 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 					play.run_argv + n,
 					sizeof(play.run_argv) - n, "%s ",
 					o->argv[i]);
+			for (size_t i = 0, n = 0; o->ro_paths && o->ro_paths[i];
+			     i++)
+				n += (size_t)snprintf(play.bound + n,
+						      sizeof(play.bound) - n,
+						      "%s ", o->ro_paths[i]);
 			harness_under_ncu(o, r);
 		}
 	} else {
@@ -602,6 +663,30 @@ START_TEST(test_eval_ncu_profile)
 	json_t *j = kb_pbjson(&r->base);
 	ck_assert_ptr_nonnull(j);
 	json_decref(j);
+	kb__result__free_unpacked(r, NULL);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* The toolkit's bin/ncu is a launcher script whose search fails in the
+ * sandbox (H100, 2026-11-27: "nsight-compute directory is not found"):
+ * the worker runs the installation's ncu and binds its folder. */
+START_TEST(test_eval_ncu_installation)
+{
+	Kb__Submission *s = cu_profile();
+	char real[PATH_MAX], want[4400];
+	Kb__Result *r;
+
+	ck_assert_ptr_nonnull(realpath(cuda_home, real));
+	make_exe(real, "nsight-compute-2025.3.1/ncu", "#!/bin/sh\n");
+	r = eval_gpu(s, cuda_home);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	snprintf(want, sizeof(want), "%s/nsight-compute-2025.3.1/ncu ", real);
+	ck_assert_msg(strncmp(play.run_argv, want, strlen(want)) == 0, "%s",
+		      play.run_argv);
+	snprintf(want, sizeof(want), "%s/nsight-compute-2025.3.1 ", real);
+	ck_assert_msg(strstr(play.bound, want), "%s", play.bound);
+	ck_assert_str_eq(r->runs[0]->profile->error, "");
 	kb__result__free_unpacked(r, NULL);
 	kb__submission__free_unpacked(s, NULL);
 }
@@ -794,10 +879,12 @@ static Suite *suite(void)
 	tcase_add_test(pure, test_report_decode);
 	tcase_add_test(pure, test_zip_roundtrip);
 	tcase_add_test(pure, test_plan_benchmark_index);
+	tcase_add_test(pure, test_ncu_locate);
 	suite_add_tcase(s, pure);
 
 	tcase_add_checked_fixture(eval, setup, teardown);
 	tcase_add_test(eval, test_eval_ncu_profile);
+	tcase_add_test(eval, test_eval_ncu_installation);
 	tcase_add_test(eval, test_eval_ncu_denied);
 	tcase_add_test(eval, test_eval_no_ncu);
 	tcase_add_test(eval, test_eval_report_link);
