@@ -153,11 +153,14 @@ nvcc_time() {
 
 rest() {
 	say "persist_l2.sh"
-	timeout 200 sh bench/gpu/persist_l2.sh 2>&1 | tail -12
+	timeout 170 sh bench/gpu/persist_l2.sh 2>&1 | tail -12
 	say "turnaround (vectoradd, warm x3)"
-	timeout 150 sh bench/gpu/turnaround.sh -w "$W" -n 3 -o "$R/turn" 2>&1 | tail -6
+	timeout 100 sh bench/gpu/turnaround.sh -w "$W" -n 3 -o "$R/turn" 2>&1 | tail -6
 	say "Python hostile: persist_l2, fd_hijack"
-	(cd tests/pyharness && KB_PYTHON=$PY timeout 150 $PY gpu_run.py hostile persist_l2 fd_hijack 2>&1 | tail -15)
+	(cd tests/pyharness && KB_PYTHON=$PY timeout 130 $PY gpu_run.py hostile persist_l2 fd_hijack 2>&1 | tail -15)
+	say "turnaround, Python (vectoradd_py submission_ok.py, warm x2)"
+	KB_PYTHON=$PY timeout 100 sh bench/gpu/turnaround.sh -w "$W" -p problems/pmpp_py/vectoradd \
+		-s problems/pmpp_py/vectoradd/submission_ok.py -n 2 -o "$R/pyturn" 2>&1 | tail -5
 }
 
 case ${1:-} in
