@@ -18,7 +18,11 @@ extern char **environ;
 
 /* What the interpreter says about itself. sys.executable is the
  * interpreter as it runs (a PATH shim, such as pyenv's, resolves to the
- * real one; a virtual environment's stays its own). */
+ * real one; a virtual environment's stays its own). torch's version comes
+ * from its installed metadata, not an import: importing torch took about
+ * 2 s on the H100 host, paid by every `kb-worker eval`; whether it really
+ * imports and sees the device is the start-up self-test's question
+ * (selftest.h). */
 static const char probe[] =
 	"import sys, site\n"
 	"print('exe=' + sys.executable)\n"
@@ -32,8 +36,8 @@ static const char probe[] =
 	"for x in sorted(d):\n"
 	"    print('dir=' + x)\n"
 	"try:\n"
-	"    import torch\n"
-	"    print('torch=' + torch.__version__)\n"
+	"    from importlib.metadata import version\n"
+	"    print('torch=' + version('torch'))\n"
 	"except Exception:\n"
 	"    print('torch=')\n";
 

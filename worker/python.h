@@ -25,7 +25,7 @@ struct kb_python {
 				 * whose name tells Python where the venv is) */
 	char bindir[PATH_MAX];  /* its directory */
 	char version[64];       /* "3.11.2" */
-	char torch[64];         /* torch.__version__, or "" without torch */
+	char torch[64];         /* torch's installed version, or "" */
 	char *dirs[KB_PYTHON_DIRS + 1]; /* read-only binds, NULL-terminated */
 	char store[KB_PYTHON_DIRS][PATH_MAX];
 };
@@ -33,7 +33,7 @@ struct kb_python {
 /* Resolves name (KB_PYTHON) into *py: PATH lookup of a bare name, the
  * interpreter's own account of its prefixes and site directories (those
  * outside /usr and the other system directories the sandbox always binds
- * are kept), its version and torch's when importable. Returns 0, or
+ * are kept), its version and torch's when installed. Returns 0, or
  * -errno with errstr saying why (not found, not runnable, no answer within
  * timeout_s). */
 int kb_python_resolve(const char *name, double timeout_s, struct kb_python *py,
