@@ -5,7 +5,7 @@
 # problem on a worker) and warm (every later one). Run on the GPU host.
 #
 #   bench/gpu/turnaround.sh [-w KB_WORKER] [-p PROBLEM_DIR] [-s SUBMISSION]
-#                           [-g GPU] [-n WARM_RUNS] [-o OUTDIR]
+#                           [-g GPU] [-n WARM_RUNS] [-o OUTDIR] [-u]
 #
 #   KB_WORKER    default: $KB_WORKER, dist/bin/kb-worker, PATH,
 #                build*/worker/kb-worker
@@ -14,6 +14,11 @@
 #   GPU          KB_GPU of the worker (default H100)
 #   WARM_RUNS    default 3 (the median is reported)
 #   OUTDIR       JSON results and logs (default: a new mktemp -d)
+#   -u           every run submits new code (the submission with a comment
+#                line of its own appended), so no run finds its build in
+#                the worker's cache of submission builds; without -u the
+#                warm runs resubmit the same file (a user's test, then
+#                benchmark, then leaderboard run) and take the first build
 #
 # Prints one line per run (wall, the worker's build_s and harness_s from
 # the Result, verdict) and last the figures:
@@ -28,7 +33,8 @@ sub=
 gpu=H100
 runs=3
 out=
-while getopts w:p:s:g:n:o: opt; do
+unique=0
+while getopts w:p:s:g:n:o:u opt; do
 	case $opt in
 	w) worker=$OPTARG ;;
 	p) problem=$OPTARG ;;
@@ -36,6 +42,7 @@ while getopts w:p:s:g:n:o: opt; do
 	g) gpu=$OPTARG ;;
 	n) runs=$OPTARG ;;
 	o) out=$OPTARG ;;
+	u) unique=1 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -62,8 +69,17 @@ field() {
 fail=0
 # one NAME: one evaluation; prints its line, sets $wall and $build
 one() {
+	file=$sub
+	if [ "$unique" = 1 ]; then
+		file=$out/$1-$(basename "$sub")
+		cp "$sub" "$file"
+		case $sub in
+		*.py) echo "# turnaround run $1 $$" >>"$file" ;;
+		*) echo "// turnaround run $1 $$" >>"$file" ;;
+		esac
+	fi
 	t0=$(now)
-	"$worker" eval "$problem" "$sub" --mode test --gpu "$gpu" --json \
+	"$worker" eval "$problem" "$file" --mode test --gpu "$gpu" --json \
 		>"$out/$1.json" 2>"$out/$1.err"
 	rc=$?
 	wall=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')

@@ -10,6 +10,8 @@
 #        worker after the fix, and the smoke of two problems in every mode
 #   bash scripts/device/session5.sh nvcc      where a submission's build
 #        time goes: nvcc --time of the worker's exact command and variants
+#   bash scripts/device/session5.sh turn      turnaround with the
+#        submission-build cache (new code / the same file), Python, smoke
 #   bash scripts/device/session5.sh rest      persist_l2.sh, turnaround,
 #        the Python hostile cases not reached before
 #
@@ -163,11 +165,26 @@ rest() {
 		-s problems/pmpp_py/vectoradd/submission_ok.py -n 2 -o "$R/pyturn" 2>&1 | tail -5
 }
 
+# Turnaround after the submission-build cache and the probe change: new
+# code every run (-u) and the same file again, CUDA; Python; a smoke.
+turn() {
+	say "turnaround CUDA, new code every run"
+	timeout 120 sh bench/gpu/turnaround.sh -w "$W" -n 3 -u -o "$R/tu" 2>&1 | tail -5
+	say "turnaround CUDA, the same file again"
+	timeout 120 sh bench/gpu/turnaround.sh -w "$W" -n 3 -o "$R/ts" 2>&1 | tail -5
+	say "turnaround Python (vectoradd_py submission_ok.py)"
+	KB_PYTHON=$PY timeout 100 sh bench/gpu/turnaround.sh -w "$W" -p problems/pmpp_py/vectoradd \
+		-s problems/pmpp_py/vectoradd/submission_ok.py -n 3 -u -o "$R/pyturn" 2>&1 | tail -5
+	say "smoke vectoradd, every mode"
+	timeout 150 sh scripts/gpu-smoke.sh -w "$W" -p vectoradd 2>&1 | tail -10
+}
+
 case ${1:-} in
 hostile) hostile ;;
 prof) prof ;;
 wprof) wprof ;;
+turn) turn ;;
 nvcc) nvcc_time ;;
 rest) rest ;;
-*) echo "usage: session5.sh hostile|prof|wprof|nvcc|rest" >&2; exit 2 ;;
+*) echo "usage: session5.sh hostile|prof|wprof|nvcc|rest|turn" >&2; exit 2 ;;
 esac

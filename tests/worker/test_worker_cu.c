@@ -35,12 +35,14 @@
 
 static char *root; /* per test: job directories and the cache */
 static char cache[4200];
+static char cache_user[4300]; /* the submission builds' cache */
 
 static void setup(void)
 {
 	root = wf_tmpdir();
 	ck_assert_ptr_nonnull(root);
 	snprintf(cache, sizeof(cache), "%s/cache", root);
+	snprintf(cache_user, sizeof(cache_user), "%s/user", cache);
 }
 
 static void teardown(void)
@@ -304,6 +306,7 @@ static struct fake {
 	const char *fail_text; /* its stderr line (default: a syntax error) */
 	unsigned sleep_ms;    /* per compile */
 	int err_lines;        /* of a failing command's stderr */
+	const char *say;      /* a compile's stdout */
 } fake;
 
 static void join(char *out, size_t n, char *const *v)
@@ -361,6 +364,11 @@ static void play(char *const *argv, const char *dir,
 	}
 	if (fake.sleep_ms)
 		usleep(fake.sleep_ms * 1000);
+	if (fake.say) {
+		free(r->out);
+		r->out = kb__xstrdup(fake.say);
+		r->out_len = strlen(r->out);
+	}
 	o = find_arg(argv, "-o");
 	ck_assert_ptr_nonnull(o);
 	{
@@ -812,10 +820,12 @@ START_TEST(test_fill_is_atomic)
 	ck_assert_str_eq(seen[0], seen[1]);
 	ck_assert_int_eq(count_entries(cache, "h-"), 1);
 	ck_assert_int_eq(count_entries(cache, ".tmp-"), 0);
-	/* A third comes later and only builds the submission. */
+	/* A third comes later: the harness and the submission (the same
+	 * code) from the caches; only the version is asked. */
 	b = build(s, "90a");
 	ck_assert_int_eq(b.st, KB_BUILD_OK);
-	ck_assert_int_eq(fake.n, 2);
+	ck_assert_int_eq(fake.n, 1);
+	ck_assert_int_eq(count_entries(cache_user, "s-"), 1);
 	built_free(&b);
 	free(seen[0]);
 	free(seen[1]);
@@ -850,7 +860,8 @@ START_TEST(test_fill_repairs_and_cleans)
 	ck_assert_int_eq(utimes(path, old), 0);
 	b = build(s, "90a");
 	ck_assert_int_eq(b.st, KB_BUILD_OK);
-	ck_assert_int_eq(fake.n, 4);
+	/* The harness's three commands; the submission from its cache. */
+	ck_assert_int_eq(fake.n, 3);
 	m = slurp(entry, "MANIFEST");
 	ck_assert_ptr_nonnull(m);
 	ck_assert_str_eq(m, "kb-harness-cache-2\neval.out\n");
@@ -860,6 +871,134 @@ START_TEST(test_fill_repairs_and_cleans)
 	ck_assert_int_eq(count_entries(entry, ""), 2);
 	built_free(&b);
 	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* ---- the cache of submission builds ----------------------------------- */
+
+START_TEST(test_submission_cache)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	char *first, *again;
+	struct built b;
+
+	fake.say = "ptxas info    : Used 8 registers\n";
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 5);
+	first = slurp(b.jd.out, "submission.so");
+	ck_assert_ptr_nonnull(first);
+	built_free(&b);
+	ck_assert_int_eq(count_entries(cache_user, "s-"), 1);
+	/* The same code again (the next mode of one file): nothing runs,
+	 * the same object, the same compiler output, the same command. */
+	fake.say = "this build must not run\n";
+	b = build(s, "90a");
+	ck_assert_msg(b.st == KB_BUILD_OK, "%d %s", b.st, b.msg);
+	ck_assert_int_eq(fake.n, 0);
+	again = slurp(b.jd.out, "submission.so");
+	ck_assert_ptr_nonnull(again);
+	ck_assert_str_eq(again, first);
+	free(again);
+	ck_assert_int_eq(b.loads, 1);
+	ck_assert_int_eq(b.cr->success, 1);
+	ck_assert_str_eq(b.cr->stdout, "ptxas info    : Used 8 registers\n");
+	ck_assert_msg(strstr(b.cr->command, "submission.cu -o ../step/"
+					    "submission.so"),
+		      "%s", b.cr->command);
+	built_free(&b);
+	/* Other code: built and kept beside. */
+	fake.say = NULL;
+	set_code(s, "extern \"C\" void custom_kernel() { /* v2 */ }\n");
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 1);
+	built_free(&b);
+	ck_assert_int_eq(count_entries(cache_user, "s-"), 2);
+	/* Another architecture: another build. */
+	b = build(s, "80");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 4);
+	built_free(&b);
+	/* A build that fails is never kept: fixed, the same code builds. */
+	set_code(s, "extern \"C\" void custom_kernel() { /* v3 */ }\n");
+	fake.fail_on = "submission.cu";
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
+	built_free(&b);
+	fake.fail_on = NULL;
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 1);
+	built_free(&b);
+	ck_assert_int_eq(count_entries(cache_user, "s-"), 4);
+	ck_assert_int_eq(count_entries(cache_user, ".tmp-"), 0);
+	free(first);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* An entry without its MANIFEST (damage): built again and repaired. */
+START_TEST(test_submission_cache_repair)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	char entry[4500] = "", path[4600], *m;
+	struct built b = build(s, "90a");
+	DIR *d;
+	struct dirent *e;
+
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	built_free(&b);
+	d = opendir(cache_user);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		if (strncmp(e->d_name, "s-", 2) == 0)
+			snprintf(entry, sizeof(entry), "%s/%s", cache_user,
+				 e->d_name);
+	closedir(d);
+	ck_assert(entry[0]);
+	snprintf(path, sizeof(path), "%s/MANIFEST", entry);
+	ck_assert_int_eq(unlink(path), 0);
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_int_eq(fake.n, 1);
+	built_free(&b);
+	m = slurp(entry, "MANIFEST");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_str_eq(m, "kb-submission-cache-1\nsubmission.so\n");
+	free(m);
+	ck_assert_int_eq(count_entries(cache_user, ".tmp-"), 0);
+	/* And used again. */
+	b = build(s, "90a");
+	ck_assert_int_eq(fake.n, 0);
+	built_free(&b);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
+/* Above the bound, the least recently used entries go. */
+START_TEST(test_submission_cache_trim)
+{
+	char path[4500];
+
+	ck_assert_int_eq(kb_jobdir_mkdirs(cache_user, 0700), 0);
+	for (int i = 0; i < 5; i++) {
+		struct timeval t[2] = {{1000 + i, 0}, {1000 + i, 0}};
+
+		snprintf(path, sizeof(path), "%s/s-%c", cache_user, 'a' + i);
+		ck_assert_int_eq(mkdir(path, 0700), 0);
+		ck_assert_int_eq(utimes(path, t), 0);
+	}
+	snprintf(path, sizeof(path), "%s/other", cache_user);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	kb__user_cache_trim(cache_user, 2);
+	ck_assert_int_eq(count_entries(cache_user, "s-"), 2);
+	snprintf(path, sizeof(path), "%s/s-d", cache_user);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/s-e", cache_user);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/other", cache_user);
+	ck_assert_int_eq(access(path, F_OK), 0);
 }
 END_TEST
 
@@ -1074,6 +1213,9 @@ static Suite *suite(void)
 	tcase_add_test(build_tc, test_harness_failure_is_infra);
 	tcase_add_test(build_tc, test_fill_is_atomic);
 	tcase_add_test(build_tc, test_fill_repairs_and_cleans);
+	tcase_add_test(build_tc, test_submission_cache);
+	tcase_add_test(build_tc, test_submission_cache_repair);
+	tcase_add_test(build_tc, test_submission_cache_trim);
 	tcase_add_test(build_tc, test_gpu_eval);
 	suite_add_tcase(s, build_tc);
 	return s;

@@ -176,7 +176,8 @@ static enum kb_build_state cu_submission(struct cu *b,
 	kb_argv_push(&a, "-lcublas");
 	kb_argv_push(&a, "-lcublasLt");
 	kb_argv_push(&a, "-lcuda");
-	st = kb__build_user(b->c, log, &a, outputs, msg, msg_size);
+	st = kb__build_user_cached(b->c, log, &a, outputs, b->version, msg,
+				   msg_size);
 	b->c->loads_submission = st == KB_BUILD_OK;
 	kb_argv_free(&a);
 	return st;

@@ -143,8 +143,9 @@ static enum kb_build_state hip_user(struct hip *b, struct kb__build_log *log,
 		kb_argv_push(&a, KB_BUILD_STEP KB_JOBDIR_BINARY);
 	}
 	kb__build_push_all(&a, &b->libs);
-	st = kb__build_user(b->c, log, &a, b->p.split ? so_out : bin_out, msg,
-			    msg_size);
+	st = b->p.split ? kb__build_user_cached(b->c, log, &a, so_out,
+						b->version, msg, msg_size)
+			: kb__build_user(b->c, log, &a, bin_out, msg, msg_size);
 	if (b->p.split)
 		b->c->loads_submission = st == KB_BUILD_OK;
 	kb_argv_free(&a);

@@ -67,6 +67,22 @@ enum kb_build_state kb__build_user(const struct kb_build_ctx *c,
 				   const char *const *outputs, char *msg,
 				   size_t msg_size);
 
+/* kb__build_user through the cache of submission builds (build_cache.c):
+ * when c->cache_dir holds a successful build of the same command, code,
+ * task files and compiler (version: its --version text), its outputs go
+ * into J/out and what it printed into the log, and nothing runs; else the
+ * command runs and a success is kept. Same contract as kb__build_user. */
+enum kb_build_state kb__build_user_cached(const struct kb_build_ctx *c,
+					  struct kb__build_log *log,
+					  const struct kb_argv *argv,
+					  const char *const *outputs,
+					  const char *version, char *msg,
+					  size_t msg_size);
+
+/* Removes the least recently used entries of the submission cache dir
+ * until keep remain. */
+void kb__user_cache_trim(const char *dir, size_t keep);
+
 /* Fills cr from the log and the build's end; frees the log. */
 void kb__build_finish(const struct kb_build_ctx *c, struct kb__build_log *log,
 		      enum kb_build_state st, Kb__CompileResult *cr);
