@@ -345,14 +345,6 @@ static const char *const compiled_config_keys[] = {
 	"sources", "include_dirs", "defines", "compile_flags",
 	"flags",   "libraries",    "loader",  NULL};
 
-static const char *const top_keys[] = {
-	"files",	"lang",		  "description",    "config",
-	"templates",	"tests",	  "benchmarks",	    "test_timeout",
-	"benchmark_timeout", "ranked_timeout", "ranking_by", "seed",
-	"multi_gpu",	"gpus",		  "libraries",	    "validation",
-	NULL};
-static const char *const required_keys[] = {"files", "lang", "config",
-					     NULL};
 
 static int in_list(const char *const *list, const char *s)
 {
@@ -687,10 +679,264 @@ static int parse_timeout(struct yctx *c, yaml_node_t *v, const char *what,
 	return rc;
 }
 
+/* ---------------------------------------------------------------- root */
+
+/* The nodes the checks after the keys need. */
+struct root {
+	yaml_node_t *files, *lang, *config, *libraries;
+};
+
+/* One top-level key: its parser, given the key's and the value's node. */
+struct root_key {
+	const char *key;
+	int required; /* may not be missing nor null */
+	int (*parse)(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+		     struct kb_task *t, struct root *r);
+};
+
+static int rk_files(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+		    struct kb_task *t, struct root *r)
+{
+	(void)k;
+	r->files = v;
+	return parse_files(c, v, t);
+}
+
+static int rk_lang(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+		   struct kb_task *t, struct root *r)
+{
+	static const char *const langs[] = {"c", "cu", "hip", "py", NULL};
+	int rc = get_str(c, v, "lang", &t->lang);
+
+	(void)k;
+	r->lang = v;
+	if (rc == 0 && !in_list(langs, t->lang))
+		rc = yfail(c, v, "lang '%s' is not c, cu, hip or py", t->lang);
+	return rc;
+}
+
+static int rk_description(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+			  struct kb_task *t, struct root *r)
+{
+	(void)k;
+	(void)r;
+	return get_str(c, v, "description", &t->description);
+}
+
+static int rk_config(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+		     struct kb_task *t, struct root *r)
+{
+	(void)k;
+	(void)t;
+	r->config = v;
+	return want_map(c, v, "config");
+}
+
+static int rk_libraries(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+			struct kb_task *t, struct root *r)
+{
+	(void)k;
+	(void)t;
+	r->libraries = v;
+	return want_seq(c, v, "libraries");
+}
+
+static int rk_templates(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+			struct kb_task *t, struct root *r)
+{
+	(void)k;
+	(void)r;
+	return parse_templates(c, v, t);
+}
+
+static int rk_tests(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+		    struct kb_task *t, struct root *r)
+{
+	(void)k;
+	(void)r;
+	return parse_cases(c, v, "tests", &t->tests, &t->ntests);
+}
+
+static int rk_benchmarks(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+			 struct kb_task *t, struct root *r)
+{
+	(void)k;
+	(void)r;
+	return parse_cases(c, v, "benchmarks", &t->benchmarks,
+			   &t->nbenchmarks);
+}
+
+static int rk_timeout(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+		      struct kb_task *t, struct root *r)
+{
+	const char *key = sval(k);
+	unsigned *out = strcmp(key, "test_timeout") == 0 ? &t->test_timeout
+			: strcmp(key, "benchmark_timeout") == 0
+				? &t->benchmark_timeout
+				: &t->ranked_timeout;
+
+	(void)r;
+	return parse_timeout(c, v, key, out);
+}
+
+static int rk_ranking_by(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+			 struct kb_task *t, struct root *r)
+{
+	static const char *const ways[] = {"last", "mean", "geom", NULL};
+	int rc = get_str(c, v, "ranking_by", &t->ranking_by);
+
+	(void)k;
+	(void)r;
+	if (rc == 0 && !in_list(ways, t->ranking_by))
+		rc = yfail(c, v, "ranking_by '%s' is not last, mean or geom",
+			   t->ranking_by);
+	return rc;
+}
+
+static int rk_seed(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+		   struct kb_task *t, struct root *r)
+{
+	int rc = get_uint(c, v, "seed", 0, UINT64_MAX, &t->seed);
+
+	(void)k;
+	(void)r;
+	t->has_seed = rc == 0;
+	return rc;
+}
+
+static int rk_multi_gpu(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+			struct kb_task *t, struct root *r)
+{
+	(void)k;
+	(void)r;
+	t->multi_gpu = plain_bool(v);
+	if (t->multi_gpu >= 0)
+		return 0;
+	t->multi_gpu = 0;
+	return yfail(c, v, "multi_gpu must be true or false");
+}
+
+static int rk_gpus(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+		   struct kb_task *t, struct root *r)
+{
+	(void)k;
+	(void)r;
+	return parse_gpus(c, v, &t->gpus, &t->ngpus);
+}
+
+static int rk_validation(struct yctx *c, yaml_node_t *k, yaml_node_t *v,
+			 struct kb_task *t, struct root *r)
+{
+	(void)v;
+	(void)t;
+	(void)r;
+	return yfail(c, k, "validation (application validation) is not "
+			   "supported");
+}
+
+/* Every key upstream's task.yml may have. */
+static const struct root_key root_keys[] = {
+	{"files", 1, rk_files},
+	{"lang", 1, rk_lang},
+	{"description", 0, rk_description},
+	{"config", 1, rk_config},
+	{"templates", 0, rk_templates},
+	{"tests", 0, rk_tests},
+	{"benchmarks", 0, rk_benchmarks},
+	{"test_timeout", 0, rk_timeout},
+	{"benchmark_timeout", 0, rk_timeout},
+	{"ranked_timeout", 0, rk_timeout},
+	{"ranking_by", 0, rk_ranking_by},
+	{"seed", 0, rk_seed},
+	{"multi_gpu", 0, rk_multi_gpu},
+	{"gpus", 0, rk_gpus},
+	{"libraries", 0, rk_libraries},
+	{"validation", 0, rk_validation},
+};
+
+static const struct root_key *root_key(const char *key)
+{
+	for (size_t i = 0; i < sizeof(root_keys) / sizeof(root_keys[0]); i++)
+		if (strcmp(root_keys[i].key, key) == 0)
+			return &root_keys[i];
+	return NULL;
+}
+
+/* Files: exactly one submission slot. */
+static int check_files(struct yctx *c, const struct kb_task *t,
+		       yaml_node_t *files)
+{
+	size_t nsub = 0;
+
+	for (size_t i = 0; i < t->nfiles; i++)
+		nsub += strcmp(t->files[i].source, KB_SUBMISSION) == 0;
+	if (nsub == 1)
+		return 0;
+	return yfail(c, files,
+		     "files must have exactly one " KB_SUBMISSION
+		     " entry, not %zu",
+		     nsub);
+}
+
+/* Config: the keys the language knows, and the required one. */
+static int take_config(struct yctx *c, struct kb_task *t,
+		       const struct root *r)
+{
+	const int py = strcmp(t->lang, "py") == 0;
+	const char *const *allowed = py ? py_config_keys : compiled_config_keys;
+	const char *need = py ? "main" : "sources";
+	int rc;
+
+	MAP_EACH(c, r->config, p)
+	{
+		yaml_node_t *k = ynode(c, p->key);
+
+		if (!in_list(allowed, sval(k)))
+			return yfail(c, k,
+				     "unknown config key '%s' for lang %s",
+				     sval(k), t->lang);
+		rc = add_config(c, t, k, sval(k), ynode(c, p->value));
+		if (rc < 0)
+			return rc;
+	}
+	/* Upstream keeps libraries at the top level; the wire contract
+	 * carries it as config "libraries". */
+	if (r->libraries &&
+	    (rc = add_config(c, t, r->libraries, "libraries", r->libraries)) <
+		    0)
+		return rc;
+	if (!kb_task_config(t, need) || !*kb_task_config(t, need))
+		return yfail(c, r->config, "config.%s is missing", need);
+	return 0;
+}
+
+/* Every case of a multi-GPU task says its world_size. */
+static int check_multi_gpu(struct yctx *c, const struct kb_task *t,
+			   yaml_node_t *root)
+{
+	for (size_t i = 0; t->multi_gpu && i < t->ntests + t->nbenchmarks;
+	     i++) {
+		const char *line = i < t->ntests ? t->tests[i]
+						 : t->benchmarks[i - t->ntests];
+		struct kb_case kc;
+		int has;
+
+		if (kb_case_parse(line, &kc, NULL, 0) < 0)
+			return yfail(c, root, "bad case '%s'", line);
+		has = kb_case_get(&kc, "world_size") != NULL;
+		kb_case_clear(&kc);
+		if (!has)
+			return yfail(c, root,
+				     "multi_gpu case '%s' does not specify "
+				     "world_size",
+				     line);
+	}
+	return 0;
+}
+
 static int parse_root(struct yctx *c, yaml_node_t *root, struct kb_task *t)
 {
-	yaml_node_t *config = NULL, *libraries = NULL, *lang = NULL;
-	yaml_node_t *files = NULL;
+	struct root r = {0};
 	int rc;
 
 	if (root->type != YAML_MAPPING_NODE)
@@ -705,150 +951,33 @@ static int parse_root(struct yctx *c, yaml_node_t *root, struct kb_task *t)
 	MAP_EACH(c, root, p)
 	{
 		yaml_node_t *k = ynode(c, p->key), *v = ynode(c, p->value);
-		const char *key = sval(k);
+		const struct root_key *rk = root_key(sval(k));
 
+		if (!rk)
+			return yfail(c, k, "unknown key '%s'", sval(k));
 		/* A plain null is the key's default, as in upstream's
 		 * dataclass; required keys are checked after the loop. */
-		if (is_null(v) && in_list(top_keys, key)) {
-			if (in_list(required_keys, key))
-				return yfail(c, v, "%s must not be empty", key);
+		if (is_null(v)) {
+			if (rk->required)
+				return yfail(c, v, "%s must not be empty",
+					     rk->key);
 			continue;
 		}
-		if (strcmp(key, "files") == 0) {
-			files = v;
-			rc = parse_files(c, v, t);
-		} else if (strcmp(key, "lang") == 0) {
-			lang = v;
-			rc = get_str(c, v, "lang", &t->lang);
-			if (rc == 0 && strcmp(t->lang, "c") &&
-			    strcmp(t->lang, "cu") && strcmp(t->lang, "hip") &&
-			    strcmp(t->lang, "py"))
-				rc = yfail(c, v,
-					   "lang '%s' is not c, cu, hip or py",
-					   t->lang);
-		} else if (strcmp(key, "description") == 0) {
-			rc = get_str(c, v, "description", &t->description);
-		} else if (strcmp(key, "config") == 0) {
-			config = v;
-			rc = want_map(c, v, "config");
-		} else if (strcmp(key, "libraries") == 0) {
-			libraries = v;
-			rc = want_seq(c, v, "libraries");
-		} else if (strcmp(key, "templates") == 0) {
-			rc = parse_templates(c, v, t);
-		} else if (strcmp(key, "tests") == 0) {
-			rc = parse_cases(c, v, "tests", &t->tests, &t->ntests);
-		} else if (strcmp(key, "benchmarks") == 0) {
-			rc = parse_cases(c, v, "benchmarks", &t->benchmarks,
-					 &t->nbenchmarks);
-		} else if (strcmp(key, "test_timeout") == 0) {
-			rc = parse_timeout(c, v, key, &t->test_timeout);
-		} else if (strcmp(key, "benchmark_timeout") == 0) {
-			rc = parse_timeout(c, v, key, &t->benchmark_timeout);
-		} else if (strcmp(key, "ranked_timeout") == 0) {
-			rc = parse_timeout(c, v, key, &t->ranked_timeout);
-		} else if (strcmp(key, "ranking_by") == 0) {
-			rc = get_str(c, v, "ranking_by", &t->ranking_by);
-			if (rc == 0 && strcmp(t->ranking_by, "last") &&
-			    strcmp(t->ranking_by, "mean") &&
-			    strcmp(t->ranking_by, "geom"))
-				rc = yfail(c, v,
-					   "ranking_by '%s' is not last, mean "
-					   "or geom",
-					   t->ranking_by);
-		} else if (strcmp(key, "seed") == 0) {
-			rc = get_uint(c, v, "seed", 0, UINT64_MAX, &t->seed);
-			t->has_seed = rc == 0;
-		} else if (strcmp(key, "multi_gpu") == 0) {
-			t->multi_gpu = plain_bool(v);
-			if (t->multi_gpu < 0) {
-				t->multi_gpu = 0;
-				rc = yfail(c, v, "multi_gpu must be true or "
-						 "false");
-			}
-		} else if (strcmp(key, "gpus") == 0) {
-			rc = parse_gpus(c, v, &t->gpus, &t->ngpus);
-		} else if (strcmp(key, "validation") == 0) {
-			rc = yfail(c, k, "validation (application validation) "
-					 "is not supported");
-		} else {
-			rc = yfail(c, k, "unknown key '%s'", key);
-		}
+		rc = rk->parse(c, k, v, t, &r);
 		if (rc < 0)
 			return rc;
 	}
 
-	if (!lang)
+	if (!r.lang)
 		return yfail(c, root, "lang is missing");
-	if (!files)
+	if (!r.files)
 		return yfail(c, root, "files is missing");
-	if (!config)
+	if (!r.config)
 		return yfail(c, root, "config is missing");
-
-	/* Files: exactly one submission slot. */
-	{
-		size_t nsub = 0;
-		for (size_t i = 0; i < t->nfiles; i++)
-			nsub += strcmp(t->files[i].source, KB_SUBMISSION) == 0;
-		if (nsub != 1)
-			return yfail(c, files,
-				     "files must have exactly one " KB_SUBMISSION
-				     " entry, not %zu",
-				     nsub);
-	}
-
-	/* Config: the keys the language knows, and the required one. */
-	{
-		int py = strcmp(t->lang, "py") == 0;
-		const char *const *allowed =
-			py ? py_config_keys : compiled_config_keys;
-		MAP_EACH(c, config, p)
-		{
-			yaml_node_t *k = ynode(c, p->key);
-			if (!in_list(allowed, sval(k)))
-				return yfail(c, k,
-					     "unknown config key '%s' for lang "
-					     "%s",
-					     sval(k), t->lang);
-			rc = add_config(c, t, k, sval(k), ynode(c, p->value));
-			if (rc < 0)
-				return rc;
-		}
-		if (libraries) {
-			/* Upstream keeps libraries at the top level; the
-			 * wire contract carries it as config "libraries". */
-			rc = add_config(c, t, libraries, "libraries",
-					libraries);
-			if (rc < 0)
-				return rc;
-		}
-		if (py && (!kb_task_config(t, "main") ||
-			   !*kb_task_config(t, "main")))
-			return yfail(c, config, "config.main is missing");
-		if (!py && (!kb_task_config(t, "sources") ||
-			    !*kb_task_config(t, "sources")))
-			return yfail(c, config, "config.sources is missing");
-	}
-
-	if (t->multi_gpu) {
-		for (size_t i = 0; i < t->ntests + t->nbenchmarks; i++) {
-			const char *line = i < t->ntests ?
-						   t->tests[i] :
-						   t->benchmarks[i - t->ntests];
-			struct kb_case kc;
-			int has;
-			if (kb_case_parse(line, &kc, NULL, 0) < 0)
-				return yfail(c, root, "bad case '%s'", line);
-			has = kb_case_get(&kc, "world_size") != NULL;
-			kb_case_clear(&kc);
-			if (!has)
-				return yfail(c, root,
-					     "multi_gpu case '%s' does not "
-					     "specify world_size",
-					     line);
-		}
-	}
-
+	if ((rc = check_files(c, t, r.files)) < 0 ||
+	    (rc = take_config(c, t, &r)) < 0 ||
+	    (rc = check_multi_gpu(c, t, root)) < 0)
+		return rc;
 	if (!t->description && !(t->description = strdup("")))
 		return oom(c);
 	if (!t->ranking_by && !(t->ranking_by = strdup("last")))
