@@ -210,6 +210,9 @@ void kb_gw_boards_sync(struct kb_gw *g)
 	redisReply *dyn = NULL, *deleted = NULL;
 	int changed = 0;
 
+	/* The whole pass under the lock: what it reads of kb:lbdyn must not
+	 * be older than an update-problems update of this gateway. */
+	kb_gw_boards_change_lock();
 	if (!names || !closed || !secrets)
 		goto out;
 	for (size_t i = 0; i < n; i++)
@@ -233,16 +236,22 @@ void kb_gw_boards_sync(struct kb_gw *g)
 			changed = 1;
 		}
 	}
-	/* Created elsewhere: load what kb:lbdyn names and we lack. */
+	/* Created elsewhere: load what kb:lbdyn names and we lack; updated
+	 * elsewhere (update-problems names another directory): load the new
+	 * one, and ours goes once it is there. */
 	for (size_t i = 0; dyn && dyn->type == REDIS_REPLY_ARRAY && i + 1 < dyn->elements;
 	     i += 2) {
 		const char *name = dyn->element[i]->str, *dir = dyn->element[i + 1]->str;
+		const struct kb_gw_lb *have = kb_gw_lb_find(g, name);
 		char err[256];
 		int status;
-		if (kb_gw_lb_find(g, name))
+		if (have && strcmp(have->task->name, name) != 0)
+			have = NULL; /* only the same spelling is the same board */
+		if (have && (!have->dynamic || !have->directory ||
+			     strcmp(have->directory, dir) == 0))
 			continue;
-		struct kb_gw_lb *lb = kb_gw_lb_add_dynamic(g, dir, name, &status, err,
-							    sizeof(err));
+		struct kb_gw_lb *lb = kb_gw_lb_add_dynamic(g, dir, name, have != NULL,
+							    &status, err, sizeof(err));
 		if (!lb) {
 			kb_warn("board %s (directory %s) cannot be loaded here: %s", name,
 				dir, err);
@@ -251,10 +260,15 @@ void kb_gw_boards_sync(struct kb_gw *g)
 		if (kb_gw_store_init_board(g, lb, NULL, err, sizeof(err)) < 0) {
 			kb_warn("board %s: %s", name, err);
 			atomic_store(&lb->deleted, 1);
+			continue;
 		}
-		kb_info("board %s loaded (created by an admin elsewhere)", name);
+		if (have)
+			kb_gw_lb_swap(g, (struct kb_gw_lb *)have, lb);
+		kb_info("board %s loaded (%s by an admin elsewhere)", name,
+			have ? "updated" : "created");
 	}
 out:
+	kb_gw_boards_change_unlock();
 	if (changed)
 		atomic_fetch_add(&g->boards_gen, 1);
 	if (dyn)

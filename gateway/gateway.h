@@ -135,9 +135,10 @@ void kb_gw_lbs_free(struct kb_gw *g);
 /* Loads <problems_dev>/<directory> as board name and appends it (not yet
  * initialised in Redis). Returns the board, or NULL with errstr set and
  * *status the HTTP status to answer (400 bad directory or task, 507 the
- * table is full). Thread-safe. */
+ * table is full). hidden: appended as deleted, for a board that is to
+ * replace another once it is ready (kb_gw_lb_swap). Thread-safe. */
 struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
-				      const char *name, int *status,
+				      const char *name, int hidden, int *status,
 				      char *errstr, size_t errstr_size);
 
 /* Appends a board for a task already loaded (a problem set's entry, its
@@ -146,8 +147,19 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
  * on failure (NULL, *status 400 or 507, errstr set) the caller keeps it.
  * Thread-safe. */
 struct kb_gw_lb *kb_gw_lb_add_task(struct kb_gw *g, struct kb_task *t,
-				   const char *directory, int *status, char *errstr,
-				   size_t errstr_size);
+				   const char *directory, int hidden, int *status,
+				   char *errstr, size_t errstr_size);
+
+/* A hidden board takes old's place: it is shown, then old is hidden (a
+ * listing in between may show both for an instant; a lookup by name
+ * finds the newer first). */
+void kb_gw_lb_swap(struct kb_gw *g, struct kb_gw_lb *old, struct kb_gw_lb *fresh);
+
+/* Held around a change of the board object that serves a name together
+ * with its kb:lbdyn record (update-problems' update, the sync's swap), so
+ * that two of them never act on one name at once. */
+void kb_gw_boards_change_lock(void);
+void kb_gw_boards_change_unlock(void);
 
 /* The live (not deleted) board named name, or NULL. Names match
  * case-insensitively (an exact match first); lb->task->name is the

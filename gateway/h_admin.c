@@ -176,7 +176,7 @@ static void lb_create_finish(struct kb_gw_req *r)
 		kb_gw_store_failed(r, rc);
 		return;
 	}
-	struct kb_gw_lb *lb = kb_gw_lb_add_dynamic(r->g, b.directory, name, &st,
+	struct kb_gw_lb *lb = kb_gw_lb_add_dynamic(r->g, b.directory, name, 0, &st,
 						    err, sizeof(err));
 	if (!lb) {
 		kb_gw_reply_error(r, st, "%s", err);

@@ -17,9 +17,17 @@
  * without gpus is skipped); an existing one with no change is skipped
  * ("no changes"); a change of its files, config, language or benchmarks
  * needs force ("significant task changes require --force"); other
- * changes update it. Updating a hosted board in place (keeping its
- * submissions, ranking and secret) is not done here yet: such a problem
- * is reported in errors and the board stays as it was.
+ * changes update it in place: a new board object with the new task takes
+ * the old one's place under the same name (the old one is marked
+ * deleted, as a deletion does, so requests already holding it finish on
+ * it), and everything the store keeps under the name stays -- its
+ * submissions, ranking, secret and visibility. The ranking is not
+ * recomputed: runs scored under the old task keep their scores, as
+ * upstream's forced update keeps them. kb:lbdyn names the new directory,
+ * and other gateways swap their copy when they see it (events.c). Only
+ * boards made by an admin or a sync can be updated so: a board of this
+ * deployment's own problem sets (KB_PROBLEMS) is changed there, and
+ * is reported in errors.
  *
  * The download and the copy run on the blocking pool (kb_gw_defer). */
 #include <errno.h>
@@ -271,7 +279,57 @@ static const char *str0(const char *s)
 	return s ? s : "";
 }
 
-/* One problem of a set: created, skipped, or an error. */
+/* The board's directory, relative to KB_PROBLEMS_DEV (static storage:
+ * one at a time). */
+static const char *board_dir(const struct kb_task *t, const char *stage_rel,
+			     const char *set_dir)
+{
+	static _Thread_local char rel[PATH_MAX];
+	const char *sub = t->dir + strlen(set_dir);
+
+	snprintf(rel, sizeof(rel), "%s%s%s", stage_rel, *sub == '/' ? "" : "/",
+		 sub);
+	return rel;
+}
+
+/* An existing admin-made board takes the new task in place (see the top
+ * of the file). t is taken (left zeroed) when the update goes through. */
+static void update_board(struct kb_gw *g, struct sync *s,
+			 struct kb_gw_lb *old, struct kb_task *t,
+			 const char *rel)
+{
+	char err[512], name[128];
+	struct kb_task *own = malloc(sizeof(*own));
+	struct kb_gw_lb *lb;
+	int st;
+
+	snprintf(name, sizeof(name), "%s", t->name);
+	if (!own) {
+		add_error(s, name, "update failed: out of memory");
+		return;
+	}
+	*own = *t;
+	memset(t, 0, sizeof(*t));
+	lb = kb_gw_lb_add_task(g, own, rel, 1, &st, err, sizeof(err));
+	if (!lb) {
+		kb_task_clear(own);
+		free(own);
+		add_error(s, name, "update failed: %s", err);
+		return;
+	}
+	/* The store's state stays: visibility NULL keeps it, the secret is
+	 * only set where none is; the deadline is the new task's. */
+	if (kb_gw_store_init_board(g, lb, NULL, err, sizeof(err)) < 0 ||
+	    kb_gw_board_record(g, name, rel) < 0) {
+		add_error(s, name, "update failed: the store is unavailable");
+		return; /* the new board stays hidden */
+	}
+	kb_gw_lb_swap(g, old, lb);
+	kb_info("update-problems updated board %s from %s", name, rel);
+	json_array_append_new(s->updated, json_string(name));
+}
+
+/* One problem of a set: created, updated, skipped, or an error. */
 static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 		      const char *stage_rel, const char *set_dir)
 {
@@ -300,23 +358,24 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 		else if (significant && !s->force)
 			add_skip(s, t->name,
 				 "significant task changes require --force");
-		else
-			add_error(
-				s, t->name,
-				"update failed: this gateway does not update a "
-				"hosted board in place yet; delete it "
-				"(DELETE /admin/leaderboards/%s) and sync again",
-				t->name);
+		else if (!old->dynamic)
+			add_error(s, t->name,
+				  "update failed: the board comes from this "
+				  "gateway's own problem sets (KB_PROBLEMS); "
+				  "change it there");
+		else {
+			kb_gw_boards_change_lock();
+			update_board(g, s, (struct kb_gw_lb *)old, t,
+				     board_dir(t, stage_rel, set_dir));
+			kb_gw_boards_change_unlock();
+		}
 		return;
 	}
 	if (t->ngpus == 0) {
 		add_skip(s, t->name, "No GPUs specified in task.yml or YAML");
 		return;
 	}
-	/* The board's directory, relative to KB_PROBLEMS_DEV. */
-	const char *sub = t->dir + strlen(set_dir);
-	snprintf(rel, sizeof(rel), "%s%s%s", stage_rel, *sub == '/' ? "" : "/",
-		 sub);
+	snprintf(rel, sizeof(rel), "%s", board_dir(t, stage_rel, set_dir));
 	struct kb_task *own = malloc(sizeof(*own));
 	if (!own) {
 		add_error(s, t->name, "create failed: out of memory");
@@ -325,7 +384,7 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 	*own = *t;
 	memset(t, 0, sizeof(*t)); /* the board (or own) has it now */
 	struct kb_gw_lb *lb =
-		kb_gw_lb_add_task(g, own, rel, &st, err, sizeof(err));
+		kb_gw_lb_add_task(g, own, rel, 0, &st, err, sizeof(err));
 	if (!lb) {
 		char name[128];
 		snprintf(name, sizeof(name), "%s", own->name);

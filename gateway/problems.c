@@ -153,7 +153,8 @@ static void lb_free(struct kb_gw_lb *lb)
  * *full when the table is full). */
 static struct kb_gw_lb *board_add(struct kb_gw *g, const struct kb_task *t,
 				  struct kb_task *own, const char *directory,
-				  int *full, char *errstr, size_t errstr_size)
+				  int hidden, int *full, char *errstr,
+				  size_t errstr_size)
 {
 	struct kb_gw_lb *lb = calloc(1, sizeof(*lb));
 
@@ -163,7 +164,7 @@ static struct kb_gw_lb *board_add(struct kb_gw *g, const struct kb_task *t,
 		return NULL;
 	}
 	atomic_init(&lb->closed, 0);
-	atomic_init(&lb->deleted, 0);
+	atomic_init(&lb->deleted, hidden);
 	lb->own_task = own;
 	if (build_lb(lb, t, errstr, errstr_size) < 0) {
 		lb->own_task = NULL; /* the caller still owns it on failure */
@@ -210,14 +211,14 @@ int kb_gw_lbs_load(struct kb_gw *g, char *errstr, size_t errstr_size)
 	atomic_init(&g->nboards, 0);
 	atomic_init(&g->boards_gen, 0);
 	for (size_t i = 0; i < g->ps.n; i++)
-		if (!board_add(g, &g->ps.tasks[i], NULL, NULL, &full, errstr,
+		if (!board_add(g, &g->ps.tasks[i], NULL, NULL, 0, &full, errstr,
 			       errstr_size))
 			return -EINVAL;
 	return 0;
 }
 
 struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
-				      const char *name, int *status,
+				      const char *name, int hidden, int *status,
 				      char *errstr, size_t errstr_size)
 {
 	char path[PATH_MAX];
@@ -254,7 +255,7 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 		free(t);
 		return NULL;
 	}
-	lb = board_add(g, t, t, directory, &full, errstr, errstr_size);
+	lb = board_add(g, t, t, directory, hidden, &full, errstr, errstr_size);
 	if (!lb) {
 		*status = full ? 507 : 400;
 		kb_task_clear(t);
@@ -266,14 +267,34 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 }
 
 struct kb_gw_lb *kb_gw_lb_add_task(struct kb_gw *g, struct kb_task *t,
-				   const char *directory, int *status, char *errstr,
-				   size_t errstr_size)
+				   const char *directory, int hidden, int *status,
+				   char *errstr, size_t errstr_size)
 {
 	int full;
-	struct kb_gw_lb *lb = board_add(g, t, t, directory, &full, errstr, errstr_size);
+	struct kb_gw_lb *lb =
+		board_add(g, t, t, directory, hidden, &full, errstr, errstr_size);
 
 	*status = lb ? 0 : full ? 507 : 400;
 	return lb;
+}
+
+static pthread_mutex_t change_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void kb_gw_boards_change_lock(void)
+{
+	pthread_mutex_lock(&change_mu);
+}
+
+void kb_gw_boards_change_unlock(void)
+{
+	pthread_mutex_unlock(&change_mu);
+}
+
+void kb_gw_lb_swap(struct kb_gw *g, struct kb_gw_lb *old, struct kb_gw_lb *fresh)
+{
+	atomic_store(&fresh->deleted, 0);
+	atomic_store(&old->deleted, 1);
+	atomic_fetch_add(&g->boards_gen, 1);
 }
 
 void kb_gw_lbs_free(struct kb_gw *g)

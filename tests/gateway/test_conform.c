@@ -626,7 +626,8 @@ START_TEST(update_problems)
 		cmd, sizeof(cmd),
 		"mkdir -p %s/dev %s/src/kernels-main/problems/vs && "
 		"cp %s/gw_sum_cpu/* %s/src/kernels-main/problems/vs/ && "
-		"printf 'problems:\\n  - {directory: vs, name: Synced_Sum, gpus: [CPU]}\\n' > "
+		"printf 'problems:\\n  - {directory: vs, name: Synced_Sum, gpus: [CPU]}\\n"
+		"  - {directory: vs, name: gw_sum_cpu, gpus: [CPU]}\\n' > "
 		"%s/src/kernels-main/problems/sync.yaml && "
 		"tar -czf %s/repo.tar.gz -C %s/src kernels-main",
 		dir, dir, KB_GW_TEST_PROBLEMS, dir, dir, dir, dir);
@@ -693,6 +694,99 @@ START_TEST(update_problems)
 	ck_assert_str_eq(first(j, "skipped", "reason"),
 			 "significant task changes require --force");
 	json_decref(j);
+
+	/* With force: updated in place under the same name, the store's
+	 * state kept (still closed); a board of the gateway's own problem
+	 * sets is not changed from here. */
+	snprintf(body, sizeof(body),
+		 "{\"repository\":\"%s/src/kernels-main\",\"force\":true}",
+		 dir);
+	j = sync_req(body);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "updated")), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(
+				 json_object_get(j, "updated"), 0)),
+			 "Synced_Sum");
+	ck_assert_str_eq(first(j, "errors", "name"), "gw_sum_cpu");
+	ck_assert_msg(strstr(first(j, "errors", "error"), "KB_PROBLEMS"), "%s",
+		      first(j, "errors", "error"));
+	json_decref(j);
+	gw_expect_error(gw_req(&E, "GET", "/gpus/synced_sum", NULL, NULL, 0),
+			401, "still closed");
+	/* A new description alone needs no force; one board of the name,
+	 * with the new text and the new source. */
+	snprintf(cmd, sizeof(cmd),
+		 "sed -i 's/^description: .*/description: \"v3 text\"/' "
+		 "%s/src/kernels-main/problems/vs/task.yml",
+		 dir);
+	sh(cmd);
+	snprintf(body, sizeof(body), "{\"repository\":\"%s/src/kernels-main\"}",
+		 dir);
+	j = sync_req(body);
+	ck_assert_str_eq(json_string_value(json_array_get(
+				 json_object_get(j, "updated"), 0)),
+			 "Synced_Sum");
+	json_decref(j);
+	j = gw_expect_json(gw_req_admin(&E, "GET", "/leaderboards", NULL), 200,
+			   "list");
+	int seen = 0;
+	for (size_t i = 0; i < json_array_size(j); i++) {
+		json_t *b = json_array_get(j, i);
+		if (strcmp(json_string_value(json_object_get(b, "name")),
+			   "Synced_Sum"))
+			continue;
+		seen++;
+		ck_assert_str_eq(json_string_value(
+					 json_object_get(b, "description")),
+				 "v3 text");
+		ck_assert_str_eq(json_string_value(
+					 json_object_get(b, "visibility")),
+				 "closed");
+		char *task = json_dumps(json_object_get(b, "task"), 0);
+		ck_assert_msg(strstr(task, "v2"), "%s", task);
+		free(task);
+	}
+	ck_assert_int_eq(seen, 1);
+	json_decref(j);
+	j = sync_req(body);
+	ck_assert_str_eq(first(j, "skipped", "reason"), "no changes");
+	json_decref(j);
+
+	/* Another gateway's update: kb:lbdyn names another directory; this
+	 * gateway's sync (every 2 s) swaps its board for that one. */
+	redisReply *rr = redisCommand(E.rc, "HGET kb:lbdyn Synced_Sum");
+	ck_assert(rr && rr->type == REDIS_REPLY_STRING);
+	snprintf(cmd, sizeof(cmd),
+		 "cp -r %s/dev/%s %s/dev/elsewhere && sed -i 's/^description: "
+		 ".*/description: \"v4 elsewhere\"/' %s/dev/elsewhere/task.yml",
+		 dir, rr->str, dir, dir);
+	freeReplyObject(rr);
+	sh(cmd);
+	rr = redisCommand(E.rc, "HSET kb:lbdyn Synced_Sum elsewhere");
+	ck_assert(rr && rr->type == REDIS_REPLY_INTEGER);
+	freeReplyObject(rr);
+	int swapped = 0;
+	for (int tries = 0; tries < 100 && !swapped; tries++) {
+		usleep(100 * 1000);
+		j = gw_expect_json(gw_req_admin(&E, "GET", "/leaderboards",
+						NULL),
+				   200, "list");
+		seen = 0;
+		for (size_t i = 0; i < json_array_size(j); i++) {
+			json_t *b = json_array_get(j, i);
+			if (strcmp(json_string_value(json_object_get(b, "name")),
+				   "Synced_Sum") == 0) {
+				seen++;
+				swapped = strcmp(json_string_value(json_object_get(
+							 b, "description")),
+						 "v4 elsewhere") == 0;
+			}
+		}
+		ck_assert_int_eq(seen, 1);
+		json_decref(j);
+	}
+	ck_assert_msg(swapped, "the board was not swapped for kb:lbdyn's");
+	gw_expect_error(gw_req(&E, "GET", "/gpus/synced_sum", NULL, NULL, 0),
+			401, "closed after the swap");
 
 	/* An unknown set names the ones there are; a missing archive is an
 	 * error of the download. */
