@@ -515,6 +515,29 @@ static void stats_begin(struct kb_gw_req *r)
 		"done", (json_int_t)st.by_status[2], "failed", (json_int_t)st.by_status[3],
 		"leaderboard", lb ? json_string(lb) : json_null(), "last_day_only",
 		last_day);
+	/* Upstream's keys (its generate_stats): waiting submissions, and per
+	 * runner (GPU type) "num_run.<gpu>" and friends; num_unique_codes
+	 * all-time only, as there. */
+	json_object_set_new(s, "sub_waiting",
+			    json_integer((json_int_t)(st.by_status[0] + st.by_status[1])));
+	if (!last_day)
+		json_object_set_new(s, "num_unique_codes",
+				    json_integer((json_int_t)st.unique_codes));
+	for (size_t i = 0; i < st.nrunners; i++) {
+		const struct kb_gw_runner_stats *rs = &st.runners[i];
+		const struct {
+			const char *key;
+			long v;
+		} kv[] = {{"num_run", rs->runs},
+			  {"runs_passed", rs->passed},
+			  {"runs_scored", rs->scored},
+			  {"runs_secret", rs->secret}};
+		for (size_t k = 0; k < sizeof(kv) / sizeof(kv[0]); k++) {
+			char key[96];
+			snprintf(key, sizeof(key), "%s.%s", kv[k].key, rs->gpu);
+			json_object_set_new(s, key, json_integer((json_int_t)kv[k].v));
+		}
+	}
 	kb_gw_reply_json(r, 200, json_pack("{s:s,s:o}", "status", "ok", "stats", s));
 }
 

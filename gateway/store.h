@@ -297,9 +297,20 @@ int kb_gw_invite_claim(const struct kb_gw *g, const char *code,
 		       const char *user_id, const char *user_name, char *lbs,
 		       size_t lbs_size, char *why, size_t why_size);
 
+/* Per GPU type ("runner" upstream), over the submissions counted: those
+ * that ended (done or failed), passed, were scored, and were ranked ones
+ * (leaderboard mode: each has a secret run). */
+struct kb_gw_runner_stats {
+	char gpu[64];
+	long runs, passed, scored, secret;
+};
+#define KB_GW_STATS_RUNNERS 32
 struct kb_gw_stats {
 	long submissions, users, ranked_entries, queued, running_or_done;
 	long by_status[5]; /* queued, running, done, failed, deleted */
+	long unique_codes; /* distinct code of the submissions counted */
+	struct kb_gw_runner_stats runners[KB_GW_STATS_RUNNERS];
+	size_t nrunners;
 };
 /* lb NULL: all boards; since_ms > 0: only submissions since then. */
 int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,

@@ -248,11 +248,90 @@ int kb_gw_invite_claim(const struct kb_gw *g, const char *code,
 	return rc;
 }
 
-int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
-		struct kb_gw_stats *out)
+/* Distinct code hashes (a sorted set of strings, by insertion). */
+struct codes {
+	char **v;
+	size_t n, cap;
+};
+
+static void codes_add(struct codes *c, const char *sha)
+{
+	size_t lo = 0, hi = c->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int d = strcmp(c->v[mid], sha);
+		if (d == 0)
+			return;
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		char **v = realloc(c->v, cap * sizeof(*v));
+		if (!v)
+			return; /* a count a little low, not a failure */
+		c->v = v;
+		c->cap = cap;
+	}
+	char *s = strdup(sha);
+	if (!s)
+		return;
+	memmove(c->v + lo + 1, c->v + lo, (c->n - lo) * sizeof(*c->v));
+	c->v[lo] = s;
+	c->n++;
+}
+
+static void codes_free(struct codes *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i]);
+	free(c->v);
+}
+
+static const char *field(const redisReply *r)
+{
+	return r->type == REDIS_REPLY_STRING ? r->str : NULL;
+}
+
+/* One submission's HMGET status gpu mode verdict score code_sha. */
+static void count_submission(struct kb_gw_stats *out, redisReply **f,
+			     struct codes *codes)
 {
 	static const char *const statuses[5] = {"queued", "running", "done",
 						"failed", "deleted"};
+	const char *status = field(f[0]), *gpu = field(f[1]), *mode = field(f[2]);
+	const char *verdict = field(f[3]), *score = field(f[4]), *sha = field(f[5]);
+	struct kb_gw_runner_stats *rs = NULL;
+
+	for (int k = 0; status && k < 5; k++)
+		if (strcmp(status, statuses[k]) == 0)
+			out->by_status[k]++;
+	if (sha)
+		codes_add(codes, sha);
+	if (!status || !gpu || (strcmp(status, "done") && strcmp(status, "failed")))
+		return;
+	for (size_t i = 0; i < out->nrunners && !rs; i++)
+		if (strcmp(out->runners[i].gpu, gpu) == 0)
+			rs = &out->runners[i];
+	if (!rs && out->nrunners < KB_GW_STATS_RUNNERS &&
+	    strlen(gpu) < sizeof(rs->gpu)) {
+		rs = &out->runners[out->nrunners++];
+		snprintf(rs->gpu, sizeof(rs->gpu), "%s", gpu);
+	}
+	if (!rs)
+		return;
+	rs->runs++;
+	rs->passed += verdict && strcmp(verdict, "passed") == 0;
+	rs->scored += score && score[0];
+	rs->secret += mode && strcmp(mode, "leaderboard") == 0;
+}
+
+int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
+		struct kb_gw_stats *out)
+{
 	char err[256], index[256], lo[32];
 	redisContext *c = kb_gw_redis(g, err, sizeof(err));
 	redisReply *r[2] = {0}, *ids;
@@ -279,16 +358,19 @@ int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
 	if (!ids)
 		return rc;
 	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++)
-		redisAppendCommand(c, "HGET kb:sub:%s status", ids->element[i]->str);
+		redisAppendCommand(c, "HMGET kb:sub:%s status gpu mode verdict score code_sha",
+				   ids->element[i]->str);
+	struct codes codes = {0};
 	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++) {
 		redisReply *s;
 		if ((rc = kb__gw_read_replies(c, &s, 1)) < 0)
 			break;
-		for (int k = 0; k < 5; k++)
-			if (s->type == REDIS_REPLY_STRING && strcmp(s->str, statuses[k]) == 0)
-				out->by_status[k]++;
+		if (s->type == REDIS_REPLY_ARRAY && s->elements == 6)
+			count_submission(out, s->element, &codes);
 		freeReplyObject(s);
 	}
+	out->unique_codes = (long)codes.n;
+	codes_free(&codes);
 	freeReplyObject(ids);
 	if (rc < 0)
 		return rc;

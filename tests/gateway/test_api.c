@@ -365,7 +365,44 @@ START_TEST(admin_policies)
 	json_t *st = json_object_get(j, "stats");
 	ck_assert_int_ge(json_integer_value(json_object_get(st, "num_submissions")), 7);
 	ck_assert_int_eq(json_integer_value(json_object_get(st, "num_users")), 2);
+	/* Upstream's keys: every submission here is still waiting (no
+	 * worker), and the codes are counted once each. */
+	ck_assert_int_eq(json_integer_value(json_object_get(st, "sub_waiting")),
+			 json_integer_value(json_object_get(st, "queued")) +
+				 json_integer_value(json_object_get(st, "running")));
+	ck_assert_int_ge(json_integer_value(json_object_get(st, "sub_waiting")), 1);
+	ck_assert_int_ge(json_integer_value(json_object_get(st, "num_unique_codes")), 1);
+	ck_assert_int_le(json_integer_value(json_object_get(st, "num_unique_codes")),
+			 json_integer_value(json_object_get(st, "num_submissions")));
+	ck_assert_ptr_null(json_object_get(st, "num_run.CPU"));
 	json_decref(j);
+	/* One made to look ended, as the ranker would leave it: counted per
+	 * runner (its GPU type). */
+	{
+		redisReply *rr = redisCommand(E.rc, "ZREVRANGE kb:subs:all 0 0");
+		ck_assert(rr && rr->type == REDIS_REPLY_ARRAY && rr->elements == 1);
+		redisReply *g = redisCommand(E.rc, "HGET kb:sub:%s gpu",
+					     rr->element[0]->str);
+		ck_assert(g && g->type == REDIS_REPLY_STRING);
+		char key[96];
+		freeReplyObject(redisCommand(E.rc, "HSET kb:sub:%s status done verdict "
+					     "passed score 0.5 mode leaderboard",
+					     rr->element[0]->str));
+		j = gw_expect_json(gw_req_admin(&E, "GET", "/admin/stats", NULL), 200,
+				   "stats after one ended");
+		st = json_object_get(j, "stats");
+		snprintf(key, sizeof(key), "num_run.%s", g->str);
+		ck_assert_int_eq(json_integer_value(json_object_get(st, key)), 1);
+		snprintf(key, sizeof(key), "runs_passed.%s", g->str);
+		ck_assert_int_eq(json_integer_value(json_object_get(st, key)), 1);
+		snprintf(key, sizeof(key), "runs_scored.%s", g->str);
+		ck_assert_int_eq(json_integer_value(json_object_get(st, key)), 1);
+		snprintf(key, sizeof(key), "runs_secret.%s", g->str);
+		ck_assert_int_eq(json_integer_value(json_object_get(st, key)), 1);
+		json_decref(j);
+		freeReplyObject(g);
+		freeReplyObject(rr);
+	}
 	j = gw_expect_json(gw_req_admin(&E, "GET", "/admin/stats?last_day_only=true&"
 					"leaderboard_name=gw_sum_cpu", NULL), 200, "stats filtered");
 	json_decref(j);
