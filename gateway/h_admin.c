@@ -575,6 +575,8 @@ static void submission_begin(struct kb_gw_req *r)
 	json_t *o = kb_gw_submission_json(id, &rec, lb ? lb->index + 1 : 0,
 					  kb_now_ms(), 1);
 	kb_gw_sub_rec_free(&rec);
+	/* Upstream's admin view names the id so (its SubmissionItem). */
+	json_object_set_new(o, "submission_id", json_integer((json_int_t)id));
 	kb_gw_reply_json(r, 200, json_pack("{s:s,s:o}", "status", "ok",
 					   "submission", o));
 }

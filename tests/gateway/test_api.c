@@ -418,6 +418,8 @@ START_TEST(admin_policies)
 	j = gw_expect_json(gw_req_admin(&E, "GET", path, NULL), 200, "admin get");
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "submission"),
 							     "id")), some);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "submission"),
+							     "submission_id")), some);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "submission"),
 							    "code")), CODE);
 	json_decref(j);
