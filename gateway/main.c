@@ -33,7 +33,7 @@
  * nothing dangling). OAuth code exchanges run on a small pool of their
  * own (KB_AUTH_POOL_THREADS, bounded), so that logins cannot hold up
  * submissions. A streaming submission holds no thread either: its
- * connection is suspended between events (h_stream.c).
+ * connection is suspended between events (http/routes_stream.c).
  * Each request is logged once, when it completes (method, path, status,
  * ms, submission id); bodies, CLI ids, tokens and seeds never; and
  * counted for GET /metrics (gw_metrics.h). The same process serves the

@@ -86,7 +86,7 @@ if scored then
   -- each user's progress as running minima over time, and the set does
   -- not depend on the order Results were folded in. Members are built
   -- from ARGV alone (a re-fold, which cannot happen past the EXISTS
-  -- check, would add nothing). gateway/lua/delete.lua removes a deleted
+  -- check, would add nothing). gateway/store/lua/delete.lua removes a deleted
   -- submission's members, built the same way.
   local when = tonumber(done_s)
   if when == nil or when <= 0 then

@@ -12,7 +12,7 @@
  * sends a "board" event to the streams that follow its board.
  *
  * Event streams (GET /web/events) are suspended connections, like the
- * submission streams of h_stream.c: the feed thread appends an event to a
+ * submission streams of http/routes_stream.c: the feed thread appends an event to a
  * stream's buffer under its mutex and resumes the connection if it is
  * suspended; the reader callback (on libmicrohttpd's thread) drains the
  * buffer and suspends again when it is empty. Lock order: the module's mu,

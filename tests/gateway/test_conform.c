@@ -735,12 +735,12 @@ START_TEST(update_problems)
 			   "Synced_Sum"))
 			continue;
 		seen++;
-		ck_assert_str_eq(json_string_value(
-					 json_object_get(b, "description")),
-				 "v3 text");
-		ck_assert_str_eq(json_string_value(
-					 json_object_get(b, "visibility")),
-				 "closed");
+		ck_assert_str_eq(
+			json_string_value(json_object_get(b, "description")),
+			"v3 text");
+		ck_assert_str_eq(
+			json_string_value(json_object_get(b, "visibility")),
+			"closed");
 		char *task = json_dumps(json_object_get(b, "task"), 0);
 		ck_assert_msg(strstr(task, "v2"), "%s", task);
 		free(task);
@@ -776,9 +776,10 @@ START_TEST(update_problems)
 			if (strcmp(json_string_value(json_object_get(b, "name")),
 				   "Synced_Sum") == 0) {
 				seen++;
-				swapped = strcmp(json_string_value(json_object_get(
-							 b, "description")),
-						 "v4 elsewhere") == 0;
+				swapped =
+					strcmp(json_string_value(json_object_get(
+						       b, "description")),
+					       "v4 elsewhere") == 0;
 			}
 		}
 		ck_assert_int_eq(seen, 1);

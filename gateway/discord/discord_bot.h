@@ -4,7 +4,7 @@
  *   discord_bot.c       configuration, start/stop, the job threads, and
  *                       the helpers that turn answers into REST calls
  *   discord_handler.c   POST /discord/interactions: signature, dispatch
- *   discord_cmds.c      the read-only /leaderboard commands, autocomplete
+ *   discord_leaderboard.c  the read-only /leaderboard commands, autocomplete
  *   discord_submit.c    /leaderboard submit: intake and the tracker thread
  *                       that turns progress into message edits
  *   discord_admin.c     /admin commands

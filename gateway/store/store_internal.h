@@ -21,7 +21,7 @@ void kb__gw_free_replies(redisReply **r, int n);
  * checks that EXEC ran them all without error (n <= 14). */
 int kb__gw_finish_multi(redisContext *c, int n);
 
-/* The gateway's Lua scripts (gateway/lua/<name>.lua). */
+/* The gateway's Lua scripts (gateway/store/lua/<name>.lua). */
 enum kb__gw_script {
 	KB__GW_AUTH,
 	KB__GW_SUBMIT,

@@ -294,9 +294,8 @@ static const char *board_dir(const struct kb_task *t, const char *stage_rel,
 
 /* An existing admin-made board takes the new task in place (see the top
  * of the file). t is taken (left zeroed) when the update goes through. */
-static void update_board(struct kb_gw *g, struct sync *s,
-			 struct kb_gw_lb *old, struct kb_task *t,
-			 const char *rel)
+static void update_board(struct kb_gw *g, struct sync *s, struct kb_gw_lb *old,
+			 struct kb_task *t, const char *rel)
 {
 	char err[512], name[128];
 	struct kb_task *own = malloc(sizeof(*own));

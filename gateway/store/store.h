@@ -12,7 +12,7 @@
  * between, so a Redis outage costs clients a quick 503, not a connect
  * timeout each.
  *
- * Multi-key updates are Lua scripts (gateway/lua/<name>.lua, compiled in),
+ * Multi-key updates are Lua scripts (gateway/store/lua/<name>.lua, compiled in),
  * loaded once by kb_gw_store_init() and run with EVALSHA.
  *
  * Return codes: 0, -ENOENT (no such user/submission/...), -EIO (Redis

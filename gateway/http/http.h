@@ -1,6 +1,7 @@
 /* kb_gw_http: libmicrohttpd glue. Owns the daemon, the per-request state,
  * the request log and the shared response bodies; the endpoints live in
- * handlers.c (reads, user), h_admin.c, h_auth.c and h_stream.c.
+ * routes.c (reads, user), routes_admin.c, routes_auth.c, routes_export.c,
+ * routes_sync.c and routes_stream.c.
  *
  * Threading: MHD runs an internal pool of cfg.http_threads threads (one
  * per CPU by default), each with its own epoll set; a connection stays on
@@ -11,7 +12,7 @@
  * blocking threads (kb_gw_defer, pool.h) while the connection is
  * suspended. A streaming response (SSE) does not hold its thread either:
  * its connection is suspended while it waits for events and resumed when
- * one arrives (h_stream.c).
+ * one arrives (routes_stream.c).
  *
  * Request lifecycle: on the first call the URL length, the size of the
  * headers (431), the route (404/405) and the query parameters (400 for
@@ -179,7 +180,7 @@ extern const struct kb_gw_handler kb_gw_web_handlers[KB_ROUTE_COUNT];
 extern const struct kb_gw_handler kb_gw_discord_interactions_handler;
 #endif
 
-/* Helpers shared by the endpoint files (handlers.c). */
+/* Helpers shared by the endpoint files (routes.c). */
 /* Resolves X-Popcorn-Cli-Id into r->user. Returns 0, or replies (400
  * missing, 401 unknown, 403 banned, 503) and returns -1. */
 int kb_gw_authenticate(struct kb_gw_req *r);
