@@ -31,6 +31,32 @@
 #define KB_DEFAULT_TIMEOUT 180u
 #define KB_SUBMISSION "@SUBMISSION@"
 
+/* Takes ownership of key and value (freed on failure). */
+static int push_kv(struct kb_kv **v, size_t *n, char *key, char *value)
+{
+	struct kb_kv *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+	if (!nv) {
+		free(key);
+		free(value);
+		return -ENOMEM;
+	}
+	nv[*n].key = key;
+	nv[*n].value = value;
+	(*n)++;
+	*v = nv;
+	return 0;
+}
+
+static void free_kvs(struct kb_kv *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].key);
+		free(v[i].value);
+	}
+	free(v);
+}
+
 /* ------------------------------------------------------------ task.yml */
 
 /* Config keys per language; see kb_task.h. */
@@ -224,8 +250,7 @@ static int add_config(struct kb__yctx *c, struct kb_task *t, yaml_node_t *k,
 		free(val);
 		return kb__yoom(c);
 	}
-	return kb__push_kv(&t->config, &t->nconfig, kd, val) < 0 ? kb__yoom(c)
-								 : 0;
+	return push_kv(&t->config, &t->nconfig, kd, val) < 0 ? kb__yoom(c) : 0;
 }
 
 static int parse_templates(struct kb__yctx *c, yaml_node_t *n,
@@ -252,7 +277,7 @@ static int parse_templates(struct kb__yctx *c, yaml_node_t *n,
 			free(v);
 			return rc;
 		}
-		if (kb__push_kv(&t->templates, &t->ntemplates, k, v) < 0)
+		if (push_kv(&t->templates, &t->ntemplates, k, v) < 0)
 			return kb__yoom(c);
 	}
 	return 0;
@@ -816,8 +841,8 @@ void kb_task_clear(struct kb_task *t)
 		free(t->files[i].source);
 	}
 	free(t->files);
-	kb__free_kvs(t->config, t->nconfig);
-	kb__free_kvs(t->templates, t->ntemplates);
+	free_kvs(t->config, t->nconfig);
+	free_kvs(t->templates, t->ntemplates);
 	kb__free_strs(t->tests, t->ntests);
 	kb__free_strs(t->benchmarks, t->nbenchmarks);
 	free(t->ranking_by);

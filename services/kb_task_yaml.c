@@ -246,36 +246,10 @@ int kb__push_str(char ***v, size_t *n, char *s)
 	return 0;
 }
 
-/* Takes ownership of key and value (freed on failure). */
-int kb__push_kv(struct kb_kv **v, size_t *n, char *key, char *value)
-{
-	struct kb_kv *nv = realloc(*v, (*n + 1) * sizeof(*nv));
-
-	if (!nv) {
-		free(key);
-		free(value);
-		return -ENOMEM;
-	}
-	nv[*n].key = key;
-	nv[*n].value = value;
-	(*n)++;
-	*v = nv;
-	return 0;
-}
-
 void kb__free_strs(char **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
-	free(v);
-}
-
-void kb__free_kvs(struct kb_kv *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(v[i].key);
-		free(v[i].value);
-	}
 	free(v);
 }
 

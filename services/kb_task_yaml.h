@@ -11,8 +11,6 @@
 
 #include <yaml.h>
 
-#include "kb_task.h"
-
 /* The most YAML one file may hold. */
 #define KB__TASK_MAX_YAML (1u << 20)
 
@@ -80,11 +78,9 @@ int kb__parse_gpus(struct kb__yctx *c, yaml_node_t *n, char ***out,
 
 /* ---- arrays and names -------------------------------------------------- */
 
-/* Append s (taken) / key and value (taken); -ENOMEM (nothing taken). */
+/* Appends s (taken); -ENOMEM (not taken). */
 int kb__push_str(char ***v, size_t *n, char *s);
-int kb__push_kv(struct kb_kv **v, size_t *n, char *key, char *value);
 void kb__free_strs(char **v, size_t n);
-void kb__free_kvs(struct kb_kv *v, size_t n);
 /* Names that end up in URLs, Redis keys and Kafka topics. */
 int kb__valid_name(const char *s);
 /* A file name the worker can create in its run directory. */
