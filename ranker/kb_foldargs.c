@@ -10,6 +10,7 @@
 
 #include "kb_keys.h"
 #include "kb_report.h"
+#include "kb_util.h"
 
 const char *kb_mode_name(Kb__Mode mode)
 {
@@ -72,20 +73,6 @@ int kb_result_is_scored(const Kb__Result *r)
 	if (!isfinite(r->score) || r->score <= 0)
 		return 0;
 	return run_passed(r, "leaderboard") && run_passed(r, "private");
-}
-
-static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errstr || !errstr_size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errstr, errstr_size, fmt, ap);
-	va_end(ap);
 }
 
 static char *strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -157,38 +144,38 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 
 	memset(call, 0, sizeof(*call));
 	if (!ev || ev->event_case != KB__RESULT_EVENT__EVENT_RESULT || !ev->result) {
-		set_err(errstr, errstr_size, "event carries no result");
+		kb_seterr(errstr, errstr_size, "event carries no result");
 		return -EINVAL;
 	}
 	r = ev->result;
 	/* The event's id and gpu are an envelope: when present they must
 	 * agree with the Result, which is what gets stored. */
 	if (r->submission_id == 0) {
-		set_err(errstr, errstr_size, "result has no submission id");
+		kb_seterr(errstr, errstr_size, "result has no submission id");
 		return -EINVAL;
 	}
 	if (ev->submission_id != 0 && r->submission_id != ev->submission_id) {
-		set_err(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 			"result submission id %" PRIu64 " does not match event id %" PRIu64,
 			r->submission_id, ev->submission_id);
 		return -EINVAL;
 	}
 	if (!key_part_ok(r->gpu)) {
-		set_err(errstr, errstr_size, "result gpu \"%s\" invalid", r->gpu ? r->gpu : "");
+		kb_seterr(errstr, errstr_size, "result gpu \"%s\" invalid", r->gpu ? r->gpu : "");
 		return -EINVAL;
 	}
 	if (nonempty(ev->gpu) && strcmp(r->gpu, ev->gpu) != 0) {
-		set_err(errstr, errstr_size, "result gpu \"%s\" does not match event gpu \"%s\"",
+		kb_seterr(errstr, errstr_size, "result gpu \"%s\" does not match event gpu \"%s\"",
 			r->gpu, ev->gpu);
 		return -EINVAL;
 	}
 	if (!key_part_ok(r->leaderboard)) {
-		set_err(errstr, errstr_size, "result leaderboard \"%s\" invalid",
+		kb_seterr(errstr, errstr_size, "result leaderboard \"%s\" invalid",
 			r->leaderboard ? r->leaderboard : "");
 		return -EINVAL;
 	}
 	if (!nonempty(r->user_id)) {
-		set_err(errstr, errstr_size, "result has no user id");
+		kb_seterr(errstr, errstr_size, "result has no user id");
 		return -EINVAL;
 	}
 
@@ -226,7 +213,7 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 			break;
 	if (i < KB_FOLD_NKEYS || !call->packed) {
 		kb_fold_call_free(call);
-		set_err(errstr, errstr_size, "out of memory");
+		kb_seterr(errstr, errstr_size, "out of memory");
 		return -ENOMEM;
 	}
 	kb__result__pack(r, call->packed);
@@ -258,11 +245,11 @@ int kb_foldargs_progress(const Kb__ResultEvent *ev, int64_t stage_ms,
 {
 	memset(call, 0, sizeof(*call));
 	if (!ev || ev->event_case != KB__RESULT_EVENT__EVENT_PROGRESS || !ev->progress) {
-		set_err(errstr, errstr_size, "event carries no progress");
+		kb_seterr(errstr, errstr_size, "event carries no progress");
 		return -EINVAL;
 	}
 	if (ev->submission_id == 0) {
-		set_err(errstr, errstr_size, "progress has no submission id");
+		kb_seterr(errstr, errstr_size, "progress has no submission id");
 		return -EINVAL;
 	}
 	call->sub_id = ev->submission_id;

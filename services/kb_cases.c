@@ -9,20 +9,6 @@
 
 #include "kb_util.h"
 
-static void seterr(char *errstr, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *errstr, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errstr || size == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errstr, size, fmt, ap);
-	va_end(ap);
-}
-
 static int is_space(char c)
 {
 	return c == ' ' || c == '\t';
@@ -67,7 +53,7 @@ static int parse_part(const char *p, size_t n, struct kb_case *out,
 	struct kb_kv *nkv;
 
 	if (!colon) {
-		seterr(errstr, errstr_size, "case part '%.*s' has no ':'",
+		kb_seterr(errstr, errstr_size, "case part '%.*s' has no ':'",
 		       (int)n, p);
 		return -EINVAL;
 	}
@@ -82,27 +68,27 @@ static int parse_part(const char *p, size_t n, struct kb_case *out,
 	while (v1 > v0 && is_space(v1[-1]))
 		v1--;
 	if (k1 == k0) {
-		seterr(errstr, errstr_size, "case part '%.*s' has an empty key",
+		kb_seterr(errstr, errstr_size, "case part '%.*s' has an empty key",
 		       (int)n, p);
 		return -EINVAL;
 	}
 	for (const char *q = k0; q < k1; q++) {
 		if (!is_key_char(*q)) {
-			seterr(errstr, errstr_size,
+			kb_seterr(errstr, errstr_size,
 			       "case key '%.*s' is not [A-Za-z0-9_]+",
 			       (int)(k1 - k0), k0);
 			return -EINVAL;
 		}
 	}
 	if (v1 == v0) {
-		seterr(errstr, errstr_size, "case key '%.*s' has an empty value",
+		kb_seterr(errstr, errstr_size, "case key '%.*s' has an empty value",
 		       (int)(k1 - k0), k0);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < out->n; i++) {
 		if (strlen(out->kv[i].key) == (size_t)(k1 - k0) &&
 		    memcmp(out->kv[i].key, k0, (size_t)(k1 - k0)) == 0) {
-			seterr(errstr, errstr_size, "case key '%.*s' given twice",
+			kb_seterr(errstr, errstr_size, "case key '%.*s' given twice",
 			       (int)(k1 - k0), k0);
 			return -EINVAL;
 		}
@@ -118,7 +104,7 @@ static int parse_part(const char *p, size_t n, struct kb_case *out,
 		goto oom;
 	return 0;
 oom:
-	seterr(errstr, errstr_size, "out of memory");
+	kb_seterr(errstr, errstr_size, "out of memory");
 	return -ENOMEM;
 }
 
@@ -131,11 +117,11 @@ int kb_case_parse(const char *line, struct kb_case *out, char *errstr,
 	out->kv = NULL;
 	out->n = 0;
 	if (!line || strchr(line, '\n') || strchr(line, '\r')) {
-		seterr(errstr, errstr_size, "case holds a line break");
+		kb_seterr(errstr, errstr_size, "case holds a line break");
 		return -EINVAL;
 	}
 	if (!kb_utf8_valid(line, strlen(line))) {
-		seterr(errstr, errstr_size, "case is not valid UTF-8");
+		kb_seterr(errstr, errstr_size, "case is not valid UTF-8");
 		return -EINVAL;
 	}
 	for (;;) {
@@ -207,7 +193,7 @@ char *kb_cases_render(char *const *cases, size_t n, int has_secret,
 	for (size_t i = 0; i < n; i++) {
 		char err[256];
 		if (kb_case_parse(cases[i], &c, err, sizeof(err)) < 0) {
-			seterr(errstr, errstr_size, "case %zu: %s", i, err);
+			kb_seterr(errstr, errstr_size, "case %zu: %s", i, err);
 			goto fail;
 		}
 		for (size_t j = 0; j < c.n; j++) {
@@ -216,7 +202,7 @@ char *kb_cases_render(char *const *cases, size_t n, int has_secret,
 			if (has_secret && strcmp(c.kv[j].key, "seed") == 0) {
 				uint64_t a;
 				if (parse_u64(v, &a) < 0) {
-					seterr(errstr, errstr_size,
+					kb_seterr(errstr, errstr_size,
 					       "case %zu: seed '%s' is not an "
 					       "unsigned 64-bit integer",
 					       i, v);
@@ -240,7 +226,7 @@ char *kb_cases_render(char *const *cases, size_t n, int has_secret,
 	}
 	return b.data;
 oom:
-	seterr(errstr, errstr_size, "out of memory");
+	kb_seterr(errstr, errstr_size, "out of memory");
 fail:
 	kb_buf_free(&b);
 	return NULL;

@@ -32,6 +32,7 @@
 
 #include "kb_log.h"
 #include "kb_metrics.h"
+#include "kb_util.h"
 
 /* Topic names Kafka accepts: [A-Za-z0-9._-], at most 249 characters. */
 #define KB_TOPIC_MAX 249
@@ -56,20 +57,6 @@ int kb_topic_submissions(char *buf, size_t size, const char *gpu)
 	memcpy(buf, KB_TOPIC_SUBMISSIONS_PREFIX, plen);
 	memcpy(buf + plen, gpu, glen + 1);
 	return 0;
-}
-
-static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errstr || !errstr_size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errstr, errstr_size, fmt, ap);
-	va_end(ap);
 }
 
 /* librdkafka logs with syslog levels (0 emerg .. 7 debug). It reports a
@@ -104,11 +91,11 @@ static rd_kafka_conf_t *conf_build(const char *brokers,
 	const char *const *lists[] = {base, extra};
 
 	if (!conf) {
-		set_err(errstr, errstr_size, "kafka: out of memory");
+		kb_seterr(errstr, errstr_size, "kafka: out of memory");
 		return NULL;
 	}
 	if (!brokers || !*brokers) {
-		set_err(errstr, errstr_size, "kafka: no bootstrap brokers given");
+		kb_seterr(errstr, errstr_size, "kafka: no bootstrap brokers given");
 		rd_kafka_conf_destroy(conf);
 		return NULL;
 	}
@@ -118,14 +105,14 @@ static rd_kafka_conf_t *conf_build(const char *brokers,
 	for (size_t l = 0; l < 2; l++) {
 		for (const char *const *kv = lists[l]; kv && kv[0]; kv += 2) {
 			if (!kv[1]) {
-				set_err(errstr, errstr_size,
+				kb_seterr(errstr, errstr_size,
 					"kafka: setting %s has no value", kv[0]);
 				rd_kafka_conf_destroy(conf);
 				return NULL;
 			}
 			if (rd_kafka_conf_set(conf, kv[0], kv[1], rderr,
 					      sizeof(rderr)) != RD_KAFKA_CONF_OK) {
-				set_err(errstr, errstr_size,
+				kb_seterr(errstr, errstr_size,
 					"kafka: setting %s=%s: %s", kv[0],
 					is_secret(kv[0]) ? "***" : kv[1], rderr);
 				rd_kafka_conf_destroy(conf);
@@ -136,7 +123,7 @@ static rd_kafka_conf_t *conf_build(const char *brokers,
 	rd_kafka_conf_set_log_cb(conf, log_cb);
 	return conf;
 bad:
-	set_err(errstr, errstr_size, "kafka: %s", rderr);
+	kb_seterr(errstr, errstr_size, "kafka: %s", rderr);
 	rd_kafka_conf_destroy(conf);
 	return NULL;
 }
@@ -296,7 +283,7 @@ kb_producer *kb_producer_new(const char *brokers, const char *client_id,
 	pthread_condattr_t ca;
 
 	if (!p) {
-		set_err(errstr, errstr_size, "kafka: out of memory");
+		kb_seterr(errstr, errstr_size, "kafka: out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&p->mu, NULL);
@@ -314,12 +301,12 @@ kb_producer *kb_producer_new(const char *brokers, const char *client_id,
 
 	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, rderr, sizeof(rderr));
 	if (!p->rk) {
-		set_err(errstr, errstr_size, "kafka: producer: %s", rderr);
+		kb_seterr(errstr, errstr_size, "kafka: producer: %s", rderr);
 		rd_kafka_conf_destroy(conf); /* not taken over on failure */
 		goto fail;
 	}
 	if (pthread_create(&p->poller, NULL, poller_main, p) != 0) {
-		set_err(errstr, errstr_size, "kafka: cannot start poll thread");
+		kb_seterr(errstr, errstr_size, "kafka: cannot start poll thread");
 		rd_kafka_destroy(p->rk);
 		goto fail;
 	}
@@ -344,13 +331,13 @@ int kb_producer_send(kb_producer *p, const char *topic, const void *key,
 	int done, fatal, rc;
 
 	if (atomic_load(&p->fatal)) {
-		set_err(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 			"kafka: producer has a fatal error; recreate it");
 		return -EIO;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		set_err(errstr, errstr_size, "kafka: out of memory");
+		kb_seterr(errstr, errstr_size, "kafka: out of memory");
 		return -ENOMEM;
 	}
 	r->refs = 2; /* the sender and the delivery report */
@@ -363,7 +350,7 @@ int kb_producer_send(kb_producer *p, const char *topic, const void *key,
 		/* No delivery report will come. */
 		free(r);
 		count_error(1, "produce");
-		set_err(errstr, errstr_size, "kafka: produce to %s: %s", topic,
+		kb_seterr(errstr, errstr_size, "kafka: produce to %s: %s", topic,
 			rd_kafka_err2str(err));
 		return -EIO;
 	}
@@ -384,15 +371,15 @@ int kb_producer_send(kb_producer *p, const char *topic, const void *key,
 		return 0;
 	count_error(1, done ? "delivery" : fatal ? "fatal" : "timeout");
 	if (done) {
-		set_err(errstr, errstr_size, "kafka: delivery to %s failed: %s",
+		kb_seterr(errstr, errstr_size, "kafka: delivery to %s failed: %s",
 			topic, rd_kafka_err2str(err));
 		rc = -EIO;
 	} else if (fatal) {
-		set_err(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 			"kafka: producer has a fatal error; recreate it");
 		rc = -EIO;
 	} else {
-		set_err(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 			"kafka: no delivery report from %s within %d ms", topic,
 			timeout_ms);
 		rc = -ETIMEDOUT;
@@ -584,14 +571,14 @@ kb_consumer *kb_consumer_new(const char *brokers, const char *group,
 	rd_kafka_resp_err_t err;
 
 	if (!group || !*group || !topics || ntopics == 0) {
-		set_err(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 			"kafka: a consumer needs a group and at least one topic");
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->group = strdup(group))) {
 		free(c);
-		set_err(errstr, errstr_size, "kafka: out of memory");
+		kb_seterr(errstr, errstr_size, "kafka: out of memory");
 		return NULL;
 	}
 	conf = conf_build(brokers, base, extra, errstr, errstr_size);
@@ -603,7 +590,7 @@ kb_consumer *kb_consumer_new(const char *brokers, const char *group,
 
 	c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, rderr, sizeof(rderr));
 	if (!c->rk) {
-		set_err(errstr, errstr_size, "kafka: consumer: %s", rderr);
+		kb_seterr(errstr, errstr_size, "kafka: consumer: %s", rderr);
 		rd_kafka_conf_destroy(conf);
 		goto fail;
 	}
@@ -616,7 +603,7 @@ kb_consumer *kb_consumer_new(const char *brokers, const char *group,
 	err = rd_kafka_subscribe(c->rk, subs);
 	rd_kafka_topic_partition_list_destroy(subs);
 	if (err) {
-		set_err(errstr, errstr_size, "kafka: subscribe: %s",
+		kb_seterr(errstr, errstr_size, "kafka: subscribe: %s",
 			rd_kafka_err2str(err));
 		rd_kafka_destroy(c->rk);
 		goto fail;
@@ -695,7 +682,7 @@ static int commit_at(kb_consumer *c, const kb_message *msg, int64_t offset,
 	rd_kafka_resp_err_t err;
 
 	if (!msg || !msg->topic) {
-		set_err(errstr, errstr_size, "kafka: commit of an empty message");
+		kb_seterr(errstr, errstr_size, "kafka: commit of an empty message");
 		return -EINVAL;
 	}
 	parts = rd_kafka_topic_partition_list_new(1);
@@ -711,7 +698,7 @@ static int commit_at(kb_consumer *c, const kb_message *msg, int64_t offset,
 	rd_kafka_topic_partition_list_destroy(parts);
 	if (err) {
 		count_error(0, "commit");
-		set_err(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 			"kafka: commit %s[%" PRId32 "]@%" PRId64 ": %s", msg->topic,
 			msg->partition, offset, rd_kafka_err2str(err));
 		return -EIO;
@@ -753,7 +740,7 @@ int kb_consumer_committed(kb_consumer *c, const kb_message *msg,
 	if (!err)
 		err = tp->err;
 	if (err) {
-		set_err(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 			"kafka: committed offset of %s[%" PRId32 "]: %s",
 			msg->topic, msg->partition, rd_kafka_err2str(err));
 		rd_kafka_topic_partition_list_destroy(parts);

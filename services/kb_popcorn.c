@@ -14,20 +14,6 @@
  * the real ones are a few dozen cases. */
 #define KB_POPCORN_MAX_COUNT 100000L
 
-static void seterr(char *errstr, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *errstr, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errstr || size == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errstr, size, fmt, ap);
-	va_end(ap);
-}
-
 static int is_key_char(char c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
@@ -85,32 +71,32 @@ static int check_indexed(struct family *f, const char *key, size_t lineno,
 	long i;
 
 	if (!dot || dot[1] == '\0') {
-		seterr(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 		       "report line %zu: key '%s' is not %s.<i>.<field>",
 		       lineno, key, f->name);
 		return -EINVAL;
 	}
 	i = parse_index(idx, (size_t)(dot - idx));
 	if (i < 0) {
-		seterr(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 		       "report line %zu: key '%s' has a bad index", lineno, key);
 		return -EINVAL;
 	}
 	if (*f->count < 0) {
-		seterr(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 		       "report line %zu: key '%s' comes before %s-count", lineno,
 		       key, f->name);
 		return -EINVAL;
 	}
 	if (i >= *f->count) {
-		seterr(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 		       "report line %zu: index %ld of '%s' is not below "
 		       "%s-count %ld",
 		       lineno, i, key, f->name, *f->count);
 		return -EINVAL;
 	}
 	if (i < f->cur || i > f->cur + 1) {
-		seterr(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 		       "report line %zu: index %ld of '%s' is out of order "
 		       "(after %ld)",
 		       lineno, i, key, f->cur);
@@ -140,7 +126,7 @@ static int check_duplicates(const struct kb_popcorn *p, char *errstr,
 		return 0;
 	v = malloc(p->n * sizeof(*v));
 	if (!v) {
-		seterr(errstr, errstr_size, "out of memory");
+		kb_seterr(errstr, errstr_size, "out of memory");
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < p->n; i++)
@@ -148,7 +134,7 @@ static int check_duplicates(const struct kb_popcorn *p, char *errstr,
 	qsort(v, p->n, sizeof(*v), cmp_kv_ptr);
 	for (size_t i = 1; i < p->n; i++) {
 		if (strcmp(v[i - 1]->key, v[i]->key) == 0) {
-			seterr(errstr, errstr_size,
+			kb_seterr(errstr, errstr_size,
 			       "report: key '%s' given twice", v[i]->key);
 			rc = -EINVAL;
 			break;
@@ -205,7 +191,7 @@ int kb_popcorn_parse(const char *buf, size_t len, struct kb_popcorn *out,
 	out->benchmark_count = -1;
 
 	if (!kb_utf8_valid(buf, len)) {
-		seterr(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 		       "report is not UTF-8 text (or holds NUL bytes)");
 		return -EINVAL;
 	}
@@ -220,7 +206,7 @@ int kb_popcorn_parse(const char *buf, size_t len, struct kb_popcorn *out,
 		lineno++;
 		pos += n + (nl ? 1 : 0);
 		if (!sep) {
-			seterr(errstr, errstr_size,
+			kb_seterr(errstr, errstr_size,
 			       "report line %zu: no \": \" in '%.*s'", lineno,
 			       n > 80 ? 80 : (int)n, line);
 			rc = -EINVAL;
@@ -228,14 +214,14 @@ int kb_popcorn_parse(const char *buf, size_t len, struct kb_popcorn *out,
 		}
 		kn = (size_t)(sep - line);
 		if (kn == 0) {
-			seterr(errstr, errstr_size, "report line %zu: empty key",
+			kb_seterr(errstr, errstr_size, "report line %zu: empty key",
 			       lineno);
 			rc = -EINVAL;
 			goto fail;
 		}
 		for (size_t i = 0; i < kn; i++) {
 			if (!is_key_char(line[i])) {
-				seterr(errstr, errstr_size,
+				kb_seterr(errstr, errstr_size,
 				       "report line %zu: key '%.*s' is not "
 				       "[A-Za-z0-9_.-]+",
 				       lineno, (int)kn, line);
@@ -244,7 +230,7 @@ int kb_popcorn_parse(const char *buf, size_t len, struct kb_popcorn *out,
 			}
 		}
 		if (add_kv(out, &cap, line, kn, sep + 2, n - kn - 2) < 0) {
-			seterr(errstr, errstr_size, "out of memory");
+			kb_seterr(errstr, errstr_size, "out of memory");
 			rc = -ENOMEM;
 			goto fail;
 		}
@@ -257,7 +243,7 @@ int kb_popcorn_parse(const char *buf, size_t len, struct kb_popcorn *out,
 			} else if (strcmp(val, "fail") == 0) {
 				out->check = 0;
 			} else {
-				seterr(errstr, errstr_size,
+				kb_seterr(errstr, errstr_size,
 				       "report line %zu: check is '%s', not "
 				       "pass or fail",
 				       lineno, val);
@@ -273,7 +259,7 @@ int kb_popcorn_parse(const char *buf, size_t len, struct kb_popcorn *out,
 			if (strcmp(key + fl, "-count") == 0) {
 				long c = parse_index(val, strlen(val));
 				if (c < 0) {
-					seterr(errstr, errstr_size,
+					kb_seterr(errstr, errstr_size,
 					       "report line %zu: %s '%s' is not "
 					       "a count",
 					       lineno, key, val);
@@ -281,7 +267,7 @@ int kb_popcorn_parse(const char *buf, size_t len, struct kb_popcorn *out,
 					goto fail;
 				}
 				if (*fam[f].count >= 0) {
-					seterr(errstr, errstr_size,
+					kb_seterr(errstr, errstr_size,
 					       "report: key '%s' given twice",
 					       key);
 					rc = -EINVAL;

@@ -54,7 +54,7 @@ static int ps_add_dir(struct psbuild *b, const char *dir, char *errstr,
 		return rc;
 	if (ps_push(b, &t) < 0) {
 		kb_task_clear(&t);
-		kb__seterr(errstr, errstr_size, "out of memory");
+		kb_seterr(errstr, errstr_size, "out of memory");
 		return -ENOMEM;
 	}
 	return 0;
@@ -244,12 +244,12 @@ static int ps_add_competition(struct psbuild *b, const char *file, char *errstr,
 
 	rc = kb_read_file(file, KB__TASK_MAX_YAML, &text, &len);
 	if (rc < 0) {
-		kb__seterr(errstr, errstr_size, "%s: %s", file, strerror(-rc));
+		kb_seterr(errstr, errstr_size, "%s: %s", file, strerror(-rc));
 		return rc;
 	}
 	if (memchr(text, '\0', len)) {
 		free(text);
-		kb__seterr(errstr, errstr_size, "%s: holds a NUL byte", file);
+		kb_seterr(errstr, errstr_size, "%s: holds a NUL byte", file);
 		return -EINVAL;
 	}
 	rc = kb__yload(text, len, &doc, &c);
@@ -341,7 +341,7 @@ static int ps_scan(struct psbuild *b, const char *dir, char *errstr,
 
 	if (!d) {
 		rc = -errno;
-		kb__seterr(errstr, errstr_size, "%s: %s", dir, strerror(-rc));
+		kb_seterr(errstr, errstr_size, "%s: %s", dir, strerror(-rc));
 		return rc;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -357,7 +357,7 @@ static int ps_scan(struct psbuild *b, const char *dir, char *errstr,
 	closedir(d);
 	if (rc < 0) {
 		kb__free_strs(names, n);
-		kb__seterr(errstr, errstr_size, "out of memory");
+		kb_seterr(errstr, errstr_size, "out of memory");
 		return rc;
 	}
 	/* readdir's order is the file system's; sort so that errors and
@@ -368,7 +368,7 @@ static int ps_scan(struct psbuild *b, const char *dir, char *errstr,
 		char *yml = sub ? kb__path_join(sub, "task.yml") : NULL;
 		if (!yml) {
 			rc = -ENOMEM;
-			kb__seterr(errstr, errstr_size, "out of memory");
+			kb_seterr(errstr, errstr_size, "out of memory");
 		} else if (is_dir(sub) && kb__is_regular(yml)) {
 			rc = ps_add_dir(b, sub, errstr, errstr_size);
 			found++;
@@ -378,9 +378,9 @@ static int ps_scan(struct psbuild *b, const char *dir, char *errstr,
 	}
 	kb__free_strs(names, n);
 	if (rc == 0 && found == 0) {
-		kb__seterr(errstr, errstr_size,
-			   "%s: no task.yml, and no subdirectory holding one",
-			   dir);
+		kb_seterr(errstr, errstr_size,
+			  "%s: no task.yml, and no subdirectory holding one",
+			  dir);
 		rc = -ENOENT;
 	}
 	return rc;
@@ -395,21 +395,21 @@ static int ps_add_entry(struct psbuild *b, const char *entry, char *errstr,
 
 	if (stat(entry, &st) < 0) {
 		rc = -errno;
-		kb__seterr(errstr, errstr_size, "KB_PROBLEMS entry %s: %s",
-			   entry, strerror(-rc));
+		kb_seterr(errstr, errstr_size, "KB_PROBLEMS entry %s: %s",
+			  entry, strerror(-rc));
 		return rc;
 	}
 	if (S_ISREG(st.st_mode))
 		return ps_add_competition(b, entry, errstr, errstr_size);
 	if (!S_ISDIR(st.st_mode)) {
-		kb__seterr(errstr, errstr_size,
-			   "KB_PROBLEMS entry %s: not a file or directory",
-			   entry);
+		kb_seterr(errstr, errstr_size,
+			  "KB_PROBLEMS entry %s: not a file or directory",
+			  entry);
 		return -EINVAL;
 	}
 	yml = kb__path_join(entry, "task.yml");
 	if (!yml) {
-		kb__seterr(errstr, errstr_size, "out of memory");
+		kb_seterr(errstr, errstr_size, "out of memory");
 		return -ENOMEM;
 	}
 	has = kb__is_regular(yml);
@@ -434,12 +434,12 @@ int kb_problemset_load(const char *spec, struct kb_problemset *out,
 	out->tasks = NULL;
 	out->n = 0;
 	if (!spec) {
-		kb__seterr(errstr, errstr_size, "no problem set given");
+		kb_seterr(errstr, errstr_size, "no problem set given");
 		return -EINVAL;
 	}
 	copy = strdup(spec);
 	if (!copy) {
-		kb__seterr(errstr, errstr_size, "out of memory");
+		kb_seterr(errstr, errstr_size, "out of memory");
 		return -ENOMEM;
 	}
 	for (entry = strtok_r(copy, ":", &save); entry && rc == 0;
@@ -447,20 +447,19 @@ int kb_problemset_load(const char *spec, struct kb_problemset *out,
 		rc = ps_add_entry(&b, entry, errstr, errstr_size);
 	free(copy);
 	if (rc == 0 && b.n == 0) {
-		kb__seterr(errstr, errstr_size, "the problem set '%s' is empty",
-			   spec);
+		kb_seterr(errstr, errstr_size, "the problem set '%s' is empty",
+			  spec);
 		rc = -EINVAL;
 	}
 	if (rc == 0) {
 		qsort(b.v, b.n, sizeof(*b.v), cmp_task);
 		for (size_t i = 1; i < b.n; i++) {
 			if (strcmp(b.v[i - 1].name, b.v[i].name) == 0) {
-				kb__seterr(
-					errstr, errstr_size,
-					"duplicate leaderboard name '%s' (%s "
-					"and %s)",
-					b.v[i].name, b.v[i - 1].dir,
-					b.v[i].dir);
+				kb_seterr(errstr, errstr_size,
+					  "duplicate leaderboard name '%s' (%s "
+					  "and %s)",
+					  b.v[i].name, b.v[i - 1].dir,
+					  b.v[i].dir);
 				rc = -EINVAL;
 				break;
 			}

@@ -3,6 +3,7 @@
  * need no server.
  */
 #include "kb_redis.h"
+#include "kb_util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -10,20 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
-
-static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *errstr, size_t errstr_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errstr || !errstr_size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errstr, errstr_size, fmt, ap);
-	va_end(ap);
-}
 
 /* Copies s[0..n) into dst (size bytes) NUL-terminated; -1 if it won't fit. */
 static int copy_n(char *dst, size_t size, const char *s, size_t n)
@@ -73,12 +60,12 @@ static int parse_unix(const char *url, const char *path,
 		      size_t errstr_size)
 {
 	if (path[0] != '/') {
-		set_err(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 			"redis url %s: the socket path must be absolute", url);
 		return -EINVAL;
 	}
 	if (copy_n(out->path, sizeof(out->path), path, strlen(path)) != 0) {
-		set_err(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 			"redis url: socket path longer than %zu bytes",
 			sizeof(out->path) - 1);
 		return -EINVAL;
@@ -100,7 +87,7 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 	out->db = -1;
 	out->port = 6379;
 	if (!url || !*url) {
-		set_err(errstr, errstr_size, "redis url is empty");
+		kb_seterr(errstr, errstr_size, "redis url is empty");
 		return -EINVAL;
 	}
 	if (strncmp(url, "unix://", 7) == 0)
@@ -109,7 +96,7 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 		return parse_unix(url, url + 5, out, errstr, errstr_size);
 	if (strncmp(url, scheme, sizeof(scheme) - 1) != 0) {
 		/* Not echoed: a mistyped URL may well carry a password. */
-		set_err(errstr, errstr_size,
+		kb_seterr(errstr, errstr_size,
 			"redis url must start with redis:// or unix:");
 		return -EINVAL;
 	}
@@ -124,7 +111,7 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 	if (auth_end) {
 		const char *colon = memchr(p, ':', (size_t)(auth_end - p));
 		if (!colon) {
-			set_err(errstr, errstr_size,
+			kb_seterr(errstr, errstr_size,
 				"redis url: credentials must be [user]:password@");
 			return -EINVAL;
 		}
@@ -132,7 +119,7 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 			   (size_t)(colon - p)) != 0 ||
 		    copy_n(out->password, sizeof(out->password), colon + 1,
 			   (size_t)(auth_end - colon - 1)) != 0) {
-			set_err(errstr, errstr_size,
+			kb_seterr(errstr, errstr_size,
 				"redis url: user or password too long");
 			return -EINVAL;
 		}
@@ -144,12 +131,12 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 		host = p + 1;
 		host_end = strchr(host, ']');
 		if (!host_end) {
-			set_err(errstr, errstr_size, "redis url %s: missing ']'", safe);
+			kb_seterr(errstr, errstr_size, "redis url %s: missing ']'", safe);
 			return -EINVAL;
 		}
 		p = host_end + 1;
 		if (*p && *p != ':' && *p != '/') {
-			set_err(errstr, errstr_size,
+			kb_seterr(errstr, errstr_size,
 				"redis url %s: junk after the address", safe);
 			return -EINVAL;
 		}
@@ -159,12 +146,12 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 		p = host_end;
 	}
 	if (host_end == host) {
-		set_err(errstr, errstr_size, "redis url %s: no host", safe);
+		kb_seterr(errstr, errstr_size, "redis url %s: no host", safe);
 		return -EINVAL;
 	}
 	if (copy_n(out->host, sizeof(out->host), host,
 		   (size_t)(host_end - host)) != 0) {
-		set_err(errstr, errstr_size, "redis url: host name too long");
+		kb_seterr(errstr, errstr_size, "redis url: host name too long");
 		return -EINVAL;
 	}
 	if (*p == ':') {
@@ -172,7 +159,7 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 		port_len = strcspn(port, "/");
 		p = port + port_len;
 		if (parse_uint(port, port_len, 1, 65535, &v) != 0) {
-			set_err(errstr, errstr_size,
+			kb_seterr(errstr, errstr_size,
 				"redis url %s: port must be 1..65535", safe);
 			return -EINVAL;
 		}
@@ -182,7 +169,7 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 		db = p + 1;
 		if (*db) {
 			if (parse_uint(db, strlen(db), 0, 1000000, &v) != 0) {
-				set_err(errstr, errstr_size,
+				kb_seterr(errstr, errstr_size,
 					"redis url %s: db must be a number", safe);
 				return -EINVAL;
 			}
@@ -199,11 +186,11 @@ static int simple_command(redisContext *c, const char *what, int argc,
 	redisReply *r = redisCommandArgv(c, argc, argv, NULL);
 
 	if (!r) {
-		set_err(errstr, errstr_size, "redis %s: %s", what, c->errstr);
+		kb_seterr(errstr, errstr_size, "redis %s: %s", what, c->errstr);
 		return -EIO;
 	}
 	if (r->type == REDIS_REPLY_ERROR) {
-		set_err(errstr, errstr_size, "redis %s: %s", what, r->str);
+		kb_seterr(errstr, errstr_size, "redis %s: %s", what, r->str);
 		freeReplyObject(r);
 		return -EIO;
 	}
@@ -233,16 +220,16 @@ redisContext *kb_redis_connect(const char *url, int timeout_ms, char *errstr,
 		c = redisConnectWithTimeout(u.host, u.port, tv);
 	}
 	if (!c) {
-		set_err(errstr, errstr_size, "redis %s: out of memory", where);
+		kb_seterr(errstr, errstr_size, "redis %s: out of memory", where);
 		return NULL;
 	}
 	if (c->err) {
-		set_err(errstr, errstr_size, "redis %s: %s", where, c->errstr);
+		kb_seterr(errstr, errstr_size, "redis %s: %s", where, c->errstr);
 		redisFree(c);
 		return NULL;
 	}
 	if (redisSetTimeout(c, tv) != REDIS_OK) {
-		set_err(errstr, errstr_size, "redis %s: cannot set timeout: %s",
+		kb_seterr(errstr, errstr_size, "redis %s: cannot set timeout: %s",
 			where, c->errstr);
 		redisFree(c);
 		return NULL;
@@ -280,16 +267,16 @@ int kb_redis_script_load(redisContext *c, struct kb_redis_script *s,
 	redisReply *r;
 
 	if (!s || !s->src) {
-		set_err(errstr, errstr_size, "redis SCRIPT LOAD: no script");
+		kb_seterr(errstr, errstr_size, "redis SCRIPT LOAD: no script");
 		return -EINVAL;
 	}
 	r = redisCommandArgv(c, 3, argv, NULL);
 	if (!r) {
-		set_err(errstr, errstr_size, "redis SCRIPT LOAD: %s", c->errstr);
+		kb_seterr(errstr, errstr_size, "redis SCRIPT LOAD: %s", c->errstr);
 		return -EIO;
 	}
 	if (r->type != REDIS_REPLY_STRING || r->len != 40) {
-		set_err(errstr, errstr_size, "redis SCRIPT LOAD: %s",
+		kb_seterr(errstr, errstr_size, "redis SCRIPT LOAD: %s",
 			r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
 		freeReplyObject(r);
 		return -EIO;
@@ -312,7 +299,7 @@ static redisReply *evalsha(redisContext *c, const struct kb_redis_script *s,
 	redisReply *r = NULL;
 
 	if (!av || !al) {
-		set_err(errstr, errstr_size, "redis EVALSHA: out of memory");
+		kb_seterr(errstr, errstr_size, "redis EVALSHA: out of memory");
 		goto out;
 	}
 	snprintf(nk, sizeof(nk), "%d", nkeys);
@@ -327,7 +314,7 @@ static redisReply *evalsha(redisContext *c, const struct kb_redis_script *s,
 	}
 	r = redisCommandArgv(c, n, av, al);
 	if (!r)
-		set_err(errstr, errstr_size, "redis EVALSHA: %s", c->errstr);
+		kb_seterr(errstr, errstr_size, "redis EVALSHA: %s", c->errstr);
 out:
 	free(av);
 	free(al);
@@ -342,7 +329,7 @@ redisReply *kb_redis_eval(redisContext *c, struct kb_redis_script *s,
 	redisReply *r;
 
 	if (!s || nkeys < 0 || argc < nkeys || (argc > 0 && !argv)) {
-		set_err(errstr, errstr_size, "redis EVALSHA: bad arguments");
+		kb_seterr(errstr, errstr_size, "redis EVALSHA: bad arguments");
 		return NULL;
 	}
 	if (s->sha[0] == '\0' &&

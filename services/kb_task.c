@@ -705,7 +705,7 @@ int kb_task_parse(const char *yaml, size_t len, struct kb_task *out,
 		len = 0;
 	}
 	if (memchr(yaml, '\0', len)) {
-		kb__seterr(errstr, errstr_size, "task.yml holds a NUL byte");
+		kb_seterr(errstr, errstr_size, "task.yml holds a NUL byte");
 		return -EINVAL;
 	}
 	rc = kb__yload(yaml, len, &doc, &c);
@@ -748,16 +748,16 @@ static int check_sources(const struct kb_task *t, const char *dir, char *errstr,
 			continue;
 		p = kb__path_join(dir, src);
 		if (!p) {
-			kb__seterr(errstr, errstr_size, "out of memory");
+			kb_seterr(errstr, errstr_size, "out of memory");
 			return -ENOMEM;
 		}
 		ok = kb__is_regular(p);
 		free(p);
 		if (!ok) {
-			kb__seterr(errstr, errstr_size,
-				   "%s/task.yml: %s '%s' is not a file in %s",
-				   dir, i < t->nfiles ? "source" : "template",
-				   src, dir);
+			kb_seterr(errstr, errstr_size,
+				  "%s/task.yml: %s '%s' is not a file in %s",
+				  dir, i < t->nfiles ? "source" : "template",
+				  src, dir);
 			return -ENOENT;
 		}
 	}
@@ -774,12 +774,12 @@ int kb_task_load_dir(const char *dir, const char *name, struct kb_task *out,
 	memset(out, 0, sizeof(*out));
 	path = kb__path_join(dir, "task.yml");
 	if (!path) {
-		kb__seterr(errstr, errstr_size, "out of memory");
+		kb_seterr(errstr, errstr_size, "out of memory");
 		return -ENOMEM;
 	}
 	rc = kb_read_file(path, KB__TASK_MAX_YAML, &text, &len);
 	if (rc < 0) {
-		kb__seterr(errstr, errstr_size, "%s: %s", path, strerror(-rc));
+		kb_seterr(errstr, errstr_size, "%s: %s", path, strerror(-rc));
 		free(path);
 		return rc;
 	}
@@ -795,14 +795,14 @@ int kb_task_load_dir(const char *dir, const char *name, struct kb_task *out,
 	out->name = name ? strdup(name) : base_name(dir);
 	if (!out->dir || !out->name) {
 		kb_task_clear(out);
-		kb__seterr(errstr, errstr_size, "out of memory");
+		kb_seterr(errstr, errstr_size, "out of memory");
 		return -ENOMEM;
 	}
 	if (!kb__valid_name(out->name)) {
-		kb__seterr(errstr, errstr_size,
-			   "%s: leaderboard name '%s' must be [A-Za-z0-9_.-]+ "
-			   "(at most 64, not starting with '.' or '-')",
-			   dir, out->name);
+		kb_seterr(errstr, errstr_size,
+			  "%s: leaderboard name '%s' must be [A-Za-z0-9_.-]+ "
+			  "(at most 64, not starting with '.' or '-')",
+			  dir, out->name);
 		kb_task_clear(out);
 		return -EINVAL;
 	}

@@ -9,18 +9,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "kb_util.h"
+
 /* ---------------------------------------------------------------- errors */
-
-void kb__seterr(char *errstr, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!errstr || size == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errstr, size, fmt, ap);
-	va_end(ap);
-}
 
 /* Prepends "prefix: " to an error message already in errstr. */
 void kb__prefix_err(char *errstr, size_t size, const char *prefix)
@@ -30,7 +21,7 @@ void kb__prefix_err(char *errstr, size_t size, const char *prefix)
 	if (!errstr || size == 0)
 		return;
 	snprintf(tmp, sizeof(tmp), "%s", errstr);
-	kb__seterr(errstr, size, "%s: %s", prefix, tmp);
+	kb_seterr(errstr, size, "%s: %s", prefix, tmp);
 }
 
 int kb__yfail(struct kb__yctx *c, const yaml_node_t *n, const char *fmt, ...)
@@ -42,16 +33,16 @@ int kb__yfail(struct kb__yctx *c, const yaml_node_t *n, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (n)
-		kb__seterr(c->errstr, c->errstr_size, "line %lu: %s",
-			   (unsigned long)n->start_mark.line + 1, msg);
+		kb_seterr(c->errstr, c->errstr_size, "line %lu: %s",
+			  (unsigned long)n->start_mark.line + 1, msg);
 	else
-		kb__seterr(c->errstr, c->errstr_size, "%s", msg);
+		kb_seterr(c->errstr, c->errstr_size, "%s", msg);
 	return -EINVAL;
 }
 
 int kb__yoom(struct kb__yctx *c)
 {
-	kb__seterr(c->errstr, c->errstr_size, "out of memory");
+	kb_seterr(c->errstr, c->errstr_size, "out of memory");
 	return -ENOMEM;
 }
 
@@ -303,10 +294,10 @@ static int kb__yaml_problem(struct kb__yctx *c, yaml_parser_t *parser)
 
 	if (parser->error == YAML_MEMORY_ERROR)
 		return kb__yoom(c);
-	kb__seterr(c->errstr, c->errstr_size, "line %lu: %s%s%s",
-		   (unsigned long)parser->problem_mark.line + 1,
-		   parser->problem ? parser->problem : "YAML error",
-		   *ctx ? " " : "", ctx);
+	kb_seterr(c->errstr, c->errstr_size, "line %lu: %s%s%s",
+		  (unsigned long)parser->problem_mark.line + 1,
+		  parser->problem ? parser->problem : "YAML error",
+		  *ctx ? " " : "", ctx);
 	return -EINVAL;
 }
 
@@ -329,7 +320,7 @@ int kb__yload(const char *yaml, size_t len, yaml_document_t *doc,
 	if (!yaml_document_get_root_node(doc)) {
 		yaml_document_delete(doc);
 		yaml_parser_delete(&parser);
-		kb__seterr(c->errstr, c->errstr_size, "the YAML is empty");
+		kb_seterr(c->errstr, c->errstr_size, "the YAML is empty");
 		return -EINVAL;
 	}
 	if (!yaml_parser_load(&parser, &extra)) {
@@ -337,9 +328,9 @@ int kb__yload(const char *yaml, size_t len, yaml_document_t *doc,
 	} else {
 		if (yaml_document_get_root_node(&extra)) {
 			yaml_node_t *r = yaml_document_get_root_node(&extra);
-			kb__seterr(c->errstr, c->errstr_size,
-				   "line %lu: a second YAML document",
-				   (unsigned long)r->start_mark.line + 1);
+			kb_seterr(c->errstr, c->errstr_size,
+				  "line %lu: a second YAML document",
+				  (unsigned long)r->start_mark.line + 1);
 			rc = -EINVAL;
 		}
 		yaml_document_delete(&extra);

@@ -16,9 +16,6 @@
 
 /* ---- errors ---------------------------------------------------------- */
 
-/* Formats into errstr (nothing when errstr is NULL or size 0). */
-void kb__seterr(char *errstr, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 /* Prepends "prefix: " to an error message already in errstr. */
 void kb__prefix_err(char *errstr, size_t size, const char *prefix);
 

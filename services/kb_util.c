@@ -258,6 +258,21 @@ int kb_buf_append(struct kb_buf *b, const void *data, size_t len)
 	return 0;
 }
 
+void kb_vseterr(char *errstr, size_t size, const char *fmt, va_list ap)
+{
+	if (errstr && size)
+		vsnprintf(errstr, size, fmt, ap);
+}
+
+void kb_seterr(char *errstr, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kb_vseterr(errstr, size, fmt, ap);
+	va_end(ap);
+}
+
 int kb_buf_printf(struct kb_buf *b, const char *fmt, ...)
 {
 	va_list ap;

@@ -4,6 +4,7 @@
 #ifndef KB_UTIL_H
 #define KB_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,13 @@ int kb_read_file(const char *path, size_t max, char **out, size_t *len);
  * partly written. Not atomic: write to a temporary name and rename(2) where
  * readers may race. */
 int kb_write_file(const char *path, const void *buf, size_t len, int mode);
+
+/* Formats an error message into errstr, truncated to size (nothing when
+ * errstr is NULL or size is 0): the one helper behind every
+ * "errstr, errstr_size" out-parameter of the services. */
+void kb_seterr(char *errstr, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void kb_vseterr(char *errstr, size_t size, const char *fmt, va_list ap);
 
 /* A growable byte buffer, always NUL-terminated once anything was appended.
  * Start from {0}. Functions return 0 or -ENOMEM (the buffer is unchanged on

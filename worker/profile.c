@@ -9,6 +9,8 @@
 #include <sodium.h>
 #include <zip.h>
 
+#include "kb_util.h"
+
 /* ---- the request and the command line -------------------------------- */
 
 static int set_msg(char *msg, size_t size, const char *fmt, ...)
@@ -18,7 +20,7 @@ static int set_msg(char *msg, size_t size, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, size, fmt, ap);
+	kb_vseterr(msg, size, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }
