@@ -17,7 +17,7 @@
 # from the kubelet directly (it drains), and it must be the only process
 # in the container's cgroup, because cgroup v2 hands controllers to child
 # cgroups only from a cgroup without processes of its own (the worker moves
-# itself into <cgroup>/kb-worker for that; see worker/sandbox_cgroup.c).
+# itself into <cgroup>/kb-worker for that; see worker/sandbox/sandbox_cgroup.c).
 set -eu
 
 cg=/sys/fs/cgroup

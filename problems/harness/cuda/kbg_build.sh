@@ -1,6 +1,6 @@
 #!/bin/sh
 # kbg_build.sh: builds a CUDA or HIP problem with a submission the way
-# the worker does (worker/build_cu.c, worker/build_hip.c), for the tests
+# the worker does (worker/build/build_cu.c, worker/build/build_hip.c), for the tests
 # and the GPU scripts.
 #
 #   kbg_build.sh [-a ARCH] [-c CACHE] [-w WORKDIR] PROBLEM_DIR SUBMISSION
@@ -25,7 +25,7 @@
 #      and every task file but the submission);
 #   3. the submission alone into submission.so (-shared, the shared
 #      runtime, no undefined symbols, custom_kernel required).
-# For a gfx target the same steps with hipcc and worker/build_hip.c's
+# For a gfx target the same steps with hipcc and worker/build/build_hip.c's
 # flags (the HIP runtime is always shared).
 # Run it as the worker does:
 #   KBH_SUBMISSION=WORKDIR/submission.so POPCORN_FD=3 WORKDIR/eval.out ...
@@ -58,7 +58,7 @@ NVCC=${NVCC:-nvcc}
 
 case $arch in
 gfx*)
-	# ---- worker/build_hip.c's HIP_FLAGS ----
+	# ---- worker/build/build_hip.c's HIP_FLAGS ----
 	NVCC=${HIPCC:-hipcc}
 	GENCODE=$(echo "$arch" | tr ',' '\n' | sed 's/^/--offload-arch=/' | tr '\n' ' ')
 	CUFLAGS="-std=c++20 -DNDEBUG -O3 -fno-strict-aliasing"
@@ -68,7 +68,7 @@ gfx*)
 	SOLIBS=
 	;;
 *)
-	# ---- worker/build_cu.c's CU_FLAGS ----
+	# ---- worker/build/build_cu.c's CU_FLAGS ----
 	GENCODE="-gencode=arch=compute_${arch},code=sm_${arch}"
 	CUFLAGS="--std=c++20 -DNDEBUG -Xcompiler=-Wno-psabi \
 -Xcompiler=-fno-strict-aliasing --expt-extended-lambda \
