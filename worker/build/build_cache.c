@@ -420,6 +420,10 @@ static int user_hit(const struct kb_build_ctx *c, const char *final,
 		/* Back to what the log held; a fresh build follows. */
 		log->out.len = out_len;
 		log->err.len = err_len;
+		if (log->out.data)
+			log->out.data[out_len] = '\0';
+		if (log->err.data)
+			log->err.data[err_len] = '\0';
 		for (size_t i = 0; outputs[i]; i++)
 			unlinkat(c->jd->out_fd, outputs[i], 0);
 		return 0;
