@@ -3,7 +3,7 @@
  * Theory of operation
  * -------------------
  * The parent (this file) prepares everything the child will need in a
- * struct sb_plan — the child is made with a raw clone(2) of a worker that
+ * struct kb__sb_plan — the child is made with a raw clone(2) of a worker that
  * has librdkafka threads, so it may not allocate (sandbox_child.c). The
  * child waits on a sync socket until the parent has put it into the run's
  * cgroup and (in user-namespace mode) written its id maps, then sets itself
@@ -177,24 +177,24 @@ static int pidfd_open_(pid_t pid)
 }
 
 /* Kills every process of the run that is still there. */
-static void kill_run(pid_t pid, const struct sb_cgroup *cg)
+static void kill_run(pid_t pid, const struct kb__sb_cgroup *cg)
 {
 	if (pid > 0) {
 		kill(-pid, SIGKILL); /* the group (the leader is not yet reaped) */
 		kill(pid, SIGKILL);  /* in case it had not reached setsid() */
 	}
 	if (cg && cg->version)
-		sb_cgroup_kill(cg);
+		kb__sb_cgroup_kill(cg);
 }
 
 /* Everything one run needs in the parent; released by run_cleanup(). */
 struct run {
-	struct sb_plan plan;
+	struct kb__sb_plan plan;
 	struct stream out, err, rep;
 	int ctl_r, sync_w, pidfd;
 	int child_fds[5];
 	pid_t pid;
-	struct sb_cgroup cg;
+	struct kb__sb_cgroup cg;
 	int slot_fd;
 	char workdir[PATH_MAX], cwd[PATH_MAX];
 	char rw[SB_MAX_RW][PATH_MAX];
@@ -253,11 +253,11 @@ static void run_cleanup(struct run *x)
 	free(x->rep.buf);
 	x->out.buf = x->err.buf = x->rep.buf = NULL;
 	if (x->cg.version)
-		sb_cgroup_destroy(&x->cg);
+		kb__sb_cgroup_destroy(&x->cg);
 	while (x->nhanded > 0) {
 		const struct handed *h = &x->handed[--x->nhanded];
 
-		sb_isolate_chown(h->path, h->uid, h->gid, 0);
+		kb__sb_isolate_chown(h->path, h->uid, h->gid, 0);
 	}
 	close_fd(&x->slot_fd); /* releases the uid slot */
 }
@@ -321,7 +321,7 @@ static int hand_over(struct run *x, const char *path, struct kb_sandbox_result *
 	h->uid = st.st_uid;
 	h->gid = st.st_gid;
 	x->nhanded++; /* from here on, undo whatever part was done */
-	if (sb_isolate_chown(path, x->plan.uid, x->plan.gid, 1) < 0) {
+	if (kb__sb_isolate_chown(path, x->plan.uid, x->plan.gid, 1) < 0) {
 		int e = errno;
 		set_err(r, errstr, errstr_size, "sandbox: chown %s: %s", path, strerror(e));
 		return -e;
@@ -342,7 +342,7 @@ static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
 	char eb[256] = "";
 	int rc;
 
-	struct sb_plan *p = &x->plan;
+	struct kb__sb_plan *p = &x->plan;
 	p->argv = o->argv;
 	p->env = o->env;
 	p->workdir = x->workdir;
@@ -363,7 +363,7 @@ static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
 
 	if (o->isolate) {
 		p->userns = !!(caps->features & KB_SANDBOX_USERNS);
-		rc = sb_isolate_prepare(o, p, &x->slot_fd, eb, sizeof(eb));
+		rc = kb__sb_isolate_prepare(o, p, &x->slot_fd, eb, sizeof(eb));
 		if (rc < 0) {
 			set_err(r, errstr, errstr_size, "%s", eb);
 			return rc;
@@ -387,7 +387,7 @@ static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
 
 	char cgname[64];
 	snprintf(cgname, sizeof(cgname), "run-%ld-%lu", (long)getpid(), ++counter);
-	rc = sb_cgroup_create(&x->cg, cgname, o->memory_limit_mb, max_procs, eb, sizeof(eb));
+	rc = kb__sb_cgroup_create(&x->cg, cgname, o->memory_limit_mb, max_procs, eb, sizeof(eb));
 	if (rc < 0) {
 		set_err(r, errstr, errstr_size, "%s", eb);
 		return rc;
@@ -436,7 +436,7 @@ static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
 static int run_spawn(struct run *x, struct kb_sandbox_result *r, char *errstr,
 		     size_t errstr_size)
 {
-	struct sb_plan *p = &x->plan;
+	struct kb__sb_plan *p = &x->plan;
 	char eb[256] = "";
 	int rc;
 
@@ -453,18 +453,18 @@ static int run_spawn(struct run *x, struct kb_sandbox_result *r, char *errstr,
 		return rc;
 	}
 	if (x->pid == 0)
-		sb_child_main(p);
+		kb__sb_child_main(p);
 
 	for (int i = 0; i < 5; i++)
 		close_fd(&x->child_fds[i]);
 	x->pidfd = pidfd_open_(x->pid);
 
 	/* Put the child where it belongs, then let it go. */
-	if (x->cg.version && (rc = sb_cgroup_attach(&x->cg, x->pid)) < 0) {
+	if (x->cg.version && (rc = kb__sb_cgroup_attach(&x->cg, x->pid)) < 0) {
 		set_err(r, errstr, errstr_size, "sandbox: cgroup attach: %s", strerror(-rc));
 		return rc;
 	}
-	if (p->userns && (rc = sb_isolate_write_idmaps(x->pid, p, eb, sizeof(eb))) < 0) {
+	if (p->userns && (rc = kb__sb_isolate_write_idmaps(x->pid, p, eb, sizeof(eb))) < 0) {
 		set_err(r, errstr, errstr_size, "%s", eb);
 		return rc;
 	}
@@ -482,7 +482,7 @@ static int run_spawn(struct run *x, struct kb_sandbox_result *r, char *errstr,
  * pipe at its end. */
 static void run_read_ctl(struct run *x, struct kb_sandbox_result *r)
 {
-	struct sb_msg msg;
+	struct kb__sb_msg msg;
 	ssize_t k = read(x->ctl_r, &msg, sizeof(msg));
 
 	if (k == (ssize_t)sizeof(msg)) {
@@ -635,10 +635,10 @@ static int run_reap(const struct kb_sandbox_opts *o, struct run *x,
 static int run_collect(const struct kb_sandbox_opts *o, struct run *x,
 		       struct kb_sandbox_result *r, char *errstr, size_t errstr_size)
 {
-	const struct sb_plan *p = &x->plan;
+	const struct kb__sb_plan *p = &x->plan;
 
 	if (x->cg.version)
-		r->oom_killed = sb_cgroup_oom_kills(&x->cg) > 0;
+		r->oom_killed = kb__sb_cgroup_oom_kills(&x->cg) > 0;
 
 	if (x->have_err_msg) {
 		if (errstr && errstr_size)
@@ -787,7 +787,7 @@ static void trial_run(struct kb_sandbox_caps *c)
 
 int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr, size_t errstr_size)
 {
-	struct sb_host h;
+	struct kb__sb_host h;
 
 	if (!caps) {
 		if (errstr && errstr_size)
@@ -798,10 +798,10 @@ int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr, size_t errstr_s
 		*caps = P.caps;
 		return 0;
 	}
-	sb_probe_host(&P.caps, &h);
+	kb__sb_probe_host(&P.caps, &h);
 	if (!P.caps.why[0])
 		trial_run(&P.caps);
-	sb_probe_summary(&P.caps, &h);
+	kb__sb_probe_summary(&P.caps, &h);
 	P.state = PROBE_DONE;
 	*caps = P.caps;
 	return 0;

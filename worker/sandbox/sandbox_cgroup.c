@@ -359,7 +359,7 @@ static int init_v1(char *why, size_t wn)
 	return 0;
 }
 
-int sb_cgroup_init(char *desc, size_t desc_size, unsigned *features)
+int kb__sb_cgroup_init(char *desc, size_t desc_size, unsigned *features)
 {
 	char why2[256] = "", why1[256] = "";
 
@@ -421,7 +421,7 @@ static void remove_dir(const char *dir)
 	}
 }
 
-int sb_cgroup_create(struct sb_cgroup *cg, const char *name, long memory_mb,
+int kb__sb_cgroup_create(struct kb__sb_cgroup *cg, const char *name, long memory_mb,
 		     int max_procs, char *errstr, size_t errstr_size)
 {
 	char val[64];
@@ -431,7 +431,7 @@ int sb_cgroup_create(struct sb_cgroup *cg, const char *name, long memory_mb,
 	if (!G.inited) {
 		char d[16];
 		unsigned f;
-		sb_cgroup_init(d, sizeof(d), &f);
+		kb__sb_cgroup_init(d, sizeof(d), &f);
 	}
 	if (!G.version)
 		return 0;
@@ -492,11 +492,11 @@ int sb_cgroup_create(struct sb_cgroup *cg, const char *name, long memory_mb,
 err:
 	sfmt(errstr, errstr_size, "sandbox: cgroup limits in %s: %s",
 		 cg->dir[0] ? cg->dir : cg->memdir, strerror(-rc));
-	sb_cgroup_destroy(cg);
+	kb__sb_cgroup_destroy(cg);
 	return rc;
 }
 
-int sb_cgroup_attach(const struct sb_cgroup *cg, pid_t pid)
+int kb__sb_cgroup_attach(const struct kb__sb_cgroup *cg, pid_t pid)
 {
 	char val[32];
 	int rc;
@@ -509,8 +509,8 @@ int sb_cgroup_attach(const struct sb_cgroup *cg, pid_t pid)
 	return 0;
 }
 
-/* Signals only; sb_cgroup_destroy() waits until the cgroup is empty. */
-void sb_cgroup_kill(const struct sb_cgroup *cg)
+/* Signals only; kb__sb_cgroup_destroy() waits until the cgroup is empty. */
+void kb__sb_cgroup_kill(const struct kb__sb_cgroup *cg)
 {
 	char buf[8192];
 	const char *dir = cg->dir[0] ? cg->dir : cg->memdir;
@@ -531,7 +531,7 @@ void sb_cgroup_kill(const struct sb_cgroup *cg)
 		}
 }
 
-int sb_cgroup_oom_kills(const struct sb_cgroup *cg)
+int kb__sb_cgroup_oom_kills(const struct kb__sb_cgroup *cg)
 {
 	char buf[1024];
 	const char *dir = cg->version == 2 ? cg->dir : cg->memdir;
@@ -543,11 +543,11 @@ int sb_cgroup_oom_kills(const struct sb_cgroup *cg)
 	return s ? atoi(s + 9) : 0;
 }
 
-void sb_cgroup_destroy(struct sb_cgroup *cg)
+void kb__sb_cgroup_destroy(struct kb__sb_cgroup *cg)
 {
 	if (!cg || !cg->version)
 		return;
-	sb_cgroup_kill(cg);
+	kb__sb_cgroup_kill(cg);
 	if (cg->dir[0]) {
 		wait_empty(cg->dir, 2000);
 		remove_dir(cg->dir);

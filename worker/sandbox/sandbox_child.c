@@ -1,9 +1,9 @@
 /* sandbox_child: the child side of kb_sandbox_run().
  *
  * Runs in a process made by a raw clone(2) of a possibly multi-threaded
- * worker, so it only makes system calls and uses the sb_ string helpers:
+ * worker, so it only makes system calls and uses the kb__sb_ string helpers:
  * no malloc, no stdio, no locks. Everything it needs was prepared by the
- * parent in struct sb_plan.
+ * parent in struct kb__sb_plan.
  *
  * Without isolation the clone child is the program itself. With isolation
  * it is the init (PID 1) of a new PID namespace: it builds the new root,
@@ -37,23 +37,23 @@
 
 static void send_msg(int fd, int kind, int value, const char *text)
 {
-	struct sb_msg m;
+	struct kb__sb_msg m;
 
 	memset(&m, 0, sizeof(m));
 	m.kind = kind;
 	m.value = value;
 	if (text)
-		sb_strlcpy(m.text, text, sizeof(m.text));
+		kb__sb_strlcpy(m.text, text, sizeof(m.text));
 	while (write(fd, &m, sizeof(m)) < 0 && errno == EINTR)
 		;
 }
 
-__attribute__((noreturn)) static void fail(const struct sb_plan *p, const char *what,
+__attribute__((noreturn)) static void fail(const struct kb__sb_plan *p, const char *what,
 					    const char *arg, int err)
 {
 	char msg[200];
 
-	sb_fmt_err(msg, sizeof(msg), what, arg, err);
+	kb__sb_fmt_err(msg, sizeof(msg), what, arg, err);
 	send_msg(p->fd_ctl, SB_MSG_ERR, err, msg);
 	_exit(127);
 }
@@ -79,7 +79,7 @@ static void reset_signals(void)
 
 /* Puts the standard descriptors and the report pipe in place, keeps the
  * control pipe (close-on-exec) right after them, and closes the rest. */
-static void setup_fds(struct sb_plan *p)
+static void setup_fds(struct kb__sb_plan *p)
 {
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int src[4] = { devnull, p->fd_out, p->fd_err, p->want_report ? p->fd_report : -1 };
@@ -110,7 +110,7 @@ static void setup_fds(struct sb_plan *p)
 	}
 }
 
-static void set_rlimit(const struct sb_plan *p, int res, const char *name,
+static void set_rlimit(const struct kb__sb_plan *p, int res, const char *name,
 		       rlim_t soft, rlim_t hard)
 {
 	struct rlimit rl = { soft, hard };
@@ -119,7 +119,7 @@ static void set_rlimit(const struct sb_plan *p, int res, const char *name,
 		fail(p, "setrlimit", name, errno);
 }
 
-static void set_rlimits(const struct sb_plan *p)
+static void set_rlimits(const struct kb__sb_plan *p)
 {
 	/* CPU: SIGXCPU at the soft limit, SIGKILL a second later. */
 	set_rlimit(p, RLIMIT_CPU, "RLIMIT_CPU", p->cpu_s, p->cpu_s + 1);
@@ -132,7 +132,7 @@ static void set_rlimits(const struct sb_plan *p)
 
 /* Takes the run's identity: no supplementary groups, the run gid and uid
  * (which drops every capability), an empty bounding set. */
-static void drop_identity(const struct sb_plan *p)
+static void drop_identity(const struct kb__sb_plan *p)
 {
 	for (int c = 0; c <= CAP_LAST_CAP; c++)
 		prctl(PR_CAPBSET_DROP, c, 0, 0, 0); /* best effort: needs CAP_SETPCAP */
@@ -154,7 +154,7 @@ static void drop_identity(const struct sb_plan *p)
 		fail(p, "capset", NULL, errno);
 }
 
-static void load_seccomp(const struct sb_plan *p)
+static void load_seccomp(const struct kb__sb_plan *p)
 {
 	struct sock_fprog prog = { p->bpf_len, (struct sock_filter *)p->bpf };
 	unsigned long flags = p->spec_allow ? SECCOMP_FILTER_FLAG_SPEC_ALLOW : 0;
@@ -172,7 +172,7 @@ static void load_seccomp(const struct sb_plan *p)
 
 /* execve with PATH lookup in the child's view of the file system (like
  * execvpe, which may allocate). */
-__attribute__((noreturn)) static void exec_program(const struct sb_plan *p)
+__attribute__((noreturn)) static void exec_program(const struct kb__sb_plan *p)
 {
 	const char *name = p->argv[0];
 	const char *path = NULL;
@@ -195,9 +195,9 @@ __attribute__((noreturn)) static void exec_program(const struct sb_plan *p)
 			memcpy(buf, s, len);
 			buf[len] = '\0';
 			if (len == 0)
-				sb_strlcpy(buf, ".", sizeof(buf));
-			sb_strlcat(buf, "/", sizeof(buf));
-			sb_strlcat(buf, name, sizeof(buf));
+				kb__sb_strlcpy(buf, ".", sizeof(buf));
+			kb__sb_strlcat(buf, "/", sizeof(buf));
+			kb__sb_strlcat(buf, name, sizeof(buf));
 			execve(buf, p->argv, p->env);
 			if (errno == EACCES)
 				saw_eacces = 1;
@@ -212,7 +212,7 @@ __attribute__((noreturn)) static void exec_program(const struct sb_plan *p)
 }
 
 /* The program's side: descriptors, limits, identity, filter, exec. */
-__attribute__((noreturn)) static void program_main(struct sb_plan *p)
+__attribute__((noreturn)) static void program_main(struct kb__sb_plan *p)
 {
 	reset_signals();
 	setup_fds(p);
@@ -232,7 +232,7 @@ __attribute__((noreturn)) static void program_main(struct sb_plan *p)
 	exec_program(p);
 }
 
-static void loopback_up(const struct sb_plan *p)
+static void loopback_up(const struct kb__sb_plan *p)
 {
 	struct ifreq ifr;
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -240,7 +240,7 @@ static void loopback_up(const struct sb_plan *p)
 	if (s < 0)
 		fail(p, "socket", "loopback", errno);
 	memset(&ifr, 0, sizeof(ifr));
-	sb_strlcpy(ifr.ifr_name, "lo", sizeof(ifr.ifr_name));
+	kb__sb_strlcpy(ifr.ifr_name, "lo", sizeof(ifr.ifr_name));
 	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
 		fail(p, "ioctl", "SIOCGIFFLAGS lo", errno);
 	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
@@ -294,12 +294,12 @@ static void scrub_cmdline(void)
 }
 
 /* PID 1 of the run: reaps everything, reports the program's status. */
-__attribute__((noreturn)) static void init_main(struct sb_plan *p)
+__attribute__((noreturn)) static void init_main(struct kb__sb_plan *p)
 {
 	char msg[200];
 	int rc;
 
-	if ((rc = sb_mount_setup(p, msg, sizeof(msg))) < 0) {
+	if ((rc = kb__sb_mount_setup(p, msg, sizeof(msg))) < 0) {
 		send_msg(p->fd_ctl, SB_MSG_ERR, -rc, msg);
 		_exit(127);
 	}
@@ -363,10 +363,10 @@ __attribute__((noreturn)) static void init_main(struct sb_plan *p)
 	}
 }
 
-void sb_child_main(const struct sb_plan *cp)
+void kb__sb_child_main(const struct kb__sb_plan *cp)
 {
-	struct sb_plan plan = *cp; /* our own copy: the fds get renumbered */
-	struct sb_plan *p = &plan;
+	struct kb__sb_plan plan = *cp; /* our own copy: the fds get renumbered */
+	struct kb__sb_plan *p = &plan;
 	char go;
 
 	/* Own session and process group, killed with the worker. */

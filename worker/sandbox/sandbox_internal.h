@@ -1,12 +1,12 @@
 /* sandbox_internal: what kb_sandbox.c shares with its helper files.
  *
- * kb_sandbox.c (parent side) prepares a struct sb_plan with everything the
+ * kb_sandbox.c (parent side) prepares a struct kb__sb_plan with everything the
  * child needs — resolved paths, generated /etc files, the compiled seccomp
  * program, rlimit values — because the child is created with a raw clone(2)
  * from a possibly multi-threaded worker: it must not call malloc or anything
  * that takes a lock, only system calls and the string helpers below.
  *
- * Not a public interface; everything here is prefixed sb_ and used only by
+ * Not a public interface; everything here is prefixed kb__sb_ and used only by
  * worker/sandbox/.
  */
 #ifndef KB_SANDBOX_INTERNAL_H
@@ -21,7 +21,7 @@ struct kb_sandbox_opts;
 
 /* Child → parent control record (fits in PIPE_BUF, so writes are atomic). */
 enum { SB_MSG_ERR = 1, SB_MSG_STATUS = 2 };
-struct sb_msg {
+struct kb__sb_msg {
 	int kind;
 	int value; /* errno for SB_MSG_ERR, wait status for SB_MSG_STATUS */
 	char text[200];
@@ -30,20 +30,20 @@ struct sb_msg {
 #define SB_MAX_BINDS 64
 #define SB_PATH 4096
 
-enum sb_bind_kind {
+enum kb__sb_bind_kind {
 	SB_BIND_RO,  /* read-only, nosuid, nodev */
 	SB_BIND_RW,  /* read-write, nosuid, nodev (the workdir) */
 	SB_BIND_DEV, /* a device node or directory of them: rw, nosuid, noexec */
 };
 
-struct sb_bind {
+struct kb__sb_bind {
 	const char *src; /* host path (absolute) */
 	const char *dst; /* path inside the new root (absolute) */
-	int kind;        /* enum sb_bind_kind */
+	int kind;        /* enum kb__sb_bind_kind */
 	int optional;    /* a missing source is skipped rather than an error */
 };
 
-struct sb_plan {
+struct kb__sb_plan {
 	/* Common. */
 	char *const *argv;
 	char *const *env;
@@ -63,7 +63,7 @@ struct sb_plan {
 	const struct sock_filter *bpf, *bpf2; /* two stacked filters */
 	unsigned short bpf_len, bpf2_len;
 	int spec_allow;  /* SECCOMP_FILTER_FLAG_SPEC_ALLOW supported */
-	struct sb_bind binds[SB_MAX_BINDS]; /* in order; sources via /oldroot */
+	struct kb__sb_bind binds[SB_MAX_BINDS]; /* in order; sources via /oldroot */
 	int nbinds;
 	char etc_passwd[512], etc_group[256];
 	char tmp_opts[64], shm_opts[64]; /* tmpfs options of /tmp and /dev/shm */
@@ -73,68 +73,68 @@ struct sb_plan {
 
 /* Child entry (never returns). In isolate mode it is the new PID
  * namespace's init. */
-__attribute__((noreturn)) void sb_child_main(const struct sb_plan *p);
+__attribute__((noreturn)) void kb__sb_child_main(const struct kb__sb_plan *p);
 
 /* Builds the new root and pivots into it (child side, malloc-free).
  * Returns 0 or -errno with a message in msg. */
-int sb_mount_setup(const struct sb_plan *p, char *msg, size_t msg_size);
+int kb__sb_mount_setup(const struct kb__sb_plan *p, char *msg, size_t msg_size);
 
 /* Async-signal-safe string helpers (sandbox_str.c). */
-size_t sb_strlcpy(char *dst, const char *src, size_t n);
-size_t sb_strlcat(char *dst, const char *src, size_t n);
-void sb_fmt_err(char *msg, size_t n, const char *what, const char *arg, int err);
+size_t kb__sb_strlcpy(char *dst, const char *src, size_t n);
+size_t kb__sb_strlcat(char *dst, const char *src, size_t n);
+void kb__sb_fmt_err(char *msg, size_t n, const char *what, const char *arg, int err);
 
 /* Seccomp (parent side): compiles the filter once. Returns 0 or -errno. */
-int sb_seccomp_program(const struct sock_filter **prog, unsigned short *len,
+int kb__sb_seccomp_program(const struct sock_filter **prog, unsigned short *len,
 		       char *errstr, size_t errstr_size);
 
 /* The second, hand-written filter (personality arguments). */
-const struct sock_filter *sb_seccomp_second(unsigned short *len);
+const struct sock_filter *kb__sb_seccomp_second(unsigned short *len);
 
 /* Probe (parent side, sandbox_probe.c): what the host allows, found
- * without a run. sb_probe_host() fills c's mode, features, cgroup and why
- * (empty when a trial run may decide) and h; sb_probe_summary() writes
+ * without a run. kb__sb_probe_host() fills c's mode, features, cgroup and why
+ * (empty when a trial run may decide) and h; kb__sb_probe_summary() writes
  * c->summary from both and logs it (info when isolation is available, else
  * a warning). kb_sandbox_probe() (kb_sandbox.c) runs the trial between. */
-struct sb_host {
+struct kb__sb_host {
 	int ns_rc, userns_rc; /* try_clone() without and with CLONE_NEWUSER */
 	unsigned cgf;         /* KB_SANDBOX_CG_* the cgroup setup offers */
 	char cg[300];         /* its description */
 };
-void sb_probe_host(struct kb_sandbox_caps *c, struct sb_host *h);
-void sb_probe_summary(struct kb_sandbox_caps *c, const struct sb_host *h);
+void kb__sb_probe_host(struct kb_sandbox_caps *c, struct kb__sb_host *h);
+void kb__sb_probe_summary(struct kb_sandbox_caps *c, const struct kb__sb_host *h);
 
 /* Isolation (parent side, sandbox_isolate.c). Plans an isolated run into p
  * (p->userns set by the caller from the probe): binds, /etc files, seccomp,
  * a uid slot (its lock in *slot_fd). Returns 0 or -errno with errstr set. */
-int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *slot_fd,
+int kb__sb_isolate_prepare(const struct kb_sandbox_opts *o, struct kb__sb_plan *p, int *slot_fd,
 		       char *errstr, size_t errstr_size);
 /* Recursive lchown of workdir to uid/gid that follows no link and crosses
  * no mount (before: the hand-over before the run, logged when entries
  * fail). Only workdir itself must succeed. Returns 0 or -errno. */
-int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before);
+int kb__sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before);
 /* Writes the child's uid/gid maps (user namespace mode). Returns 0 or
  * -errno with errstr set. */
-int sb_isolate_write_idmaps(pid_t pid, const struct sb_plan *p, char *errstr,
+int kb__sb_isolate_write_idmaps(pid_t pid, const struct kb__sb_plan *p, char *errstr,
 			    size_t errstr_size);
 
 /* Cgroups (parent side). */
-struct sb_cgroup {
+struct kb__sb_cgroup {
 	int version;              /* 0 none, 1 or 2 */
 	char dir[SB_PATH];        /* v2: the run's cgroup; v1: pids controller's */
 	char memdir[SB_PATH];     /* v1: memory controller's run cgroup */
 	unsigned active;          /* KB_SANDBOX_CG_* that took effect */
 };
 /* Detects the cgroup setup once (logs nothing); fills a description. */
-int sb_cgroup_init(char *desc, size_t desc_size, unsigned *features);
+int kb__sb_cgroup_init(char *desc, size_t desc_size, unsigned *features);
 /* Creates the run's cgroup with the limits (memory_mb 0 = none). Fills cg;
  * cg->version 0 when cgroups are unavailable (not an error). Returns 0 or
  * -errno when cgroups exist but the run's cgroup could not be made. */
-int sb_cgroup_create(struct sb_cgroup *cg, const char *name, long memory_mb,
+int kb__sb_cgroup_create(struct kb__sb_cgroup *cg, const char *name, long memory_mb,
 		     int max_procs, char *errstr, size_t errstr_size);
-int sb_cgroup_attach(const struct sb_cgroup *cg, pid_t pid);
-void sb_cgroup_kill(const struct sb_cgroup *cg);
-int sb_cgroup_oom_kills(const struct sb_cgroup *cg);
-void sb_cgroup_destroy(struct sb_cgroup *cg);
+int kb__sb_cgroup_attach(const struct kb__sb_cgroup *cg, pid_t pid);
+void kb__sb_cgroup_kill(const struct kb__sb_cgroup *cg);
+int kb__sb_cgroup_oom_kills(const struct kb__sb_cgroup *cg);
+void kb__sb_cgroup_destroy(struct kb__sb_cgroup *cg);
 
 #endif

@@ -41,7 +41,7 @@ static const char *const etc_entries[] = {
 	"fonts", "perl", "gcc", "cuda",
 };
 
-static const char *arena_dup(struct sb_plan *p, const char *s)
+static const char *arena_dup(struct kb__sb_plan *p, const char *s)
 {
 	size_t n = strlen(s) + 1;
 
@@ -53,7 +53,7 @@ static const char *arena_dup(struct sb_plan *p, const char *s)
 	return d;
 }
 
-static int add_bind(struct sb_plan *p, const char *src, const char *dst, int kind,
+static int add_bind(struct kb__sb_plan *p, const char *src, const char *dst, int kind,
 		    int optional)
 {
 	if (p->nbinds >= SB_MAX_BINDS)
@@ -62,11 +62,11 @@ static int add_bind(struct sb_plan *p, const char *src, const char *dst, int kin
 	const char *d = strcmp(src, dst) == 0 ? s : arena_dup(p, dst);
 	if (!s || !d)
 		return -E2BIG;
-	p->binds[p->nbinds++] = (struct sb_bind){ s, d, kind, optional };
+	p->binds[p->nbinds++] = (struct kb__sb_bind){ s, d, kind, optional };
 	return 0;
 }
 
-static int add_path_list(struct sb_plan *p, const char *list)
+static int add_path_list(struct kb__sb_plan *p, const char *list)
 {
 	char buf[4096];
 	int rc;
@@ -97,7 +97,7 @@ static int other_gpu(const char *name, int index)
  * a render minor, /dev/kfd and that one /dev/dri/renderD<N> (what a HIP
  * program needs of its GPU: ROCm skips the GPUs whose render node it
  * cannot open), else the whole of dri/. */
-static int add_gpu_nodes(struct sb_plan *p, int restrict_, int index,
+static int add_gpu_nodes(struct kb__sb_plan *p, int restrict_, int index,
 			 int render_minor)
 {
 	DIR *d = opendir("/dev");
@@ -166,7 +166,7 @@ static int take_slot(int count, int *slot, char *errstr, size_t errstr_size)
 	return -EAGAIN;
 }
 
-int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *slot_fd,
+int kb__sb_isolate_prepare(const struct kb_sandbox_opts *o, struct kb__sb_plan *p, int *slot_fd,
 		       char *errstr, size_t errstr_size)
 {
 	int base = env_int("KB_SANDBOX_UID_BASE", 60000, 1000, 2000000000);
@@ -186,9 +186,9 @@ int sb_isolate_prepare(const struct kb_sandbox_opts *o, struct sb_plan *p, int *
 		p->uid = (uid_t)(base + slot);
 		p->gid = (gid_t)(base + slot);
 	}
-	if ((rc = sb_seccomp_program(&p->bpf, &p->bpf_len, errstr, errstr_size)) < 0)
+	if ((rc = kb__sb_seccomp_program(&p->bpf, &p->bpf_len, errstr, errstr_size)) < 0)
 		return rc;
-	p->bpf2 = sb_seccomp_second(&p->bpf2_len);
+	p->bpf2 = kb__sb_seccomp_second(&p->bpf2_len);
 
 	snprintf(p->etc_passwd, sizeof(p->etc_passwd),
 		 "root:x:0:0:root:/root:/bin/sh\n"
@@ -276,7 +276,7 @@ static int chown_one(const char *path, const struct stat *st, int flag, struct F
  * (nesting past PATH_MAX, say) are the program's problem, not an infra
  * error that would be retried forever. before: the chown to the run's uid
  * (logged when entries fail). Returns 0 or -errno. */
-int sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before)
+int kb__sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before)
 {
 	if (lchown(workdir, uid, gid) < 0)
 		return -errno;
@@ -304,7 +304,7 @@ static int write_proc(pid_t pid, const char *file, const char *text)
 	return rc;
 }
 
-int sb_isolate_write_idmaps(pid_t pid, const struct sb_plan *p, char *errstr,
+int kb__sb_isolate_write_idmaps(pid_t pid, const struct kb__sb_plan *p, char *errstr,
 			    size_t errstr_size)
 {
 	char map[64];

@@ -54,13 +54,13 @@ struct mount_attr {
 
 #define ERR(what, arg, e)                                                      \
 	do {                                                                   \
-		sb_fmt_err(msg, msg_size, (what), (arg), (e));                 \
+		kb__sb_fmt_err(msg, msg_size, (what), (arg), (e));                 \
 		return -(e);                                                   \
 	} while (0)
 
 static int join(char *out, size_t n, const char *a, const char *b)
 {
-	if (sb_strlcpy(out, a, n) >= n || sb_strlcat(out, b, n) >= n)
+	if (kb__sb_strlcpy(out, a, n) >= n || kb__sb_strlcat(out, b, n) >= n)
 		return -ENAMETOOLONG;
 	return 0;
 }
@@ -70,7 +70,7 @@ static int mkdir_p(const char *path, mode_t mode)
 {
 	char buf[SB_PATH];
 
-	if (sb_strlcpy(buf, path, sizeof(buf)) >= sizeof(buf))
+	if (kb__sb_strlcpy(buf, path, sizeof(buf)) >= sizeof(buf))
 		return -ENAMETOOLONG;
 	for (char *s = buf + 1;; s++) {
 		if (*s == '/' || *s == '\0') {
@@ -94,7 +94,7 @@ static int mkdir_parent(const char *path)
 {
 	char buf[SB_PATH];
 
-	sb_strlcpy(buf, path, sizeof(buf));
+	kb__sb_strlcpy(buf, path, sizeof(buf));
 	char *s = strrchr(buf, '/');
 	if (!s || s == buf)
 		return 0;
@@ -147,7 +147,7 @@ static int restrict_mount(const char *path, unsigned long long attrs, int recurs
 	return mount(NULL, path, NULL, fl, NULL) < 0 ? -errno : 0;
 }
 
-static int do_bind(const struct sb_bind *b, char *msg, size_t msg_size)
+static int do_bind(const struct kb__sb_bind *b, char *msg, size_t msg_size)
 {
 	char src[SB_PATH], dst[SB_PATH], target[SB_PATH];
 	struct stat st;
@@ -212,7 +212,7 @@ static int write_text(const char *path, const char *text, char *msg, size_t msg_
 	return 0;
 }
 
-int sb_mount_setup(const struct sb_plan *p, char *msg, size_t msg_size)
+int kb__sb_mount_setup(const struct kb__sb_plan *p, char *msg, size_t msg_size)
 {
 	static const char *const devs[] = { "null", "zero", "full", "random", "urandom" };
 	static const char *const links[][2] = {
@@ -257,9 +257,9 @@ int sb_mount_setup(const struct sb_plan *p, char *msg, size_t msg_size)
 		ERR("mount", "/dev", errno);
 	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
 		char path[64];
-		sb_strlcpy(path, "/dev/", sizeof(path));
-		sb_strlcat(path, devs[i], sizeof(path));
-		struct sb_bind b = { path, path, SB_BIND_DEV, 0 };
+		kb__sb_strlcpy(path, "/dev/", sizeof(path));
+		kb__sb_strlcat(path, devs[i], sizeof(path));
+		struct kb__sb_bind b = { path, path, SB_BIND_DEV, 0 };
 		if ((rc = do_bind(&b, msg, msg_size)) < 0)
 			return rc;
 	}

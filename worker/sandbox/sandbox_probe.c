@@ -77,7 +77,7 @@ static int kernel_at_least(int major, int minor)
 	return a > major || (a == major && b >= minor);
 }
 
-void sb_probe_host(struct kb_sandbox_caps *c, struct sb_host *h)
+void kb__sb_probe_host(struct kb_sandbox_caps *c, struct kb__sb_host *h)
 {
 	const unsigned long ns = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 				 CLONE_NEWUTS;
@@ -112,12 +112,12 @@ void sb_probe_host(struct kb_sandbox_caps *c, struct sb_host *h)
 	unsigned short len;
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
 		snprintf(sc, sizeof(sc), "kernel lacks seccomp");
-	else if (sb_seccomp_program(&prog, &len, sc, sizeof(sc)) == 0)
+	else if (kb__sb_seccomp_program(&prog, &len, sc, sizeof(sc)) == 0)
 		c->features |= KB_SANDBOX_SECCOMP;
 	if (!(c->features & KB_SANDBOX_SECCOMP) && !c->why[0])
 		snprintf(c->why, sizeof(c->why), "seccomp unavailable: %s", sc);
 
-	sb_cgroup_init(h->cg, sizeof(h->cg), &h->cgf);
+	kb__sb_cgroup_init(h->cg, sizeof(h->cg), &h->cgf);
 	c->features |= h->cgf;
 	snprintf(c->cgroup, sizeof(c->cgroup), "%s",
 		 strncmp(h->cg, "v2", 2) == 0 ? "v2" : strncmp(h->cg, "v1", 2) == 0 ? "v1" : "none");
@@ -127,7 +127,7 @@ void sb_probe_host(struct kb_sandbox_caps *c, struct sb_host *h)
 			 "namespace only since Linux 5.14");
 }
 
-void sb_probe_summary(struct kb_sandbox_caps *c, const struct sb_host *h)
+void kb__sb_probe_summary(struct kb_sandbox_caps *c, const struct kb__sb_host *h)
 {
 	const int ns_rc = h->ns_rc, userns_rc = h->userns_rc;
 	const unsigned cgf = h->cgf;

@@ -140,7 +140,7 @@ sock_err:
 	return rc;
 }
 
-int sb_seccomp_program(const struct sock_filter **prog, unsigned short *len,
+int kb__sb_seccomp_program(const struct sock_filter **prog, unsigned short *len,
 		       char *errstr, size_t errstr_size)
 {
 	int rc, fd = -1;
@@ -198,7 +198,7 @@ out:
 	return rc;
 }
 
-const struct sock_filter *sb_seccomp_second(unsigned short *len)
+const struct sock_filter *kb__sb_seccomp_second(unsigned short *len)
 {
 	*len = sizeof(personality_filter) / sizeof(personality_filter[0]);
 	return personality_filter;

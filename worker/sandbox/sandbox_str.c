@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-size_t sb_strlcpy(char *dst, const char *src, size_t n)
+size_t kb__sb_strlcpy(char *dst, const char *src, size_t n)
 {
 	size_t l = strlen(src);
 
@@ -17,17 +17,17 @@ size_t sb_strlcpy(char *dst, const char *src, size_t n)
 	return l;
 }
 
-size_t sb_strlcat(char *dst, const char *src, size_t n)
+size_t kb__sb_strlcat(char *dst, const char *src, size_t n)
 {
 	size_t d = strnlen(dst, n);
 
 	if (d == n)
 		return d + strlen(src);
-	return d + sb_strlcpy(dst + d, src, n - d);
+	return d + kb__sb_strlcpy(dst + d, src, n - d);
 }
 
 /* Formats a non-negative integer without stdio. */
-static void sb_utoa(char *buf, size_t n, unsigned long v)
+static void kb__sb_utoa(char *buf, size_t n, unsigned long v)
 {
 	char tmp[24];
 	size_t i = 0;
@@ -43,25 +43,26 @@ static void sb_utoa(char *buf, size_t n, unsigned long v)
 		buf[j < n ? j : n - 1] = '\0';
 }
 
-void sb_fmt_err(char *msg, size_t n, const char *what, const char *arg, int err)
+void kb__sb_fmt_err(char *msg, size_t n, const char *what, const char *arg,
+		    int err)
 {
 	char num[24];
 
-	sb_strlcpy(msg, what, n);
+	kb__sb_strlcpy(msg, what, n);
 	if (arg) {
-		sb_strlcat(msg, " ", n);
-		sb_strlcat(msg, arg, n);
+		kb__sb_strlcat(msg, " ", n);
+		kb__sb_strlcat(msg, arg, n);
 	}
 	if (err) {
-		sb_strlcat(msg, ": ", n);
+		kb__sb_strlcat(msg, ": ", n);
 		/* strerrordesc_np returns a constant string: no locale, no malloc. */
 		const char *d = strerrordesc_np(err);
 		if (d) {
-			sb_strlcat(msg, d, n);
+			kb__sb_strlcat(msg, d, n);
 		} else {
-			sb_utoa(num, sizeof(num), (unsigned long)err);
-			sb_strlcat(msg, "errno ", n);
-			sb_strlcat(msg, num, n);
+			kb__sb_utoa(num, sizeof(num), (unsigned long)err);
+			kb__sb_strlcat(msg, "errno ", n);
+			kb__sb_strlcat(msg, num, n);
 		}
 	}
 }
