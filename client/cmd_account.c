@@ -194,7 +194,9 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 	cfg_path = kb_cli_config_path(c);
 	if (!*cfg_path)
 		return KB_EXIT_USAGE;
-	if (!kb_cli_api(c, 0, &ec))
+	/* A reset sends the current CLI id with /auth/init: the server moves
+	 * only the account that id proves (gateway/http/routes_auth.c). */
+	if (!kb_cli_api(c, o.reset, &ec))
 		return ec;
 
 	kb_buf_append(&path, "/auth/init", 10);
@@ -313,7 +315,9 @@ const struct kb_cmd kb_cmd_register = {
 	"    --reset\n"
 	"        Replace the CLI id of an account that already has one (the\n"
 	"        state sent to the provider says is_reset: true); the old id\n"
-	"        stops working.\n"
+	"        stops working. The current id (the config file's or\n"
+	"        KB_CLI_ID) goes with the request, as the proof of which\n"
+	"        account moves: without it there is nothing to reset.\n"
 	"    --no-wait\n"
 	"        Print the URL, save the id and exit 0 without waiting.\n"
 	"    --timeout SECONDS\n"

@@ -697,6 +697,16 @@ START_TEST(register_saves_and_waits)
 	run_kb(&e, &r, NULL, (const char *[]){"register", "myspace", NULL});
 	ASSERT_EXIT(r, 2);
 	run_free(&r);
+
+	/* A reset proves the account with the id it replaces. */
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"register", "--reset", "--no-wait", "github", NULL});
+	ASSERT_EXIT(r, 0);
+	/* base64url of {"cli_id":"new-id-456","is_reset":true} */
+	ASSERT_HAS(r.out, "&state=eyJjbGlfaWQiOiJuZXctaWQtNDU2IiwiaXNfcmVzZXQiOnRydWV9\n");
+	ck_assert_str_eq(fake_req_at(e.srv, 3)->query, "provider=github");
+	ck_assert_str_eq(fake_req_at(e.srv, 3)->cli_id, "new-id-456");
+	run_free(&r);
 	env_down(&e);
 }
 END_TEST
