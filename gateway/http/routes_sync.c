@@ -362,10 +362,20 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 				  "update failed: the board comes from this "
 				  "gateway's own problem sets (KB_PROBLEMS); "
 				  "change it there");
+		else if (t->ngpus == 0)
+			add_skip(s, t->name,
+				 "No GPUs specified in task.yml or YAML");
 		else {
 			kb_gw_boards_change_lock();
-			update_board(g, s, (struct kb_gw_lb *)old, t,
-				     board_dir(t, stage_rel, set_dir));
+			/* Swapped by the sync (another gateway's update) since
+			 * it was looked up: compare against that one next time. */
+			if (atomic_load(&old->deleted))
+				add_error(s, t->name,
+					  "update failed: the board changed "
+					  "meanwhile; sync again");
+			else
+				update_board(g, s, (struct kb_gw_lb *)old, t,
+					     board_dir(t, stage_rel, set_dir));
 			kb_gw_boards_change_unlock();
 		}
 		return;
