@@ -298,7 +298,7 @@ int kb_gw_invite_claim(const struct kb_gw *g, const char *code,
 		       size_t lbs_size, char *why, size_t why_size);
 
 /* Per GPU type ("runner" upstream), over the submissions counted: those
- * that ended (done or failed), passed, were scored, and were ranked ones
+ * that ran (status done), passed, were scored, and were ranked ones
  * (leaderboard mode: each has a secret run). */
 struct kb_gw_runner_stats {
 	char gpu[64];

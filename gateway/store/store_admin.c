@@ -311,7 +311,9 @@ static void count_submission(struct kb_gw_stats *out, redisReply **f,
 			out->by_status[k]++;
 	if (sha)
 		codes_add(codes, sha);
-	if (!status || !gpu || (strcmp(status, "done") && strcmp(status, "failed")))
+	/* Only a submission with a result ran ("failed" ones never reached
+	 * a worker, or were given up). */
+	if (!status || !gpu || strcmp(status, "done") != 0)
 		return;
 	for (size_t i = 0; i < out->nrunners && !rs; i++)
 		if (strcmp(out->runners[i].gpu, gpu) == 0)
