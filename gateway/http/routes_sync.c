@@ -279,17 +279,14 @@ static const char *str0(const char *s)
 	return s ? s : "";
 }
 
-/* The board's directory, relative to KB_PROBLEMS_DEV (static storage:
- * one at a time). */
-static const char *board_dir(const struct kb_task *t, const char *stage_rel,
-			     const char *set_dir)
+/* The board's directory, relative to KB_PROBLEMS_DEV, into rel. */
+static void board_dir(const struct kb_task *t, const char *stage_rel,
+		      const char *set_dir, char rel[PATH_MAX])
 {
-	static _Thread_local char rel[PATH_MAX];
 	const char *sub = t->dir + strlen(set_dir);
 
-	snprintf(rel, sizeof(rel), "%s%s%s", stage_rel, *sub == '/' ? "" : "/",
+	snprintf(rel, PATH_MAX, "%s%s%s", stage_rel, *sub == '/' ? "" : "/",
 		 sub);
-	return rel;
 }
 
 /* An existing admin-made board takes the new task in place (see the top
@@ -338,6 +335,7 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 
 	if (old && strcmp(old->task->name, t->name) != 0)
 		old = NULL; /* only the same spelling is the same board */
+	board_dir(t, stage_rel, set_dir, rel);
 	if (old) {
 		const struct kb_task *o = old->task;
 		int significant = files_differ(old, t) ||
@@ -375,7 +373,7 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 					  "meanwhile; sync again");
 			else
 				update_board(g, s, (struct kb_gw_lb *)old, t,
-					     board_dir(t, stage_rel, set_dir));
+					     rel);
 			kb_gw_boards_change_unlock();
 		}
 		return;
@@ -384,7 +382,6 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 		add_skip(s, t->name, "No GPUs specified in task.yml or YAML");
 		return;
 	}
-	snprintf(rel, sizeof(rel), "%s", board_dir(t, stage_rel, set_dir));
 	struct kb_task *own = malloc(sizeof(*own));
 	if (!own) {
 		add_error(s, t->name, "create failed: out of memory");

@@ -1,5 +1,6 @@
 /* kb_gw_store, second half: policy and administration (see store.h). */
 #include <errno.h>
+#include <jansson.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,57 +249,15 @@ int kb_gw_invite_claim(const struct kb_gw *g, const char *code,
 	return rc;
 }
 
-/* Distinct code hashes (a sorted set of strings, by insertion). */
-struct codes {
-	char **v;
-	size_t n, cap;
-};
-
-static void codes_add(struct codes *c, const char *sha)
-{
-	size_t lo = 0, hi = c->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int d = strcmp(c->v[mid], sha);
-		if (d == 0)
-			return;
-		if (d < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-		char **v = realloc(c->v, cap * sizeof(*v));
-		if (!v)
-			return; /* a count a little low, not a failure */
-		c->v = v;
-		c->cap = cap;
-	}
-	char *s = strdup(sha);
-	if (!s)
-		return;
-	memmove(c->v + lo + 1, c->v + lo, (c->n - lo) * sizeof(*c->v));
-	c->v[lo] = s;
-	c->n++;
-}
-
-static void codes_free(struct codes *c)
-{
-	for (size_t i = 0; i < c->n; i++)
-		free(c->v[i]);
-	free(c->v);
-}
-
 static const char *field(const redisReply *r)
 {
 	return r->type == REDIS_REPLY_STRING ? r->str : NULL;
 }
 
-/* One submission's HMGET status gpu mode verdict score code_sha. */
+/* One submission's HMGET status gpu mode verdict score code_sha; codes
+ * is the set of code hashes seen (a JSON object's keys). */
 static void count_submission(struct kb_gw_stats *out, redisReply **f,
-			     struct codes *codes)
+			     json_t *codes)
 {
 	static const char *const statuses[5] = {"queued", "running", "done",
 						"failed", "deleted"};
@@ -309,8 +268,9 @@ static void count_submission(struct kb_gw_stats *out, redisReply **f,
 	for (int k = 0; status && k < 5; k++)
 		if (strcmp(status, statuses[k]) == 0)
 			out->by_status[k]++;
-	if (sha)
-		codes_add(codes, sha);
+	/* Out of memory only makes the count a little low. */
+	if (sha && codes)
+		json_object_set_new(codes, sha, json_true());
 	/* Only a submission with a result ran ("failed" ones never reached
 	 * a worker, or were given up). */
 	if (!status || !gpu || strcmp(status, "done") != 0)
@@ -362,17 +322,17 @@ int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
 	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++)
 		redisAppendCommand(c, "HMGET kb:sub:%s status gpu mode verdict score code_sha",
 				   ids->element[i]->str);
-	struct codes codes = {0};
+	json_t *codes = json_object();
 	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++) {
 		redisReply *s;
 		if ((rc = kb__gw_read_replies(c, &s, 1)) < 0)
 			break;
 		if (s->type == REDIS_REPLY_ARRAY && s->elements == 6)
-			count_submission(out, s->element, &codes);
+			count_submission(out, s->element, codes);
 		freeReplyObject(s);
 	}
-	out->unique_codes = (long)codes.n;
-	codes_free(&codes);
+	out->unique_codes = codes ? (long)json_object_size(codes) : 0;
+	json_decref(codes);
 	freeReplyObject(ids);
 	if (rc < 0)
 		return rc;
