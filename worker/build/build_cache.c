@@ -93,11 +93,40 @@ static void hash_str(crypto_hash_sha256_state *st, const char *s)
 	hash_field(st, s, strlen(s));
 }
 
+/* Every task file, name and content; file sub is left out (code NULL)
+ * or hashed with code as its content. */
+static void hash_files(crypto_hash_sha256_state *st, const Kb__Task *t,
+		       long sub, const ProtobufCBinaryData *code)
+{
+	for (size_t i = 0; i < t->n_files; i++) {
+		const Kb__TaskFile *f = t->files[i];
+		const ProtobufCBinaryData *data = &f->content;
+
+		if ((long)i == sub) {
+			if (!code)
+				continue;
+			data = code;
+		}
+		hash_str(st, "file");
+		hash_str(st, f->name);
+		hash_field(st, data->data, data->len);
+	}
+}
+
+/* The digest as 64 hex digits and a NUL. */
+static void hash_hex(crypto_hash_sha256_state *st, char out[65])
+{
+	unsigned char d[crypto_hash_sha256_BYTES];
+
+	crypto_hash_sha256_final(st, d);
+	for (size_t i = 0; i < sizeof(d); i++)
+		snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
 void kb__cache_key(const Kb__Task *t, const struct kb__harness *h,
 		   char out[65])
 {
 	crypto_hash_sha256_state st;
-	unsigned char d[crypto_hash_sha256_BYTES];
 
 	crypto_hash_sha256_init(&st);
 	hash_str(&st, KEY_FORMAT);
@@ -107,18 +136,8 @@ void kb__cache_key(const Kb__Task *t, const struct kb__harness *h,
 		for (size_t k = 0; k < h->cmds[i].n; k++)
 			hash_str(&st, h->cmds[i].v[k]);
 	}
-	for (size_t i = 0; i < t->n_files; i++) {
-		const Kb__TaskFile *f = t->files[i];
-
-		if ((long)i == h->sub_index)
-			continue;
-		hash_str(&st, "file");
-		hash_str(&st, f->name);
-		hash_field(&st, f->content.data, f->content.len);
-	}
-	crypto_hash_sha256_final(&st, d);
-	for (size_t i = 0; i < sizeof(d); i++)
-		snprintf(out + 2 * i, 3, "%02x", d[i]);
+	hash_files(&st, t, h->sub_index, NULL);
+	hash_hex(&st, out);
 }
 
 static const char manifest[] = KEY_FORMAT "\n" KB_JOBDIR_BINARY "\n";
@@ -345,25 +364,14 @@ static void user_key(const struct kb_build_ctx *c, const struct kb_argv *a,
 {
 	const long sub = kb_builder_submission_file(c->task, c->code);
 	crypto_hash_sha256_state st;
-	unsigned char d[crypto_hash_sha256_BYTES];
 
 	crypto_hash_sha256_init(&st);
 	hash_str(&st, USER_FORMAT);
 	hash_str(&st, version ? version : "");
 	for (size_t k = 0; k < a->n; k++)
 		hash_str(&st, a->v[k]);
-	for (size_t i = 0; i < c->task->n_files; i++) {
-		const Kb__TaskFile *f = c->task->files[i];
-		const ProtobufCBinaryData *data =
-			(long)i == sub ? c->code : &f->content;
-
-		hash_str(&st, "file");
-		hash_str(&st, f->name);
-		hash_field(&st, data->data, data->len);
-	}
-	crypto_hash_sha256_final(&st, d);
-	for (size_t i = 0; i < sizeof(d); i++)
-		snprintf(out + 2 * i, 3, "%02x", d[i]);
+	hash_files(&st, c->task, sub, c->code);
+	hash_hex(&st, out);
 }
 
 /* "kb-submission-cache-1\nname\n..." for the outputs. */
