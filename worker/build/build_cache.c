@@ -359,10 +359,9 @@ enum kb_build_state kb__cache_harness(const struct kb_build_ctx *c,
 
 /* ---- submission builds ------------------------------------------------- */
 
-static void user_key(const struct kb_build_ctx *c, const struct kb_argv *a,
-		     const char *version, char out[65])
+static void user_key(const struct kb_build_ctx *c, long sub,
+		     const struct kb_argv *a, const char *version, char out[65])
 {
-	const long sub = kb_builder_submission_file(c->task, c->code);
 	crypto_hash_sha256_state st;
 
 	crypto_hash_sha256_init(&st);
@@ -545,15 +544,15 @@ enum kb_build_state kb__build_user_cached(const struct kb_build_ctx *c,
 					  size_t msg_size)
 {
 	const size_t out_from = log->out.len, err_from = log->err.len;
+	const long sub = kb_builder_submission_file(c->task, c->code);
 	char key[65], dir[PATH_MAX], final[PATH_MAX + 80];
 	enum kb_build_state st;
 
-	if (!c->cache_dir || !c->cache_dir[0] ||
-	    kb_builder_submission_file(c->task, c->code) < 0 ||
+	if (!c->cache_dir || !c->cache_dir[0] || sub < 0 ||
 	    (size_t)snprintf(dir, sizeof(dir), "%s/" USER_DIR, c->cache_dir) >=
 		    sizeof(dir))
 		return kb__build_user(c, log, a, outputs, msg, msg_size);
-	user_key(c, a, version, key);
+	user_key(c, sub, a, version, key);
 	snprintf(final, sizeof(final), "%s/" USER_PREFIX "%s", dir, key);
 	if (user_hit(c, final, outputs, a, log))
 		return KB_BUILD_OK;
