@@ -1,11 +1,13 @@
 """Unit tests of the Python harness's pure parts: the report writer, the
 cases parser, seeds, statistics and the stopping rule, the sample rules
 (window, clamp, slack, gainful), the peak model, the reply format and the
-seccomp filter (run through a small BPF interpreter). No child, no device.
-Run by CTest (pyharness_unit)."""
+seccomp filter (run through a small BPF interpreter; tighten() also in a
+real process). No harness child, no device. Run by CTest (pyharness_unit)."""
 import math
 import os
+import subprocess
 import sys
+import threading
 import unittest
 
 import pyh_lib as L
@@ -410,6 +412,51 @@ class SeccompTest(unittest.TestCase):
 
     def test_many_tids(self):
         S.build("x86_64", 5000, 5000, list(range(100, 300)))
+
+
+# A child confined with the parent's threads of its start, a thread of its
+# own made before tighten() (torch's and CUDA's are), then tighten() with
+# a parent thread made after the child started: that thread probes it
+# (signal 0) and must be refused.
+TIGHTEN_CHILD = r"""
+import os, sys, threading
+sys.path.insert(0, sys.argv[1])
+import kbh_seccomp as S
+parent = int(sys.argv[2])
+first = S.confine([parent])
+late = int(sys.stdin.readline())
+go, got = threading.Event(), []
+def probe():
+    go.wait()
+    try:
+        os.kill(late, 0)
+        got.append("allowed")
+    except OSError as e:
+        got.append("refused" if e.errno == 1 else e.strerror)
+t = threading.Thread(target=probe)
+t.start()
+second = S.tighten([parent, late])
+go.set()
+t.join()
+print(first, second, got[0], late > os.getpid())
+"""
+
+
+class TightenTest(unittest.TestCase):
+    def test_threads_made_before_it_are_held(self):
+        stop = threading.Event()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", TIGHTEN_CHILD, L.HARNESS,
+             str(os.getpid())], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
+        late = threading.Thread(target=stop.wait)   # after the child
+        late.start()
+        try:
+            out, _ = proc.communicate("%d\n" % late.native_id, timeout=60)
+        finally:
+            stop.set()
+            late.join()
+        self.assertEqual(out.split(), ["None", "None", "refused", "True"])
 
 
 if __name__ == "__main__":

@@ -3,22 +3,25 @@ imports the submission and calls custom_kernel.
 
 Started by the parent (kbh_guard) as
 
-    python kbh_child.py --sock FD --parent PID --tids T,T,... --device
-           cpu|cuda [--ordinal N]
+    python kbh_child.py --sock FD --parent PID --tids T,T,...
 
-it does, in this order:
+as the parent's first act, so that both interpreters import torch at the
+same time. It does, in this order:
   1. dies with the parent (PR_SET_PDEATHSIG), drops every capability and
      installs its seccomp filter (kbh_seccomp: no ptrace or process_vm_*,
      no signals to the parent or anyone outside its own process group and
      descendants, setsid/setpgid made no-ops); if it cannot, it says so in
      its HELLO reply (system.guard) and goes on;
-  2. imports torch and takes the references the timed region uses
-     (monotonic clock, CUDA events, synchronize, Tensor.copy_) before any
-     user code runs;
+  2. imports torch, picks the device by the parent's rule (KBH_DEVICE, else
+     CUDA when torch sees it; the current device) and takes the references
+     the timed region uses (monotonic clock, CUDA events, synchronize,
+     Tensor.copy_) before any user code runs;
   3. serves the parent's requests (kbh_wire) until the parent goes away:
-     HELLO, CAL (an empty timed call), LOAD (imports `submission` from its
-     own directory and finds custom_kernel), OPEN (maps a case's slots),
-     CALL, CLOSE, PROFILE.
+     HELLO (the parent's device, which must be the child's, and every
+     thread of the parent's, which the filter then refuses signals to as
+     well: kbh_seccomp.tighten), CAL (an empty timed call), LOAD (imports
+     `submission` from its own directory and finds custom_kernel), OPEN
+     (maps a case's slots), CALL, CLOSE, PROFILE.
 
 The timed region of CALL, on CUDA:
 
@@ -58,7 +61,7 @@ PR_SET_PDEATHSIG = 1
 
 
 def _args(argv):
-    a = {"device": "cpu", "ordinal": "0", "tids": ""}
+    a = {"tids": ""}
     it = iter(argv)
     for k in it:
         if not k.startswith("--"):
@@ -78,12 +81,22 @@ class UserError(Exception):
     """A result the parent cannot use (the case fails with this text)."""
 
 
+def _device(torch):
+    """(kind, ordinal) by the parent's rule (kbh_device.open_device)."""
+    want = os.environ.get("KBH_DEVICE", "")
+    if want == "cuda" or (want == "" and torch.cuda.is_available()):
+        return "cuda", torch.cuda.current_device()
+    return "cpu", 0
+
+
 class Child:
-    def __init__(self, sock, kind, ordinal, confined, confine_msg):
+    def __init__(self, sock, parent, confined, confine_msg):
         import torch
         self.torch = torch
         self.sock = sock
-        self.kind = kind
+        self.parent = parent
+        kind, ordinal = _device(torch)
+        self.kind, self.ordinal = kind, ordinal
         self.confined = confined
         self.confine_msg = confine_msg
         self.fn = None
@@ -170,6 +183,14 @@ class Child:
     # ---- requests -----------------------------------------------------
 
     def hello(self, req, fds, r):
+        if (req["device"], req["ordinal"]) != (self.kind, self.ordinal):
+            raise RuntimeError("the child chose device %s:%d, the parent "
+                               "%s:%d" % (self.kind, self.ordinal,
+                                          req["device"], req["ordinal"]))
+        if self.confined:
+            why = kbh_seccomp.tighten(list(req["tids"]) + [self.parent])
+            if why is not None:
+                self.confined, self.confine_msg = False, why
         r.flags = (kbh_wire.F_CONFINED if self.confined else 0) | \
             (kbh_wire.F_CUDA if self.kind == "cuda" else 0)
         r.aux = os.getpid()
@@ -340,8 +361,7 @@ def main(argv):
     tids = [int(t) for t in a["tids"].split(",") if t]
     why = kbh_seccomp.confine(tids + [parent])
     try:
-        child = Child(sock, a["device"], int(a["ordinal"]), why is None,
-                      "" if why is None else why)
+        child = Child(sock, parent, why is None, "" if why is None else why)
     except BaseException as e:
         traceback.print_exc()
         # Answer the HELLO with the failure: before user code, ours (110).

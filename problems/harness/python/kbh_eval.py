@@ -18,17 +18,22 @@ parent sends it; what it sends back is a fixed-format claim (kbh_wire).
 
 Start: parse the mode (else exit 2), take the report descriptor from
 POPCORN_FD (else 111), make this process non-dumpable (so the child can
-neither ptrace it nor open its /proc/<pid>/{mem,fd,environ}), import the
-problem (problem.py, a trusted task file), read every case and have the
-problem validate it (else 113), combine the secret seed into the case
-seeds (POPCORN_SEED: a + (a+b)(a+b+1)/2 mod 2^64), remove the cases file
-when the worker asks (KBH_CASES_UNLINK=1), open the device (CUDA when torch
-sees one, else the CPU; KBH_DEVICE overrides; failure: 110) with one torch
-CPU thread, allocate the flush buffer, start the watchdog thread (exit 114
-with the report so far), then start the child: every thread of this
-process exists by then, and the child's filter refuses signals to all of
-them. A child that fails before user code is ours (110). The run key, 64
-bits from getrandom(), is drawn after the split.
+neither ptrace it nor open its /proc/<pid>/{mem,fd,environ}), then spawn
+the child, so that the two interpreters import torch and make their CUDA
+contexts at the same time (the longest part of a short run). It gets
+neither the report descriptor nor POPCORN_SEED, and no user code runs in
+it before LOAD, below. Then import the problem (problem.py, a trusted
+task file), read every case and have the problem validate it (else 113),
+combine the secret seed into the case seeds (POPCORN_SEED: a + (a+b)(a+b
++1)/2 mod 2^64), remove the cases file when the worker asks
+(KBH_CASES_UNLINK=1), open the device (CUDA when torch sees one, else the
+CPU; KBH_DEVICE overrides; failure: 110) with one torch CPU thread,
+allocate the flush buffer, start the watchdog thread (exit 114 with the
+report so far), then HELLO: the child must have picked the same device,
+and its filter, which refused signals to this process's threads of the
+spawn, adds every thread made since (torch's, CUDA's, the watchdog). A
+child that fails before user code is ours (110). The run key, 64 bits
+from getrandom(), is drawn after HELLO.
 
 Timed modes then calibrate the handoff (kbh_run.Run.calibrate: 100 empty
 requests, before any user code), write system.guard, write
@@ -230,6 +235,14 @@ def run(argv):
 
 def _run(mode, path, rep, state):
     _nondumpable()
+    # The child first: it imports torch and makes its CUDA context while
+    # this process does the same (the theory's start).
+    guard = kbh_guard.Guard(os.path.join(HERE, "kbh_child.py"), rep.fd)
+    state["guard"] = guard
+    try:
+        guard.spawn(kbh_device.threads())
+    except OSError as e:
+        raise Exit(EXIT_DEVICE, "the child process failed to start: %s" % e)
     problem = _load_problem()
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
     sys.dont_write_bytecode = True
@@ -252,19 +265,14 @@ def _run(mode, path, rep, state):
     dog = Watchdog()
     watchdog_s = dict(kbh_timing.DEFAULT_WATCHDOG_S,
                       **getattr(problem, "WATCHDOG_S", {}))
+    dog.child_pgrp = guard.pid
     dog.arm(watchdog_s[mode])
 
-    child_args = ["--device", device.kind]
-    if device.kind == "cuda":
-        child_args += ["--ordinal", str(device.ordinal)]
-    guard = kbh_guard.Guard(os.path.join(HERE, "kbh_child.py"), child_args,
-                            rep.fd, kbh_device.threads())
-    state["guard"] = guard
     try:
-        hello = guard.start()
+        hello = guard.hello(kbh_device.threads(), device.kind,
+                            getattr(device, "ordinal", 0))
     except (kbh_guard.ChildDied, kbh_wire.Malformed) as e:
         raise Exit(EXIT_DEVICE, "the child process failed to start: %s" % e)
-    dog.child_pgrp = guard.pid
     if hello.status != kbh_wire.ST_OK:
         raise Exit(EXIT_DEVICE, hello.msg)
     run_key = int.from_bytes(os.getrandom(8), "little")

@@ -2,7 +2,7 @@
 
 Guard starts the child (kbh_child.py) and runs requests in it:
 
-  start    subprocess with a new session (its own process group, which
+  spawn    subprocess with a new session (its own process group, which
            the child cannot leave: its filter makes setsid/setpgid no-ops),
            every descriptor closed but its end of the socket pair, stdin
            /dev/null, stdout/stderr inherited (a report descriptor 1 or 2
@@ -10,7 +10,13 @@ Guard starts the child (kbh_child.py) and runs requests in it:
            POPCORN_FD, POPCORN_SEED or KBH_CASES_UNLINK. The parent is
            non-dumpable by then (kbh_eval), so the child cannot ptrace it
            or open its /proc/<pid>/{mem,fd,environ}; the child's filter
-           gets the parent's thread ids (kbh_seccomp).
+           gets the parent's thread ids (kbh_seccomp). kbh_eval spawns
+           first thing, so that the child imports torch while the parent
+           does.
+  hello    the first request, once the parent has its device and has read
+           its cases: the device the child must have picked too, and every
+           thread id of the parent's by then, which the child's filter
+           adds (kbh_seccomp.tighten) before it answers.
   request  post the request while the child is stopped, read the clock
            (t_go), continue the child's whole process group (SIGCONT),
            wait for the reply, run the device probe, read the clock again
@@ -75,11 +81,10 @@ def _state(stat):
 
 
 class Guard:
-    def __init__(self, script, child_args, report_fd, parent_tids):
+    def __init__(self, script, report_fd):
         self.script = script
-        self.child_args = child_args
         self.report_fd = report_fd
-        self.parent_tids = parent_tids
+        self.parent_tids = []     # every thread of the parent at HELLO
         self.proc = None
         self.pid = 0
         self.sock = None
@@ -94,9 +99,10 @@ class Guard:
 
     # ---- start and stop -----------------------------------------------
 
-    def start(self):
-        """Starts the child and waits for its HELLO. Raises ChildDied or
-        Malformed (before any user code: the caller exits 110)."""
+    def spawn(self, parent_tids):
+        """Starts the child (it confines itself, imports torch and picks
+        its device meanwhile). parent_tids: every thread of the parent
+        now. Raises OSError."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {k: v for k, v in os.environ.items()
                if k not in ("POPCORN_FD", "POPCORN_SEED", "KBH_CASES_UNLINK")}
@@ -105,8 +111,7 @@ class Guard:
         argv = [sys.executable, self.script,
                 "--sock", str(theirs.fileno()),
                 "--parent", str(os.getpid()),
-                "--tids", ",".join(str(t) for t in self.parent_tids)] + \
-            self.child_args
+                "--tids", ",".join(str(t) for t in parent_tids)]
         out = subprocess.DEVNULL if self.report_fd == 1 else None
         err = subprocess.DEVNULL if self.report_fd == 2 else None
         try:
@@ -120,7 +125,17 @@ class Guard:
         self.sock = ours
         self._sched_self = os.open("/proc/thread-self/schedstat",
                                    os.O_RDONLY | os.O_CLOEXEC)
-        _, r = self.request(kbh_wire.HELLO, {}, probe=None)
+
+    def hello(self, parent_tids, device, ordinal):
+        """Waits for the child's HELLO. parent_tids: every thread of the
+        parent now (the child's filter adds those made since the spawn);
+        device, ordinal: the parent's device, which the child must have.
+        Raises ChildDied or Malformed (before any user code: the caller
+        exits 110)."""
+        self.parent_tids = list(parent_tids)
+        _, r = self.request(kbh_wire.HELLO, {
+            "tids": self.parent_tids, "device": device, "ordinal": ordinal},
+            probe=None)
         self.confined = bool(r.flags & kbh_wire.F_CONFINED)
         self.confine_msg = r.msg
         return r

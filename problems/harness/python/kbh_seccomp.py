@@ -20,8 +20,9 @@ worker's sandbox installed. What it refuses, and why:
       argument's low 32 bits (what the kernel reads as pid_t): 0 (its own
       process group), minus its own process group, or a pid at least the
       child's own (the child, its threads and its descendants: pids grow,
-      and every process and thread of the parent exists before the child
-      is started) that is not one of the parent's threads. So the parent
+      and every process of the parent's exists before the child is
+      started) that is not one of the parent's threads (tighten() adds
+      those made after the child started). So the parent
       (any of its threads, since kill() of a thread's id hits its whole
       process), -1, the parent's process group and every other process
       are refused: EPERM;
@@ -37,7 +38,10 @@ worker's sandbox installed. What it refuses, and why:
 Process creation and exec stay allowed: Triton and load_inline run ptxas,
 cc, nvcc and ninja from the child during warm-up.
 
-Pure except install() (prctl through ctypes).
+The child calls confine() first thing, with the parent's threads of that
+moment, and tighten() when the parent says hello, with all of them (the
+parent makes threads while both start in parallel); both before any user
+code. Pure except those two (prctl and seccomp through ctypes).
 """
 
 import ctypes
@@ -202,6 +206,8 @@ class _Fprog(ctypes.Structure):
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
+SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
+SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC = 1, 1
 
 
 PR_CAPBSET_DROP = 24
@@ -243,6 +249,16 @@ def drop_capabilities(libc, arch):
     return None
 
 
+def _program(arch, parent_tids):
+    """The filter for this process, packed, or (None, why not)."""
+    try:
+        prog = build(arch, os.getpid(), os.getpgrp(), parent_tids)
+    except ValueError as e:
+        return None, None, "filter: %s" % e
+    raw = ctypes.create_string_buffer(pack(prog))
+    return raw, _Fprog(len(prog), ctypes.cast(raw, ctypes.c_void_p)), None
+
+
 def confine(parent_tids):
     """Drops the capabilities and installs the filter for this process
     (call it while the process has one thread: threads made later inherit
@@ -255,16 +271,38 @@ def confine(parent_tids):
     why = drop_capabilities(libc, arch)
     if why:
         return why
-    pid = os.getpid()
-    try:
-        prog = build(arch, pid, os.getpgrp(), parent_tids)
-    except ValueError as e:
-        return "filter: %s" % e
-    raw = ctypes.create_string_buffer(pack(prog))
-    fprog = _Fprog(len(prog), ctypes.cast(raw, ctypes.c_void_p))
+    keep, fprog, why = _program(arch, parent_tids)  # keep: the buffer
+    if why:
+        return why
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return _err("prctl(NO_NEW_PRIVS)")
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
                   ctypes.addressof(fprog), 0, 0) != 0:
         return _err("prctl(SECCOMP)")
+    return None
+
+
+def tighten(parent_tids):
+    """After confine(): the same filter again, with every thread of the
+    parent now (the child starts before the parent has made all of its
+    threads: torch and CUDA make some after). Stacked on the first (filters
+    only ever add refusals) and synchronised to every thread of this
+    process (SECCOMP_FILTER_FLAG_TSYNC: torch and CUDA made threads here
+    too, and a CUDA host callback runs user code on one of them). Call it
+    before any user code. Returns None, or what could not be done."""
+    arch = machine()
+    if arch not in SYSCALLS:
+        return "no filter for architecture %s" % arch
+    keep, fprog, why = _program(arch, parent_tids)  # keep: the buffer
+    if why:
+        return why
+    libc = _libc()
+    rc = libc.syscall(ctypes.c_long(SYS_SECCOMP[arch]),
+                      ctypes.c_long(SECCOMP_SET_MODE_FILTER),
+                      ctypes.c_long(SECCOMP_FILTER_FLAG_TSYNC),
+                      ctypes.c_void_p(ctypes.addressof(fprog)))
+    if rc > 0:
+        return "seccomp(TSYNC): thread %d could not take the filter" % rc
+    if rc != 0:
+        return _err("seccomp(TSYNC)")
     return None
