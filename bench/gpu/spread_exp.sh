@@ -8,7 +8,8 @@
 #    buffers, offsets (see its header);
 # 2. vectoradd_fast through eval.out in leaderboard mode, RUNS processes
 #    (default 8) per harness variant, the variants interleaved; each
-#    VARIANT is kbg_main.cu rebuilt with extra nvcc FLAGS (e.g.
+#    VARIANT is the driver's own sources (kbg_main.cu, kbg_child.cu,
+#    kbg_parent.cu, kbg_case.cu) rebuilt with extra nvcc FLAGS (e.g.
 #    "nohold=-DKBG_NO_HOLD"), always with -DKBG_SAMPLE_LOG (per-sample
 #    times on stderr); default: "nohold=-DKBG_NO_HOLD" (the timed call
 #    not held: the start event runs as soon as it is enqueued) and
@@ -52,12 +53,15 @@ for v in "$@"; do
 	names="$names $name"
 	(
 		mkdir -p "$out/v_$name"
-		cd "$out/va" &&
+		cd "$out/va" || exit 1
+		for s in kbg_main kbg_child kbg_parent kbg_case; do
 			nvcc -O3 -std=c++17 -lineinfo $gen -Xcompiler -fvisibility=hidden \
-				-DKBG_SAMPLE_LOG $flags -c kbg_main.cu -o "$out/v_$name/kbg_main.o" &&
-			nvcc $gen -o "$out/v_$name/eval.out" "$out/v_$name/kbg_main.o" \
-				"$objdir/kbg_dev.o" "$objdir/kbg_model.o" "$objdir/kbg_sys.o" \
-				"$objdir/harness.o" "$objdir/guard.o" "$objdir/reference.o" submission.o -lcuda -ldl
+				-DKBG_SAMPLE_LOG $flags -c "$s.cu" -o "$out/v_$name/$s.o" || exit 1
+		done
+		nvcc $gen -o "$out/v_$name/eval.out" "$out/v_$name/kbg_main.o" \
+			"$out/v_$name/kbg_child.o" "$out/v_$name/kbg_parent.o" "$out/v_$name/kbg_case.o" \
+			"$objdir/kbg_dev.o" "$objdir/kbg_model.o" "$objdir/kbg_sys.o" \
+			"$objdir/harness.o" "$objdir/guard.o" "$objdir/reference.o" submission.o -lcuda -ldl
 	) || echo "variant $name failed to build" &
 	pids="$pids $!"
 done

@@ -1,23 +1,27 @@
-/* test_kbg_guard: the CUDA driver's parent side of the split (kbg_main.cu
- * over ../guard.h), no GPU.
+/* test_kbg_guard: the CUDA driver's parent side of the split (kbg_main.cu,
+ * kbg_parent.cu, kbg_case.cu over ../guard.h), no GPU.
  *
- * kbg_main.cu is included whole (its main renamed). Each scenario runs in
- * a forked process that does what main() does up to the first timed call
- * -- the report on a temporary file at fd 3, the guard split -- but with
- * a fake child (fake_op) in place of the driver's child_op, which needs a
- * GPU: it answers INIT and the calibration's empty calls like the real
- * one and misbehaves on the timed CALL as the scenario says (lies about
- * its times, sends a malformed or no reply, reports CUDA errors, exits,
- * crashes, writes to the report's descriptor, tries to leave its
- * confinement). The parent is the driver's real code: init_child,
- * calibrate, run_call (request, reply validation, forgery check),
- * crash_exit and finish; checked are its verdict, its message, the report
- * it leaves and its exit status. Plus the pure checks (reply_ok,
- * claim_forged) directly.
+ * The driver's four files are included whole (kbg_main.cu's main
+ * renamed), so that their file-local functions can be called too. Each
+ * scenario runs in a forked process that does what main() does up to the
+ * first timed call -- the report on a temporary file at fd 3, the guard
+ * split -- but with a fake child (fake_op) in place of the driver's
+ * kbg__child_op, which needs a GPU: it answers INIT and the calibration's
+ * empty calls like the real one and misbehaves on the timed CALL as the
+ * scenario says (lies about its times, sends a malformed or no reply,
+ * reports CUDA errors, exits, crashes, writes to the report's descriptor,
+ * tries to leave its confinement). The parent is the driver's real code:
+ * kbg__init_child, kbg__calibrate, run_call (request, reply validation,
+ * forgery check), crash_exit and finish; checked are its verdict, its
+ * message, the report it leaves and its exit status. Plus the pure checks
+ * (reply_ok, kbg__claim_forged) directly.
  *
  *     nvcc -I problems/harness -I problems/harness/cuda tests/cuda/test_kbg_guard.cu \
  *          problems/harness/cuda/kbg_{dev.cu,model.c,sys.c} problems/harness/{harness,guard}.c -ldl
  */
+#include "kbg_child.cu"
+#include "kbg_parent.cu"
+#include "kbg_case.cu"
 #define main kbg_main_under_test
 #include "kbg_main.cu"
 #undef main
@@ -85,8 +89,8 @@ const char *const kNames[N_SCENARIOS] = {
 
 /* What the scenario's parent saw, shared with the test process. */
 struct outcome {
-	int stage;   /* 1 init_child, 2 calibrate, 3 run_call (after
-		      * load_submission) */
+	int stage;   /* 1 kbg__init_child, 2 kbg__calibrate, 3 run_call
+		      * (after kbg__load_submission) */
 	int rc;	     /* of that stage */
 	int confined;
 	int hold;
@@ -255,18 +259,18 @@ static void scenario_main(enum scenario sc, struct outcome *o)
 	x.cur = &prep;
 	kbh_report_kv(x.rep, "system.device", "test");
 	o->stage = 1;
-	rc = init_child(&x);
+	rc = kbg__init_child(&x);
 	if (rc == KBG_OK) {
 		o->stage = 2;
 		o->hold = x.hold;
-		rc = calibrate(&x);
+		rc = kbg__calibrate(&x);
 	}
 	if (rc == KBG_OK) {
 		/* KBH_SUBMISSION names a tiny shared object (cuda_tests.sh):
 		 * the guard's own LOAD, in the fake child. */
-		rc = load_submission(&x);
+		rc = kbg__load_submission(&x);
 		if (rc != KBG_OK)
-			fprintf(stderr, "load_submission: %s\n", x.msg);
+			fprintf(stderr, "kbg__load_submission: %s\n", x.msg);
 	}
 	if (rc == KBG_OK) {
 		o->stage = 3;
@@ -364,16 +368,16 @@ static void pure_checks(void)
 
 	/* window 1000 .. 1001000 (1 ms); tolerance 0.1% + 1 us = 2 us */
 	struct kbh_guard_window w = {1000, 1001000, 2000, 900000, 0, 0};
-	EXPECT(!claim_forged(&w, 800000), "an honest claim");
-	EXPECT(!claim_forged(&w, 1001999), "device time within the clocks' tolerance");
-	EXPECT(claim_forged(&w, 1002001), "device time beyond the window");
+	EXPECT(!kbg__claim_forged(&w, 800000), "an honest claim");
+	EXPECT(!kbg__claim_forged(&w, 1001999), "device time within the clocks' tolerance");
+	EXPECT(kbg__claim_forged(&w, 1002001), "device time beyond the window");
 	w.t0 = 999;
-	EXPECT(claim_forged(&w, 10), "started before the request");
+	EXPECT(kbg__claim_forged(&w, 10), "started before the request");
 	w.t0 = 2000;
 	w.t1 = 1001001;
-	EXPECT(claim_forged(&w, 10), "ended after the parent saw it done");
+	EXPECT(kbg__claim_forged(&w, 10), "ended after the parent saw it done");
 	w.t1 = 1500;
-	EXPECT(claim_forged(&w, 10), "ended before it started");
+	EXPECT(kbg__claim_forged(&w, 10), "ended before it started");
 }
 
 int main(void)

@@ -4,9 +4,10 @@
  *
  *     KBG_PROBLEM_DEF = { ... };
  *
- * and is linked with the driver (kbg_main.cu, kbg_dev.cu, kbg_model.c,
- * kbg_sys.c), the shared host harness (harness.c) and the sealed
- * submission into eval.out:
+ * and is linked with the driver (kbg_main.cu, kbg_child.cu,
+ * kbg_parent.cu, kbg_case.cu, kbg_dev.cu, kbg_model.c, kbg_sys.c), the
+ * shared host harness (harness.c) and the sealed submission into
+ * eval.out:
  *
  *     POPCORN_FD=3 ./eval.out test|benchmark|profile|leaderboard cases.txt
  *

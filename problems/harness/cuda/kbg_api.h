@@ -1,13 +1,13 @@
 /* kbg_api.h: the GPU driver's one device-API layer, CUDA or HIP.
  *
- * The driver (kbg_main.cu, kbg_dev.cu) and the problems' reference.cu
- * files are written once, against the CUDA runtime's names. Compiled by
- * nvcc they are CUDA; compiled by hipcc for an AMD GPU
- * (__HIP__) the names map to the HIP runtime through
- * ../hip/kbg_hip.h, which also says where AMD hardware differs and what
- * the driver does about it. Everything above the device API -- cases,
- * staging, timing rules, the process split, checks, the report -- is the
- * same code on both.
+ * The driver (kbg_main.cu, kbg_child.cu, kbg_parent.cu, kbg_case.cu,
+ * kbg_dev.cu) and the problems' reference.cu files are written once,
+ * against the CUDA runtime's names. Compiled by nvcc they are CUDA;
+ * compiled by hipcc for an AMD GPU (__HIP__) the names map to the HIP
+ * runtime through ../hip/kbg_hip.h, which also says where AMD hardware
+ * differs and what the driver does about it. Everything above the device
+ * API -- cases, staging, timing rules, the process split, checks, the
+ * report -- is the same code on both.
  *
  * Besides the runtime's own names, this layer gives the few things the
  * two spell differently:

@@ -1,5 +1,6 @@
 /* kbg_dev.h: driver-internal device helpers (kbg_dev.cu) used by
- * kbg_main.cu; problems use the helpers declared in kbg.h.
+ * kbg_child.cu, kbg_parent.cu and kbg_case.cu; problems use the helpers
+ * declared in kbg.h.
  * All return 0 or a negative cudaError_t value; single-threaded.
  */
 #ifndef KBG_DEV_H

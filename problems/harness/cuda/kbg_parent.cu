@@ -1,0 +1,488 @@
+/* kbg_parent.cu: the GPU timing driver's parent side, its helpers and
+ * its requests to the child (kbg_main.cu's theory of operation: the
+ * parent, one call's step 5, faults).
+ *
+ * Messages and the error classes (the submission's, the platform's),
+ * the device's attributes and the system.* keys, and every request the
+ * parent makes to the child through the guard, with the validation of
+ * its reply: initialising it, calibrating the guard's overhead, mapping
+ * and unmapping the work slots, the profiler's range, loading the
+ * submission. Never calls user code.
+ */
+#include "kbg_int.h"
+#include "kbg_dev.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#pragma GCC visibility push(hidden)
+
+/* ---- messages and error classes ----------------------------------------- */
+
+/* Sets x->msg, printf-style. */
+void kbg__msgf(struct ctx *x, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(x->msg, sizeof x->msg, fmt, ap);
+	va_end(ap);
+}
+
+/* Errors only a broken device, driver or node produces: never the
+ * submission's fault, whatever ran before. */
+extern "C" int kbg_is_infra_error(int code)
+{
+#define KBG_INFRA_CASE(c) case c:
+	switch ((cudaError_t)code) {
+	KBG_INFRA_ERRORS(KBG_INFRA_CASE)
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Classifies a CUDA error met while doing `what`. */
+int kbg__blame(struct ctx *x, cudaError_t e, const char *what)
+{
+	kbg__msgf(x, KBG_API " error %s: %s (%s)", what, cudaGetErrorString(e),
+		  cudaGetErrorName(e));
+	return x->called && !kbg_is_infra_error((int)e) ? KBG_FAIL : KBG_INFRA;
+}
+
+/* A problem hook returned rc (0 or a negative cudaError_t or errno). */
+int kbg__hook(struct ctx *x, int rc, const char *what)
+{
+	cudaError_t e;
+
+	if (rc == 0 && (e = cudaGetLastError()) != cudaSuccess)
+		return kbg__blame(x, e, what);
+	if (rc == 0)
+		return KBG_OK;
+	if (rc < 0 && -rc < 10000)
+		return kbg__blame(x, (cudaError_t)-rc, what);
+	kbg__msgf(x, "%s failed (%d)", what, rc);
+	return x->called ? KBG_FAIL : KBG_INFRA;
+}
+
+/* ---- device and system information ----------------------------------- */
+
+static int read_device(struct ctx *x)
+{
+	int d = 0, v = 0;
+	cudaDeviceProp prop;
+
+	KBG_TRY(x, cudaGetDevice(&d), "getting the device");
+	KBG_TRY(x, cudaGetDeviceProperties(&prop, d), "reading the device");
+	memset(&x->dev, 0, sizeof x->dev);
+	snprintf(x->dev.name, sizeof x->dev.name, "%s", prop.name);
+	kbg_dev_arch(&prop, x->dev.arch, sizeof x->dev.arch);
+	x->dev.cc_major = prop.major;
+	x->dev.cc_minor = prop.minor;
+	x->dev.sms = prop.multiProcessorCount;
+	x->dev.mem_bytes = prop.totalGlobalMem;
+	if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, d) == cudaSuccess)
+		x->dev.clock_khz = v;
+	if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, d) ==
+	    cudaSuccess)
+		x->dev.mem_clock_khz = v;
+	if (cudaDeviceGetAttribute(&v, cudaDevAttrGlobalMemoryBusWidth, d) ==
+	    cudaSuccess)
+		x->dev.bus_bits = v;
+	if (cudaDeviceGetAttribute(&v, cudaDevAttrL2CacheSize, d) ==
+	    cudaSuccess)
+		x->dev.l2_bytes = (size_t)v;
+	(void)cudaGetLastError(); /* an unsupported attribute is not fatal */
+	return KBG_OK;
+}
+
+void kbg__report_system_start(struct ctx *x)
+{
+	char pci[32] = "";
+	int drv = 0, rt = 0;
+	struct kbg_sys_sample s;
+	struct kbh_peak peak;
+	const char *src;
+	int d = 0;
+
+	(void)cudaGetDevice(&d);
+	if (cudaDeviceGetPCIBusId(pci, sizeof pci, d) != cudaSuccess)
+		pci[0] = '\0';
+	(void)cudaGetLastError();
+	x->sys = kbg_sys_open(pci);
+	(void)cudaDriverGetVersion(&drv);
+	(void)cudaRuntimeGetVersion(&rt);
+	kbg_peak_derive(&x->dev, KBG_OPS_NONE, 0, &peak, &src);
+
+	kbh_report_kv(x->rep, "system.device", "%s", x->dev.name);
+	kbh_report_kv(x->rep, "system.cc", "%d.%d", x->dev.cc_major,
+		      x->dev.cc_minor);
+	kbh_report_kv(x->rep, "system.arch", "%s", x->dev.arch);
+	if (kbg_sys_driver(x->sys)[0])
+		kbh_report_kv(x->rep, "system.driver", "%s (" KBG_API " %d.%d)",
+			      kbg_sys_driver(x->sys), KBG_VERSION_MAJOR(drv),
+			      KBG_VERSION_MINOR(drv));
+	else
+		kbh_report_kv(x->rep, "system.driver", KBG_API " %d.%d",
+			      KBG_VERSION_MAJOR(drv), KBG_VERSION_MINOR(drv));
+	kbh_report_kv(x->rep, "system.runtime", KBG_API " %d.%d",
+		      KBG_VERSION_MAJOR(rt), KBG_VERSION_MINOR(rt));
+	kbh_report_kv(x->rep, "system.peak_gbps",
+		      "%.0f (%s, %d SMs, L2 %zu, LLC %zu)",
+		      peak.bytes_per_s / KBG_PEAK_MARGIN / 1e9, src,
+		      x->dev.sms, x->dev.l2_bytes, kbg_llc_bytes(&x->dev));
+	kbg_sys_sample(x->sys, &s);
+	if (s.sm_mhz >= 0)
+		kbh_report_kv(x->rep, "system.sm_clock_start", "%d", s.sm_mhz);
+	if (s.mem_mhz >= 0)
+		kbh_report_kv(x->rep, "system.mem_clock_start", "%d",
+			      s.mem_mhz);
+	if (s.temp_c >= 0)
+		kbh_report_kv(x->rep, "system.temp_start", "%d", s.temp_c);
+	if (s.power_w >= 0)
+		kbh_report_kv(x->rep, "system.power_start", "%.1f", s.power_w);
+}
+
+void kbg__report_system_end(struct ctx *x)
+{
+	struct kbg_sys_sample s;
+
+	kbg_sys_sample(x->sys, &s);
+	if (s.sm_mhz >= 0)
+		kbh_report_kv(x->rep, "system.sm_clock_end", "%d", s.sm_mhz);
+	if (s.temp_c >= 0)
+		kbh_report_kv(x->rep, "system.temp_end", "%d", s.temp_c);
+	if (s.power_w >= 0)
+		kbh_report_kv(x->rep, "system.power_end", "%.1f", s.power_w);
+	if (s.throttle >= 0)
+		kbh_report_kv(x->rep, "system.throttle_end", "0x%llx",
+			      (unsigned long long)s.throttle);
+}
+
+int kbg__init_device(struct ctx *x)
+{
+	KBG_TRY(x, cudaSetDevice(0), "selecting device 0");
+	KBG_TRY(x, cudaFree(0), "creating the context");
+	KBG_STEP(read_device(x));
+	int rc = kbg_dev_init();
+	if (rc)
+		return kbg__blame(x, (cudaError_t)-rc,
+				  "initialising the driver");
+	x->flush_bytes = kbg_flush_bytes(kbg_llc_bytes(&x->dev));
+	KBG_TRY(x, cudaMalloc(&x->flush_buf, x->flush_bytes),
+		"allocating the L2 flush buffer");
+	KBG_TRY(x, cudaMemset(x->flush_buf, 0x5a, x->flush_bytes),
+		"filling the L2 flush buffer");
+	KBG_TRY(x, cudaMalloc(&x->sink, sizeof *x->sink),
+		"allocating the flush sink");
+	KBG_TRY(x, cudaDeviceSynchronize(), "initialising the device");
+	return KBG_OK;
+}
+
+/* ---- requests to the child --------------------------------------------- */
+
+/* A reply the driver's own child code could have written: the request's
+ * sequence number, a known step, flags 0 or 1, an error code iff a step,
+ * times finite and >= 0. Pure. */
+static int reply_ok(const struct kbg_reply *r, uint64_t seq)
+{
+	return r->seq == seq && r->where < W_COUNT &&
+	       (r->err == 0) == (r->where == W_NONE) && r->err >= 0 &&
+	       r->err < 10000 && r->hold <= 1 && r->hold_timed_out <= 1 &&
+	       r->sticky <= 1 && isfinite(r->dev_ns) && r->dev_ns >= 0 &&
+	       isfinite(r->gap_ns) && r->gap_ns >= 0;
+}
+
+/* The steps of the child's replies (reply.where, kbg_int.h), named. */
+static const char *const kWhere[W_COUNT] = {
+	"",
+	"initialising the submission's process",
+	"mapping the work buffers in the submission's process",
+	"in the request's arguments",
+	"recording the start event",
+	"recording the end event",
+	"running custom_kernel",
+	"recording the tail event",
+	"", /* W_LEFT has its own wording */
+	"reading events",
+	"calibrating",
+	"unmapping the work buffers in the submission's process",
+};
+
+/* Classifies a CUDA error the child reported, by the same rules as the
+ * parent's own (kbg__blame): the submission's once it has run, unless
+ * only a broken device or driver raises it. The message is made here
+ * from the code; nothing the child wrote is printed. */
+static int child_error(struct ctx *x, const struct kbg_reply *r)
+{
+	cudaError_t e = (cudaError_t)r->err;
+
+	x->child_sticky |= (int)r->sticky;
+	if (r->where == W_LEFT)
+		kbg__msgf(x, "custom_kernel left a " KBG_API " error: %s (%s)",
+			  cudaGetErrorString(e), cudaGetErrorName(e));
+	else
+		kbg__msgf(x, KBG_API " error %s: %s (%s)", kWhere[r->where],
+			  cudaGetErrorString(e), cudaGetErrorName(e));
+	return x->called && !kbg_is_infra_error((int)e) ? KBG_FAIL : KBG_INFRA;
+}
+
+/* Runs one request in the child: arg (size bytes, starting with a
+ * uint64_t the sequence number is written to) -> *w (the parent's clock
+ * and the guard's stamps) and *r (the reply, copied once). `what` names
+ * the request in messages. Returns KBG_OK; KBG_CRASH when the child died
+ * or exited after user code ran (x->crashed set); KBG_FAIL for a
+ * malformed reply or a CUDA error after user code ran; KBG_INFRA
+ * otherwise (anything before user code ran is the platform's). */
+int kbg__child_request(struct ctx *x, uint32_t op, void *arg, size_t size,
+		       const char *what, struct kbh_guard_window *w,
+		       struct kbg_reply *r)
+{
+	const uint64_t seq = ++x->seq;
+	int rc;
+
+	memcpy(arg, &seq, sizeof seq);
+	kbh_fill(x->reply, 0xff, sizeof *x->reply);
+	rc = kbh_guard_request(x->g, op, arg, size, w);
+	if (rc == -ECHILD) {
+		if (!x->called) {
+			kbg__msgf(x, "the submission's process %s before any "
+				  "submission code ran (%s)",
+				  kbh_guard_death(x->g), what);
+			return KBG_INFRA;
+		}
+		kbg__msgf(x,
+			  "custom_kernel crashed: the submission's process %s "
+			  "during %s (a crash, or exit() called from the "
+			  "submission)",
+			  kbh_guard_death(x->g), what);
+		x->crashed = 1;
+		return KBG_CRASH;
+	}
+	if (rc) {
+		kbg__msgf(x, "guard request (%s): %s", what, strerror(-rc));
+		return KBG_INFRA;
+	}
+	kbh_copy(r, x->reply, sizeof *r);
+	if (w->status != 0 || !reply_ok(r, seq)) {
+		kbg__msgf(x, "the submission's process sent a malformed reply "
+			  "to the harness (%s): its copy of the driver was "
+			  "tampered with",
+			  what);
+		return x->called ? KBG_FAIL : KBG_INFRA;
+	}
+	if (r->err)
+		return child_error(x, r);
+	return KBG_OK;
+}
+
+/* 1 when a CALL's claims do not fit the parent's window: [t0, t1] must
+ * lie inside [t_go, t_seen] (kbh_guard_verify; no slack: nothing is
+ * clamped) and the device time must not exceed t_seen - t_go (within the
+ * clocks' tolerance). Pure. */
+int kbg__claim_forged(const struct kbh_guard_window *w, double dev_ns)
+{
+	uint64_t ignored;
+	double win = (double)(w->t_seen - w->t_go);
+
+	if (kbh_guard_verify(w, UINT64_MAX, &ignored) == KBH_GUARD_FORGED)
+		return 1;
+	return dev_ns > win * (1.0 + kClockTolRel) + kClockTolNs;
+}
+
+/* Hands the child the current case's slot handles (OPEN). */
+int kbg__open_slots(struct ctx *x)
+{
+	const struct kbg_layout *l = &x->cur->lay;
+	struct kbh_guard_window w;
+	struct kbg_reply r;
+	struct op_open a;
+
+	memset(&a, 0, sizeof a);
+	a.n_in = (uint32_t)l->n_in;
+	a.n_out = (uint32_t)l->n_out;
+	a.nslots = (uint32_t)x->nslots;
+	for (int s = 0; s < x->nslots && s < kSlots; s++) {
+		for (int j = 0; j < l->n_in && j < KBG_MAX_BUFS; j++)
+			a.in[s][j] = x->slots[s].in_h[j];
+		for (int j = 0; j < l->n_out && j < KBG_MAX_BUFS; j++)
+			a.out[s][j] = x->slots[s].out_h[j];
+	}
+	x->opened = 1; /* a failed OPEN may still have mapped some */
+	return kbg__child_request(x, OP_OPEN, &a, sizeof a,
+				  "mapping the work buffers", &w, &r);
+}
+
+/* Has the child unmap the slots (CLOSE). A child already broken by a
+ * sticky error cannot: that is reported already, so only its death
+ * counts then. */
+int kbg__close_slots(struct ctx *x)
+{
+	struct kbh_guard_window w;
+	struct kbg_reply r;
+	struct op_flag a;
+	const int broken = x->child_sticky;
+
+	if (!x->opened)
+		return KBG_OK;
+	x->opened = 0;
+	memset(&a, 0, sizeof a);
+	int rc = kbg__child_request(x, OP_CLOSE, &a, sizeof a,
+				    "unmapping the work buffers", &w, &r);
+	if (rc != KBG_CRASH && broken)
+		return KBG_OK;
+	return rc;
+}
+
+/* Starts or stops the profiler's capture range in the child, where the
+ * submission's kernels run. Only its death matters. */
+int kbg__child_profile(struct ctx *x, int on)
+{
+	struct kbh_guard_window w;
+	struct kbg_reply r;
+	struct op_flag a;
+
+	memset(&a, 0, sizeof a);
+	a.flag = (uint32_t)on;
+	int rc = kbg__child_request(x, OP_PROFILE, &a, sizeof a,
+				    "the profiler range", &w, &r);
+	return rc == KBG_CRASH ? rc : KBG_OK;
+}
+
+/* The reply record, the child's context and its overhead (system.guard):
+ * before any user code, so every failure here is the platform's. */
+int kbg__init_child(struct ctx *x)
+{
+	struct kbh_guard_window w;
+	struct kbg_reply r;
+	struct op_init a;
+	char err[256];
+
+	x->reply = (struct kbg_reply *)kbh_guard_alloc(x->g, sizeof *x->reply);
+	if (!x->reply) {
+		kbg__msgf(x, "the guard's arena has no room for the reply");
+		return KBG_INFRA;
+	}
+	if (kbh_guard_publish(x->g, err, sizeof err)) {
+		kbg__msgf(x, "%s", err);
+		return KBG_INFRA;
+	}
+	memset(&a, 0, sizeof a);
+	a.reply = (uint64_t)(uintptr_t)x->reply;
+#ifndef KBG_NO_HOLD
+	a.hold = 1; /* without it, timing still works (host latency in) */
+#endif
+	/* Under Nsight Compute (the worker's profile mode sets upstream's
+	 * POPCORN_NCU=1) every launch in the capture range is profiled and
+	 * serialised: the hold kernel would be profiled, and would wait out
+	 * its timeout in every replay pass since the host cannot release it
+	 * until the launch returns. Profiled calls are not timed for a
+	 * score, so they go unheld. */
+	if (x->mode == KBH_MODE_PROFILE && getenv("POPCORN_NCU") &&
+	    strcmp(getenv("POPCORN_NCU"), "1") == 0)
+		a.hold = 0;
+	KBG_STEP(kbg__child_request(x, OP_INIT, &a, sizeof a, "initialising",
+				    &w, &r));
+	x->hold = (int)r.hold;
+	return KBG_OK;
+}
+
+/* Empty CALLs (no custom_kernel), held as the mode's timed calls are:
+ * the guard's overhead per request, reported so a reader can compare
+ * window_ns with the samples. Also the child's first holds and events,
+ * outside any case. */
+int kbg__calibrate(struct ctx *x)
+{
+	double win[kCalCalls], dev[kCalCalls];
+	int forged = 0;
+
+	for (int i = 0; i < kCalCalls; i++) {
+		struct kbh_guard_window w;
+		struct kbg_reply r;
+		struct op_call a;
+
+		memset(&a, 0, sizeof a);
+		a.empty = 1;
+		a.hold = x->hold && x->mode != KBH_MODE_TEST;
+		KBG_STEP(kbg__child_request(x, OP_CALL, &a, sizeof a,
+					    "calibrating", &w, &r));
+		forged += kbg__claim_forged(&w, r.dev_ns);
+		win[i] = (double)(w.t_seen - w.t_go);
+		dev[i] = r.dev_ns;
+	}
+	double dev_p50 = kbg_median(dev, kCalCalls);
+	double win_p50 = kbg_median(win, kCalCalls); /* sorted now */
+	double win_p95 = win[(kCalCalls - 1) * 95 / 100];
+	if (forged)
+		fprintf(stderr,
+			"eval.out: %d of %d calibration calls did not fit the "
+			"window (clock mismatch?)\n",
+			forged, kCalCalls);
+	kbh_report_kv(x->rep, "system.guard",
+		      "child %d%s; empty call: window p50 %.1f us, p95 %.1f us, "
+		      "event time p50 %.1f us%s",
+		      kbh_guard_pid(x->g),
+		      kbh_guard_confined(x->g) ? " confined" : " NOT confined",
+		      win_p50 / 1e3, win_p95 / 1e3, dev_p50 / 1e3,
+		      forged ? " (MISFIT)" : "");
+	return KBG_OK;
+}
+
+/* Loads the submission in the child (guard.h): its constructors and
+ * everything else that runs on load run there, after its confinement,
+ * never here. Writes "user-code: started" first. KBG_OK; KBG_CRASH when
+ * the child died loading it; KBG_FAIL when it does not load (x->msg says
+ * why: the loader's words); KBG_INFRA for our own errors. */
+int kbg__load_submission(struct ctx *x)
+{
+	const char *path = getenv(KBH_SUBMISSION_ENV);
+	char err[sizeof x->msg];
+
+	if (!path || !path[0]) {
+		kbg__msgf(x, "%s is not set", KBH_SUBMISSION_ENV);
+		return KBG_INFRA;
+	}
+	if (kbh_report_user_started(x->rep) != 0) {
+		kbg__msgf(x, "writing the report failed");
+		return KBG_INFRA;
+	}
+	x->called = 1;
+	int rc = kbh_guard_load(x->g, path, KBH_SUBMISSION_SYMBOL, err,
+				sizeof err);
+	if (rc == 0)
+		return KBG_OK;
+	kbg__msgf(x, "%s", err);
+	if (rc == -ECHILD) {
+		x->crashed = 1;
+		return KBG_CRASH;
+	}
+	return KBG_FAIL;
+}
+
+/* Every case failed with x->msg (the submission did not load). */
+void kbg__fail_all(struct ctx *x, const struct prepared *prep, size_t n)
+{
+	const int test = x->mode == KBH_MODE_TEST;
+
+	fprintf(stderr, "eval.out: %s\n", x->msg);
+	if (test)
+		kbh_report_test_count(x->rep, n);
+	else
+		kbh_report_bench_count(x->rep, n);
+	for (size_t i = 0; i < n; i++) {
+		if (test) {
+			kbh_report_test(x->rep, i, "spec", "%s", prep[i].c.spec);
+			kbh_report_test(x->rep, i, "status", "fail");
+			kbh_report_test(x->rep, i, "error", "%s", x->msg);
+		} else {
+			kbh_report_bench(x->rep, i, "spec", "%s", prep[i].c.spec);
+			kbh_report_bench(x->rep, i, "status", "fail");
+			kbh_report_bench(x->rep, i, "error", "%s", x->msg);
+		}
+	}
+}
+
+#pragma GCC visibility pop
