@@ -8,8 +8,8 @@
 #    buffers, offsets (see its header);
 # 2. vectoradd_fast through eval.out in leaderboard mode, RUNS processes
 #    (default 8) per harness variant, the variants interleaved; each
-#    VARIANT is the driver's own sources (kbg_main.cu, kbg_child.cu,
-#    kbg_parent.cu, kbg_case.cu) rebuilt with extra nvcc FLAGS (e.g.
+#    VARIANT is the driver's own sources (kbg_main.cu, kbg_child.cpp,
+#    kbg_parent.cpp, kbg_case.cpp) rebuilt with extra nvcc FLAGS (e.g.
 #    "nohold=-DKBG_NO_HOLD"), always with -DKBG_SAMPLE_LOG (per-sample
 #    times on stderr); default: "nohold=-DKBG_NO_HOLD" (the timed call
 #    not held: the start event runs as soon as it is enqueued) and

@@ -16,7 +16,7 @@
 #          it) takes those from glibc; a submission without a C-linkage
 #          custom_kernel is refused at build time (exit 1).
 # guard:   test_kbg_guard.cu (the parent side of the driver's process
-#          split, kbg_main.cu, kbg_parent.cu and kbg_case.cu, included
+#          split, kbg_main.cu, kbg_parent.cpp and kbg_case.cpp, included
 #          whole, against a fake child: forged and malformed replies, CUDA
 #          errors, exits and crashes of the child, writes to the report's
 #          descriptor, the child's confinement).

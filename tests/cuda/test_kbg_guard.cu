@@ -1,5 +1,5 @@
 /* test_kbg_guard: the CUDA driver's parent side of the split (kbg_main.cu,
- * kbg_parent.cu, kbg_case.cu over ../guard.h), no GPU.
+ * kbg_parent.cpp, kbg_case.cpp over ../guard.h), no GPU.
  *
  * The driver's four files are included whole (kbg_main.cu's main
  * renamed), so that their file-local functions can be called too. Each
@@ -19,9 +19,9 @@
  *     nvcc -I problems/harness -I problems/harness/cuda tests/cuda/test_kbg_guard.cu \
  *          problems/harness/cuda/kbg_{dev.cu,model.c,sys.c} problems/harness/{harness,guard}.c -ldl
  */
-#include "kbg_child.cu"
-#include "kbg_parent.cu"
-#include "kbg_case.cu"
+#include "kbg_child.cpp"
+#include "kbg_parent.cpp"
+#include "kbg_case.cpp"
 #define main kbg_main_under_test
 #include "kbg_main.cu"
 #undef main

@@ -4,8 +4,8 @@
  *
  *     KBG_PROBLEM_DEF = { ... };
  *
- * and is linked with the driver (kbg_main.cu, kbg_child.cu,
- * kbg_parent.cu, kbg_case.cu, kbg_dev.cu, kbg_model.c, kbg_sys.c), the
+ * and is linked with the driver (kbg_main.cu, kbg_child.cpp,
+ * kbg_parent.cpp, kbg_case.cpp, kbg_dev.cu, kbg_model.c, kbg_sys.c), the
  * shared host harness (harness.c) and the sealed submission into
  * eval.out:
  *

@@ -1,6 +1,6 @@
 /* kbg_api.h: the GPU driver's one device-API layer, CUDA or HIP.
  *
- * The driver (kbg_main.cu, kbg_child.cu, kbg_parent.cu, kbg_case.cu,
+ * The driver (kbg_main.cu, kbg_child.cpp, kbg_parent.cpp, kbg_case.cpp,
  * kbg_dev.cu) and the problems' reference.cu files are written once,
  * against the CUDA runtime's names. Compiled by nvcc they are CUDA;
  * compiled by hipcc for an AMD GPU (__HIP__) the names map to the HIP

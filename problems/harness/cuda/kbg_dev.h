@@ -1,5 +1,5 @@
 /* kbg_dev.h: driver-internal device helpers (kbg_dev.cu) used by
- * kbg_child.cu, kbg_parent.cu and kbg_case.cu; problems use the helpers
+ * kbg_child.cpp, kbg_parent.cpp and kbg_case.cpp; problems use the helpers
  * declared in kbg.h.
  * All return 0 or a negative cudaError_t value; single-threaded.
  */

@@ -1,7 +1,7 @@
 /* kbg_int.h: the GPU timing driver's internal header.
  *
- * Internal to the driver (kbg_main.cu, kbg_child.cu, kbg_parent.cu,
- * kbg_case.cu): problems include kbg.h (and kbg_api.h through it), never
+ * Internal to the driver (kbg_main.cu, kbg_child.cpp, kbg_parent.cpp,
+ * kbg_case.cpp): problems include kbg.h (and kbg_api.h through it), never
  * this. What the driver's files share: its constants, the step results,
  * the request protocol between the parent and the child, the child's and
  * the parent's state, the error macros, and every function one file
@@ -71,7 +71,7 @@ enum : uint32_t {
 };
 
 /* Where in the child a CUDA error happened (reply.where); the parent
- * names it (kWhere, kbg_parent.cu). 0: no error. */
+ * names it (kWhere, kbg_parent.cpp). 0: no error. */
 enum : uint32_t {
 	W_NONE = 0,
 	W_INIT,
@@ -135,7 +135,7 @@ struct op_flag {
 static_assert(sizeof(struct op_open) <= KBH_GUARD_ARG_MAX, "OPEN too big");
 static_assert(sizeof(struct op_call) <= KBH_GUARD_ARG_MAX, "CALL too big");
 
-/* ---- the child's state (kbg_child.cu) ----------------------------------- */
+/* ---- the child's state (kbg_child.cpp) ----------------------------------- */
 
 struct child {
 	const struct kbg_problem *p;
@@ -251,22 +251,22 @@ struct ctx {
 
 /* ---- across files ------------------------------------------------------- */
 
-/* kbg_child.cu: the child's side */
+/* kbg_child.cpp: the child's side */
 int kbg__child_op(void *ctx, uint32_t op, const void *arg, size_t size,
 		  uint64_t *t0, uint64_t *t1);
 
-/* kbg_parent.cu: messages and error classes */
+/* kbg_parent.cpp: messages and error classes */
 void kbg__msgf(struct ctx *x, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int kbg__blame(struct ctx *x, cudaError_t e, const char *what);
 int kbg__hook(struct ctx *x, int rc, const char *what);
 
-/* kbg_parent.cu: device and system information */
+/* kbg_parent.cpp: device and system information */
 int kbg__init_device(struct ctx *x);
 void kbg__report_system_start(struct ctx *x);
 void kbg__report_system_end(struct ctx *x);
 
-/* kbg_parent.cu: requests to the child */
+/* kbg_parent.cpp: requests to the child */
 int kbg__child_request(struct ctx *x, uint32_t op, void *arg, size_t size,
 		       const char *what, struct kbh_guard_window *w,
 		       struct kbg_reply *r);
@@ -279,7 +279,7 @@ int kbg__calibrate(struct ctx *x);
 int kbg__load_submission(struct ctx *x);
 void kbg__fail_all(struct ctx *x, const struct prepared *prep, size_t n);
 
-/* kbg_case.cu: cases and one call */
+/* kbg_case.cpp: cases and one call */
 int kbg__prepare(const struct kbg_problem *p, enum kbh_mode mode,
 		 const struct kbh_case *c, struct prepared *out, char *err,
 		 size_t err_size);

@@ -1,4 +1,4 @@
-/* kbg_parent.cu: the GPU timing driver's parent side, its helpers and
+/* kbg_parent.cpp: the GPU timing driver's parent side, its helpers and
  * its requests to the child (kbg_main.cu's theory of operation: the
  * parent, one call's step 5, faults).
  *

@@ -1,4 +1,4 @@
-/* kbg_child.cu: the GPU timing driver's child side (kbg_main.cu's
+/* kbg_child.cpp: the GPU timing driver's child side (kbg_main.cu's
  * theory of operation: the child, one call's step 4).
  *
  * Runs in the untrusted process, interleaved with user code: nothing here

@@ -1,4 +1,4 @@
-/* kbg_case.cu: the GPU timing driver's cases and calls, in the parent
+/* kbg_case.cpp: the GPU timing driver's cases and calls, in the parent
  * (kbg_main.cu's theory of operation: buffers of one case, seeds,
  * expected results, one call's steps 1-3, 5 and 6).
  *
