@@ -46,7 +46,7 @@ int check(const void *, const void *const *, const void *const *,
 
 void call(const void *, void *const in[], void *const out[])
 {
-	custom_kernel(in[0], out[0]);
+	KBH_ENTRY(custom_kernel)(in[0], out[0]);
 }
 
 } // namespace
