@@ -357,6 +357,50 @@ enum kb_build_state kb__cache_harness(const struct kb_build_ctx *c,
 	return KB_BUILD_OK;
 }
 
+/* "kbg_main.cu" -> "<step>kbg_main.o". */
+static char *object_path(const char *source)
+{
+	const char *dot = strrchr(source, '.');
+	size_t stem = dot && dot != source ? (size_t)(dot - source)
+					   : strlen(source);
+
+	return kb__xasprintf(KB_BUILD_STEP "%.*s.o", (int)stem, source);
+}
+
+enum kb_build_state kb__build_harness(const struct kb_build_ctx *c,
+				      const struct kb__build_plan *p,
+				      const char *version,
+				      kb__compile_fn compile,
+				      const void *builder, struct kb_argv *link,
+				      const struct kb_argv *link_tail,
+				      double *wall_s, char *msg,
+				      size_t msg_size)
+{
+	struct kb_argv *cmds = kb__xcalloc(p->sources.n + 1, sizeof(*cmds));
+	struct kb__harness h = {cmds, 0, version, p->sub};
+	enum kb_build_state st;
+
+	for (size_t i = 0; i < p->sources.n; i++) {
+		const char *s = p->sources.v[i];
+		char *obj;
+
+		if (strcmp(s, p->sub_name) == 0)
+			continue;
+		obj = object_path(s);
+		compile(builder, &cmds[h.n++], s, obj);
+		kb_argv_push(link, obj);
+		free(obj);
+	}
+	kb__build_push_all(link, link_tail);
+	cmds[h.n++] = *link;
+	*link = (struct kb_argv){0};
+	st = kb__cache_harness(c, &h, c->timeout_s * 5, wall_s, msg, msg_size);
+	for (size_t i = 0; i < h.n; i++)
+		kb_argv_free(&cmds[i]);
+	free(cmds);
+	return st;
+}
+
 /* ---- submission builds ------------------------------------------------- */
 
 static void user_key(const struct kb_build_ctx *c, long sub,

@@ -70,16 +70,6 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* "kbg_main.cu" -> "kbg_main.o". */
-static char *object_name(const char *source)
-{
-	const char *dot = strrchr(source, '.');
-	size_t stem = dot && dot != source ? (size_t)(dot - source)
-					   : strlen(source);
-
-	return kb__xasprintf("%.*s.o", (int)stem, source);
-}
-
 /* Reads the task's config. Returns 0, or -1 with msg set. */
 static int cu_flags(struct cu *b, char *msg, size_t msg_size)
 {
@@ -87,10 +77,13 @@ static int cu_flags(struct cu *b, char *msg, size_t msg_size)
 				    &b->c_flags, &b->libs, msg, msg_size);
 }
 
-/* One harness compile: nvcc, the flags for the source's kind, -c, -o. */
-static void compile_argv(const struct cu *b, struct kb_argv *a,
+/* One harness compile (kb__compile_fn): nvcc, the flags for the source's
+ * kind, -c, -o. */
+static void compile_argv(const void *builder, struct kb_argv *a,
 			 const char *src, const char *obj)
 {
+	const struct cu *b = builder;
+
 	kb_argv_push(a, b->nvcc);
 	if (ends_with(src, ".c")) {
 		kb_argv_push(a, "-O3");
@@ -108,45 +101,25 @@ static void compile_argv(const struct cu *b, struct kb_argv *a,
 	kb_argv_push(a, obj);
 }
 
-/* The cached harness: every source but the submission, compiled one by
- * one into J/step and linked there. */
+/* The cached harness, linked with the shared CUDA runtime. */
 static enum kb_build_state cu_harness(struct cu *b, struct kb__build_log *log,
 				      char *msg, size_t msg_size)
 {
-	const struct kb__build_plan *p = &b->p;
-	struct kb_argv *cmds = kb__xcalloc(p->sources.n + 1, sizeof(*cmds));
-	struct kb_argv link = {0};
-	struct kb__harness h = {cmds, 0, b->version, p->sub};
+	struct kb_argv link = {0}, tail = {0};
 	enum kb_build_state st;
 
 	kb_argv_push(&link, b->nvcc);
 	kb_argv_push(&link, b->gencode);
 	kb_argv_push(&link, "-o");
 	kb_argv_push(&link, KB_BUILD_STEP KB_JOBDIR_BINARY);
-	for (size_t i = 0; i < p->sources.n; i++) {
-		const char *s = p->sources.v[i];
-		char *obj, *path;
-
-		if (strcmp(s, p->sub_name) == 0)
-			continue;
-		obj = object_name(s);
-		path = kb__xasprintf(KB_BUILD_STEP "%s", obj);
-		compile_argv(b, &cmds[h.n++], s, path);
-		kb_argv_push(&link, path);
-		free(path);
-		free(obj);
-	}
-	kb_argv_push(&link, "-cudart");
-	kb_argv_push(&link, "shared");
-	kb__build_push_all(&link, &b->libs);
-	kb_argv_push(&link, "-lcuda");
-	kb_argv_push(&link, "-ldl");
-	cmds[h.n++] = link;
-	st = kb__cache_harness(b->c, &h, b->c->timeout_s * 5, &log->wall, msg,
-			       msg_size);
-	for (size_t i = 0; i < h.n; i++)
-		kb_argv_free(&cmds[i]);
-	free(cmds);
+	kb_argv_push(&tail, "-cudart");
+	kb_argv_push(&tail, "shared");
+	kb__build_push_all(&tail, &b->libs);
+	kb_argv_push(&tail, "-lcuda");
+	kb_argv_push(&tail, "-ldl");
+	st = kb__build_harness(b->c, &b->p, b->version, compile_argv, b, &link,
+			       &tail, &log->wall, msg, msg_size);
+	kb_argv_free(&tail);
 	return st;
 }
 

@@ -62,57 +62,45 @@ static int is_c_source(const char *s)
 	return n > 2 && strcmp(s + n - 2, ".c") == 0;
 }
 
-/* The cached harness: every source but the submission, compiled one by
- * one into J/step and linked there. */
+/* One harness compile (kb__compile_fn): hipcc, the flags for the source's
+ * kind, -c, -o. */
+static void compile_argv(const void *builder, struct kb_argv *a,
+			 const char *src, const char *obj)
+{
+	const struct hip *b = builder;
+
+	kb_argv_push(a, b->hipcc);
+	if (is_c_source(src)) {
+		kb_argv_push(a, "-O3");
+		kb_argv_push(a, b->target);
+		kb_argv_push(a, "-std=gnu17");
+		kb__build_push_all(a, &b->c_flags);
+	} else {
+		kb__build_push_all(a, &b->hip_flags);
+		kb_argv_push(a, b->target);
+	}
+	kb_argv_push(a, "-c");
+	kb_argv_push(a, src);
+	kb_argv_push(a, "-o");
+	kb_argv_push(a, obj);
+}
+
+/* The cached harness (hipcc links the shared HIP runtime itself). */
 static enum kb_build_state hip_harness(struct hip *b, struct kb__build_log *log,
 				       char *msg, size_t msg_size)
 {
-	const struct kb__build_plan *p = &b->p;
-	struct kb_argv *cmds = kb__xcalloc(p->sources.n + 1, sizeof(*cmds));
-	struct kb_argv link = {0};
-	struct kb__harness h = {cmds, 0, b->version, p->sub};
+	struct kb_argv link = {0}, tail = {0};
 	enum kb_build_state st;
 
 	kb_argv_push(&link, b->hipcc);
 	kb_argv_push(&link, b->target);
 	kb_argv_push(&link, "-o");
 	kb_argv_push(&link, KB_BUILD_STEP KB_JOBDIR_BINARY);
-	for (size_t i = 0; i < p->sources.n; i++) {
-		const char *s = p->sources.v[i];
-		struct kb_argv *a = &cmds[h.n++];
-		char *obj;
-
-		if (strcmp(s, p->sub_name) == 0) {
-			h.n--;
-			continue;
-		}
-		obj = kb__xasprintf(KB_BUILD_STEP "%.*s.o",
-				    (int)strcspn(s, "."), s);
-		kb_argv_push(a, b->hipcc);
-		if (is_c_source(s)) {
-			kb_argv_push(a, "-O3");
-			kb_argv_push(a, b->target);
-			kb_argv_push(a, "-std=gnu17");
-			kb__build_push_all(a, &b->c_flags);
-		} else {
-			kb__build_push_all(a, &b->hip_flags);
-			kb_argv_push(a, b->target);
-		}
-		kb_argv_push(a, "-c");
-		kb_argv_push(a, s);
-		kb_argv_push(a, "-o");
-		kb_argv_push(a, obj);
-		kb_argv_push(&link, obj);
-		free(obj);
-	}
-	kb__build_push_all(&link, &b->libs);
-	kb_argv_push(&link, "-ldl");
-	cmds[h.n++] = link;
-	st = kb__cache_harness(b->c, &h, b->c->timeout_s * 5, &log->wall, msg,
-			       msg_size);
-	for (size_t i = 0; i < h.n; i++)
-		kb_argv_free(&cmds[i]);
-	free(cmds);
+	kb__build_push_all(&tail, &b->libs);
+	kb_argv_push(&tail, "-ldl");
+	st = kb__build_harness(b->c, &b->p, b->version, compile_argv, b, &link,
+			       &tail, &log->wall, msg, msg_size);
+	kb_argv_free(&tail);
 	return st;
 }
 

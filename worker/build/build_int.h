@@ -120,6 +120,25 @@ enum kb_build_state kb__cache_harness(const struct kb_build_ctx *c,
 				      double timeout_s, double *wall_s,
 				      char *msg, size_t msg_size);
 
+/* How a builder compiles one harness source into obj: the whole command
+ * into a (compiler, flags for the source's kind, -c src -o obj). */
+typedef void (*kb__compile_fn)(const void *builder, struct kb_argv *a,
+			       const char *src, const char *obj);
+
+/* The cached harness of a split task (kb__cache_harness): every source of
+ * p but the submission compiled one by one by compile() into
+ * J/step/<stem>.o, then `link` (the compiler, its flags and -o, as the
+ * builder gives them) with the objects and then link_tail appended. link
+ * is consumed (freed). wall_s: as kb__cache_harness's. */
+enum kb_build_state kb__build_harness(const struct kb_build_ctx *c,
+				      const struct kb__build_plan *p,
+				      const char *version,
+				      kb__compile_fn compile,
+				      const void *builder, struct kb_argv *link,
+				      const struct kb_argv *link_tail,
+				      double *wall_s, char *msg,
+				      size_t msg_size);
+
 /* Builders of builders.c's table. */
 enum kb_build_state kb__build_c(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				char *msg, size_t msg_size);
