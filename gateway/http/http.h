@@ -198,6 +198,14 @@ int kb_gw_board_and_gpu(struct kb_gw_req *r, const char *lb, const char *gpu);
 int kb_gw_board_access(struct kb_gw_req *r);
 /* Answers a store error: 503 for -EIO, else 500. */
 void kb_gw_store_failed(struct kb_gw_req *r, int rc);
+/* Ends a submission deletion, given kb_gw_sub_delete's rc and outputs:
+ * 404 (not_found) for -ENOENT, 403 for -EPERM, kb_gw_store_failed for
+ * other errors; else drops the board's cached pages when its ranking
+ * changed, logs "deleted by <by>" and replies {"status": "ok",
+ * "submission_id": id}. */
+void kb_gw_sub_deleted(struct kb_gw_req *r, uint64_t id, int rc,
+		       const char *not_found, const char *lb, const char *gpu,
+		       int changed, const char *by);
 /* Declares a JSON body of at most cap bytes; replies 413/400 on a bad
  * Content-Length and returns -1. */
 int kb_gw_expect_json(struct kb_gw_req *r, uint64_t cap);

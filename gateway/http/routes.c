@@ -437,18 +437,14 @@ static void user_submission_begin(struct kb_gw_req *r)
 	kb_gw_reply_json(r, 200, o);
 }
 
-static void user_submission_delete_begin(struct kb_gw_req *r)
+void kb_gw_sub_deleted(struct kb_gw_req *r, uint64_t id, int rc,
+		       const char *not_found, const char *lb, const char *gpu,
+		       int changed, const char *by)
 {
-	char lb[160], gpu[160], prefix[330];
-	uint64_t id;
-	int changed = 0, rc;
+	char prefix[330];
 
-	if (kb_gw_authenticate(r) < 0 || parse_id(r, r->route.params[0], &id) < 0)
-		return;
-	rc = kb_gw_sub_delete(r->g, id, r->user.id, lb, sizeof(lb), gpu, sizeof(gpu),
-			      &changed);
 	if (rc == -ENOENT) {
-		kb_gw_reply_error(r, 404, "submission not found");
+		kb_gw_reply_error(r, 404, "%s", not_found);
 		return;
 	}
 	if (rc == -EPERM) {
@@ -463,10 +459,23 @@ static void user_submission_delete_begin(struct kb_gw_req *r)
 		snprintf(prefix, sizeof(prefix), "%s|%s|", lb, gpu);
 		kb_gw_cache_invalidate(r->g->cache, prefix);
 	}
-	kb_info("sub=%" PRIu64 " deleted by its owner user=%s ranking_changed=%d", id,
-		r->user.id, changed);
+	kb_info("sub=%" PRIu64 " deleted by %s ranking_changed=%d", id, by, changed);
 	kb_gw_reply_json(r, 200, json_pack("{s:s,s:I}", "status", "ok",
 					   "submission_id", (json_int_t)id));
+}
+
+static void user_submission_delete_begin(struct kb_gw_req *r)
+{
+	char lb[160], gpu[160], by[200];
+	uint64_t id;
+	int changed = 0, rc;
+
+	if (kb_gw_authenticate(r) < 0 || parse_id(r, r->route.params[0], &id) < 0)
+		return;
+	rc = kb_gw_sub_delete(r->g, id, r->user.id, lb, sizeof(lb), gpu, sizeof(gpu),
+			      &changed);
+	snprintf(by, sizeof(by), "its owner user=%s", r->user.id);
+	kb_gw_sub_deleted(r, id, rc, "submission not found", lb, gpu, changed, by);
 }
 
 /* ?limit (1..max, default def) and ?offset (>= 0), strictly: out-of-range

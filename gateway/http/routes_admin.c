@@ -583,7 +583,7 @@ static void submission_begin(struct kb_gw_req *r)
 
 static void submission_delete_begin(struct kb_gw_req *r)
 {
-	char lb[160], gpu[160], prefix[330];
+	char lb[160], gpu[160];
 	uint64_t id;
 	int changed = 0, rc;
 
@@ -591,21 +591,8 @@ static void submission_delete_begin(struct kb_gw_req *r)
 		return;
 	rc = kb_gw_sub_delete(r->g, id, NULL, lb, sizeof(lb), gpu, sizeof(gpu),
 			      &changed);
-	if (rc == -ENOENT) {
-		kb_gw_reply_error(r, 404, "Submission not found");
-		return;
-	}
-	if (rc < 0) {
-		kb_gw_store_failed(r, rc);
-		return;
-	}
-	if (changed && r->g->cache) {
-		snprintf(prefix, sizeof(prefix), "%s|%s|", lb, gpu);
-		kb_gw_cache_invalidate(r->g->cache, prefix);
-	}
-	kb_info("sub=%" PRIu64 " deleted by an admin ranking_changed=%d", id, changed);
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:I}", "status", "ok",
-					   "submission_id", (json_int_t)id));
+	kb_gw_sub_deleted(r, id, rc, "Submission not found", lb, gpu, changed,
+			  "an admin");
 }
 
 const struct kb_gw_handler kb_gw_admin_handlers[KB_ROUTE_COUNT] = {
