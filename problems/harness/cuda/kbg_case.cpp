@@ -15,6 +15,8 @@
 
 #pragma GCC visibility push(hidden)
 
+namespace kbg_drv {
+
 /* ---- cases ----------------------------------------------------------- */
 
 /* Host-side validation and setup of one case (no GPU). 0 or -EINVAL. */
@@ -407,5 +409,7 @@ int kbg__baseline_gap(struct ctx *x, double *base)
 	*base = r.gap_ns;
 	return KBG_OK;
 }
+
+} // namespace kbg_drv
 
 #pragma GCC visibility pop

@@ -15,6 +15,8 @@
 
 #pragma GCC visibility push(hidden)
 
+namespace kbg_drv {
+
 /* Records the first failure, and whether the context is left broken: a
  * sticky error is returned again by a synchronize after the last error
  * has been taken. */
@@ -306,5 +308,7 @@ int kbg__child_op(void *ctx, uint32_t op, const void *arg, size_t size,
 		memcpy(c->reply, &r, sizeof r);
 	return 0;
 }
+
+} // namespace kbg_drv
 
 #pragma GCC visibility pop

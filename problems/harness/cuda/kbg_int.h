@@ -25,6 +25,10 @@
 
 #pragma GCC visibility push(hidden)
 
+/* Every name of the driver's: out of the way of a problem's reference.cu,
+ * which is linked into the same executable. */
+namespace kbg_drv {
+
 /* ---- constants ---------------------------------------------------------- */
 
 const int kSlots = 2;
@@ -289,6 +293,8 @@ int kbg__make_set(struct ctx *x, int s);
 int kbg__end_case(struct ctx *x, int rc);
 int kbg__one_call(struct ctx *x, int check, struct sample *out);
 int kbg__baseline_gap(struct ctx *x, double *base);
+
+} // namespace kbg_drv
 
 #pragma GCC visibility pop
 

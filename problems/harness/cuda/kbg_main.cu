@@ -222,6 +222,8 @@
 
 #pragma GCC visibility push(hidden)
 
+using namespace kbg_drv;
+
 namespace {
 
 /* The child's state: it must exist before the split (guard.h); the

@@ -21,6 +21,8 @@
 
 #pragma GCC visibility push(hidden)
 
+namespace kbg_drv {
+
 /* ---- messages and error classes ----------------------------------------- */
 
 /* Sets x->msg, printf-style. */
@@ -484,5 +486,7 @@ void kbg__fail_all(struct ctx *x, const struct prepared *prep, size_t n)
 		}
 	}
 }
+
+} // namespace kbg_drv
 
 #pragma GCC visibility pop
