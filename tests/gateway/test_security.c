@@ -622,8 +622,14 @@ START_TEST(connections_per_address)
 	gw_env_up(&E, 0, GW_ADMIN_TOKEN);
 	for (int i = 0; i < 5; i++)
 		fds[i] = tcp_connect(E.port);
-	ck_assert_msg(!answers(fds[4]), "a 5th connection from one address was served");
-	ck_assert(answers(fds[0]));
+	/* Which of the five is refused is not fixed: the pool's threads
+	 * accept in parallel and count each address after accept(), so a
+	 * later connection can take the 4th place before an earlier one is
+	 * counted. Exactly one is refused; the others are served. */
+	int served = 0;
+	for (int i = 0; i < 5; i++)
+		served += answers(fds[i]);
+	ck_assert_msg(served == 4, "%d of 5 connections from one address served", served);
 	for (int i = 0; i < 5; i++)
 		close(fds[i]);
 	/* Closed ones free their places. */
