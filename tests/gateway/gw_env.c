@@ -28,10 +28,15 @@ static void start_gateway(struct gw_env *e, const char *admin_token)
 {
 	static char port[32], redis[160], brokers[200], token[128], problems[512];
 	char *argv[] = {KB_BINARY_DIR "/gateway/kb-gateway", NULL};
+	/* With the broker down, a publish gives up after 1.5 s, so the
+	 * "Kafka down" tests stay short; with it up, a publish on a loaded
+	 * machine gets the time it may need. */
 	char *env[40] = {port, redis, brokers, token, problems,
 			 "KB_HTTP_ADDR=127.0.0.1", "KB_HTTP_THREADS=4",
-			 "KB_KAFKA_TIMEOUT_MS=1500", "KB_LOG_LEVEL=debug",
-			 "KB_LOG_JSON=0", "KB_DRAIN_S=10", NULL};
+			 e->have_broker ? "KB_KAFKA_TIMEOUT_MS=10000"
+					: "KB_KAFKA_TIMEOUT_MS=1500",
+			 "KB_LOG_LEVEL=debug", "KB_LOG_JSON=0", "KB_DRAIN_S=10",
+			 NULL};
 	int n = 11;
 
 	/* putenv() in the child: later entries override earlier ones. */
@@ -396,11 +401,31 @@ json_t *gw_expect_json(struct gw_resp r, long code, const char *what)
 
 void gw_wait_consumer(struct gw_env *e)
 {
-	ck_assert_msg(kb_test_wait_file(e->log, "kafka: group=kb-gateway.", 20000, NULL,
+	ck_assert_msg(kb_test_wait_file(e->log, "kafka: group=kb-gateway.", 60000, NULL,
 					0) == 0 &&
-		      kb_test_wait_file(e->log, " assigned ", 20000, NULL, 0) == 0,
+		      kb_test_wait_file(e->log, " assigned ", 60000, NULL, 0) == 0,
 		      "the gateway's kb.results consumer got no partitions; log %s",
 		      e->log);
+	/* Assigned is not yet reading: the consumer starts at the newest
+	 * offset once it has fetched it, and an event produced before then
+	 * passes it by. A worker's heartbeat on another device, said again
+	 * until the gateway lists it, shows that it reads. */
+	double end = kb_mono_s() + 60.0;
+	for (;;) {
+		gw_produce_progress(e, 0, "H100", KB__STAGE__STAGE_UNSPECIFIED,
+				    "kb-test-live");
+		for (int t = 0; t < 10; t++) {
+			struct gw_resp r = gw_req(e, "GET", "/runner_queue/H100", NULL, NULL, 0);
+			int live = r.code == 200 && r.body && strstr(r.body, "kb-test-live");
+			gw_resp_free(&r);
+			if (live)
+				return;
+			sleep_ms(100);
+		}
+		ck_assert_msg(kb_mono_s() < end,
+			      "the gateway's kb.results consumer read nothing; log %s",
+			      e->log);
+	}
 }
 
 void gw_produce_event(struct gw_env *e, const Kb__ResultEvent *ev)

@@ -273,7 +273,7 @@ static Kb__Submission *consume(long id, Kb__Submission **other, long other_id)
 					 sizeof(err));
 	ck_assert_msg(c != NULL, "consumer: %s", err);
 	*other = NULL;
-	for (int waited = 0; waited < 20000 && (!found || !*other); waited += 200) {
+	for (double end = kb_mono_s() + 60; kb_mono_s() < end && (!found || !*other);) {
 		kb_message m;
 		int rc = kb_consumer_poll(c, 200, &m);
 		ck_assert_int_ge(rc, 0);

@@ -232,7 +232,9 @@ int count_results(const struct platform *p, long id, int timeout_ms)
 		fprintf(stderr, "count_results: %s\n", err);
 		return -1;
 	}
-	for (int waited = 0; waited < timeout_ms; waited += 200) {
+	/* Real time, not polls: every message read, Progress events
+	 * included, returns at once. */
+	for (double end = kb_mono_s() + timeout_ms / 1000.0; kb_mono_s() < end;) {
 		kb_message m;
 		int r = kb_consumer_poll(c, 200, &m);
 		if (r < 0)

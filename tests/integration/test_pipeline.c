@@ -50,14 +50,24 @@ static json_t *entry_of_alice(json_t *rank)
 /* A ranked submission of FILE to LB on the CPU passes and ranks alice. */
 static void expect_ranked(const char *lb, const char *file)
 {
-	long id = submit(&P, lb, "leaderboard", file);
-	ck_assert_int_gt(id, 0);
-	json_t *sub = wait_done(&P, id, 120000);
-	ck_assert_msg(sub != NULL, "not done; logs in %s", P.dir);
-	const char *verdict = json_string_value(json_object_get(sub, "verdict"));
-	ck_assert_msg(verdict && strcmp(verdict, "passed") == 0,
-		      "verdict %s; %s", verdict, json_dumps(sub, 0));
-	json_decref(sub);
+	/* A loaded machine can make the harness distrust its timings
+	 * (verdict "suspect", not ranked): then once more, up to three
+	 * times; any other verdict fails at once. */
+	for (int attempt = 1;; attempt++) {
+		long id = submit(&P, lb, "leaderboard", file);
+		ck_assert_int_gt(id, 0);
+		json_t *sub = wait_done(&P, id, 120000);
+		ck_assert_msg(sub != NULL, "not done; logs in %s", P.dir);
+		const char *verdict = json_string_value(json_object_get(sub, "verdict"));
+		int again = verdict && strcmp(verdict, "suspect") == 0 && attempt < 3;
+		ck_assert_msg(again || (verdict && strcmp(verdict, "passed") == 0),
+			      "attempt %d: verdict %s; %s", attempt, verdict,
+			      json_dumps(sub, 0));
+		json_decref(sub);
+		if (!again)
+			break;
+		fprintf(stderr, "%s: attempt %d not ranked (suspect timing)\n", lb, attempt);
+	}
 
 	json_t *rank = ranking(&P, lb);
 	ck_assert_msg(json_is_array(rank), "ranking is not a list");
@@ -225,7 +235,7 @@ START_TEST(killed_worker_job_finishes_exactly_once)
 	const char *verdict = json_string_value(json_object_get(sub, "verdict"));
 	ck_assert_msg(verdict && strcmp(verdict, "passed") == 0, "verdict %s", verdict);
 	json_decref(sub);
-	ck_assert_int_eq(count_results(&P, id, 10000), 1);
+	ck_assert_int_eq(count_results(&P, id, 20000), 1);
 }
 END_TEST
 

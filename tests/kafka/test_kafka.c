@@ -240,7 +240,7 @@ START_TEST(mark_survives_the_member)
 	kb_producer_destroy(p);
 
 	kb_consumer *a = new_consumer(b.url, "t-mark", topic);
-	expect_msg(a, 15000, topic, 0, "k0", &m);
+	expect_msg(a, 60000, topic, 0, "k0", &m);
 	ck_assert_msg(kb_consumer_committed(a, &m, &off, meta, sizeof(meta),
 					    5000, err, sizeof(err)) == 0,
 		      "%s", err);
@@ -253,7 +253,7 @@ START_TEST(mark_survives_the_member)
 	kb_consumer_destroy(a);
 
 	kb_consumer *b2 = new_consumer(b.url, "t-mark", topic);
-	expect_msg(b2, 15000, topic, 0, "k0", &m);
+	expect_msg(b2, 60000, topic, 0, "k0", &m);
 	ck_assert_msg(kb_consumer_committed(b2, &m, &off, meta, sizeof(meta),
 					    5000, err, sizeof(err)) == 0,
 		      "%s", err);
@@ -574,7 +574,7 @@ int main(void)
 	suite_add_tcase(suite, pure);
 
 	TCase *broker = tcase_create("devbroker");
-	tcase_set_timeout(broker, 45);
+	tcase_set_timeout(broker, 240); /* ctest's 300 s is the hang guard */
 	tcase_add_test(broker, round_trip_and_latency);
 	tcase_add_test(broker, commit_semantics_and_lag);
 	tcase_add_test(broker, mark_survives_the_member);

@@ -223,7 +223,15 @@ test_ok() {
 	for mode in leaderboard private benchmark profile; do
 		local cases=benchmarks.txt m=$mode
 		[ $mode = private ] && { cases=private.txt; m=leaderboard; }
-		run "$d" $m $cases $mode
+		# A loaded machine can make the harness distrust its timings
+		# (status suspect): then again, three runs at most.
+		for attempt in 1 2 3; do
+			run "$d" $m $cases $mode
+			[ $attempt -lt 3 ] &&
+				grep -q '^benchmark\.[0-9]*\.status: suspect$' "$REPORT" ||
+				break
+			echo "$p ok $mode: attempt $attempt suspect, again"
+		done
 		expect_eq "$p ok $mode rc" "$RC" 0
 		expect_eq "$p ok $mode check" "$(value check)" pass
 		validate_report

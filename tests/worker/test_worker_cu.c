@@ -7,6 +7,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,6 +308,8 @@ static struct fake {
 	unsigned sleep_ms;    /* per compile */
 	int err_lines;        /* of a failing command's stderr */
 	const char *say;      /* a compile's stdout */
+	int arrive_fd;        /* > 0: the first compile writes a byte here */
+	int release_fd;       /* ... and waits (30 s at most) for one here */
 } fake;
 
 static void join(char *out, size_t n, char *const *v)
@@ -361,6 +364,15 @@ static void play(char *const *argv, const char *dir,
 				       "V12.4.131\n");
 		r->out_len = strlen(r->out);
 		return;
+	}
+	if (fake.arrive_fd > 0) {
+		struct pollfd p = {.fd = fake.release_fd, .events = POLLIN};
+		char c;
+
+		ck_assert_int_eq(write(fake.arrive_fd, "a", 1), 1);
+		if (poll(&p, 1, 30000) == 1)
+			ck_assert_int_eq(read(fake.release_fd, &c, 1), 1);
+		fake.arrive_fd = 0;
 	}
 	if (fake.sleep_ms)
 		usleep(fake.sleep_ms * 1000);
@@ -759,13 +771,18 @@ END_TEST
 /* ---- the fill is atomic ----------------------------------------------- */
 
 /* One of two racing builders: waits for the start signal, builds, and
- * writes what it finds in its J/out/eval.out to <root>/seen-<n>. */
-static void racer(int n, int go_fd, const Kb__Submission *s)
+ * writes what it finds in its J/out/eval.out to <root>/seen-<n>. Its
+ * first compile waits at the barrier (arrive/release) until both have
+ * reached theirs, so both have found the cache empty. */
+static void racer(int n, int go_fd, const int arrive[2], const int release[2],
+		  const Kb__Submission *s)
 {
 	char name[32], go, *made, *seen;
 	struct built b;
 
 	fake.sleep_ms = 300;
+	fake.arrive_fd = arrive[1];
+	fake.release_fd = release[0];
 	if (read(go_fd, &go, 1) != 1)
 		_exit(3);
 	b = build(s, "90a");
@@ -785,20 +802,36 @@ static void racer(int n, int go_fd, const Kb__Submission *s)
 START_TEST(test_fill_is_atomic)
 {
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
-	int go[2], st;
+	int go[2], arrive[2], release[2], st;
 	pid_t pid[2];
-	char *seen[2];
+	char *seen[2], got[2];
 	struct built b;
 
 	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(arrive), 0);
+	ck_assert_int_eq(pipe(release), 0);
 	ck_assert_int_eq(mkdir(cache, 0700), 0);
 	for (int i = 0; i < 2; i++) {
 		pid[i] = fork();
 		ck_assert_int_ge(pid[i], 0);
 		if (pid[i] == 0)
-			racer(i, go[0], s);
+			racer(i, go[0], arrive, release, s);
 	}
 	ck_assert_int_eq(write(go[1], "gg", 2), 2);
+	/* Both at their first compile (30 s at most: one that found the
+	 * cache full never comes, and the check below says so). */
+	for (int n = 0; n < 2;) {
+		struct pollfd p = {.fd = arrive[0], .events = POLLIN};
+		ssize_t k;
+
+		if (poll(&p, 1, 30000) != 1)
+			break;
+		k = read(arrive[0], got, (size_t)(2 - n));
+		if (k <= 0)
+			break;
+		n += (int)k;
+	}
+	ck_assert_int_eq(write(release[1], "rr", 2), 2);
 	for (int i = 0; i < 2; i++) {
 		ck_assert_int_eq(waitpid(pid[i], &st, 0), pid[i]);
 		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,

@@ -112,7 +112,15 @@ START_TEST(test_correct_leaderboard)
 
 	snprintf(dir, sizeof(dir), "%s/%s", PROBLEMS, problems[_i]);
 	snprintf(file, sizeof(file), "%s/submission_ok.c", dir);
-	e = run_eval(dir, file, "leaderboard", NULL, NULL);
+	/* A loaded machine can make the harness distrust its timings
+	 * (verdict suspect): then once more, up to three times. */
+	for (int attempt = 1;; attempt++) {
+		e = run_eval(dir, file, "leaderboard", NULL, NULL);
+		if (attempt == 3 || !e.out || !strstr(e.out, "Verdict: suspect"))
+			break;
+		fprintf(stderr, "%s: attempt %d suspect\n", problems[_i], attempt);
+		eval_free(&e);
+	}
 	ck_assert_msg(e.status == 0, "exit %d\n%s\n%s", e.status, e.out, e.err);
 	assert_has(e, "✅ Compilation successful");
 	assert_has(e, "✅ Tests passed");

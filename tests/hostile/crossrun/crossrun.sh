@@ -64,12 +64,20 @@ for src in "$@"; do
 	printf 'untouched\n' >"$victim"
 	chmod 0600 "$victim"
 	ln -sfn "$absent" "$victim_dir/to-absent"
-	t0=$(date +%s)
-	KB_WORKDIR=$work/jobs KB_SANDBOX_ISOLATE=1 timeout -s KILL 300 \
-		"$worker" eval "$problem" "$sub" --gpu "$gpu" \
-		--mode leaderboard --json >"$work/$name.json" 2>"$work/$name.err"
-	rc=$?
-	echo "$name: exit $rc after $(($(date +%s) - t0)) s"
+	# A loaded machine can make the harness distrust its timings
+	# (verdict suspect): then again, three runs at most.
+	for attempt in 1 2 3; do
+		t0=$(date +%s)
+		KB_WORKDIR=$work/jobs KB_SANDBOX_ISOLATE=1 timeout -s KILL 300 \
+			"$worker" eval "$problem" "$sub" --gpu "$gpu" \
+			--mode leaderboard --json >"$work/$name.json" 2>"$work/$name.err"
+		rc=$?
+		echo "$name: exit $rc after $(($(date +%s) - t0)) s"
+		[ $attempt -lt 3 ] &&
+			grep -Eq '"verdict": ?"VERDICT_SUSPECT"' "$work/$name.json" ||
+			break
+		echo "$name: attempt $attempt suspect, again"
+	done
 	[ "$rc" != 137 ] || fail "$name: the job did not end within 300 s"
 	[ "$(cat "$victim")" = untouched ] ||
 		fail "$name: the victim was written: $(head -c 200 "$victim")"

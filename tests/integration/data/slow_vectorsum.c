@@ -1,5 +1,6 @@
 /* An honest vectorsum_cpu submission that is slow on its first call, so a
- * test can kill the worker while this submission is being evaluated. */
+ * test can kill the worker while this submission is being evaluated (long
+ * enough for the "testing" stage to reach Redis on a loaded machine). */
 #include <stddef.h>
 #include <unistd.h>
 
@@ -9,7 +10,7 @@ float custom_kernel(const float *data, size_t n)
 	double s = 0;
 
 	if (calls++ == 0)
-		sleep(4);
+		sleep(10);
 	for (size_t i = 0; i < n; i++)
 		s += data[i];
 	return (float)s;
