@@ -2,10 +2,13 @@
 
 Compares, in one run, the time to import torch with the time for a fork
 of an interpreter that has already imported it to enter fresh user,
-mount, PID and network namespaces and do a tensor operation. The first is
-what every Python run pays today; the second is the floor of a run forked
-from such an interpreter (no CUDA: the fork must come before any device
-is opened). Not a sandbox: no mounts, seccomp or cgroup are set up here.
+mount, PID and network namespaces and do a tensor operation, two ways:
+"unshare" makes the namespaces in the fork; "join" enters namespaces made
+beforehand by another process (util-linux unshare here, standing for the
+sandbox's init) through setns(2) on its pidfd. The import is what every
+Python run pays today; the forks are the floor of a run forked from such
+an interpreter (no CUDA: the fork must come before any device is
+opened). Not a sandbox: no mounts, seccomp or cgroup are set up here.
 
     python3 bench/python/fork_probe.py [-n RUNS]
 """
@@ -18,6 +21,7 @@ import sys
 import time
 
 NEWNS, NEWUSER, NEWPID, NEWNET = 0x20000, 0x10000000, 0x20000000, 0x40000000
+SYS_PIDFD_OPEN = 434
 
 
 def import_seconds():
@@ -57,6 +61,42 @@ def forked_seconds(torch, libc):
     return time.monotonic() - start
 
 
+def ns_init():
+    """A process that is PID 1 of new user, mount, PID and network
+    namespaces (util-linux unshare's child); returns (unshare, its pid)."""
+    holder = subprocess.Popen(["unshare", "--user", "--map-root-user",
+                               "--mount", "--pid", "--fork", "--net",
+                               "sleep", "600"])
+    for _ in range(500):
+        kids = open(f"/proc/{holder.pid}/task/{holder.pid}/children").read()
+        if kids.split():
+            return holder, int(kids.split()[0])
+        time.sleep(0.01)
+    sys.exit("unshare made no namespace init")
+
+
+def joined_seconds(torch, libc, target):
+    """A fork that joins target's namespaces and runs one operation."""
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            fd = libc.syscall(SYS_PIDFD_OPEN, target, 0)
+            if fd < 0 or libc.setns(fd, NEWUSER | NEWNS | NEWPID | NEWNET):
+                raise OSError(ctypes.get_errno(), "setns")
+            inner = os.fork()  # a process of the joined PID namespace
+            if inner == 0:
+                ok = (torch.arange(1000.0) * 2).sum().item() == 999000.0
+                os._exit(0 if ok and os.getuid() == 0 else 1)
+            code = os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1])
+        finally:
+            os._exit(code)
+    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+        sys.exit("the joined run failed")
+    return time.monotonic() - start
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=5, help="runs of each (5)")
@@ -64,18 +104,25 @@ def main():
     import torch
 
     libc = ctypes.CDLL(None, use_errno=True)
-    imports, forks = [], []
-    for _ in range(n):  # interleaved, so load affects both alike
-        imports.append(import_seconds())
-        forks.append(forked_seconds(torch, libc))
-    mi, mf = statistics.median(imports), statistics.median(forks)
+    holder, target = ns_init()
+    times = {"import torch": [], "fork, unshare, op": [],
+             "fork, join, op": []}
+    try:
+        for _ in range(n):  # interleaved, so load affects all alike
+            times["import torch"].append(import_seconds())
+            times["fork, unshare, op"].append(forked_seconds(torch, libc))
+            times["fork, join, op"].append(
+                joined_seconds(torch, libc, target))
+    finally:
+        holder.kill()
+        holder.wait()
     print(f"torch {torch.__version__}, python {sys.version.split()[0]}, "
           f"{n} runs each")
-    print(f"import torch:              median {mi:.3f} s "
-          f"({min(imports):.3f}-{max(imports):.3f})")
-    print(f"fork + namespaces + op:    median {mf:.4f} s "
-          f"({min(forks):.4f}-{max(forks):.4f})")
-    print(f"ratio fork / import: {mf / mi:.4f}")
+    base = statistics.median(times["import torch"])
+    for what, t in times.items():
+        m = statistics.median(t)
+        print(f"{what:20s} median {m:.4f} s ({min(t):.4f}-{max(t):.4f}), "
+              f"{m / base:.4f} of the import")
 
 
 if __name__ == "__main__":
