@@ -33,32 +33,42 @@ def import_seconds():
     return float(out)
 
 
-def forked_seconds(torch, libc):
-    """A fork that enters new namespaces and runs one operation."""
-    uid, gid = os.getuid(), os.getgid()
+def timed_fork(torch, enter, inner_ok, what):
+    """Seconds for a fork that calls enter() (entering namespaces), forks
+    the first process of its PID namespace, runs one tensor operation
+    there and checks inner_ok()."""
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            if libc.unshare(NEWUSER | NEWNS | NEWPID | NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), "unshare")
-            for name, text in (("setgroups", "deny"),
-                               ("uid_map", f"0 {uid} 1"),
-                               ("gid_map", f"0 {gid} 1")):
-                with open(f"/proc/self/{name}", "w") as f:
-                    f.write(text)
-            inner = os.fork()  # the first process of the new PID namespace
+            enter()
+            inner = os.fork()
             if inner == 0:
                 ok = (torch.arange(1000.0) * 2).sum().item() == 999000.0
-                os._exit(0 if ok and os.getpid() == 1 else 1)
+                os._exit(0 if ok and inner_ok() else 1)
             code = os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1])
         finally:
             os._exit(code)
-    status = os.waitpid(pid, 0)[1]
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit("the forked run failed (no unprivileged user namespaces?)")
+    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+        sys.exit(f"the {what} run failed")
     return time.monotonic() - start
+
+
+def forked_seconds(torch, libc):
+    """A fork that makes new namespaces itself."""
+    uid, gid = os.getuid(), os.getgid()
+
+    def enter():
+        if libc.unshare(NEWUSER | NEWNS | NEWPID | NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "unshare")
+        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"),
+                           ("gid_map", f"0 {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+
+    return timed_fork(torch, enter, lambda: os.getpid() == 1,
+                      "forked (no unprivileged user namespaces?)")
 
 
 def ns_init():
@@ -76,25 +86,13 @@ def ns_init():
 
 
 def joined_seconds(torch, libc, target):
-    """A fork that joins target's namespaces and runs one operation."""
-    start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            fd = libc.syscall(SYS_PIDFD_OPEN, target, 0)
-            if fd < 0 or libc.setns(fd, NEWUSER | NEWNS | NEWPID | NEWNET):
-                raise OSError(ctypes.get_errno(), "setns")
-            inner = os.fork()  # a process of the joined PID namespace
-            if inner == 0:
-                ok = (torch.arange(1000.0) * 2).sum().item() == 999000.0
-                os._exit(0 if ok and os.getuid() == 0 else 1)
-            code = os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1])
-        finally:
-            os._exit(code)
-    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
-        sys.exit("the joined run failed")
-    return time.monotonic() - start
+    """A fork that joins target's namespaces."""
+    def enter():
+        fd = libc.syscall(SYS_PIDFD_OPEN, target, 0)
+        if fd < 0 or libc.setns(fd, NEWUSER | NEWNS | NEWPID | NEWNET):
+            raise OSError(ctypes.get_errno(), "setns")
+
+    return timed_fork(torch, enter, lambda: os.getuid() == 0, "joined")
 
 
 def main():

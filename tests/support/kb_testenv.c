@@ -368,21 +368,12 @@ void kb_test_server_stop(struct kb_test_server *s)
 	}
 }
 
-int kb_test_wait_listening(pid_t pid, const char *logpath, int timeout_ms)
+int kb_test_wait_log(pid_t pid, const char *path, const char *needle,
+		     int timeout_ms, char *out, size_t out_size)
 {
-	static const char needle[] = "listening on ";
-	char line[512];
-
 	for (int waited = 0; waited <= timeout_ms; waited += 20) {
-		if (kb_test_wait_file(logpath, needle, 0, line, sizeof(line)) == 0) {
-			/* "listening on ADDR:PORT": the port follows the
-			 * address's last ':' (ADDR may be IPv6). */
-			char *a = strstr(line, needle) + strlen(needle);
-			a[strcspn(a, " \t")] = '\0';
-			char *colon = strrchr(a, ':');
-			long port = colon ? strtol(colon + 1, NULL, 10) : 0;
-			return port > 0 && port < 65536 ? (int)port : -1;
-		}
+		if (kb_test_wait_file(path, needle, 0, out, out_size) == 0)
+			return 0;
 		if (waitpid(pid, NULL, WNOHANG) == pid) {
 			forget(pid);
 			return -1;
@@ -390,4 +381,20 @@ int kb_test_wait_listening(pid_t pid, const char *logpath, int timeout_ms)
 		sleep_ms(20);
 	}
 	return -1;
+}
+
+int kb_test_wait_listening(pid_t pid, const char *logpath, int timeout_ms)
+{
+	static const char needle[] = "listening on ";
+	char line[512];
+
+	if (kb_test_wait_log(pid, logpath, needle, timeout_ms, line, sizeof(line)) < 0)
+		return -1;
+	/* "listening on ADDR:PORT": the port follows the address's last ':'
+	 * (ADDR may be IPv6). */
+	char *a = strstr(line, needle) + strlen(needle);
+	a[strcspn(a, " \t")] = '\0';
+	char *colon = strrchr(a, ':');
+	long port = colon ? strtol(colon + 1, NULL, 10) : 0;
+	return port > 0 && port < 65536 ? (int)port : -1;
 }

@@ -75,6 +75,11 @@ int kb_test_stop(pid_t pid, int timeout_ms);
 int kb_test_wait_file(const char *path, const char *needle, int timeout_ms,
 		      char *out, size_t out_size);
 
+/* Like kb_test_wait_file, but gives up (-1) as soon as the process pid,
+ * which writes the log, has exited (it is reaped then). */
+int kb_test_wait_log(pid_t pid, const char *path, const char *needle,
+		     int timeout_ms, char *out, size_t out_size);
+
 /* Waits until the log at logpath of the server pid holds the line
  * "... listening on ADDR:PORT ..." (kb-gateway's, once it serves; with
  * KB_HTTP_PORT=0 the port is the one it bound) and returns PORT; -1 if pid

@@ -96,15 +96,9 @@ static pid_t start_worker(const char *grace)
 	/* Its start-up checks build and run examples first: on a loaded
 	 * machine that can take a while, so the wait is long and ends early
 	 * only if the worker exits. */
-	for (int waited = 0;; waited += 1000) {
-		int status;
-
-		if (kb_test_wait_file(logpath, "consuming " TOPIC, 1000, NULL, 0) == 0)
-			break;
-		ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0,
-			      "worker exited at start-up; see %s", logpath);
-		ck_assert_msg(waited < 120000, "worker did not start; see %s", logpath);
-	}
+	ck_assert_msg(kb_test_wait_log(pid, logpath, "consuming " TOPIC, 120000, NULL,
+				       0) == 0,
+		      "worker exited or did not start; see %s", logpath);
 	return pid;
 }
 
