@@ -1,7 +1,8 @@
 # kb_embed(<out_var> <symbol_prefix> [WITH <library.lua>] <file>...):
-# compiles each text file (a Lua script) into the binary as
-# `const char <prefix><name>_lua[]`, so a deployed service cannot run a
-# script that differs from the one its tests ran. WITH puts a library's
+# compiles each text file (a Lua or Python script) into the binary as
+# `const char <prefix><name>_<extension>[]` (fold.lua: kb_fold_lua), so a
+# deployed service cannot run a script that differs from the one its
+# tests ran. WITH puts a library's
 # text in front of each script of the call (ranker/ranking.lua: the
 # functions that write rankings). <out_var> receives the generated C
 # sources to add to a target.
@@ -19,13 +20,15 @@ function(kb_embed out_var prefix)
   endif()
   foreach(path ${E_UNPARSED_ARGUMENTS})
     get_filename_component(name ${path} NAME_WE)
+    get_filename_component(ext ${path} LAST_EXT)
+    string(SUBSTRING ${ext} 1 -1 ext)
     get_filename_component(abs ${path} ABSOLUTE)
     file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${abs})
-    set(out ${CMAKE_CURRENT_BINARY_DIR}/${name}_lua.c)
+    set(out ${CMAKE_CURRENT_BINARY_DIR}/${name}_${ext}.c)
     add_custom_command(
       OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} -DIN=${abs} -DOUT=${out} ${lib_args}
-              -DNAME=${prefix}${name}_lua -P ${KB_EMBED_SCRIPT}
+              -DNAME=${prefix}${name}_${ext} -P ${KB_EMBED_SCRIPT}
       DEPENDS ${abs} ${lib_deps} ${KB_EMBED_SCRIPT}
       COMMENT "embed ${rel}")
     list(APPEND generated ${out})

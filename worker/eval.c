@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "profile.h"
 #include "profile_collect.h"
 #include "python.h"
+#include "ready.h"
 #include "sysinfo.h"
 #include "verdict.h"
 
@@ -38,6 +40,9 @@ struct job {
 	int ncu_env;          /* the run is under ncu: POPCORN_NCU=1 */
 	char ncu[PATH_MAX];   /* profile mode of cu tasks: the ncu to run */
 	char ncu_root[PATH_MAX]; /* its installation, bound into runs */
+	struct kb_eval_ready *held; /* the held run this job took for its
+				     * first run (J is the held run's), or
+				     * NULL */
 	size_t trace_left;    /* bytes of traces the Result may still take */
 	struct kb_plan_run plan[KB_PLAN_MAX];
 	size_t nplan;
@@ -93,6 +98,7 @@ static const char *cuda_home(const struct job *j)
  * variables to every command that gets the GPU. */
 struct env {
 	char *v[32];
+	size_t n;       /* entries of v */
 	char home[PATH_MAX + 8], tmpdir[PATH_MAX + 8], path[2 * PATH_MAX + 64];
 	char ld[PATH_MAX + 4096], visible[192], sub[PATH_MAX + 32];
 	char cuda[PATH_MAX + 16], seed[48];
@@ -183,31 +189,48 @@ static void make_env(const struct job *j, int harness, int gpu, struct env *e)
 			e->v[n++] = "OMP_WAIT_POLICY=passive";
 	}
 	e->v[n] = NULL;
+	e->n = n;
 }
 
-/* Runs argv with J/step as its writable scratch, starting in cwd (NULL =
- * J/step). Every command sees J/task and J/out read-only and J/home
- * read-write (Python tasks also the interpreter's directories, read-only);
- * the GPU only when gpu is set: builds never get it, compiling needs
- * none. */
-static int sandbox(const struct job *j, const struct kb_argv *argv,
-		   const char *cwd, double timeout_s, int want_report, int gpu,
-		   size_t output_limit, struct kb_sandbox_result *r, char *err,
-		   size_t err_size)
+/* A command's sandbox options and the storage they point into. */
+struct sb_args {
+	struct env e;
+	char *ro[7 + KB_PYTHON_DIRS];
+	char *rw[2];
+	struct kb_sandbox_opts so;
+};
+
+static long online_cpus(void)
 {
 	const long online = sysconf(_SC_NPROCESSORS_ONLN);
-	const long ncpu = online > 0 ? online : 1;
+
+	return online > 0 ? online : 1;
+}
+
+/* The options of argv with J/step as its writable scratch, starting in
+ * cwd (NULL = J/step). Every command sees J/task and J/out read-only and
+ * J/home read-write (Python tasks also the interpreter's directories,
+ * read-only); the GPU only when gpu is set: builds never get it,
+ * compiling needs none. */
+static void sandbox_args(const struct job *j, const struct kb_argv *argv,
+			 const char *cwd, double timeout_s, int want_report,
+			 int gpu, size_t output_limit, struct sb_args *a)
+{
+	const long ncpu = online_cpus();
 	const char *home = cuda_home(j);
-	char *ro[7 + KB_PYTHON_DIRS] = {(char *)j->jd.task, (char *)j->jd.out,
-					(char *)j->jd.harness};
-	char *rw[2] = {(char *)j->jd.home, NULL};
+	char **ro = a->ro;
 	size_t nro = 3;
-	struct env e;
-	struct kb_sandbox_opts so = {
+
+	ro[0] = (char *)j->jd.task;
+	ro[1] = (char *)j->jd.out;
+	ro[2] = (char *)j->jd.harness;
+	a->rw[0] = (char *)j->jd.home;
+	a->rw[1] = NULL;
+	a->so = (struct kb_sandbox_opts){
 		.workdir = j->jd.step,
 		.cwd = cwd,
 		.argv = argv->v,
-		.env = e.v,
+		.env = a->e.v,
 		.want_report = want_report,
 		.wall_timeout_s = timeout_s,
 		/* RLIMIT_CPU counts every thread: OpenMP runs use them all. */
@@ -221,12 +244,11 @@ static int sandbox(const struct job *j, const struct kb_argv *argv,
 		.gpu = gpu && is_gpu(j),
 		.isolate = j->o->isolate,
 		.ro_paths = ro,
-		.rw_paths = rw,
+		.rw_paths = a->rw,
 		.gpu_restrict = gpu && is_gpu(j) && j->o->gpu_restrict,
 		.gpu_index = j->o->gpu_index,
 		.gpu_render_minor = j->o->gpu_render_minor,
 	};
-	kb_eval_sandbox_fn run = j->o->sandbox ? j->o->sandbox : kb_sandbox_run;
 
 	/* A toolkit outside /usr must be bound into isolated runs (the task,
 	 * output and harness folders, CUDA, ncu, HIP, Python: ro's size). */
@@ -241,9 +263,22 @@ static int sandbox(const struct job *j, const struct kb_argv *argv,
 	     i++)
 		ro[nro++] = j->o->python->dirs[i];
 	ro[nro] = NULL;
-	make_env(j, want_report, so.gpu, &e);
+	make_env(j, want_report, a->so.gpu, &a->e);
+}
+
+/* Runs argv as sandbox_args() describes it. */
+static int sandbox(const struct job *j, const struct kb_argv *argv,
+		   const char *cwd, double timeout_s, int want_report, int gpu,
+		   size_t output_limit, struct kb_sandbox_result *r, char *err,
+		   size_t err_size)
+{
+	kb_eval_sandbox_fn run = j->o->sandbox ? j->o->sandbox : kb_sandbox_run;
+	struct sb_args a;
+
+	sandbox_args(j, argv, cwd, timeout_s, want_report, gpu, output_limit,
+		     &a);
 	memset(r, 0, sizeof(*r));
-	return run(&so, r, err, err_size);
+	return run(&a.so, r, err, err_size);
 }
 
 static int build_exec(void *ctx, const struct kb_build_cmd *cmd,
@@ -437,7 +472,8 @@ static int prepare_run(struct job *j, const struct kb_plan_run *p)
 		set_infra(j, "bad case in the task: %s", err);
 		return -1;
 	}
-	rc = kb_jobdir_step_begin(&j->jd, err, sizeof(err));
+	/* A held run's J/step was made fresh for it before the job came. */
+	rc = j->held ? 0 : kb_jobdir_step_begin(&j->jd, err, sizeof(err));
 	if (rc == 0)
 		rc = kb_jobdir_step_put(&j->jd, KB_JOBDIR_CASES, text,
 					strlen(text), 0444);
@@ -556,6 +592,48 @@ static void collect_profile(struct job *j, size_t i,
 							: j->trace_left;
 }
 
+static void ready_put(struct kb_eval_ready *rd);
+static char *const *ready_argv(struct kb_eval_ready *rd);
+static struct kb_held *ready_held(struct kb_eval_ready *rd);
+
+/* Hands argv (the run's: the held run's interpreter, then its arguments)
+ * to the held run this job took. Returns 1 when it runs there; 0 when it
+ * cannot (the held run ended before the job came): then J/step is fresh
+ * again with the cases for a sandbox of its own; -1 with the infra error
+ * set. Either way the job no longer holds it. */
+static int held_release(struct job *j, const struct kb_plan_run *p,
+			const struct kb_argv *argv)
+{
+	struct kb_eval_ready *rd = j->held;
+	int rc = -EINVAL;
+
+	if (strcmp(argv->v[0], ready_argv(rd)[0]) == 0)
+		rc = kb_held_release(ready_held(rd), argv->v + 1,
+				     p->timeout_s);
+	if (rc == 0)
+		return 1;
+	kb_warn("sub=%" PRIu64 ": the held Python run cannot take the "
+		"job (%s): a fresh sandbox runs it", j->s->id,
+		rc == -EPIPE ? "it had ended" : strerror(-rc));
+	kb_held_discard(ready_held(rd));
+	ready_put(rd);
+	j->held = NULL;
+	kb_jobdir_step_end(&j->jd);
+	return prepare_run(j, p) < 0 ? -1 : 0;
+}
+
+/* Waits for the held run the job released (held_release()). */
+static int held_join(struct job *j, struct kb_sandbox_result *r, char *err,
+		     size_t err_size)
+{
+	struct kb_eval_ready *rd = j->held;
+	int rc = kb_held_join(ready_held(rd), r, err, err_size);
+
+	ready_put(rd);
+	j->held = NULL;
+	return rc;
+}
+
 /* One harness run through the sandbox, the device watched. Returns 0, or
  * -1 with the infra error set (the run never finished). */
 static int run_one(struct job *j, const struct kb_builder *b, size_t i)
@@ -567,7 +645,7 @@ static int run_one(struct job *j, const struct kb_builder *b, size_t i)
 	struct kb_gpu_watch *watch;
 	char err[256] = "", fault[160];
 	Kb__RunResult *rr;
-	int rc;
+	int rc, held;
 
 	if (b->run_argv(j->t, j->o->python ? j->o->python->exe : NULL,
 			p->harness_mode, KB_JOBDIR_CASES, &argv, err,
@@ -585,8 +663,15 @@ static int run_one(struct job *j, const struct kb_builder *b, size_t i)
 	j->ncu_env = under_ncu(j, p);
 	progress(j, p->stage, p->progress);
 	watch = start_watch(j);
-	rc = sandbox(j, &argv, j->jd.step, p->timeout_s, 1, 1, 0, &sr, err,
-		     sizeof(err));
+	held = j->held ? held_release(j, p, &argv) : 0;
+	if (held < 0) {
+		end_watch(j, p, watch, fault, sizeof(fault));
+		kb_argv_free(&argv);
+		return -1;
+	}
+	rc = held ? held_join(j, &sr, err, sizeof(err))
+		  : sandbox(j, &argv, j->jd.step, p->timeout_s, 1, 1, 0, &sr,
+			    err, sizeof(err));
 	end_watch(j, p, watch, fault, sizeof(fault));
 	j->ncu_env = 0;
 	kb_argv_free(&argv);
@@ -723,6 +808,195 @@ static const struct kb_builder *check_submission(struct job *j)
 	return b;
 }
 
+/* ---- the next Python run, started ahead (ready.h) ---- */
+
+/* How long a held run waits for a job before it ends (the next job then
+ * starts another). */
+#define READY_HOLD_S 3600.0
+
+struct kb_eval_ready {
+	pthread_mutex_t mu;
+	int busy;             /* a job or a start has it */
+	struct kb_eval_opts o;
+	struct job j;         /* J, the options, the interpreter: as a job's */
+	struct kb_argv argv;  /* the interpreter and J/out/kb_ready.py */
+	struct sb_args a;
+	struct kb_held h;
+	double t0;            /* when it started */
+};
+
+static struct kb_held *ready_held(struct kb_eval_ready *rd)
+{
+	return &rd->h;
+}
+
+static char *const *ready_argv(struct kb_eval_ready *rd)
+{
+	return rd->argv.v;
+}
+
+/* Gives back what a job or a start took. */
+static void ready_put(struct kb_eval_ready *rd)
+{
+	pthread_mutex_lock(&rd->mu);
+	rd->busy = 0;
+	pthread_mutex_unlock(&rd->mu);
+}
+
+/* Whether the job's first command can be the held run: its first harness
+ * run, of a Python task, with the environment every held run has (no
+ * secret seed, not under Nsight Compute), the real sandbox and no
+ * compile step before it (which needs J/step first). */
+static int ready_fits(const struct job *j, const struct kb_builder *b)
+{
+	return j->python && j->o->python && !j->o->sandbox &&
+	       !j->o->build_only && j->nplan > 0 && !j->plan[0].secret &&
+	       !under_ncu(j, &j->plan[0]) &&
+	       !(b->build && kb_build_py_compiles(&j->s->code));
+}
+
+/* Takes the held run for job j when one is waiting: J becomes the job's
+ * directory (its J/step the scratch of the first run). */
+static void ready_take(struct kb_eval_ready *rd, struct job *j)
+{
+	pthread_mutex_lock(&rd->mu);
+	if (rd->busy || !kb_held_alive(&rd->h)) {
+		pthread_mutex_unlock(&rd->mu);
+		return;
+	}
+	rd->busy = 1;
+	pthread_mutex_unlock(&rd->mu);
+	j->jd = rd->j.jd;
+	/* The held run's options keep pointing at rd->j.jd's paths, which
+	 * stay; its descriptors are the job's now. */
+	rd->j.jd.fd = rd->j.jd.lock_fd = rd->j.jd.out_fd = -1;
+	rd->j.jd.step_fd = -1;
+	j->held = rd;
+	kb_debug("sub=%" PRIu64 " takes the held Python run started %.1f s "
+		 "ago (%s)", j->s->id, kb_mono_s() - rd->t0,
+		 kb_held_wait_ready(&rd->h, 0.001) == 1 ? "ready"
+							 : "not ready");
+}
+
+struct kb_eval_ready *kb_eval_ready_new(void)
+{
+	struct kb_eval_ready *rd = kb__xcalloc(1, sizeof(*rd));
+
+	pthread_mutex_init(&rd->mu, NULL);
+	rd->j.jd.fd = -1;
+	return rd;
+}
+
+/* Ends a held run that no job took and releases its J (rd is busy). */
+static void ready_drop(struct kb_eval_ready *rd)
+{
+	struct kb_sandbox_result r;
+	char err[256] = "";
+	int rc;
+
+	if (kb_held_alive(&rd->h)) {
+		kb_held_discard(&rd->h);
+	} else if (rd->h.started) {
+		rc = kb_held_join(&rd->h, &r, err, sizeof(err));
+		kb_warn("the held Python run ended before a job came "
+				"(after %.1f s): %s%s%s", kb_mono_s() - rd->t0,
+				rc < 0 || r.infra_error ? err
+				: r.timed_out ? "the hold limit"
+				: "exit status",
+				r.err && r.err_len ? "; stderr: " : "",
+				r.err ? r.err : "");
+		kb_sandbox_result_clear(&r);
+	}
+	if (rd->j.jd.fd >= 0)
+		kb_jobdir_close(&rd->j.jd, 0);
+	rd->j.jd.fd = -1;
+	kb_argv_free(&rd->argv);
+}
+
+int kb_eval_ready_start(struct kb_eval_ready *rd, const struct kb_eval_opts *o)
+{
+	char err[256] = "", script[PATH_MAX + 32];
+	double cap;
+	int rc;
+
+	if (!rd || !o->python || !o->python->torch[0] || o->sandbox)
+		return 0;
+	pthread_mutex_lock(&rd->mu);
+	if (rd->busy || kb_held_alive(&rd->h)) {
+		pthread_mutex_unlock(&rd->mu);
+		return 0;
+	}
+	rd->busy = 1;
+	pthread_mutex_unlock(&rd->mu);
+	ready_drop(rd); /* one that ended unused */
+	rd->o = *o;
+	rd->o.ready = NULL; /* nothing of a job's: */
+	rd->o.progress = NULL;
+	rd->o.progress_ctx = NULL;
+	rd->o.cancel = NULL;
+	memset(&rd->j, 0, sizeof(rd->j));
+	rd->j.o = &rd->o;
+	rd->j.python = 1;
+	rd->j.jd.fd = -1;
+	rc = kb_jobdir_open(&rd->j.jd, o->workdir, 0, err, sizeof(err));
+	if (rc == 0)
+		rc = kb_jobdir_step_begin(&rd->j.jd, err, sizeof(err));
+	if (rc == 0 &&
+	    (rc = kb_jobdir_write_at(rd->j.jd.out_fd, KB_READY_SCRIPT,
+				     kb_ready_py, strlen(kb_ready_py),
+				     0444)) < 0)
+		snprintf(err, sizeof(err), "%s: %s", KB_READY_SCRIPT,
+			 strerror(-rc));
+	if (rc == 0) {
+		snprintf(script, sizeof(script), "%s/" KB_READY_SCRIPT,
+			 rd->j.jd.out);
+		kb_argv_push(&rd->argv, o->python->exe);
+		kb_argv_push(&rd->argv, script);
+		/* The run's own limit is set when it is released; its CPU
+		 * time limit must allow the longest run. */
+		cap = o->run_timeout_cap_s > 0 ? o->run_timeout_cap_s
+						: READY_HOLD_S;
+		sandbox_args(&rd->j, &rd->argv, rd->j.jd.step, cap, 1, 1, 0,
+			     &rd->a);
+		/* The go socket's number in the run (kb_sandbox.h). */
+		rd->a.e.v[rd->a.e.n++] = "KB_READY_FD=4";
+		rd->a.e.v[rd->a.e.n] = NULL;
+		rd->t0 = kb_mono_s();
+		rc = kb_held_start(&rd->h, &rd->a.so, READY_HOLD_S, err,
+				   sizeof(err));
+	}
+	if (rc < 0) {
+		kb_warn("cannot start a held Python run: %s", err);
+		ready_drop(rd);
+	}
+	ready_put(rd);
+	return rc;
+}
+
+int kb_eval_ready_wait(struct kb_eval_ready *rd, double timeout_s)
+{
+	int rc;
+
+	pthread_mutex_lock(&rd->mu);
+	rc = rd->busy ? 0 : kb_held_wait_ready(&rd->h, timeout_s);
+	pthread_mutex_unlock(&rd->mu);
+	return rc;
+}
+
+void kb_eval_ready_free(struct kb_eval_ready *rd)
+{
+	if (!rd)
+		return;
+	pthread_mutex_lock(&rd->mu);
+	if (rd->busy)
+		kb_warn("a held Python run is freed while in use");
+	rd->busy = 1;
+	pthread_mutex_unlock(&rd->mu);
+	ready_drop(rd);
+	pthread_mutex_destroy(&rd->mu);
+	free(rd);
+}
+
 static Kb__Result *new_result(const struct kb_eval_opts *o,
 			      const Kb__Submission *s)
 {
@@ -792,7 +1066,10 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	if (s->mode == KB__MODE__MODE_PROFILE && is_gpu(&j) &&
 	    strcmp(j.t->lang, "cu") == 0 && find_ncu(&j) < 0)
 		goto done;
-	if (kb_jobdir_open(&j.jd, o.workdir, s->id, err, sizeof(err)) < 0) {
+	if (o.ready && ready_fits(&j, b))
+		ready_take(o.ready, &j);
+	if (!j.held &&
+	    kb_jobdir_open(&j.jd, o.workdir, s->id, err, sizeof(err)) < 0) {
 		set_infra(&j, "%s", err);
 		goto done;
 	}
@@ -812,6 +1089,11 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	}
 	run_all(&j, b);
 done:
+	if (j.held) { /* the job ended before its first run */
+		kb_held_discard(ready_held(j.held));
+		ready_put(j.held);
+		j.held = NULL;
+	}
 	kb_sysinfo_end(o.gpu, o.device, j.r->system);
 	kb_sysinfo_apply_report(j.r->system, j.r->runs, j.r->n_runs);
 	if (!j.r->system->runtime[0] && j.toolkit[0])
@@ -826,6 +1108,8 @@ done:
 	if (j.jd.fd >= 0 && (rc = kb_jobdir_close(&j.jd, o.keep_workdir)) < 0)
 		kb_warn("cannot remove %s: %s sub=%" PRIu64, j.jd.path,
 			strerror(-rc), s->id);
+	if (o.ready)
+		kb_eval_ready_start(o.ready, opts);
 	return j.r;
 }
 

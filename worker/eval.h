@@ -18,8 +18,16 @@
  * command's environment or file and no log line, and the secret run's
  * stdout, stderr, specs and messages are left out of the Result.
  *
+ * Python tasks: a worker may start the next job's first harness run ahead
+ * (kb_eval_ready_*, ready.h): a sandbox of its own, like any run's, whose
+ * interpreter has imported torch before the job comes. The job takes it
+ * for its first run when that run fits (not secret, not under Nsight
+ * Compute, no compile step first); every other run, and every job when
+ * none is waiting, runs as usual.
+ *
  * Thread-safety: one evaluation at a time per process (the sandbox waits
- * for its own children); the callback runs on the calling thread.
+ * for its own children); the callback runs on the calling thread. A
+ * kb_eval_ready may be shared by the evaluations of one worker.
  */
 #ifndef KB_EVAL_H
 #define KB_EVAL_H
@@ -32,6 +40,8 @@
 #include "kb.pb-c.h"
 #include "kb_sandbox.h"
 #include "python.h"
+
+struct kb_eval_ready;
 
 typedef void (*kb_eval_progress_fn)(void *ctx, Kb__Stage stage,
 				    const char *message, int64_t elapsed_ms);
@@ -86,6 +96,10 @@ struct kb_eval_opts {
 	 * tasks end as infra errors). */
 	const struct kb_python *python;
 	const char *python_why;
+	/* The held run (kb_eval_ready_new) a Python job may take for its
+	 * first run; the evaluation starts the next one when it ends. NULL:
+	 * none. */
+	struct kb_eval_ready *ready;
 };
 
 /* LD_LIBRARY_PATH of GPU runs when opts->gpu_ld_path is NULL, after
@@ -100,6 +114,22 @@ struct kb_eval_opts {
  * platform's included, is a verdict (out of memory aborts). The caller
  * owns the Result and frees it with kb__result__free_unpacked(r, NULL). */
 Kb__Result *kb_eval_run(const struct kb_eval_opts *o, const Kb__Submission *s);
+
+/* A worker's held Python run, empty until started. */
+struct kb_eval_ready *kb_eval_ready_new(void);
+
+/* Starts a held run for the next Python job of o, unless one is held or
+ * in use, or o has no Python with torch (or a fake sandbox). The options
+ * must be those of the jobs it will serve. Returns 0 (also when there is
+ * nothing to do) or -errno (logged; jobs then run as usual). */
+int kb_eval_ready_start(struct kb_eval_ready *rd, const struct kb_eval_opts *o);
+
+/* Waits up to timeout_s until the held run has imported torch. Returns 1
+ * ready, 0 not (yet), -1 none or it ended. */
+int kb_eval_ready_wait(struct kb_eval_ready *rd, double timeout_s);
+
+/* Ends the held run, if any, and frees rd (NULL is a no-op). */
+void kb_eval_ready_free(struct kb_eval_ready *rd);
 
 /* The Result of a job the worker will not evaluate (any more): an
  * infrastructure error with why as its error, never charged to the user.

@@ -92,6 +92,7 @@ static struct {
 	long metrics_port;
 	int log_json, isolate, keep_workdir, gpu_require, gpu_restrict;
 	int selftest;
+	int python_ready;
 	long build_timeout_s, run_timeout_cap_s, memory_limit_mb;
 	long drain_grace_s, infra_attempts, job_attempts;
 } cfg;
@@ -154,6 +155,9 @@ static const struct kb_cfg_entry cfg_table[] = {
 	{"KB_PYTHON", KB_CFG_STRING, "python3", 0, 0, 0, &cfg.python,
 	 "interpreter of Python tasks (name in PATH or path), resolved at "
 	 "start"},
+	{"KB_PYTHON_READY", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.python_ready,
+	 "start the next Python job's first run ahead, its interpreter with "
+	 "torch imported, in a sandbox of its own (0: at the job)"},
 	{"KB_SELFTEST", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.selftest,
 	 "before serving, pass one example per language of KB_PROBLEMS and "
 	 "build every problem's harness"},
@@ -211,6 +215,10 @@ static void usage(FILE *f)
 		"popcorn-cli's\n"
 		"                 /profile fields; each run's trace as "
 		"DIR/<run>.zip)\n"
+		"                 [--repeat N]   (N jobs in one worker, each "
+		"timed; with\n"
+		"                 KB_PYTHON_READY a Python job waits for its held "
+		"run first)\n"
 		"       kb-worker selftest [--gpu GPU]   (the start-up checks "
 		"alone)\n"
 		"\nenvironment:\n");
@@ -616,7 +624,12 @@ static int cmd_service(int argc, char **argv)
 		.job_attempts = (int)cfg.job_attempts,
 		.eval = eval_opts(),
 	};
+	if (cfg.python_ready) {
+		so.eval.ready = kb_eval_ready_new();
+		kb_eval_ready_start(so.eval.ready, &so.eval);
+	}
 	rc = kb_service_run(&so, err, sizeof(err));
+	kb_eval_ready_free(so.eval.ready);
 	kb_metrics_server_stop(metrics);
 	free(extra);
 	if (rc < 0) {
@@ -776,6 +789,42 @@ static void write_traces(const Kb__Result *r, const char *dir)
 	}
 }
 
+/* `eval --repeat N`: the job N times in this process, each timed from
+ * its start to its Result on stderr; a Python job first waits (up to
+ * 120 s) for the held run to be ready, as a warm worker's would be.
+ * Returns the last Result. */
+static Kb__Result *eval_repeat(struct kb_eval_opts *eo,
+			       const Kb__Submission *sub, uint32_t n)
+{
+	Kb__Result *r = NULL;
+
+	if (n > 1 && cfg.python_ready)
+		eo->ready = kb_eval_ready_new();
+	for (uint32_t i = 1; i <= n; i++) {
+		double t0;
+		int ready = 0;
+
+		if (r)
+			kb__result__free_unpacked(r, NULL);
+		if (eo->ready) {
+			kb_eval_ready_start(eo->ready, eo);
+			ready = kb_eval_ready_wait(eo->ready, 120) == 1;
+		}
+		t0 = kb_mono_s();
+		eo->t0 = t0;
+		r = kb_eval_run(eo, sub);
+		if (n > 1)
+			fprintf(stderr, "kb-worker: job %u/%u: %s in %.3f s "
+				"(build %.3f s, harness %.3f s%s)\n", i, n,
+				kb_report_verdict_name(r->verdict), kb_mono_s() - t0,
+				r->build_s, r->harness_s,
+				ready ? ", held run" : "");
+	}
+	kb_eval_ready_free(eo->ready);
+	eo->ready = NULL;
+	return r;
+}
+
 static int cmd_eval(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -788,6 +837,7 @@ static int cmd_eval(int argc, char **argv)
 		{"ncu-kernel-name-base", required_argument, NULL, 'N'},
 		{"ncu-launch-count", required_argument, NULL, 'C'},
 		{"trace-dir", required_argument, NULL, 'T'},
+		{"repeat", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -802,6 +852,7 @@ static int cmd_eval(int argc, char **argv)
 	char *code = NULL, err[512], file[PATH_MAX];
 	size_t code_len;
 	int c, json = 0, rc;
+	uint32_t repeat = 1;
 
 	while ((c = getopt_long(argc, argv, "m:g:s:jh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -833,6 +884,17 @@ static int cmd_eval(int argc, char **argv)
 		case 'T':
 			trace_dir = optarg;
 			break;
+		case 'R': {
+			uint64_t v;
+
+			if (parse_seed(optarg, &v) < 0 || v < 1 || v > 1000) {
+				fprintf(stderr, "kb-worker: --repeat needs 1 to "
+					"1000\n");
+				return 2;
+			}
+			repeat = (uint32_t)v;
+			break;
+		}
 		case 'm':
 			mode = optarg;
 			break;
@@ -905,7 +967,7 @@ static int cmd_eval(int argc, char **argv)
 	}
 	eo = eval_opts();
 	eo.progress = eval_progress;
-	r = kb_eval_run(&eo, sub);
+	r = eval_repeat(&eo, sub, repeat);
 	kb__submission__free_unpacked(sub, NULL);
 	if (trace_dir)
 		write_traces(r, trace_dir);

@@ -128,6 +128,10 @@ struct kb_builder {
  * (builders.c). */
 const struct kb_builder *kb_builder_find(const char *lang);
 
+/* Whether the "py" builder runs its compile step (`python3 submission.py`)
+ * for this code: only for code that uses torch.utils.cpp_extension. */
+int kb_build_py_compiles(const ProtobufCBinaryData *code);
+
 /* Value of a Task config key, or NULL. */
 const char *kb_builder_config(const Kb__Task *t, const char *key);
 

@@ -29,6 +29,11 @@ static int uses_cpp_extension(const ProtobufCBinaryData *code)
 	       memmem(code->data, code->len, "cpp_extension", 13) != NULL;
 }
 
+int kb_build_py_compiles(const ProtobufCBinaryData *code)
+{
+	return uses_cpp_extension(code);
+}
+
 enum kb_build_state kb__build_py(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				 char *msg, size_t msg_size)
 {

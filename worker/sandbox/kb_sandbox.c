@@ -38,7 +38,9 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -207,9 +209,11 @@ struct run {
 		gid_t gid;
 	} handed[SB_MAX_RW + 1];
 	int nhanded;
-	/* What the run told us: the start, the control pipe's records, the
+	/* What the run told us: the start (a held run's release), the
+	 * wall-clock limit from then, the control pipe's records, the
 	 * leader's wait status. */
-	double t0;
+	double t0, limit_s;
+	int released;
 	int have_err_msg, have_status, prog_status;
 	int wst;
 };
@@ -238,6 +242,12 @@ static void set_status(struct kb_sandbox_result *r, int st)
 
 static void probe_cached(struct kb_sandbox_caps *caps);
 
+/* Taken while a run is set up (uid slot, cgroup, seccomp program,
+ * the hand-over of its directories, the clone) and while its directories
+ * are given back: the static state of those steps is shared by runs in
+ * other threads. */
+static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void run_cleanup(struct run *x)
 {
 	close_fd(&x->out.fd);
@@ -254,11 +264,13 @@ static void run_cleanup(struct run *x)
 	x->out.buf = x->err.buf = x->rep.buf = NULL;
 	if (x->cg.version)
 		kb__sb_cgroup_destroy(&x->cg);
+	pthread_mutex_lock(&setup_lock);
 	while (x->nhanded > 0) {
 		const struct handed *h = &x->handed[--x->nhanded];
 
 		kb__sb_isolate_chown(h->path, h->uid, h->gid, 0);
 	}
+	pthread_mutex_unlock(&setup_lock);
 	close_fd(&x->slot_fd); /* releases the uid slot */
 }
 
@@ -349,6 +361,7 @@ static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
 	p->cwd = x->cwd;
 	p->rw = x->rwv;
 	p->want_report = !!o->want_report;
+	p->fd_go = o->held ? o->go_fd : -1;
 	p->parent_pid = getpid();
 	double cpu = o->cpu_timeout_s > 0 ? o->cpu_timeout_s : o->wall_timeout_s;
 	p->cpu_s = (unsigned long)ceil(cpu);
@@ -518,25 +531,43 @@ static int run_poll_set(struct run *x, struct pollfd *pf, struct stream **ps)
 	return n;
 }
 
+/* A held run's release (release_fd readable): the wall-clock limit, in
+ * milliseconds, counts from now. */
+static void run_release(const struct kb_sandbox_opts *o, struct run *x,
+			struct kb_sandbox_result *r)
+{
+	uint64_t ms = 0;
+
+	if (read(o->release_fd, &ms, sizeof(ms)) != (ssize_t)sizeof(ms) || ms == 0)
+		return; /* not an eventfd's value: keep holding */
+	x->released = r->released = 1;
+	x->t0 = mono_s();
+	x->limit_s = (double)ms / 1000.0;
+}
+
 /* The poll loop: keeps the child's output until the child exits or the
  * deadline passes (r->timed_out). Returns 0, or a negative errno with the
  * infra error set (the child must then be killed). */
 static int run_supervise(const struct kb_sandbox_opts *o, struct run *x,
 			 struct kb_sandbox_result *r, char *errstr, size_t errstr_size)
 {
-	double deadline = x->t0 + o->wall_timeout_s;
-
 	for (;;) {
-		struct pollfd pf[5];
-		struct stream *ps[5];
+		struct pollfd pf[6];
+		struct stream *ps[6];
 		int n = run_poll_set(x, pf, ps);
-		int ctl_i = x->ctl_r >= 0 ? n - 1 : -1, pid_i = -1;
+		int ctl_i = x->ctl_r >= 0 ? n - 1 : -1, pid_i = -1, rel_i = -1;
 		if (x->pidfd >= 0) {
 			pid_i = n;
 			pf[n] = (struct pollfd){ x->pidfd, POLLIN, 0 };
 			ps[n++] = NULL;
 		}
+		if (o->held && !x->released) {
+			rel_i = n;
+			pf[n] = (struct pollfd){ o->release_fd, POLLIN, 0 };
+			ps[n++] = NULL;
+		}
 		double now = mono_s();
+		double deadline = x->t0 + x->limit_s;
 		if (now >= deadline) {
 			/* One last look: a child that exited in time is no timeout. */
 			siginfo_t si;
@@ -566,6 +597,8 @@ static int run_supervise(const struct kb_sandbox_opts *o, struct run *x,
 				}
 			} else if (i == ctl_i) {
 				run_read_ctl(x, r);
+			} else if (i == rel_i) {
+				run_release(o, x, r);
 			}
 		}
 		if (pid_i >= 0 ? (pr > 0 && pf[pid_i].revents) : 1) {
@@ -595,8 +628,8 @@ static int run_reap(const struct kb_sandbox_opts *o, struct run *x,
 	while (wait4(x->pid, &x->wst, __WALL, &ru) < 0 && errno == EINTR)
 		;
 	r->wall_s = mono_s() - x->t0;
-	if (r->timed_out && r->wall_s < o->wall_timeout_s)
-		r->wall_s = o->wall_timeout_s;
+	if (r->timed_out && r->wall_s < x->limit_s)
+		r->wall_s = x->limit_s;
 	r->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 		   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	r->max_rss_kb = ru.ru_maxrss;
@@ -714,13 +747,17 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 	x.pid = -1;
 
 	if (!o || !o->workdir || !o->argv || !o->argv[0] || !o->argv[0][0] || !o->env ||
-	    !(o->wall_timeout_s > 0)) {
+	    !(o->held ? o->hold_timeout_s > 0 && o->want_report && o->go_fd >= 0 &&
+			    o->release_fd >= 0
+		      : o->wall_timeout_s > 0)) {
 		set_err(r, errstr, errstr_size, "sandbox: bad options");
 		return -EINVAL;
 	}
+	x.limit_s = o->held ? o->hold_timeout_s : o->wall_timeout_s;
 	if ((rc = resolve_paths(o, &x, r, errstr, errstr_size)) < 0)
 		return rc;
 	if (o->isolate) {
+		/* Outside the lock: the first probe makes a trial run. */
 		probe_cached(&caps);
 		if (!caps.isolate_ok) {
 			set_err(r, errstr, errstr_size,
@@ -728,10 +765,12 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 			return -ENOTSUP;
 		}
 	}
-
-	if ((rc = run_prepare(o, &x, &caps, r, errstr, errstr_size)) < 0)
-		return run_fail(&x, r, rc, 0);
-	if ((rc = run_spawn(&x, r, errstr, errstr_size)) < 0)
+	pthread_mutex_lock(&setup_lock);
+	rc = run_prepare(o, &x, &caps, r, errstr, errstr_size);
+	if (rc >= 0)
+		rc = run_spawn(&x, r, errstr, errstr_size);
+	pthread_mutex_unlock(&setup_lock);
+	if (rc < 0)
 		return run_fail(&x, r, rc, x.pid > 0);
 	if ((rc = run_supervise(o, &x, r, errstr, errstr_size)) < 0)
 		return run_fail(&x, r, rc, 1);

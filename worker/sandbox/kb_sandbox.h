@@ -38,10 +38,12 @@
  * the run with it, daemons included. If the host cannot isolate, isolated
  * runs fail as infra errors; they never run unisolated.
  *
- * Thread-safety: one run at a time per process (it waits for its children).
- * The child is made with a raw clone(2) and never allocates, so calling
- * from a process with other threads (librdkafka) is safe; the run is killed
- * if the calling thread exits (PR_SET_PDEATHSIG).
+ * Thread-safety: runs may overlap in several threads (a held run waits
+ * beside the job's own commands); their set-up and the hand-back of their
+ * directories take a lock, and each thread waits for its own children
+ * only. The child is made with a raw clone(2) and never allocates, so
+ * calling from a process with other threads (librdkafka) is safe; the run
+ * is killed if the calling thread exits (PR_SET_PDEATHSIG).
  *
  * Build: worker/sandbox/, linked with kbcore
  * (kb_log), PkgConfig::SECCOMP and m. tests/hostile/ holds its suites.
@@ -84,10 +86,22 @@ struct kb_sandbox_opts {
 	char *const *rw_paths;  /* further directories bound read-write (at their
 				 * host paths) and handed to the run's uid like the
 				 * workdir; NULL-terminated or NULL */
+	/* A held run (ready.h): started before its job is known, released
+	 * later. Requires want_report. The program gets go_fd (the caller's
+	 * socket; the caller keeps its copy) as fd 4, after the report
+	 * pipe, and the wall-clock limit counts from the release: the moment
+	 * release_fd (an eventfd the caller writes) becomes readable, its
+	 * value being the limit in milliseconds. Until then hold_timeout_s
+	 * limits the run (wall_timeout_s is not used). */
+	int held;
+	int go_fd, release_fd;
+	double hold_timeout_s;
 };
 
 struct kb_sandbox_result {
 	int exited, exit_code;  /* normal exit and its status */
+	int released;           /* a held run: it was released (wall_s counts
+				 * from then) */
 	int signaled, signal;   /* killed by a signal (other than our timeout kill) */
 	int timed_out;          /* we killed it at the wall-clock limit */
 	double wall_s, cpu_s;

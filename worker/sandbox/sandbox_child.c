@@ -77,19 +77,21 @@ static void reset_signals(void)
 	sigprocmask(SIG_SETMASK, &all, NULL);
 }
 
-/* Puts the standard descriptors and the report pipe in place, keeps the
- * control pipe (close-on-exec) right after them, and closes the rest. */
+/* Puts the standard descriptors, the report pipe and a held run's go
+ * socket in place, keeps the control pipe (close-on-exec) right after
+ * them, and closes the rest. */
 static void setup_fds(struct kb__sb_plan *p)
 {
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	int src[4] = { devnull, p->fd_out, p->fd_err, p->want_report ? p->fd_report : -1 };
-	int hi[4], ctl;
+	int src[5] = { devnull, p->fd_out, p->fd_err, p->want_report ? p->fd_report : -1,
+		       p->want_report ? p->fd_go : -1 };
+	int hi[5], ctl;
 
 	if (devnull < 0)
 		fail(p, "open", "/dev/null", errno);
-	/* Move everything above 3 first so that dup2 cannot clobber a source
+	/* Move everything above 4 first so that dup2 cannot clobber a source
 	 * (the worker may have closed 0..2, making a pipe land there). */
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		hi[i] = -1;
 		if (src[i] >= 0 && (hi[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 10)) < 0)
 			fail(p, "fcntl", "F_DUPFD", errno);
@@ -97,7 +99,7 @@ static void setup_fds(struct kb__sb_plan *p)
 	if ((ctl = fcntl(p->fd_ctl, F_DUPFD_CLOEXEC, 10)) < 0)
 		fail(p, "fcntl", "F_DUPFD", errno);
 	p->fd_ctl = ctl;
-	int n = p->want_report ? 4 : 3;
+	int n = !p->want_report ? 3 : hi[4] >= 0 ? 5 : 4;
 	for (int i = 0; i < n; i++)
 		if (dup2(hi[i], i) < 0) /* dup2 clears close-on-exec */
 			fail(p, "dup2", NULL, errno);

@@ -52,6 +52,7 @@ struct kb__sb_plan {
 	char *const *rw;     /* realpaths of the extra writable binds, or NULL */
 	int want_report;
 	int fd_out, fd_err, fd_report, fd_ctl, fd_sync; /* child ends */
+	int fd_go;       /* a held run's go socket (becomes fd 4), or -1 */
 	pid_t parent_pid;
 	unsigned long cpu_s, fsize, nofile, nproc; /* nproc 0 = leave alone */
 

@@ -103,15 +103,23 @@ class Guard:
         """Starts the child (it confines itself, imports torch and picks
         its device meanwhile). parent_tids: every thread of the parent
         now. Raises OSError."""
+        self._sched_self = os.open("/proc/thread-self/schedstat",
+                                   os.O_RDONLY | os.O_CLOEXEC)
+        # A held run (worker/ready.py) started our child before the job,
+        # with torch imported: it gets the same arguments.
+        ready = sys.modules.get("kb_ready")
+        pre = ready.take_child() if ready is not None else None
+        if pre is not None:
+            self.proc, self.sock, fd = pre
+            self.pid = self.proc.pid
+            ready.start_child(self.sock, self._argv(fd, parent_tids)[1:])
+            return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {k: v for k, v in os.environ.items()
                if k not in ("POPCORN_FD", "POPCORN_SEED", "KBH_CASES_UNLINK")}
         # the user's prints reach the worker even when the child is killed
         env["PYTHONUNBUFFERED"] = "1"
-        argv = [sys.executable, self.script,
-                "--sock", str(theirs.fileno()),
-                "--parent", str(os.getpid()),
-                "--tids", ",".join(str(t) for t in parent_tids)]
+        argv = self._argv(theirs.fileno(), parent_tids)
         out = subprocess.DEVNULL if self.report_fd == 1 else None
         err = subprocess.DEVNULL if self.report_fd == 2 else None
         try:
@@ -123,8 +131,12 @@ class Guard:
             theirs.close()
         self.pid = self.proc.pid
         self.sock = ours
-        self._sched_self = os.open("/proc/thread-self/schedstat",
-                                   os.O_RDONLY | os.O_CLOEXEC)
+
+    def _argv(self, fd, parent_tids):
+        return [sys.executable, self.script,
+                "--sock", str(fd),
+                "--parent", str(os.getpid()),
+                "--tids", ",".join(str(t) for t in parent_tids)]
 
     def hello(self, parent_tids, device, ordinal):
         """Waits for the child's HELLO. parent_tids: every thread of the
