@@ -48,9 +48,12 @@ def _fail(msg):
 
 
 def _run(script, args):
+    """As `python3 script args` does: sys.argv as given, __file__
+    absolute, the script's folder first on sys.path."""
+    path = os.path.abspath(script)
     sys.argv = [script] + args
-    sys.path[0] = os.path.dirname(os.path.abspath(script))
-    runpy.run_path(script, run_name="__main__")
+    sys.path[0] = os.path.dirname(path)
+    runpy.run_path(path, run_name="__main__")
 
 
 def _import_torch():

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "held_run.h"
 #include "kb_budget.h"
 #include "kb_check_main.h"
 
@@ -291,6 +292,86 @@ START_TEST(test_many_runs_no_fd_leak)
 }
 END_TEST
 
+/* A held run (kb_sandbox_opts.held): it starts, waits on fd 4 while held
+ * (the hold does not count as its time), and gets the line the worker
+ * sends; its wall-clock limit counts from the release. */
+START_TEST(test_held_release)
+{
+	char *argv[] = { NULL };
+	struct held_run h;
+
+	held_run_start(&h, opts(argv),
+		       "read line <&4; echo \"got $line\"; echo 'check: pass' >&3", 20);
+	sleep(3); /* held: 3 s that are not the run's */
+	held_run_release(&h, 10000, "hello\n");
+	held_run_join(&h);
+	ck_assert_int_eq(h.rc, 0);
+	ck_assert_int_eq(h.r.released, 1);
+	ck_assert_int_eq(h.r.exited, 1);
+	ck_assert_int_eq(h.r.exit_code, 0);
+	ck_assert_str_eq(h.r.out, "got hello\n");
+	ck_assert_str_eq(h.r.report, "check: pass\n");
+	ck_assert_msg(h.r.wall_s < 3.0, "wall %.3f s counts the hold", h.r.wall_s);
+	kb_sandbox_result_clear(&h.r);
+}
+END_TEST
+
+START_TEST(test_held_limit_from_release)
+{
+	char *argv[] = { NULL };
+	struct held_run h;
+
+	held_run_start(&h, opts(argv), "read line <&4; exec sleep 30", 20);
+	sleep(1);
+	held_run_release(&h, 500, "go\n");
+	held_run_join(&h);
+	ck_assert_int_eq(h.rc, 0);
+	ck_assert_int_eq(h.r.released, 1);
+	ck_assert_int_eq(h.r.timed_out, 1);
+	ck_assert_msg(h.r.wall_s >= 0.5 && h.r.wall_s < 15, "wall %.3f", h.r.wall_s);
+	kb_sandbox_result_clear(&h.r);
+}
+END_TEST
+
+/* Never released: the hold limit ends it, and it says so. Closing the
+ * worker's end is how a run nobody wants is ended: the program reads EOF. */
+START_TEST(test_held_never_released)
+{
+	char *argv[] = { NULL };
+	struct held_run h;
+
+	held_run_start(&h, opts(argv), "read line <&4; exec sleep 30", 0.5);
+	held_run_join(&h);
+	ck_assert_int_eq(h.rc, 0);
+	ck_assert_int_eq(h.r.released, 0);
+	ck_assert_int_eq(h.r.timed_out, 1);
+	kb_sandbox_result_clear(&h.r);
+
+	held_run_start(&h, opts(argv), "read line <&4 || echo eof; exit 5", 20);
+	shutdown(h.sv[0], SHUT_RDWR);
+	held_run_join(&h);
+	ck_assert_int_eq(h.r.released, 0);
+	ck_assert_int_eq(h.r.exit_code, 5);
+	ck_assert_str_eq(h.r.out, "eof\n");
+	kb_sandbox_result_clear(&h.r);
+}
+END_TEST
+
+START_TEST(test_held_bad_opts)
+{
+	char *argv[] = { "true", NULL };
+	struct kb_sandbox_opts o = opts(argv);
+	struct kb_sandbox_result r;
+
+	o.held = 1; /* no report channel, no descriptors */
+	o.go_fd = o.release_fd = -1;
+	o.hold_timeout_s = 1;
+	ck_assert_int_eq(kb_sandbox_run(&o, &r, NULL, 0), -EINVAL);
+	ck_assert_int_eq(r.infra_error, 1);
+	kb_sandbox_result_clear(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sandbox_basic");
@@ -308,6 +389,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_absolute_and_relative_argv0);
 	tcase_add_test(tc, test_cpu_limit_and_signals);
 	tcase_add_test(tc, test_many_runs_no_fd_leak);
+	tcase_add_test(tc, test_held_release);
+	tcase_add_test(tc, test_held_limit_from_release);
+	tcase_add_test(tc, test_held_never_released);
+	tcase_add_test(tc, test_held_bad_opts);
 	suite_add_tcase(s, tc);
 	return s;
 }

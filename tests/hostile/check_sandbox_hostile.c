@@ -6,6 +6,7 @@
  * fails with the probe's reason (set KB_SANDBOX_TESTS_ALLOW_NO_ISOLATION=1
  * to skip them instead, e.g. on a laptop without user namespaces).
  */
+#include "held_run.h"
 #include "kb_sandbox.h"
 
 #include <arpa/inet.h>
@@ -522,6 +523,50 @@ START_TEST(test_iso_contract)
 }
 END_TEST
 
+/* A held run is isolated as any run: its own uid, fds 0-3 and the go
+ * socket on 4 and nothing more; while it waits, other runs start and end
+ * beside it (their set-up shares the sandbox's state under a lock). */
+START_TEST(test_iso_held)
+{
+	struct kb_sandbox_opts o = iso_opts();
+	struct kb_sandbox_result r;
+	struct held_run h;
+	char err[256] = "";
+
+	if (isolation_missing())
+		return;
+	o.wall_timeout_s = 30;
+	held_run_start(&h, o,
+		       "read line <&4; echo \"got $line\"; id -u; "
+		       "for n in $(seq 0 64); do [ -e /proc/$$/fd/$n ] && echo fd$n; done; "
+		       "echo 'k: v' >&3",
+		       60);
+	char beside[] = "/tmp/kb-sbx-beside-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(beside));
+	for (int i = 0; i < 3; i++) {
+		o.workdir = beside; /* a job's runs never share a scratch */
+		o.want_report = 0;
+		o.wall_timeout_s = 20;
+		ck_assert_int_eq(run_iso_sh("echo beside", &o, &r, err, sizeof(err)), 0);
+		ck_assert_str_eq(r.out, "beside\n");
+		kb_sandbox_result_clear(&r);
+	}
+	rmdir(beside);
+	held_run_release(&h, 20000, "job\n");
+	held_run_join(&h);
+	ck_assert_int_eq(h.rc, 0);
+	ck_assert_int_eq(h.r.released, 1);
+	ck_assert_int_eq(h.r.exit_code, 0);
+	ck_assert_msg(strncmp(h.r.out, "got job\n", 8) == 0, "%s", h.r.out);
+	ck_assert_msg(strstr(h.r.out, "fd0\nfd1\nfd2\nfd3\nfd4\n") != NULL, "%s", h.r.out);
+	ck_assert_msg(strstr(h.r.out, "fd5") == NULL, "%s", h.r.out);
+	if (geteuid() == 0)
+		ck_assert_ptr_null(strstr(h.r.out, "\n0\n")); /* not root inside */
+	ck_assert_str_eq(h.r.report, "k: v\n");
+	kb_sandbox_result_clear(&h.r);
+}
+END_TEST
+
 /* The directories the sandbox makes only to hold a bind mount (here the
  * parents of a nested workdir) can be passed through but not listed by the
  * run's uid: listing them showed other jobs' or the worker's directory
@@ -682,6 +727,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc2, setup, teardown);
 	tcase_set_timeout(tc2, 90);
 	tcase_add_test(tc2, test_iso_contract);
+	tcase_add_test(tc2, test_iso_held);
 	tcase_add_test(tc2, test_iso_setup_failure_is_infra);
 	tcase_add_test(tc2, test_iso_compile_and_run);
 	tcase_add_test(tc2, test_iso_python);

@@ -431,6 +431,86 @@ START_TEST(test_python_upstream)
 }
 END_TEST
 
+/* Python jobs start ahead (KB_PYTHON_READY, worker/ready.h): with
+ * --repeat 2 each job takes a held run, whose interpreter imported torch
+ * before the job, and passes or fails as it would in a fresh one. The
+ * submission prints its own command line and descriptors: in a held run
+ * it is the child ready.py started, with nothing more open than the child
+ * our harness starts itself (no go socket, no report pipe). Loop: 0 our
+ * harness, held; 1 the same with KB_PYTHON_READY=0; 2 the upstream-shaped
+ * fixture ranked, held (its secret run is never a held one: it gets
+ * POPCORN_SEED). */
+START_TEST(test_python_held)
+{
+	static const char probe[] =
+		"import os as _os\n"
+		"_l = []\n"
+		"for _fd in sorted(_os.listdir('/proc/self/fd'), key=int):\n"
+		"    try:\n"
+		"        _l.append('%s:%s' % (_fd, _os.readlink('/proc/self/fd/' + "
+		"_fd).split('[')[0]))\n"
+		"    except OSError:\n"
+		"        pass\n"
+		"print('probe cmdline=%s fds=%s end' % (open('/proc/self/cmdline')"
+		".read().replace('\\0', ' ').strip(), ' '.join(_l)), "
+		"flush=True)\n";
+	char *argv[] = {WORKER, "eval", NULL, NULL, "--mode", NULL, "--gpu",
+			"CPU", "--repeat", "2", "--json", NULL};
+	char *env[] = {env_workdir, (char *)isolate_env, "KB_GPU=CPU",
+		       "KB_PYTHON=" KB_TEST_PYTHON,
+		       _i == 1 ? "KB_PYTHON_READY=0" : "KB_PYTHON_READY=1",
+		       NULL};
+	char *code, *ok, *file, *line, *end;
+	size_t len;
+	struct eval e;
+	int st, sockets = 0;
+
+	if (_i == 2) {
+		argv[2] = KB_TEST_DATA "/upstream_py/vectoradd";
+		argv[3] = KB_TEST_DATA "/upstream_py/vectoradd/submission_ok.py";
+		argv[5] = "leaderboard";
+		file = NULL;
+	} else {
+		ck_assert_int_eq(kb_read_file(PROBLEMS "/pmpp_py/vectoradd/"
+					      "submission_ok.py", 1 << 20,
+					      &ok, &len), 0);
+		code = kb__xasprintf("%s%s", probe, ok);
+		file = write_tmp("probe.py", code);
+		free(code);
+		free(ok);
+		argv[2] = PROBLEMS "/pmpp_py/vectoradd";
+		argv[3] = file;
+		argv[5] = "test";
+	}
+	st = wf_run(argv, env, &e.out, &e.err, &e.wall_s);
+	ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "status %d\n%s\n%s", st, e.out, e.err);
+	ck_assert_msg((strstr(e.err, "job 2/2: passed") &&
+		       strstr(e.err, "held run") != NULL) == (_i != 1),
+		      "%s", e.err);
+	if (_i == 2) {
+		ck_assert_msg(strstr(e.out, "\"has_score\": true"), "%s", e.out);
+	} else {
+		line = strstr(e.out, "probe cmdline=");
+		ck_assert_msg(line != NULL, "%s", e.out);
+		end = strstr(line, " end");
+		ck_assert_ptr_nonnull(end);
+		*end = '\0';
+		ck_assert_msg(strstr(line, _i == 0 ? "kb_ready.py --child"
+						   : "kbh_child.py --sock"),
+			      "%s", line);
+		ck_assert_msg(strstr(line, "fds=0:/dev/null 1:pipe: 2:pipe: "),
+			      "%s", line);
+		for (char *p = line; (p = strstr(p, "socket:")); p++)
+			sockets++;
+		ck_assert_msg(sockets == 1, "%s", line);
+	}
+	ck_assert(workdir_empty());
+	free(file);
+	eval_free(&e);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("worker_eval");
@@ -448,6 +528,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_usage_errors);
 	tcase_add_test(tc, test_selftest_command);
 	tcase_add_loop_test(tc, test_python_upstream, 0, 3);
+	tcase_add_loop_test(tc, test_python_held, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -133,16 +133,21 @@ static void set_rlimits(const struct kb__sb_plan *p)
 }
 
 /* Takes the run's identity: no supplementary groups, the run gid and uid
- * (which drops every capability), an empty bounding set. */
+ * (which drops every capability), an empty bounding set. Raw system calls:
+ * glibc's wrappers change the ids of every thread it knows of, and this
+ * process is a raw clone of a worker with other threads, whose records
+ * it still holds; a thread caught mid-creation or mid-exit in that copy
+ * left the wrapper waiting for it forever (seen with a held run's thread
+ * beside the run being set up). */
 static void drop_identity(const struct kb__sb_plan *p)
 {
 	for (int c = 0; c <= CAP_LAST_CAP; c++)
 		prctl(PR_CAPBSET_DROP, c, 0, 0, 0); /* best effort: needs CAP_SETPCAP */
-	if (!p->userns && setgroups(0, NULL) < 0)
+	if (!p->userns && syscall(SYS_setgroups, 0, NULL) < 0)
 		fail(p, "setgroups", NULL, errno);
-	if (setresgid(p->gid, p->gid, p->gid) < 0)
+	if (syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0)
 		fail(p, "setresgid", NULL, errno);
-	if (setresuid(p->uid, p->uid, p->uid) < 0)
+	if (syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0)
 		fail(p, "setresuid", NULL, errno);
 	if (geteuid() != p->uid || getegid() != p->gid)
 		fail(p, "identity check", NULL, EPERM);
