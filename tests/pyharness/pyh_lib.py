@@ -12,11 +12,17 @@ check reports as its parser does (tests of problems/harness/python).
   validate(report)            the protocol rules of services/kb_popcorn.h
 
 KB_PYTHON names the interpreter (default /usr/bin/python3: Debian's, with
-python3-torch); KBH_TEST_WORK a directory to keep the runs in.
+python3-torch); KBH_TEST_WORK a directory to keep the runs in;
+KBH_TEST_HELD=1 runs the harness as a held run (worker/ready.h): started
+as worker/ready.py with the go socket on fd 4, told the harness's
+arguments once it has imported torch, as the worker does for a Python
+job's first run (runs with a seed or a report on another descriptor than
+3, which the worker never holds, run as usual).
 """
 
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -153,18 +159,38 @@ def run(task, mode, cases, secret=None, env=None, timeout=280, fd=3,
     rfd, wfd = os.pipe()
     argv = [PYTHON, os.path.join(task.dir, "kbh_eval.py")]
     argv += [mode, "cases.txt"] if args is None else args
+    held = os.environ.get("KBH_TEST_HELD") == "1" and secret is None \
+        and fd == 3
+    if held:
+        ours, theirs = socket.socketpair()
+        e["KB_READY_FD"] = "4"
+        go = "".join("arg %s\n" % a for a in argv[1:]) + "go\n"
+        argv = [PYTHON, os.path.join(ROOT, "worker", "ready.py")]
 
     def child_fds():
         # the report's descriptor at its number (dup2 clears close-on-
         # exec; every other descriptor of ours is close-on-exec)
         if fd is not None:
             os.dup2(wfd, fd)
+        if held:
+            os.dup2(theirs.fileno(), 4)
 
     p = subprocess.Popen(argv, cwd=scratch, env=e, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          preexec_fn=child_fds, close_fds=False,
                          start_new_session=True)
     os.close(wfd)
+    if held:
+        theirs.close()
+        ours.settimeout(120)
+        try:
+            ready = ours.recv(6)
+        except OSError:
+            ready = b""
+        held = ready == b"ready\n"   # else the run's output says why
+        if held:
+            ours.sendall(go.encode())
+        ours.close()
     chunks = []
     import threading
 
@@ -185,8 +211,10 @@ def run(task, mode, cases, secret=None, env=None, timeout=280, fd=3,
         out += b"\n[pyh_lib: timed out]\n"
     t.join(5)
     os.close(rfd)
-    return Result(p.returncode, b"".join(chunks).decode("utf-8", "replace"),
-                  out.decode("utf-8", "replace"), scratch)
+    r = Result(p.returncode, b"".join(chunks).decode("utf-8", "replace"),
+               out.decode("utf-8", "replace"), scratch)
+    r.held = held
+    return r
 
 
 def validate(report):
