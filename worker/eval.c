@@ -823,6 +823,7 @@ struct kb_eval_ready {
 	struct sb_args a;
 	struct kb_held h;
 	double t0;            /* when it started */
+	unsigned taken;       /* jobs that took one */
 };
 
 static struct kb_held *ready_held(struct kb_eval_ready *rd)
@@ -872,6 +873,7 @@ static void ready_take(struct kb_eval_ready *rd, struct job *j)
 	rd->j.jd.fd = rd->j.jd.lock_fd = rd->j.jd.out_fd = -1;
 	rd->j.jd.step_fd = -1;
 	j->held = rd;
+	rd->taken++;
 	kb_debug("sub=%" PRIu64 " takes the held Python run started %.1f s "
 		 "ago (%s)", j->s->id, kb_mono_s() - rd->t0,
 		 kb_held_wait_ready(&rd->h, 0.001) == 1 ? "ready"
@@ -981,6 +983,16 @@ int kb_eval_ready_wait(struct kb_eval_ready *rd, double timeout_s)
 	rc = rd->busy ? 0 : kb_held_wait_ready(&rd->h, timeout_s);
 	pthread_mutex_unlock(&rd->mu);
 	return rc;
+}
+
+unsigned kb_eval_ready_taken(struct kb_eval_ready *rd)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&rd->mu);
+	n = rd->taken;
+	pthread_mutex_unlock(&rd->mu);
+	return n;
 }
 
 void kb_eval_ready_free(struct kb_eval_ready *rd)

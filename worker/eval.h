@@ -128,6 +128,9 @@ int kb_eval_ready_start(struct kb_eval_ready *rd, const struct kb_eval_opts *o);
  * ready, 0 not (yet), -1 none or it ended. */
 int kb_eval_ready_wait(struct kb_eval_ready *rd, double timeout_s);
 
+/* How many jobs have taken a held run of rd. */
+unsigned kb_eval_ready_taken(struct kb_eval_ready *rd);
+
 /* Ends the held run, if any, and frees rd (NULL is a no-op). */
 void kb_eval_ready_free(struct kb_eval_ready *rd);
 

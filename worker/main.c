@@ -801,14 +801,15 @@ static Kb__Result *eval_repeat(struct kb_eval_opts *eo,
 	if (n > 1 && cfg.python_ready)
 		eo->ready = kb_eval_ready_new();
 	for (uint32_t i = 1; i <= n; i++) {
+		unsigned taken = 0;
 		double t0;
-		int ready = 0;
 
 		if (r)
 			kb__result__free_unpacked(r, NULL);
 		if (eo->ready) {
 			kb_eval_ready_start(eo->ready, eo);
-			ready = kb_eval_ready_wait(eo->ready, 120) == 1;
+			kb_eval_ready_wait(eo->ready, 120);
+			taken = kb_eval_ready_taken(eo->ready);
 		}
 		t0 = kb_mono_s();
 		eo->t0 = t0;
@@ -818,7 +819,8 @@ static Kb__Result *eval_repeat(struct kb_eval_opts *eo,
 				"(build %.3f s, harness %.3f s%s)\n", i, n,
 				kb_report_verdict_name(r->verdict), kb_mono_s() - t0,
 				r->build_s, r->harness_s,
-				ready ? ", held run" : "");
+				eo->ready && kb_eval_ready_taken(eo->ready) > taken
+					? ", held run" : "");
 	}
 	kb_eval_ready_free(eo->ready);
 	eo->ready = NULL;

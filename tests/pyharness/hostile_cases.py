@@ -12,6 +12,7 @@ Each old text must occur exactly once in the harness file (ablate.py
 stops when one drifts).
 """
 
+import os
 import re
 
 import pyh_lib as L
@@ -355,4 +356,7 @@ def run_case(case, ctx, harness=None, tag=""):
     t = L.stage(problem, "%s/hostile/%s.py" % (L.HERE, case["name"]),
                 harness=harness, name=case["name"] + tag)
     r = L.run(t, case["mode"], case["cases"])
-    return r, case["expect"](r, ctx)
+    errs = case["expect"](r, ctx)
+    if os.environ.get("KBH_TEST_HELD") == "1" and not r.held:
+        errs.append("not run as a held run (KBH_TEST_HELD=1)")
+    return r, errs
