@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -593,6 +594,7 @@ static void collect_profile(struct job *j, size_t i,
 }
 
 static void ready_put(struct kb_eval_ready *rd);
+static void ready_drop(struct kb_eval_ready *rd);
 static char *const *ready_argv(struct kb_eval_ready *rd);
 static struct kb_held *ready_held(struct kb_eval_ready *rd);
 
@@ -813,6 +815,11 @@ static const struct kb_builder *check_submission(struct job *j)
 /* How long a held run waits for a job before it ends (the next job then
  * starts another). */
 #define READY_HOLD_S 3600.0
+/* After a held run ended by itself, the next waits this long, doubled
+ * for each such end in a row (at most READY_HOLD_S). */
+#define READY_RETRY_S 10.0
+/* How long a job waits for a held run to finish starting. */
+#define READY_SETTLE_S 60.0
 
 struct kb_eval_ready {
 	pthread_mutex_t mu;
@@ -824,6 +831,8 @@ struct kb_eval_ready {
 	struct kb_held h;
 	double t0;            /* when it started */
 	unsigned taken;       /* jobs that took one */
+	unsigned failures;    /* held runs in a row that ended by themselves */
+	double next_start;    /* none starts before (kb_mono_s()) */
 };
 
 static struct kb_held *ready_held(struct kb_eval_ready *rd)
@@ -842,6 +851,29 @@ static void ready_put(struct kb_eval_ready *rd)
 	pthread_mutex_lock(&rd->mu);
 	rd->busy = 0;
 	pthread_mutex_unlock(&rd->mu);
+}
+
+/* A held run still starting (importing torch) would share the CPUs with
+ * the job about to run, whose timings it would disturb: the job waits
+ * until it is ready. One that is not ready within READY_SETTLE_S is
+ * ended and counts as a failure. */
+static void ready_settle(struct kb_eval_ready *rd)
+{
+	pthread_mutex_lock(&rd->mu);
+	if (rd->busy || !kb_held_alive(&rd->h)) {
+		pthread_mutex_unlock(&rd->mu);
+		return;
+	}
+	rd->busy = 1;
+	pthread_mutex_unlock(&rd->mu);
+	if (kb_held_wait_ready(&rd->h, READY_SETTLE_S) != 1) {
+		kb_warn("the held Python run was not ready after %.0f s: "
+			"ended", kb_mono_s() - rd->t0);
+		ready_drop(rd);
+		rd->failures++;
+		rd->next_start = kb_mono_s() + READY_HOLD_S / 4;
+	}
+	ready_put(rd);
 }
 
 /* Whether the job's first command can be the held run: its first harness
@@ -874,6 +906,7 @@ static void ready_take(struct kb_eval_ready *rd, struct job *j)
 	rd->j.jd.step_fd = -1;
 	j->held = rd;
 	rd->taken++;
+	rd->failures = 0;
 	kb_debug("sub=%" PRIu64 " takes the held Python run started %.1f s "
 		 "ago (%s)", j->s->id, kb_mono_s() - rd->t0,
 		 kb_held_wait_ready(&rd->h, 0.001) == 1 ? "ready"
@@ -899,14 +932,27 @@ static void ready_drop(struct kb_eval_ready *rd)
 	if (kb_held_alive(&rd->h)) {
 		kb_held_discard(&rd->h);
 	} else if (rd->h.started) {
+		double lived = kb_mono_s() - rd->t0;
+
 		rc = kb_held_join(&rd->h, &r, err, sizeof(err));
-		kb_warn("the held Python run ended before a job came "
-				"(after %.1f s): %s%s%s", kb_mono_s() - rd->t0,
-				rc < 0 || r.infra_error ? err
-				: r.timed_out ? "the hold limit"
-				: "exit status",
+		if (rc == 0 && !r.infra_error && r.timed_out) {
+			kb_info("the held Python run reached its hold limit "
+				"(%.0f s) unused", lived);
+		} else {
+			/* Ended by itself: a broken interpreter or sandbox.
+			 * The next ones wait longer and longer. */
+			rd->failures++;
+			rd->next_start = kb_mono_s() +
+					 fmin(READY_RETRY_S * (1 << (rd->failures < 9
+							? rd->failures : 9)),
+					      READY_HOLD_S);
+			kb_warn("the held Python run ended before a job came "
+				"(after %.1f s; the next in %.0f s): %s%s%.2000s",
+				lived, rd->next_start - kb_mono_s(),
+				rc < 0 || r.infra_error ? err : "it exited",
 				r.err && r.err_len ? "; stderr: " : "",
 				r.err ? r.err : "");
+		}
 		kb_sandbox_result_clear(&r);
 	}
 	if (rd->j.jd.fd >= 0)
@@ -931,6 +977,10 @@ int kb_eval_ready_start(struct kb_eval_ready *rd, const struct kb_eval_opts *o)
 	rd->busy = 1;
 	pthread_mutex_unlock(&rd->mu);
 	ready_drop(rd); /* one that ended unused */
+	if (kb_mono_s() < rd->next_start) {
+		ready_put(rd);
+		return 0;
+	}
 	rd->o = *o;
 	rd->o.ready = NULL; /* nothing of a job's: */
 	rd->o.progress = NULL;
@@ -1078,6 +1128,8 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	if (s->mode == KB__MODE__MODE_PROFILE && is_gpu(&j) &&
 	    strcmp(j.t->lang, "cu") == 0 && find_ncu(&j) < 0)
 		goto done;
+	if (o.ready)
+		ready_settle(o.ready);
 	if (o.ready && ready_fits(&j, b))
 		ready_take(o.ready, &j);
 	if (!j.held &&
@@ -1120,8 +1172,6 @@ done:
 	if (j.jd.fd >= 0 && (rc = kb_jobdir_close(&j.jd, o.keep_workdir)) < 0)
 		kb_warn("cannot remove %s: %s sub=%" PRIu64, j.jd.path,
 			strerror(-rc), s->id);
-	if (o.ready)
-		kb_eval_ready_start(o.ready, opts);
 	return j.r;
 }
 

@@ -97,8 +97,9 @@ struct kb_eval_opts {
 	const struct kb_python *python;
 	const char *python_why;
 	/* The held run (kb_eval_ready_new) a Python job may take for its
-	 * first run; the evaluation starts the next one when it ends. NULL:
-	 * none. */
+	 * first run, or NULL. The caller starts the next one
+	 * (kb_eval_ready_start) when the worker is idle: never while a job
+	 * runs, whose timings the interpreter's start would disturb. */
 	struct kb_eval_ready *ready;
 };
 
@@ -119,9 +120,12 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *o, const Kb__Submission *s);
 struct kb_eval_ready *kb_eval_ready_new(void);
 
 /* Starts a held run for the next Python job of o, unless one is held or
- * in use, or o has no Python with torch (or a fake sandbox). The options
- * must be those of the jobs it will serve. Returns 0 (also when there is
- * nothing to do) or -errno (logged; jobs then run as usual). */
+ * in use, o has no Python with torch (or a fake sandbox), or the last
+ * held runs ended by themselves (then it waits 10 s, doubled per such
+ * end, at most an hour). Cheap when there is nothing to do: call it on
+ * every idle moment. The options must be those of the jobs it will serve.
+ * Returns 0 (also when there is nothing to do) or -errno (logged; jobs
+ * then run as usual). */
 int kb_eval_ready_start(struct kb_eval_ready *rd, const struct kb_eval_opts *o);
 
 /* Waits up to timeout_s until the held run has imported torch. Returns 1

@@ -640,8 +640,12 @@ int kb_service_run(const struct kb_service_opts *o, char *errstr,
 			rc = n;
 			break;
 		}
-		if (n == 0)
+		if (n == 0) {
+			/* Idle: the next Python job's first run may start
+			 * (no job's timings to disturb). */
+			kb_eval_ready_start(o->eval.ready, &o->eval);
 			continue;
+		}
 		/* A message that arrives with the stop stays uncommitted for
 		 * the next worker. */
 		if (!kb_signal_stopping() && handle(&s, &m) != 0) {

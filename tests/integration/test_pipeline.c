@@ -85,10 +85,19 @@ START_TEST(honest_submission_is_ranked)
 }
 END_TEST
 
-/* A Python problem (problems/harness/python) through the same services. */
+/* A Python problem (problems/harness/python) through the same services;
+ * its first run is the held run the idle worker started ahead
+ * (KB_PYTHON_READY, worker/ready.h). */
 START_TEST(python_submission_is_ranked)
 {
+	char log[300], line[512];
+
 	expect_ranked("vectoradd_py", PROBLEMS "/pmpp_py/vectoradd/submission_ok.py");
+	snprintf(log, sizeof(log), "%s/worker.log", P.dir);
+	ck_assert_msg(kb_test_wait_file(log, "takes the held Python run", 0, line,
+					sizeof(line)) == 0,
+		      "the job did not take a held run; logs in %s", P.dir);
+	ck_assert_msg(strstr(line, "(ready)") != NULL, "%s", line);
 }
 END_TEST
 
