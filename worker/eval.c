@@ -866,12 +866,19 @@ static void ready_settle(struct kb_eval_ready *rd)
 	}
 	rd->busy = 1;
 	pthread_mutex_unlock(&rd->mu);
-	if (kb_held_wait_ready(&rd->h, READY_SETTLE_S) != 1) {
+	switch (kb_held_wait_ready(&rd->h, READY_SETTLE_S)) {
+	case 1:
+		break;
+	case 0:
 		kb_warn("the held Python run was not ready after %.0f s: "
 			"ended", kb_mono_s() - rd->t0);
-		ready_drop(rd);
+		kb_held_discard(&rd->h);
 		rd->failures++;
 		rd->next_start = kb_mono_s() + READY_HOLD_S / 4;
+		ready_drop(rd);
+		break;
+	default: /* it ended: ready_drop says how */
+		ready_drop(rd);
 	}
 	ready_put(rd);
 }
@@ -1030,7 +1037,9 @@ int kb_eval_ready_wait(struct kb_eval_ready *rd, double timeout_s)
 	int rc;
 
 	pthread_mutex_lock(&rd->mu);
-	rc = rd->busy ? 0 : kb_held_wait_ready(&rd->h, timeout_s);
+	rc = rd->busy ? 0
+	     : !kb_held_alive(&rd->h) ? -1
+	     : kb_held_wait_ready(&rd->h, timeout_s);
 	pthread_mutex_unlock(&rd->mu);
 	return rc;
 }

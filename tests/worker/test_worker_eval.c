@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "eval.h"
 #include "jobdir.h"
 #include "kb_budget.h"
 #include "kb_cases.h"
@@ -17,6 +18,7 @@
 #include "kb_sandbox.h"
 #include "kb_util.h"
 #include "pbutil.h"
+#include "python.h"
 #include "worker_fixture.h"
 #include "kb_check_main.h"
 
@@ -511,6 +513,69 @@ START_TEST(test_python_held)
 }
 END_TEST
 
+/* kb_eval_ready in this process (the service's use of it): a Python job
+ * takes the waiting held run; one that died before its job is not taken
+ * and the job runs in a fresh sandbox; after that, no new held run starts
+ * at once (back-off). The task's main script reports and prints its own
+ * command line. */
+START_TEST(test_held_lifecycle)
+{
+	static const char main_py[] =
+		"import os\n"
+		"os.write(int(os.environ['POPCORN_FD']), b'check: pass\\n')\n"
+		"print(open('/proc/self/cmdline').read().replace('\\0', ' '))\n";
+	struct kb_python py;
+	struct kb_sandbox_caps caps;
+	struct kb_eval_opts o = {.workdir = workdir, .worker = "t", .gpu = "CPU",
+				 .build_timeout_s = 60, .python = &py};
+	Kb__Submission *s = wf_submission("py", KB__MODE__MODE_TEST);
+	struct kb_eval_ready *rd = kb_eval_ready_new();
+	char err[256] = "", cmd[4400];
+	Kb__Result *r;
+
+	ck_assert_int_eq(kb_python_resolve(KB_TEST_PYTHON, 60, &py, err, sizeof(err)), 0);
+	ck_assert_msg(py.torch[0], "%s has no torch", KB_TEST_PYTHON);
+	kb_sandbox_probe(&caps, NULL, 0);
+	o.isolate = caps.isolate_ok;
+	wf_add_file(s->task, "main.py", main_py);
+	wf_set_config(s->task, "main", "main.py");
+	o.ready = rd;
+
+	/* Taken. */
+	ck_assert_int_eq(kb_eval_ready_start(rd, &o), 0);
+	ck_assert_int_eq(kb_eval_ready_wait(rd, 120), 1);
+	r = kb_eval_run(&o, s);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_uint_eq(kb_eval_ready_taken(rd), 1);
+	ck_assert_msg(r->n_runs == 1 && strstr(r->runs[0]->stdout, "kb_ready.py"),
+		      "%s", r->n_runs ? r->runs[0]->stdout : "no run");
+	kb__result__free_unpacked(r, NULL);
+
+	/* Died before its job: not taken, the job passes all the same. */
+	ck_assert_int_eq(kb_eval_ready_start(rd, &o), 0);
+	ck_assert_int_eq(kb_eval_ready_wait(rd, 120), 1);
+	/* [k]: the pattern must not match the shell that runs pkill */
+	snprintf(cmd, sizeof(cmd), "pkill -KILL -f '%s/job-0-.*/[k]b_ready.py'", workdir);
+	ck_assert_int_eq(system(cmd), 0);
+	for (int i = 0; i < 300 && kb_eval_ready_wait(rd, 0.1) != -1; i++)
+		usleep(100000);
+	ck_assert_int_eq(kb_eval_ready_wait(rd, 0.1), -1);
+	r = kb_eval_run(&o, s);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_uint_eq(kb_eval_ready_taken(rd), 1);
+	ck_assert_msg(r->n_runs == 1 && !strstr(r->runs[0]->stdout, "kb_ready.py"),
+		      "%s", r->n_runs ? r->runs[0]->stdout : "no run");
+	kb__result__free_unpacked(r, NULL);
+
+	/* Back-off: the next start waits. */
+	ck_assert_int_eq(kb_eval_ready_start(rd, &o), 0);
+	ck_assert_int_eq(kb_eval_ready_wait(rd, 1), -1);
+	kb_eval_ready_free(rd);
+	kb__submission__free_unpacked(s, NULL);
+	ck_assert(workdir_empty());
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("worker_eval");
@@ -529,6 +594,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_selftest_command);
 	tcase_add_loop_test(tc, test_python_upstream, 0, 3);
 	tcase_add_loop_test(tc, test_python_held, 0, 3);
+	tcase_add_test(tc, test_held_lifecycle);
 	suite_add_tcase(s, tc);
 	return s;
 }
