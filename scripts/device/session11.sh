@@ -9,6 +9,8 @@
 #   bash scripts/device/session11.sh modes   the PyTorch and Triton
 #        examples in benchmark and leaderboard mode, and the upstream-shaped
 #        fixture, held (the first run of each job)
+#   bash scripts/device/session11.sh inline   the newer problems'
+#        inline-CUDA examples in test mode (INLINE names some)
 #   bash scripts/device/session11.sh hostile   the Python hostile suite,
 #        GPU cases included, each case's harness started as a held run
 #        (KBH_TEST_HELD=1)
@@ -91,10 +93,30 @@ platform() {
 	cp $R/kb-*.txt $R/run/worker-H100-0.log "$OUT/" 2>/dev/null
 }
 
+# The inline-CUDA examples of the newer problems in test mode (each
+# builds its extension with load_inline in the compile step first).
+inline() {
+	local p
+	say "inline-CUDA examples, test mode (compile step, then the run)"
+	for p in ${INLINE:-grayscale histogram prefixsum sort conv2d matmul rmsnorm grouped_gemm}; do
+		printf '%-13s ' "$p"
+		timeout 170 "$W" eval "$PWD/problems/pmpp_py/$p" "$PWD/problems/pmpp_py/$p/submission_inline.py" \
+			--mode test --json >/tmp/s11/inline.json 2>/tmp/s11/inline.err
+		$KB_PYTHON -c 'import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+    print(r.get("verdict"), "build_s=%.1f harness_s=%.1f" % (r.get("build_s", 0), r.get("harness_s", 0)),
+          (r.get("error") or "")[:150])
+except Exception as e:
+    print("no result:", e)' /tmp/s11/inline.json
+	done | tee "$OUT/inline.txt"
+}
+
 case ${1:-} in
 turn) turn ;;
 modes) modes ;;
+inline) inline ;;
 hostile) hostile ;;
 platform) platform ;;
-*) echo "usage: session11.sh turn|modes|hostile|platform" >&2; exit 2 ;;
+*) echo "usage: session11.sh turn|modes|inline|hostile|platform" >&2; exit 2 ;;
 esac
