@@ -48,8 +48,9 @@ def _fail(msg):
 
 
 def _run(script, args):
-    """As `python3 script args` does: sys.argv as given, __file__
-    absolute, the script's folder first on sys.path."""
+    """As `python3 script args` does: __file__ absolute, the script's
+    folder first on sys.path, sys.argv the arguments (runpy makes
+    sys.argv[0] the absolute path too; python3 keeps it as given)."""
     path = os.path.abspath(script)
     sys.argv = [script] + args
     sys.path[0] = os.path.dirname(path)

@@ -172,8 +172,10 @@ def run(task, mode, cases, secret=None, env=None, timeout=280, fd=3,
         # exec; every other descriptor of ours is close-on-exec)
         if fd is not None:
             os.dup2(wfd, fd)
+            os.set_inheritable(fd, True)   # dup2(n, n) would keep it
         if held:
             os.dup2(theirs.fileno(), 4)
+            os.set_inheritable(4, True)
 
     p = subprocess.Popen(argv, cwd=scratch, env=e, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -516,14 +516,22 @@ END_TEST
 /* kb_eval_ready in this process (the service's use of it): a Python job
  * takes the waiting held run; one that died before its job is not taken
  * and the job runs in a fresh sandbox; after that, no new held run starts
- * at once (back-off). The task's main script reports and prints its own
- * command line. */
+ * at once (back-off). The task's main script (a multiprocessing pool
+ * inside) reports and prints its own command line. */
 START_TEST(test_held_lifecycle)
 {
+	/* As upstream's eval.py may: a spawn-context pool, whose workers
+	 * import the main script again by its __file__. */
 	static const char main_py[] =
-		"import os\n"
-		"os.write(int(os.environ['POPCORN_FD']), b'check: pass\\n')\n"
-		"print(open('/proc/self/cmdline').read().replace('\\0', ' '))\n";
+		"import multiprocessing, os\n"
+		"def sq(x):\n"
+		"    return x * x\n"
+		"if __name__ == '__main__':\n"
+		"    with multiprocessing.get_context('spawn').Pool(1) as p:\n"
+		"        ok = p.map(sq, [3]) == [9]\n"
+		"    os.write(int(os.environ['POPCORN_FD']),\n"
+		"             b'check: pass\\n' if ok else b'check: fail\\n')\n"
+		"    print(open('/proc/self/cmdline').read().replace('\\0', ' '))\n";
 	struct kb_python py;
 	struct kb_sandbox_caps caps;
 	struct kb_eval_opts o = {.workdir = workdir, .worker = "t", .gpu = "CPU",
