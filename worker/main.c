@@ -624,9 +624,12 @@ static int cmd_service(int argc, char **argv)
 		.job_attempts = (int)cfg.job_attempts,
 		.eval = eval_opts(),
 	};
-	/* Started by the service whenever it is idle. */
-	if (cfg.python_ready)
+	/* The first before serving; then the service starts the next
+	 * whenever it is idle (a job waits for one still starting). */
+	if (cfg.python_ready) {
 		so.eval.ready = kb_eval_ready_new();
+		kb_eval_ready_start(so.eval.ready, &so.eval);
+	}
 	rc = kb_service_run(&so, err, sizeof(err));
 	kb_eval_ready_free(so.eval.ready);
 	kb_metrics_server_stop(metrics);
