@@ -17,8 +17,8 @@
  *                        without the interpreter), then "go\n"
  *
  * and releases the sandbox's wall-clock limit at the same moment. A run
- * that is never released ends when the worker closes its socket (ready.py
- * exits 0) or at the hold limit.
+ * that is never released ends when the worker discards it (killed) or at
+ * the hold limit.
  *
  * Thread-safety: one thread drives a kb_held (the sandbox's own thread
  * aside).
@@ -77,8 +77,10 @@ int kb_held_release(struct kb_held *h, char *const *args, double timeout_s);
 int kb_held_join(struct kb_held *h, struct kb_sandbox_result *r,
 		 char *errstr, size_t errstr_size);
 
-/* Ends a run that will not be used: closes the socket (ready.py exits),
- * joins, drops the result. A never-started kb_held is a no-op. */
+/* Ends a run that will not be used: closes the socket and, unless it was
+ * released, releases it with a limit of 1 ms (the sandbox kills it at
+ * once, wherever it is), joins, drops the result. A never-started
+ * kb_held is a no-op. */
 void kb_held_discard(struct kb_held *h);
 
 #endif
