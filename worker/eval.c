@@ -633,6 +633,13 @@ static int held_join(struct job *j, struct kb_sandbox_result *r, char *err,
 
 	ready_put(rd);
 	j->held = NULL;
+	/* Ended before the sandbox saw the release (ready.py died just
+	 * before the job came): nothing of the job ran; not the user's. */
+	if (rc == 0 && !r->infra_error && !r->released) {
+		r->infra_error = 1;
+		snprintf(r->infra_msg, sizeof(r->infra_msg),
+			 "the held Python run ended before its job started");
+	}
 	return rc;
 }
 
