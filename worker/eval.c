@@ -595,6 +595,7 @@ static void collect_profile(struct job *j, size_t i,
 
 static void ready_put(struct kb_eval_ready *rd);
 static void ready_drop(struct kb_eval_ready *rd);
+static void ready_backoff(struct kb_eval_ready *rd);
 static char *const *ready_argv(struct kb_eval_ready *rd);
 static struct kb_held *ready_held(struct kb_eval_ready *rd);
 
@@ -880,9 +881,8 @@ static void ready_settle(struct kb_eval_ready *rd)
 		kb_warn("the held Python run was not ready after %.0f s: "
 			"ended", kb_mono_s() - rd->t0);
 		kb_held_discard(&rd->h);
-		rd->failures++;
-		rd->next_start = kb_mono_s() + READY_HOLD_S / 4;
 		ready_drop(rd);
+		ready_backoff(rd);
 		break;
 	default: /* it ended: ready_drop says how */
 		ready_drop(rd);
@@ -936,6 +936,17 @@ struct kb_eval_ready *kb_eval_ready_new(void)
 	return rd;
 }
 
+/* One more held run in a row failed: the next waits longer and longer
+ * (READY_RETRY_S doubled per failure, at most READY_HOLD_S). */
+static void ready_backoff(struct kb_eval_ready *rd)
+{
+	rd->failures++;
+	rd->next_start = kb_mono_s() +
+			 fmin(READY_RETRY_S * (1 << (rd->failures < 9
+							     ? rd->failures : 9)),
+			      READY_HOLD_S);
+}
+
 /* Ends a held run that no job took and releases its J (rd is busy). */
 static void ready_drop(struct kb_eval_ready *rd)
 {
@@ -953,13 +964,8 @@ static void ready_drop(struct kb_eval_ready *rd)
 			kb_info("the held Python run reached its hold limit "
 				"(%.0f s) unused", lived);
 		} else {
-			/* Ended by itself: a broken interpreter or sandbox.
-			 * The next ones wait longer and longer. */
-			rd->failures++;
-			rd->next_start = kb_mono_s() +
-					 fmin(READY_RETRY_S * (1 << (rd->failures < 9
-							? rd->failures : 9)),
-					      READY_HOLD_S);
+			/* Ended by itself: a broken interpreter or sandbox. */
+			ready_backoff(rd);
 			kb_warn("the held Python run ended before a job came "
 				"(after %.1f s; the next in %.0f s): %s%s%.2000s",
 				lived, rd->next_start - kb_mono_s(),
@@ -1032,8 +1038,10 @@ int kb_eval_ready_start(struct kb_eval_ready *rd, const struct kb_eval_opts *o)
 				   sizeof(err));
 	}
 	if (rc < 0) {
-		kb_warn("cannot start a held Python run: %s", err);
 		ready_drop(rd);
+		ready_backoff(rd);
+		kb_warn("cannot start a held Python run (the next in %.0f s): "
+			"%s", rd->next_start - kb_mono_s(), err);
 	}
 	ready_put(rd);
 	return rc;

@@ -121,8 +121,9 @@ struct kb_eval_ready *kb_eval_ready_new(void);
 
 /* Starts a held run for the next Python job of o, unless one is held or
  * in use, o has no Python with torch (or a fake sandbox), or the last
- * held runs ended by themselves (then it waits 10 s, doubled per such
- * end, at most an hour). Cheap when there is nothing to do: call it on
+ * held runs failed (ended by themselves, could not start, or were not
+ * ready within a minute): then it waits 10 s, doubled per failure in a
+ * row, at most an hour. Cheap when there is nothing to do: call it on
  * every idle moment. The options must be those of the jobs it will serve.
  * Returns 0 (also when there is nothing to do) or -errno (logged; jobs
  * then run as usual). */
