@@ -38,18 +38,22 @@ int kb_held_start(struct kb_held *h, const struct kb_sandbox_opts *so,
 
 	memset(h, 0, sizeof(*h));
 	h->sock = h->run_sock = h->efd = -1;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
-	    (h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		rc = -errno;
-		snprintf(errstr, errstr_size, "held run: %s", strerror(errno));
-		if (h->efd < 0 && sv[0] >= 0) {
-			close(sv[0]);
-			close(sv[1]);
-		}
+		snprintf(errstr, errstr_size, "held run: socketpair: %s",
+			 strerror(errno));
 		return rc;
 	}
 	h->sock = sv[0];
 	h->run_sock = sv[1];
+	if ((h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+		rc = -errno;
+		snprintf(errstr, errstr_size, "held run: eventfd: %s",
+			 strerror(errno));
+		close_fd(&h->sock);
+		close_fd(&h->run_sock);
+		return rc;
+	}
 	h->so = *so;
 	h->so.want_report = 1;
 	h->so.held = 1;
