@@ -128,6 +128,13 @@ double kb_mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void kb_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
 int kb_read_file(const char *path, size_t max, char **out, size_t *len)
 {
 	char *data = NULL;

@@ -35,6 +35,9 @@ int kb_secure_streq(const char *a, const char *b);
 int64_t kb_now_ms(void);
 double kb_mono_s(void);
 
+/* Closes *fd when it is open (>= 0) and sets it to -1. */
+void kb_close_fd(int *fd);
+
 /* Reads a whole file (NUL-terminated; *len excludes the NUL). Returns 0 or
  * -errno. Caller frees *out. max: refuse files larger than this (-EFBIG);
  * pass SIZE_MAX for no limit. Works on files whose st_size is unreliable

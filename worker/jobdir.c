@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "kb_log.h"
+#include "kb_util.h"
 
 #define JOB_PREFIX "job-"
 #define LOCK_NAME ".lock"
@@ -48,13 +49,6 @@ int kb_jobdir_mkdirs(const char *path, mode_t mode)
 	if (mkdir(buf, mode) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
 }
 
 /* Makes dir/name (mode) and opens it. Returns the descriptor or -errno. */
@@ -452,7 +446,7 @@ int kb_jobdir_step_end(struct kb_jobdir *j)
 
 	if (j->step_fd < 0)
 		return 0;
-	close_fd(&j->step_fd);
+	kb_close_fd(&j->step_fd);
 	rc = kb_jobdir_remove(j->step);
 	if (rc < 0)
 		kb_warn("cannot remove %s: %s", j->step, strerror(-rc));
@@ -465,14 +459,14 @@ int kb_jobdir_close(struct kb_jobdir *j, int keep)
 
 	if (!j || !j->path[0])
 		return 0;
-	close_fd(&j->step_fd);
-	close_fd(&j->out_fd);
+	kb_close_fd(&j->step_fd);
+	kb_close_fd(&j->out_fd);
 	if (keep)
 		kb_info("kept job directory %s", j->path);
 	else
 		rc = kb_jobdir_remove(j->path);
-	close_fd(&j->fd);
-	close_fd(&j->lock_fd); /* last: the directory is gone or kept */
+	kb_close_fd(&j->fd);
+	kb_close_fd(&j->lock_fd); /* last: the directory is gone or kept */
 	j->path[0] = '\0';
 	return rc;
 }

@@ -14,13 +14,6 @@
 #include "kb_log.h"
 #include "kb_util.h"
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 static void *held_main(void *arg)
 {
 	struct kb_held *h = arg;
@@ -50,8 +43,8 @@ int kb_held_start(struct kb_held *h, const struct kb_sandbox_opts *so,
 		rc = -errno;
 		snprintf(errstr, errstr_size, "held run: eventfd: %s",
 			 strerror(errno));
-		close_fd(&h->sock);
-		close_fd(&h->run_sock);
+		kb_close_fd(&h->sock);
+		kb_close_fd(&h->run_sock);
 		return rc;
 	}
 	h->so = *so;
@@ -64,9 +57,9 @@ int kb_held_start(struct kb_held *h, const struct kb_sandbox_opts *so,
 	if (rc != 0) {
 		snprintf(errstr, errstr_size, "held run: thread: %s",
 			 strerror(rc));
-		close_fd(&h->sock);
-		close_fd(&h->run_sock);
-		close_fd(&h->efd);
+		kb_close_fd(&h->sock);
+		kb_close_fd(&h->run_sock);
+		kb_close_fd(&h->efd);
 		return -rc;
 	}
 	h->started = 1;
@@ -171,9 +164,9 @@ int kb_held_join(struct kb_held *h, struct kb_sandbox_result *r,
 	*r = h->r;
 	rc = h->rc;
 	snprintf(errstr, errstr_size, "%s", h->err);
-	close_fd(&h->sock);
-	close_fd(&h->run_sock);
-	close_fd(&h->efd);
+	kb_close_fd(&h->sock);
+	kb_close_fd(&h->run_sock);
+	kb_close_fd(&h->efd);
 	memset(&h->r, 0, sizeof(h->r));
 	h->started = 0;
 	return rc;
@@ -189,7 +182,7 @@ void kb_held_discard(struct kb_held *h)
 		return;
 	/* EOF for ready.py, and a wall-clock limit of 1 ms for the run: the
 	 * sandbox kills it at once, also while it is still importing. */
-	close_fd(&h->sock);
+	kb_close_fd(&h->sock);
 	if (!h->released && write(h->efd, &ms, sizeof(ms)) < 0)
 		kb_warn("held run: release: %s (it ends at EOF)",
 			strerror(errno));

@@ -32,6 +32,7 @@
 #include "sandbox_internal.h"
 
 #include "kb_log.h"
+#include "kb_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,14 +93,6 @@ static void set_err(struct kb_sandbox_result *r, char *errstr, size_t errstr_siz
 		snprintf(errstr, errstr_size, "%s", r->infra_msg);
 }
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
-}
-
 /* Reads what is available; keeps up to the limit and counts the rest.
  * Returns -ENOMEM if the buffer could not grow, else 0. */
 static int stream_read(struct stream *s)
@@ -114,11 +107,11 @@ static int stream_read(struct stream *s)
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN)
-				close_fd(&s->fd); /* EIO etc.: treat as EOF */
+				kb_close_fd(&s->fd); /* EIO etc.: treat as EOF */
 			return 0;
 		}
 		if (n == 0) {
-			close_fd(&s->fd);
+			kb_close_fd(&s->fd);
 			return 0;
 		}
 		size_t room = s->limit - s->len;
@@ -250,14 +243,14 @@ static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void run_cleanup(struct run *x)
 {
-	close_fd(&x->out.fd);
-	close_fd(&x->err.fd);
-	close_fd(&x->rep.fd);
-	close_fd(&x->ctl_r);
-	close_fd(&x->sync_w);
-	close_fd(&x->pidfd);
+	kb_close_fd(&x->out.fd);
+	kb_close_fd(&x->err.fd);
+	kb_close_fd(&x->rep.fd);
+	kb_close_fd(&x->ctl_r);
+	kb_close_fd(&x->sync_w);
+	kb_close_fd(&x->pidfd);
 	for (int i = 0; i < 5; i++)
-		close_fd(&x->child_fds[i]);
+		kb_close_fd(&x->child_fds[i]);
 	free(x->out.buf);
 	free(x->err.buf);
 	free(x->rep.buf);
@@ -271,7 +264,7 @@ static void run_cleanup(struct run *x)
 		kb__sb_isolate_chown(h->path, h->uid, h->gid, 0);
 	}
 	pthread_mutex_unlock(&setup_lock);
-	close_fd(&x->slot_fd); /* releases the uid slot */
+	kb_close_fd(&x->slot_fd); /* releases the uid slot */
 }
 
 /* Resolves the workdir, the cwd and the rw paths into x. Returns 0, or a
@@ -422,11 +415,11 @@ static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
 	    (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p_sync) < 0 && (rc = -errno))) {
 		set_err(r, errstr, errstr_size, "sandbox: pipe: %s", strerror(-rc));
 		for (int i = 0; i < 2; i++) {
-			close_fd(&p_out[i]);
-			close_fd(&p_err[i]);
-			close_fd(&p_rep[i]);
-			close_fd(&p_ctl[i]);
-			close_fd(&p_sync[i]);
+			kb_close_fd(&p_out[i]);
+			kb_close_fd(&p_err[i]);
+			kb_close_fd(&p_rep[i]);
+			kb_close_fd(&p_ctl[i]);
+			kb_close_fd(&p_sync[i]);
 		}
 		return rc;
 	}
@@ -469,7 +462,7 @@ static int run_spawn(struct run *x, struct kb_sandbox_result *r, char *errstr,
 		kb__sb_child_main(p);
 
 	for (int i = 0; i < 5; i++)
-		close_fd(&x->child_fds[i]);
+		kb_close_fd(&x->child_fds[i]);
 	x->pidfd = pidfd_open_(x->pid);
 
 	/* Put the child where it belongs, then let it go. */
@@ -486,7 +479,7 @@ static int run_spawn(struct run *x, struct kb_sandbox_result *r, char *errstr,
 		set_err(r, errstr, errstr_size, "sandbox: sync: %s", strerror(errno));
 		return rc;
 	}
-	close_fd(&x->sync_w);
+	kb_close_fd(&x->sync_w);
 	return 0;
 }
 
@@ -508,7 +501,7 @@ static void run_read_ctl(struct run *x, struct kb_sandbox_result *r)
 			x->prog_status = msg.value;
 		}
 	} else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-		close_fd(&x->ctl_r);
+		kb_close_fd(&x->ctl_r);
 	}
 }
 
