@@ -593,11 +593,34 @@ static void collect_profile(struct job *j, size_t i,
 							: j->trace_left;
 }
 
+/* ---- the next Python run, started ahead (ready.h) ---- */
+
+/* How long a held run waits for a job before it ends (the next job then
+ * starts another). */
+#define READY_HOLD_S 3600.0
+/* After a held run failed (ready_backoff), the next waits this long,
+ * doubled for each failure in a row (at most READY_HOLD_S). */
+#define READY_RETRY_S 10.0
+/* How long a job waits for a held run to finish starting. */
+#define READY_SETTLE_S 60.0
+
+struct kb_eval_ready {
+	pthread_mutex_t mu;
+	int busy;             /* a job or a start has it */
+	struct kb_eval_opts o;
+	struct job j;         /* J, the options, the interpreter: as a job's */
+	struct kb_argv argv;  /* the interpreter and J/out/kb_ready.py */
+	struct sb_args a;
+	struct kb_held h;
+	double t0;            /* when it started */
+	unsigned taken;       /* jobs that took one */
+	unsigned failures;    /* held runs in a row that failed */
+	double next_start;    /* none starts before (kb_mono_s()) */
+};
+
 static void ready_put(struct kb_eval_ready *rd);
 static void ready_drop(struct kb_eval_ready *rd);
 static void ready_backoff(struct kb_eval_ready *rd);
-static char *const *ready_argv(struct kb_eval_ready *rd);
-static struct kb_held *ready_held(struct kb_eval_ready *rd);
 
 /* Hands argv (the run's: the held run's interpreter, then its arguments)
  * to the held run this job took. Returns 1 when it runs there; 0 when it
@@ -610,15 +633,15 @@ static int held_release(struct job *j, const struct kb_plan_run *p,
 	struct kb_eval_ready *rd = j->held;
 	int rc = -EINVAL;
 
-	if (strcmp(argv->v[0], ready_argv(rd)[0]) == 0)
-		rc = kb_held_release(ready_held(rd), argv->v + 1,
+	if (strcmp(argv->v[0], rd->argv.v[0]) == 0)
+		rc = kb_held_release(&rd->h, argv->v + 1,
 				     p->timeout_s);
 	if (rc == 0)
 		return 1;
 	kb_warn("sub=%" PRIu64 ": the held Python run cannot take the "
 		"job (%s): a fresh sandbox runs it", j->s->id,
 		rc == -EPIPE ? "it had ended" : strerror(-rc));
-	kb_held_discard(ready_held(rd));
+	kb_held_discard(&rd->h);
 	ready_put(rd);
 	j->held = NULL;
 	kb_jobdir_step_end(&j->jd);
@@ -630,7 +653,7 @@ static int held_join(struct job *j, struct kb_sandbox_result *r, char *err,
 		     size_t err_size)
 {
 	struct kb_eval_ready *rd = j->held;
-	int rc = kb_held_join(ready_held(rd), r, err, err_size);
+	int rc = kb_held_join(&rd->h, r, err, err_size);
 
 	ready_put(rd);
 	j->held = NULL;
@@ -818,40 +841,7 @@ static const struct kb_builder *check_submission(struct job *j)
 	return b;
 }
 
-/* ---- the next Python run, started ahead (ready.h) ---- */
-
-/* How long a held run waits for a job before it ends (the next job then
- * starts another). */
-#define READY_HOLD_S 3600.0
-/* After a held run ended by itself, the next waits this long, doubled
- * for each such end in a row (at most READY_HOLD_S). */
-#define READY_RETRY_S 10.0
-/* How long a job waits for a held run to finish starting. */
-#define READY_SETTLE_S 60.0
-
-struct kb_eval_ready {
-	pthread_mutex_t mu;
-	int busy;             /* a job or a start has it */
-	struct kb_eval_opts o;
-	struct job j;         /* J, the options, the interpreter: as a job's */
-	struct kb_argv argv;  /* the interpreter and J/out/kb_ready.py */
-	struct sb_args a;
-	struct kb_held h;
-	double t0;            /* when it started */
-	unsigned taken;       /* jobs that took one */
-	unsigned failures;    /* held runs in a row that ended by themselves */
-	double next_start;    /* none starts before (kb_mono_s()) */
-};
-
-static struct kb_held *ready_held(struct kb_eval_ready *rd)
-{
-	return &rd->h;
-}
-
-static char *const *ready_argv(struct kb_eval_ready *rd)
-{
-	return rd->argv.v;
-}
+/* ---- the held run: taking it, starting the next ---- */
 
 /* Gives back what a job or a start took. */
 static void ready_put(struct kb_eval_ready *rd)
@@ -1178,7 +1168,7 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	run_all(&j, b);
 done:
 	if (j.held) { /* the job ended before its first run */
-		kb_held_discard(ready_held(j.held));
+		kb_held_discard(&j.held->h);
 		ready_put(j.held);
 		j.held = NULL;
 	}
