@@ -27,8 +27,9 @@
  * /metrics (kb_metrics_http): folds by outcome (duplicates are the
  * re-deliveries skipped), progress records, dead letters, Redis retries,
  * the time one fold takes, the group's lag on kb.results (read every
- * LAG_EVERY_S between messages), and the Kafka client errors kb_kafka
- * counts.
+ * LAG_EVERY_S between messages; every LAG_UNKNOWN_S until it is first
+ * known, since the group has no partitions until it has joined), and the
+ * Kafka client errors kb_kafka counts.
  *
  * SIGTERM drains: the current message is finished, or abandoned with its
  * offset uncommitted if it is waiting for Redis; then the producer is
@@ -59,6 +60,7 @@
 #define DLQ_SEND_TIMEOUT_MS 10000
 #define BACKOFF_MIN_MS 100
 #define LAG_EVERY_S 15.0
+#define LAG_UNKNOWN_S 1.0
 
 static char *cfg_brokers, *cfg_redis_url, *cfg_log_level, *cfg_extra;
 static char *cfg_metrics_addr;
@@ -343,6 +345,7 @@ static int run(struct ranker *rk)
 {
 	char err[512];
 	double next_lag = 0;
+	int lag_known = 0;
 
 	while (!kb_signal_stopping()) {
 		kb_message m;
@@ -351,8 +354,11 @@ static int run(struct ranker *rk)
 		/* The lag costs a broker round trip or two: only now and then,
 		 * and only when someone can scrape it. */
 		if (M.lag && kb_mono_s() >= next_lag) {
-			kb_gauge_set(M.lag, (double)kb_consumer_lag(rk->cons));
-			next_lag = kb_mono_s() + LAG_EVERY_S;
+			int64_t lag = kb_consumer_lag(rk->cons);
+			kb_gauge_set(M.lag, (double)lag);
+			lag_known |= lag >= 0;
+			next_lag = kb_mono_s() +
+				   (lag_known ? LAG_EVERY_S : LAG_UNKNOWN_S);
 		}
 		rc = kb_consumer_poll(rk->cons, POLL_MS, &m);
 

@@ -128,7 +128,15 @@ static void metrics_of_every_service(void)
 	ck_assert_ptr_nonnull(strstr(gw, "# TYPE kb_kafka_producer_errors_total counter"));
 	free(gw);
 
+	/* The group's lag is -1 (unknown) until the ranker has joined and
+	 * read it; after a fold it has joined, and it reads an unknown lag
+	 * again every second (LAG_UNKNOWN_S), so it is known within a few. */
 	char *rk = scrape(P.ranker_metrics_port);
+	for (int i = 0; i < 100 && sample(rk, "kb_ranker_consumer_lag") < 0; i++) {
+		free(rk);
+		usleep(100 * 1000);
+		rk = scrape(P.ranker_metrics_port);
+	}
 	ck_assert_msg(sample(rk, "kb_ranker_folds_total{outcome=\"new\"}") +
 			      sample(rk, "kb_ranker_folds_total{outcome=\"personal_best\"}") >= 1,
 		      "no fold counted:\n%s", rk);
