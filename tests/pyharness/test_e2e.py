@@ -36,6 +36,9 @@ SUBS = os.path.join(L.HERE, "subs")
 # Timed modes on the real benchmark shapes (CPU-sized by the problem),
 # with a short time cap per case to keep CI quick.
 CAP = "max_ms: 800"
+# The clamp rule's reason (kbh_run), the one timing flag an honest CPU
+# run may get here.
+CLAMP_FLAG = "took longer by the harness's clock than the submission's"
 
 
 def example(problem, name):
@@ -60,8 +63,18 @@ def check_bench(c, r, n, what):
                   "floor_ns", "window_ns", "clamped"):
             c.ok(get(k) is not None, "%s benchmark %d: no %s" % (what, i, k),
                  r)
-        c.eq(get("status"), "pass", "%s benchmark %d status (%s)"
-             % (what, i, get("error")), r)
+        # An honest run passes, except that the clamp rule may flag it on
+        # a loaded or idling VM (a wake-up the run-queue waits do not
+        # show): a judgment of timing, which the GPU runs and benchmarks
+        # hold (tests/pyharness/gpu_run.py), not this test. Every other
+        # reason (forged, below the floor) still fails it.
+        clamp = get("status") == "suspect" and \
+            CLAMP_FLAG in (get("error") or "")
+        if clamp:
+            print("note: %s benchmark %d flagged by the clamp rule on this "
+                  "host: %s" % (what, i, get("error")))
+        c.ok(get("status") == "pass" or clamp, "%s benchmark %d status %s "
+             "(%s)" % (what, i, get("status"), get("error")), r)
 
 
 def expect(c, r, rc, check, what):

@@ -230,6 +230,12 @@ class SampleRuleTest(unittest.TestCase):
         self.assertEqual(q["max"], 10 ** 7)
         self.assertEqual(T.slack([10] * 100)[0], 10020)
         self.assertEqual(T.slack([10 ** 6] * 100)[0], T.SLACK_MAX_NS)
+        # a GPU's handoff (two CUDA contexts): p95 700 us is not capped
+        gpu = [600000] * 90 + [700000] * 10
+        self.assertEqual(T.slack(gpu)[0], T.SLACK_MAX_NS)
+        self.assertEqual(T.slack(gpu, T.SLACK_MAX_CUDA_NS)[0], 1410000)
+        self.assertEqual(T.slack([10 ** 7] * 100, T.SLACK_MAX_CUDA_NS)[0],
+                         T.SLACK_MAX_CUDA_NS)
         with self.assertRaises(ValueError):
             T.slack([])
 

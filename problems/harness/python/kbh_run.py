@@ -17,6 +17,11 @@ import kbh_wire
 
 PASS, FAIL, CRASH = "pass", "fail", "crash"
 
+# Every fourth calibration request comes after the parent has idled
+# IDLE_S and keeps the child busy IDLE_BUSY_NS (Run.calibrate says why).
+IDLE_S = 0.025
+IDLE_BUSY_NS = 10000000
+
 
 class HarnessError(Exception):
     """Our fault (the problem's code, the device, the harness): exit 110."""
@@ -121,6 +126,7 @@ class CaseRun:
 
     def reset_guard_stats(self):
         self.samples, self.flags, self.windows = [], [], []
+        self.ws = []
         self.clamped = self.unexplained = 0
         self.max_gap = 0.0
 
@@ -217,6 +223,7 @@ class CaseRun:
         v, ns = kbh_timing.verify(w, run.slack, self.copy_ns)
         self.max_gap = max(self.max_gap, kbh_timing.gap(w, self.copy_ns))
         self.windows.append(w.width())
+        self.ws.append(w)
         flag = False
         if v == kbh_timing.FORGED:
             self.forged += 1
@@ -245,7 +252,9 @@ class Run:
         self.crash = None         # how the child ended, for "crash:"
         self.sticky = False
         self.user_started = False
-        self.slack = kbh_timing.SLACK_MAX_NS
+        self.slack_cap = kbh_timing.SLACK_MAX_CUDA_NS \
+            if device.kind == "cuda" else kbh_timing.SLACK_MAX_NS
+        self.slack = self.slack_cap
 
     # ---- before user code ---------------------------------------------
 
@@ -253,32 +262,47 @@ class Run:
         """The handoff slack from 100 empty requests made like timed calls
         (after a flush; busy 20 us, 300 us or 2 ms), before any user code
         runs, so the child cannot inflate it. Returns the system.guard
-        text's timing part."""
+        text's timing part.
+
+        Every fourth request comes after IDLE_S of the parent doing
+        nothing and keeps the child busy IDLE_BUSY_NS, as a timed call
+        comes after the parent has staged and checked a case for
+        milliseconds and the parent then waits for the call: a CPU that
+        has idled that long wakes more slowly (a VM's vCPU goes back to
+        its host), which on the development VM made the child's wake-up
+        150-190 us instead of 40 us and the parent's 70 us instead of 15.
+        Calibrated without them, the slack fit back-to-back requests only
+        and flagged honest runs."""
         busy = (20000, 300000, 2000000)
-        gaps, wins = [], []
+        gaps, wins, ws = [], [], []
         dev = self.device
         for i in range(4 + 100):
-            b = busy[i % 3]
+            idle = i % 4 == 3
+            b = IDLE_BUSY_NS if idle else busy[i % 3]
             args = {"busy_ns": b}
             if dev.kind == "cuda":
                 args["cycles"] = dev.sleep_cycles(b)
+            if idle:
+                time.sleep(IDLE_S)
             dev.flush()
             dev.sync()
             w, r = self.guard.request(kbh_wire.CAL, args, probe=dev.probe,
                                       timed=True)
             if r.status != kbh_wire.ST_OK:
                 raise HarnessError("calibration: %s" % r.msg)
-            if kbh_timing.verify(w, kbh_timing.SLACK_MAX_NS)[0] == \
+            if kbh_timing.verify(w, self.slack_cap)[0] == \
                     kbh_timing.FORGED:
                 raise HarnessError("calibration: the child's times do not "
                                    "fit the window (clock mismatch?)")
             if i >= 4:
                 gaps.append(kbh_timing.gap(w))
                 wins.append(w.width())
-        self.slack, q = kbh_timing.slack(gaps)
+                ws.append(w)
+        self.slack, q = kbh_timing.slack(gaps, self.slack_cap)
         log("guard: handoff p50=%.1fus p90=%.1fus p95=%.1fus max=%.1fus -> "
-            "slack %.1fus" % (q["p50"] / 1e3, q["p90"] / 1e3, q["p95"] / 1e3,
-                              q["max"] / 1e3, self.slack / 1e3))
+            "slack %.1fus (median us: %s)"
+            % (q["p50"] / 1e3, q["p90"] / 1e3, q["p95"] / 1e3, q["max"] / 1e3,
+               self.slack / 1e3, kbh_timing.parts(ws)))
         wins.sort()
         return ("empty call: window p50 %.1f us, p95 %.1f us; slack %.1f us"
                 % (wins[len(wins) // 2] / 1e3,
@@ -474,12 +498,17 @@ class Run:
                      ("best", "%.3f" % st.best),
                      ("worst", "%.3f" % st.worst)):
             rep.bench(i, k, v)
+        # (a mean of 0: every sample the parent's bound of a forged call
+        # that fit in the slack; no rate, and the case is suspect below)
         if prep.cost["bytes"] > 0:
             rep.bench(i, "bytes", "%.0f" % prep.cost["bytes"])
-            rep.bench(i, "gbps", "%.3f" % (prep.cost["bytes"] / st.mean))
+            if st.mean > 0:
+                rep.bench(i, "gbps", "%.3f" % (prep.cost["bytes"] / st.mean))
         if prep.cost["flops"] > 0:
             rep.bench(i, "flops", "%.0f" % prep.cost["flops"])
-            rep.bench(i, "gflops", "%.3f" % (prep.cost["flops"] / st.mean))
+            if st.mean > 0:
+                rep.bench(i, "gflops",
+                          "%.3f" % (prep.cost["flops"] / st.mean))
         if floor > 0:
             rep.bench(i, "floor_ns", "%.3f" % floor)
         rep.bench(i, "stop", kbh_timing.STOP_NAMES[stop])
@@ -490,9 +519,10 @@ class Run:
                   "below the median)" % (c.clamped, c.unexplained, gain))
         log("benchmark %d: guard: %d clamped (%d unexplained, %d below the "
             "median), %d forged of %d samples; largest gap %.1f us (slack "
-            "%.1f us, copy %.1f us)" % (i, c.clamped, c.unexplained, gain,
-                                        c.forged, st.n, c.max_gap / 1e3,
-                                        self.slack / 1e3, c.copy_ns / 1e3))
+            "%.1f us, copy %.1f us; median us: %s)"
+            % (i, c.clamped, c.unexplained, gain, c.forged, st.n,
+               c.max_gap / 1e3, self.slack / 1e3, c.copy_ns / 1e3,
+               kbh_timing.parts(c.ws)))
         if profile is not None:
             import base64
             rep.bench(i, "report", base64.b64encode(
