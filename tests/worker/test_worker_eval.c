@@ -323,7 +323,14 @@ START_TEST(test_secret_not_printed)
 	struct kb_task t;
 	char err[256];
 
-	ck_assert_msg(e.status == 0, "exit %d\n%s\n%s", e.status, e.out, e.err);
+	/* A loaded host can make the harness distrust its timings (verdict
+	 * suspect, exit 1): a judgment of timing, not what this test is
+	 * about, which is what the output shows of the secret run. */
+	ck_assert_msg(e.status == 0 ||
+			      (e.status == 1 && e.out &&
+			       (strstr(e.out, "Verdict: suspect") ||
+				strstr(e.out, "VERDICT_SUSPECT"))),
+		      "exit %d\n%s\n%s", e.status, e.out, e.err);
 	ck_assert_int_eq(kb_task_load_dir(PROBLEMS "/vectorsum_cpu",
 					  "vectorsum_cpu", &t, err, sizeof(err)),
 			 0);
