@@ -126,7 +126,6 @@ class CaseRun:
 
     def reset_guard_stats(self):
         self.samples, self.flags, self.windows = [], [], []
-        self.ws = []
         self.clamped = self.unexplained = 0
         self.max_gap = 0.0
 
@@ -222,8 +221,7 @@ class CaseRun:
         run = self.run
         v, ns = kbh_timing.verify(w, run.slack, self.copy_ns)
         self.max_gap = max(self.max_gap, kbh_timing.gap(w, self.copy_ns))
-        self.windows.append(w.width())
-        self.ws.append(w)
+        self.windows.append(w)
         flag = False
         if v == kbh_timing.FORGED:
             self.forged += 1
@@ -274,7 +272,7 @@ class Run:
         Calibrated without them, the slack fit back-to-back requests only
         and flagged honest runs."""
         busy = (20000, 300000, 2000000)
-        gaps, wins, ws = [], [], []
+        ws = []
         dev = self.device
         for i in range(4 + 100):
             idle = i % 4 == 3
@@ -295,15 +293,14 @@ class Run:
                 raise HarnessError("calibration: the child's times do not "
                                    "fit the window (clock mismatch?)")
             if i >= 4:
-                gaps.append(kbh_timing.gap(w))
-                wins.append(w.width())
                 ws.append(w)
-        self.slack, q = kbh_timing.slack(gaps, self.slack_cap)
+        self.slack, q = kbh_timing.slack([kbh_timing.gap(w) for w in ws],
+                                         self.slack_cap)
         log("guard: handoff p50=%.1fus p90=%.1fus p95=%.1fus max=%.1fus -> "
             "slack %.1fus (median us: %s)"
             % (q["p50"] / 1e3, q["p90"] / 1e3, q["p95"] / 1e3, q["max"] / 1e3,
                self.slack / 1e3, kbh_timing.parts(ws)))
-        wins.sort()
+        wins = sorted(w.width() for w in ws)
         return ("empty call: window p50 %.1f us, p95 %.1f us; slack %.1f us"
                 % (wins[len(wins) // 2] / 1e3,
                    wins[(len(wins) - 1) * 95 // 100] / 1e3, self.slack / 1e3))
@@ -513,7 +510,8 @@ class Run:
             rep.bench(i, "floor_ns", "%.3f" % floor)
         rep.bench(i, "stop", kbh_timing.STOP_NAMES[stop])
         rep.bench(i, "warmup", warm)
-        rep.bench(i, "window_ns", "%.0f" % statistics.median(c.windows))
+        rep.bench(i, "window_ns", "%.0f" % statistics.median(
+            w.width() for w in c.windows))
         gain = kbh_timing.gainful(c.samples, c.flags)
         rep.bench(i, "clamped", "%d (%d not explained by load, %d of them "
                   "below the median)" % (c.clamped, c.unexplained, gain))
@@ -522,7 +520,7 @@ class Run:
             "%.1f us, copy %.1f us; median us: %s)"
             % (i, c.clamped, c.unexplained, gain, c.forged, st.n,
                c.max_gap / 1e3, self.slack / 1e3, c.copy_ns / 1e3,
-               kbh_timing.parts(c.ws)))
+               kbh_timing.parts(c.windows)))
         if profile is not None:
             import base64
             rep.bench(i, "report", base64.b64encode(
