@@ -21,6 +21,11 @@ PROBLEM = "pmpp_py/vectoradd"
 # One timed case, 20 samples: the CPU-sized benchmark (n = 2^20 fp16).
 ONE = ["size: 268435456; seed: 54352; min_runs: 20; max_runs: 20; "
        "max_ms: 20000"]
+# The head-start attacks (precompute_thread, grandchild): four times the
+# work, so that what a head start saves (the sum, 8 ms on the CPU) stands
+# well clear of the slack (at most 1 ms on the CPU) under any load.
+HEAD_START = ["size: 1073741824; seed: 54352; min_runs: 20; max_runs: 20; "
+              "max_ms: 20000"]
 TESTS = ["size: 1000; seed: 1001", "size: 65536; seed: 5531"]
 FAKE = ("benchmark.9.", "mean: 1.000")
 # persist_l2: a case inside the H100's persisting set-aside (16 MiB).
@@ -141,7 +146,7 @@ def expect_no_head_start(r, ctx):
         return errs + ["no precompute statistics: %s" % last[-1:]]
     hits, calls = int(m.group(1)), int(m.group(2))
     mean = _num(r, "benchmark.0.mean")
-    okbest = ctx.honest_best()
+    okbest = ctx.honest_best(HEAD_START)
     if r.rc == 0 and hits * 2 > calls and \
             (mean is None or mean < okbest - _slack_ns(r)):
         errs.append("%d hits of %d calls, mean %s ns below the honest best "
@@ -243,6 +248,15 @@ NO_STOP = [("kbh_guard.py", "        try:\n            os.killpg(self.pid, "
             "            self.sock.sendmsg("),
            ("kbh_guard.py", "        t_go = time.monotonic_ns()\n"
             "        self._cont()", "        self._cont()")]
+# A head start without the stop is the gap between staging and the call:
+# on the CPU only the flush (a few ms), in which a loaded 2-core host can
+# leave the precomputing thread or process unscheduled, so the attack
+# lost the race and the ablation looked contained. A slow staging (50 ms,
+# about 6 times the honest call) makes the gap one it wins under any load.
+SLOW_STAGE = ("kbh_run.py",
+              "        if timed:\n            run.device.flush()",
+              "        time.sleep(0.05)\n"
+              "        if timed:\n            run.device.flush()")
 SLOW_CHECK = ("kbh_run.py", "        if rep.flags & kbh_wire.F_STICKY:",
               "        time.sleep(0.1)\n"
               "        if rep.flags & kbh_wire.F_STICKY:")
@@ -291,15 +305,17 @@ CASES = [
          ablations=[("every call checked", [TIMED_UNCHECKED])]),
     dict(name="lazy", mode="leaderboard", cases=ONE, expect=expect_shaved,
          ablations=[("clamp (copy-out inside the window)", [NO_CLAMP])]),
-    dict(name="precompute_thread", mode="leaderboard", cases=ONE,
+    dict(name="precompute_thread", mode="leaderboard", cases=HEAD_START,
          expect=expect_no_head_start,
-         ablations=[("stopped between requests", NO_STOP)]),
+         ablations=[("stopped between requests",
+                     NO_STOP + [SLOW_STAGE])]),
     dict(name="background_finish", mode="leaderboard", cases=ONE,
          expect=expect_wrong("differ from the expected"),
          ablations=[("stopped before the check", NO_STOP + [SLOW_CHECK])]),
-    dict(name="grandchild", mode="leaderboard", cases=ONE,
+    dict(name="grandchild", mode="leaderboard", cases=HEAD_START,
          expect=expect_no_head_start,
-         ablations=[("the whole group stopped", STOP_PID_ONLY)]),
+         ablations=[("the whole group stopped",
+                     STOP_PID_ONLY + [SLOW_STAGE])]),
     dict(name="setsid_escape", mode="leaderboard", cases=ONE,
          expect=expect_contained_group,
          ablations=[("setsid/setpgid are no-ops", [NO_SECCOMP])]),
@@ -343,8 +359,8 @@ class Context:
                   % (cases[0], self._honest[key][0], self._honest[key][1]))
         return self._honest[key]
 
-    def honest_best(self):
-        return self._run_honest(PROBLEM, ONE)[0]
+    def honest_best(self, cases):
+        return self._run_honest(PROBLEM, cases)[0]
 
     def honest_mean(self, problem, cases):
         return self._run_honest(problem, cases)[1]
