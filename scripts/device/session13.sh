@@ -11,6 +11,12 @@
 #        (shared pages divided among the processes that map them), five
 #        samples 1 s apart, and the GPU memory any process holds.
 #
+#   bash scripts/device/session13.sh nvfloor
+#        the floor of a new .cu file's build with the worker's nvcc flags
+#        (worker/build/build_cu.c): vectoradd's submission_ok.cu against a
+#        file holding only an empty custom_kernel, three runs each
+#        alternating, and `nvcc --time` of the empty file per phase.
+#
 # The other parts of this session's run are session12.sh's: `STAGGER=28
 # session12.sh inline profile P...` and `session12.sh verify`.
 set -u
@@ -81,7 +87,34 @@ EOF
 	cp $R/run.txt "$OUT/heldmem-run.txt"
 }
 
+nvfloor() {
+	local w=/tmp/s13/nv flags libs i f s e
+	rm -rf $w; mkdir -p $w
+	cp problems/pmpp/vectoradd/submission_ok.cu problems/pmpp/vectoradd/task.h $w/
+	printf '#include "task.h"\nextern "C" void custom_kernel(const __half *, const __half *, __half *, size_t) {}\n' >$w/empty.cu
+	cd $w || return
+	flags="--std=c++20 -DNDEBUG -Xcompiler=-Wno-psabi -Xcompiler=-fno-strict-aliasing
+		--expt-extended-lambda --expt-relaxed-constexpr -forward-unknown-to-host-compiler
+		-O3 -lineinfo -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler=-fPIC
+		-cudart shared -Xlinker=--no-undefined"
+	libs="-Xlinker=--as-needed -lcublas -lcublasLt -lcuda"
+	nvcc $flags submission_ok.cu -o warm.so $libs >/dev/null 2>&1 # page cache
+	for i in 1 2 3; do
+		for f in submission_ok empty; do
+			s=$(date +%s.%N)
+			nvcc $flags $f.cu -o $f.so $libs >$f.log 2>&1
+			e=$?
+			awk -v f=$f -v rc=$e -v s=$s -v t="$(date +%s.%N)" \
+				'BEGIN { printf "%-14s rc=%d %6.3f s\n", f, rc, t - s }'
+		done
+	done | tee "$OUT/nvfloor.txt"
+	nvcc --time t.csv $flags empty.cu -o t.so $libs >/dev/null 2>&1
+	cat t.csv | tee -a "$OUT/nvfloor.txt"
+	cd - >/dev/null || return
+}
+
 case ${1:-} in
 heldmem) heldmem ;;
-*) echo "usage: session13.sh heldmem" >&2; exit 2 ;;
+nvfloor) nvfloor ;;
+*) echo "usage: session13.sh heldmem | nvfloor" >&2; exit 2 ;;
 esac
