@@ -281,6 +281,17 @@ class PeakTest(unittest.TestCase):
         self.assertGreater(kbh_peak.cpu_llc_bytes(), 0)
 
 
+    def test_rates(self):
+        cost = {"bytes": 6000, "flops": 2000}
+        self.assertEqual(kbh_peak.rates(cost, 1000.0),
+                         [("bytes", "6000"), ("gbps", "6.000"),
+                          ("flops", "2000"), ("gflops", "2.000")])
+        # a mean of 0 (forged calls inside the slack): no rate, no error
+        self.assertEqual(kbh_peak.rates(cost, 0.0),
+                         [("bytes", "6000"), ("flops", "2000")])
+        self.assertEqual(kbh_peak.rates({"bytes": 0, "flops": 0}, 5.0), [])
+
+
 class ProblemHelpersTest(unittest.TestCase):
     """kbh_problem's helpers for problem.py (torch on the CPU)."""
 

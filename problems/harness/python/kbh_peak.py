@@ -165,6 +165,21 @@ def floor_ns(cost, peak):
     return t
 
 
+def rates(cost, mean_ns):
+    """A case's report keys for its cost and achieved rates, as (key, text)
+    pairs: bytes and gbps, flops and gflops, for what the cost names. No
+    rate for a mean of 0 (every sample the parent's bound of a forged call
+    that fit in the slack: the case is suspect, and a rate would divide by
+    zero)."""
+    out = []
+    for what, rate in (("bytes", "gbps"), ("flops", "gflops")):
+        if cost.get(what, 0) > 0:
+            out.append((what, "%.0f" % cost[what]))
+            if mean_ns > 0:
+                out.append((rate, "%.3f" % (cost[what] / mean_ns)))
+    return out
+
+
 def gpu_flush_bytes(l2_bytes):
     """Bytes to stream through L2 before each sample (kbg_flush_bytes):
     4 x L2, at least 64 MiB, rounded up to 1 MiB; 256 MiB if unknown."""

@@ -495,17 +495,8 @@ class Run:
                      ("best", "%.3f" % st.best),
                      ("worst", "%.3f" % st.worst)):
             rep.bench(i, k, v)
-        # (a mean of 0: every sample the parent's bound of a forged call
-        # that fit in the slack; no rate, and the case is suspect below)
-        if prep.cost["bytes"] > 0:
-            rep.bench(i, "bytes", "%.0f" % prep.cost["bytes"])
-            if st.mean > 0:
-                rep.bench(i, "gbps", "%.3f" % (prep.cost["bytes"] / st.mean))
-        if prep.cost["flops"] > 0:
-            rep.bench(i, "flops", "%.0f" % prep.cost["flops"])
-            if st.mean > 0:
-                rep.bench(i, "gflops",
-                          "%.3f" % (prep.cost["flops"] / st.mean))
+        for k, v in kbh_peak.rates(prep.cost, st.mean):
+            rep.bench(i, k, v)
         if floor > 0:
             rep.bench(i, "floor_ns", "%.3f" % floor)
         rep.bench(i, "stop", kbh_timing.STOP_NAMES[stop])
