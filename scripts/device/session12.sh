@@ -116,27 +116,23 @@ handoff() {
 	for v in base spin nostop spin+nostop; do
 		d=/tmp/s12/h-$v
 		rm -rf "$d"; mkdir -p "$d"; cp -r problems "$d/"
-		$KB_PYTHON - "$d/problems/harness/python/kbh_guard.py" "$v" <<'EOF2'
-import sys
-p, v = sys.argv[1:]
-s = open(p).read()
-def sub(a, b):
-    global s
-    assert s.count(a) == 1, a
-    s = s.replace(a, b)
+		$KB_PYTHON - "$d/problems/harness/python" "$v" <<'EOF2'
+import os, sys
+sys.path.insert(0, "tests/pyharness")
+import hostile_cases as H
+d, v = sys.argv[1:]
+patches = []
 if "spin" in v:
-    sub("r, _, _ = select.select([fd], [], [], _POLL_S)",
-        "r, _, _ = select.select([fd], [], [], 0)")
+    patches.append(("kbh_guard.py",
+                    "r, _, _ = select.select([fd], [], [], _POLL_S)",
+                    "r, _, _ = select.select([fd], [], [], 0)"))
 if "nostop" in v:
-    sub("        try:\n            os.killpg(self.pid, signal.SIGSTOP)",
-        "        return\n        try:\n            os.killpg(self.pid, signal.SIGSTOP)")
-    # a running child reads the request at once: the window opens first
-    sub("        t_go = time.monotonic_ns()\n        self._cont()",
-        "        self._cont()")
-    sub("        try:\n            self.sock.sendmsg([raw], anc)",
-        "        t_go = time.monotonic_ns()\n        try:\n"
-        "            self.sock.sendmsg([raw], anc)")
-open(p, "w").write(s)
+    patches += H.NO_STOP   # the ablation's own patch: no stop, t_go first
+for f, a, b in patches:
+    p = os.path.join(d, f)
+    s = open(p).read()
+    assert s.count(a) == 1, a
+    open(p, "w").write(s.replace(a, b))
 EOF2
 		for pe in sort/submission_triton grayscale/submission_ok; do
 			KB_WORKDIR=$d/w KB_CACHE_DIR=$d/c timeout 200 "$W" eval "$d/problems/pmpp_py/${pe%/*}" \
