@@ -280,7 +280,6 @@ class PeakTest(unittest.TestCase):
         self.assertEqual((p.bytes_per_s, p.flops_per_s), (768e9, 384e9))
         self.assertGreater(kbh_peak.cpu_llc_bytes(), 0)
 
-
     def test_rates(self):
         cost = {"bytes": 6000, "flops": 2000}
         self.assertEqual(kbh_peak.rates(cost, 1000.0),
