@@ -125,6 +125,7 @@ struct kbh_guard {
 	size_t npend;
 	struct kbh__range pend[KBH__MAX_RANGES];
 	uint32_t seq;
+	uint64_t rd0; /* run delays when the current request was posted */
 	int stopped;
 	int dead;
 	int confined;
@@ -715,8 +716,10 @@ static uint64_t kbh__child_delay(struct kbh_guard *g)
 	return sum;
 }
 
-static int kbh__post_wait(struct kbh_guard *g, uint32_t op, const void *arg,
-			  size_t arg_size, struct kbh_guard_window *w)
+/* Posts a request and continues the child; the first half of
+ * kbh__post_wait. */
+static int kbh__post(struct kbh_guard *g, uint32_t op, const void *arg,
+		     size_t arg_size, struct kbh_guard_window *w)
 {
 	struct kbh__ctl *c = g->ctl;
 	if (g->dead)
@@ -727,7 +730,7 @@ static int kbh__post_wait(struct kbh_guard *g, uint32_t op, const void *arg,
 	c->arg_size = (uint32_t)arg_size;
 	kbh_copy(c->arg, arg, arg_size);
 	uint32_t seq = ++g->seq;
-	uint64_t rd0 = kbh__run_delay(g->sched_self) + kbh__child_delay(g);
+	g->rd0 = kbh__run_delay(g->sched_self) + kbh__child_delay(g);
 	atomic_store(&g->seen, 0);
 	if (g->have_watcher) {
 		atomic_store(&g->watch, seq);
@@ -742,22 +745,37 @@ static int kbh__post_wait(struct kbh_guard *g, uint32_t op, const void *arg,
 	}
 	if (atomic_load(&c->child_waiting))
 		kbh__futex(&c->req_seq, FUTEX_WAKE, INT_MAX, NULL);
-	if (kbh__wait_done(g, seq)) {
+	w->t_go = t_go;
+	return 0;
+}
+
+/* Waits for "done", stamps t_seen, copies the claims and stops the child
+ * again; the second half of kbh__post_wait. */
+static int kbh__finish(struct kbh_guard *g, struct kbh_guard_window *w)
+{
+	struct kbh__ctl *c = g->ctl;
+	if (kbh__wait_done(g, g->seq)) {
 		atomic_store(&g->watch, 0);
 		return -ECHILD;
 	}
 	uint64_t t_seen = kbh__stamp_seen(g);
 	atomic_store(&g->watch, 0);
 	/* copy the claims once; the child may scribble on them later */
-	w->t_go = t_go;
 	w->t_seen = t_seen;
 	w->t0 = c->t0;
 	w->t1 = c->t1;
 	w->status = c->status;
 	int rc = kbh__stop_child(g);
 	uint64_t rd1 = kbh__run_delay(g->sched_self) + kbh__child_delay(g);
-	w->waited = rd1 > rd0 ? rd1 - rd0 : 0;
+	w->waited = rd1 > g->rd0 ? rd1 - g->rd0 : 0;
 	return rc;
+}
+
+static int kbh__post_wait(struct kbh_guard *g, uint32_t op, const void *arg,
+			  size_t arg_size, struct kbh_guard_window *w)
+{
+	int rc = kbh__post(g, op, arg, arg_size, w);
+	return rc ? rc : kbh__finish(g, w);
 }
 
 int kbh_guard_start(struct kbh_guard **out, size_t arena_max, kbh_guard_fn fn,
@@ -1014,6 +1032,26 @@ int kbh_guard_request(struct kbh_guard *g, uint32_t op, const void *arg,
 	if (op < KBH_GUARD_OP_USER || arg_size > KBH_GUARD_ARG_MAX)
 		return -EINVAL;
 	return kbh__post_wait(g, op, arg, arg_size, w);
+}
+
+int kbh_guard_post(struct kbh_guard *g, uint32_t op, const void *arg,
+		   size_t arg_size, struct kbh_guard_window *w)
+{
+	if (op < KBH_GUARD_OP_USER || arg_size > KBH_GUARD_ARG_MAX)
+		return -EINVAL;
+	return kbh__post(g, op, arg, arg_size, w);
+}
+
+int kbh_guard_finish(struct kbh_guard *g, struct kbh_guard_window *w)
+{
+	return kbh__finish(g, w);
+}
+
+int kbh_guard_poll(struct kbh_guard *g)
+{
+	if (atomic_load(&g->ctl->done_seq) == g->seq)
+		return 1;
+	return kbh__reap(g) ? -ECHILD : 0;
 }
 
 /* ---- verification ------------------------------------------------------- */

@@ -191,6 +191,18 @@ struct kbh_guard_window {
 int kbh_guard_request(struct kbh_guard *g, uint32_t op, const void *arg,
 		      size_t arg_size, struct kbh_guard_window *w);
 
+/* kbh_guard_request in two halves, for a driver that works while the
+ * child runs (the CUDA driver releases its sentinel when the child has
+ * launched its work): post sets w->t_go and continues the child; finish
+ * waits for "done" and fills the rest of *w, as kbh_guard_request. Every
+ * post is followed by exactly one finish. poll: 1 once the child has
+ * posted "done" for the current request, -ECHILD if it died, else 0 (it
+ * reaps: call it every few microseconds at most). */
+int kbh_guard_post(struct kbh_guard *g, uint32_t op, const void *arg,
+		   size_t arg_size, struct kbh_guard_window *w);
+int kbh_guard_finish(struct kbh_guard *g, struct kbh_guard_window *w);
+int kbh_guard_poll(struct kbh_guard *g);
+
 /* After -ECHILD: "killed by signal 11 (Segmentation fault)" or "exited
  * with status 0"; "" while the child lives. */
 const char *kbh_guard_death(const struct kbh_guard *g);

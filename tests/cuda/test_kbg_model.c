@@ -322,6 +322,124 @@ START_TEST(outlives)
 }
 END_TEST
 
+/* ---- where a sample comes from (kbg_time_*) ----------------------------
+ * Figures shaped like the H200's (bench/RESULTS.md, "Times the
+ * submission cannot touch"): 283 us from the hold's end to the probe for
+ * an empty call, a time slice of about 2.1 ms. */
+static struct kbg_tcal tcal(void)
+{
+	struct kbg_tcal c = {283e3, 300e3, 310e3, 20e3, 1e6};
+	return c;
+}
+
+/* An honest call of `work` ns: the probe starts work + 283 us after the
+ * release; "done" comes 3 us after the work. */
+static struct kbg_tcall honest(uint64_t work)
+{
+	struct kbg_tcall c = {0};
+	c.t_go = 1000000;
+	c.t_rel = c.t_go + 10000;
+	c.rel_dev = 5000000000ull;
+	c.back_dev = c.rel_dev + 283000 + work;
+	c.t_seen = c.t_rel + 140000 + work + 3000;
+	return c;
+}
+
+START_TEST(time_device_path)
+{
+	struct kbg_tcal cal = tcal();
+	struct kbg_tcall c = honest(50000);
+	enum kbg_tpath p;
+	double s = kbg_time_sample(&cal, &c, &p);
+	ck_assert_int_eq(p, KBG_TPATH_DEVICE);
+	ck_assert_double_eq_tol(s, 50000, 1);
+	/* "done" early (before the work ended): the device's account does
+	 * not read the host's clock */
+	c.t_seen = c.t_rel + 1000;
+	ck_assert_double_eq_tol(kbg_time_sample(&cal, &c, &p), 50000, 1);
+	/* the ablation: were "done" the end, the lie would pay */
+	ck_assert_double_lt((double)(c.t_seen - c.t_rel), 50000);
+}
+END_TEST
+
+START_TEST(time_outside_charged)
+{
+	struct kbg_tcal cal = tcal();
+	/* a head start: 40 us of the call's work ran during staging (the
+	 * watch saw another context for 40 + 280 us), the call itself then
+	 * took 10 us */
+	struct kbg_tcall c = honest(10000);
+	c.outside_ns = 320000;
+	double s = kbg_time_sample(&cal, &c, NULL);
+	ck_assert_double_ge(s, 50000);
+	c.outside_ns = 0; /* ablation: uncharged, the head start pays */
+	ck_assert_double_lt(kbg_time_sample(&cal, &c, NULL), 50000);
+}
+END_TEST
+
+START_TEST(time_host_path)
+{
+	struct kbg_tcal cal = tcal();
+	enum kbg_tpath p;
+	/* a long call: the probe came in at the time slice, mid-work */
+	struct kbg_tcall c = honest(5000000);
+	c.back_dev = c.rel_dev + 2400000;
+	c.t_probe = c.t_seen + 15000; /* the end probe, on an idle GPU */
+	double s = kbg_time_sample(&cal, &c, &p);
+	ck_assert_int_eq(p, KBG_TPATH_HOST);
+	ck_assert_double_eq_tol(s, 5000000 - 300e3 + 143e3, 1);
+	/* "done" 1 ms early: the end probe waits for the work */
+	struct kbg_tcall e = c;
+	e.t_seen -= 1000000;
+	e.t_probe = c.t_seen + 12000;
+	ck_assert_double_ge(kbg_time_sample(&cal, &e, NULL), s - 10000);
+	/* ablation: no end probe, the lie pays the millisecond */
+	e.t_probe = 0;
+	ck_assert_double_lt(kbg_time_sample(&cal, &e, NULL), s - 900000);
+	/* no successor probe (the last call was long): the host path */
+	c.back_dev = 0;
+	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_HOST);
+}
+END_TEST
+
+START_TEST(time_broken_hold)
+{
+	struct kbg_tcal cal = tcal();
+	enum kbg_tpath p;
+	/* the call synchronised inside custom_kernel: its work broke the
+	 * hold; timed from "go" */
+	struct kbg_tcall c = honest(500000);
+	c.broken = 1;
+	c.t_probe = c.t_seen + 10000;
+	double s = kbg_time_sample(&cal, &c, &p);
+	ck_assert_int_eq(p, KBG_TPATH_HOST_GO);
+	ck_assert_double_eq_tol(s, (double)(c.t_seen - c.t_go) - 310e3, 1);
+}
+END_TEST
+
+START_TEST(time_calibrate)
+{
+	struct kbg_tcall v[5];
+	struct kbg_tcal cal;
+	for (int i = 0; i < 5; i++) {
+		v[i] = honest(0);
+		v[i].back_dev += (uint64_t)i * 1000; /* 283..287 us */
+		v[i].t_probe = v[i].t_seen + 10000 + (uint64_t)i * 1000;
+	}
+	ck_assert_int_eq(kbg_time_calibrate(v, 5, 2.4e6, 4e6, &cal), 0);
+	ck_assert_double_eq_tol(cal.dev_ns, 285e3, 1);
+	ck_assert_double_eq_tol(cal.probe_ns, 13e3, 1);
+	ck_assert_double_eq_tol(cal.short_ns, 1.2e6, 1);
+	ck_assert_double_eq_tol(cal.rel_ns, 143e3, 1);
+	/* no preemption seen within the test: half its length */
+	ck_assert_int_eq(kbg_time_calibrate(v, 5, 4.3e6, 4e6, &cal), 0);
+	ck_assert_double_eq_tol(cal.short_ns, 2e6, 1);
+	ck_assert_int_eq(kbg_time_calibrate(v, 0, 1, 1, &cal), -1);
+	/* the calls are not modified */
+	ck_assert_uint_eq(v[4].back_dev - v[4].rel_dev, 287000);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
 	Suite *s = suite_create("cuda_model");
@@ -339,6 +457,11 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, stop_rule_benchmark);
 	tcase_add_test(tc, median);
 	tcase_add_test(tc, outlives);
+	tcase_add_test(tc, time_device_path);
+	tcase_add_test(tc, time_outside_charged);
+	tcase_add_test(tc, time_host_path);
+	tcase_add_test(tc, time_broken_hold);
+	tcase_add_test(tc, time_calibrate);
 	suite_add_tcase(s, tc);
 	return s;
 }

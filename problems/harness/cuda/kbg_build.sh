@@ -14,6 +14,10 @@
 #   CACHE    harness cache (default ${KBG_CACHE:-${TMPDIR:-/tmp}/kbg-cache})
 #   WORKDIR  the run directory to create (default: a new mktemp -d); must
 #            not exist or be empty
+# $KBG_DEFS, when set, is added to the flags of every harness source
+# (diagnostic and test-only builds: -DKBG_SAMPLE_LOG, the timing hostile
+# cases' -DKBG_HOSTILE_*, the ablation -DKBG_TRUST_CLAIM); the worker
+# never sets it.
 #
 # Steps:
 #   1. copy every task.yml `files` entry flat into WORKDIR, the submission
@@ -73,7 +77,8 @@ gfx*)
 	CUFLAGS="--std=c++20 -DNDEBUG -Xcompiler=-Wno-psabi \
 -Xcompiler=-fno-strict-aliasing --expt-extended-lambda \
 --expt-relaxed-constexpr -forward-unknown-to-host-compiler -O3 \
--Xnvlink=--verbose -Xptxas=--verbose -Xptxas=--warn-on-spills -lineinfo"
+-Xnvlink=--verbose -Xptxas=--verbose -Xptxas=--warn-on-spills -lineinfo \
+${KBG_DEFS:-}"
 	CFLAGS="-O3 $GENCODE -Xcompiler -std=gnu17"
 	LINKRT="-cudart shared -lcuda -ldl"
 	SOFLAGS="-shared -Xcompiler=-fPIC -cudart shared -Xlinker=--no-undefined \

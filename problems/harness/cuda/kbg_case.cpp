@@ -77,7 +77,10 @@ int kbg__prepare(const struct kbg_problem *p, enum kbh_mode mode,
 static int free_case(struct ctx *x)
 {
 	cudaError_t first = cudaSuccess, e;
+	int rc0 = kbg__watch_stop(x); /* cudaFree waits for the device */
 	int rc = kbg__close_slots(x);
+	if (rc == KBG_OK)
+		rc = rc0;
 
 #define KBG_FREE(ptr)                                                      \
 	do {                                                               \
@@ -271,26 +274,42 @@ static int run_call(struct ctx *x, int w, struct sample *out)
 	struct op_call a;
 	struct kbh_guard_window win;
 	struct kbg_reply r;
+	struct kbg_tcall tc;
 
-	/* The hold keeps the device busy until the whole call is enqueued:
-	 * the start event then runs right before the submission's first
-	 * kernel instead of waiting for the host to launch it. */
+	/* Without the sentinel (test and profile modes) the child's hold
+	 * keeps the device busy until the whole call is enqueued: the start
+	 * event then runs right before the submission's first kernel
+	 * instead of waiting for the host to launch it. */
 	memset(&a, 0, sizeof a);
 	a.slot = (uint32_t)w;
-	a.hold = x->hold && x->mode != KBH_MODE_TEST;
+	a.hold = x->hold && x->mode != KBH_MODE_TEST && !x->sent;
 	a.params_size = (uint32_t)x->p->params_size;
 	memcpy(a.params, x->cur->params, x->p->params_size);
-	KBG_STEP(kbg__child_request(x, OP_CALL, &a, sizeof a, "custom_kernel",
-				    &win, &r));
+	if (x->sent)
+		KBG_STEP(kbg__timed_request(x, &a, "custom_kernel", &win, &r,
+					    &tc));
+	else
+		KBG_STEP(kbg__child_request(x, OP_CALL, &a, sizeof a,
+					    "custom_kernel", &win, &r));
 	if (a.hold && !r.hold)
 		x->hold = 0; /* the child could not launch it */
 	out->win_ns = (double)(win.t_seen - win.t_go);
+	out->claim_ns = r.dev_ns;
 	out->forged = x->mode != KBH_MODE_TEST &&
 		      kbg__claim_forged(&win, r.dev_ns);
-	out->ns = out->forged ? out->win_ns : r.dev_ns;
-	out->gap_ns = r.gap_ns;
 	x->forged += (uint32_t)out->forged;
 	x->ncalls++;
+	if (x->sent) {
+		/* The parent's own measurement; the claim decides nothing. */
+		out->ns = kbg_time_sample(&x->tcal, &tc, &out->path);
+		out->outside_ns = (double)tc.outside_ns;
+		x->host_calls += out->path != KBG_TPATH_DEVICE;
+		out->gap_ns = r.gap_ns;
+		out->unheld = 0;
+		return KBG_OK;
+	}
+	out->ns = out->forged ? out->win_ns : r.dev_ns;
+	out->gap_ns = r.gap_ns;
 	out->unheld = a.hold && r.hold_timed_out;
 	if (out->unheld) {
 		x->hold_timeouts++;
@@ -342,8 +361,9 @@ int kbg__one_call(struct ctx *x, int check, struct sample *out)
 		return kbg__blame(x, (cudaError_t)-rc, "flushing L2");
 	/* Staging must be complete (the child reads the slots from its own
 	 * context, which our stream does not order) and error-free before
-	 * the clock starts. */
-	KBG_TRY(x, cudaDeviceSynchronize(), "staging the call");
+	 * the clock starts. The legacy stream, not the device: the
+	 * sentinel's own stream runs on. */
+	KBG_TRY(x, cudaStreamSynchronize(cudaStreamLegacy), "staging the call");
 
 	KBG_STEP(run_call(x, w, out));
 

@@ -172,14 +172,30 @@ static void child_call(struct child *c, const struct op_call *a,
 	}
 	if (!a->empty)
 		c->p->call(c->params, in, out);
+	else if (a->empty == 2)
+		(void)kbg_dev_spin(a->spin_ns);
+	else
+		(void)kbg_dev_empty();
 	e = cudaEventRecord(c->ev_end, cudaStreamLegacy);
 	if (hold)
 		kbg_dev_release(gen);
+	/* The parent's sentinel holds the GPU until this is seen. */
+	if (c->reply)
+		__atomic_store_n(&c->reply->launched, r->seq, __ATOMIC_RELEASE);
 	if (e != cudaSuccess) {
 		*t1 = kbh_now_ns();
 		child_fail(r, e, W_END);
 		return;
 	}
+#ifdef KBG_HOSTILE_EARLY_DONE
+	/* Test only (scripts/device/timing_hostile.sh): a child whose driver
+	 * was patched to say "done" before its work ends. */
+	if (!a->empty) {
+		*t1 = kbh_now_ns();
+		r->dev_ns = 1;
+		return;
+	}
+#endif
 	e = cudaDeviceSynchronize();
 	*t1 = kbh_now_ns();
 	if (e != cudaSuccess) {
@@ -202,6 +218,17 @@ static void child_call(struct child *c, const struct op_call *a,
 		return;
 	}
 	r->dev_ns = (double)ms * 1e6;
+#ifdef KBG_HOSTILE_CLAIM
+	/* Test only: a child that rewrites its reply (the claim scaled). */
+	if (!a->empty)
+		r->dev_ns *= KBG_HOSTILE_CLAIM;
+#endif
+#ifdef KBG_HOSTILE_AFTER
+	/* Test only: work left on the GPU after "done" (a kernel that spins
+	 * KBG_HOSTILE_AFTER ns), as a head start for the next call would. */
+	if (!a->empty)
+		(void)kbg_dev_spin(KBG_HOSTILE_AFTER);
+#endif
 	if ((e = cudaEventElapsedTime(&ms, c->ev_end, c->ev_tail)) !=
 	    cudaSuccess) {
 		child_fail(r, e, W_EVENTS);

@@ -189,6 +189,80 @@ __global__ void k_flush(const uint4 *p, size_t n16, unsigned magic,
 
 __global__ void k_empty() {}
 
+__global__ void k_spin(unsigned long long ns)
+{
+	unsigned long long t0 = kbg_dev_timer_ns();
+	while (kbg_dev_timer_ns() - t0 < ns)
+		;
+}
+
+struct sent_ctl {
+	volatile unsigned release, go;
+	unsigned pad[14];
+	kbg_sent_rec rec[2];
+};
+
+/* The sentinel (kbg_dev.h). Warp 0 polls the release word; warp 1 reads
+ * the timer without pause and sums its jumps. Whichever ends the watch
+ * first (release, or a jump after "go") decides end_ns. */
+__global__ void k_sentinel(sent_ctl *c, unsigned seq, int watch,
+			   unsigned long long gap_ns)
+{
+	__shared__ volatile int stop;
+	__shared__ unsigned long long end, pre_sum, post;
+	__shared__ unsigned pre_n, broken;
+	volatile kbg_sent_rec *r = &c->rec[seq & 1];
+	const unsigned long long start = kbg_dev_timer_ns();
+
+	if (threadIdx.x == 0) {
+		stop = 0;
+		end = start;
+		pre_sum = post = 0;
+		pre_n = broken = 0;
+		r->start_ns = start;
+		__threadfence_system();
+		r->started = seq;
+		__threadfence_system();
+	}
+	__syncthreads();
+	if (watch && threadIdx.x == 0) {
+		while ((int)(c->release - seq) < 0 && !stop)
+			kbg_dev_pause();
+		unsigned long long t = kbg_dev_timer_ns();
+		if (atomicCAS((int *)&stop, 0, 1) == 0)
+			end = t;
+	} else if (watch && threadIdx.x == 32) {
+		unsigned long long last = kbg_dev_timer_ns();
+		while (!stop) {
+			unsigned long long t = kbg_dev_timer_ns();
+			if (t - last > gap_ns) {
+				if ((int)(c->go - seq) >= 0) {
+					if (atomicCAS((int *)&stop, 0, 1) == 0) {
+						end = last;
+						post = t - last;
+						broken = 1;
+					}
+					break;
+				}
+				pre_n++;
+				pre_sum += t - last;
+			}
+			last = t;
+		}
+	}
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		r->end_ns = end;
+		r->pre_gap_ns = pre_sum;
+		r->pre_gaps = pre_n;
+		r->post_gap_ns = post;
+		r->broken = broken;
+		__threadfence_system();
+		r->ended = seq;
+		__threadfence_system();
+	}
+}
+
 /* The hold (see kbg_dev.h): every SM filled with blocks of the hold kernel
  * (all thread slots taken, so no other kernel's block can become resident
  * until it ends); one thread per block waits. Block 0 polls the release
@@ -224,6 +298,9 @@ __global__ void k_hold(const volatile unsigned *release, unsigned gen,
 	}
 	__syncthreads();
 }
+
+sent_ctl *g_sent_host, *g_sent_dev;
+cudaStream_t g_sent_stream;
 
 /* Mapped host words: [0] release (host writes), [1] last timed-out gen
  * (device writes). */
@@ -356,6 +433,78 @@ void kbg_dev_release(unsigned gen)
 	if (g_hold_host)
 		__atomic_store_n((unsigned *)&g_hold_host[0], gen,
 				 __ATOMIC_SEQ_CST);
+}
+
+int kbg_dev_spin(uint64_t ns)
+{
+	k_spin<<<1, 32>>>((unsigned long long)ns);
+	return launched();
+}
+
+int kbg_sent_init(void)
+{
+	void *h = NULL, *d = NULL;
+	cudaError_t e;
+
+	if (g_sent_host)
+		return 0;
+	if ((e = cudaHostAlloc(&h, sizeof(sent_ctl), cudaHostAllocMapped)) !=
+	    cudaSuccess)
+		return -(int)e;
+	memset(h, 0, sizeof(sent_ctl));
+	if ((e = cudaHostGetDevicePointer(&d, h, 0)) != cudaSuccess ||
+	    (e = cudaStreamCreateWithFlags(&g_sent_stream,
+					   cudaStreamNonBlocking)) !=
+		    cudaSuccess) {
+		(void)cudaFreeHost(h);
+		return -(int)e;
+	}
+	g_sent_host = (sent_ctl *)h;
+	g_sent_dev = (sent_ctl *)d;
+	return 0;
+}
+
+int kbg_sent_launch(uint32_t seq, int watch)
+{
+	if (!g_sent_host)
+		return -(int)cudaErrorNotReady;
+	k_sentinel<<<1, 64, 0, g_sent_stream>>>(g_sent_dev, seq, watch,
+						KBG_SENT_GAP_NS);
+	return launched();
+}
+
+void kbg_sent_go(uint32_t seq)
+{
+	__atomic_store_n((unsigned *)&g_sent_host->go, seq, __ATOMIC_SEQ_CST);
+}
+
+void kbg_sent_release(uint32_t seq)
+{
+	__atomic_store_n((unsigned *)&g_sent_host->release, seq,
+			 __ATOMIC_SEQ_CST);
+}
+
+static int sent_read(uint32_t seq, int ended, struct kbg_sent_rec *out)
+{
+	volatile kbg_sent_rec *r = &g_sent_host->rec[seq & 1];
+	unsigned v = ended ? __atomic_load_n((unsigned *)&r->ended,
+					     __ATOMIC_ACQUIRE)
+			   : __atomic_load_n((unsigned *)&r->started,
+					     __ATOMIC_ACQUIRE);
+	if (v != seq)
+		return 0;
+	memcpy(out, (const void *)r, sizeof *out);
+	return 1;
+}
+
+int kbg_sent_started(uint32_t seq, struct kbg_sent_rec *out)
+{
+	return sent_read(seq, 0, out);
+}
+
+int kbg_sent_ended(uint32_t seq, struct kbg_sent_rec *out)
+{
+	return sent_read(seq, 1, out);
 }
 
 int kbg_dev_hold_timed_out(unsigned gen)

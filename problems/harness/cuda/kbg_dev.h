@@ -47,6 +47,45 @@ int kbg_dev_hold_timed_out(unsigned gen);
 
 /* An empty kernel on the legacy stream (overhead calibration). */
 int kbg_dev_empty(void);
+/* One small kernel on the legacy stream that runs for ns of device time
+ * (the calibration's time-slice test). */
+int kbg_dev_spin(uint64_t ns);
+
+/* The sentinel: the parent's own account of when the GPU ran another
+ * context (kbg_main.cu's theory, "Where the time comes from"). A kernel
+ * of one block on a non-blocking stream of the parent's context that
+ * reads the device's global timer in a loop: contexts of different
+ * processes time-slice on the GPU and never run at once, so a jump of the
+ * timer is time the GPU gave another context (the child's), and while a
+ * watching sentinel runs, the child's work cannot start before the GPU's
+ * time slice (about 2 ms) expires.
+ *
+ *   watch   runs until released (kbg_sent_release) and sums the jumps it
+ *           sees before "go" (kbg_sent_go: work of the child's outside
+ *           its call) and after it; a jump after "go" ends it at once
+ *           (the child's call needed the GPU before it was released:
+ *           `broken`);
+ *   probe   records when it started and ends.
+ * Records live in mapped host memory, indexed by the sequence number's
+ * parity; every field is written before `ended`. One sentinel at a time.
+ * Single-threaded; 0 or a negative cudaError_t. */
+struct kbg_sent_rec {
+	uint64_t start_ns;	    /* device clock at its start */
+	uint64_t end_ns;	    /* released, broken, or (probe) start */
+	uint64_t pre_gap_ns;	    /* summed jumps before "go" */
+	uint64_t post_gap_ns;	    /* the jump that broke it, after "go" */
+	uint32_t pre_gaps, broken;
+	uint32_t started, ended; /* sequence numbers, written last */
+};
+int kbg_sent_init(void);
+int kbg_sent_launch(uint32_t seq, int watch);
+void kbg_sent_go(uint32_t seq);
+void kbg_sent_release(uint32_t seq);
+/* 1 (and *out filled) once sentinel seq has started / ended, else 0. */
+int kbg_sent_started(uint32_t seq, struct kbg_sent_rec *out);
+int kbg_sent_ended(uint32_t seq, struct kbg_sent_rec *out);
+/* Smallest timer jump counted as another context's turn (ns). */
+#define KBG_SENT_GAP_NS 2000ull
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -18,6 +18,7 @@
 #include "guard.h"
 #include "kbg.h"
 #include "kbg_api.h"
+#include "kbg_model.h"
 #include "kbg_sys.h"
 
 #include <stddef.h>
@@ -105,6 +106,10 @@ struct kbg_reply {
 	uint32_t hold_timed_out; /* CALL: the hold ended by its timeout */
 	uint32_t sticky;	 /* after an error: the context stays broken */
 	uint32_t pad;
+	/* CALL: the request's seq, stored by the child as soon as
+	 * custom_kernel has returned (before it synchronises); the parent
+	 * reads it while the call runs, to release its hold. */
+	uint64_t launched;
 };
 
 struct op_init {
@@ -125,8 +130,10 @@ struct op_call {
 	uint64_t seq;
 	uint32_t slot;
 	uint32_t hold;	/* hold this call */
-	uint32_t empty; /* skip problem->call (calibration) */
+	uint32_t empty; /* skip problem->call (calibration): 1 runs an
+			 * empty kernel instead, 2 kbg_dev_spin(spin_ns) */
 	uint32_t params_size;
+	uint64_t spin_ns;
 	alignas(16) unsigned char params[KBG_PARAMS_MAX];
 };
 
@@ -189,6 +196,9 @@ struct sample {
 	int forged;    /* the claim does not fit the window */
 	int unheld;    /* held, but the hold timed out: the start event is
 			* not to be trusted, the sample not kept */
+	double claim_ns; /* the child's event time (a claim, diagnostic) */
+	enum kbg_tpath path; /* where ns came from (sentinel runs) */
+	double outside_ns;   /* charged: the child's GPU work outside calls */
 };
 
 struct ctx {
@@ -205,6 +215,15 @@ struct ctx {
 	uint32_t hold_timeouts; /* of the current case */
 	uint32_t run_hold_timeouts; /* of the run: from the second, unheld */
 	uint32_t forged;	/* calls of the current case, warm-up included */
+	/* The sentinel (kbg_main.cu, "Where the time comes from"): on for
+	 * timed modes; the watch running now (0: none), the calibration,
+	 * whether the last call was long (its successor probe would land
+	 * inside the next one), and per-case counts for the report. */
+	int sent;
+	uint32_t sent_seq, watch_seq;
+	struct kbg_tcal tcal;
+	int last_long;
+	uint32_t outside_calls, host_calls;
 	char msg[1024];
 
 	/* the child */
@@ -280,6 +299,11 @@ int kbg__close_slots(struct ctx *x);
 int kbg__child_profile(struct ctx *x, int on);
 int kbg__init_child(struct ctx *x);
 int kbg__calibrate(struct ctx *x);
+int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
+		       struct kbh_guard_window *w, struct kbg_reply *r,
+		       struct kbg_tcall *tc);
+int kbg__watch_start(struct ctx *x);
+int kbg__watch_stop(struct ctx *x);
 int kbg__load_submission(struct ctx *x);
 void kbg__fail_all(struct ctx *x, const struct prepared *prep, size_t n);
 

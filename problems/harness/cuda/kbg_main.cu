@@ -247,6 +247,9 @@ struct bench_result {
 	uint32_t warmup;  /* untimed, checked calls */
 	uint32_t hold_timeouts; /* calls whose hold ended by its timeout */
 	uint32_t forged;  /* calls whose claims did not fit the window */
+	uint32_t outside; /* calls charged for GPU work outside a call */
+	uint32_t host_calls; /* timed on the host path (long or broken) */
+	double claim_med; /* the child's median claimed event time */
 	uint64_t calls;	  /* calls, warm-up included */
 };
 
@@ -256,7 +259,7 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 	int nsets = c->lay.fresh ? 1 : c->lay.sets;
 	struct sample smp;
 	uint64_t t0, n_alloc;
-	double *gaps, *wins;
+	double *gaps, *wins, *claims;
 	int rc = KBG_OK;
 
 	memset(r, 0, sizeof *r);
@@ -267,6 +270,9 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 			KBG_STEP(kbg__make_set(x, s));
 	KBG_TRY(x, cudaDeviceSynchronize(), "preparing the benchmark");
 	KBG_STEP(kbg__baseline_gap(x, &r->gap_base));
+	x->outside_calls = x->host_calls = 0;
+	x->last_long = 0;
+	KBG_STEP(kbg__watch_start(x));
 
 	/* Warm-up: staged and checked like the timed calls. */
 	t0 = kbh_now_ns();
@@ -279,9 +285,11 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 	n_alloc = lim->stop.max_runs ? lim->stop.max_runs : 100000;
 	gaps = (double *)malloc(n_alloc * sizeof *gaps);
 	wins = (double *)malloc(n_alloc * sizeof *wins);
-	if (!gaps || !wins) {
+	claims = (double *)malloc(n_alloc * sizeof *claims);
+	if (!gaps || !wins || !claims) {
 		free(gaps);
 		free(wins);
+		free(claims);
 		kbg__msgf(x, "out of host memory");
 		return KBG_INFRA;
 	}
@@ -301,12 +309,13 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 		if (r->st.n < n_alloc) {
 			gaps[r->st.n] = smp.gap_ns;
 			wins[r->st.n] = smp.win_ns;
+			claims[r->st.n] = smp.claim_ns;
 		}
 		kbh_stats_add(&r->st, smp.ns);
 #ifdef KBG_SAMPLE_LOG
-		fprintf(stderr, "S %d %.0f %.0f %.0f\n",
+		fprintf(stderr, "S %d %.0f %.0f %.0f %.0f %d\n",
 			(int)((x->ncalls - 1) % (uint64_t)x->nslots), smp.ns,
-			smp.gap_ns, smp.win_ns);
+			smp.gap_ns, smp.win_ns, smp.claim_ns, (int)smp.path);
 #endif
 		r->stop = kbh_stop_check(&lim->stop, &r->st,
 					 kbh_now_ns() - t0);
@@ -321,14 +330,20 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 	r->hold_timeouts = x->hold_timeouts;
 	r->forged = x->forged;
 	r->calls = x->ncalls;
+	if (rc == KBG_OK)
+		rc = kbg__watch_stop(x);
+	r->outside = x->outside_calls;
+	r->host_calls = x->host_calls;
 	if (rc == KBG_OK && r->st.n) {
 		size_t n = r->st.n < n_alloc ? r->st.n : n_alloc;
 		r->sample_wall_ns = (double)(kbh_now_ns() - t0) / (double)r->st.n;
 		r->gap_med = kbg_median(gaps, n);
 		r->win_med = kbg_median(wins, n);
+		r->claim_med = kbg_median(claims, n);
 	}
 	free(gaps);
 	free(wins);
+	free(claims);
 	return rc;
 }
 
@@ -351,7 +366,15 @@ int report_bench(struct ctx *x, size_t i, struct prepared *c,
 			 r->gap_base);
 	kbh_report_bench(rep, i, "sample_wall_ns", "%.0f", r->sample_wall_ns);
 	kbh_report_bench(rep, i, "window_ns", "%.0f", r->win_med);
-	kbh_report_bench(rep, i, "hold", "%s", x->hold ? "on" : "off");
+	if (x->sent) {
+		kbh_report_bench(rep, i, "timing", "sentinel");
+		kbh_report_bench(rep, i, "claim_ns", "%.0f", r->claim_med);
+		kbh_report_bench(rep, i, "host_path", "%u",
+				 (unsigned)r->host_calls);
+		kbh_report_bench(rep, i, "outside", "%u", (unsigned)r->outside);
+	}
+	kbh_report_bench(rep, i, "hold", "%s",
+			 x->sent ? "sentinel" : x->hold ? "on" : "off");
 	kbh_report_bench(rep, i, "hold_timeouts", "%u",
 			 (unsigned)r->hold_timeouts);
 
@@ -362,6 +385,12 @@ int report_bench(struct ctx *x, size_t i, struct prepared *c,
 			 "the call (the driver's code in the submission's "
 			 "process was tampered with)",
 			 (unsigned)r->forged, r->calls);
+	else if (kbh_guard_too_many_clamped(r->outside, r->calls))
+		snprintf(why, sizeof why,
+			 "outside-timing: in %u of %" PRIu64 " calls the "
+			 "submission's process ran work on the GPU outside "
+			 "its call (charged to the next call's time)",
+			 (unsigned)r->outside, r->calls);
 	else if (kbh_cost_suspect(&c->lay.cost, &peak, r->st.best))
 		snprintf(why, sizeof why,
 			 "below-floor: the best sample is faster than the "

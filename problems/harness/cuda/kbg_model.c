@@ -376,3 +376,89 @@ int kbg_outlives(double gap_med_ns, double base_ns, double mean_ns)
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif
+
+/* ---- where a sample comes from ------------------------------------------ */
+
+static double pos_diff(uint64_t a, uint64_t b)
+{
+	return a > b ? (double)(a - b) : 0.0;
+}
+
+enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
+			     const struct kbg_tcall *c)
+{
+	if (c->broken)
+		return KBG_TPATH_HOST_GO;
+	if (c->back_dev && pos_diff(c->back_dev, c->rel_dev) < cal->short_ns)
+		return KBG_TPATH_DEVICE;
+	return KBG_TPATH_HOST;
+}
+
+uint64_t kbg_time_end(const struct kbg_tcal *cal, const struct kbg_tcall *c)
+{
+	double late = c->t_probe ? pos_diff(c->t_probe, c->t_seen) : 0.0;
+	if (late > cal->probe_ns)
+		return c->t_seen + (uint64_t)(late - cal->probe_ns);
+	return c->t_seen;
+}
+
+double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
+		       enum kbg_tpath *path)
+{
+	enum kbg_tpath p = kbg_time_path(cal, c);
+	double s;
+
+	if (p == KBG_TPATH_DEVICE)
+		s = pos_diff(c->back_dev, c->rel_dev) - cal->dev_ns;
+	else if (p == KBG_TPATH_HOST)
+		s = pos_diff(kbg_time_end(cal, c), c->t_rel) - cal->rel_ns;
+	else
+		s = pos_diff(kbg_time_end(cal, c), c->t_go) - cal->go_ns;
+	if (path)
+		*path = p;
+	s += (double)c->outside_ns;
+	return s > 0 ? s : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Quantile q of v (sorted in place). */
+static double quantile(double *v, size_t n, double q)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return v[(size_t)((double)(n - 1) * q)];
+}
+
+int kbg_time_calibrate(const struct kbg_tcall *calls, size_t n,
+		       double slice_ns, double spin_ns, struct kbg_tcal *out)
+{
+	double v[256];
+
+	if (n == 0)
+		return -1;
+	if (n > sizeof v / sizeof v[0])
+		n = sizeof v / sizeof v[0];
+	memset(out, 0, sizeof *out);
+	for (size_t i = 0; i < n; i++)
+		v[i] = calls[i].t_probe ? pos_diff(calls[i].t_probe,
+						   calls[i].t_seen)
+					: 0.0;
+	out->probe_ns = quantile(v, n, 0.9);
+	for (size_t i = 0; i < n; i++)
+		v[i] = pos_diff(calls[i].back_dev, calls[i].rel_dev);
+	out->dev_ns = quantile(v, n, 0.5);
+	for (size_t i = 0; i < n; i++)
+		v[i] = pos_diff(kbg_time_end(out, &calls[i]), calls[i].t_rel);
+	out->rel_ns = quantile(v, n, 0.5);
+	for (size_t i = 0; i < n; i++)
+		v[i] = pos_diff(kbg_time_end(out, &calls[i]), calls[i].t_go);
+	out->go_ns = quantile(v, n, 0.5);
+	out->short_ns = (slice_ns > 0 && slice_ns < spin_ns ? slice_ns
+							    : spin_ns) /
+			2;
+	return 0;
+}

@@ -12,7 +12,10 @@
  *                    per-case overrides (min_runs, max_runs, max_ms);
  *   kbg_outlives     whether the submission's work outlives the timed
  *                    region (work on a non-blocking stream);
- *   kbg_median       median of a small array (in place).
+ *   kbg_median       median of a small array (in place);
+ *   kbg_time_*       a timed call's sample from the parent's own
+ *                    measurements (kbg_main.cu, "Where the time comes
+ *                    from"), and their calibration.
  *
  * Pure and thread-safe (no globals). C17, also valid C++ (extern "C").
  */
@@ -146,6 +149,66 @@ double kbg_median(double *v, size_t n);
  * work the end event did not wait for (a non-blocking stream, another
  * thread) was still running. */
 int kbg_outlives(double gap_med_ns, double base_ns, double mean_ns);
+
+/* ---- where a sample comes from ------------------------------------------
+ * Every number below is the parent's: its host clock (CLOCK_MONOTONIC) or
+ * the device's global timer as read by its own sentinel kernels
+ * (kbg_dev.h). Nothing the child reports is an input. */
+
+/* One timed call. */
+struct kbg_tcall {
+	uint64_t t_go;	  /* host: request posted */
+	uint64_t t_rel;	  /* host: hold released (the child had launched) */
+	uint64_t t_seen;  /* host: the child's "done" seen */
+	uint64_t t_probe; /* host: end probe seen running; 0 = no probe */
+	uint64_t rel_dev; /* device: the hold saw its release (or broke) */
+	uint64_t back_dev; /* device: the successor probe started; 0 = none */
+	uint64_t outside_ns; /* device: another context's turns while the
+			      * GPU was the parent's (before "go") */
+	int broken;	  /* the hold broke after "go": the call's work
+			   * needed the GPU before it was released */
+};
+
+/* Calibration, from calls that run no user code (kbg_time_calibrate). */
+struct kbg_tcal {
+	double dev_ns;	 /* median back_dev - rel_dev */
+	double rel_ns;	 /* median end - t_rel (host path) */
+	double go_ns;	 /* median end - t_go (host path, broken hold) */
+	double probe_ns; /* 90th percentile of t_probe - t_seen */
+	double short_ns; /* back_dev - rel_dev below this: the child's
+			  * context ran out of work (its time slice had not
+			  * expired), so back_dev is the end of the call */
+};
+
+enum kbg_tpath {
+	KBG_TPATH_DEVICE = 0, /* back_dev - rel_dev: the device's account */
+	KBG_TPATH_HOST,	      /* the parent's host window from the release */
+	KBG_TPATH_HOST_GO,    /* broken hold: the window from "go" */
+};
+
+/* Which path a call's sample takes (needs back_dev for DEVICE). */
+enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
+			     const struct kbg_tcall *c);
+
+/* The end of a host-path call: t_seen, or later where the end probe
+ * started later than calibration allows (the child said "done" before
+ * its work ended). */
+uint64_t kbg_time_end(const struct kbg_tcal *cal, const struct kbg_tcall *c);
+
+/* The sample (ns, >= 0) and its path: the path's window less its
+ * calibrated overhead, plus outside_ns (work the child ran on the GPU
+ * outside any call is charged to the next call). */
+double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
+		       enum kbg_tpath *path);
+
+/* Calibration from n empty calls (each with back_dev, and t_probe for
+ * the host path) and slice_ns, the device-side duration of a call whose
+ * work is known to run spin_ns: back_dev - rel_dev of a call that ran
+ * kbg_dev_spin(spin_ns). short_ns is half the time slice that test saw
+ * (slice_ns < spin_ns: a probe got in before the work ended), else half
+ * of spin_ns. The calls are not modified. 0, or -1 for n == 0. */
+int kbg_time_calibrate(const struct kbg_tcall *calls, size_t n,
+		       double slice_ns, double spin_ns, struct kbg_tcal *out);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -239,16 +239,10 @@ static int child_error(struct ctx *x, const struct kbg_reply *r)
  * or exited after user code ran (x->crashed set); KBG_FAIL for a
  * malformed reply or a CUDA error after user code ran; KBG_INFRA
  * otherwise (anything before user code ran is the platform's). */
-int kbg__child_request(struct ctx *x, uint32_t op, void *arg, size_t size,
-		       const char *what, struct kbh_guard_window *w,
-		       struct kbg_reply *r)
+/* What a request's outcome means (kbg__child_request's return values). */
+static int request_done(struct ctx *x, int rc, uint64_t seq, const char *what,
+			const struct kbh_guard_window *w, struct kbg_reply *r)
 {
-	const uint64_t seq = ++x->seq;
-	int rc;
-
-	memcpy(arg, &seq, sizeof seq);
-	kbh_fill(x->reply, 0xff, sizeof *x->reply);
-	rc = kbh_guard_request(x->g, op, arg, size, w);
 	if (rc == -ECHILD) {
 		if (!x->called) {
 			kbg__msgf(x, "the submission's process %s before any "
@@ -279,6 +273,144 @@ int kbg__child_request(struct ctx *x, uint32_t op, void *arg, size_t size,
 	if (r->err)
 		return child_error(x, r);
 	return KBG_OK;
+}
+
+int kbg__child_request(struct ctx *x, uint32_t op, void *arg, size_t size,
+		       const char *what, struct kbh_guard_window *w,
+		       struct kbg_reply *r)
+{
+	const uint64_t seq = ++x->seq;
+
+	memcpy(arg, &seq, sizeof seq);
+	kbh_fill(x->reply, 0xff, sizeof *x->reply);
+	return request_done(x, kbh_guard_request(x->g, op, arg, size, w), seq,
+			    what, w, r);
+}
+
+/* ---- the sentinel (kbg_main.cu, "Where the time comes from") ------------ */
+
+/* How long the parent waits for a sentinel to start or end before it
+ * calls the device broken: far above a time slice. */
+static const uint64_t kSentWaitNs = 5000000000ull;
+
+/* Spins until sentinel seq has started (ended). 0, or -ETIMEDOUT. */
+static int sent_wait(uint32_t seq, int ended, struct kbg_sent_rec *rec)
+{
+	uint64_t t0 = kbh_now_ns();
+	for (unsigned i = 0;; i++) {
+		if (ended ? kbg_sent_ended(seq, rec) : kbg_sent_started(seq, rec))
+			return 0;
+		if ((i & 1023) == 0 && kbh_now_ns() - t0 > kSentWaitNs)
+			return -ETIMEDOUT;
+	}
+}
+
+static int sent_stuck(struct ctx *x, const char *what)
+{
+	kbg__msgf(x, "the harness's sentinel kernel did not %s within %.0f s "
+		  "(device or driver fault)",
+		  what, (double)kSentWaitNs / 1e9);
+	return KBG_INFRA;
+}
+
+/* Launches a probe and waits until it runs: *seen its host time. */
+static int sent_probe(struct ctx *x, uint64_t *seen, struct kbg_sent_rec *rec)
+{
+	uint32_t seq = ++x->sent_seq;
+	KBG_TRY(x, (cudaError_t)-kbg_sent_launch(seq, 0), "launching a probe");
+	if (sent_wait(seq, 0, rec))
+		return sent_stuck(x, "start");
+	*seen = kbh_now_ns();
+	return KBG_OK;
+}
+
+int kbg__watch_start(struct ctx *x)
+{
+	struct kbg_sent_rec rec;
+	if (!x->sent || x->watch_seq)
+		return KBG_OK;
+	uint32_t seq = ++x->sent_seq;
+	KBG_TRY(x, (cudaError_t)-kbg_sent_launch(seq, 1), "launching the sentinel");
+	if (sent_wait(seq, 0, &rec))
+		return sent_stuck(x, "start");
+	x->watch_seq = seq;
+	return KBG_OK;
+}
+
+/* Ends the watch (before the parent synchronises its whole context or
+ * frees memory). The child's work it saw after the last call is counted
+ * against the case (nothing is left to charge it to). */
+int kbg__watch_stop(struct ctx *x)
+{
+	struct kbg_sent_rec rec;
+	uint32_t seq = x->watch_seq;
+	if (!seq)
+		return KBG_OK;
+	x->watch_seq = 0;
+	kbg_sent_release(seq);
+	if (sent_wait(seq, 1, &rec))
+		return sent_stuck(x, "end");
+	x->outside_calls += rec.pre_gaps > 0;
+	return KBG_OK;
+}
+
+/* A CALL timed by the parent. The watch running since the last call
+ * holds the GPU; the request goes out; as soon as the child says it has
+ * launched its work (or is done, or its work broke the hold), the hold is
+ * released and a probe queued behind it: it starts when the child's
+ * context lets go of the GPU. Then "done"; where the probe does not mark
+ * the end (a long call, a broken hold), an end probe after "done"; then
+ * the next watch. *tc gets the measurements (kbg_time_sample). */
+int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
+		       struct kbh_guard_window *w, struct kbg_reply *r,
+		       struct kbg_tcall *tc)
+{
+	const uint64_t seq = ++x->seq;
+	const uint32_t hold = x->watch_seq;
+	struct kbg_sent_rec rec, pr;
+	int rc, ended = 0;
+
+	memset(tc, 0, sizeof *tc);
+	memcpy(a, &seq, sizeof seq);
+	kbh_fill(x->reply, 0xff, sizeof *x->reply);
+	kbg_sent_go(hold);
+	rc = kbh_guard_post(x->g, OP_CALL, a, sizeof *a, w);
+	if (rc)
+		return request_done(x, rc, seq, what, w, r);
+	tc->t_go = w->t_go;
+	for (unsigned i = 0;; i++) {
+		if (__atomic_load_n(&x->reply->launched, __ATOMIC_ACQUIRE) ==
+		    seq)
+			break;
+		if ((ended = kbg_sent_ended(hold, &rec)))
+			break;
+		if ((i & 255) == 0 && kbh_guard_poll(x->g) != 0)
+			break; /* done, or dead: finish says which */
+	}
+	tc->t_rel = kbh_now_ns();
+	kbg_sent_release(hold);
+	x->watch_seq = 0;
+	if (!ended && sent_wait(hold, 1, &rec))
+		return sent_stuck(x, "end");
+	tc->rel_dev = rec.end_ns;
+	tc->broken = (int)rec.broken;
+	tc->outside_ns = rec.pre_gap_ns;
+	x->outside_calls += rec.pre_gaps > 0;
+	if (!tc->broken && !x->last_long) {
+		uint64_t seen;
+		KBG_STEP(sent_probe(x, &seen, &pr));
+		tc->back_dev = pr.start_ns;
+	}
+	rc = kbh_guard_finish(x->g, w);
+	if (rc == 0) {
+		tc->t_seen = w->t_seen;
+		if (kbg_time_path(&x->tcal, tc) != KBG_TPATH_DEVICE)
+			KBG_STEP(sent_probe(x, &tc->t_probe, &pr));
+		x->last_long = tc->broken ||
+			       kbg_time_path(&x->tcal, tc) != KBG_TPATH_DEVICE;
+		KBG_STEP(kbg__watch_start(x));
+	}
+	return request_done(x, rc, seq, what, w, r);
 }
 
 /* 1 when a CALL's claims do not fit the parent's window: [t0, t1] must
@@ -386,16 +518,83 @@ int kbg__init_child(struct ctx *x)
 	if (x->mode == KBH_MODE_PROFILE && getenv("POPCORN_NCU") &&
 	    strcmp(getenv("POPCORN_NCU"), "1") == 0)
 		a.hold = 0;
+	/* Timed modes measure with the parent's sentinel, which owns the
+	 * hold; the child's is not needed. (KBG_TRUST_CLAIM: the ablation,
+	 * the child's event time as the sample, as before the sentinel.) */
+#ifndef KBG_TRUST_CLAIM
+	x->sent = x->mode == KBH_MODE_BENCHMARK ||
+		  x->mode == KBH_MODE_LEADERBOARD;
+#endif
+	if (x->sent) {
+		KBG_TRY(x, (cudaError_t)-kbg_sent_init(),
+			"setting up the sentinel");
+		a.hold = 0;
+	}
 	KBG_STEP(kbg__child_request(x, OP_INIT, &a, sizeof a, "initialising",
 				    &w, &r));
 	x->hold = (int)r.hold;
 	return KBG_OK;
 }
 
-/* Empty CALLs (no custom_kernel), held as the mode's timed calls are:
- * the guard's overhead per request, reported so a reader can compare
- * window_ns with the samples. Also the child's first holds and events,
- * outside any case. */
+/* Empty CALLs (no custom_kernel): the guard's overhead per request,
+ * reported so a reader can compare window_ns with the samples; in timed
+ * modes also the sentinel's calibration (kbg_time_calibrate): empty
+ * calls through the whole timed path, and one call whose work spins for
+ * kSliceTestNs, which tells how soon the GPU's time slice lets a probe
+ * in. All before any user code, so none of it is the child's to bend. */
+static const uint64_t kSliceTestNs = 4000000;
+
+static int calibrate_sentinel(struct ctx *x)
+{
+	struct kbg_tcall tc[kCalCalls], spin;
+	struct kbh_guard_window w;
+	struct kbg_reply r;
+	struct op_call a;
+
+	KBG_STEP(kbg__watch_start(x));
+	for (int i = 0; i < kCalCalls + 1; i++) {
+		const int test = i == kCalCalls;
+		struct kbg_tcall *t = test ? &spin : &tc[i];
+		memset(&a, 0, sizeof a);
+		a.empty = test ? 2 : 1;
+		a.spin_ns = kSliceTestNs;
+		/* the first calls, before any calibration: both probes */
+		x->last_long = 0;
+		x->tcal.short_ns = 1e18;
+		x->tcal.probe_ns = 0;
+		KBG_STEP(kbg__timed_request(x, &a, "calibrating", &w, &r, t));
+		if (t->broken || !t->back_dev) {
+			kbg__msgf(x, "calibrating the sentinel: the hold broke "
+				  "with no user code (another process on the "
+				  "GPU?)");
+			return KBG_INFRA;
+		}
+		if (!test) {
+			uint64_t seen;
+			struct kbg_sent_rec pr;
+			/* the host path's probe, as a long call takes it */
+			KBG_STEP(kbg__watch_stop(x));
+			t->t_probe = 0;
+			KBG_STEP(sent_probe(x, &seen, &pr));
+			t->t_probe = seen;
+			(void)seen;
+			KBG_STEP(kbg__watch_start(x));
+		}
+	}
+	double slice = (double)(spin.back_dev - spin.rel_dev);
+	kbg_time_calibrate(tc, kCalCalls, slice, (double)kSliceTestNs, &x->tcal);
+	x->last_long = 0;
+	x->outside_calls = 0;
+	kbh_report_kv(x->rep, "system.sentinel",
+		      "device path overhead %.1f us, host path %.1f us (from "
+		      "go %.1f us), end probe p90 %.1f us, time slice test "
+		      "%.1f us (short calls below %.1f us)",
+		      x->tcal.dev_ns / 1e3, x->tcal.rel_ns / 1e3,
+		      x->tcal.go_ns / 1e3, x->tcal.probe_ns / 1e3, slice / 1e3,
+		      x->tcal.short_ns / 1e3);
+	return KBG_OK;
+}
+
 int kbg__calibrate(struct ctx *x)
 {
 	double win[kCalCalls], dev[kCalCalls];
@@ -430,7 +629,11 @@ int kbg__calibrate(struct ctx *x)
 		      kbh_guard_confined(x->g) ? " confined" : " NOT confined",
 		      win_p50 / 1e3, win_p95 / 1e3, dev_p50 / 1e3,
 		      forged ? " (MISFIT)" : "");
-	return KBG_OK;
+	if (!x->sent)
+		return KBG_OK;
+	int rc = calibrate_sentinel(x);
+	int rc2 = kbg__watch_stop(x);
+	return rc != KBG_OK ? rc : rc2;
 }
 
 /* Loads the submission in the child (guard.h): its constructors and

@@ -1,0 +1,139 @@
+#!/bin/sh
+# bench/gpu/timing.sh: whether a submission can choose its own time
+# (issue 29), on a GPU host. Every PMPP example is built into eval.out
+# variants (kbg_build.sh with $KBG_DEFS) and run in leaderboard mode; the
+# score is the geometric mean of the cases' means, as `ranking_by: geom`.
+#
+#   bench/gpu/timing.sh [-a ARCH] [-o OUTDIR] [-r RUNS] PHASE [PROBLEM...]
+#
+#   spread   RUNS (default 3) ranked runs of each example with the
+#            sentinel (the timing in force) and with -DKBG_TRUST_CLAIM
+#            (the child's event time, the timing before it): spread
+#            (max/min - 1) of each, and the ratio of their medians
+#   hostile  one ranked run of each example per attack, each with the
+#            sentinel and with the ablation (-DKBG_TRUST_CLAIM): the score
+#            against the honest one of the same timing, as a gain
+#            (1 - attacked/honest; > 0 means the attack paid). Attacks
+#            are a tampered child's driver (kbg_child.cpp, test-only
+#            flags): claim  the reply's time x 0.6 (-DKBG_HOSTILE_CLAIM);
+#            early  "done" before the work ended (-DKBG_HOSTILE_EARLY_DONE);
+#            after  200 us of GPU work left after "done", as a head start
+#            would (-DKBG_HOSTILE_AFTER)
+#   PROBLEM  problem directories under problems/pmpp (default: all 8)
+# One line per run on stdout, a table at the end; raw reports in OUTDIR
+# (default /tmp/kb-timing; with $OUT set the table is copied there).
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+arch=90a
+out=/tmp/kb-timing
+runs=3
+while getopts a:o:r: opt; do
+	case $opt in
+	a) arch=$OPTARG ;;
+	o) out=$OPTARG ;;
+	r) runs=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+phase=${1:?usage: timing.sh [-a ARCH] [-o OUTDIR] [-r RUNS] spread|hostile [PROBLEM...]}
+shift
+probs=${*:-vectoradd vectorsum grayscale histogram prefixsum sort matmul conv2d}
+case ":$PATH:" in *:/usr/local/cuda/bin:*) ;; *) PATH=$PATH:/usr/local/cuda/bin ;; esac
+export PATH
+mkdir -p "$out"
+build=$here/problems/harness/cuda/kbg_build.sh
+
+# variant name -> defines
+defs() {
+	case $1 in
+	sent) echo "" ;;
+	claim) echo "-DKBG_TRUST_CLAIM" ;;
+	sent-claim) echo "-DKBG_HOSTILE_CLAIM=0.6" ;;
+	old-claim) echo "-DKBG_TRUST_CLAIM -DKBG_HOSTILE_CLAIM=0.6" ;;
+	sent-early) echo "-DKBG_HOSTILE_EARLY_DONE" ;;
+	old-early) echo "-DKBG_TRUST_CLAIM -DKBG_HOSTILE_EARLY_DONE" ;;
+	sent-after) echo "-DKBG_HOSTILE_AFTER=200000" ;;
+	old-after) echo "-DKBG_TRUST_CLAIM -DKBG_HOSTILE_AFTER=200000" ;;
+	esac
+}
+case $phase in
+spread) variants="sent claim" ;;
+hostile) variants="sent claim sent-claim old-claim sent-early old-early sent-after old-after" ;;
+*) echo "timing.sh: unknown phase $phase" >&2; exit 2 ;;
+esac
+
+# Builds: the problems of one variant side by side.
+for v in $variants; do
+	for p in $probs; do
+		d=$out/w-$v-$p
+		rm -rf "$d"
+		( KBG_DEFS=$(defs "$v") sh "$build" -a "$arch" -c "$out/cache-$v" -w "$d" \
+			"$here/problems/pmpp/$p" "$here/problems/pmpp/$p/submission_ok.cu" \
+			>"$out/build-$v-$p.log" 2>&1 || echo "BUILD FAILED $v $p" ) &
+	done
+	wait
+done
+
+# score DIR REPORT: the geometric mean of benchmark.<i>.mean (ns), or FAIL
+score() {
+	(cd "$1" && KBH_SUBMISSION=$1/submission.so POPCORN_FD=3 timeout 300 \
+		./eval.out leaderboard benchmarks.txt 3>"$2" 2>"$2.err")
+	rc=$?
+	awk -v rc=$rc '
+		/^benchmark\.[0-9]+\.mean:/ { s += log($2); n++ }
+		/^benchmark\.[0-9]+\.status: suspect/ { sus = 1 }
+		END { if (rc != 0 || n == 0) print "FAIL(" rc ")";
+		      else printf "%.1f%s\n", exp(s / n), sus ? "S" : "" }' "$2"
+}
+
+table=$out/timing-$phase.txt
+: >"$table"
+for p in $probs; do
+	case $phase in
+	spread)
+		for v in sent claim; do
+			vals=
+			for i in $(seq "$runs"); do
+				s=$(score "$out/w-$v-$p" "$out/rep-$v-$p-$i")
+				vals="$vals $s"
+				echo "$p $v run $i: $s"
+			done
+			echo "$p $v$vals" >>"$table"
+		done
+		;;
+	hostile)
+		line="$p"
+		for v in $variants; do
+			s=$(score "$out/w-$v-$p" "$out/rep-$v-$p")
+			echo "$p $v: $s"
+			line="$line $v=$s"
+		done
+		echo "$line" >>"$table"
+		;;
+	esac
+done
+echo "== $phase (ns; S = suspect)"
+awk -v phase="$phase" '
+	function num(x) { sub(/S$/, "", x); return x + 0 }
+	phase == "spread" {
+		mn = 1e30; mx = 0; k = 0
+		for (i = 3; i <= NF; i++) { x = num($i); if (x < mn) mn = x; if (x > mx) mx = x; v[++k] = x }
+		for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+		med = v[int((k + 1) / 2)]
+		printf "%-10s %-6s median %12.1f spread %.3f%%  [%s]\n", $1, $2, med, (mx / mn - 1) * 100, substr($0, index($0, $3))
+	}
+	phase == "hostile" {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); val[kv[1]] = kv[2] }
+		printf "%-10s", $1
+		n = split("claim early after", att, " ")
+		for (j = 1; j <= n; j++) {
+			a = att[j]
+			gs = 1 - num(val["sent-" a]) / num(val["sent"])
+			go = 1 - num(val["old-" a]) / num(val["claim"])
+			printf "  %s: sentinel %+.2f%%%s, ablation %+.2f%%%s", a, gs * 100, (val["sent-" a] ~ /S$/) ? "(S)" : "", go * 100, (val["old-" a] ~ /S$/) ? "(S)" : ""
+		}
+		printf "   [honest %s / %s]\n", val["sent"], val["claim"]
+	}' "$table"
+[ -n "${OUT:-}" ] && cp "$table" "$OUT/" 2>/dev/null
+exit 0
