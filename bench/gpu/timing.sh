@@ -6,12 +6,12 @@
 #
 #   bench/gpu/timing.sh [-a ARCH] [-o OUTDIR] [-r RUNS] PHASE [PROBLEM...]
 #
-#   spread   RUNS (default 3) ranked runs of each example with the
-#            sentinel (the timing in force) and with -DKBG_TRUST_CLAIM
-#            (the child's event time, the timing before it): spread
+#   spread   RUNS (default 3) ranked runs of each example with
+#            the sentinel (-DKBG_SENTINEL) and with the default build
+#            (the child's event time, the timing in force): spread
 #            (max/min - 1) of each, and the ratio of their medians
-#   hostile  one ranked run of each example per attack, each with the
-#            sentinel and with the ablation (-DKBG_TRUST_CLAIM): the score
+#   hostile  one ranked run of each example per attack, each with
+#            sentinel and with the default build (the ablation): the score
 #            against the honest one of the same timing, as a gain
 #            (1 - attacked/honest; > 0 means the attack paid). Attacks
 #            are a tampered child's driver (kbg_child.cpp, test-only
@@ -47,14 +47,14 @@ build=$here/problems/harness/cuda/kbg_build.sh
 # variant name -> defines
 defs() {
 	case $1 in
-	sent) echo "" ;;
-	claim) echo "-DKBG_TRUST_CLAIM" ;;
-	sent-claim) echo "-DKBG_HOSTILE_CLAIM=0.6" ;;
-	old-claim) echo "-DKBG_TRUST_CLAIM -DKBG_HOSTILE_CLAIM=0.6" ;;
-	sent-early) echo "-DKBG_HOSTILE_EARLY_DONE" ;;
-	old-early) echo "-DKBG_TRUST_CLAIM -DKBG_HOSTILE_EARLY_DONE" ;;
-	sent-after) echo "-DKBG_HOSTILE_AFTER=200000" ;;
-	old-after) echo "-DKBG_TRUST_CLAIM -DKBG_HOSTILE_AFTER=200000" ;;
+	sent) echo "-DKBG_SENTINEL" ;;
+	claim) echo "" ;;
+	sent-claim) echo "-DKBG_SENTINEL -DKBG_HOSTILE_CLAIM=0.6" ;;
+	old-claim) echo "-DKBG_HOSTILE_CLAIM=0.6" ;;
+	sent-early) echo "-DKBG_SENTINEL -DKBG_HOSTILE_EARLY_DONE" ;;
+	old-early) echo "-DKBG_HOSTILE_EARLY_DONE" ;;
+	sent-after) echo "-DKBG_SENTINEL -DKBG_HOSTILE_AFTER=200000" ;;
+	old-after) echo "-DKBG_HOSTILE_AFTER=200000" ;;
 	esac
 }
 case $phase in
@@ -77,7 +77,7 @@ done
 
 # score DIR REPORT: the geometric mean of benchmark.<i>.mean (ns), or FAIL
 score() {
-	(cd "$1" && KBH_SUBMISSION=$1/submission.so POPCORN_FD=3 timeout 300 \
+	(cd "$1" && KBH_SUBMISSION=$1/submission.so POPCORN_FD=3 timeout "${KBG_TIMEOUT:-300}" \
 		./eval.out leaderboard benchmarks.txt 3>"$2" 2>"$2.err")
 	rc=$?
 	awk -v rc=$rc '

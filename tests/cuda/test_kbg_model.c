@@ -426,15 +426,16 @@ START_TEST(time_calibrate)
 		v[i].back_dev += (uint64_t)i * 1000; /* 283..287 us */
 		v[i].t_probe = v[i].t_seen + 10000 + (uint64_t)i * 1000;
 	}
-	ck_assert_int_eq(kbg_time_calibrate(v, 5, 2.4e6, 4e6, &cal), 0);
+	ck_assert_int_eq(kbg_time_calibrate(v, 5, v, 5, 2.4e6, 4e6, &cal), 0);
 	ck_assert_double_eq_tol(cal.dev_ns, 285e3, 1);
 	ck_assert_double_eq_tol(cal.probe_ns, 13e3, 1);
 	ck_assert_double_eq_tol(cal.short_ns, 1.2e6, 1);
 	ck_assert_double_eq_tol(cal.rel_ns, 143e3, 1);
 	/* no preemption seen within the test: half its length */
-	ck_assert_int_eq(kbg_time_calibrate(v, 5, 4.3e6, 4e6, &cal), 0);
+	ck_assert_int_eq(kbg_time_calibrate(v, 5, v, 5, 4.3e6, 4e6, &cal), 0);
 	ck_assert_double_eq_tol(cal.short_ns, 2e6, 1);
-	ck_assert_int_eq(kbg_time_calibrate(v, 0, 1, 1, &cal), -1);
+	ck_assert_int_eq(kbg_time_calibrate(v, 0, v, 5, 1, 1, &cal), -1);
+	ck_assert_int_eq(kbg_time_calibrate(v, 5, v, 0, 1, 1, &cal), -1);
 	/* the calls are not modified */
 	ck_assert_uint_eq(v[4].back_dev - v[4].rel_dev, 287000);
 }

@@ -354,7 +354,11 @@ int kbg__one_call(struct ctx *x, int check, struct sample *out)
 	 * would survive the streaming flush in L2's set-aside part: made
 	 * normal again first, they are flushed like the rest. */
 #ifndef KBG_NO_PERSIST_RESET
-	KBG_TRY(x, cudaCtxResetPersistingL2Cache(), "resetting persisting L2 lines");
+	/* (With the sentinel, right after the call instead, while the GPU
+	 * is not held: the reset waits for the whole context.) */
+	if (!x->sent)
+		KBG_TRY(x, cudaCtxResetPersistingL2Cache(),
+			"resetting persisting L2 lines");
 #endif
 	int rc = kbg_dev_flush(x->flush_buf, x->flush_bytes, x->sink);
 	if (rc)

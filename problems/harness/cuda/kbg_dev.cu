@@ -209,7 +209,7 @@ __global__ void k_sentinel(sent_ctl *c, unsigned seq, int watch,
 			   unsigned long long gap_ns)
 {
 	__shared__ volatile int stop;
-	__shared__ unsigned long long end, pre_sum, post;
+	__shared__ unsigned long long end, pre_sum, post, first;
 	__shared__ unsigned pre_n, broken;
 	volatile kbg_sent_rec *r = &c->rec[seq & 1];
 	const unsigned long long start = kbg_dev_timer_ns();
@@ -217,7 +217,7 @@ __global__ void k_sentinel(sent_ctl *c, unsigned seq, int watch,
 	if (threadIdx.x == 0) {
 		stop = 0;
 		end = start;
-		pre_sum = post = 0;
+		pre_sum = post = first = 0;
 		pre_n = broken = 0;
 		r->start_ns = start;
 		__threadfence_system();
@@ -236,6 +236,8 @@ __global__ void k_sentinel(sent_ctl *c, unsigned seq, int watch,
 		while (!stop) {
 			unsigned long long t = kbg_dev_timer_ns();
 			if (t - last > gap_ns) {
+				if (!first)
+					first = last;
 				if ((int)(c->go - seq) >= 0) {
 					if (atomicCAS((int *)&stop, 0, 1) == 0) {
 						end = last;
@@ -255,6 +257,7 @@ __global__ void k_sentinel(sent_ctl *c, unsigned seq, int watch,
 		r->end_ns = end;
 		r->pre_gap_ns = pre_sum;
 		r->pre_gaps = pre_n;
+		r->first_gap_ns = first;
 		r->post_gap_ns = post;
 		r->broken = broken;
 		__threadfence_system();

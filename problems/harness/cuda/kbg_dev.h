@@ -74,6 +74,7 @@ struct kbg_sent_rec {
 	uint64_t end_ns;	    /* released, broken, or (probe) start */
 	uint64_t pre_gap_ns;	    /* summed jumps before "go" */
 	uint64_t post_gap_ns;	    /* the jump that broke it, after "go" */
+	uint64_t first_gap_ns;	    /* start of the first jump, or 0 */
 	uint32_t pre_gaps, broken;
 	uint32_t started, ended; /* sequence numbers, written last */
 };

@@ -221,6 +221,7 @@ struct ctx {
 	 * inside the next one), and per-case counts for the report. */
 	int sent;
 	uint32_t sent_seq, watch_seq;
+	uint64_t watch_t0; /* host clock when the watch was seen running */
 	struct kbg_tcal tcal;
 	int last_long;
 	uint32_t outside_calls, host_calls;

@@ -433,30 +433,33 @@ static double quantile(double *v, size_t n, double q)
 	return v[(size_t)((double)(n - 1) * q)];
 }
 
-int kbg_time_calibrate(const struct kbg_tcall *calls, size_t n,
+int kbg_time_calibrate(const struct kbg_tcall *dev, size_t n_dev,
+		       const struct kbg_tcall *host, size_t n_host,
 		       double slice_ns, double spin_ns, struct kbg_tcal *out)
 {
 	double v[256];
 
-	if (n == 0)
+	if (n_dev == 0 || n_host == 0)
 		return -1;
-	if (n > sizeof v / sizeof v[0])
-		n = sizeof v / sizeof v[0];
+	if (n_dev > sizeof v / sizeof v[0])
+		n_dev = sizeof v / sizeof v[0];
+	if (n_host > sizeof v / sizeof v[0])
+		n_host = sizeof v / sizeof v[0];
 	memset(out, 0, sizeof *out);
-	for (size_t i = 0; i < n; i++)
-		v[i] = calls[i].t_probe ? pos_diff(calls[i].t_probe,
-						   calls[i].t_seen)
-					: 0.0;
-	out->probe_ns = quantile(v, n, 0.9);
-	for (size_t i = 0; i < n; i++)
-		v[i] = pos_diff(calls[i].back_dev, calls[i].rel_dev);
-	out->dev_ns = quantile(v, n, 0.5);
-	for (size_t i = 0; i < n; i++)
-		v[i] = pos_diff(kbg_time_end(out, &calls[i]), calls[i].t_rel);
-	out->rel_ns = quantile(v, n, 0.5);
-	for (size_t i = 0; i < n; i++)
-		v[i] = pos_diff(kbg_time_end(out, &calls[i]), calls[i].t_go);
-	out->go_ns = quantile(v, n, 0.5);
+	for (size_t i = 0; i < n_dev; i++)
+		v[i] = pos_diff(dev[i].back_dev, dev[i].rel_dev);
+	out->dev_ns = quantile(v, n_dev, 0.5);
+	for (size_t i = 0; i < n_host; i++)
+		v[i] = host[i].t_probe ? pos_diff(host[i].t_probe,
+						  host[i].t_seen)
+				       : 0.0;
+	out->probe_ns = quantile(v, n_host, 0.9);
+	for (size_t i = 0; i < n_host; i++)
+		v[i] = pos_diff(kbg_time_end(out, &host[i]), host[i].t_rel);
+	out->rel_ns = quantile(v, n_host, 0.5);
+	for (size_t i = 0; i < n_host; i++)
+		v[i] = pos_diff(kbg_time_end(out, &host[i]), host[i].t_go);
+	out->go_ns = quantile(v, n_host, 0.5);
 	out->short_ns = (slice_ns > 0 && slice_ns < spin_ns ? slice_ns
 							    : spin_ns) /
 			2;

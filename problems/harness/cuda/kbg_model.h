@@ -201,13 +201,16 @@ uint64_t kbg_time_end(const struct kbg_tcal *cal, const struct kbg_tcall *c);
 double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
 		       enum kbg_tpath *path);
 
-/* Calibration from n empty calls (each with back_dev, and t_probe for
- * the host path) and slice_ns, the device-side duration of a call whose
- * work is known to run spin_ns: back_dev - rel_dev of a call that ran
- * kbg_dev_spin(spin_ns). short_ns is half the time slice that test saw
- * (slice_ns < spin_ns: a probe got in before the work ended), else half
- * of spin_ns. The calls are not modified. 0, or -1 for n == 0. */
-int kbg_time_calibrate(const struct kbg_tcall *calls, size_t n,
+/* Calibration from empty calls: n_dev through the device path (each
+ * with back_dev) and n_host through the host path (no successor probe:
+ * one queued behind the hold would interrupt the call, and the host
+ * path's overheads are those of calls without it; each with t_probe);
+ * slice_ns, back_dev - rel_dev of a call that ran kbg_dev_spin(spin_ns).
+ * short_ns is half the time slice that test saw (slice_ns < spin_ns: a
+ * probe got in before the work ended), else half of spin_ns. The calls
+ * are not modified. 0, or -1 when either count is 0. */
+int kbg_time_calibrate(const struct kbg_tcall *dev, size_t n_dev,
+		       const struct kbg_tcall *host, size_t n_host,
 		       double slice_ns, double spin_ns, struct kbg_tcal *out);
 
 #if defined(__GNUC__)
