@@ -231,13 +231,35 @@ size_t kbh_cpu_llc_bytes(void)
 		}
 	}
 	if (best_level >= 2 && best)
-		return best;
+		return kbh_cpu_llc_clamp(best);
 #ifdef _SC_LEVEL3_CACHE_SIZE
 	long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
 	if (l3 > 0)
-		return (size_t)l3;
+		return kbh_cpu_llc_clamp((size_t)l3);
 #endif
-	return (size_t)64 << 20;
+	return kbh_cpu_llc_clamp(0);
+}
+
+size_t kbh_cpu_llc_clamp(size_t reported)
+{
+	if (!reported)
+		return (size_t)64 << 20;
+	if (reported < ((size_t)1 << 20))
+		return (size_t)1 << 20;
+	return reported > KBH_CPU_LLC_CAP ? KBH_CPU_LLC_CAP : reported;
+}
+
+unsigned kbh_cpu_watchdog_s(const struct kbh_cpu_limits *l, enum kbh_mode m,
+			    size_t ncases, double sample_ns)
+{
+	const struct kbh_stop_rule *s = &l->stop[m];
+	double per_case = (double)l->warmup_ns + (double)s->max_ns +
+			  (double)(l->warmup_runs + s->min_runs) * sample_ns;
+	double need = 2.0 * (double)ncases * per_case / 1e9 + 30.0;
+	if (need > 86400.0)
+		need = 86400.0;
+	return need > (double)l->watchdog_s[m] ? (unsigned)need + 1
+						 : l->watchdog_s[m];
 }
 
 static unsigned kbh__ncpu(void)
@@ -1245,6 +1267,12 @@ static int kbh__run_bench(struct kbh__run *r)
 		return -EIO;
 	double rd = kbh__measure_read();
 	kbh_cpu_peak(&r->peak, rd);
+	/* The budget now that a flush's cost is known (it reads the buffer
+	 * once per sample). */
+	kbh_watchdog_arm(kbh_cpu_watchdog_s(&r->lim, r->mode, r->cases.n,
+					    rd > 0 ? (double)kbh__flushlen /
+							     rd * 1e9
+						   : 0.0));
 	fprintf(stderr,
 		"harness: mode=%s llc=%zu flush=%zu read=%.1fGB/s "
 		"peak=%.1fGB/s,%.0fGFLOP/s timer=%s\n",

@@ -116,10 +116,29 @@ void kbh_cpu_default_limits(struct kbh_cpu_limits *l);
 void kbh_cpu_limits_resolve(struct kbh_cpu_limits *l);
 
 /* Last-level cache size in bytes: /sys (the cache index with the highest
- * level), else sysconf(_SC_LEVEL3_CACHE_SIZE), else 64 MiB. sysconf is the
- * second choice because glibc reports the whole package's L3 on some AMD
- * parts (320 MiB on a VM whose cores share 32 MiB). */
+ * level), else sysconf(_SC_LEVEL3_CACHE_SIZE), else 64 MiB, clamped by
+ * kbh_cpu_llc_clamp. sysconf is the second choice because glibc reports
+ * the whole package's L3 on some AMD parts (320 MiB on a VM whose cores
+ * share 32 MiB). */
 size_t kbh_cpu_llc_bytes(void);
+
+/* A reported LLC size made usable for the flush: 64 MiB when unknown
+ * (0), at least 1 MiB, at most KBH_CPU_LLC_CAP. Why a cap: virtual
+ * machines report what the host package has or made up (300 MiB on this
+ * project's 2-vCPU CI VM, 512 MiB on another), and a flush of twice that
+ * before every timed call ran honest ranked jobs into the watchdog; no
+ * core's slice of a shipping LLC holds more, and the slot's own arrays
+ * are evicted line by line anyway (clflush). Pure. */
+#define KBH_CPU_LLC_CAP ((size_t)128 << 20)
+size_t kbh_cpu_llc_clamp(size_t reported);
+
+/* The watchdog (s) for a run of ncases cases in mode m whose samples
+ * cost sample_ns each beyond the call (the flush): the limit's own
+ * watchdog_s, or more where the run's budget needs it -- per case its
+ * warm-up time, its time cap and (warmup_runs + min_runs) samples' cost,
+ * doubled, plus 30 s. Pure. */
+unsigned kbh_cpu_watchdog_s(const struct kbh_cpu_limits *l, enum kbh_mode m,
+			    size_t ncases, double sample_ns);
 
 /* Generous physical ceilings of this machine (see harness_cpu.c). */
 void kbh_cpu_peak(struct kbh_peak *p, double measured_read_bytes_per_s);

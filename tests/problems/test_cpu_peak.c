@@ -30,11 +30,47 @@ START_TEST(low_measurement_keeps_a_physical_ceiling)
 }
 END_TEST
 
+/* The flush's LLC: a VM's made-up 300 or 512 MiB is capped (a flush of
+ * twice that before every call ran honest ranked jobs into the watchdog);
+ * a real size passes; unknown is 64 MiB. */
+START_TEST(llc_clamped)
+{
+	ck_assert_uint_eq(kbh_cpu_llc_clamp((size_t)512 << 20), KBH_CPU_LLC_CAP);
+	ck_assert_uint_eq(kbh_cpu_llc_clamp((size_t)300 << 20), KBH_CPU_LLC_CAP);
+	ck_assert_uint_eq(kbh_cpu_llc_clamp((size_t)32 << 20), (size_t)32 << 20);
+	ck_assert_uint_eq(kbh_cpu_llc_clamp(0), (size_t)64 << 20);
+	ck_assert_uint_eq(kbh_cpu_llc_clamp(4096), (size_t)1 << 20);
+	ck_assert_uint_le(kbh_cpu_llc_bytes(), KBH_CPU_LLC_CAP);
+}
+END_TEST
+
+/* The watchdog follows the run's budget: never below the limit's own,
+ * above it when slow flushes times the samples need more. */
+START_TEST(watchdog_from_budget)
+{
+	struct kbh_cpu_limits l;
+	kbh_cpu_default_limits(&l);
+	/* 3 cases, 25 ms flushes: 2 x 3 x (20 + 300 + 13 x 25) ms + 30 s */
+	ck_assert_uint_eq(kbh_cpu_watchdog_s(&l, KBH_MODE_LEADERBOARD, 3, 25e6),
+			  50);
+	/* 1 GiB flushes at 2 GB/s (0.5 s each), 3 cases: 69 s + 30 s */
+	unsigned w = kbh_cpu_watchdog_s(&l, KBH_MODE_LEADERBOARD, 3, 0.5e9);
+	ck_assert_uint_ge(w, 68);
+	ck_assert_uint_le(w, 72);
+	/* the limit's own, when larger */
+	l.watchdog_s[KBH_MODE_LEADERBOARD] = 500;
+	ck_assert_uint_eq(kbh_cpu_watchdog_s(&l, KBH_MODE_LEADERBOARD, 3, 0.5e9),
+			  500);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cpu_peak");
 	TCase *t = tcase_create("peak");
 	tcase_add_test(t, low_measurement_keeps_a_physical_ceiling);
+	tcase_add_test(t, llc_clamped);
+	tcase_add_test(t, watchdog_from_budget);
 	suite_add_tcase(s, t);
 	SRunner *r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
