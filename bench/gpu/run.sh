@@ -56,7 +56,8 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 key() { sed -n "s/^$2: //p" "$1" | head -n 1; }
 # runh DIR MODE CASES REPORT: eval.out in DIR; the exit code
 runh() {
-	(cd "$1" && POPCORN_FD=3 timeout 300 ./eval.out "$2" "$3" 3>"$4" \
+	(cd "$1" && KBH_SUBMISSION="$1/submission.so" POPCORN_FD=3 timeout 300 \
+		./eval.out "$2" "$3" 3>"$4" \
 		>"$4.out" 2>"$4.err")
 }
 bld() { # bld WORKDIR PROBLEM SUBMISSION

@@ -52,7 +52,7 @@ int kbg_dev_empty(void);
 int kbg_dev_spin(uint64_t ns);
 
 /* The sentinel: the parent's own account of when the GPU ran another
- * context (kbg_main.cu's theory, "Where the time comes from"). A kernel
+ * context (README.md, "The sentinel"). A kernel
  * of one block on a non-blocking stream of the parent's context that
  * reads the device's global timer in a loop: contexts of different
  * processes time-slice on the GPU and never run at once, so a jump of the

@@ -215,7 +215,7 @@ struct ctx {
 	uint32_t hold_timeouts; /* of the current case */
 	uint32_t run_hold_timeouts; /* of the run: from the second, unheld */
 	uint32_t forged;	/* calls of the current case, warm-up included */
-	/* The sentinel (kbg_main.cu, "Where the time comes from"): on for
+	/* The sentinel (README.md, "The sentinel"): on for
 	 * timed modes; the watch running now (0: none), the calibration,
 	 * whether the last call was long (its successor probe would land
 	 * inside the next one), and per-case counts for the report. */

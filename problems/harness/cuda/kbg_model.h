@@ -14,8 +14,8 @@
  *                    region (work on a non-blocking stream);
  *   kbg_median       median of a small array (in place);
  *   kbg_time_*       a timed call's sample from the parent's own
- *                    measurements (kbg_main.cu, "Where the time comes
- *                    from"), and their calibration.
+ *                    measurements (README.md, "The sentinel"), and
+ *                    their calibration.
  *
  * Pure and thread-safe (no globals). C17, also valid C++ (extern "C").
  */

@@ -287,7 +287,7 @@ int kbg__child_request(struct ctx *x, uint32_t op, void *arg, size_t size,
 			    what, w, r);
 }
 
-/* ---- the sentinel (kbg_main.cu, "Where the time comes from") ------------ */
+/* ---- the sentinel (README.md, "The sentinel") ------------------------- */
 
 /* How long the parent waits for a sentinel to start or end before it
  * calls the device broken: far above a time slice. */
@@ -544,7 +544,7 @@ int kbg__init_child(struct ctx *x)
 		a.hold = 0;
 	/* With KBG_SENTINEL, timed modes measure with the parent's
 	 * sentinel, which owns the hold; the child's is not needed. Not yet
-	 * the default: see kbg_main.cu, "Where the time comes from". */
+	 * the default: see README.md, "The sentinel". */
 #ifdef KBG_SENTINEL
 	x->sent = x->mode == KBH_MODE_BENCHMARK ||
 		  x->mode == KBH_MODE_LEADERBOARD;
