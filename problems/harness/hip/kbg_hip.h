@@ -69,6 +69,10 @@
 #define cudaMemcpyHostToDevice hipMemcpyHostToDevice
 #define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
 #define cudaStreamLegacy ((hipStream_t)0)
+#define cudaStream_t hipStream_t
+#define cudaStreamNonBlocking hipStreamNonBlocking
+#define cudaStreamCreateWithFlags hipStreamCreateWithFlags
+#define cudaStreamSynchronize hipStreamSynchronize
 #define cudaHostAllocMapped (hipHostMallocMapped | hipHostMallocCoherent)
 #define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #define cudaDevAttrMaxThreadsPerMultiProcessor                             \
