@@ -1099,6 +1099,12 @@ uint64_t kbh_guard_gap(const struct kbh_guard_window *w)
 	return win > claim ? win - claim : 0;
 }
 
+uint64_t kbh_guard_cal_gap(const struct kbh_guard_window *w)
+{
+	uint64_t g = kbh_guard_gap(w);
+	return g > w->waited ? g - w->waited : 0;
+}
+
 enum kbh_guard_verdict kbh_guard_verify(const struct kbh_guard_window *w,
 					uint64_t slack_ns, uint64_t *sample_ns)
 {

@@ -226,6 +226,14 @@ enum kbh_guard_verdict kbh_guard_verify(const struct kbh_guard_window *w,
  * the claim is longer than the window. Pure. */
 uint64_t kbh_guard_gap(const struct kbh_guard_window *w);
 
+/* A calibration window's handoff overhead as the slack is made from:
+ * kbh_guard_gap less the time the kernel says both sides waited for a CPU
+ * (w->waited), 0 at least. Why: a neighbour that loads the host's CPUs
+ * while the harness calibrates would otherwise widen every later lie's
+ * room (the slack is 2 x p95 of these); its load shows as run-queue wait,
+ * which is taken off. Smaller gaps only make the slack tighter. Pure. */
+uint64_t kbh_guard_cal_gap(const struct kbh_guard_window *w);
+
 struct kbh_guard_cal {
 	size_t n;	    /* windows used */
 	uint64_t p50, p90, p95, p99, max; /* handoff overhead quantiles (ns) */

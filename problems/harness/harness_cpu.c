@@ -62,7 +62,10 @@
  *      explain and that record less than the case's median sample
  *      (kbh_guard_gainful) make it suspect. The slack is calibrated once
  *      per run before any user code has run (kbh__calibrate: handoffs of
- *      requests made like timed calls, 2 x p95 + 10 us, at most 1 ms).
+ *      requests made like timed calls less the time either side waited
+ *      for a CPU, so a loaded neighbour cannot widen it; 2 x p95 + 10 us,
+ *      at most 1 ms). What it cannot bound: a lying child still gains up
+ *      to the slack per sample (the claim is believed inside it).
  *      The clocks are clock_gettime(CLOCK_MONOTONIC) through a pointer
  *      resolved from libc at start (harness.c).
  *   4. SIGSTOP (sent by the parent as soon as it sees "done"); the child
@@ -1130,7 +1133,7 @@ static int kbh__calibrate(struct kbh__run *r)
 			return -EIO;
 		}
 		if (i >= WARM)
-			gaps[i - WARM] = kbh_guard_gap(&w);
+			gaps[i - WARM] = kbh_guard_cal_gap(&w);
 	}
 	kbh_guard_slack(gaps, N, &r->cal);
 	return 0;

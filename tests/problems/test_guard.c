@@ -120,6 +120,34 @@ START_TEST(slack_rule)
 }
 END_TEST
 
+/* A neighbour loading the CPUs during calibration: every handoff 300 us
+ * longer, all of it run-queue wait. The slack made from kbh_guard_cal_gap
+ * is what a quiet host gives; from the raw gaps (the ablation) it would
+ * hand every later lie 600 us more. */
+START_TEST(cal_gap_takes_off_load)
+{
+	uint64_t quiet[100], loaded[100], raw[100];
+	struct kbh_guard_cal cq, cl, cr;
+	for (int i = 0; i < 100; i++) {
+		struct kbh_guard_window w = {1000000, 1000000 + 60000 + 5000,
+					     1010000, 1015000, 0, 0};
+		quiet[i] = kbh_guard_cal_gap(&w);
+		w.t_seen += 300000;
+		w.waited = 300000;
+		loaded[i] = kbh_guard_cal_gap(&w);
+		raw[i] = kbh_guard_gap(&w);
+	}
+	kbh_guard_slack(quiet, 100, &cq);
+	kbh_guard_slack(loaded, 100, &cl);
+	kbh_guard_slack(raw, 100, &cr);
+	ck_assert_uint_eq(cl.slack, cq.slack);
+	ck_assert_uint_ge(cr.slack, cq.slack + 600000);
+	/* never below 0 */
+	struct kbh_guard_window w = {0, 100, 10, 20, 5000, 0};
+	ck_assert_uint_eq(kbh_guard_cal_gap(&w), 0);
+}
+END_TEST
+
 START_TEST(gainful_rule)
 {
 	/* 40 samples around 100 us; three late handoffs clamped to more than
@@ -451,6 +479,7 @@ static Suite *suite(void)
 	tcase_add_test(t, verify_cases);
 	tcase_add_test(t, unexplained_cases);
 	tcase_add_test(t, slack_rule);
+	tcase_add_test(t, cal_gap_takes_off_load);
 	tcase_add_test(t, gainful_rule);
 	tcase_add_test(t, live_timing);
 	tcase_add_test(t, live_unwatch);

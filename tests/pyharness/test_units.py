@@ -239,6 +239,20 @@ class SampleRuleTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             T.slack([])
 
+    def test_cal_gap(self):
+        # a neighbour loading the CPUs while the harness calibrates: every
+        # handoff 300 us longer, all of it run-queue wait; the slack from
+        # cal_gap is the quiet one, from the raw gaps 600 us wider
+        quiet = T.Window(0, 65000, 10000, 15000, 15000, 5000, 0)
+        loaded = T.Window(0, 365000, 10000, 15000, 15000, 5000, 300000)
+        self.assertEqual(T.cal_gap(loaded), T.cal_gap(quiet))
+        s_quiet = T.slack([T.cal_gap(quiet)] * 100)[0]
+        self.assertEqual(T.slack([T.cal_gap(loaded)] * 100)[0], s_quiet)
+        self.assertGreaterEqual(T.slack([T.gap(loaded)] * 100)[0],
+                                s_quiet + 600000)
+        self.assertEqual(T.cal_gap(T.Window(0, 100, 10, 20, 20, 10, 5000)),
+                         0)
+
     def test_gainful(self):
         samples = [10, 20, 30, 40, 50, 60]
         self.assertEqual(T.gainful(samples, [1, 1, 0, 0, 1, 1]), 2)

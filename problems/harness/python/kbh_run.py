@@ -294,7 +294,7 @@ class Run:
                                    "fit the window (clock mismatch?)")
             if i >= 4:
                 ws.append(w)
-        self.slack, q = kbh_timing.slack([kbh_timing.gap(w) for w in ws],
+        self.slack, q = kbh_timing.slack([kbh_timing.cal_gap(w) for w in ws],
                                          self.slack_cap)
         log("guard: handoff p50=%.1fus p90=%.1fus p95=%.1fus max=%.1fus -> "
             "slack %.1fus (median us: %s)"

@@ -218,6 +218,13 @@ def gap(w, copy_ns=0):
     return max(0.0, w.width() - w.claim - copy_ns)
 
 
+def cal_gap(w):
+    """A calibration window's gap less the time both sides waited for a
+    CPU (guard.h kbh_guard_cal_gap: a neighbour loading the host while
+    the harness calibrates must not widen the slack)."""
+    return max(0.0, gap(w) - w.waited)
+
+
 def verify(w, slack_ns, copy_ns=0):
     """(verdict, sample_ns) for a timed call (see the module's doc)."""
     lower = max(0.0, w.width() - slack_ns - copy_ns)
