@@ -147,6 +147,11 @@ const char *kb_case_get(const struct kb_case *c, const char *key)
 	return NULL;
 }
 
+uint64_t kb_seed_env(uint64_t secret)
+{
+	return secret & 0x7fffffffu;
+}
+
 uint64_t kb_seed_combine(uint64_t a, uint64_t b)
 {
 	/* s = a + b needs 65 bits, and s(s+1) 130, so halve whichever factor

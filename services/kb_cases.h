@@ -37,6 +37,14 @@ const char *kb_case_get(const struct kb_case *c, const char *key);
  * overflow 64 bits. */
 uint64_t kb_seed_combine(uint64_t a, uint64_t b);
 
+/* The secret seed as a Python harness gets it (POPCORN_SEED): the low 31
+ * bits of secret. Upstream's secret seeds are below 2**31 (its database
+ * draws them so), and its eval.py seeds numpy with the value itself,
+ * which refuses anything from 2**32 up: a full 64-bit seed crashed every
+ * upstream problem's secret run. Harnesses in C get their case seeds
+ * combined with the whole 64 bits (kb_cases_render). Pure. */
+uint64_t kb_seed_env(uint64_t secret);
+
 /* Writes the cases file text: one line per case, each ending in '\n', in the
  * canonical form "k: v; k: v" (whitespace normalised). With has_secret,
  * every "seed" value is combined with secret; such a seed must then be an

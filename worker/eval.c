@@ -174,7 +174,8 @@ static void make_env(const struct job *j, int harness, int gpu, struct env *e)
 			e->v[n++] = "POPCORN_NCU=1";
 		if (j->seed_env) {
 			snprintf(e->seed, sizeof(e->seed), "POPCORN_SEED=%llu",
-				 (unsigned long long)j->s->secret_seed);
+				 (unsigned long long)kb_seed_env(
+					 j->s->secret_seed));
 			e->v[n++] = e->seed;
 		}
 		/* Our harnesses remove the cases file once loaded, before

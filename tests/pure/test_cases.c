@@ -100,6 +100,19 @@ START_TEST(seed_combine_small)
 }
 END_TEST
 
+/* POPCORN_SEED stays in upstream's range: numpy (upstream's set_seed)
+ * refuses seeds from 2**32 up. */
+START_TEST(seed_env_range)
+{
+	ck_assert_uint_eq(kb_seed_env(0), 0);
+	ck_assert_uint_eq(kb_seed_env(12345), 12345);
+	ck_assert_uint_eq(kb_seed_env(0x7fffffffull), 0x7fffffffull);
+	ck_assert_uint_eq(kb_seed_env(0x80000000ull), 0);
+	ck_assert_uint_lt(kb_seed_env(UINT64_MAX), 1ull << 31);
+	ck_assert_uint_eq(kb_seed_env(0xdeadbeefcafef00dull), 0x4afef00dull);
+}
+END_TEST
+
 START_TEST(seed_combine_overflow)
 {
 	const uint64_t max = UINT64_MAX;
@@ -193,6 +206,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("cases");
 	TCase *tc = tcase_create("cases");
 
+	tcase_add_test(tc, seed_env_range);
 	tcase_add_test(tc, parse_simple);
 	tcase_add_test(tc, parse_whitespace_and_values);
 	tcase_add_test(tc, parse_errors);

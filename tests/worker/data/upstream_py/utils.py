@@ -3,11 +3,15 @@
 # seeding and the tolerance check a reference module uses.
 import random
 
+import numpy as np
 import torch
 
 
 def set_seed(seed: int = 42):
+    # As upstream's: numpy takes seeds below 2**32 only, so the
+    # platform's POPCORN_SEED must stay in upstream's range (below 2**31).
     random.seed(seed)
+    np.random.seed(seed)
     torch.manual_seed(seed)
 
 
