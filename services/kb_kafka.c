@@ -865,6 +865,28 @@ static int pause_all(kb_consumer *c, int pause)
 	if (!err && parts->cnt > 0)
 		err = pause ? rd_kafka_pause_partitions(c->rk, parts)
 			    : rd_kafka_resume_partitions(c->rk, parts);
+	/* librdkafka 2.0.2 lets a resumed partition wait for its broker
+	 * thread's next wake-up (up to a second) before it fetches again; a
+	 * seek to where it stands wakes it. */
+	if (!err && !pause && parts->cnt > 0 &&
+	    rd_kafka_position(c->rk, parts) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		rd_kafka_topic_partition_list_t *at =
+			rd_kafka_topic_partition_list_new(parts->cnt);
+
+		for (int i = 0; i < parts->cnt; i++)
+			if (parts->elems[i].offset >= 0)
+				rd_kafka_topic_partition_list_add(
+					at, parts->elems[i].topic,
+					parts->elems[i].partition)
+					->offset = parts->elems[i].offset;
+		if (at->cnt > 0) {
+			rd_kafka_error_t *e = rd_kafka_seek_partitions(c->rk, at, 0);
+
+			if (e)
+				rd_kafka_error_destroy(e);
+		}
+		rd_kafka_topic_partition_list_destroy(at);
+	}
 	if (parts)
 		rd_kafka_topic_partition_list_destroy(parts);
 	if (err) {

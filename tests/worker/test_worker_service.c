@@ -172,9 +172,10 @@ static void submit(uint64_t id, const char *code, unsigned test_timeout)
 
 /* The same as a gateway makes it now: the task by reference, stored in
  * Redis (unless store is 0) with its submission file empty. */
-static void submit_by_ref(uint64_t id, const char *code, int store)
+static void submit_by_ref(uint64_t id, const char *code, int store,
+			  unsigned test_timeout)
 {
-	Kb__Submission *s = build(id, code, 0);
+	Kb__Submission *s = build(id, code, test_timeout);
 	Kb__Task *t = s->task;
 	char ref[65], err[256];
 	uint8_t *buf;
@@ -477,12 +478,13 @@ START_TEST(test_task_by_reference)
 	char *key;
 
 	worker = start_worker("20");
-	submit_by_ref(21, ok_code(), 1);
+	submit_by_ref(21, ok_code(), 1, 0);
 	r = await_result(21, 90, &nprog, &first);
 	ck_assert_msg(r != NULL, "no result; see %s", logpath);
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_PASSED);
 	kb__result__free_unpacked(r, NULL);
-	submit_by_ref(22, "int unused;", 0);
+	/* Another task (its timeout differs), never stored. */
+	submit_by_ref(22, ok_code(), 0, 77);
 	r = await_result(22, 60, &nprog, &first);
 	ck_assert_msg(r != NULL, "no result; see %s", logpath);
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_INFRA_ERROR);
@@ -505,20 +507,26 @@ END_TEST
 START_TEST(test_lease_held_elsewhere)
 {
 	struct kb_lease_take lt;
-	int nprog = 0, first = -1;
+	int nprog = 0, first = -1, waited = 0;
 	char err[256], *key;
 
+	worker = start_worker("20");
 	ck_assert_int_eq(kb_lease_take(rc, 23, "other-worker/1/x", 4000, 3, &lt,
 				       err, sizeof(err)),
 			 0);
 	ck_assert_int_eq(lt.verdict, KB_LEASE_TAKEN);
-	worker = start_worker("20");
 	submit(23, ok_code(), 0);
-	ck_assert_msg(kb_test_wait_file(logpath, "job sub=23 waits: "
-					"other-worker/1/x is running it",
-					60000, NULL, 0) == 0,
-		      "the worker did not wait; see %s", logpath);
-	/* Held (renewed) well past the worker's own lease ttl of 3 s. */
+	/* Held (renewed) until the worker says it waits, and then well
+	 * past the worker's own lease ttl of 3 s. */
+	for (int i = 0; i < 240 && !waited; i++) {
+		ck_assert_int_eq(kb_lease_renew(rc, 23, "other-worker/1/x", 4000,
+						err, sizeof(err)),
+				 1);
+		waited = kb_test_wait_file(logpath, "job sub=23 waits: "
+					   "other-worker/1/x is running it",
+					   500, NULL, 0) == 0;
+	}
+	ck_assert_msg(waited, "the worker did not wait; see %s", logpath);
 	for (int i = 0; i < 16; i++) {
 		ck_assert_int_eq(kb_lease_renew(rc, 23, "other-worker/1/x", 4000,
 						err, sizeof(err)),
