@@ -132,8 +132,8 @@ static int republish(struct kb_gw *g, const struct kb_gw_queued *q,
 		kb__profile_request__free_unpacked(profile, NULL);
 	kb_gw_sub_rec_free(&rec);
 	if (rc < 0) {
-		kb_warn("reconcile: sub=%" PRIu64 " not re-published (%d)", q->id,
-			rc);
+		kb_warn("reconcile: sub=%" PRIu64 " not re-published (%d)",
+			q->id, rc);
 		return 0;
 	}
 	kb_warn("reconcile: sub=%" PRIu64 " gpu=%s was no longer in the "
@@ -155,7 +155,8 @@ static size_t board_gpus(struct kb_gw *g, const char **gpus, size_t max)
 		for (size_t k = 0; k < lb->task->ngpus; k++) {
 			size_t j = 0;
 
-			while (j < n && strcasecmp(gpus[j], lb->task->gpus[k]) != 0)
+			while (j < n &&
+			       strcasecmp(gpus[j], lb->task->gpus[k]) != 0)
 				j++;
 			if (j == n && n < max)
 				gpus[n++] = lb->task->gpus[k];
@@ -179,8 +180,9 @@ static int reconcile_gpu(struct kb_gw *g, const char *gpu,
 	if (rc < 0)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
-		enum kb_gw_reconcile_action a = kb_gw_reconcile_decide(
-			&q[i], &log, kb_now_ms(), grace_ms, g->cfg.reconcile_max);
+		enum kb_gw_reconcile_action a =
+			kb_gw_reconcile_decide(&q[i], &log, kb_now_ms(),
+					       grace_ms, g->cfg.reconcile_max);
 
 		st->seen++;
 		if (a == KB_GW_RECON_FORGET) {
@@ -217,9 +219,9 @@ int kb_gw_reconcile_pass(struct kb_gw *g, struct kb_gw_reconcile_stats *st)
 	snprintf(owner, sizeof(owner), "gateway-%ld", (long)getpid());
 	/* Held for a pass at most: a gateway that dies mid-pass does not
 	 * stop the others for longer. */
-	rc = kb_gw_reconcile_lock(g, owner, g->cfg.reconcile_s > 0
-						 ? g->cfg.reconcile_s * 1000
-						 : 30000);
+	rc = kb_gw_reconcile_lock(
+		g, owner,
+		g->cfg.reconcile_s > 0 ? g->cfg.reconcile_s * 1000 : 30000);
 	if (rc <= 0)
 		return rc;
 	n = board_gpus(g, gpus, 256);
@@ -248,10 +250,12 @@ static void *reconcile_main(void *arg)
 
 	while (!atomic_load(&r->stop)) {
 		struct kb_gw_reconcile_stats st;
-		const double until = kb_mono_s() + (double)r->g->cfg.reconcile_s;
+		const double until =
+			kb_mono_s() + (double)r->g->cfg.reconcile_s;
 
 		while (!atomic_load(&r->stop) && kb_mono_s() < until)
-			nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
+			nanosleep(&(struct timespec){0, 200 * 1000 * 1000},
+				  NULL);
 		if (!atomic_load(&r->stop))
 			kb_gw_reconcile_pass(r->g, &st);
 	}

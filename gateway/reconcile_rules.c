@@ -17,10 +17,11 @@ int kb_gw_reconcile_gone(const struct kb_gw_queued *q,
 	       q->offset >= log->high[q->partition];
 }
 
-enum kb_gw_reconcile_action
-kb_gw_reconcile_decide(const struct kb_gw_queued *q,
-		       const struct kb_gw_log *log, int64_t now_ms,
-		       int64_t grace_ms, long max_republish)
+enum kb_gw_reconcile_action kb_gw_reconcile_decide(const struct kb_gw_queued *q,
+						   const struct kb_gw_log *log,
+						   int64_t now_ms,
+						   int64_t grace_ms,
+						   long max_republish)
 {
 	if (!q->queued)
 		return KB_GW_RECON_FORGET;

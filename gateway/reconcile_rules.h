@@ -25,8 +25,8 @@ struct kb_gw_queued {
 	char cluster[128];
 	int32_t partition;
 	int64_t offset;
-	long republished;     /* times the reconciler published it again */
-	int lease_active;     /* a worker holds it, or it was evaluated */
+	long republished; /* times the reconciler published it again */
+	int lease_active; /* a worker holds it, or it was evaluated */
 };
 
 /* The submissions topic's log as the broker reports it now. */
@@ -38,8 +38,8 @@ struct kb_gw_log {
 };
 
 enum kb_gw_reconcile_action {
-	KB_GW_RECON_KEEP,      /* the message is there (or may still be) */
-	KB_GW_RECON_FORGET,    /* not queued any more: drop from the queue set */
+	KB_GW_RECON_KEEP,   /* the message is there (or may still be) */
+	KB_GW_RECON_FORGET, /* not queued any more: drop from the queue set */
 	KB_GW_RECON_REPUBLISH, /* gone: publish it again */
 	KB_GW_RECON_FAIL       /* gone too often: end it as our fault */
 };
@@ -49,9 +49,10 @@ int kb_gw_reconcile_gone(const struct kb_gw_queued *q,
 			 const struct kb_gw_log *log, int64_t now_ms,
 			 int64_t grace_ms);
 
-enum kb_gw_reconcile_action
-kb_gw_reconcile_decide(const struct kb_gw_queued *q,
-		       const struct kb_gw_log *log, int64_t now_ms,
-		       int64_t grace_ms, long max_republish);
+enum kb_gw_reconcile_action kb_gw_reconcile_decide(const struct kb_gw_queued *q,
+						   const struct kb_gw_log *log,
+						   int64_t now_ms,
+						   int64_t grace_ms,
+						   long max_republish);
 
 #endif

@@ -64,9 +64,9 @@ static int int_reply(redisReply *r, char *errstr, size_t errstr_size)
 	return rc;
 }
 
-int kb_lease_take(redisContext *c, uint64_t id, const char *worker,
-		  long ttl_ms, int max_attempts, struct kb_lease_take *out,
-		  char *errstr, size_t errstr_size)
+int kb_lease_take(redisContext *c, uint64_t id, const char *worker, long ttl_ms,
+		  int max_attempts, struct kb_lease_take *out, char *errstr,
+		  size_t errstr_size)
 {
 	static const char *const verdicts[] = {"ok", "busy", "done", "giveup"};
 	char ttl[32], max[32];
@@ -84,7 +84,8 @@ int kb_lease_take(redisContext *c, uint64_t id, const char *worker,
 	    r->element[0]->type == REDIS_REPLY_STRING &&
 	    r->element[1]->type == REDIS_REPLY_INTEGER &&
 	    r->element[2]->type == REDIS_REPLY_STRING) {
-		for (size_t i = 0; i < sizeof(verdicts) / sizeof(verdicts[0]); i++)
+		for (size_t i = 0; i < sizeof(verdicts) / sizeof(verdicts[0]);
+		     i++)
 			if (strcmp(r->element[0]->str, verdicts[i]) == 0) {
 				out->verdict = (enum kb_lease_verdict)i;
 				rc = 0;
@@ -94,7 +95,8 @@ int kb_lease_take(redisContext *c, uint64_t id, const char *worker,
 			 r->element[2]->str);
 	}
 	if (rc < 0)
-		kb_seterr(errstr, errstr_size, "lease: unexpected reply to take");
+		kb_seterr(errstr, errstr_size,
+			  "lease: unexpected reply to take");
 	freeReplyObject(r);
 	return rc;
 }

@@ -39,9 +39,9 @@ struct kb_lease_take {
 
 /* Takes the lease of submission id for worker, for ttl_ms. Returns 0 with
  * *out filled, or a negative code. */
-int kb_lease_take(redisContext *c, uint64_t id, const char *worker,
-		  long ttl_ms, int max_attempts, struct kb_lease_take *out,
-		  char *errstr, size_t errstr_size);
+int kb_lease_take(redisContext *c, uint64_t id, const char *worker, long ttl_ms,
+		  int max_attempts, struct kb_lease_take *out, char *errstr,
+		  size_t errstr_size);
 
 /* Extends worker's lease by ttl_ms from now. Returns 1 (held), 0 (lost:
  * it ended and another worker took it), or a negative code. */

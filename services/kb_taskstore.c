@@ -42,7 +42,8 @@ int kb_taskstore_attach(Kb__Submission *sub, const uint8_t *packed, size_t len,
 	Kb__TaskFile *code = NULL;
 
 	if (sub->task) {
-		kb_seterr(errstr, errstr_size, "the submission has a task already");
+		kb_seterr(errstr, errstr_size,
+			  "the submission has a task already");
 		return -EINVAL;
 	}
 	kb_taskstore_ref(packed, len, ref);
@@ -54,8 +55,8 @@ int kb_taskstore_attach(Kb__Submission *sub, const uint8_t *packed, size_t len,
 	}
 	t = kb__task__unpack(NULL, len, packed);
 	if (!t) {
-		kb_seterr(errstr, errstr_size, "stored task %.12s is not a Task",
-			  ref);
+		kb_seterr(errstr, errstr_size,
+			  "stored task %.12s is not a Task", ref);
 		return -EBADMSG;
 	}
 	for (size_t i = 0; i < t->n_files && t->submission_file[0]; i++)
@@ -212,7 +213,8 @@ static int store_get(redisContext *c, const char *ref, uint8_t **out,
 	int rc;
 
 	if (!c) {
-		kb_seterr(errstr, errstr_size, "no connection to the task store");
+		kb_seterr(errstr, errstr_size,
+			  "no connection to the task store");
 		return -EIO;
 	}
 	snprintf(key, sizeof(key), KB_KEY_TASK, ref);
@@ -241,8 +243,8 @@ static int store_get(redisContext *c, const char *ref, uint8_t **out,
 	return rc;
 }
 
-int kb_taskstore_resolve(kb_taskstore *ts, redisContext *c,
-			 Kb__Submission *sub, char *errstr, size_t errstr_size)
+int kb_taskstore_resolve(kb_taskstore *ts, redisContext *c, Kb__Submission *sub,
+			 char *errstr, size_t errstr_size)
 {
 	const char *ref = sub->task_ref;
 	struct slot *s;

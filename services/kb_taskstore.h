@@ -53,7 +53,7 @@ void kb_taskstore_destroy(kb_taskstore *ts);
  * reachable). Returns 0; -ENOENT when the store has no such task (the
  * job cannot run: the platform's fault); -EIO when the store could not be
  * asked (try again later); -EBADMSG or -EINVAL as kb_taskstore_attach. */
-int kb_taskstore_resolve(kb_taskstore *ts, redisContext *c,
-			 Kb__Submission *sub, char *errstr, size_t errstr_size);
+int kb_taskstore_resolve(kb_taskstore *ts, redisContext *c, Kb__Submission *sub,
+			 char *errstr, size_t errstr_size);
 
 #endif

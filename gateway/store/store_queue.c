@@ -37,7 +37,8 @@ int kb_gw_sub_published(const struct kb_gw *g, uint64_t id, int32_t partition,
 	snprintf(part, sizeof(part), "%" PRId32, partition);
 	snprintf(off, sizeof(off), "%" PRId64, offset);
 	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
-	if (profile && kb__profile_request__get_packed_size(profile) <= sizeof(pbuf))
+	if (profile &&
+	    kb__profile_request__get_packed_size(profile) <= sizeof(pbuf))
 		plen = kb__profile_request__pack(profile, pbuf);
 	r = kb__gw_cmd(g, &rc, "EVAL %s 1 %s %s %s %s %s %b", published_lua,
 		       key, cluster, part, off, ms, pbuf, plen);
@@ -55,8 +56,9 @@ static void parse_queued(const redisReply *h, struct kb_gw_queued *q)
 	for (size_t i = 0; i < 8 && i < h->elements; i++)
 		v[i] = f[i]->type == REDIS_REPLY_STRING ? f[i]->str : NULL;
 	q->queued = v[0] && strcmp(v[0], "queued") == 0;
-	q->published_ms = v[1] ? strtoll(v[1], NULL, 10)
-			  : v[2] ? strtoll(v[2], NULL, 10) : 0;
+	q->published_ms = v[1]   ? strtoll(v[1], NULL, 10)
+			  : v[2] ? strtoll(v[2], NULL, 10)
+				 : 0;
 	q->placed = v[3] && v[4] && v[5];
 	snprintf(q->cluster, sizeof(q->cluster), "%s", v[3] ? v[3] : "");
 	q->partition = v[4] ? (int32_t)strtol(v[4], NULL, 10) : -1;
@@ -92,7 +94,8 @@ int kb_gw_queued_list(const struct kb_gw *g, const char *gpu, long max,
 	}
 	for (size_t i = 0; i < ids->elements; i++) {
 		snprintf(key, sizeof(key), KB_KEY_SUB, ids->element[i]->str);
-		redisAppendCommand(c, "HMGET %s status published_ms submitted_ms "
+		redisAppendCommand(c,
+				   "HMGET %s status published_ms submitted_ms "
 				   "kcluster kpart koff republished",
 				   key);
 	}
@@ -153,8 +156,8 @@ static const char republish_lua[] =
 	"if f[1] ~= 'queued' or (f[2] or '') ~= ARGV[1] then return 0 end\n"
 	"return redis.call('HINCRBY', KEYS[1], 'republished', 1)\n";
 
-int kb_gw_sub_republish_begin(const struct kb_gw *g, const struct kb_gw_queued *q,
-			      long *count)
+int kb_gw_sub_republish_begin(const struct kb_gw *g,
+			      const struct kb_gw_queued *q, long *count)
 {
 	char key[64], ids[24], off[32];
 	int rc;
@@ -179,8 +182,8 @@ int kb_gw_sub_republish_begin(const struct kb_gw *g, const struct kb_gw_queued *
 int kb_gw_reconcile_lock(const struct kb_gw *g, const char *owner, long ttl_ms)
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "SET %s %s NX PX %ld", KB_KEY_RECONCILE,
-				   owner, ttl_ms);
+	redisReply *r = kb__gw_cmd(g, &rc, "SET %s %s NX PX %ld",
+				   KB_KEY_RECONCILE, owner, ttl_ms);
 
 	if (!r)
 		return rc;

@@ -46,16 +46,16 @@
 #define MAX_SUBS 20000
 #define SMALL_EVENT 4096
 
-static const char *const chaos_env[] = {
-	"KB_PROBLEMS=" KB_SOURCE_DIR "/problems/cpu.yaml",
-	"KB_MAX_QUEUED_PER_GPU=0",
-	"KB_SELFTEST=0",
-	"KB_PYTHON_READY=0",
-	"KB_LOG_LEVEL=info",
-	"KB_RECONCILE_S=2",
-	"KB_RECONCILE_GRACE_S=20",
-	"KB_LEASE_TTL_S=6",
-	NULL};
+static const char *const chaos_env[] = {"KB_PROBLEMS=" KB_SOURCE_DIR
+					"/problems/cpu.yaml",
+					"KB_MAX_QUEUED_PER_GPU=0",
+					"KB_SELFTEST=0",
+					"KB_PYTHON_READY=0",
+					"KB_LOG_LEVEL=info",
+					"KB_RECONCILE_S=2",
+					"KB_RECONCILE_GRACE_S=20",
+					"KB_LEASE_TTL_S=6",
+					NULL};
 
 static struct platform P;
 static long ids[MAX_SUBS];
@@ -77,10 +77,11 @@ static int n_submissions(void)
 
 static void start(int durable)
 {
-	struct platform_opts o = {.no_worker = 1, .durable_redis = durable,
-				  .env = chaos_env};
+	struct platform_opts o = {
+		.no_worker = 1, .durable_redis = durable, .env = chaos_env};
 
-	ck_assert_msg(platform_start_opts(&P, &o) == 0, "platform did not start");
+	ck_assert_msg(platform_start_opts(&P, &o) == 0,
+		      "platform did not start");
 	nids = 0;
 }
 
@@ -254,7 +255,8 @@ static size_t largest_event(int want)
 static void submit_all(int n, const char *ok, const char *wrong)
 {
 	for (int i = 0; i < n; i++) {
-		long id = submit(&P, "vectorsum_cpu", "test", i % 2 ? wrong : ok);
+		long id =
+			submit(&P, "vectorsum_cpu", "test", i % 2 ? wrong : ok);
 
 		ck_assert_msg(id > 0, "submission %d refused", i);
 		ids[nids++] = id;
@@ -274,19 +276,23 @@ static void assert_once(int kills)
 	count_lines("job start sub=", started);
 	count_results_all(results);
 	for (int i = 0; i < nids; i++) {
-		ck_assert_msg(done[i] == 1, "sub %ld evaluated %d times; logs in %s",
-			      ids[i], done[i], P.dir);
-		ck_assert_msg(results[i] == 1, "sub %ld has %d Results; logs in %s",
-			      ids[i], results[i], P.dir);
+		ck_assert_msg(done[i] == 1,
+			      "sub %ld evaluated %d times; logs in %s", ids[i],
+			      done[i], P.dir);
+		ck_assert_msg(results[i] == 1,
+			      "sub %ld has %d Results; logs in %s", ids[i],
+			      results[i], P.dir);
 		ck_assert_msg(started[i] >= 1 && started[i] <= 2,
 			      "sub %ld started %d times; logs in %s", ids[i],
 			      started[i], P.dir);
 		restarted += started[i] - 1;
 	}
-	ck_assert_msg(restarted <= kills, "%d jobs started twice, %d workers "
-		      "killed; logs in %s", restarted, kills, P.dir);
-	ck_assert_msg(!worker_logs_say("given up"), "a job was given up; logs in %s",
-		      P.dir);
+	ck_assert_msg(restarted <= kills,
+		      "%d jobs started twice, %d workers "
+		      "killed; logs in %s",
+		      restarted, kills, P.dir);
+	ck_assert_msg(!worker_logs_say("given up"),
+		      "a job was given up; logs in %s", P.dir);
 	free(done);
 	free(started);
 	free(results);
@@ -335,10 +341,12 @@ START_TEST(chaos_every_job_once)
 	w2 = platform_start_worker(&P, "w2-again");
 
 	wait_done_count(n, 600);
-	ck_assert_msg(count_done(&failed) == n, "%d of %d done, %d failed; logs "
-		      "in %s", count_done(&failed), n, failed, P.dir);
-	kb_budget("chaos: backlog drained with five kills", kb_mono_s() - t_drain,
-		  n * 2.0 + 60, "s");
+	ck_assert_msg(count_done(&failed) == n,
+		      "%d of %d done, %d failed; logs "
+		      "in %s",
+		      count_done(&failed), n, failed, P.dir);
+	kb_budget("chaos: backlog drained with five kills",
+		  kb_mono_s() - t_drain, n * 2.0 + 60, "s");
 	assert_once(kills);
 	(void)w1;
 	(void)w2;
@@ -387,11 +395,15 @@ START_TEST(lost_messages_are_republished)
 		 P.dir);
 	for (int i = 0; i < 300 && system(cmd) != 0; i++)
 		sleep_ms(200);
-	ck_assert_msg(system(cmd) == 0, "no submission was re-published; logs "
-		      "in %s", P.dir);
+	ck_assert_msg(system(cmd) == 0,
+		      "no submission was re-published; logs "
+		      "in %s",
+		      P.dir);
 	platform_start_worker(&P, "w1");
-	ck_assert_msg(wait_done_count(nids, 300) == nids, "not all done; logs "
-		      "in %s", P.dir);
+	ck_assert_msg(wait_done_count(nids, 300) == nids,
+		      "not all done; logs "
+		      "in %s",
+		      P.dir);
 	assert_once(0);
 	free(big);
 }

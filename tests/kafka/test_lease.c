@@ -38,7 +38,8 @@ static struct kb_lease_take take(uint64_t id, const char *who, long ttl_ms,
 	struct kb_lease_take lt;
 
 	ck_assert_msg(kb_lease_take(rc, id, who, ttl_ms, max, &lt, err,
-				    sizeof(err)) == 0, "%s", err);
+				    sizeof(err)) == 0,
+		      "%s", err);
 	return lt;
 }
 
@@ -63,9 +64,12 @@ START_TEST(lease_one_holder)
 	lt = take(1, "a", 60000, 3);
 	ck_assert_int_eq(lt.verdict, KB_LEASE_TAKEN);
 	ck_assert_int_eq(lt.attempts, 0);
-	ck_assert_int_eq(kb_lease_renew(rc, 1, "a", 60000, err, sizeof(err)), 1);
-	ck_assert_int_eq(kb_lease_renew(rc, 1, "b", 60000, err, sizeof(err)), 0);
-	ck_assert_int_eq(kb_lease_finish(rc, 1, "a", 3600, err, sizeof(err)), 1);
+	ck_assert_int_eq(kb_lease_renew(rc, 1, "a", 60000, err, sizeof(err)),
+			 1);
+	ck_assert_int_eq(kb_lease_renew(rc, 1, "b", 60000, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kb_lease_finish(rc, 1, "a", 3600, err, sizeof(err)),
+			 1);
 	lt = take(1, "b", 60000, 3);
 	ck_assert_int_eq(lt.verdict, KB_LEASE_DONE);
 	ck_assert_str_eq(lt.owner, "a");
@@ -192,14 +196,15 @@ START_TEST(taskstore_resolve)
 	/* A fresh process, the store down: the directory has it. */
 	ts = kb_taskstore_new(dir);
 	s = sub_for(ref);
-	ck_assert_int_eq(kb_taskstore_resolve(ts, NULL, s, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_taskstore_resolve(ts, NULL, s, err, sizeof(err)),
+			 0);
 	ck_assert_str_eq(s->task->lang, "c");
 	kb__submission__free_unpacked(s, NULL);
 	/* Other bytes under the reference are refused. */
 	memset(other, 'a', 64);
 	other[64] = '\0';
-	ck_assert_int_eq(kb_taskstore_put(rc, buf, len, other, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		kb_taskstore_put(rc, buf, len, other, err, sizeof(err)), 0);
 	s = sub_for(other);
 	ck_assert_int_eq(kb_taskstore_resolve(ts, rc, s, err, sizeof(err)),
 			 -EBADMSG);
