@@ -128,18 +128,19 @@ static int republish(struct kb_gw *g, const struct kb_gw_queued *q,
 	};
 	rc = kb_gw_publish(g, lb, mode, q->id, &s, field(&rec, "user_name"),
 			   profile);
+	if (rc < 0)
+		kb_warn("reconcile: sub=%" PRIu64 " not re-published (%d)",
+			q->id, rc);
+	else
+		kb_warn("reconcile: sub=%" PRIu64
+			" gpu=%s was no longer in the "
+			"queue's log: re-published (%ld of %ld)",
+			q->id, s.gpu, count, max_republish);
+	/* s points into rec. */
 	if (profile)
 		kb__profile_request__free_unpacked(profile, NULL);
 	kb_gw_sub_rec_free(&rec);
-	if (rc < 0) {
-		kb_warn("reconcile: sub=%" PRIu64 " not re-published (%d)",
-			q->id, rc);
-		return 0;
-	}
-	kb_warn("reconcile: sub=%" PRIu64 " gpu=%s was no longer in the "
-		"queue's log: re-published (%ld of %ld)",
-		q->id, s.gpu, count, max_republish);
-	return 1;
+	return rc < 0 ? 0 : 1;
 }
 
 /* The GPU types of the live boards, each once: *n names into gpus. */
@@ -172,13 +173,19 @@ static int reconcile_gpu(struct kb_gw *g, const char *gpu,
 	struct kb_gw_queued *q;
 	struct kb_gw_log log;
 	size_t n;
-	int rc = read_log(g, gpu, &log);
+	/* The records first, then the log: a place recorded before the list
+	 * was read is then below the high mark read after it (the broker
+	 * had acknowledged it), so a message in flight is never taken for
+	 * one past the end. */
+	int rc = kb_gw_queued_list(g, gpu, QUEUED_MAX, &q, &n);
 
 	if (rc < 0)
 		return rc;
-	rc = kb_gw_queued_list(g, gpu, QUEUED_MAX, &q, &n);
-	if (rc < 0)
+	rc = read_log(g, gpu, &log);
+	if (rc < 0) {
+		free(q);
 		return rc;
+	}
 	for (size_t i = 0; i < n; i++) {
 		enum kb_gw_reconcile_action a =
 			kb_gw_reconcile_decide(&q[i], &log, kb_now_ms(),
