@@ -33,7 +33,7 @@ int kb_taskstore_ref_ok(const char *ref);
  * the task ref names, unpacks it and puts sub->code into its
  * submission_file entry. Returns 0, -EBADMSG (the bytes are not that
  * task, or not a Task), -EINVAL (sub has a task already or no code file
- * to fill), with errstr set. */
+ * to fill) or -ENOMEM, with errstr set. */
 int kb_taskstore_attach(Kb__Submission *sub, const uint8_t *packed, size_t len,
 			char *errstr, size_t errstr_size);
 
@@ -52,7 +52,8 @@ void kb_taskstore_destroy(kb_taskstore *ts);
  * caches or, failing them, through c (which may be NULL when no store is
  * reachable). Returns 0; -ENOENT when the store has no such task (the
  * job cannot run: the platform's fault); -EIO when the store could not be
- * asked (try again later); -EBADMSG or -EINVAL as kb_taskstore_attach. */
+ * asked (try again later); -EBADMSG or -EINVAL as kb_taskstore_attach;
+ * -ENOMEM. */
 int kb_taskstore_resolve(kb_taskstore *ts, redisContext *c, Kb__Submission *sub,
 			 char *errstr, size_t errstr_size);
 
