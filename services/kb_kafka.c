@@ -604,9 +604,14 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 		else
 			aerr = rd_kafka_assign(rk, parts);
 		/* A member that is busy takes partitions without fetching
-		 * from them until it resumes. */
+		 * from them until it resumes. A partition keeps its pause
+		 * across a revocation (librdkafka's flag is the partition
+		 * object's), so one revoked while busy and assigned again
+		 * after the resume is resumed here. */
 		if (c->paused)
 			rd_kafka_pause_partitions(rk, parts);
+		else
+			rd_kafka_resume_partitions(rk, parts);
 		break;
 	case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
 		kb_info("kafka: group=%s revoked %s%s", c->group, list,
