@@ -11,6 +11,11 @@
  * an empty cluster.
  *
  * Limits worth knowing (librdkafka 2.0.2):
+ * - Each partition keeps at most 5 MiB (and 100,000 messages): beyond
+ *   that the oldest messages are deleted, consumed or not. The default
+ *   of eight partitions per topic gives a submissions topic 40 MiB; a
+ *   submission whose message is deleted before a worker got it is
+ *   re-published by the gateway's reconciler (gateway/reconcile.h).
  * - A consumer group's first JoinGroup waits a fixed 3 s (the mock's
  *   group.initial.rebalance.delay.ms); later rebalances wait
  *   session.timeout.ms - 1000 ms, and dead members are noticed by a 1 s
@@ -30,7 +35,7 @@
  *
  * Environment: KB_DEVBROKER_BROKERS (1), KB_DEVBROKER_PORT (0: any free
  * port; otherwise broker i listens on PORT+i-1), KB_DEVBROKER_PARTITIONS
- * (1), KB_DEVBROKER_GPUS (extra GPU names, comma-separated),
+ * (8), KB_DEVBROKER_GPUS (extra GPU names, comma-separated),
  * KB_DEVBROKER_DEBUG (librdkafka debug contexts, e.g. "mock,cgrp"),
  * KB_LOG_LEVEL, KB_LOG_JSON.
  */
@@ -75,7 +80,10 @@ static const struct kb_cfg_entry table[] = {
 	 "number of mock brokers"},
 	{"KB_DEVBROKER_PORT", KB_CFG_INT, "0", 0, 65535, 0, &cfg.port,
 	 "port of the first broker (0: any free port)"},
-	{"KB_DEVBROKER_PARTITIONS", KB_CFG_INT, "1", 1, 256, 0, &cfg.partitions,
+	/* The mock keeps at most 5 MiB per partition (below): eight hold
+	 * 10,000 queued Submissions of 4 KB each (the code, compressed, and
+	 * a task reference). */
+	{"KB_DEVBROKER_PARTITIONS", KB_CFG_INT, "8", 1, 256, 0, &cfg.partitions,
 	 "partitions per topic"},
 	{"KB_DEVBROKER_GPUS", KB_CFG_STRING, "", 0, 0, 0, &cfg.gpus,
 	 "extra GPU names (comma-separated) for kb.submissions.<gpu>"},

@@ -61,6 +61,9 @@ struct kb_gw_config {
 	int metrics;       /* GET /metrics and the counting behind it */
 	int web;           /* the web pages (gateway/web/) */
 	long web_cache_ms; /* how long a rendered page is reused */
+	long reconcile_s;       /* reconciler pass interval, 0 off (reconcile.h) */
+	long reconcile_grace_s; /* an unplaced record waits this long */
+	long reconcile_max;     /* re-publishes before a record is ended */
 };
 
 /* One leaderboard. */
@@ -87,6 +90,12 @@ struct kb_gw_lb {
 	char **file_contents;   /* read from disk at load, per task file */
 	size_t *file_lens;
 	size_t task_bytes;      /* sum of file_lens */
+	/* pb packed, as the task store keeps it; Submissions carry task_ref
+	 * (kb_taskstore.h). task_stored: written to Redis by this process. */
+	uint8_t *task_packed;
+	size_t task_len;
+	char task_ref[65];
+	atomic_int task_stored;
 	char *gpus_json;        /* the body of GET /gpus/<name> */
 	struct kb_task *own_task; /* dynamic boards own their task */
 };

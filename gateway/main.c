@@ -73,6 +73,7 @@
 #include "limiter.h"
 #include "pool.h"
 #include "queue.h"
+#include "reconcile.h"
 #include "store.h"
 #include "web/web.h"
 
@@ -200,6 +201,16 @@ static const struct kb_cfg_entry config[] = {
 	{"KB_WEB_CACHE_MS", KB_CFG_INT, "10000", 0, 600000, 0, &G.cfg.web_cache_ms,
 	 "longest a rendered page is reused; a ranked Result drops it at once "
 	 "(0: no cache)"},
+	{"KB_RECONCILE_S", KB_CFG_INT, "30", 0, 86400, 0, &G.cfg.reconcile_s,
+	 "seconds between the reconciler's passes over queued submissions "
+	 "whose message the broker no longer has (0: off)"},
+	{"KB_RECONCILE_GRACE_S", KB_CFG_INT, "120", 1, 86400, 0,
+	 &G.cfg.reconcile_grace_s,
+	 "a queued submission with no recorded place in the log is published "
+	 "again after this long"},
+	{"KB_RECONCILE_MAX", KB_CFG_INT, "3", 0, 100, 0, &G.cfg.reconcile_max,
+	 "re-publishes of one lost submission before it is ended as the "
+	 "platform's fault"},
 	{"KB_DRAIN_S", KB_CFG_INT, "20", 0, 600, 0, &G.cfg.drain_s,
 	 "on SIGTERM, how long in-flight requests may take to finish"},
 	{"KB_LOG_LEVEL", KB_CFG_STRING, "info", 0, 0, 0, &G.cfg.log_level,
@@ -223,7 +234,9 @@ static kb_producer *open_producer(char *err, size_t errsize)
 	 * @SUBMISSION@ file) plus every task file, so the 1 MB default
 	 * message size is raised to fit the largest one; brokers must allow
 	 * as much (max.message.bytes of kb.submissions.*). lz4 keeps source
-	 * text small on the wire. */
+	 * text small on the wire and in the log. (Events from this gateway
+	 * name their task by reference and carry the code once; the limit
+	 * still fits an older gateway's events during an upgrade.) */
 	char timeout[32], maxmsg[32];
 	size_t max = G.task_bytes_max + 2 * (size_t)G.cfg.max_file_bytes + (64u << 10);
 	if (max < 1000000)
@@ -267,6 +280,7 @@ int main(int argc, char **argv)
 {
 	char err[512];
 	struct kb_gw_http *http = NULL, *bound = NULL;
+	struct kb_gw_reconciler *reconciler = NULL;
 	int level, rc = 1;
 #ifdef KB_GW_DISCORD
 	int discord = 0;
@@ -358,6 +372,11 @@ int main(int argc, char **argv)
 		kb_error("events: %s", err);
 		goto out;
 	}
+	reconciler = kb_gw_reconcile_start(&G, err, sizeof(err));
+	if (!reconciler) {
+		kb_error("reconcile: %s", err);
+		goto out;
+	}
 	if (kb_gw_http_start(bound, err, sizeof(err)) < 0) {
 		kb_error("http: %s", err);
 		goto out;
@@ -388,6 +407,8 @@ int main(int argc, char **argv)
 #endif
 	drain(http);
 	http = NULL;
+	kb_gw_reconcile_stop(reconciler);
+	reconciler = NULL;
 	kb_gw_events_stop(G.events);
 	G.events = NULL;
 	kb_gw_web_stop(&G);
@@ -403,6 +424,7 @@ out:
 		kb_gw_hub_close_all(G.hub, 503, "shutting down");
 		kb_gw_web_close_streams(&G);
 	}
+	kb_gw_reconcile_stop(reconciler);
 	kb_gw_pool_destroy(G.pool);
 	kb_gw_pool_destroy(G.auth_pool);
 	kb_gw_http_stop(http);

@@ -14,6 +14,7 @@
 
 #include "gateway.h"
 #include "kb_cases.h"
+#include "kb_taskstore.h"
 #include "kb_util.h"
 #include "router.h"
 #include "rules.h"
@@ -102,6 +103,18 @@ static int build_lb(struct kb_gw_lb *lb, const struct kb_task *t, char *errstr,
 	lb->pb.ranked_timeout = t->ranked_timeout;
 	lb->pb.ranking_by = t->ranking_by ? t->ranking_by : "last";
 	lb->pb.multi_gpu = t->multi_gpu ? 1 : 0;
+	lb->pb.submission_file = t->files[lb->submission_file].name;
+	/* The task as the content store keeps it (kb_taskstore.h): events
+	 * name it by this reference. */
+	lb->task_len = kb__task__get_packed_size(&lb->pb);
+	lb->task_packed = malloc(lb->task_len ? lb->task_len : 1);
+	if (!lb->task_packed) {
+		snprintf(errstr, errstr_size, "out of memory");
+		return -ENOMEM;
+	}
+	kb__task__pack(&lb->pb, lb->task_packed);
+	kb_taskstore_ref(lb->task_packed, lb->task_len, lb->task_ref);
+	atomic_init(&lb->task_stored, 0);
 
 	json_t *gpus = json_array();
 	for (size_t i = 0; i < t->ngpus; i++)
@@ -140,6 +153,7 @@ static void lb_free(struct kb_gw_lb *lb)
 	free(lb->pb_file_ptrs);
 	free(lb->pb_config);
 	free(lb->pb_config_ptrs);
+	free(lb->task_packed);
 	free(lb->gpus_json);
 	free(lb->directory);
 	if (lb->own_task) {

@@ -27,6 +27,7 @@
 #include "hub.h"
 #include "kb_log.h"
 #include "kb_report.h"
+#include "kb_taskstore.h"
 #include "kb_util.h"
 #include "queue.h"
 #include "rules.h"
@@ -48,31 +49,42 @@ static int fail(struct kb_gw_submit_res *res, int status, const char *fmt, ...)
 	return status == 503 ? -EIO : -EINVAL;
 }
 
-/* Publishes the Submission and waits for the broker's acknowledgement.
- * Returns 0 or negative (the message is then not delivered: librdkafka's
- * message.timeout.ms is below our wait, see main.c). */
-static int publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode,
-		   uint64_t id, const struct kb_gw_sub *s, const char *user_name,
-		   Kb__ProfileRequest *profile)
+/* Stores the board's task once per process (SET NX: another gateway may
+ * have stored the same bytes). Returns 0 or -EIO. */
+static int store_task(struct kb_gw *g, struct kb_gw_lb *lb)
 {
+	char err[256];
+	redisContext *c;
+
+	if (atomic_load(&lb->task_stored))
+		return 0;
+	c = kb_gw_redis(g, err, sizeof(err));
+	if (!c || kb_taskstore_put(c, lb->task_packed, lb->task_len,
+				   lb->task_ref, err, sizeof(err)) < 0) {
+		kb_warn("lb=%s task %.12s not stored: %s", lb->task->name,
+			lb->task_ref, err);
+		if (c)
+			kb_gw_redis_drop();
+		return -EIO;
+	}
+	atomic_store(&lb->task_stored, 1);
+	return 0;
+}
+
+int kb_gw_publish(struct kb_gw *g, const struct kb_gw_lb *lb_c,
+		  enum kb_mode mode, uint64_t id, const struct kb_gw_sub *s,
+		  const char *user_name, Kb__ProfileRequest *profile)
+{
+	struct kb_gw_lb *lb = (struct kb_gw_lb *)lb_c; /* task_stored only */
 	Kb__Submission sub = KB__SUBMISSION__INIT;
-	Kb__Task task = lb->pb; /* shallow: shares the board's data */
-	Kb__TaskFile code_file = lb->pb_files[lb->submission_file];
-	Kb__TaskFile *stack_files[16];
-	Kb__TaskFile **files = lb->pb.n_files <= 16
-		? stack_files : malloc(lb->pb.n_files * sizeof(*files));
-	char topic[256], key[32], err[256];
+	char topic[256], key[32], err[256], cluster[128] = "";
 	uint8_t stack_buf[16384], *buf;
+	int32_t part = -1;
+	int64_t off = -1;
 	int rc;
 
-	if (!files)
-		return -ENOMEM;
-	memcpy(files, lb->pb.files, lb->pb.n_files * sizeof(*files));
-	code_file.content.data = (uint8_t *)s->code;
-	code_file.content.len = s->code_len;
-	files[lb->submission_file] = &code_file;
-	task.files = files;
-
+	if (store_task(g, lb) < 0)
+		return -EIO;
 	sub.id = id;
 	sub.user_id = (char *)s->user_id;
 	sub.user_name = (char *)user_name;
@@ -82,7 +94,8 @@ static int publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode
 	sub.file_name = (char *)s->file_name;
 	sub.code.data = (uint8_t *)s->code;
 	sub.code.len = s->code_len;
-	sub.task = &task;
+	/* The task by reference: the event stays the code's size. */
+	sub.task_ref = lb->task_ref;
 	/* The board's own secret stays here: the run gets a seed of its
 	 * own (seed.h). */
 	if (mode == KB_MODE_LEADERBOARD) {
@@ -95,20 +108,15 @@ static int publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode
 
 	size_t len = kb__submission__get_packed_size(&sub);
 	buf = len <= sizeof(stack_buf) ? stack_buf : malloc(len);
-	if (!buf) {
-		if (files != stack_files)
-			free(files);
+	if (!buf)
 		return -ENOMEM;
-	}
 	kb__submission__pack(&sub, buf);
-	if (files != stack_files)
-		free(files);
 	rc = kb_topic_submissions(topic, sizeof(topic), s->gpu);
 	if (rc == 0) {
 		int n = snprintf(key, sizeof(key), "%" PRIu64, id);
-		rc = kb_producer_send(g->producer, topic, key, (size_t)n, buf, len,
-				      (int)g->cfg.kafka_timeout_ms + 2000, err,
-				      sizeof(err));
+		rc = kb_producer_send_at(g->producer, topic, key, (size_t)n, buf,
+					 len, (int)g->cfg.kafka_timeout_ms + 2000,
+					 &part, &off, err, sizeof(err));
 		if (rc < 0)
 			kb_warn("sub=%" PRIu64 " gpu=%s publish failed: %s", id,
 				s->gpu, err);
@@ -117,7 +125,17 @@ static int publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode
 	sodium_memzero(buf, len);
 	if (buf != stack_buf)
 		free(buf);
-	return rc;
+	if (rc < 0)
+		return rc;
+	/* Where the message is, for the reconciler (reconcile.h): a record
+	 * without it is re-published after a grace period, so a failure
+	 * here costs at most a duplicate, which the worker's lease skips. */
+	if (kb_producer_cluster_id(g->producer, cluster, sizeof(cluster), 1000,
+				   err, sizeof(err)) < 0 ||
+	    kb_gw_sub_published(g, id, part, off, cluster, sub.profile) < 0)
+		kb_warn("sub=%" PRIu64 " published at [%" PRId32 "]@%" PRId64
+			" but not recorded", id, part, off);
+	return 0;
 }
 
 int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
@@ -247,8 +265,8 @@ int kb_gw_profile_check(const struct kb_gw_lb *lb, const Kb__ProfileRequest *pr,
 int kb_gw_submit_publish(struct kb_gw *g, struct kb_gw_pending *p,
 			 struct kb_gw_submit_res *res)
 {
-	int rc = publish(g, p->lb, p->mode, p->id, &p->s, p->user_name,
-			 p->has_profile ? &p->profile : NULL);
+	int rc = kb_gw_publish(g, p->lb, p->mode, p->id, &p->s, p->user_name,
+			       p->has_profile ? &p->profile : NULL);
 
 	res->id = p->id;
 	if (rc < 0) {

@@ -46,6 +46,16 @@ int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
 int kb_gw_submit_publish(struct kb_gw *g, struct kb_gw_pending *p,
 			 struct kb_gw_submit_res *res);
 
+/* Publishes the Submission of a recorded submission (its task by
+ * reference, stored first if this process has not stored it yet) and
+ * waits for the broker; then records where the message is
+ * (kb_gw_sub_published). The reconciler re-publishes with it. Returns 0
+ * or negative (the message is then not delivered: librdkafka's
+ * message.timeout.ms is below our wait, see main.c). */
+int kb_gw_publish(struct kb_gw *g, const struct kb_gw_lb *lb, enum kb_mode mode,
+		  uint64_t id, const struct kb_gw_sub *s, const char *user_name,
+		  Kb__ProfileRequest *profile);
+
 /* kb_gw_watch_open() with a wake-up every tick_ms (keep-alives). */
 struct kb_gw_watch *kb_gw_watch_open_tick(struct kb_gw *g, uint64_t id,
 					  int tick_ms, kb_gw_wake_fn wake,

@@ -197,6 +197,8 @@ struct send_rec {
 	int refs; /* under producer mu */
 	int done;
 	rd_kafka_resp_err_t err;
+	int32_t partition;
+	int64_t offset;
 };
 
 static void send_rec_unref(struct kb_producer *p, struct send_rec *r)
@@ -226,6 +228,8 @@ static void dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m,
 	pthread_mutex_lock(&p->mu);
 	r->done = 1;
 	r->err = m->err;
+	r->partition = m->partition;
+	r->offset = m->offset;
 	send_rec_unref(p, r);
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
@@ -325,6 +329,15 @@ int kb_producer_send(kb_producer *p, const char *topic, const void *key,
 		     size_t key_len, const void *value, size_t value_len,
 		     int timeout_ms, char *errstr, size_t errstr_size)
 {
+	return kb_producer_send_at(p, topic, key, key_len, value, value_len,
+				   timeout_ms, NULL, NULL, errstr, errstr_size);
+}
+
+int kb_producer_send_at(kb_producer *p, const char *topic, const void *key,
+			size_t key_len, const void *value, size_t value_len,
+			int timeout_ms, int32_t *partition, int64_t *offset,
+			char *errstr, size_t errstr_size)
+{
 	struct send_rec *r;
 	struct timespec deadline;
 	rd_kafka_resp_err_t err;
@@ -363,6 +376,10 @@ int kb_producer_send(kb_producer *p, const char *topic, const void *key,
 	}
 	done = r->done;
 	err = r->err;
+	if (partition)
+		*partition = r->partition;
+	if (offset)
+		*offset = r->offset;
 	fatal = atomic_load(&p->fatal);
 	send_rec_unref(p, r);
 	pthread_mutex_unlock(&p->mu);
@@ -401,6 +418,68 @@ int kb_producer_send_async(kb_producer *p, const char *topic, const void *key,
 		count_error(1, "produce");
 		kb_warn("kafka: async produce to %s: %s", topic,
 			rd_kafka_err2str(err));
+		return -EIO;
+	}
+	return 0;
+}
+
+int kb_producer_cluster_id(kb_producer *p, char *buf, size_t size,
+			   int timeout_ms, char *errstr, size_t errstr_size)
+{
+	char *id = rd_kafka_clusterid(p->rk, timeout_ms);
+
+	if (!id) {
+		kb_seterr(errstr, errstr_size, "kafka: cluster id unknown");
+		return -EIO;
+	}
+	snprintf(buf, size, "%s", id);
+	rd_kafka_mem_free(p->rk, id);
+	return 0;
+}
+
+int kb_producer_partitions(kb_producer *p, const char *topic, int32_t *parts,
+			   int max, int *n, int timeout_ms, char *errstr,
+			   size_t errstr_size)
+{
+	rd_kafka_topic_t *rkt = rd_kafka_topic_new(p->rk, topic, NULL);
+	const struct rd_kafka_metadata *md = NULL;
+	rd_kafka_resp_err_t err;
+
+	*n = 0;
+	if (!rkt) {
+		kb_seterr(errstr, errstr_size, "kafka: topic %s: %s", topic,
+			  rd_kafka_err2str(rd_kafka_last_error()));
+		return -EIO;
+	}
+	err = rd_kafka_metadata(p->rk, 0, rkt, &md, timeout_ms);
+	if (!err && (md->topic_cnt != 1 || md->topics[0].err))
+		err = md->topic_cnt == 1 ? md->topics[0].err
+					 : RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC;
+	if (!err)
+		for (int i = 0; i < md->topics[0].partition_cnt && *n < max; i++)
+			parts[(*n)++] = md->topics[0].partitions[i].id;
+	if (md)
+		rd_kafka_metadata_destroy(md);
+	rd_kafka_topic_destroy(rkt);
+	if (err) {
+		kb_seterr(errstr, errstr_size, "kafka: metadata of %s: %s",
+			  topic, rd_kafka_err2str(err));
+		return -EIO;
+	}
+	return 0;
+}
+
+int kb_producer_watermarks(kb_producer *p, const char *topic,
+			   int32_t partition, int64_t *low, int64_t *high,
+			   int timeout_ms, char *errstr, size_t errstr_size)
+{
+	rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+		p->rk, topic, partition, low, high, timeout_ms);
+
+	if (err) {
+		kb_seterr(errstr, errstr_size,
+			  "kafka: watermarks of %s[%" PRId32 "]: %s", topic,
+			  partition, rd_kafka_err2str(err));
 		return -EIO;
 	}
 	return 0;
@@ -447,7 +526,9 @@ void kb_producer_destroy(kb_producer *p)
 struct kb_consumer {
 	rd_kafka_t *rk;
 	char *group;
-	int fatal; /* set by consumer_error_cb, on the polling thread */
+	int fatal;  /* set by consumer_error_cb, on the polling thread */
+	int paused; /* kb_consumer_pause() until kb_consumer_resume() */
+	unsigned long generation; /* assignment changes */
 };
 
 /* Served from kb_consumer_poll() (the main queue is forwarded to the
@@ -513,13 +594,24 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 	char list[512];
 
 	parts_str(parts, list, sizeof(list));
+	c->generation++;
 	switch (err) {
 	case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
-		kb_info("kafka: group=%s assigned %s", c->group, list);
+		kb_info("kafka: group=%s assigned %s%s", c->group, list,
+			c->paused ? " (paused)" : "");
 		if (coop)
 			error = rd_kafka_incremental_assign(rk, parts);
 		else
 			aerr = rd_kafka_assign(rk, parts);
+		/* A member that is busy takes partitions without fetching
+		 * from them until it resumes. A partition keeps its pause
+		 * across a revocation (librdkafka's flag is the partition
+		 * object's), so one revoked while busy and assigned again
+		 * after the resume is resumed here. */
+		if (c->paused)
+			rd_kafka_pause_partitions(rk, parts);
+		else
+			rd_kafka_resume_partitions(rk, parts);
 		break;
 	case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
 		kb_info("kafka: group=%s revoked %s%s", c->group, list,
@@ -618,6 +710,8 @@ fail:
 	return NULL;
 }
 
+static void rewind_to(kb_consumer *c, const rd_kafka_message_t *m);
+
 int kb_consumer_poll(kb_consumer *c, int timeout_ms, kb_message *msg)
 {
 	rd_kafka_message_t *m;
@@ -650,6 +744,15 @@ int kb_consumer_poll(kb_consumer *c, int timeout_ms, kb_message *msg)
 		kb_warn("kafka: group=%s consumer error on %s: %s", c->group,
 			m->rkt ? rd_kafka_topic_name(m->rkt) : "-",
 			rd_kafka_message_errstr(m));
+		rd_kafka_message_destroy(m);
+		return 0;
+	}
+	if (c->paused) {
+		kb_debug("kafka: group=%s %s[%" PRId32 "]@%" PRId64
+			 " arrived while paused: rewound",
+			 c->group, rd_kafka_topic_name(m->rkt), m->partition,
+			 m->offset);
+		rewind_to(c, m);
 		rd_kafka_message_destroy(m);
 		return 0;
 	}
@@ -755,6 +858,97 @@ int kb_consumer_committed(kb_consumer *c, const kb_message *msg,
 	}
 	rd_kafka_topic_partition_list_destroy(parts);
 	return 0;
+}
+
+/* Pauses or resumes every assigned partition. */
+static int pause_all(kb_consumer *c, int pause)
+{
+	rd_kafka_topic_partition_list_t *parts = NULL;
+	rd_kafka_resp_err_t err = rd_kafka_assignment(c->rk, &parts);
+
+	c->paused = pause;
+	if (!err && parts->cnt > 0)
+		err = pause ? rd_kafka_pause_partitions(c->rk, parts)
+			    : rd_kafka_resume_partitions(c->rk, parts);
+	/* librdkafka 2.0.2 lets a resumed partition wait for its broker
+	 * thread's next wake-up (up to a second) before it fetches again; a
+	 * seek to where it stands wakes it. */
+	if (!err && !pause && parts->cnt > 0 &&
+	    rd_kafka_position(c->rk, parts) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		rd_kafka_topic_partition_list_t *at =
+			rd_kafka_topic_partition_list_new(parts->cnt);
+
+		for (int i = 0; i < parts->cnt; i++)
+			if (parts->elems[i].offset >= 0)
+				rd_kafka_topic_partition_list_add(
+					at, parts->elems[i].topic,
+					parts->elems[i].partition)
+					->offset = parts->elems[i].offset;
+		if (at->cnt > 0) {
+			rd_kafka_error_t *e = rd_kafka_seek_partitions(c->rk, at, 0);
+
+			if (e)
+				rd_kafka_error_destroy(e);
+		}
+		rd_kafka_topic_partition_list_destroy(at);
+	}
+	if (parts)
+		rd_kafka_topic_partition_list_destroy(parts);
+	if (err) {
+		kb_warn("kafka: group=%s %s: %s", c->group,
+			pause ? "pause" : "resume", rd_kafka_err2str(err));
+		return -EIO;
+	}
+	return 0;
+}
+
+int kb_consumer_pause(kb_consumer *c)
+{
+	return pause_all(c, 1);
+}
+
+int kb_consumer_resume(kb_consumer *c)
+{
+	return pause_all(c, 0);
+}
+
+int kb_consumer_assigned(kb_consumer *c, const kb_message *msg)
+{
+	rd_kafka_topic_partition_list_t *parts = NULL;
+	int found = 0;
+
+	if (rd_kafka_assignment(c->rk, &parts) || !parts)
+		return 0;
+	found = rd_kafka_topic_partition_list_find(parts, msg->topic,
+						   msg->partition) != NULL;
+	rd_kafka_topic_partition_list_destroy(parts);
+	return found;
+}
+
+unsigned long kb_consumer_generation(kb_consumer *c)
+{
+	return c->generation;
+}
+
+/* A message that arrived while paused (fetched before the pause): its
+ * partition goes back to it, so that it is fetched again on resume. */
+static void rewind_to(kb_consumer *c, const rd_kafka_message_t *m)
+{
+	rd_kafka_topic_partition_list_t *parts =
+		rd_kafka_topic_partition_list_new(1);
+	rd_kafka_error_t *error;
+
+	rd_kafka_topic_partition_list_add(parts, rd_kafka_topic_name(m->rkt),
+					  m->partition)
+		->offset = m->offset;
+	error = rd_kafka_seek_partitions(c->rk, parts, 5000);
+	if (error) {
+		kb_warn("kafka: group=%s rewinding %s[%" PRId32 "]: %s",
+			c->group, rd_kafka_topic_name(m->rkt), m->partition,
+			rd_kafka_error_string(error));
+		rd_kafka_error_destroy(error);
+	}
+	rd_kafka_topic_partition_list_destroy(parts);
 }
 
 int64_t kb_consumer_lag(kb_consumer *c)

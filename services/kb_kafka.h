@@ -46,6 +46,32 @@ int kb_producer_send(kb_producer *p, const char *topic, const void *key,
 		     size_t key_len, const void *value, size_t value_len,
 		     int timeout_ms, char *errstr, size_t errstr_size);
 
+/* kb_producer_send, and where the broker put the message: *partition and
+ * *offset (either may be NULL) once acknowledged. */
+int kb_producer_send_at(kb_producer *p, const char *topic, const void *key,
+			size_t key_len, const void *value, size_t value_len,
+			int timeout_ms, int32_t *partition, int64_t *offset,
+			char *errstr, size_t errstr_size);
+
+/* The cluster's id (Kafka's cluster.id; a restarted kb-devbroker is a
+ * new cluster with a new id), waiting up to timeout_ms for metadata.
+ * Returns 0 or -EIO with errstr set. */
+int kb_producer_cluster_id(kb_producer *p, char *buf, size_t size,
+			   int timeout_ms, char *errstr, size_t errstr_size);
+
+/* The partitions of topic (*n, at most max written into parts), asking
+ * the cluster up to timeout_ms. Returns 0 or -EIO with errstr set. */
+int kb_producer_partitions(kb_producer *p, const char *topic, int32_t *parts,
+			   int max, int *n, int timeout_ms, char *errstr,
+			   size_t errstr_size);
+
+/* The first offset still in a partition's log (*low) and the next one to
+ * be written (*high), asking the leader up to timeout_ms. Returns 0 or
+ * -EIO with errstr set. */
+int kb_producer_watermarks(kb_producer *p, const char *topic,
+			   int32_t partition, int64_t *low, int64_t *high,
+			   int timeout_ms, char *errstr, size_t errstr_size);
+
 /* Queues one message without waiting. Returns 0 if queued, -EIO if not. */
 int kb_producer_send_async(kb_producer *p, const char *topic, const void *key,
 			   size_t key_len, const void *value,
@@ -103,6 +129,22 @@ int kb_consumer_mark(kb_consumer *c, const kb_message *msg,
 int kb_consumer_committed(kb_consumer *c, const kb_message *msg,
 			  int64_t *offset, char *meta, size_t meta_size,
 			  int timeout_ms, char *errstr, size_t errstr_size);
+
+/* Pauses fetching on every partition assigned now or later, until
+ * kb_consumer_resume(): the caller keeps polling (so the member stays in
+ * the group and takes part in rebalances) while no message arrives. A
+ * message already fetched when the pause began is not returned; its
+ * partition is rewound so that it comes again after the resume. Returns 0
+ * or -EIO. */
+int kb_consumer_pause(kb_consumer *c);
+int kb_consumer_resume(kb_consumer *c);
+
+/* 1 when msg's partition is assigned to this member now, else 0. */
+int kb_consumer_assigned(kb_consumer *c, const kb_message *msg);
+
+/* Assignment changes seen so far (assigned and revoked); a caller that
+ * notes it before a wait can tell whether the group moved meanwhile. */
+unsigned long kb_consumer_generation(kb_consumer *c);
 
 /* Total lag of the group on its assigned partitions, or -1 if unknown. */
 int64_t kb_consumer_lag(kb_consumer *c);

@@ -28,6 +28,13 @@
 #define KB_KEY_SUB "kb:sub:%s"                /* submission id (decimal) */
 #define KB_KEY_CODE "kb:code:%s"              /* sha256 hex */
 #define KB_KEY_RESULT "kb:res:%s:%s"          /* submission id, gpu */
+#define KB_KEY_QUEUED "kb:queued:%s"          /* gpu: queued ids (score = id) */
+#define KB_KEY_RUNNING "kb:running:%s"        /* gpu: ids a worker reported */
+
+/* The queue's promises (docs/internals.md "Every job runs once"). */
+#define KB_KEY_TASK "kb:task:%s"              /* sha256 hex of a packed Task */
+#define KB_KEY_LEASE "kb:lease:%s"            /* submission id: who runs it */
+#define KB_KEY_RECONCILE "kb:reconcile"       /* the reconciler's pass lock */
 
 /* Rankings (ranker/ranking.lua writes them, nothing else). */
 #define KB_KEY_RANK "kb:rank:%s:%s"           /* board, gpu: user -> best s */

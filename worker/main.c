@@ -6,9 +6,11 @@
  * service mode it is a member of the Kafka consumer group kb-worker.<gpu>
  * on kb.submissions.<gpu> and takes one Submission at a time, because two
  * jobs timed on one device would disturb each other. A Submission carries
- * everything needed (the task's files with the user's code, its config,
- * cases, timeouts and, for ranked runs, the leaderboard's secret seed), so
- * the worker keeps no state between jobs and needs no Redis.
+ * the user's code, the run's options and, for ranked runs, the secret
+ * seed, and names its task (files, config, cases, timeouts) by content
+ * hash: the worker reads the task from Redis through a cache of its own
+ * (kb_taskstore.h). Redis also holds each job's lease (kb_lease.h), so
+ * that one job is evaluated once however often it is delivered.
  *
  * For each job (eval.c): a fresh directory under KB_WORKDIR receives the
  * task files; the language's builder compiles them (build/); the
@@ -95,6 +97,8 @@ static struct {
 	int python_ready;
 	long build_timeout_s, run_timeout_cap_s, memory_limit_mb;
 	long drain_grace_s, infra_attempts, job_attempts;
+	char *redis_url;
+	long lease_ttl_s, lease_keep_s;
 } cfg;
 
 static const struct kb_cfg_entry cfg_table[] = {
@@ -132,6 +136,17 @@ static const struct kb_cfg_entry cfg_table[] = {
 	 "evaluations of a job before an infra_error is reported"},
 	{"KB_JOB_ATTEMPTS", KB_CFG_INT, "3", 1, 20, 0, &cfg.job_attempts,
 	 "workers a job may stop (crash, hang) before it is given up"},
+	{"KB_REDIS_URL", KB_CFG_STRING, "redis://127.0.0.1:6379", 0, 0, 1,
+	 &cfg.redis_url,
+	 "Redis URL (may hold a password: masked): job leases and task files"},
+	{"KB_LEASE_TTL_S", KB_CFG_INT, "30", 3, 3600, 0, &cfg.lease_ttl_s,
+	 "a job's lease ends this long after its worker last renewed it "
+	 "(renewed every quarter of it); then another worker may take the job "
+	 "over"},
+	{"KB_LEASE_KEEP_S", KB_CFG_INT, "604800", 60, 31536000, 0,
+	 &cfg.lease_keep_s,
+	 "a finished job's lease says so this long: at least the submissions "
+	 "topics' retention"},
 	{"KB_CUDA_ARCH", KB_CFG_STRING, "", 0, 0, 0, &cfg.cuda_arch,
 	 "nvcc target of cu builds (90a, 80, ...); empty: the device's own"},
 	{"KB_CUDA_HOME", KB_CFG_STRING, "/usr/local/cuda", 0, 0, 0,
@@ -569,8 +584,23 @@ static int start_metrics(kb_metrics_server **out)
 	return 0;
 }
 
+/* Cached task files live beside the compiled harnesses. */
+static void task_cache_dir(char *buf, size_t size)
+{
+	char parent[PATH_MAX];
+
+	if (cfg.cache_dir[0])
+		snprintf(parent, sizeof(parent), "%s", cfg.cache_dir);
+	else
+		snprintf(parent, sizeof(parent), "%s/cache", cfg.workdir);
+	mkdir(cfg.workdir, 0755);
+	mkdir(parent, 0755);
+	snprintf(buf, size, "%s/tasks", parent);
+}
+
 static int cmd_service(int argc, char **argv)
 {
+	char task_cache[PATH_MAX + 16];
 	struct kb_service_opts so;
 	kb_metrics_server *metrics = NULL;
 	const char **extra;
@@ -614,6 +644,7 @@ static int cmd_service(int argc, char **argv)
 		free(extra);
 		return 1;
 	}
+	task_cache_dir(task_cache, sizeof(task_cache));
 	so = (struct kb_service_opts){
 		.brokers = cfg.brokers,
 		.gpu = cfg.gpu,
@@ -622,6 +653,10 @@ static int cmd_service(int argc, char **argv)
 		.drain_grace_s = (double)cfg.drain_grace_s,
 		.infra_attempts = (int)cfg.infra_attempts,
 		.job_attempts = (int)cfg.job_attempts,
+		.redis_url = cfg.redis_url,
+		.lease_ttl_s = (double)cfg.lease_ttl_s,
+		.lease_keep_s = (double)cfg.lease_keep_s,
+		.task_cache_dir = task_cache,
 		.eval = eval_opts(),
 	};
 	/* The first before serving; then the service starts the next

@@ -13,10 +13,13 @@
 #include <unistd.h>
 
 #include "kb_kafka.h"
+#include "kb_lease.h"
 #include "kb_log.h"
 #include "kb_metrics.h"
 #include "kb_report.h"
+#include "kb_redis.h"
 #include "kb_signal.h"
+#include "kb_taskstore.h"
 #include "kb_util.h"
 #include "pbutil.h"
 
@@ -24,8 +27,9 @@
 #define BACKOFF_MAX_S 30.0
 #define TICK_S 0.2
 #define ABANDON_WAIT_S 2.0
-#define MARK_PREFIX "kb-attempt"
-#define COMMITTED_TIMEOUT_MS 10000
+#define STORE_TIMEOUT_MS 2000
+#define WAIT_STEP_S 1.0
+#define FINISH_TRIES 5
 
 /* Job metrics, counted in the process's registry (kb_metrics.h); main.c
  * serves it on KB_METRICS_PORT. Registered once per process; the gpu is
@@ -84,6 +88,17 @@ struct svc {
 	kb_consumer *c;
 	double drain_deadline; /* 0 until a stop is noticed */
 	int hung;              /* a job outlived kb_service_job_max_s */
+	/* The store (leases, tasks): NULL while unreachable, tried again
+	 * at most every second. */
+	redisContext *redis;
+	double redis_retry_at;
+	kb_taskstore *tasks;
+	char token[192];    /* this process's lease owner token */
+	/* The lease of the job being evaluated. */
+	uint64_t lease_id;
+	double lease_ok_at; /* last successful take or renewal */
+	double lease_next;  /* next renewal */
+	int lease_lost;     /* renewal said lost, or none came in time */
 };
 
 struct job {
@@ -97,6 +112,77 @@ struct job {
 	int done;           /* under mu */
 	Kb__Result *result; /* under mu */
 };
+
+/* The store's connection, or NULL while it cannot be reached. */
+static redisContext *store(struct svc *s)
+{
+	char err[256];
+
+	if (s->redis)
+		return s->redis;
+	if (kb_mono_s() < s->redis_retry_at)
+		return NULL;
+	s->redis = kb_redis_connect(s->o->redis_url, STORE_TIMEOUT_MS, err,
+				    sizeof(err));
+	if (!s->redis) {
+		s->redis_retry_at = kb_mono_s() + 1.0;
+		kb_warn("store: %s", err);
+	}
+	return s->redis;
+}
+
+/* After a failed call: drops the connection if the failure was its. */
+static void store_check(struct svc *s)
+{
+	if (s->redis && s->redis->err) {
+		redisFree(s->redis);
+		s->redis = NULL;
+	}
+}
+
+static long lease_ttl_ms(const struct svc *s)
+{
+	return (long)(s->o->lease_ttl_s * 1000);
+}
+
+/* Keeps the lease of the job being evaluated: renews it every quarter of
+ * its ttl; sets lease_lost when the store says another worker has it, or
+ * when no renewal got through for three quarters of the ttl (the lease
+ * may end before the next one does: stop first, so that two workers
+ * never run the job at once). */
+static void keep_lease(struct svc *s)
+{
+	const double now = kb_mono_s(), ttl = s->o->lease_ttl_s;
+	char err[256];
+	redisContext *c;
+	int rc;
+
+	if (s->lease_lost || now < s->lease_next)
+		return;
+	c = store(s);
+	rc = c ? kb_lease_renew(c, s->lease_id, s->token, lease_ttl_ms(s), err,
+				sizeof(err))
+	       : -EIO;
+	if (rc == 1) {
+		s->lease_ok_at = now;
+		s->lease_next = now + ttl / 4;
+		return;
+	}
+	if (rc == 0) {
+		kb_error("job sub=%" PRIu64 ": lease lost to another worker",
+			 s->lease_id);
+		s->lease_lost = 1;
+		return;
+	}
+	store_check(s);
+	s->lease_next = now + 1.0;
+	if (now - s->lease_ok_at > ttl * 0.75) {
+		kb_error("job sub=%" PRIu64 ": lease not renewed for %.0f s "
+			 "(store unreachable): stopping the job",
+			 s->lease_id, now - s->lease_ok_at);
+		s->lease_lost = 1;
+	}
+}
 
 /* Once a stop is requested, every wait is bounded by the grace period
  * that started when it was first noticed. Returns 1 once it has passed. */
@@ -284,22 +370,6 @@ double kb_service_job_max_s(const struct kb_service_opts *o)
 	return s > 86400 ? 86400 : s;
 }
 
-int kb_service_parse_mark(const char *metadata, uint64_t *id, int *attempt)
-{
-	char prefix[16];
-	unsigned long long v;
-	int n, used = 0;
-
-	if (!metadata ||
-	    sscanf(metadata, "%15s %llu %d%n", prefix, &v, &n, &used) != 3 ||
-	    metadata[used] != '\0' || strcmp(prefix, MARK_PREFIX) != 0 ||
-	    n < 0)
-		return -EINVAL;
-	*id = (uint64_t)v;
-	*attempt = n;
-	return 0;
-}
-
 /* Waits for the evaluation, keeping the producer served. Returns the
  * Result, or NULL when the job was abandoned (at the drain deadline, or
  * hung: s->hung); then *running says whether its thread is still running
@@ -312,12 +382,18 @@ static Kb__Result *wait_job(struct svc *s, struct job *j, pthread_t th,
 	int done;
 
 	pthread_mutex_lock(&j->mu);
-	while (!j->done && !past_drain_deadline(s) &&
+	while (!j->done && !past_drain_deadline(s) && !s->lease_lost &&
 	       !(s->hung = kb_mono_s() > deadline)) {
 		struct timespec ts;
+		kb_message m;
 
 		pthread_mutex_unlock(&j->mu);
 		kb_producer_poll(s->p, 0);
+		/* The partitions are paused: polling returns nothing, but
+		 * keeps this member in the group through rebalances. */
+		if (kb_consumer_poll(s->c, 0, &m) == 1)
+			kb_message_release(&m);
+		keep_lease(s);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += (long)(TICK_S * 1e9);
 		if (ts.tv_nsec >= 1000000000L) {
@@ -340,6 +416,9 @@ static Kb__Result *wait_job(struct svc *s, struct job *j, pthread_t th,
 		kb_error("job sub=%" PRIu64 " did not end within %.0f s: hung; "
 			 "the worker stops, its offset stays uncommitted",
 			 j->sub->id, kb_service_job_max_s(s->o));
+	else if (s->lease_lost)
+		kb_warn("abandoning sub=%" PRIu64 ": its lease is lost",
+			j->sub->id);
 	else
 		kb_warn("abandoning sub=%" PRIu64 " at the drain deadline; its "
 			"offset stays uncommitted", j->sub->id);
@@ -373,62 +452,76 @@ static void job_free(struct job *j)
 	free(j);
 }
 
-static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
-		    int before);
-
-/* The attempts the mark on m's partition counts for sub: 0 when there is
- * none, or it is about another message or submission. */
-static int marked_attempts(struct svc *s, const kb_message *m,
-			   const Kb__Submission *sub)
+/* Commits m, or says why not: a failed commit costs at most a second
+ * delivery, which the lease answers "done". */
+static void commit(struct svc *s, const kb_message *m)
 {
-	char meta[128], err[256];
-	int64_t off;
-	uint64_t id;
-	int n;
+	char err[256];
 
-	if (kb_consumer_committed(s->c, m, &off, meta, sizeof(meta),
-				  COMMITTED_TIMEOUT_MS, err, sizeof(err)) < 0) {
-		kb_warn("sub=%" PRIu64 ": %s (counted as a first attempt)",
-			sub->id, err);
-		return 0;
+	if (kb_consumer_commit(s->c, m, err, sizeof(err)) < 0)
+		kb_warn("commit of %s [%d] @%" PRId64 " failed (a second "
+			"delivery is skipped: the job is done): %s",
+			m->topic, m->partition, m->offset, err);
+}
+
+/* After the job's Result was acknowledged: the lease says "done", so that
+ * any later delivery of the job is skipped. */
+static void finish_lease(struct svc *s, uint64_t id)
+{
+	char err[256];
+
+	for (int i = 0; i < FINISH_TRIES; i++) {
+		redisContext *c = store(s);
+		int rc = c ? kb_lease_finish(c, id, s->token,
+					     (long)s->o->lease_keep_s, err,
+					     sizeof(err))
+			   : -EIO;
+
+		if (rc == 0)
+			kb_warn("job sub=%" PRIu64 ": another worker had taken "
+				"the lease meanwhile",
+				id);
+		if (rc >= 0)
+			return;
+		store_check(s);
+		nap(s, WAIT_STEP_S);
 	}
-	if (off != m->offset ||
-	    kb_service_parse_mark(meta, &id, &n) < 0 || id != sub->id)
-		return 0;
-	return n;
+	kb_warn("job sub=%" PRIu64 ": lease not marked done (store "
+		"unreachable); its message is committed",
+		id);
 }
 
-static void mark(struct svc *s, const kb_message *m, const Kb__Submission *sub,
-		 int attempt)
+/* Frees the lease without counting an attempt (a drain, or a job that
+ * cannot start yet). */
+static void release_lease(struct svc *s, uint64_t id)
 {
-	char meta[64], err[256];
+	char err[256];
+	redisContext *c = store(s);
 
-	snprintf(meta, sizeof(meta), MARK_PREFIX " %" PRIu64 " %d", sub->id,
-		 attempt);
-	if (kb_consumer_mark(s->c, m, meta, err, sizeof(err)) < 0)
-		kb_warn("sub=%" PRIu64 ": %s (a crash now would not count)",
-			sub->id, err);
+	if (!c || kb_lease_release(c, id, s->token, err, sizeof(err)) < 0) {
+		store_check(s);
+		kb_warn("job sub=%" PRIu64 ": lease not released (%s); it "
+			"ends after %.0f s",
+			id, c ? err : "store unreachable", s->o->lease_ttl_s);
+	}
 }
 
-/* Publishes an infra_error Result for a job stopped before it ran, and
- * commits m. Returns as run_job. */
-static int give_up(struct svc *s, const kb_message *m, Kb__Submission *sub,
-		   int attempts)
+/* Publishes an infra_error Result for a job that is not run (given up, or
+ * its task cannot be had), marks the lease done and commits m. Frees sub.
+ * Returns as run_job. */
+static int end_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
+		   const char *why)
 {
 	Kb__ResultEvent ev = KB__RESULT_EVENT__INIT;
 	struct job j = {.svc = s, .sub = sub};
-	char why[256], err[256];
+	const uint64_t id = sub->id;
 	Kb__Result *r;
 	int rc = 0;
 
-	snprintf(why, sizeof(why),
-		 "evaluation abandoned: %d workers stopped (crashed or hung) "
-		 "while running this submission; it is not run again",
-		 attempts);
-	kb_error("job sub=%" PRIu64 " given up: %s", sub->id, why);
-	snprintf(j.key, sizeof(j.key), "%" PRIu64, sub->id);
+	kb_error("job sub=%" PRIu64 " given up: %s", id, why);
+	snprintf(j.key, sizeof(j.key), "%" PRIu64, id);
 	r = kb_eval_given_up(&s->o->eval, sub, why);
-	ev.submission_id = sub->id;
+	ev.submission_id = id;
 	ev.gpu = r->gpu;
 	ev.event_case = KB__RESULT_EVENT__EVENT_RESULT;
 	ev.result = r;
@@ -437,38 +530,180 @@ static int give_up(struct svc *s, const kb_message *m, Kb__Submission *sub,
 	kb__submission__free_unpacked(sub, NULL);
 	if (rc < 0)
 		return 1;
-	if (kb_consumer_commit(s->c, m, err, sizeof(err)) < 0)
-		kb_warn("commit of %s [%d] @%" PRId64 " failed: %s", m->topic,
-			m->partition, m->offset, err);
+	finish_lease(s, id);
+	commit(s, m);
 	return 0;
 }
 
-/* Evaluates sub (which this call owns and frees), publishes its Result
- * and commits m. Returns 0 to go on, 1 when the job was abandoned or its
- * Result could not be published (stop the loop). */
-static int run_job(struct svc *s, const kb_message *m, Kb__Submission *sub)
+/* Serves the group (paused) and the producer for up to seconds. */
+static void serve(struct svc *s, double seconds)
 {
-	const int before = marked_attempts(s, m, sub);
+	const double until = kb_mono_s() + seconds;
 
-	if (before >= s->o->job_attempts)
-		return give_up(s, m, sub, before);
-	mark(s, m, sub, before + 1);
-	return eval_job(s, m, sub, before);
+	while (kb_mono_s() < until && !kb_signal_stopping()) {
+		kb_message m;
+
+		kb_producer_poll(s->p, 0);
+		if (kb_consumer_poll(s->c, 100, &m) == 1)
+			kb_message_release(&m);
+	}
 }
 
-/* run_job's evaluation: before is the attempts counted before this one
- * (restored when the job is abandoned by our own decision, a drain). */
+enum take_outcome { TAKE_RUN, TAKE_DONE, TAKE_GIVE_UP, TAKE_MOVED, TAKE_STOP };
+
+/* Takes the lease of sub: waits while another worker holds it or the
+ * store is unreachable (serving the group meanwhile), until this worker
+ * holds it, the job turns out done, its partition moves to another
+ * member, or a stop is requested. */
+static enum take_outcome take_lease(struct svc *s, const kb_message *m,
+				    const Kb__Submission *sub,
+				    struct kb_lease_take *lt)
+{
+	char err[256], said[160] = "";
+
+	for (;;) {
+		redisContext *c;
+		int rc;
+
+		if (kb_signal_stopping())
+			return TAKE_STOP;
+		c = store(s);
+		rc = c ? kb_lease_take(c, sub->id, s->token, lease_ttl_ms(s),
+				       s->o->job_attempts, lt, err, sizeof(err))
+		       : -EIO;
+		if (rc == 0 && lt->verdict == KB_LEASE_TAKEN)
+			return TAKE_RUN;
+		if (rc == 0 && lt->verdict == KB_LEASE_DONE)
+			return TAKE_DONE;
+		if (rc == 0 && lt->verdict == KB_LEASE_GIVE_UP)
+			return TAKE_GIVE_UP;
+		if (rc < 0) {
+			store_check(s);
+			snprintf(err, sizeof(err), "the store is unreachable");
+		} else {
+			snprintf(err, sizeof(err), "%s is running it", lt->owner);
+		}
+		/* Said once per reason, not every second. */
+		if (strcmp(said, err) != 0) {
+			kb_info("job sub=%" PRIu64 " waits: %s", sub->id, err);
+			snprintf(said, sizeof(said), "%s", err);
+		}
+		serve(s, WAIT_STEP_S);
+		if (!kb_consumer_assigned(s->c, m))
+			return TAKE_MOVED;
+	}
+}
+
+/* Gives sub its task files when the event names them by reference.
+ * Returns 0, 1 when the store cannot be reached now (try again), or -1
+ * when the task cannot be had (why set). */
+static int resolve_task(struct svc *s, Kb__Submission *sub, char *why,
+			size_t why_size)
+{
+	char err[256];
+	int rc;
+
+	if (sub->task)
+		return 0;
+	if (!sub->task_ref || !sub->task_ref[0]) {
+		snprintf(why, why_size, "the submission names no task");
+		return -1;
+	}
+	rc = kb_taskstore_resolve(s->tasks, store(s), sub, err, sizeof(err));
+	if (rc == 0)
+		return 0;
+	if (rc == -EIO) {
+		store_check(s);
+		kb_warn("job sub=%" PRIu64 ": %s (trying again)", sub->id, err);
+		return 1;
+	}
+	snprintf(why, why_size, "the task's files cannot be had: %s", err);
+	return -1;
+}
+
 static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
-		    int before)
+		    int *lost);
+
+/* Runs sub (which this call owns and frees) once, whatever deliveries
+ * and rebalances do: under its lease, publishing its Result and then
+ * committing m. Returns 0 to go on, 1 to stop the loop (a drain, a hung
+ * job, or a Result that could not be published). */
+static int run_job(struct svc *s, const kb_message *m, Kb__Submission *sub)
+{
+	char why[384];
+
+	for (;;) {
+		struct kb_lease_take lt;
+		int rc, lost = 0;
+
+		switch (take_lease(s, m, sub, &lt)) {
+		case TAKE_STOP:
+			kb__submission__free_unpacked(sub, NULL);
+			return 1;
+		case TAKE_MOVED:
+			kb_info("job sub=%" PRIu64 ": its partition moved to "
+				"another worker while it waited",
+				sub->id);
+			kb__submission__free_unpacked(sub, NULL);
+			return 0;
+		case TAKE_DONE:
+			kb_info("job sub=%" PRIu64 " was evaluated already (by "
+				"%s): skipped",
+				sub->id, lt.owner);
+			kb__submission__free_unpacked(sub, NULL);
+			commit(s, m);
+			return 0;
+		case TAKE_GIVE_UP:
+			snprintf(why, sizeof(why),
+				 "evaluation abandoned: %d workers stopped "
+				 "(crashed or hung) while running this "
+				 "submission; it is not run again",
+				 lt.attempts);
+			return end_job(s, m, sub, why);
+		case TAKE_RUN:
+			break;
+		}
+		if (lt.attempts > 0)
+			kb_warn("job sub=%" PRIu64 ": %d worker%s stopped while "
+				"running it before",
+				sub->id, lt.attempts, lt.attempts == 1 ? "" : "s");
+		rc = resolve_task(s, sub, why, sizeof(why));
+		if (rc < 0)
+			return end_job(s, m, sub, why);
+		if (rc > 0) {
+			release_lease(s, sub->id);
+			serve(s, WAIT_STEP_S);
+			continue;
+		}
+		s->lease_id = sub->id;
+		s->lease_ok_at = kb_mono_s();
+		s->lease_next = s->lease_ok_at + s->o->lease_ttl_s / 4;
+		s->lease_lost = 0;
+		rc = eval_job(s, m, sub, &lost);
+		if (!lost)
+			return rc;
+		/* Another worker holds it now (or may): wait for it as any
+		 * second delivery would. The job's memory is the abandoned
+		 * thread's, if it still runs; this message is decoded again. */
+		sub = kb__submission__unpack(NULL, m->value_len, m->value);
+		if (!sub)
+			return 1;
+	}
+}
+
+/* run_job's evaluation. *lost: the lease was lost meanwhile (the job was
+ * abandoned, nothing published, sub freed or left to its thread). */
+static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
+		    int *lost)
 {
 	/* The job, and the Submission it owns, outlive this frame if it is
 	 * abandoned while its thread still runs: they are left to the exit
 	 * in that case. */
 	struct job *j = kb__xcalloc(1, sizeof(*j));
 	Kb__ResultEvent ev = KB__RESULT_EVENT__INIT;
+	const uint64_t id = sub->id;
 	Kb__Result *r;
 	pthread_t th;
-	char err[256];
 	int rc = 0, running;
 
 	j->svc = s;
@@ -477,10 +712,10 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 	atomic_init(&j->cancel, 0);
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->cv, NULL);
-	snprintf(j->key, sizeof(j->key), "%" PRIu64, sub->id);
+	snprintf(j->key, sizeof(j->key), "%" PRIu64, id);
 	kb_info("job start sub=%" PRIu64 " gpu=%s lb=%s mode=%s user=%s "
 		"partition=%d offset=%" PRId64,
-		sub->id, event_gpu(j), sub->leaderboard,
+		id, event_gpu(j), sub->leaderboard,
 		kb_report_mode_name(sub->mode), sub->user_id, m->partition,
 		m->offset);
 	/* Taken: the first event, before anything can go wrong. */
@@ -492,20 +727,23 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 		/* Without a thread the job cannot be timed; leave it for
 		 * another worker. */
 		kb_error("pthread_create: %s", strerror(rc));
+		release_lease(s, id);
 		job_free(j);
 		return 1;
 	}
 	r = wait_job(s, j, th, &running);
 	kb_gauge_set(kb_metric_get1(M.inflight, s->o->gpu), 0);
 	if (!r) {
-		/* A drain is no fault of the job's: it does not count. */
-		if (!s->hung)
-			mark(s, m, sub, before);
+		/* A drain is no fault of the job's: it does not count. A
+		 * hang does (the lease ends unrenewed). */
+		*lost = s->lease_lost && !s->hung && !kb_signal_stopping();
+		if (!s->hung && !s->lease_lost)
+			release_lease(s, id);
 		if (!running)
 			job_free(j);
-		return 1;
+		return *lost ? 0 : 1;
 	}
-	ev.submission_id = sub->id;
+	ev.submission_id = id;
 	ev.gpu = (char *)event_gpu(j);
 	ev.event_case = KB__RESULT_EVENT__EVENT_RESULT;
 	ev.result = r;
@@ -513,7 +751,7 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 	kb_info("job done sub=%" PRIu64 " gpu=%s lb=%s mode=%s verdict=%s "
 		"fault=%s score=%.9g build_s=%.3f harness_s=%.3f "
 		"elapsed_s=%.3f published=%s",
-		sub->id, r->gpu, r->leaderboard, kb_report_mode_name(r->mode),
+		id, r->gpu, r->leaderboard, kb_report_mode_name(r->mode),
 		kb_report_verdict_name(r->verdict),
 		kb_report_fault_name(r->fault), r->has_score ? r->score : 0.0,
 		r->build_s, r->harness_s, kb_mono_s() - j->t0,
@@ -523,10 +761,8 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 	job_free(j); /* and sub */
 	if (rc < 0)
 		return 1;
-	if (kb_consumer_commit(s->c, m, err, sizeof(err)) < 0)
-		kb_warn("commit of %s [%d] @%" PRId64 " failed (the job may "
-			"run again): %s",
-			m->topic, m->partition, m->offset, err);
+	finish_lease(s, id);
+	commit(s, m);
 	return 0;
 }
 
@@ -535,7 +771,6 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 static int dead_letter(struct svc *s, const kb_message *m, const char *reason)
 {
 	Kb__DeadLetter dl = KB__DEAD_LETTER__INIT;
-	char err[256];
 	uint8_t *buf;
 	size_t len;
 	int rc;
@@ -558,44 +793,51 @@ static int dead_letter(struct svc *s, const kb_message *m, const char *reason)
 	free(buf);
 	if (rc < 0)
 		return 1;
-	if (kb_consumer_commit(s->c, m, err, sizeof(err)) < 0)
-		kb_warn("commit of dead letter failed: %s", err);
+	commit(s, m);
 	return 0;
 }
 
+/* One message: its partitions stay paused (no other message arrives)
+ * while the job waits for its lease and runs, and the loop keeps
+ * polling, so that this member stays in the group meanwhile. */
 static int handle(struct svc *s, const kb_message *m)
 {
 	Kb__Submission *sub = m->value ? kb__submission__unpack(NULL,
 							       m->value_len,
 							       m->value)
 				       : NULL;
+	int rc;
 
 	if (!sub)
 		return dead_letter(s, m, "value is not a kb.Submission");
-	return run_job(s, m, sub);
+	kb_consumer_pause(s->c);
+	rc = run_job(s, m, sub);
+	kb_consumer_resume(s->c);
+	return rc;
 }
 
-/* A job may hold the consumer for its whole evaluation without polling:
- * raise max.poll.interval.ms above the longest one, so that the group
- * does not hand its partition to another worker meanwhile. The caller's
- * extras come after and may override it. */
-static const char **consumer_extra(const struct kb_service_opts *o,
-				   char *interval, size_t interval_size)
+/* The group settings librdkafka's guidance gives for members that work
+ * long on one message: cooperative-sticky assignment, so that a rebalance
+ * (a worker joining or leaving) moves only the partitions that must move
+ * and never takes one from a member that is still there; and the member
+ * polls all along (paused while busy), so max.poll.interval.ms only has
+ * to cover the longest wait between polls (a Result's publication with
+ * its retries), not a job. The caller's extras come after and may
+ * override them. */
+static const char **consumer_extra(const struct kb_service_opts *o)
 {
-	double job_s = kb_service_job_max_s(o) + o->drain_grace_s + 60;
 	size_t n = 0;
 	const char **extra;
 
-	if (job_s * 1000 > 86400000.0)
-		job_s = 86400;
-	snprintf(interval, interval_size, "%.0f", job_s * 1000);
 	while (o->consumer_extra && o->consumer_extra[n])
 		n++;
-	extra = kb__xcalloc(n + 3, sizeof(*extra));
-	extra[0] = "max.poll.interval.ms";
-	extra[1] = interval;
+	extra = kb__xcalloc(n + 5, sizeof(*extra));
+	extra[0] = "partition.assignment.strategy";
+	extra[1] = "cooperative-sticky";
+	extra[2] = "max.poll.interval.ms";
+	extra[3] = "600000";
 	for (size_t i = 0; i < n; i++)
-		extra[2 + i] = o->consumer_extra[i];
+		extra[4 + i] = o->consumer_extra[i];
 	return extra;
 }
 
@@ -603,7 +845,7 @@ int kb_service_run(const struct kb_service_opts *o, char *errstr,
 		   size_t errstr_size)
 {
 	struct svc s = {.o = o};
-	char topic[256], group[256], interval[32];
+	char topic[256], group[256], rnd[17];
 	const char *topics[1] = {topic};
 	const char **extra;
 	int rc = 0;
@@ -615,17 +857,26 @@ int kb_service_run(const struct kb_service_opts *o, char *errstr,
 		return rc;
 	}
 	snprintf(group, sizeof(group), "kb-worker.%s", o->gpu);
+	kb_random_hex(rnd, 8);
+	snprintf(s.token, sizeof(s.token), "%s/%ld/%s", o->worker,
+		 (long)getpid(), rnd);
+	s.tasks = kb_taskstore_new(o->task_cache_dir);
+	if (!s.tasks) {
+		snprintf(errstr, errstr_size, "out of memory");
+		return -ENOMEM;
+	}
 	metrics_init();
 	kb_gauge_set(kb_metric_get1(M.inflight, o->gpu), 0);
 	s.p = kb_producer_new(o->brokers, o->worker, NULL, errstr, errstr_size);
 	if (!s.p)
 		return -EIO;
-	extra = consumer_extra(o, interval, sizeof(interval));
+	extra = consumer_extra(o);
 	s.c = kb_consumer_new(o->brokers, group, topics, 1, extra, errstr,
 			      errstr_size);
 	free(extra);
 	if (!s.c) {
 		kb_producer_destroy(s.p);
+		kb_taskstore_destroy(s.tasks);
 		return -EIO;
 	}
 	kb_info("consuming %s in group %s as %s", topic, group, o->worker);
@@ -664,5 +915,8 @@ int kb_service_run(const struct kb_service_opts *o, char *errstr,
 		kb_warn("some progress events were not delivered");
 	kb_consumer_destroy(s.c);
 	kb_producer_destroy(s.p);
+	if (s.redis)
+		redisFree(s.redis);
+	kb_taskstore_destroy(s.tasks);
 	return rc;
 }

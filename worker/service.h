@@ -9,11 +9,23 @@
  * to infra_attempts times. A Result that cannot be published is retried
  * with backoff and its offset is not committed until it is.
  *
- * Jobs that stop workers: before a job runs, its message's offset is
- * committed once more with a mark, "kb-attempt <id> <n>" (kb_consumer_mark),
- * so that the member that gets the partition after this worker dies or
- * hangs finds it and counts. A job found marked job_attempts times is not
- * run again: it gets an infra_error Result saying why and is committed.
+ * One evaluation per job: while a job waits and runs, the member's
+ * partitions are paused and the loop keeps polling, so it stays in the
+ * group (cooperative-sticky assignment: a rebalance leaves it its
+ * partitions). Before a job runs, the worker takes its lease in Redis
+ * (kb_lease.h) and renews it while the job runs; a worker that gets a
+ * job whose lease another holds waits (its partition paused) until that
+ * one finishes it (then skips and commits) or stops renewing (then takes
+ * it over); a job whose lease says done is skipped and committed. So
+ * neither a rebalance, a failed commit nor a re-published message starts
+ * a job twice. A lease that ended unrenewed counts one attempt (its
+ * worker crashed, hung or was stopped): a job that reached job_attempts
+ * is not run again; it gets an infra_error Result saying why. A worker
+ * that cannot renew its lease for three quarters of its ttl abandons the
+ * job before the lease can end.
+ *
+ * Tasks: a Submission that names its task by reference (task_ref) gets
+ * its files from the task store (kb_taskstore.h) before it runs.
  * A job whose evaluation outlives the longest its steps may take
  * (kb_service_job_max_s) stops the worker: its thread may be stuck where
  * nothing can reach it, so the process exits and the partition moves on.
@@ -44,16 +56,16 @@ struct kb_service_opts {
 	double drain_grace_s;
 	int infra_attempts;     /* evaluations before reporting infra_error */
 	int job_attempts;       /* workers a job may stop before it is given up */
+	const char *redis_url;  /* the store: leases and tasks */
+	double lease_ttl_s;     /* a lease not renewed this long ends */
+	double lease_keep_s;    /* a finished job's lease says so this long */
+	const char *task_cache_dir; /* cached task files, or NULL */
 	struct kb_eval_opts eval; /* progress, t0 and cancel are set per job */
 };
 
 /* The longest one job may take, every step at its limit and every infra
  * retry made: past it the evaluation is hung. Pure. */
 double kb_service_job_max_s(const struct kb_service_opts *o);
-
-/* Parses a mark: the submission id and the attempt it counts. Returns 0,
- * or -EINVAL when metadata is no mark. Pure. */
-int kb_service_parse_mark(const char *metadata, uint64_t *id, int *attempt);
 
 /* Runs until a stop is requested. Returns 0 after a clean stop, or a
  * negative code with errstr set when Kafka could not be set up, the

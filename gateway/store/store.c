@@ -529,7 +529,7 @@ int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
 	snprintf(k[8], sizeof(k[8]), "kb:subs:user:%s:%s", s->user_id, s->lb);
 	snprintf(k[9], sizeof(k[9]), "kb:subs:lb:%s", s->lb);
 	snprintf(k[10], sizeof(k[10]), "kb:subs:all");
-	snprintf(k[11], sizeof(k[11]), "kb:queued:%s", s->gpu);
+	snprintf(k[11], sizeof(k[11]), KB_KEY_QUEUED, s->gpu);
 	snprintf(k[12], sizeof(k[12]), "kb:admin");
 	snprintf(k[13], sizeof(k[13]), "kb:active:%s:%s", s->user_id, s->gpu);
 	snprintf(ms, sizeof(ms), "%" PRId64, s->submitted_ms);
@@ -601,7 +601,7 @@ int kb_gw_sub_mark_failed(const struct kb_gw *g, uint64_t id, const char *why)
 	if (!gr)
 		return rc;
 	if (gr->type == REDIS_REPLY_STRING)
-		snprintf(gkey, sizeof(gkey), "kb:queued:%s", gr->str);
+		snprintf(gkey, sizeof(gkey), KB_KEY_QUEUED, gr->str);
 	freeReplyObject(gr);
 	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
 	snprintf(ids, sizeof(ids), "%" PRIu64, id);
@@ -808,7 +808,7 @@ int kb_gw_queue_position(const struct kb_gw *g, const char *gpu, uint64_t id,
 			 long *position)
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "ZRANK kb:queued:%s %" PRIu64, gpu, id);
+	redisReply *r = kb__gw_cmd(g, &rc, "ZRANK " KB_KEY_QUEUED " %" PRIu64, gpu, id);
 
 	if (!r)
 		return rc;
@@ -827,11 +827,11 @@ int kb_gw_store_job_event(const struct kb_gw *g, uint64_t id, const char *gpu,
 
 	if (!c)
 		return -EIO;
-	redisAppendCommand(c, "ZREM kb:queued:%s %" PRIu64, gpu, id);
+	redisAppendCommand(c, "ZREM " KB_KEY_QUEUED " %" PRIu64, gpu, id);
 	if (finished)
-		redisAppendCommand(c, "SREM kb:running:%s %" PRIu64, gpu, id);
+		redisAppendCommand(c, "SREM " KB_KEY_RUNNING " %" PRIu64, gpu, id);
 	else
-		redisAppendCommand(c, "SADD kb:running:%s %" PRIu64, gpu, id);
+		redisAppendCommand(c, "SADD " KB_KEY_RUNNING " %" PRIu64, gpu, id);
 	rc = kb__gw_read_replies(c, r, 2);
 	if (rc == 0)
 		kb__gw_free_replies(r, 2);
@@ -842,7 +842,7 @@ int kb_gw_running_count(const struct kb_gw *g, const char *gpu, long *count)
 {
 	char err[256];
 	int rc;
-	redisReply *m = kb__gw_cmd(g, &rc, "SMEMBERS kb:running:%s", gpu);
+	redisReply *m = kb__gw_cmd(g, &rc, "SMEMBERS " KB_KEY_RUNNING, gpu);
 	redisContext *c;
 
 	*count = 0;
@@ -876,7 +876,7 @@ int kb_gw_running_count(const struct kb_gw *g, const char *gpu, long *count)
 	if (rc == 0)
 		for (size_t i = 0; i < m->elements; i++)
 			if (m->element[i]->type == REDIS_REPLY_NIL) {
-				redisReply *x = kb__gw_cmd(g, &rc, "SREM kb:running:%s %s",
+				redisReply *x = kb__gw_cmd(g, &rc, "SREM " KB_KEY_RUNNING " %s",
 							   gpu, m->element[i]->str);
 				if (x)
 					freeReplyObject(x);

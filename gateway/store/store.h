@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "gateway.h"
+#include "reconcile_rules.h"
 
 /* This thread's connection, or NULL (then errstr says why). */
 redisContext *kb_gw_redis(const struct kb_gw *g, char *errstr,
@@ -174,6 +175,33 @@ const char *kb_gw_list_value(const redisReply *row, const char *field);
  * it is not queued any more. */
 int kb_gw_queue_position(const struct kb_gw *g, const char *gpu, uint64_t id,
 			 long *position);
+
+/* ---- queue (store_queue.c) ---- */
+
+/* After the broker acknowledged a Submission: notes where its message is
+ * (kcluster, kpart, koff, published_ms; profile, packed, when given) on a
+ * record still queued. */
+int kb_gw_sub_published(const struct kb_gw *g, uint64_t id, int32_t partition,
+			int64_t offset, const char *cluster,
+			const Kb__ProfileRequest *profile);
+
+/* The first max ids of kb:queued:<gpu>, each with its record's queue
+ * fields and whether a worker holds its lease (reconcile_rules.h). *out
+ * is malloc'd (free it). */
+int kb_gw_queued_list(const struct kb_gw *g, const char *gpu, long max,
+		      struct kb_gw_queued **out, size_t *n);
+
+/* Removes id from kb:queued:<gpu>. */
+int kb_gw_queued_forget(const struct kb_gw *g, const char *gpu, uint64_t id);
+
+/* Counts one re-publish of q if its record is still queued at the place
+ * q saw: *count the new count, or 0 when it moved on (do nothing). */
+int kb_gw_sub_republish_begin(const struct kb_gw *g, const struct kb_gw_queued *q,
+			      long *count);
+
+/* SET kb:reconcile owner NX PX ttl_ms: 1 when taken, 0 when another
+ * gateway holds it, or a negative code. */
+int kb_gw_reconcile_lock(const struct kb_gw *g, const char *owner, long ttl_ms);
 
 /* The events thread: a job started (Progress) or ended (Result). Best
  * effort bookkeeping of kb:queued:<gpu> and kb:running:<gpu>. */

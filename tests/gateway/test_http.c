@@ -15,6 +15,7 @@
 #include "gw_env.h"
 #include "kb.pb-c.h"
 #include "kb_kafka.h"
+#include "kb_taskstore.h"
 #include "kb_util.h"
 #include "kb_check_main.h"
 
@@ -301,6 +302,19 @@ static Kb__Submission *consume(long id, Kb__Submission **other, long other_id)
 	return found;
 }
 
+/* Gives s the task its task_ref names, read from Redis. */
+static void attach_stored(Kb__Submission *s)
+{
+	char err[256];
+	redisReply *r = redisCommand(E.rc, "GET kb:task:%s", s->task_ref);
+
+	ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
+	ck_assert_msg(kb_taskstore_attach(s, (const uint8_t *)r->str, r->len,
+					  err, sizeof(err)) == 0,
+		      "%s", err);
+	freeReplyObject(r);
+}
+
 START_TEST(submissions)
 {
 	char alice[80], alice_id[40], bob[80], bob_id[40], buf[256];
@@ -434,6 +448,13 @@ START_TEST(submissions)
 	ck_assert_uint_eq(t->secret_seed, 0);
 	ck_assert_int_gt(t->submitted_at_ms, 0);
 	ck_assert_uint_eq(t->attempt, 0);
+	/* The task by reference: the event is the code's size, and the
+	 * gateway stored the task under the reference. */
+	ck_assert_ptr_null(t->task);
+	ck_assert(kb_taskstore_ref_ok(t->task_ref));
+	ck_assert_uint_lt(kb__submission__get_packed_size(t), strlen(code) + 512);
+	attach_stored(t);
+	attach_stored(lb);
 	ck_assert_ptr_nonnull(t->task);
 	ck_assert_str_eq(t->task->lang, "c");
 	ck_assert_uint_eq(t->task->n_files, 2);

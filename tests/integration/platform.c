@@ -35,7 +35,7 @@ static char *envdup(const char *name, const char *v)
  * session timeouts so that a killed worker's partitions move quickly. */
 static char **service_env(const struct platform *p)
 {
-	char **env = calloc(16, sizeof(char *));
+	char **env = calloc(40, sizeof(char *));
 	int n = 0;
 
 	env[n++] = envdup("KB_KAFKA_BROKERS", p->broker.url);
@@ -51,6 +51,8 @@ static char **service_env(const struct platform *p)
 	env[n++] = envdup("KB_LOG_LEVEL", "debug");
 	env[n++] = envdup("KB_CONSUMER_EXTRA",
 			  "session.timeout.ms=4000,heartbeat.interval.ms=250,fetch.wait.max.ms=2");
+	for (int i = 0; p->env && p->env[i] && i < 16; i++)
+		env[n++] = strdup(p->env[i]);
 	env[n] = NULL;
 	return env;
 }
@@ -88,7 +90,46 @@ static pid_t spawn_service(struct platform *p, const char *bin, const char *log)
 
 pid_t platform_start_worker(struct platform *p, const char *log_name)
 {
-	return spawn_service(p, KB_BINARY_DIR "/worker/kb-worker", log_name);
+	pid_t pid = spawn_service(p, KB_BINARY_DIR "/worker/kb-worker", log_name);
+
+	if (pid > 0 && p->nworkers < 32)
+		p->workers[p->nworkers++] = pid;
+	return pid;
+}
+
+pid_t platform_start_ranker(struct platform *p, const char *log_name)
+{
+	return spawn_service(p, KB_BINARY_DIR "/ranker/kb-ranker", log_name);
+}
+
+/* Waits for the gateway started as log_name to serve, and notes where. */
+static int gateway_ready(struct platform *p, const char *log_name)
+{
+	char url[128], log[300];
+
+	snprintf(log, sizeof(log), "%s/%s.log", p->dir, log_name);
+	p->http_port = kb_test_wait_listening(p->gateway, log, 60000);
+	if (p->http_port <= 0) {
+		fprintf(stderr, "gateway did not start; logs in %s\n", p->dir);
+		return -1;
+	}
+	snprintf(p->api, sizeof(p->api), "http://127.0.0.1:%d", p->http_port);
+	snprintf(url, sizeof(url), "%s/health", p->api);
+	for (int waited = 0;; waited += 50) {
+		if (http_get(url, NULL, NULL) == 200)
+			return 0;
+		if (waited > 60000) {
+			fprintf(stderr, "gateway not healthy; logs in %s\n", p->dir);
+			return -1;
+		}
+		sleep_ms(50);
+	}
+}
+
+int platform_restart_gateway(struct platform *p, const char *log_name)
+{
+	p->gateway = spawn_service(p, KB_BINARY_DIR "/gateway/kb-gateway", log_name);
+	return p->gateway > 0 ? gateway_ready(p, log_name) : -1;
 }
 
 struct membuf {
@@ -290,9 +331,10 @@ int platform_start(struct platform *p)
 
 int platform_start_opts(struct platform *p, const struct platform_opts *o)
 {
-	char err[256], url[128], log[300];
+	char err[256];
 
 	memset(p, 0, sizeof(*p));
+	p->env = o ? o->env : NULL;
 	if (o && o->metrics) {
 		p->ranker_metrics_port = kb_test_fixed_port();
 		p->worker_metrics_port = kb_test_fixed_port();
@@ -301,28 +343,16 @@ int platform_start_opts(struct platform *p, const struct platform_opts *o)
 	if (!mkdtemp(p->dir))
 		return -1;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (kb_test_redis_start(&p->redis) || kb_test_devbroker_start(&p->broker))
+	if ((o && o->durable_redis ? kb_test_redis_start_durable(&p->redis)
+				   : kb_test_redis_start(&p->redis)) ||
+	    kb_test_devbroker_start(&p->broker))
 		return -1;
 	p->ranker = spawn_service(p, KB_BINARY_DIR "/ranker/kb-ranker", "ranker");
 	p->gateway = spawn_service(p, KB_BINARY_DIR "/gateway/kb-gateway", "gateway");
-	p->worker = platform_start_worker(p, "worker");
-	snprintf(log, sizeof(log), "%s/gateway.log", p->dir);
-	p->http_port = kb_test_wait_listening(p->gateway, log, 60000);
-	if (p->http_port <= 0) {
-		fprintf(stderr, "gateway did not start; logs in %s\n", p->dir);
+	if (!(o && o->no_worker))
+		p->worker = platform_start_worker(p, "worker");
+	if (gateway_ready(p, "gateway") < 0)
 		return -1;
-	}
-	snprintf(p->api, sizeof(p->api), "http://127.0.0.1:%d", p->http_port);
-	snprintf(url, sizeof(url), "%s/health", p->api);
-	for (int waited = 0;; waited += 50) {
-		if (http_get(url, NULL, NULL) == 200)
-			break;
-		if (waited > 60000) {
-			fprintf(stderr, "gateway not healthy; logs in %s\n", p->dir);
-			return -1;
-		}
-		sleep_ms(50);
-	}
 	p->rc = kb_redis_connect(p->redis.url, 2000, err, sizeof(err));
 	if (!p->rc) {
 		fprintf(stderr, "redis: %s\n", err);
@@ -333,6 +363,9 @@ int platform_start_opts(struct platform *p, const struct platform_opts *o)
 
 void platform_stop(struct platform *p)
 {
+	for (int i = 0; i < p->nworkers; i++)
+		if (p->workers[i] != p->worker)
+			kb_test_stop(p->workers[i], 5000);
 	kb_test_stop(p->worker, 5000);
 	kb_test_stop(p->gateway, 5000);
 	kb_test_stop(p->ranker, 5000);

@@ -20,10 +20,20 @@ struct platform {
 	/* Set by platform_start_opts with metrics: the /metrics ports of the
 	 * ranker and the first worker (the gateway serves it on http_port). */
 	int ranker_metrics_port, worker_metrics_port;
+	const char *const *env; /* platform_opts.env */
+	/* Every worker platform_start_worker() started, stopped at
+	 * platform_stop() (a SIGKILLed one's entry is harmless). */
+	pid_t workers[32];
+	int nworkers;
 };
 
 struct platform_opts {
 	int metrics; /* give the ranker and the worker a /metrics listener */
+	int no_worker; /* start no worker (platform_start_worker() does) */
+	int durable_redis; /* kb_test_redis_start_durable() */
+	/* "K=V" settings every service gets after the usual ones (so they
+	 * override them), NULL-terminated; at most 16. */
+	const char *const *env;
 };
 
 /* Starts everything and registers a user. Returns 0 or -1. */
@@ -32,6 +42,10 @@ int platform_start_opts(struct platform *p, const struct platform_opts *o);
 void platform_stop(struct platform *p);
 
 pid_t platform_start_worker(struct platform *p, const char *log_name);
+/* Starts the gateway or the ranker again (after a kill); the gateway's
+ * new port is in p->http_port and p->api once it serves. 0 or -1. */
+int platform_restart_gateway(struct platform *p, const char *log_name);
+pid_t platform_start_ranker(struct platform *p, const char *log_name);
 
 /* HTTP: returns the status code (or -1), body in *body (malloc'd). */
 long http_get(const char *url, const char *cli_id, char **body);

@@ -203,14 +203,18 @@ static long redis_pid(redisContext *c)
 static int redis_spawn(struct kb_test_server *s)
 {
 	char port[16], sock[128], log[128];
+	/* Durable: every write in the append-only file before it is
+	 * answered, so a SIGKILLed server restarts with all of it. */
+	char *aof = s->durable ? "yes" : "no";
 	char *tcp[] = {"/usr/bin/redis-server", "--port", port,
 		       "--bind", "127.0.0.1", "--dir", s->dir, "--save", "",
-		       "--appendonly", "no", "--daemonize", "no",
-		       "--loglevel", "warning", NULL};
+		       "--appendonly", aof, "--appendfsync", "always",
+		       "--daemonize", "no", "--loglevel", "warning", NULL};
 	char *unix_[] = {"/usr/bin/redis-server", "--port", "0",
 			 "--unixsocket", sock, "--unixsocketperm", "700",
-			 "--dir", s->dir, "--save", "", "--appendonly", "no",
-			 "--daemonize", "no", "--loglevel", "warning", NULL};
+			 "--dir", s->dir, "--save", "", "--appendonly", aof,
+			 "--appendfsync", "always", "--daemonize", "no",
+			 "--loglevel", "warning", NULL};
 	struct timeval tv = {1, 0};
 
 	snprintf(port, sizeof(port), "%d", s->port);
@@ -242,9 +246,10 @@ static int redis_spawn(struct kb_test_server *s)
 	return -1;
 }
 
-static int redis_start(struct kb_test_server *s, int tcp)
+static int redis_start(struct kb_test_server *s, int tcp, int durable)
 {
 	memset(s, 0, sizeof(*s));
+	s->durable = durable;
 	snprintf(s->dir, sizeof(s->dir), "/tmp/kb-test-redis-XXXXXX");
 	if (!mkdtemp(s->dir)) {
 		fprintf(stderr, "kb_testenv: mkdtemp: %s\n", strerror(errno));
@@ -271,12 +276,17 @@ static int redis_start(struct kb_test_server *s, int tcp)
 
 int kb_test_redis_start(struct kb_test_server *s)
 {
-	return redis_start(s, 0);
+	return redis_start(s, 0, 0);
+}
+
+int kb_test_redis_start_durable(struct kb_test_server *s)
+{
+	return redis_start(s, 0, 1);
 }
 
 int kb_test_redis_start_tcp(struct kb_test_server *s)
 {
-	return redis_start(s, 1);
+	return redis_start(s, 1, 0);
 }
 
 void kb_test_redis_kill(struct kb_test_server *s)

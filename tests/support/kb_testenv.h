@@ -28,6 +28,7 @@ struct kb_test_server {
 	char url[128]; /* "unix:/DIR/redis.sock", "redis://127.0.0.1:PORT" or
 			* the broker's bootstrap list */
 	char dir[64];  /* redis: its private directory (socket, log) */
+	int durable;   /* redis: append-only file, fsync'd on every write */
 };
 
 /* Returns 0 or -1 (with a message on stderr). */
@@ -36,6 +37,10 @@ int kb_test_devbroker_start(struct kb_test_server *s);
 /* Stops the server; a redis directory is removed. NULL or stopped: no-op. */
 void kb_test_server_stop(struct kb_test_server *s);
 
+/* kb_test_redis_start() with an append-only file synced on every write:
+ * after a SIGKILL, kb_test_redis_restart() brings all of it back. */
+int kb_test_redis_start_durable(struct kb_test_server *s);
+
 /* A redis-server on loopback TCP, for tests of redis:// URLs. The port
  * comes from kb_test_fixed_port(); a port some other server holds is a
  * failed start, retried with another, and the server reached is checked
@@ -43,7 +48,7 @@ void kb_test_server_stop(struct kb_test_server *s);
 int kb_test_redis_start_tcp(struct kb_test_server *s);
 
 /* Starts redis-server again where s's stopped one was (same socket or
- * port, empty), after kb_test_server_stop() without the directory's
+ * port, empty unless durable), after kb_test_server_stop() without the directory's
  * removal: call kb_test_redis_kill() to stop it for a restart. */
 void kb_test_redis_kill(struct kb_test_server *s);
 int kb_test_redis_restart(struct kb_test_server *s);

@@ -1,5 +1,6 @@
-/* The worker's Kafka loop against kb-devbroker: results before commits,
- * dead letters, and draining on SIGTERM. */
+/* The worker's Kafka loop against kb-devbroker and a redis-server:
+ * results before commits, dead letters, draining on SIGTERM, tasks by
+ * reference, and the lease that runs each job once. */
 #include <check.h>
 #include <dirent.h>
 #include <inttypes.h>
@@ -14,9 +15,12 @@
 #include "jobdir.h"
 #include "kb_budget.h"
 #include "kb_kafka.h"
+#include "kb_lease.h"
 #include "kb_log.h"
+#include "kb_redis.h"
 #include "kb_sandbox.h"
 #include "kb_task.h"
+#include "kb_taskstore.h"
 #include "kb_testenv.h"
 #include "kb_util.h"
 #include "pbutil.h"
@@ -31,11 +35,13 @@
 static const char *fast_group[] = {"session.timeout.ms", "6000",
 				   "heartbeat.interval.ms", "250", NULL};
 
-static struct kb_test_server broker;
+static struct kb_test_server broker, redis;
+static redisContext *rc;
 static kb_producer *producer;
 static kb_consumer *results; /* kb.results, a group of its own */
 static char *workdir, logpath[4200];
 static char env_brokers[256], env_workdir[4200], env_isolate[32];
+static char env_redis[256];
 static pid_t worker;
 
 static void setup(void)
@@ -45,6 +51,10 @@ static void setup(void)
 	const char *topics[] = {KB_TOPIC_RESULTS};
 
 	ck_assert_int_eq(kb_test_devbroker_start(&broker), 0);
+	ck_assert_int_eq(kb_test_redis_start(&redis), 0);
+	rc = kb_redis_connect(redis.url, 5000, err, sizeof(err));
+	ck_assert_msg(rc != NULL, "%s", err);
+	snprintf(env_redis, sizeof(env_redis), "KB_REDIS_URL=%s", redis.url);
 	producer = kb_producer_new(broker.url, "test", NULL, err, sizeof(err));
 	ck_assert_msg(producer != NULL, "%s", err);
 	snprintf(group, sizeof(group), "test-results-%d", (int)getpid());
@@ -67,7 +77,9 @@ static void teardown(void)
 		kb_test_stop(worker, 5000);
 	kb_consumer_destroy(results);
 	kb_producer_destroy(producer);
+	redisFree(rc);
 	kb_test_server_stop(&broker);
+	kb_test_server_stop(&redis);
 	kb_jobdir_remove(workdir);
 	if (!getenv("KB_TEST_KEEP_LOGS"))
 		unlink(logpath);
@@ -80,7 +92,8 @@ static pid_t start_worker(const char *grace)
 {
 	char *argv[] = {WORKER, NULL};
 	char env_grace[64];
-	char *env[] = {env_brokers, env_workdir, env_isolate, "KB_GPU=CPU",
+	char *env[] = {env_brokers, env_workdir, env_isolate, env_redis,
+		       "KB_GPU=CPU", "KB_LEASE_TTL_S=3",
 		       "KB_WORKER_NAME=test-worker", "KB_LOG_LEVEL=debug",
 		       "KB_CONSUMER_EXTRA=session.timeout.ms=6000,"
 		       "heartbeat.interval.ms=250",
@@ -112,18 +125,18 @@ static void send_bytes(const char *topic, const char *key, const void *buf,
 		      "%s", err);
 }
 
-/* Publishes a Submission of vectorsum_cpu in test mode with code. */
-static void submit(uint64_t id, const char *code, unsigned test_timeout)
+/* A Submission of vectorsum_cpu in test mode with code, as an older
+ * gateway made them (the task's files in the event). */
+static Kb__Submission *build(uint64_t id, const char *code,
+			     unsigned test_timeout)
 {
 	struct kb_task t;
 	struct kb_submission_args a = {
 		.id = id, .user_id = "u1", .user_name = "alice", .gpu = "CPU",
 		.mode = KB__MODE__MODE_TEST, .file_name = "s.c", .code = code,
 		.code_len = strlen(code), .submitted_at_ms = kb_now_ms()};
-	char err[512], key[24];
+	char err[512];
 	Kb__Submission *s;
-	uint8_t *buf;
-	size_t len;
 
 	ck_assert_int_eq(kb_task_load_dir(PROBLEMS "/vectorsum_cpu",
 					  "vectorsum_cpu", &t, err, sizeof(err)),
@@ -132,14 +145,61 @@ static void submit(uint64_t id, const char *code, unsigned test_timeout)
 	ck_assert_msg(s != NULL, "%s", err);
 	if (test_timeout)
 		s->task->test_timeout = test_timeout;
+	kb_task_clear(&t);
+	return s;
+}
+
+static void send_sub(Kb__Submission *s)
+{
+	char key[24];
+	uint8_t *buf;
+	size_t len;
+
 	len = kb__submission__get_packed_size(s);
 	buf = kb__xcalloc(1, len);
 	kb__submission__pack(s, buf);
-	snprintf(key, sizeof(key), "%" PRIu64, id);
+	snprintf(key, sizeof(key), "%" PRIu64, s->id);
 	send_bytes(TOPIC, key, buf, len);
 	free(buf);
 	kb__submission__free_unpacked(s, NULL);
-	kb_task_clear(&t);
+}
+
+/* Publishes a Submission of vectorsum_cpu in test mode with code. */
+static void submit(uint64_t id, const char *code, unsigned test_timeout)
+{
+	send_sub(build(id, code, test_timeout));
+}
+
+/* The same as a gateway makes it now: the task by reference, stored in
+ * Redis (unless store is 0) with its submission file empty. */
+static void submit_by_ref(uint64_t id, const char *code, int store,
+			  unsigned test_timeout)
+{
+	Kb__Submission *s = build(id, code, test_timeout);
+	Kb__Task *t = s->task;
+	char ref[65], err[256];
+	uint8_t *buf;
+	size_t len;
+
+	for (size_t i = 0; i < t->n_files; i++)
+		if (strcmp(t->files[i]->name, "submission.c") == 0) {
+			free(t->files[i]->content.data);
+			t->files[i]->content.data = NULL;
+			t->files[i]->content.len = 0;
+		}
+	t->submission_file = kb__xstrdup("submission.c");
+	len = kb__task__get_packed_size(t);
+	buf = kb__xcalloc(1, len);
+	kb__task__pack(t, buf);
+	kb_taskstore_ref(buf, len, ref);
+	if (store)
+		ck_assert_msg(kb_taskstore_put(rc, buf, len, ref, err,
+					       sizeof(err)) == 0, "%s", err);
+	free(buf);
+	kb__task__free_unpacked(t, NULL);
+	s->task = NULL;
+	s->task_ref = kb__xstrdup(ref);
+	send_sub(s);
 }
 
 /* Collects kb.results events for id until its Result arrives or
@@ -408,6 +468,94 @@ START_TEST(test_poison_job_given_up)
 }
 END_TEST
 
+/* A Submission that names its task by reference runs with the task's
+ * files from the store; one whose task the store lacks ends as the
+ * platform's fault (infra_error) and is committed. */
+START_TEST(test_task_by_reference)
+{
+	int nprog = 0, first = -1;
+	Kb__Result *r;
+	char *key;
+
+	worker = start_worker("20");
+	submit_by_ref(21, ok_code(), 1, 0);
+	r = await_result(21, 90, &nprog, &first);
+	ck_assert_msg(r != NULL, "no result; see %s", logpath);
+	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_PASSED);
+	kb__result__free_unpacked(r, NULL);
+	/* Another task (its timeout differs), never stored. */
+	submit_by_ref(22, ok_code(), 0, 77);
+	r = await_result(22, 60, &nprog, &first);
+	ck_assert_msg(r != NULL, "no result; see %s", logpath);
+	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_INFRA_ERROR);
+	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_INFRA);
+	ck_assert_msg(strstr(r->error, "not in the task store"), "%s", r->error);
+	kb__result__free_unpacked(r, NULL);
+	kb_test_stop(worker, 15000);
+	worker = 0;
+	send_bytes(TOPIC, "marker", "x", 1);
+	key = first_uncommitted(30);
+	ck_assert_msg(key && strcmp(key, "marker") == 0, "first: %s",
+		      key ? key : "(none)");
+	free(key);
+}
+END_TEST
+
+/* A job whose lease another worker holds is not started while that one
+ * keeps it, and is skipped and committed once that one marks it done:
+ * however often a job is delivered, it is evaluated once. */
+START_TEST(test_lease_held_elsewhere)
+{
+	struct kb_lease_take lt;
+	int nprog = 0, first = -1, waited = 0;
+	char err[256], *key;
+
+	worker = start_worker("20");
+	ck_assert_int_eq(kb_lease_take(rc, 23, "other-worker/1/x", 4000, 3, &lt,
+				       err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(lt.verdict, KB_LEASE_TAKEN);
+	submit(23, ok_code(), 0);
+	/* Held (renewed) until the worker says it waits, and then well
+	 * past the worker's own lease ttl of 3 s. */
+	for (int i = 0; i < 240 && !waited; i++) {
+		ck_assert_int_eq(kb_lease_renew(rc, 23, "other-worker/1/x", 4000,
+						err, sizeof(err)),
+				 1);
+		waited = kb_test_wait_file(logpath, "job sub=23 waits: "
+					   "other-worker/1/x is running it",
+					   500, NULL, 0) == 0;
+	}
+	ck_assert_msg(waited, "the worker did not wait; see %s", logpath);
+	for (int i = 0; i < 16; i++) {
+		ck_assert_int_eq(kb_lease_renew(rc, 23, "other-worker/1/x", 4000,
+						err, sizeof(err)),
+				 1);
+		usleep(500000);
+	}
+	ck_assert_msg(kb_test_wait_file(logpath, "job start sub=23", 1, NULL,
+					0) != 0,
+		      "started a job another worker runs; see %s", logpath);
+	ck_assert_int_eq(kb_lease_finish(rc, 23, "other-worker/1/x", 3600, err,
+					 sizeof(err)),
+			 1);
+	ck_assert_msg(kb_test_wait_file(logpath, "job sub=23 was evaluated "
+					"already", 30000, NULL, 0) == 0,
+		      "see %s", logpath);
+	ck_assert_ptr_null(await_result(23, 2, &nprog, &first));
+	ck_assert_msg(kb_test_wait_file(logpath, "job start sub=23", 1, NULL,
+					0) != 0,
+		      "see %s", logpath);
+	kb_test_stop(worker, 15000);
+	worker = 0;
+	send_bytes(TOPIC, "marker", "x", 1);
+	key = first_uncommitted(30);
+	ck_assert_msg(key && strcmp(key, "marker") == 0, "first: %s",
+		      key ? key : "(none)");
+	free(key);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("worker_service");
@@ -419,6 +567,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_drain_abandons);
 	tcase_add_test(tc, test_drain_finishes);
 	tcase_add_test(tc, test_poison_job_given_up);
+	tcase_add_test(tc, test_task_by_reference);
+	tcase_add_test(tc, test_lease_held_elsewhere);
 	suite_add_tcase(s, tc);
 	return s;
 }

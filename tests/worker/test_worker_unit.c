@@ -322,26 +322,6 @@ END_TEST
 
 /* ---- the service's pure parts ----------------------------------------- */
 
-START_TEST(test_parse_mark)
-{
-	uint64_t id = 0;
-	int n = 0;
-
-	ck_assert_int_eq(kb_service_parse_mark("kb-attempt 42 2", &id, &n), 0);
-	ck_assert_uint_eq(id, 42);
-	ck_assert_int_eq(n, 2);
-	ck_assert_int_eq(kb_service_parse_mark("", &id, &n), -EINVAL);
-	ck_assert_int_eq(kb_service_parse_mark(NULL, &id, &n), -EINVAL);
-	ck_assert_int_eq(kb_service_parse_mark("kb-attempt 42", &id, &n),
-			 -EINVAL);
-	ck_assert_int_eq(kb_service_parse_mark("kb-attempt 42 2 x", &id, &n),
-			 -EINVAL);
-	ck_assert_int_eq(kb_service_parse_mark("other 42 2", &id, &n), -EINVAL);
-	ck_assert_int_eq(kb_service_parse_mark("kb-attempt 42 -1", &id, &n),
-			 -EINVAL);
-}
-END_TEST
-
 /* The longest job bounds the watchdog and the poll interval: every step
  * at its limit, for every infra retry, under a day. */
 START_TEST(test_job_max)
@@ -1536,7 +1516,6 @@ static Suite *suite(void)
 
 	tc = tcase_create("plan");
 	tcase_add_test(tc, test_python_parse);
-	tcase_add_test(tc, test_parse_mark);
 	tcase_add_test(tc, test_job_max);
 	tcase_add_test(tc, test_plan_modes);
 	tcase_add_test(tc, test_plan_leaderboard);
