@@ -33,6 +33,7 @@ struct kb_gw_config {
 	char *problems;
 	char *problems_dev; /* admin-created boards come from here; "" none */
 	long max_dynamic_boards;
+	long sync_max_bytes, sync_max_entries; /* one problem sync's budget */
 	long max_file_bytes;
 	long headers_max;
 	long drain_s;

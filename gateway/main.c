@@ -127,6 +127,13 @@ static const struct kb_cfg_entry config[] = {
 	 "directory of problems admins may add as <dir>-dev boards; empty: none"},
 	{"KB_MAX_DYNAMIC_BOARDS", KB_CFG_INT, "64", 0, 4096, 0,
 	 &G.cfg.max_dynamic_boards, "admin-created boards this gateway can hold"},
+	/* A problem source is untrusted input: what one update-problems may
+	 * write, extracting its archive and keeping the boards' files. */
+	{"KB_SYNC_MAX_BYTES", KB_CFG_INT, "268435456", 1024, 1L << 34, 0,
+	 &G.cfg.sync_max_bytes,
+	 "bytes one problem sync may extract, and keep for its boards"},
+	{"KB_SYNC_MAX_ENTRIES", KB_CFG_INT, "20000", 16, 10000000, 0,
+	 &G.cfg.sync_max_entries, "members a problem sync's archive may hold"},
 	{"KB_MAX_FILE_BYTES", KB_CFG_INT, "1048576", 1, 64L << 20, 0,
 	 &G.cfg.max_file_bytes, "largest submission file accepted"},
 	{"KB_HEADERS_MAX", KB_CFG_INT, "16384", 1024, 100000, 0,
