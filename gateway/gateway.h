@@ -62,6 +62,11 @@ struct kb_gw_config {
 	int metrics;       /* GET /metrics and the counting behind it */
 	int web;           /* the web pages (gateway/web/) */
 	long web_cache_ms; /* how long a rendered page is reused */
+	/* Anonymous live-feed streams (GET /web/events): in all (at most
+	 * half of http_max_connections, whatever is asked), per client
+	 * address, and how long one may live and stay without progress. */
+	long web_streams_max, web_streams_per_ip;
+	long web_stream_max_s, web_stream_idle_s;
 };
 
 /* One leaderboard. */
@@ -184,6 +189,6 @@ int kb_gw_gpu_known(const struct kb_gw *g, const char *gpu);
 
 /* Builds the leaderboard list body (live boards); exposed for tests. Never
  * includes a secret seed. Returns a malloc'd string or NULL. */
-char *kb_gw_render_leaderboards(const struct kb_gw *g);
+char *kb_gw_render_leaderboards(const struct kb_gw *g, int with_closed);
 
 #endif

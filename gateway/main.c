@@ -207,6 +207,21 @@ static const struct kb_cfg_entry config[] = {
 	{"KB_WEB_CACHE_MS", KB_CFG_INT, "10000", 0, 600000, 0, &G.cfg.web_cache_ms,
 	 "longest a rendered page is reused; a ranked Result drops it at once "
 	 "(0: no cache)"},
+	/* The live feed is anonymous and long-lived: bounded so that it can
+	 * never hold the connections /health and the API need. */
+	{"KB_WEB_STREAMS_MAX", KB_CFG_INT, "256", 1, 100000, 0,
+	 &G.cfg.web_streams_max,
+	 "live-feed streams (/web/events) in all; at most half of "
+	 "KB_HTTP_MAX_CONNECTIONS (503 beyond)"},
+	{"KB_WEB_STREAMS_PER_IP", KB_CFG_INT, "4", 1, 10000, 0,
+	 &G.cfg.web_streams_per_ip,
+	 "live-feed streams one client address may hold (429 beyond)"},
+	{"KB_WEB_STREAM_MAX_S", KB_CFG_INT, "900", 5, 86400, 0,
+	 &G.cfg.web_stream_max_s,
+	 "a live-feed stream ends after this long (browsers reconnect)"},
+	{"KB_WEB_STREAM_IDLE_S", KB_CFG_INT, "45", 5, 3600, 0,
+	 &G.cfg.web_stream_idle_s,
+	 "a live-feed stream whose client reads nothing this long is closed"},
 	{"KB_DRAIN_S", KB_CFG_INT, "20", 0, 600, 0, &G.cfg.drain_s,
 	 "on SIGTERM, how long in-flight requests may take to finish"},
 	{"KB_LOG_LEVEL", KB_CFG_STRING, "info", 0, 0, 0, &G.cfg.log_level,

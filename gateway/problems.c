@@ -479,7 +479,7 @@ static json_t *task_json(const struct kb_gw_lb *lb)
 	return task;
 }
 
-char *kb_gw_render_leaderboards(const struct kb_gw *g)
+char *kb_gw_render_leaderboards(const struct kb_gw *g, int with_closed)
 {
 	json_t *list = json_array();
 	size_t n = atomic_load(&g->nboards);
@@ -489,7 +489,8 @@ char *kb_gw_render_leaderboards(const struct kb_gw *g)
 		const struct kb_gw_lb *lb = g->boards[i];
 		const struct kb_task *t = lb->task;
 
-		if (atomic_load(&lb->deleted))
+		if (atomic_load(&lb->deleted) ||
+		    (!with_closed && atomic_load(&lb->closed)))
 			continue;
 		json_t *o = json_object(), *gpus = json_array();
 		for (size_t k = 0; k < t->ngpus; k++)
