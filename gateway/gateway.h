@@ -66,6 +66,8 @@ struct kb_gw_config {
 	 * half of http_max_connections, whatever is asked), per client
 	 * address, and how long one may live and stay without progress. */
 	long web_streams_max, web_streams_per_ip;
+	char *metrics_addr; /* GET /metrics listens here, apart from the API */
+	long metrics_port;  /* 0: no listener */
 	long web_stream_max_s, web_stream_idle_s;
 };
 

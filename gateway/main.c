@@ -68,6 +68,7 @@
 #include "kb_config.h"
 #include "kb_kafka.h"
 #include "kb_log.h"
+#include "kb_metrics_http.h"
 #include "kb_signal.h"
 #include "kb_util.h"
 #include "limiter.h"
@@ -202,6 +203,13 @@ static const struct kb_cfg_entry config[] = {
 	 &G.cfg.oauth_timeout_ms, "timeout of each request to an OAuth provider"},
 	{"KB_METRICS", KB_CFG_BOOL, "1", 0, 0, 0, &G.cfg.metrics,
 	 "count requests and serve Prometheus metrics on GET /metrics"},
+	/* Metrics show admin activity, queues and workers: never on the
+	 * public API port, on a listener of their own, loopback unless the
+	 * operator says otherwise (as the workers' and the ranker's). */
+	{"KB_METRICS_PORT", KB_CFG_INT, "0", 0, 65535, 0, &G.cfg.metrics_port,
+	 "port of the GET /metrics listener (0: none)"},
+	{"KB_METRICS_ADDR", KB_CFG_STRING, "127.0.0.1", 0, 0, 0,
+	 &G.cfg.metrics_addr, "address of the GET /metrics listener"},
 	{"KB_WEB", KB_CFG_BOOL, "1", 0, 0, 0, &G.cfg.web,
 	 "serve the web leaderboard (/, /web/...)"},
 	{"KB_WEB_CACHE_MS", KB_CFG_INT, "10000", 0, 600000, 0, &G.cfg.web_cache_ms,
@@ -289,6 +297,7 @@ int main(int argc, char **argv)
 {
 	char err[512];
 	struct kb_gw_http *http = NULL, *bound = NULL;
+	kb_metrics_server *metrics = NULL;
 	int level, rc = 1;
 #ifdef KB_GW_DISCORD
 	int discord = 0;
@@ -371,6 +380,16 @@ int main(int argc, char **argv)
 		kb_error("metrics: out of memory");
 		goto out;
 	}
+	if (G.cfg.metrics && G.cfg.metrics_port) {
+		metrics = kb_metrics_serve(kb_metrics_default(), G.cfg.metrics_addr,
+					   (int)G.cfg.metrics_port, err, sizeof(err));
+		if (!metrics) {
+			kb_error("metrics: %s", err);
+			goto out;
+		}
+		kb_info("metrics on http://%s:%ld/metrics", G.cfg.metrics_addr,
+			G.cfg.metrics_port);
+	}
 	if (kb_gw_web_start(&G, err, sizeof(err)) < 0) {
 		kb_error("web: %s", err);
 		goto out;
@@ -431,6 +450,7 @@ out:
 	kb_gw_http_stop(bound);
 	kb_gw_events_stop(G.events);
 	kb_gw_web_stop(&G);
+	kb_metrics_server_stop(metrics);
 	kb_producer_destroy(G.producer);
 	kb_gw_queue_destroy(G.queue);
 	kb_gw_cache_destroy(G.cache);

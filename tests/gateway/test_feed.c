@@ -3,7 +3,7 @@
  * and in all, below the connection cap, so /health and signed-in API
  * calls still answer with every cap reached; a stream ends after its
  * lifetime; a closed board never appears on it (nor in an anonymous
- * /leaderboards).
+ * /leaderboards). And /metrics (attack 7) is not on the API port.
  *
  * Real sockets on loopback only: each "client address" is one of
  * 127.0.0.0/8, all of which is loopback on Linux. Counts are bounded
@@ -30,7 +30,14 @@ static struct gw_env E;
 /* A GET from source address 127.0.0.<host>; returns the socket with the
  * status in *status (0: the connection closed without an answer). The
  * socket stays open for a stream. */
+static int raw_get_port(int host, int port, const char *path, int *status);
+
 static int raw_get(int host, const char *path, int *status)
+{
+	return raw_get_port(host, E.port, path, status);
+}
+
+static int raw_get_port(int host, int port, const char *path, int *status)
 {
 	struct sockaddr_in src = {.sin_family = AF_INET}, dst = src;
 	char req[256], buf[2048] = "";
@@ -40,7 +47,7 @@ static int raw_get(int host, const char *path, int *status)
 	ck_assert_int_ge(fd, 0);
 	src.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)host);
 	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	dst.sin_port = htons((uint16_t)E.port);
+	dst.sin_port = htons((uint16_t)port);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
 	*status = 0;
 	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0)
@@ -108,9 +115,15 @@ START_TEST(feed_caps_keep_health)
 	gw_create_user(&E, "alice", cli, uid);
 	for (int host = 2; host < 21; host++)
 		for (int k = 0; k < 4; k++) {
-			fds[nfds++] = raw_get(host, "/web/events", &st);
+			int fd = raw_get(host, "/web/events", &st);
 			ok += st == 200;
 			full += st == 503;
+			/* A refused request's connection is the connection
+			 * cap's business, not the feed's: close it. */
+			if (st == 200)
+				fds[nfds++] = fd;
+			else
+				close(fd);
 		}
 	/* A fifth from an address that holds four. */
 	fds[nfds++] = raw_get(2, "/web/events", &st);
@@ -208,6 +221,34 @@ START_TEST(feed_hides_closed_boards)
 }
 END_TEST
 
+/* Attack 7: /metrics is not on the public API port; its own listener
+ * (loopback) serves it, with admin routes counted as one. */
+START_TEST(metrics_off_the_api_port)
+{
+	char env_port[64];
+	int port = kb_test_fixed_port(), st, eof;
+
+	snprintf(env_port, sizeof(env_port), "KB_METRICS_PORT=%d", port);
+	const char *const env[] = {env_port, NULL};
+	E.extra_env = env;
+	gw_env_up(&E, 0, GW_ADMIN_TOKEN);
+	gw_expect_error(gw_req(&E, "GET", "/metrics", NULL, NULL, 0), 404,
+			"metrics on the API port");
+	char cli[80], uid[40];
+	gw_create_user(&E, "bob", cli, uid);
+	int fd = raw_get_port(1, port, "/metrics", &st);
+	ck_assert_int_eq(st, 200);
+	char *text = read_until_eof(fd, 30, &eof);
+	close(fd);
+	const char *adm = strstr(text, "route=\"admin");
+	ck_assert_msg(adm && strncmp(adm, "route=\"admin\"", 13) == 0,
+		      "no admin series: %.300s", adm ? adm : text);
+	ck_assert_msg(!strstr(text, "admin_users"), "per-admin-route series");
+	free(text);
+	gw_stop_clean(&E);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gateway_feed");
@@ -217,6 +258,7 @@ int main(void)
 	tcase_add_test(tc, feed_caps_keep_health);
 	tcase_add_test(tc, feed_stream_lifetime);
 	tcase_add_test(tc, feed_hides_closed_boards);
+	tcase_add_test(tc, metrics_off_the_api_port);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);
 }
