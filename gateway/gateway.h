@@ -33,6 +33,7 @@ struct kb_gw_config {
 	char *problems;
 	char *problems_dev; /* admin-created boards come from here; "" none */
 	long max_dynamic_boards;
+	long sync_max_bytes, sync_max_entries; /* one problem sync's budget */
 	long max_file_bytes;
 	long headers_max;
 	long drain_s;
@@ -64,6 +65,13 @@ struct kb_gw_config {
 	long reconcile_s;       /* reconciler pass interval, 0 off (reconcile.h) */
 	long reconcile_grace_s; /* an unplaced record waits this long */
 	long reconcile_max;     /* re-publishes before a record is ended */
+	/* Anonymous live-feed streams (GET /web/events): in all (at most
+	 * half of http_max_connections, whatever is asked), per client
+	 * address, and how long one may live and stay without progress. */
+	long web_streams_max, web_streams_per_ip;
+	char *metrics_addr; /* GET /metrics listens here, apart from the API */
+	long metrics_port;  /* 0: no listener */
+	long web_stream_max_s, web_stream_idle_s;
 };
 
 /* One leaderboard. */
@@ -192,6 +200,6 @@ int kb_gw_gpu_known(const struct kb_gw *g, const char *gpu);
 
 /* Builds the leaderboard list body (live boards); exposed for tests. Never
  * includes a secret seed. Returns a malloc'd string or NULL. */
-char *kb_gw_render_leaderboards(const struct kb_gw *g);
+char *kb_gw_render_leaderboards(const struct kb_gw *g, int with_closed);
 
 #endif

@@ -130,21 +130,28 @@ void kb_gw_metrics_request(enum kb_route_id route, int status, double seconds)
 
 	if (!M.on || (unsigned)route >= KB_ROUTE_COUNT)
 		return;
+	/* Admin routes count as one, "admin" (in the slots of one of them):
+	 * which admin action ran when is the admins' business only. */
+	const char *name = kb_route_name(route);
+	if (name && strncmp(name, "admin_", 6) == 0) {
+		name = "admin";
+		route = KB_ROUTE_ADMIN_USERS;
+	}
 	snprintf(code, sizeof(code), "%d", status);
 	if (status >= STATUS_MIN && status <= STATUS_MAX) {
 		_Atomic(kb_series *) *slot = &M.req[route][status - STATUS_MIN];
 		s = atomic_load_explicit(slot, memory_order_acquire);
 		if (!s) {
-			s = kb_metric_get2(M.requests, kb_route_name(route), code);
+			s = kb_metric_get2(M.requests, name, code);
 			atomic_store_explicit(slot, s, memory_order_release);
 		}
 	} else {
-		s = kb_metric_get2(M.requests, kb_route_name(route), code);
+		s = kb_metric_get2(M.requests, name, code);
 	}
 	kb_counter_inc(s);
 	s = atomic_load_explicit(&M.lat[route], memory_order_acquire);
 	if (!s) {
-		s = kb_metric_get1(M.latency, kb_route_name(route));
+		s = kb_metric_get1(M.latency, name);
 		atomic_store_explicit(&M.lat[route], s, memory_order_release);
 	}
 	kb_histogram_observe(s, seconds);
@@ -171,31 +178,16 @@ void kb_gw_metrics_submission(int status)
 				      reason));
 }
 
-/* ---- GET /metrics ---- */
+/* ---- GET /metrics on the API port ---- */
 
+/* Not served here: the metrics show admin activity, per-GPU queues and
+ * busy workers, so they have a listener of their own (KB_METRICS_PORT,
+ * loopback by default; main.c). */
 static void metrics_begin(struct kb_gw_req *r)
 {
-	size_t len = 0;
-	char *text;
-
-	if (!M.on) {
-		kb_gw_reply_error(r, 404, "metrics are off (KB_METRICS=0)");
-		return;
-	}
-	text = kb_metrics_render(kb_metrics_default(), &len);
-	struct MHD_Response *resp =
-		text ? MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE)
-		     : NULL;
-	if (!resp) {
-		free(text);
-		kb_gw_reply_error(r, 500, "internal error");
-		return;
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				KB_METRICS_CONTENT_TYPE);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	kb_gw_reply_response(r, 200, resp);
-	MHD_destroy_response(resp);
+	kb_gw_reply_error(r, 404,
+			  "metrics are served on their own listener "
+			  "(KB_METRICS_ADDR:KB_METRICS_PORT), not here");
 }
 
 static void no_body(struct kb_gw_req *r)

@@ -68,6 +68,7 @@
 #include "kb_config.h"
 #include "kb_kafka.h"
 #include "kb_log.h"
+#include "kb_metrics_http.h"
 #include "kb_signal.h"
 #include "kb_util.h"
 #include "limiter.h"
@@ -128,6 +129,13 @@ static const struct kb_cfg_entry config[] = {
 	 "directory of problems admins may add as <dir>-dev boards; empty: none"},
 	{"KB_MAX_DYNAMIC_BOARDS", KB_CFG_INT, "64", 0, 4096, 0,
 	 &G.cfg.max_dynamic_boards, "admin-created boards this gateway can hold"},
+	/* A problem source is untrusted input: what one update-problems may
+	 * write, extracting its archive and keeping the boards' files. */
+	{"KB_SYNC_MAX_BYTES", KB_CFG_INT, "268435456", 1024, 1L << 34, 0,
+	 &G.cfg.sync_max_bytes,
+	 "bytes one problem sync may extract, and keep for its boards"},
+	{"KB_SYNC_MAX_ENTRIES", KB_CFG_INT, "20000", 16, 10000000, 0,
+	 &G.cfg.sync_max_entries, "members a problem sync's archive may hold"},
 	{"KB_MAX_FILE_BYTES", KB_CFG_INT, "1048576", 1, 64L << 20, 0,
 	 &G.cfg.max_file_bytes, "largest submission file accepted"},
 	{"KB_HEADERS_MAX", KB_CFG_INT, "16384", 1024, 100000, 0,
@@ -196,6 +204,13 @@ static const struct kb_cfg_entry config[] = {
 	 &G.cfg.oauth_timeout_ms, "timeout of each request to an OAuth provider"},
 	{"KB_METRICS", KB_CFG_BOOL, "1", 0, 0, 0, &G.cfg.metrics,
 	 "count requests and serve Prometheus metrics on GET /metrics"},
+	/* Metrics show admin activity, queues and workers: never on the
+	 * public API port, on a listener of their own, loopback unless the
+	 * operator says otherwise (as the workers' and the ranker's). */
+	{"KB_METRICS_PORT", KB_CFG_INT, "0", 0, 65535, 0, &G.cfg.metrics_port,
+	 "port of the GET /metrics listener (0: none)"},
+	{"KB_METRICS_ADDR", KB_CFG_STRING, "127.0.0.1", 0, 0, 0,
+	 &G.cfg.metrics_addr, "address of the GET /metrics listener"},
 	{"KB_WEB", KB_CFG_BOOL, "1", 0, 0, 0, &G.cfg.web,
 	 "serve the web leaderboard (/, /web/...)"},
 	{"KB_WEB_CACHE_MS", KB_CFG_INT, "10000", 0, 600000, 0, &G.cfg.web_cache_ms,
@@ -211,6 +226,21 @@ static const struct kb_cfg_entry config[] = {
 	{"KB_RECONCILE_MAX", KB_CFG_INT, "3", 0, 100, 0, &G.cfg.reconcile_max,
 	 "re-publishes of one lost submission before it is ended as the "
 	 "platform's fault"},
+	/* The live feed is anonymous and long-lived: bounded so that it can
+	 * never hold the connections /health and the API need. */
+	{"KB_WEB_STREAMS_MAX", KB_CFG_INT, "256", 1, 100000, 0,
+	 &G.cfg.web_streams_max,
+	 "live-feed streams (/web/events) in all; at most half of "
+	 "KB_HTTP_MAX_CONNECTIONS (503 beyond)"},
+	{"KB_WEB_STREAMS_PER_IP", KB_CFG_INT, "4", 1, 10000, 0,
+	 &G.cfg.web_streams_per_ip,
+	 "live-feed streams one client address may hold (429 beyond)"},
+	{"KB_WEB_STREAM_MAX_S", KB_CFG_INT, "900", 5, 86400, 0,
+	 &G.cfg.web_stream_max_s,
+	 "a live-feed stream ends after this long (browsers reconnect)"},
+	{"KB_WEB_STREAM_IDLE_S", KB_CFG_INT, "45", 5, 3600, 0,
+	 &G.cfg.web_stream_idle_s,
+	 "a live-feed stream whose client reads nothing this long is closed"},
 	{"KB_DRAIN_S", KB_CFG_INT, "20", 0, 600, 0, &G.cfg.drain_s,
 	 "on SIGTERM, how long in-flight requests may take to finish"},
 	{"KB_LOG_LEVEL", KB_CFG_STRING, "info", 0, 0, 0, &G.cfg.log_level,
@@ -281,6 +311,7 @@ int main(int argc, char **argv)
 	char err[512];
 	struct kb_gw_http *http = NULL, *bound = NULL;
 	struct kb_gw_reconciler *reconciler = NULL;
+	kb_metrics_server *metrics = NULL;
 	int level, rc = 1;
 #ifdef KB_GW_DISCORD
 	int discord = 0;
@@ -363,6 +394,16 @@ int main(int argc, char **argv)
 		kb_error("metrics: out of memory");
 		goto out;
 	}
+	if (G.cfg.metrics && G.cfg.metrics_port) {
+		metrics = kb_metrics_serve(kb_metrics_default(), G.cfg.metrics_addr,
+					   (int)G.cfg.metrics_port, err, sizeof(err));
+		if (!metrics) {
+			kb_error("metrics: %s", err);
+			goto out;
+		}
+		kb_info("metrics on http://%s:%ld/metrics", G.cfg.metrics_addr,
+			G.cfg.metrics_port);
+	}
 	if (kb_gw_web_start(&G, err, sizeof(err)) < 0) {
 		kb_error("web: %s", err);
 		goto out;
@@ -431,6 +472,7 @@ out:
 	kb_gw_http_stop(bound);
 	kb_gw_events_stop(G.events);
 	kb_gw_web_stop(&G);
+	kb_metrics_server_stop(metrics);
 	kb_producer_destroy(G.producer);
 	kb_gw_queue_destroy(G.queue);
 	kb_gw_cache_destroy(G.cache);

@@ -25,18 +25,7 @@
 static int read_task_file(const struct kb_task *t, const char *rel, char **out,
 			  size_t *len, char *errstr, size_t errstr_size)
 {
-	char path[PATH_MAX];
-	int rc;
-
-	if (snprintf(path, sizeof(path), "%s/%s", t->dir, rel) >= (int)sizeof(path)) {
-		snprintf(errstr, errstr_size, "%s: path of %s too long", t->name, rel);
-		return -ENAMETOOLONG;
-	}
-	rc = kb_read_file(path, TASK_FILE_MAX, out, len);
-	if (rc < 0)
-		snprintf(errstr, errstr_size, "%s: cannot read %s: %s", t->name,
-			 path, strerror(-rc));
-	return rc;
+	return kb_task_read(t, rel, TASK_FILE_MAX, out, len, errstr, errstr_size);
 }
 
 static int build_lb(struct kb_gw_lb *lb, const struct kb_task *t, char *errstr,
@@ -235,7 +224,7 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 				      const char *name, int hidden, int *status,
 				      char *errstr, size_t errstr_size)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], rel[PATH_MAX];
 	struct kb_task *t;
 	struct kb_gw_lb *lb;
 	int full, rc;
@@ -246,8 +235,16 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 			 "leaderboards is configured (KB_PROBLEMS_DEV)");
 		return NULL;
 	}
-	if (snprintf(path, sizeof(path), "%s/%s", g->cfg.problems_dev, directory) >=
-	    (int)sizeof(path)) {
+	/* A board under KB_PROBLEMS_DEV is confined to the top directory it
+	 * lies in there: an admin's <dir>, or the copy a sync kept. */
+	if (kb_path_beneath("", directory, rel, sizeof(rel)) < 0 || !*rel) {
+		snprintf(errstr, errstr_size, "directory '%s' is not inside "
+			 "KB_PROBLEMS_DEV", directory);
+		return NULL;
+	}
+	size_t top = strcspn(rel, "/");
+	if (snprintf(path, sizeof(path), "%s/%.*s", g->cfg.problems_dev, (int)top,
+		     rel) >= (int)sizeof(path)) {
 		snprintf(errstr, errstr_size, "directory name too long");
 		return NULL;
 	}
@@ -257,7 +254,8 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 		snprintf(errstr, errstr_size, "out of memory");
 		return NULL;
 	}
-	rc = kb_task_load_dir(path, name, t, errstr, errstr_size);
+	rc = kb_task_load_confined(path, rel[top] ? rel + top + 1 : "", name, t,
+				   errstr, errstr_size);
 	if (rc < 0) {
 		free(t);
 		return NULL;
@@ -495,7 +493,7 @@ static json_t *task_json(const struct kb_gw_lb *lb)
 	return task;
 }
 
-char *kb_gw_render_leaderboards(const struct kb_gw *g)
+char *kb_gw_render_leaderboards(const struct kb_gw *g, int with_closed)
 {
 	json_t *list = json_array();
 	size_t n = atomic_load(&g->nboards);
@@ -505,7 +503,8 @@ char *kb_gw_render_leaderboards(const struct kb_gw *g)
 		const struct kb_gw_lb *lb = g->boards[i];
 		const struct kb_task *t = lb->task;
 
-		if (atomic_load(&lb->deleted))
+		if (atomic_load(&lb->deleted) ||
+		    (!with_closed && atomic_load(&lb->closed)))
 			continue;
 		json_t *o = json_object(), *gpus = json_array();
 		for (size_t k = 0; k < t->ngpus; k++)

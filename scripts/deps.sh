@@ -6,7 +6,7 @@ set -eu
 
 PKGS="cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev
 librdkafka-dev libhiredis-dev libcurl4-openssl-dev libmicrohttpd-dev
-libjansson-dev libyaml-dev libsodium-dev libseccomp-dev libzip-dev check
+libjansson-dev libyaml-dev libsodium-dev libseccomp-dev libzip-dev libarchive-dev check
 libsubunit-dev
 redis-server curl python3 python3-yaml clang-14 libclang-rt-14-dev
 chromium fonts-dejavu-core wrk python3-torch python3-numpy clang-format-14"

@@ -150,14 +150,16 @@ fi
 export KB_WORKDIR=${KB_WORKDIR:-$RUN_DIR/work}
 mkdir -p "$KB_WORKDIR"
 
-# Prometheus /metrics: the gateway on its API port, the ranker and each
-# worker on a port of its own (listed at the end; a port below the
-# ephemeral range, as redis-server's).
+# Prometheus /metrics: every service on a loopback port of its own, never
+# the public API port (listed at the end; a port below the ephemeral
+# range, as redis-server's).
 METRICS=()
 RANKER_METRICS=$(fixed_port)
 KB_METRICS_PORT=$RANKER_METRICS start ranker "$(tool kb-ranker ranker)"
 METRICS+=("ranker     http://127.0.0.1:$RANKER_METRICS/metrics")
-start gateway "$(tool kb-gateway gateway)"
+GATEWAY_METRICS=$(fixed_port)
+KB_METRICS_PORT=$GATEWAY_METRICS start gateway "$(tool kb-gateway gateway)"
+METRICS+=("gateway    http://127.0.0.1:$GATEWAY_METRICS/metrics")
 WORKER_METRICS=$(fixed_port)
 KB_METRICS_PORT=$WORKER_METRICS KB_GPU=CPU start worker-cpu "$(tool kb-worker worker)"
 METRICS+=("worker-cpu http://127.0.0.1:$WORKER_METRICS/metrics")
@@ -200,7 +202,7 @@ cat <<INFO
     Kafka      $KB_KAFKA_BROKERS
     Redis      $KB_REDIS_URL
     logs       $RUN_DIR
-    metrics    $API/metrics (gateway)
+    metrics    (loopback only)
 $(printf '               %s\n' "${METRICS[@]}")
 $( [ -n "${GENERATED_TOKEN:-}" ] && echo "    admin token $KB_ADMIN_TOKEN (generated; set KB_ADMIN_TOKEN to choose)" )
 

@@ -1,6 +1,7 @@
 /* kb_metrics_http: a tiny HTTP listener that serves one registry on
- * GET /metrics, for the services that have no HTTP server of their own
- * (kb-worker, kb-ranker). The gateway serves /metrics on its API port.
+ * GET /metrics, apart from any public port: kb-worker, kb-ranker, and
+ * kb-gateway, whose API port does not serve it (metrics show admin
+ * activity, queues and workers).
  *
  * libmicrohttpd with one internal thread: a scrape renders the registry
  * (kb_metrics_render) on that thread, so the service's own threads never

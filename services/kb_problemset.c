@@ -145,8 +145,11 @@ static int get_deadline(struct kb__yctx *c, yaml_node_t *v, char **out)
 	return 0;
 }
 
+/* One entry of a competition. basedir is the set file's directory: a
+ * path, or with root (an untrusted source) one relative to root. */
 static int comp_entry(struct kb__yctx *c, struct psbuild *b, yaml_node_t *e,
-		      const char *basedir, const char *default_deadline)
+		      const char *root, const char *basedir,
+		      const char *default_deadline)
 {
 	yaml_node_t *dir = NULL, *name = NULL, *deadline = NULL, *gpus = NULL;
 	char *dirs = NULL, *names = NULL, *dl = NULL, *path = NULL;
@@ -197,12 +200,30 @@ static int comp_entry(struct kb__yctx *c, struct psbuild *b, yaml_node_t *e,
 		rc = kb__parse_gpus(c, gpus, &gv, &ngv);
 	if (rc < 0)
 		goto out;
-	path = dirs[0] == '/' ? strdup(dirs) : kb__path_join(basedir, dirs);
-	if (!path) {
-		rc = kb__yoom(c);
-		goto out;
+	if (root) {
+		char norm[4096];
+		int prc = kb_path_beneath(basedir, dirs, norm, sizeof(norm));
+		if (prc < 0) {
+			rc = kb__yfail(c, dir, "directory '%s' %s", dirs,
+				       prc == -ENAMETOOLONG
+					       ? "is too long"
+					       : "leaves the problem source "
+						 "(it must be a relative path "
+						 "inside it)");
+			goto out;
+		}
+		rc = kb_task_load_confined(root, norm, names, &t, c->errstr,
+					   c->errstr_size);
+	} else {
+		path = dirs[0] == '/' ? strdup(dirs)
+				      : kb__path_join(basedir, dirs);
+		if (!path) {
+			rc = kb__yoom(c);
+			goto out;
+		}
+		rc = kb_task_load_dir(path, names, &t, c->errstr,
+				      c->errstr_size);
 	}
-	rc = kb_task_load_dir(path, names, &t, c->errstr, c->errstr_size);
 	if (rc < 0) {
 		char pre[64];
 		snprintf(pre, sizeof(pre), "line %lu",
@@ -232,7 +253,10 @@ out:
 	return rc;
 }
 
-static int ps_add_competition(struct psbuild *b, const char *file, char *errstr,
+/* A competition file: a path, or with src (an untrusted source's root)
+ * one relative to it, read confined to it. */
+static int ps_add_competition(struct psbuild *b, const char *src,
+			      const char *file, char *errstr,
 			      size_t errstr_size)
 {
 	yaml_document_t doc;
@@ -242,9 +266,16 @@ static int ps_add_competition(struct psbuild *b, const char *file, char *errstr,
 	size_t len;
 	int rc;
 
-	rc = kb_read_file(file, KB__TASK_MAX_YAML, &text, &len);
+	if (src) {
+		rc = kb_open_beneath(src, file, 0);
+		if (rc >= 0)
+			rc = kb_read_fd(rc, KB__TASK_MAX_YAML, &text, &len);
+	} else {
+		rc = kb_read_file(file, KB__TASK_MAX_YAML, &text, &len);
+	}
 	if (rc < 0) {
-		kb_seterr(errstr, errstr_size, "%s: %s", file, strerror(-rc));
+		kb_seterr(errstr, errstr_size, "%s: %s", file,
+			  rc == -ELOOP ? "a symbolic link" : strerror(-rc));
 		return rc;
 	}
 	if (memchr(text, '\0', len)) {
@@ -303,6 +334,7 @@ static int ps_add_competition(struct psbuild *b, const char *file, char *errstr,
 	if (rc == 0) {
 		char *slash = strrchr(file, '/');
 		basedir = slash ? strndup(file, (size_t)(slash - file + 1))
+			  : src ? strdup("")
 				: strdup(".");
 		if (!basedir)
 			rc = kb__yoom(&c);
@@ -310,7 +342,7 @@ static int ps_add_competition(struct psbuild *b, const char *file, char *errstr,
 	if (rc == 0) {
 		KB__SEQ_EACH(&c, list, it)
 		{
-			rc = comp_entry(&c, b, kb__ynode(&c, *it), basedir,
+			rc = comp_entry(&c, b, kb__ynode(&c, *it), src, basedir,
 					deadline);
 			if (rc < 0)
 				break;
@@ -400,7 +432,7 @@ static int ps_add_entry(struct psbuild *b, const char *entry, char *errstr,
 		return rc;
 	}
 	if (S_ISREG(st.st_mode))
-		return ps_add_competition(b, entry, errstr, errstr_size);
+		return ps_add_competition(b, NULL, entry, errstr, errstr_size);
 	if (!S_ISDIR(st.st_mode)) {
 		kb_seterr(errstr, errstr_size,
 			  "KB_PROBLEMS entry %s: not a file or directory",
@@ -422,6 +454,55 @@ static int cmp_task(const void *a, const void *b)
 {
 	return strcmp(((const struct kb_task *)a)->name,
 		      ((const struct kb_task *)b)->name);
+}
+
+/* Sorts the set and refuses duplicate names; on error frees it. */
+static int ps_finish(struct psbuild *b, int rc, struct kb_problemset *out,
+		     char *errstr, size_t errstr_size)
+{
+	if (rc == 0) {
+		qsort(b->v, b->n, sizeof(*b->v), cmp_task);
+		for (size_t i = 1; i < b->n; i++) {
+			if (strcmp(b->v[i - 1].name, b->v[i].name) == 0) {
+				kb_seterr(errstr, errstr_size,
+					  "duplicate leaderboard name '%s' (%s "
+					  "and %s)",
+					  b->v[i].name, b->v[i - 1].dir,
+					  b->v[i].dir);
+				rc = -EINVAL;
+				break;
+			}
+		}
+	}
+	if (rc < 0) {
+		struct kb_problemset ps = {b->v, b->n};
+		kb_problemset_clear(&ps);
+		return rc;
+	}
+	out->tasks = b->v;
+	out->n = b->n;
+	return 0;
+}
+
+int kb_problemset_load_confined(const char *root, const char *setrel,
+				struct kb_problemset *out, char *errstr,
+				size_t errstr_size)
+{
+	struct psbuild b = {0};
+	char norm[4096];
+	int rc;
+
+	out->tasks = NULL;
+	out->n = 0;
+	rc = kb_path_beneath("", setrel, norm, sizeof(norm));
+	if (rc < 0) {
+		kb_seterr(errstr, errstr_size,
+			  "problem set '%s' is not inside the problem source",
+			  setrel);
+		return rc;
+	}
+	rc = ps_add_competition(&b, root, norm, errstr, errstr_size);
+	return ps_finish(&b, rc, out, errstr, errstr_size);
 }
 
 int kb_problemset_load(const char *spec, struct kb_problemset *out,
@@ -451,28 +532,7 @@ int kb_problemset_load(const char *spec, struct kb_problemset *out,
 			  spec);
 		rc = -EINVAL;
 	}
-	if (rc == 0) {
-		qsort(b.v, b.n, sizeof(*b.v), cmp_task);
-		for (size_t i = 1; i < b.n; i++) {
-			if (strcmp(b.v[i - 1].name, b.v[i].name) == 0) {
-				kb_seterr(errstr, errstr_size,
-					  "duplicate leaderboard name '%s' (%s "
-					  "and %s)",
-					  b.v[i].name, b.v[i - 1].dir,
-					  b.v[i].dir);
-				rc = -EINVAL;
-				break;
-			}
-		}
-	}
-	if (rc < 0) {
-		struct kb_problemset ps = {b.v, b.n};
-		kb_problemset_clear(&ps);
-		return rc;
-	}
-	out->tasks = b.v;
-	out->n = b.n;
-	return 0;
+	return ps_finish(&b, rc, out, errstr, errstr_size);
 }
 
 static int cmp_find(const void *key, const void *elem)

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -734,6 +735,71 @@ static char *base_name(const char *dir)
 	return strndup(s, (size_t)(dir + n - s));
 }
 
+/* Why a path of an untrusted source was refused, for messages. */
+static const char *confine_why(int rc)
+{
+	switch (rc) {
+	case -EXDEV:
+		return "leaves the problem source";
+	case -ELOOP:
+		return "is or passes through a symbolic link";
+	case -EINVAL:
+		return "is not a regular file";
+	case -ENAMETOOLONG:
+		return "is too long";
+	default:
+		return strerror(-rc);
+	}
+}
+
+/* Opens file rel of t (see kb_task_read); -errno. */
+static int open_confined(const struct kb_task *t, const char *rel)
+{
+	char path[4096];
+	int rc = kb_path_beneath(kb_task_rel_dir(t), rel, path, sizeof(path));
+
+	return rc < 0 ? rc : kb_open_beneath(t->root, path, 0);
+}
+
+int kb_task_read(const struct kb_task *t, const char *rel, size_t max,
+		 char **out, size_t *len, char *errstr, size_t errstr_size)
+{
+	int rc;
+
+	*out = NULL;
+	if (!t->root) {
+		char *p = kb__path_join(t->dir, rel);
+		if (!p) {
+			kb_seterr(errstr, errstr_size, "out of memory");
+			return -ENOMEM;
+		}
+		rc = kb_read_file(p, max, out, len);
+		if (rc < 0)
+			kb_seterr(errstr, errstr_size, "%s: cannot read %s: %s",
+				  t->name, p, strerror(-rc));
+		free(p);
+		return rc;
+	}
+	rc = open_confined(t, rel);
+	if (rc >= 0)
+		rc = kb_read_fd(rc, max, out, len);
+	if (rc < 0)
+		kb_seterr(errstr, errstr_size, "%s: cannot read '%s': it %s",
+			  t->name, rel,
+			  rc == -EFBIG ? "is too large" : confine_why(rc));
+	return rc < 0 ? rc : 0;
+}
+
+const char *kb_task_rel_dir(const struct kb_task *t)
+{
+	size_t n;
+
+	if (!t->root)
+		return NULL;
+	n = strlen(t->root);
+	return t->dir[n] == '/' ? t->dir + n + 1 : t->dir + n;
+}
+
 /* Every file and template the task names must exist in its directory. */
 static int check_sources(const struct kb_task *t, const char *dir, char *errstr,
 			 size_t errstr_size)
@@ -746,6 +812,18 @@ static int check_sources(const struct kb_task *t, const char *dir, char *errstr,
 		int ok;
 		if (i < t->nfiles && strcmp(src, KB_SUBMISSION) == 0)
 			continue;
+		if (t->root) {
+			int fd = open_confined(t, src);
+			if (fd < 0) {
+				kb_seterr(errstr, errstr_size,
+					  "%s/task.yml: %s '%s' %s", dir,
+					  i < t->nfiles ? "source" : "template",
+					  src, confine_why(fd));
+				return fd;
+			}
+			close(fd);
+			continue;
+		}
 		p = kb__path_join(dir, src);
 		if (!p) {
 			kb_seterr(errstr, errstr_size, "out of memory");
@@ -764,8 +842,11 @@ static int check_sources(const struct kb_task *t, const char *dir, char *errstr,
 	return 0;
 }
 
-int kb_task_load_dir(const char *dir, const char *name, struct kb_task *out,
-		     char *errstr, size_t errstr_size)
+/* Loads dir/task.yml; with root, dir is root/rel and everything is read
+ * confined to root (kb_task_load_confined). */
+static int load_dir(const char *root, const char *rel, const char *dir,
+		    const char *name, struct kb_task *out, char *errstr,
+		    size_t errstr_size)
 {
 	char *path, *text = NULL;
 	size_t len;
@@ -777,9 +858,21 @@ int kb_task_load_dir(const char *dir, const char *name, struct kb_task *out,
 		kb_seterr(errstr, errstr_size, "out of memory");
 		return -ENOMEM;
 	}
-	rc = kb_read_file(path, KB__TASK_MAX_YAML, &text, &len);
+	if (root) {
+		char yml[4096];
+		rc = kb_path_beneath(rel, "task.yml", yml, sizeof(yml));
+		if (rc >= 0)
+			rc = kb_open_beneath(root, yml, 0);
+		if (rc >= 0)
+			rc = kb_read_fd(rc, KB__TASK_MAX_YAML, &text, &len);
+	} else {
+		rc = kb_read_file(path, KB__TASK_MAX_YAML, &text, &len);
+	}
 	if (rc < 0) {
-		kb_seterr(errstr, errstr_size, "%s: %s", path, strerror(-rc));
+		kb_seterr(errstr, errstr_size, "%s: %s", path,
+			  root && rc != -ENOENT && rc != -EFBIG
+				  ? confine_why(rc)
+				  : strerror(-rc));
 		free(path);
 		return rc;
 	}
@@ -793,6 +886,11 @@ int kb_task_load_dir(const char *dir, const char *name, struct kb_task *out,
 	free(path);
 	out->dir = strdup(dir);
 	out->name = name ? strdup(name) : base_name(dir);
+	if (root && !(out->root = strdup(root))) {
+		kb_task_clear(out);
+		kb_seterr(errstr, errstr_size, "out of memory");
+		return -ENOMEM;
+	}
 	if (!out->dir || !out->name) {
 		kb_task_clear(out);
 		kb_seterr(errstr, errstr_size, "out of memory");
@@ -809,6 +907,48 @@ int kb_task_load_dir(const char *dir, const char *name, struct kb_task *out,
 	rc = check_sources(out, dir, errstr, errstr_size);
 	if (rc < 0)
 		kb_task_clear(out);
+	return rc;
+}
+
+int kb_task_load_dir(const char *dir, const char *name, struct kb_task *out,
+		     char *errstr, size_t errstr_size)
+{
+	return load_dir(NULL, NULL, dir, name, out, errstr, errstr_size);
+}
+
+int kb_task_load_confined(const char *root, const char *rel, const char *name,
+			  struct kb_task *out, char *errstr, size_t errstr_size)
+{
+	char norm[4096], top[4096], *dir;
+	size_t n = strlen(root);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	/* Without trailing slashes, so that dir is "<root>/<rel>" exactly
+	 * (kb_task_rel_dir). */
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	if (n >= sizeof(top)) {
+		kb_seterr(errstr, errstr_size, "problem source path too long");
+		return -ENAMETOOLONG;
+	}
+	memcpy(top, root, n);
+	top[n] = '\0';
+	root = top;
+	rc = kb_path_beneath("", rel && *rel ? rel : ".", norm, sizeof(norm));
+	if (rc < 0) {
+		kb_seterr(errstr, errstr_size, "problem directory '%s' %s",
+			  rel ? rel : "", confine_why(rc));
+		return rc;
+	}
+	dir = *norm ? kb__path_join(root, norm) : strdup(root);
+	if (!dir) {
+		kb_seterr(errstr, errstr_size, "out of memory");
+		return -ENOMEM;
+	}
+	/* A name defaults to the directory's, which is root's for "". */
+	rc = load_dir(root, norm, dir, name, out, errstr, errstr_size);
+	free(dir);
 	return rc;
 }
 
@@ -834,6 +974,7 @@ void kb_task_clear(struct kb_task *t)
 		return;
 	free(t->name);
 	free(t->dir);
+	free(t->root);
 	free(t->lang);
 	free(t->description);
 	for (size_t i = 0; i < t->nfiles; i++) {

@@ -70,6 +70,11 @@ struct kb_task_file {
 struct kb_task {
 	char *name;        /* leaderboard name */
 	char *dir;         /* the problem directory */
+	/* NULL for the operator's own sets; for a problem source that is
+	 * untrusted input (a synced archive, a board under KB_PROBLEMS_DEV)
+	 * the directory every path of the task stays inside: dir is in it,
+	 * and kb_task_read() opens files only beneath it, through no link. */
+	char *root;
 	char *lang;        /* c, cu, hip, py */
 	char *description;
 	struct kb_task_file *files;
@@ -106,6 +111,31 @@ int kb_task_parse(const char *yaml, size_t len, struct kb_task *out,
 int kb_task_load_dir(const char *dir, const char *name, struct kb_task *out,
 		     char *errstr, size_t errstr_size);
 
+/* As kb_task_load_dir, for a problem source that is untrusted input:
+ * the task directory is root/rel, and rel and every file source and
+ * template must resolve inside root (lexically: no absolute path, no ".."
+ * above root; on disk: no symbolic link anywhere below root, regular
+ * files only). A source may climb out of its own directory while it stays
+ * in root, as upstream's shared "../eval.py" does. Sets out->root. Errors
+ * as kb_task_load_dir's, naming the path that leaves root (-EXDEV) or
+ * passes through a link (-ELOOP). */
+int kb_task_load_confined(const char *root, const char *rel, const char *name,
+			  struct kb_task *out, char *errstr,
+			  size_t errstr_size);
+
+/* Reads file rel of task t (a source or a template, relative to t->dir),
+ * at most max bytes, into *out (NUL-terminated; caller frees) and *len.
+ * With t->root set, the file must resolve inside it as
+ * kb_task_load_confined() requires; without, it is read as named (the
+ * operator's own sets). Returns 0 or negative with errstr naming the
+ * file and why. Thread-safe. */
+int kb_task_read(const struct kb_task *t, const char *rel, size_t max,
+		 char **out, size_t *len, char *errstr, size_t errstr_size);
+
+/* t->dir relative to t->root ("" when they are the same), or NULL when
+ * t has no root. */
+const char *kb_task_rel_dir(const struct kb_task *t);
+
 /* Value of config key, or NULL. */
 const char *kb_task_config(const struct kb_task *t, const char *key);
 
@@ -126,6 +156,16 @@ struct kb_problemset {
  * negative with errstr set and *out empty. */
 int kb_problemset_load(const char *spec, struct kb_problemset *out,
 		       char *errstr, size_t errstr_size);
+
+/* Loads one competition file, root/setrel, of an untrusted problem
+ * source: its entries' directories and their tasks are loaded with
+ * kb_task_load_confined() and must stay inside root (an absolute
+ * directory or one climbing out of root is an error naming it). Tasks
+ * come sorted as kb_problemset_load's. Returns 0 or negative with errstr
+ * set and *out empty. */
+int kb_problemset_load_confined(const char *root, const char *setrel,
+				struct kb_problemset *out, char *errstr,
+				size_t errstr_size);
 
 /* The task named name, or NULL (binary search: ps must come from
  * kb_problemset_load). */

@@ -301,6 +301,78 @@ static int kb__yaml_problem(struct kb__yctx *c, yaml_parser_t *parser)
 	return -EINVAL;
 }
 
+/* The expanded weight of node id (see KB__TASK_MAX_EXPANDED), memoised
+ * in w[] (0: not yet; SIZE_MAX: being walked, so reaching it again is a
+ * cycle). Returns the weight, or SIZE_MAX with errstr set. */
+static size_t yweight(struct kb__yctx *c, int id, size_t *w, int depth)
+{
+	yaml_node_t *n = kb__ynode(c, id);
+	size_t sum = 1;
+
+	if (!n)
+		return 1;
+	if (w[id] == SIZE_MAX) {
+		kb__yfail(c, n, "an alias refers to a node that holds it");
+		return SIZE_MAX;
+	}
+	if (w[id])
+		return w[id];
+	if (depth > KB__TASK_MAX_DEPTH) {
+		kb__yfail(c, n, "nested more than %d levels deep",
+			  KB__TASK_MAX_DEPTH);
+		return SIZE_MAX;
+	}
+	w[id] = SIZE_MAX;
+	if (n->type == YAML_SCALAR_NODE) {
+		sum += n->data.scalar.length;
+	} else if (n->type == YAML_SEQUENCE_NODE) {
+		KB__SEQ_EACH(c, n, it)
+		{
+			size_t x = yweight(c, *it, w, depth + 1);
+			if (x == SIZE_MAX)
+				return SIZE_MAX;
+			sum += x;
+			if (sum > KB__TASK_MAX_EXPANDED)
+				break;
+		}
+	} else if (n->type == YAML_MAPPING_NODE) {
+		KB__MAP_EACH(c, n, p)
+		{
+			size_t k = yweight(c, p->key, w, depth + 1), v;
+			if (k == SIZE_MAX)
+				return SIZE_MAX;
+			v = yweight(c, p->value, w, depth + 1);
+			if (v == SIZE_MAX)
+				return SIZE_MAX;
+			sum += k + v;
+			if (sum > KB__TASK_MAX_EXPANDED)
+				break;
+		}
+	}
+	if (sum > KB__TASK_MAX_EXPANDED) {
+		kb__yfail(c, n,
+			  "the YAML is too large with its aliases expanded "
+			  "(more than %u bytes)",
+			  KB__TASK_MAX_EXPANDED);
+		return SIZE_MAX;
+	}
+	return w[id] = sum;
+}
+
+/* Refuses a document over the budgets (kb_task_yaml.h). */
+static int ybudget(struct kb__yctx *c)
+{
+	size_t n = (size_t)(c->doc->nodes.top - c->doc->nodes.start);
+	size_t *w = calloc(n + 1, sizeof(*w));
+	size_t total;
+
+	if (!w)
+		return kb__yoom(c);
+	total = yweight(c, 1, w, 0);
+	free(w);
+	return total == SIZE_MAX ? -EINVAL : 0;
+}
+
 /* Loads exactly one YAML document; the caller deletes *doc when 0. */
 int kb__yload(const char *yaml, size_t len, yaml_document_t *doc,
 	      struct kb__yctx *c)
@@ -336,6 +408,8 @@ int kb__yload(const char *yaml, size_t len, yaml_document_t *doc,
 		yaml_document_delete(&extra);
 	}
 	yaml_parser_delete(&parser);
+	if (rc == 0)
+		rc = ybudget(c);
 	if (rc < 0)
 		yaml_document_delete(doc);
 	return rc;

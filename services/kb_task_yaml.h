@@ -13,6 +13,13 @@
 
 /* The most YAML one file may hold. */
 #define KB__TASK_MAX_YAML (1u << 20)
+/* What a document may amount to with its aliases expanded (each node
+ * counts one, each scalar its bytes besides), and how deep it may nest:
+ * aliases share a node in libyaml's tree, but every walk of the tree, and
+ * every value built from it, pays for each use. An honest file expands
+ * to about its own size. */
+#define KB__TASK_MAX_EXPANDED (2u << 20)
+#define KB__TASK_MAX_DEPTH 64
 
 /* ---- errors ---------------------------------------------------------- */
 
@@ -65,7 +72,9 @@ int kb__want_seq(struct kb__yctx *c, const yaml_node_t *n, const char *what);
 	for (yaml_node_pair_t *it = (n)->data.mapping.pairs.start;             \
 	     it < (n)->data.mapping.pairs.top; it++)
 
-/* Loads exactly one YAML document; the caller deletes *doc when 0. */
+/* Loads exactly one YAML document within the budgets above (an alias of
+ * its own enclosing node is refused too); the caller deletes *doc when
+ * 0. */
 int kb__yload(const char *yaml, size_t len, yaml_document_t *doc,
 	      struct kb__yctx *c);
 /* A task's or a competition entry's gpus: a list of distinct names,

@@ -137,9 +137,7 @@ void kb_close_fd(int *fd)
 
 int kb_read_file(const char *path, size_t max, char **out, size_t *len)
 {
-	char *data = NULL;
-	size_t n = 0, cap = 0;
-	int fd, err = 0;
+	int fd;
 
 	*out = NULL;
 	if (len)
@@ -147,6 +145,18 @@ int kb_read_file(const char *path, size_t max, char **out, size_t *len)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	return kb_read_fd(fd, max, out, len);
+}
+
+int kb_read_fd(int fd, size_t max, char **out, size_t *len)
+{
+	char *data = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	*out = NULL;
+	if (len)
+		*len = 0;
 	for (;;) {
 		ssize_t r;
 		if (n == cap) {
@@ -339,4 +349,100 @@ char *kb_truncate(const char *s, size_t len, size_t max)
 		return NULL;
 	}
 	return b.data;
+}
+
+int kb_path_beneath(const char *base, const char *rel, char *out, size_t size)
+{
+	const char *parts[2] = {base ? base : "", rel};
+	size_t n = 0;
+
+	if (!rel || !*rel || rel[0] == '/' || (base && base[0] == '/'))
+		return -EINVAL;
+	if (size == 0)
+		return -ENAMETOOLONG;
+	out[0] = '\0';
+	for (int k = 0; k < 2; k++) {
+		for (const char *p = parts[k]; *p;) {
+			size_t len = strcspn(p, "/");
+			if (len == 2 && p[0] == '.' && p[1] == '.') {
+				/* Up one level: never above the root. */
+				if (n == 0)
+					return -EXDEV;
+				while (n > 0 && out[n - 1] != '/')
+					n--;
+				if (n > 0)
+					n--; /* the separator */
+				out[n] = '\0';
+			} else if (len > 0 && !(len == 1 && p[0] == '.')) {
+				if (n + (n > 0) + len + 1 > size)
+					return -ENAMETOOLONG;
+				if (n > 0)
+					out[n++] = '/';
+				memcpy(out + n, p, len);
+				n += len;
+				out[n] = '\0';
+			}
+			p += len;
+			while (*p == '/')
+				p++;
+		}
+	}
+	return 0;
+}
+
+int kb_open_beneath(const char *root, const char *rel, int want_dir)
+{
+	char norm[4096];
+	int dfd, rc;
+
+	rc = *rel ? kb_path_beneath("", rel, norm, sizeof(norm)) : 0;
+	if (rc < 0)
+		return rc;
+	if (!*rel)
+		norm[0] = '\0';
+	dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	/* One component at a time, none of them followed when it is a
+	 * link: O_NOFOLLOW makes openat fail with ELOOP on a symbolic link
+	 * at the end of each step, and each step is the end of one. */
+	for (char *p = norm; *p;) {
+		size_t len = strcspn(p, "/");
+		int last = p[len] == '\0', fd;
+		char save = p[len];
+		struct stat st;
+
+		p[len] = '\0';
+		fd = openat(dfd, p,
+			    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+				    (last && !want_dir ? 0 : O_DIRECTORY));
+		rc = fd < 0 ? -errno : 0;
+		p[len] = save;
+		close(dfd);
+		if (rc < 0)
+			return rc;
+		dfd = fd;
+		if (last) {
+			if (fstat(fd, &st) < 0 ||
+			    !(want_dir ? S_ISDIR(st.st_mode)
+				       : S_ISREG(st.st_mode))) {
+				close(fd);
+				return -EINVAL;
+			}
+			if (!want_dir) {
+				/* Reads block from here on, as any file's. */
+				int fl = fcntl(fd, F_GETFL);
+				if (fl >= 0)
+					fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+			}
+			return fd;
+		}
+		p += len + 1;
+	}
+	/* rel named the root itself. */
+	if (!want_dir) {
+		close(dfd);
+		return -EINVAL;
+	}
+	return dfd;
 }

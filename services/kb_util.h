@@ -44,6 +44,30 @@ void kb_close_fd(int *fd);
  * (pipes, /proc). On error *out is NULL. */
 int kb_read_file(const char *path, size_t max, char **out, size_t *len);
 
+/* As kb_read_file, from an open descriptor, which it closes (also on
+ * error). */
+int kb_read_fd(int fd, size_t max, char **out, size_t *len);
+
+/* Paths from an untrusted source (a problem archive): where a relative
+ * path leads without leaving the directory it is relative to.
+ *
+ * kb_path_beneath() joins rel onto base (both relative to the same root,
+ * base "" for the root itself) and folds ".", empty components and ".."
+ * lexically, writing the result into out ("" for the root, else "a/b",
+ * no leading, trailing or doubled '/'). Returns 0; -EINVAL when rel is
+ * empty or absolute (or base is absolute); -EXDEV when ".." would climb
+ * above the root; -ENAMETOOLONG when out is too small. Pure.
+ *
+ * kb_open_beneath() opens root/rel, rel as kb_path_beneath("", rel)
+ * folds it, walking it one component at a time so that no symbolic link
+ * is followed anywhere below root (root itself is trusted and may be
+ * one): a regular file opened for reading, or with want_dir a directory.
+ * Returns the descriptor (O_CLOEXEC), or -ELOOP (a link on the way),
+ * -EXDEV/-EINVAL (as above, or not a regular file / directory: devices,
+ * FIFOs and sockets are never opened for reading), -ENOENT, ... */
+int kb_path_beneath(const char *base, const char *rel, char *out, size_t size);
+int kb_open_beneath(const char *root, const char *rel, int want_dir);
+
 /* Writes a whole file, creating or truncating it, and sets its permission
  * bits to exactly mode (fchmod: the umask does not apply, and an existing
  * file gets the new mode). Returns 0 or -errno; on error the file may be

@@ -309,6 +309,7 @@ static void build(struct job *j, const struct kb_builder *b)
 		.exec = build_exec,
 		.exec_ctx = j,
 		.cache_dir = j->cache,
+		.user = j->s->user_id,
 		.cuda_arch = j->o->cuda_arch,
 		.cuda_home = j->o->cuda_home,
 		.hip_arch = j->o->hip_arch,

@@ -143,10 +143,10 @@ static int fingerprint(const struct kb_task *t, char *const *contents,
 				digest_add(&st, contents[i], lens[i]);
 			continue;
 		}
-		char path[4096], *data = NULL;
+		char err[512], *data = NULL;
 		size_t len = 0;
-		snprintf(path, sizeof(path), "%s/%s", t->dir, t->files[i].source);
-		int rc = kb_read_file(path, 64u << 20, &data, &len);
+		int rc = kb_task_read(t, t->files[i].source, 64u << 20, &data, &len,
+				      err, sizeof(err));
 		if (rc < 0)
 			return rc;
 		digest_add(&st, data, len);

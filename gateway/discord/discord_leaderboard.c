@@ -564,9 +564,9 @@ static void job_template(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		kb__dc_edit(dc, it->application_id, it->token, err, NULL, 0, 0, "error");
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/%s", lb->task->dir, tpl->value);
-	if (kb_read_file(path, 1u << 20, &code, &len) < 0) {
-		kb_error("discord: cannot read template %s", path);
+	if (kb_task_read(lb->task, tpl->value, 1u << 20, &code, &len, path,
+			 sizeof(path)) < 0) {
+		kb_error("discord: template %s", path);
 		kb__dc_edit(dc, it->application_id, it->token,
 			    "⚠️ The template cannot be read right now.", NULL, 0, 0, "error");
 		return;

@@ -30,9 +30,10 @@ struct kb_gw_http {
 	struct MHD_Daemon *daemon;
 	int fd; /* bound, not yet the daemon's; -1 after kb_gw_http_start */
 	struct MHD_Response *health;
-	pthread_mutex_t lb_mu; /* the /leaderboards body */
-	unsigned lb_gen;
-	struct MHD_Response *lb_resp;
+	pthread_mutex_t lb_mu; /* the /leaderboards bodies: [0] with closed
+				  boards, [1] without (anonymous readers) */
+	unsigned lb_gen[2];
+	struct MHD_Response *lb_resp[2];
 	atomic_int closing;    /* kb_gw_http_quiesce() was called */
 };
 
@@ -165,25 +166,34 @@ void kb_gw_reply_leaderboards(struct kb_gw_req *r)
 {
 	struct kb_gw_http *h = r->http;
 	unsigned gen = atomic_load(&h->g->boards_gen);
+	int anon;
 
+	/* A closed board is listed to admins and signed-in users only: no
+	 * anonymous surface names it. */
+	if (kb_gw_is_admin(r))
+		anon = 0;
+	else if (kb_gw_authenticate_optional(r) < 0)
+		return;
+	else
+		anon = !r->has_user;
 	pthread_mutex_lock(&h->lb_mu);
-	if (!h->lb_resp || h->lb_gen != gen) {
-		char *body = kb_gw_render_leaderboards(h->g);
+	if (!h->lb_resp[anon] || h->lb_gen[anon] != gen) {
+		char *body = kb_gw_render_leaderboards(h->g, !anon);
 		struct MHD_Response *resp =
 			body ? kb_gw_json_response(body, strlen(body),
 						   MHD_RESPMEM_MUST_FREE)
 			     : NULL;
 		if (resp) {
-			if (h->lb_resp)
-				MHD_destroy_response(h->lb_resp);
-			h->lb_resp = resp;
-			h->lb_gen = gen;
+			if (h->lb_resp[anon])
+				MHD_destroy_response(h->lb_resp[anon]);
+			h->lb_resp[anon] = resp;
+			h->lb_gen[anon] = gen;
 		} else {
 			free(body);
 		}
 	}
-	if (h->lb_resp)
-		queue(r, 200, h->lb_resp);
+	if (h->lb_resp[anon])
+		queue(r, 200, h->lb_resp[anon]);
 	pthread_mutex_unlock(&h->lb_mu);
 	if (!r->status)
 		kb_gw_reply_error(r, 500, "internal error");
@@ -679,8 +689,9 @@ void kb_gw_http_stop(struct kb_gw_http *h)
 		close(h->fd);
 	if (h->health)
 		MHD_destroy_response(h->health);
-	if (h->lb_resp)
-		MHD_destroy_response(h->lb_resp);
+	for (int i = 0; i < 2; i++)
+		if (h->lb_resp[i])
+			MHD_destroy_response(h->lb_resp[i]);
 	pthread_mutex_destroy(&h->lb_mu);
 	free(h);
 }

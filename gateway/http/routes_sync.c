@@ -7,11 +7,23 @@
  *   - an absolute path on the gateway's host (a checkout);
  *   - an http(s) URL of a .tar.gz archive the gateway can reach;
  *   - "owner/name" on GitHub (the branch's tar.gz from codeload.github.com).
- * The source is staged under KB_PROBLEMS_DEV/sync-<time>-<pid>-<n>/ (the
- * archive extracted with tar, or the path copied), so that boards made
- * from it are recorded as directories under KB_PROBLEMS_DEV as the
- * admin-created boards are. The problem sets are the <set>.yaml files of
- * its "problems" directory (upstream's layout), or of its top level.
+ * A problem source is untrusted input (docs/deploy.md, "Security"). An
+ * archive is extracted with libarchive (services/kb_archive.h: regular
+ * files and directories only, under KB_SYNC_MAX_BYTES and
+ * KB_SYNC_MAX_ENTRIES) into a private stage, KB_PROBLEMS_DEV/.sync-XXXXXX
+ * (mode 0700), removed when the sync ends, whatever its outcome; a path
+ * on the host is read in place. Either way the sets and tasks are loaded
+ * confined to the source (kb_problemset_load_confined): every directory
+ * and file they name resolves inside it, through no link. The problem
+ * sets are the <set>.yaml files of its "problems" directory (upstream's
+ * layout), or of its top level.
+ *
+ * A board created or updated keeps a copy of exactly the files its task
+ * names (task.yml, sources, templates), at their places relative to the
+ * source, in KB_PROBLEMS_DEV/sync-<time>-<pid>-<n>/ of its own, so that
+ * it is recorded as a directory under KB_PROBLEMS_DEV as the
+ * admin-created boards are; what the boards keep counts against
+ * KB_SYNC_MAX_BYTES too.
  *
  * Upstream's rules: a board that does not exist is created (a problem
  * without gpus is skipped); an existing one with no change is skipped
@@ -35,20 +47,20 @@
 #include <stdatomic.h>
 #include <jansson.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
-#include <glob.h>
+#include <dirent.h>
+#include <fcntl.h>
 
 #include "gateway.h"
 #include "http.h"
+#include "kb_archive.h"
 #include "kb_log.h"
 #include "kb_util.h"
 #include "store.h"
@@ -56,11 +68,14 @@
 #define ARCHIVE_MAX (256L << 20)
 #define DOWNLOAD_TIMEOUT_S 120L
 
-extern char **environ;
+#define SYNC_MAX_DEPTH 32
+#define TASK_FILE_MAX (16u << 20)
 
 struct sync {
 	char repository[1024], branch[128], problem_set[128];
 	int force, closed;
+	const char *root;   /* the source: a host path or the stage's src */
+	uint64_t kept_left; /* bytes the boards' copies may still take */
 	json_t *created, *updated, *skipped, *errors;
 	int status; /* 0, or an HTTP status for a refusal */
 	char detail[512];
@@ -95,19 +110,6 @@ static void add_skip(struct sync *s, const char *name, const char *reason)
 {
 	json_array_append_new(s->skipped, json_pack("{s:s,s:s}", "name", name,
 						    "reason", reason));
-}
-
-/* Runs argv, waits. Returns 0 when it exited 0, else -1. */
-static int run(char *const argv[])
-{
-	pid_t pid;
-	int st;
-
-	if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
-		return -1;
-	if (waitpid(pid, &st, 0) < 0)
-		return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
 static size_t to_file(void *p, size_t size, size_t n, void *ud)
@@ -153,43 +155,116 @@ static int download(const char *url, const char *path, char *err,
 	return 0;
 }
 
-/* The directory holding the problem sets in the staged tree at root:
- * root's single top-level directory is entered (archives have one),
- * then "problems" when it exists. */
+/* Whether rel beneath root is a directory, reached through no link. */
+static int is_dir_beneath(const char *root, const char *rel)
+{
+	int fd = kb_open_beneath(root, rel, 1);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/* The directory holding the problem sets, relative to the source root:
+ * its single top-level directory is entered (archives have one), then
+ * "problems" when it exists. */
 static void problems_dir(const char *root, char *out, size_t size)
 {
-	char pattern[PATH_MAX], cand[PATH_MAX];
-	glob_t gl;
-	struct stat st;
+	int fd = kb_open_beneath(root, "", 1), n = 0;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	char only[256] = "", cand[PATH_MAX];
 
-	snprintf(out, size, "%s", root);
-	snprintf(pattern, sizeof(pattern), "%s/*", root);
-	if (glob(pattern, 0, NULL, &gl) == 0) {
-		if (gl.gl_pathc == 1 && stat(gl.gl_pathv[0], &st) == 0 &&
-		    S_ISDIR(st.st_mode))
-			snprintf(out, size, "%s", gl.gl_pathv[0]);
-		globfree(&gl);
+	if (!d && fd >= 0)
+		close(fd);
+	while (d && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		n++;
+		snprintf(only, sizeof(only), "%s", de->d_name);
 	}
-	snprintf(cand, sizeof(cand), "%s/problems", out);
-	if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode))
+	if (d)
+		closedir(d);
+	snprintf(out, size, "%s",
+		 n == 1 && is_dir_beneath(root, only) ? only : "");
+	snprintf(cand, sizeof(cand), "%s%sproblems", out, *out ? "/" : "");
+	if (is_dir_beneath(root, cand))
 		snprintf(out, size, "%s", cand);
 }
 
-/* Stages the source under stage. Returns 0 or -1 with an error recorded
- * under "download". */
-static int stage_source(struct sync *s, const char *stage)
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The <set>.yaml names (without .yaml) of dir beneath root, sorted, as a
+ * NULL-terminated malloc'd array of malloc'd strings. Only regular files
+ * count: a link is never a set. */
+static char **set_names(const char *root, const char *dir)
+{
+	int fd = kb_open_beneath(root, dir, 1);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	char **v = calloc(1, sizeof(*v));
+	size_t n = 0;
+
+	if (!d && fd >= 0)
+		close(fd);
+	while (d && v && (de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+		char **nv;
+		if (len <= 5 || de->d_name[0] == '.' ||
+		    strcmp(de->d_name + len - 5, ".yaml") != 0 ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) <
+			    0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		nv = realloc(v, (n + 2) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		if ((v[n] = strndup(de->d_name, len - 5)) != NULL)
+			n++;
+		v[n] = NULL;
+	}
+	if (d)
+		closedir(d);
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_name);
+	return v;
+}
+
+static void free_names(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Stages the source: an archive is downloaded and extracted into
+ * stage/src; a host path is used in place. Sets s->root. Returns 0 or -1
+ * with an error recorded under "download" (or "archive" when its content
+ * is refused). */
+static int stage_source(struct kb_gw *g, struct sync *s, const char *stage,
+			char *src, size_t src_size)
 {
 	char url[1400], archive[PATH_MAX], err[1600];
 	const char *repo = s->repository;
+	struct kb_archive_limits lim = {(uint64_t)g->cfg.sync_max_bytes,
+					(size_t)g->cfg.sync_max_entries,
+					SYNC_MAX_DEPTH};
+	struct stat st;
 
 	if (repo[0] == '/') {
-		char src[PATH_MAX + 4];
-		snprintf(src, sizeof(src), "%s/.", repo);
-		char *argv[] = {"cp", "-R", "--", src, (char *)stage, NULL};
-		if (run(argv) < 0) {
-			add_error(s, "download", "Could not copy %s", repo);
+		if (stat(repo, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			add_error(s, "download", "Could not read %s: %s", repo,
+				  errno ? strerror(errno) : "not a directory");
 			return -1;
 		}
+		s->root = repo;
 		return 0;
 	}
 	if (strncmp(repo, "http://", 7) == 0 ||
@@ -199,28 +274,25 @@ static int stage_source(struct sync *s, const char *stage)
 		snprintf(url, sizeof(url),
 			 "https://codeload.github.com/%s/tar.gz/%s", repo,
 			 s->branch);
-	snprintf(archive, sizeof(archive), "%s.tar.gz", stage);
+	snprintf(archive, sizeof(archive), "%s/archive.tar.gz", stage);
+	snprintf(src, src_size, "%s/src", stage);
 	if (download(url, archive, err, sizeof(err)) < 0) {
-		unlink(archive);
 		add_error(s, "download", "%s", err);
 		return -1;
 	}
-	/* GNU tar drops leading slashes and refuses members with "..". */
-	char *argv[] = {"tar",
-			"-xzf",
-			archive,
-			"-C",
-			(char *)stage,
-			"--no-same-owner",
-			"--no-same-permissions",
-			NULL};
-	int rc = run(argv);
-	unlink(archive);
-	if (rc < 0) {
-		add_error(s, "download",
-			  "Could not extract the archive from %s", url);
+	if (mkdir(src, 0700) < 0) {
+		add_error(s, "download", "Could not make %s: %s", src,
+			  strerror(errno));
 		return -1;
 	}
+	int rc = kb_archive_extract(archive, src, &lim, err, sizeof(err));
+	unlink(archive);
+	if (rc < 0) {
+		add_error(s, "archive", "The archive from %s is refused: %s",
+			  url, err);
+		return -1;
+	}
+	s->root = src;
 	return 0;
 }
 
@@ -254,16 +326,15 @@ static int files_differ(const struct kb_gw_lb *lb, const struct kb_task *t)
 	if (o->nfiles != t->nfiles)
 		return 1;
 	for (size_t i = 0; i < t->nfiles; i++) {
-		char path[PATH_MAX], *data = NULL;
+		char err[256], *data = NULL;
 		size_t len = 0;
 		if (strcmp(o->files[i].name, t->files[i].name) ||
 		    strcmp(o->files[i].source, t->files[i].source))
 			return 1;
 		if (i == lb->submission_file)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", t->dir,
-			 t->files[i].source);
-		if (kb_read_file(path, 16u << 20, &data, &len) < 0)
+		if (kb_task_read(t, t->files[i].source, TASK_FILE_MAX, &data,
+				 &len, err, sizeof(err)) < 0)
 			return 1;
 		int diff = len != lb->file_lens[i] ||
 			   memcmp(data, lb->file_contents[i], len);
@@ -279,29 +350,112 @@ static const char *str0(const char *s)
 	return s ? s : "";
 }
 
-/* The board's directory, relative to KB_PROBLEMS_DEV, into rel. */
-static void board_dir(const struct kb_task *t, const char *stage_rel,
-		      const char *set_dir, char rel[PATH_MAX])
+/* Copies file rel of t (relative to t->dir) into pub, at its place
+ * relative to the source root. A file named twice is copied once. */
+static int keep_file(struct sync *s, const struct kb_task *t, const char *pub,
+		     const char *rel, char *err, size_t err_size)
 {
-	const char *sub = t->dir + strlen(set_dir);
+	char at[PATH_MAX], *data = NULL;
+	size_t len = 0;
+	int rc = kb_path_beneath(kb_task_rel_dir(t), rel, at, sizeof(at));
 
-	snprintf(rel, PATH_MAX, "%s%s%s", stage_rel, *sub == '/' ? "" : "/",
-		 sub);
+	if (rc == 0)
+		rc = kb_task_read(t, rel, TASK_FILE_MAX, &data, &len, err,
+				  err_size);
+	else
+		snprintf(err, err_size, "'%s' leaves the problem source", rel);
+	if (rc < 0)
+		return rc;
+	if (len > s->kept_left) {
+		free(data);
+		snprintf(err, err_size,
+			 "the boards of this sync would keep more than "
+			 "KB_SYNC_MAX_BYTES");
+		return -EFBIG;
+	}
+	rc = kb_tree_write(pub, at, data, len);
+	free(data);
+	if (rc == -EEXIST)
+		return 0;
+	if (rc < 0) {
+		snprintf(err, err_size, "cannot keep %s: %s", at,
+			 strerror(-rc));
+		return rc;
+	}
+	s->kept_left -= len;
+	return 0;
+}
+
+/* Keeps a copy of what t names in a directory of its own under
+ * KB_PROBLEMS_DEV and points t there (root and dir). rel gets the board's
+ * directory relative to KB_PROBLEMS_DEV, pub the copy's top. Returns 0 or
+ * -1 with err set and nothing left behind. */
+static int publish(struct kb_gw *g, struct sync *s, struct kb_task *t,
+		   char rel[PATH_MAX], char pub[PATH_MAX], char *err,
+		   size_t err_size)
+{
+	static unsigned long seq;
+	char top[96];
+	const char *sub = kb_task_rel_dir(t);
+	int rc = 0;
+
+	snprintf(top, sizeof(top), "sync-%lld-%d-%lu", (long long)time(NULL),
+		 (int)getpid(), __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	snprintf(pub, PATH_MAX, "%s/%s", g->cfg.problems_dev, top);
+	if (mkdir(pub, 0755) < 0) {
+		snprintf(err, err_size, "cannot make %s: %s", pub,
+			 strerror(errno));
+		return -1;
+	}
+	rc = keep_file(s, t, pub, "task.yml", err, err_size);
+	for (size_t i = 0; rc == 0 && i < t->nfiles; i++)
+		if (strcmp(t->files[i].source, "@SUBMISSION@") != 0)
+			rc = keep_file(s, t, pub, t->files[i].source, err,
+				       err_size);
+	for (size_t i = 0; rc == 0 && i < t->ntemplates; i++)
+		rc = keep_file(s, t, pub, t->templates[i].value, err, err_size);
+	char *root = rc == 0 ? strdup(pub) : NULL;
+	char *dir = root ? (*sub ? malloc(strlen(pub) + strlen(sub) + 2)
+				 : strdup(pub))
+			 : NULL;
+	if (rc == 0 && (!root || !dir))
+		snprintf(err, err_size, "out of memory");
+	if (rc < 0 || !root || !dir) {
+		free(root);
+		free(dir);
+		kb_tree_remove(pub);
+		return -1;
+	}
+	if (*sub)
+		sprintf(dir, "%s/%s", pub, sub);
+	snprintf(rel, PATH_MAX, "%s%s%s", top, *sub ? "/" : "", sub);
+	free(t->root);
+	free(t->dir);
+	t->root = root;
+	t->dir = dir;
+	return 0;
 }
 
 /* An existing admin-made board takes the new task in place (see the top
  * of the file). t is taken (left zeroed) when the update goes through. */
 static void update_board(struct kb_gw *g, struct sync *s, struct kb_gw_lb *old,
-			 struct kb_task *t, const char *rel)
+			 struct kb_task *t)
 {
 	char err[512], name[128];
 	struct kb_task *own = malloc(sizeof(*own));
 	struct kb_gw_lb *lb;
 	int st;
 
+	char rel[PATH_MAX], pub[PATH_MAX];
+
 	snprintf(name, sizeof(name), "%s", t->name);
 	if (!own) {
 		add_error(s, name, "update failed: out of memory");
+		return;
+	}
+	if (publish(g, s, t, rel, pub, err, sizeof(err)) < 0) {
+		free(own);
+		add_error(s, name, "update failed: %s", err);
 		return;
 	}
 	*own = *t;
@@ -310,6 +464,7 @@ static void update_board(struct kb_gw *g, struct sync *s, struct kb_gw_lb *old,
 	if (!lb) {
 		kb_task_clear(own);
 		free(own);
+		kb_tree_remove(pub);
 		add_error(s, name, "update failed: %s", err);
 		return;
 	}
@@ -326,16 +481,14 @@ static void update_board(struct kb_gw *g, struct sync *s, struct kb_gw_lb *old,
 }
 
 /* One problem of a set: created, updated, skipped, or an error. */
-static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
-		      const char *stage_rel, const char *set_dir)
+static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t)
 {
 	const struct kb_gw_lb *old = kb_gw_lb_find(g, t->name);
-	char rel[PATH_MAX], err[512];
+	char rel[PATH_MAX], pub[PATH_MAX], err[512];
 	int st;
 
 	if (old && strcmp(old->task->name, t->name) != 0)
 		old = NULL; /* only the same spelling is the same board */
-	board_dir(t, stage_rel, set_dir, rel);
 	if (old) {
 		const struct kb_task *o = old->task;
 		int significant = files_differ(old, t) ||
@@ -372,8 +525,7 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 					  "update failed: the board changed "
 					  "meanwhile; sync again");
 			else
-				update_board(g, s, (struct kb_gw_lb *)old, t,
-					     rel);
+				update_board(g, s, (struct kb_gw_lb *)old, t);
 			kb_gw_boards_change_unlock();
 		}
 		return;
@@ -387,6 +539,11 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 		add_error(s, t->name, "create failed: out of memory");
 		return;
 	}
+	if (publish(g, s, t, rel, pub, err, sizeof(err)) < 0) {
+		free(own);
+		add_error(s, t->name, "create failed: %s", err);
+		return;
+	}
 	*own = *t;
 	memset(t, 0, sizeof(*t)); /* the board (or own) has it now */
 	struct kb_gw_lb *lb =
@@ -396,6 +553,7 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 		snprintf(name, sizeof(name), "%s", own->name);
 		kb_task_clear(own);
 		free(own);
+		kb_tree_remove(pub);
 		add_error(s, name, "create failed: %s", err);
 		return;
 	}
@@ -415,81 +573,87 @@ static void sync_task(struct kb_gw *g, struct sync *s, struct kb_task *t,
 	json_array_append_new(s->created, json_string(lb->task->name));
 }
 
-static void sync_set(struct kb_gw *g, struct sync *s, const char *yaml,
-		     const char *stage_rel, const char *set_dir)
+/* One <set>.yaml of the source (dir/set.yaml relative to its root). */
+static void sync_set(struct kb_gw *g, struct sync *s, const char *dir,
+		     const char *set)
 {
 	struct kb_problemset ps;
-	char err[512], name[256];
-	const char *base = strrchr(yaml, '/');
+	char err[512], rel[PATH_MAX];
 
-	snprintf(name, sizeof(name), "%s", base ? base + 1 : yaml);
-	name[strcspn(name, ".")] = '\0';
-	if (kb_problemset_load(yaml, &ps, err, sizeof(err)) < 0) {
-		add_error(s, name, "%s", err);
+	snprintf(rel, sizeof(rel), "%s%s%s.yaml", dir, *dir ? "/" : "", set);
+	if (kb_problemset_load_confined(s->root, rel, &ps, err, sizeof(err)) <
+	    0) {
+		add_error(s, set, "%s", err);
 		return;
 	}
 	for (size_t i = 0; i < ps.n; i++)
-		sync_task(g, s, &ps.tasks[i], stage_rel, set_dir);
+		sync_task(g, s, &ps.tasks[i]);
 	kb_problemset_clear(&ps);
+}
+
+/* The sync proper, once the source is in place. */
+static void sync_sets(struct kb_gw *g, struct sync *s)
+{
+	char dir[PATH_MAX];
+	char **sets;
+	size_t n = 0;
+
+	problems_dir(s->root, dir, sizeof(dir));
+	sets = set_names(s->root, dir);
+	if (!sets) {
+		add_error(s, "download", "out of memory");
+		return;
+	}
+	while (sets[n])
+		n++;
+	if (s->problem_set[0]) {
+		size_t i = 0;
+		while (i < n && strcmp(sets[i], s->problem_set) != 0)
+			i++;
+		if (i < n) {
+			sync_set(g, s, dir, sets[i]);
+		} else {
+			json_t *avail = json_array();
+			for (i = 0; i < n; i++)
+				json_array_append_new(avail,
+						      json_string(sets[i]));
+			char *list = json_dumps(avail, JSON_COMPACT);
+			add_error(s, s->problem_set,
+				  "Problem set not found. Available: %s",
+				  list ? list : "[]");
+			free(list);
+			json_decref(avail);
+		}
+	} else if (n == 0) {
+		add_error(
+			s, "download",
+			"No problem set (<set>.yaml) found in the repository");
+	} else {
+		for (size_t i = 0; i < n; i++)
+			sync_set(g, s, dir, sets[i]);
+	}
+	free_names(sets);
 }
 
 static void sync_work(struct kb_gw_req *r)
 {
 	struct sync *s = r->pending;
 	struct kb_gw *g = r->g;
-	static unsigned long seq;
-	char stage_rel[96], stage[PATH_MAX], dir[PATH_MAX],
-		pattern[PATH_MAX + 16];
-	glob_t gl;
+	char stage[PATH_MAX], src[PATH_MAX];
 
-	snprintf(stage_rel, sizeof(stage_rel), "sync-%lld-%d-%lu",
-		 (long long)time(NULL), (int)getpid(),
-		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
-	snprintf(stage, sizeof(stage), "%s/%s", g->cfg.problems_dev, stage_rel);
-	if (mkdir(stage, 0755) < 0) {
-		add_error(s, "download", "Could not make %s: %s", stage,
-			  strerror(errno));
+	/* Private (mkdtemp: 0700) and hidden: not a directory anyone may
+	 * name as a board. */
+	snprintf(stage, sizeof(stage), "%s/.sync-XXXXXX", g->cfg.problems_dev);
+	if (!mkdtemp(stage)) {
+		add_error(s, "download", "Could not make a stage in %s: %s",
+			  g->cfg.problems_dev, strerror(errno));
 		return;
 	}
-	if (stage_source(s, stage) < 0)
-		return;
-	problems_dir(stage, dir, sizeof(dir));
-	if (s->problem_set[0])
-		snprintf(pattern, sizeof(pattern), "%s/%s.yaml", dir,
-			 s->problem_set);
-	else
-		snprintf(pattern, sizeof(pattern), "%s/*.yaml", dir);
-	int rc = glob(pattern, 0, NULL, &gl);
-	if (rc != 0 && s->problem_set[0]) {
-		json_t *avail = json_array();
-		snprintf(pattern, sizeof(pattern), "%s/*.yaml", dir);
-		if (glob(pattern, 0, NULL, &gl) == 0) {
-			for (size_t i = 0; i < gl.gl_pathc; i++) {
-				char *b = strrchr(gl.gl_pathv[i], '/') + 1;
-				json_array_append_new(
-					avail, json_stringn(b, strlen(b) - 5));
-			}
-			globfree(&gl);
-		}
-		char *list = json_dumps(avail, JSON_COMPACT);
-		add_error(s, s->problem_set,
-			  "Problem set not found. Available: %s",
-			  list ? list : "[]");
-		free(list);
-		json_decref(avail);
-		return;
-	}
-	if (rc != 0) {
-		add_error(
-			s, "download",
-			"No problem set (<set>.yaml) found in the repository");
-		return;
-	}
-	/* A set's task directories are relative to it: the board records
-	 * them relative to KB_PROBLEMS_DEV through the stage. */
-	for (size_t i = 0; i < gl.gl_pathc; i++)
-		sync_set(g, s, gl.gl_pathv[i], stage_rel, stage);
-	globfree(&gl);
+	s->kept_left = (uint64_t)g->cfg.sync_max_bytes;
+	if (stage_source(g, s, stage, src, sizeof(src)) == 0)
+		sync_sets(g, s);
+	if (kb_tree_remove(stage) < 0)
+		kb_warn("update-problems: cannot remove its stage %s", stage);
 }
 
 static void sync_done(struct kb_gw_req *r)

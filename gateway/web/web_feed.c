@@ -36,14 +36,18 @@
 #define POLL_MS 100
 #define GIVE_UP_S 15.0
 #define KEEPALIVE_S 15.0
-#define MAX_STREAMS 8192
 #define BLOCK_SIZE 4096
+/* What a stream may hold unread: a client that stops reading has its
+ * events dropped, not buffered without end. */
+#define STREAM_BUF_MAX (64u << 10)
 
 struct kb__web_stream {
 	struct kb__web_stream *next, *prev; /* under the module's mu */
 	struct kb_gw_web *w;
 	struct MHD_Connection *conn;
 	char lb[128];         /* "" follows every board */
+	char addr[64];        /* the client's, for KB_WEB_STREAMS_PER_IP */
+	double born;          /* kb_mono_s(), for KB_WEB_STREAM_MAX_S */
 	pthread_mutex_t mu;   /* below */
 	int suspended, finished;
 	struct kb_buf out;
@@ -88,7 +92,7 @@ size_t kb_gw_web_streams(struct kb_gw *g)
 static void stream_say(struct kb__web_stream *st, const char *text, size_t len)
 {
 	pthread_mutex_lock(&st->mu);
-	if (!st->finished) {
+	if (!st->finished && st->out.len - st->off + len <= STREAM_BUF_MAX) {
 		kb_buf_append(&st->out, text, len);
 		if (st->suspended) {
 			st->suspended = 0;
@@ -106,6 +110,8 @@ static void release(struct kb_gw_web *w, const struct kb__web_pending *p)
 	unsigned gen;
 	int n;
 
+	const struct kb_gw_lb *lb = kb_gw_lb_find(w->g, p->lb);
+
 	snprintf(key, sizeof(key), "b|%s|", p->lb);
 	kb_gw_cache_invalidate(w->pages, key);
 	kb_gw_cache_invalidate(w->pages, "i|");
@@ -119,6 +125,10 @@ static void release(struct kb_gw_web *w, const struct kb__web_pending *p)
 	if (w->g->cache)
 		kb_gw_cache_invalidate(w->g->cache, key);
 	gen = atomic_fetch_add(&w->gen, 1) + 1;
+	/* The feed is anonymous: a board that is not public (closed, or
+	 * gone) is never named on it, to any stream. */
+	if (!lb || atomic_load(&lb->closed) || atomic_load(&lb->deleted))
+		return;
 	n = snprintf(ev, sizeof(ev),
 		     "event: board\ndata: {\"lb\":\"%s\",\"gpu\":\"%s\","
 		     "\"submission_id\":%" PRIu64 ",\"gen\":%u}\n\n",
@@ -177,26 +187,45 @@ static void check_pending(struct kb_gw_web *w)
 	pthread_mutex_unlock(&w->mu);
 }
 
+/* A keep-alive for every stream; one past KB_WEB_STREAM_MAX_S ends
+ * instead (its browser reconnects after retry). */
 static void keepalive(struct kb_gw_web *w)
 {
 	static const char ka[] = ": keep-alive\n\n";
+	double now = kb_mono_s();
 
 	pthread_mutex_lock(&w->mu);
-	for (struct kb__web_stream *st = w->streams; st; st = st->next)
-		stream_say(st, ka, sizeof(ka) - 1);
+	for (struct kb__web_stream *st = w->streams; st; st = st->next) {
+		if (now - st->born < (double)w->g->cfg.web_stream_max_s) {
+			stream_say(st, ka, sizeof(ka) - 1);
+			continue;
+		}
+		pthread_mutex_lock(&st->mu);
+		st->finished = 1;
+		if (st->suspended) {
+			st->suspended = 0;
+			MHD_resume_connection(st->conn);
+		}
+		pthread_mutex_unlock(&st->mu);
+	}
 	pthread_mutex_unlock(&w->mu);
 }
 
 static void *feed_main(void *arg)
 {
 	struct kb_gw_web *w = arg;
-	double next_ka = kb_mono_s() + KEEPALIVE_S;
+	/* Often enough that a stream ends within a few seconds of its
+	 * lifetime when that is shorter than the keep-alive period. */
+	double period = KEEPALIVE_S < w->g->cfg.web_stream_max_s / 2.0
+				? KEEPALIVE_S
+				: w->g->cfg.web_stream_max_s / 2.0;
+	double next_ka = kb_mono_s() + period;
 
 	while (!atomic_load(&w->stop)) {
 		check_pending(w);
 		if (kb_mono_s() >= next_ka) {
 			keepalive(w);
-			next_ka = kb_mono_s() + KEEPALIVE_S;
+			next_ka = kb_mono_s() + period;
 		}
 		sleep_ms(POLL_MS);
 	}
@@ -290,6 +319,16 @@ static void stream_free(void *cls)
 	free(st);
 }
 
+/* The streams this gateway allows in all: KB_WEB_STREAMS_MAX, but never
+ * more than half of the connections, so that /health and the API always
+ * find some. */
+static long streams_cap(const struct kb_gw *g)
+{
+	long half = g->cfg.http_max_connections / 2;
+
+	return g->cfg.web_streams_max < half ? g->cfg.web_streams_max : half;
+}
+
 void kb__web_events_begin(struct kb_gw_req *r)
 {
 	struct kb_gw_web *w = r->g->web;
@@ -301,7 +340,8 @@ void kb__web_events_begin(struct kb_gw_req *r)
 		kb_gw_reply_error(r, 404, "the web pages are off (KB_WEB=0)");
 		return;
 	}
-	if (lb && !board) {
+	/* Anonymous: a closed board is as unknown here as on its page. */
+	if (lb && (!board || atomic_load(&board->closed))) {
 		kb_gw_reply_error(r, 404, "unknown leaderboard");
 		return;
 	}
@@ -315,19 +355,30 @@ void kb__web_events_begin(struct kb_gw_req *r)
 	st->w = w;
 	st->conn = r->conn;
 	snprintf(st->lb, sizeof(st->lb), "%s", lb ? lb : "");
+	kb_gw_client_addr(r, st->addr, sizeof(st->addr));
+	st->born = kb_mono_s();
 	pthread_mutex_init(&st->mu, NULL);
 	/* retry: reconnect quickly; hello: the generation now, to compare
 	 * with the page's. */
 	kb_buf_printf(&st->out, "retry: 3000\nevent: hello\ndata: {\"gen\":%u}\n\n",
 		      atomic_load(&w->gen));
 	pthread_mutex_lock(&w->mu);
-	if (w->closed || atomic_load(&w->nstreams) >= MAX_STREAMS) {
-		int closed = w->closed;
+	long mine = 0, cap = streams_cap(r->g);
+	for (struct kb__web_stream *o = w->streams; o; o = o->next)
+		mine += strcmp(o->addr, st->addr) == 0;
+	if (w->closed || atomic_load(&w->nstreams) >= (size_t)cap ||
+	    mine >= r->g->cfg.web_streams_per_ip) {
+		int closed = w->closed, full = !closed && mine < r->g->cfg.web_streams_per_ip;
 		pthread_mutex_unlock(&w->mu);
 		pthread_mutex_destroy(&st->mu);
 		kb_buf_free(&st->out);
 		free(st);
-		kb_gw_reply_error(r, 503, closed ? "shutting down" : "too many streams");
+		if (closed)
+			kb_gw_reply_error(r, 503, "shutting down");
+		else if (full)
+			kb_gw_reply_error(r, 503, "too many live streams; try again later");
+		else
+			kb_gw_reply_error(r, 429, "too many live streams from this address");
 		return;
 	}
 	st->next = w->streams;
@@ -347,7 +398,12 @@ void kb__web_events_begin(struct kb_gw_req *r)
 	kb__web_headers(resp, "text/event-stream");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-	MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+	/* Keep-alives move bytes every KEEPALIVE_S: a stream whose client
+	 * reads nothing for longer than the idle limit is closed by
+	 * libmicrohttpd (the connection timeout counts from the last bytes
+	 * moved). */
+	MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT,
+				  (unsigned)r->g->cfg.web_stream_idle_s);
 	kb_gw_reply_response(r, 200, resp);
 	MHD_destroy_response(resp);
 }

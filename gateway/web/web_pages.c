@@ -302,9 +302,11 @@ static void template_begin(struct kb_gw_req *r)
 		kb_gw_reply_error(r, 404, "no such template");
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/%s", lb->task->dir, file);
-	if (kb_read_file(path, TEMPLATE_MAX, &data, &len) < 0) {
-		kb_warn("template %s: cannot read %s", lb->task->name, path);
+	/* A synced board's files are untrusted input: kb_task_read keeps
+	 * the read inside its source. */
+	if (kb_task_read(lb->task, file, TEMPLATE_MAX, &data, &len, path,
+			 sizeof(path)) < 0) {
+		kb_warn("template %s", path);
 		kb_gw_reply_error(r, 500, "the template cannot be read");
 		return;
 	}

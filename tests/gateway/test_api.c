@@ -300,7 +300,9 @@ START_TEST(admin_policies)
 	j = gw_expect_json(gw_req_admin(&E, "GET", "/submissions/gw_sum_cpu/CPU", NULL), 200,
 			   "admin reads closed");
 	json_decref(j);
-	j = gw_expect_json(gw_req(&E, "GET", "/leaderboards", NULL, NULL, 0), 200, "list");
+	/* Listed as closed to signed-in users; anonymous readers do not see
+	 * it (issue 30: no anonymous surface names a closed board). */
+	j = gw_expect_json(gw_req_cli(&E, "GET", "/leaderboards", alice, NULL), 200, "list");
 	int seen_closed = 0;
 	size_t i;
 	json_t *lb;
@@ -309,6 +311,10 @@ START_TEST(admin_policies)
 			seen_closed = strcmp(json_string_value(json_object_get(lb, "visibility")),
 					     "closed") == 0;
 	ck_assert(seen_closed);
+	json_decref(j);
+	j = gw_expect_json(gw_req(&E, "GET", "/leaderboards", NULL, NULL, 0), 200, "list");
+	json_array_foreach(j, i, lb)
+		ck_assert_str_ne(json_string_value(json_object_get(lb, "name")), "gw_sum_cpu");
 	json_decref(j);
 
 	/* Invites. */

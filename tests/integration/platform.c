@@ -69,8 +69,10 @@ static pid_t spawn_service(struct platform *p, const char *bin, const char *log)
 	char logpath[256], mport[16];
 	char *argv[] = {(char *)bin, NULL};
 	char **env = service_env(p);
-	int port = strcmp(log, "ranker") == 0 ? p->ranker_metrics_port
-		   : strcmp(log, "worker") == 0 ? p->worker_metrics_port : 0;
+	int port = strcmp(log, "ranker") == 0    ? p->ranker_metrics_port
+		   : strcmp(log, "worker") == 0  ? p->worker_metrics_port
+		   : strcmp(log, "gateway") == 0 ? p->gateway_metrics_port
+						 : 0;
 
 	if (port > 0) {
 		size_t n = 0;
@@ -338,6 +340,7 @@ int platform_start_opts(struct platform *p, const struct platform_opts *o)
 	if (o && o->metrics) {
 		p->ranker_metrics_port = kb_test_fixed_port();
 		p->worker_metrics_port = kb_test_fixed_port();
+		p->gateway_metrics_port = kb_test_fixed_port();
 	}
 	snprintf(p->dir, sizeof(p->dir), "/tmp/kb-it-%d-XXXXXX", getpid());
 	if (!mkdtemp(p->dir))

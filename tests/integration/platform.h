@@ -19,7 +19,7 @@ struct platform {
 	redisContext *rc;
 	/* Set by platform_start_opts with metrics: the /metrics ports of the
 	 * ranker and the first worker (the gateway serves it on http_port). */
-	int ranker_metrics_port, worker_metrics_port;
+	int ranker_metrics_port, worker_metrics_port, gateway_metrics_port;
 	const char *const *env; /* platform_opts.env */
 	/* Every worker platform_start_worker() started, stopped at
 	 * platform_stop() (a SIGKILLed one's entry is harmless). */

@@ -586,6 +586,53 @@ START_TEST(deadlines)
 }
 END_TEST
 
+/* Issue 30, attack 4: aliases that expand a small task.yml far beyond its
+ * size, an alias of its own enclosing node, and nesting without end are
+ * refused before anything is built from them. */
+START_TEST(yaml_alias_budget)
+{
+	struct kb_buf b = {0};
+	struct kb_task t;
+	char err[512] = "";
+
+	kb_buf_printf(&b, "files: [{name: s.c, source: \"@SUBMISSION@\"}]\n"
+			  "lang: c\nconfig:\n  flags: &a \"");
+	for (int i = 0; i < 4096; i++)
+		kb_buf_append(&b, "x", 1);
+	kb_buf_printf(&b, "\"\n  sources: [s.c");
+	for (int i = 0; i < 4000; i++)
+		kb_buf_append(&b, ", *a", 4);
+	kb_buf_printf(&b, "]\n");
+	ck_assert_int_eq(kb_task_parse(b.data, b.len, &t, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_contains(err, "too large with its aliases expanded");
+	kb_buf_free(&b);
+
+	static const char cycle[] = "files: &f [*f]\nlang: c\n";
+	ck_assert_int_eq(
+		kb_task_parse(cycle, strlen(cycle), &t, err, sizeof(err)),
+		-EINVAL);
+	ck_assert_contains(err, "refers to a node that holds it");
+
+	for (int i = 0; i < 100; i++)
+		kb_buf_append(&b, "[", 1);
+	for (int i = 0; i < 100; i++)
+		kb_buf_append(&b, "]", 1);
+	ck_assert_int_eq(kb_task_parse(b.data, b.len, &t, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_contains(err, "nested more than");
+	kb_buf_free(&b);
+
+	/* A few honest aliases are fine. */
+	static const char ok[] =
+		"files: [{name: s.c, source: \"@SUBMISSION@\"}]\n"
+		"lang: c\nconfig:\n  sources: &s [s.c]\n  flags: *s\n";
+	ck_assert_int_eq(kb_task_parse(ok, strlen(ok), &t, err, sizeof(err)),
+			 0);
+	kb_task_clear(&t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("task");
@@ -609,6 +656,7 @@ static Suite *suite(void)
 			    sizeof(bad_sets) / sizeof(bad_sets[0]));
 	tcase_add_test(tc, empty_spec);
 	tcase_add_test(tc, deadlines);
+	tcase_add_test(tc, yaml_alias_budget);
 	suite_add_tcase(s, tc);
 	return s;
 }

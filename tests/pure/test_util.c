@@ -308,6 +308,38 @@ START_TEST(truncate_on_boundary)
 }
 END_TEST
 
+/* Paths of an untrusted problem source (issue 30): folded lexically, never
+ * above the root. */
+START_TEST(path_beneath_folds_and_confines)
+{
+	static const struct {
+		const char *base, *rel, *out;
+		int rc;
+	} c[] = {
+		{"", "a/b", "a/b", 0},
+		{"set/p", "../eval.py", "set/eval.py", 0},
+		{"set/p", "./x//y/", "set/p/x/y", 0},
+		{"set/p", "../..", "", 0},
+		{"set/p", "../../../etc/passwd", NULL, -EXDEV},
+		{"", "..", NULL, -EXDEV},
+		{"a", "b/../../..", NULL, -EXDEV},
+		{"", "/etc/passwd", NULL, -EINVAL},
+		{"/abs", "x", NULL, -EINVAL},
+		{"", "", NULL, -EINVAL},
+	};
+	char out[64];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int rc = kb_path_beneath(c[i].base, c[i].rel, out, sizeof(out));
+		ck_assert_msg(rc == c[i].rc, "%s + %s: %d, want %d", c[i].base,
+			      c[i].rel, rc, c[i].rc);
+		if (rc == 0)
+			ck_assert_str_eq(out, c[i].out);
+	}
+	ck_assert_int_eq(kb_path_beneath("", "abcdef", out, 4), -ENAMETOOLONG);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("util");
@@ -326,6 +358,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, truncate_fits);
 	tcase_add_test(tc, truncate_ascii);
 	tcase_add_test(tc, truncate_on_boundary);
+	tcase_add_test(tc, path_beneath_folds_and_confines);
 	suite_add_tcase(s, tc);
 	return s;
 }

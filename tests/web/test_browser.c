@@ -115,7 +115,7 @@ static void metrics_of_every_service(void)
 	ck_assert_ptr_nonnull(done);
 	json_decref(done);
 
-	char *gw = scrape(P.http_port);
+	char *gw = scrape(P.gateway_metrics_port);
 	AT_LEAST(gw, "kb_gateway_http_requests_total{route=\"submit\",code=\"202\"}", 1);
 	AT_LEAST(gw, "kb_gateway_http_request_duration_seconds_count{route=\"health\"}", 1);
 	HAS(gw, "kb_gateway_http_request_duration_seconds_bucket{route=\"submit\",le=\"+Inf\"}");

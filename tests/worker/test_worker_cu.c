@@ -442,6 +442,7 @@ static struct built build(const Kb__Submission *s, const char *arch)
 		.cuda_arch = arch,
 		.cuda_home = FAKE_HOME,
 		.cache_dir = cache,
+		.user = s->user_id,
 		.toolkit = b.toolkit,
 		.toolkit_size = sizeof(b.toolkit),
 	};
@@ -909,6 +910,31 @@ END_TEST
 
 /* ---- the cache of submission builds ----------------------------------- */
 
+/* Issue 30, attack 8: the same file from another user is built again, so
+ * a build that took no time never tells a user someone else submitted it
+ * first. */
+START_TEST(test_submission_cache_per_user)
+{
+	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
+	struct built b;
+
+	kb__pb_set_str(&s->user_id, "alice");
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	built_free(&b);
+	b = build(s, "90a");
+	ck_assert_int_eq(fake.n, 0); /* alice again: her own build, reused */
+	built_free(&b);
+	kb__pb_set_str(&s->user_id, "mallory");
+	b = build(s, "90a");
+	ck_assert_int_eq(b.st, KB_BUILD_OK);
+	ck_assert_msg(fake.n > 0, "mallory got alice's build from the cache");
+	built_free(&b);
+	ck_assert_int_eq(count_entries(cache_user, "s-"), 2);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
 START_TEST(test_submission_cache)
 {
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
@@ -998,7 +1024,7 @@ START_TEST(test_submission_cache_repair)
 	built_free(&b);
 	m = slurp(entry, "MANIFEST");
 	ck_assert_ptr_nonnull(m);
-	ck_assert_str_eq(m, "kb-submission-cache-1\nsubmission.so\n");
+	ck_assert_str_eq(m, "kb-submission-cache-2\nsubmission.so\n");
 	free(m);
 	ck_assert_int_eq(count_entries(cache_user, ".tmp-"), 0);
 	/* And used again. */
@@ -1247,6 +1273,7 @@ static Suite *suite(void)
 	tcase_add_test(build_tc, test_fill_is_atomic);
 	tcase_add_test(build_tc, test_fill_repairs_and_cleans);
 	tcase_add_test(build_tc, test_submission_cache);
+	tcase_add_test(build_tc, test_submission_cache_per_user);
 	tcase_add_test(build_tc, test_submission_cache_repair);
 	tcase_add_test(build_tc, test_submission_cache_trim);
 	tcase_add_test(build_tc, test_gpu_eval);

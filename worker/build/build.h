@@ -91,6 +91,10 @@ struct kb_build_ctx {
 	kb_build_exec_fn exec;
 	void *exec_ctx;
 	const char *cache_dir;  /* trusted harness cache; NULL = no cache */
+	/* The submitter: a submission build is reused for the same user
+	 * only, so that "compiled in 0.00 s" never tells one user that
+	 * another submitted the same file (docs/deploy.md). */
+	const char *user;
 	/* cu only: */
 	const char *cuda_arch;  /* nvcc target ("90a"); NULL: cu cannot build */
 	const char *cuda_home;  /* toolkit root; NULL = /usr/local/cuda */

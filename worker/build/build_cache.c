@@ -34,7 +34,9 @@
  * included (name and content): nothing else reaches a build (a fresh
  * J/step, a new job's empty J/home), so whoever submits the same code gets
  * what their own build would have made (only __DATE__ and __TIME__ can
- * tell). These files are user-built, unlike h-*: they are only ever copied
+ * tell). The key covers the submitter too: a hit (a build that took no
+ * time) would otherwise tell a user that someone else submitted that
+ * exact file. These files are user-built, unlike h-*: they are only ever copied
  * into J/out for the confined child to load, as a fresh build would be.
  * Filled atomically as h-* is; above USER_KEEP entries the least recently
  * used are removed.
@@ -69,7 +71,7 @@
 #define FILL_TIMEOUT_MAX_S 1800.0
 #define LOG_OUTPUT_MAX 4000
 #define USER_DIR "user"
-#define USER_FORMAT "kb-submission-cache-1"
+#define USER_FORMAT "kb-submission-cache-2"
 #define USER_PREFIX "s-"
 #define USER_KEEP 256
 #define USER_OUT "STDOUT"
@@ -410,6 +412,7 @@ static void user_key(const struct kb_build_ctx *c, long sub,
 
 	crypto_hash_sha256_init(&st);
 	hash_str(&st, USER_FORMAT);
+	hash_str(&st, c->user ? c->user : "");
 	hash_str(&st, version ? version : "");
 	for (size_t k = 0; k < a->n; k++)
 		hash_str(&st, a->v[k]);
@@ -417,7 +420,7 @@ static void user_key(const struct kb_build_ctx *c, long sub,
 	hash_hex(&st, out);
 }
 
-/* "kb-submission-cache-1\nname\n..." for the outputs. */
+/* "kb-submission-cache-2\nname\n..." for the outputs. */
 static char *user_manifest(const char *const *outputs)
 {
 	struct kb_buf b = {0};
