@@ -721,6 +721,19 @@ START_TEST(register_saves_and_waits)
 	ck_assert_str_eq(fake_req_at(e.srv, 3)->query, "provider=github");
 	ck_assert_str_eq(fake_req_at(e.srv, 3)->cli_id, "new-id-456");
 	run_free(&r);
+
+	/* Unconfirmed (--no-wait) with an id on file: the id on file is kept,
+	 * and kb says so and names the new one. */
+	put_file(cfg, "cli_id: \"old-id-123\"\n");
+	run_kb(&e, &r, NULL, (const char *[]){"register", "--no-wait", "github", NULL});
+	ASSERT_EXIT(r, 0);
+	yaml = slurp(cfg);
+	ASSERT_HAS(yaml, "old-id-123");
+	ck_assert_msg(strstr(yaml, "new-id-456") == NULL, "replaced:\n%s", yaml);
+	free(yaml);
+	ASSERT_HAS(r.err, "unchanged");
+	ASSERT_HAS(r.err, "KB_CLI_ID=new-id-456");
+	run_free(&r);
 	env_down(&e);
 }
 END_TEST
