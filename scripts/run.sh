@@ -219,7 +219,11 @@ $( [ -n "${GENERATED_TOKEN:-}" ] && echo "    admin token $KB_ADMIN_TOKEN (gener
   Try:
     curl -H 'X-Popcorn-Cli-Id: $CLI_ID' -F file=@problems/vectorsum_cpu/submission_ok.c \\
          $API/submission/vectorsum_cpu/CPU/leaderboard
-    curl $API/submissions/vectorsum_cpu/CPU
+    curl -H 'X-Popcorn-Cli-Id: $CLI_ID' $API/user/submissions/ID   # ID from the answer; "done": true when finished
+    curl $API/submissions/vectorsum_cpu/CPU                        # the ranking, once the job has finished
+  or, with live stages and the report:
+    KB_CLI_ID=$CLI_ID POPCORN_API_URL=$API $(tool kb client) submit --mode leaderboard \\
+         problems/vectorsum_cpu/submission_ok.c --leaderboard vectorsum_cpu --gpu CPU
 
   Ctrl-C stops everything.
 INFO
