@@ -4,12 +4,21 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test clean bench
+.PHONY: all deps deps-run build build-run run test clean bench
+
+# What `make run` starts, and nothing else: no test suites, benches or the
+# browser suite's npm packages (those come with `make test`).
+RUN_TARGETS = kb-devbroker kb-gateway kb-ranker kb-worker kb
 
 all: build
 
+# Packages: the run set for `make run`, the test set (a superset) for the
+# rest (scripts/deps.sh).
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh test
+
+deps-run:
+	@scripts/deps.sh run
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) $(CMAKE_ARGS)
@@ -17,7 +26,10 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+build-run: deps-run $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target $(RUN_TARGETS)
+
+run: build-run
 	@scripts/run.sh $(BUILD)
 
 test: build

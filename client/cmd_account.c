@@ -5,10 +5,13 @@
  * with the provider in a browser; the provider redirects to
  * /auth/cli/{P}?code=...&state=S, where S is the unpadded URL-safe base64
  * of {"cli_id": ID, "is_reset": bool}, and the server links ID to the
- * account it learns from the code. The CLI never sees that redirect, so,
- * like popcorn-cli, kb saves ID at once; unlike popcorn-cli it then waits
- * until an authenticated call with ID succeeds, so that a script knows
- * when the account is usable.
+ * account it learns from the code. The CLI never sees that redirect: kb
+ * waits until an authenticated call with ID succeeds, so that a script
+ * knows when the account is usable. A config file without an id gets ID
+ * at once (as popcorn-cli does). One that holds an id keeps it until ID
+ * is confirmed: popcorn-cli overwrites it first, and a sign-in that never
+ * finishes (a server whose OAuth application is not the one the URL
+ * names) then leaves every call refused with no working id on file.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -141,6 +144,19 @@ static int wait_linked(struct kb_cli *c, const char *cli_id, long wait_s,
 	return rc;
 }
 
+/* Whether the config file at path holds a cli_id (an unreadable or
+ * unparsable file counts as holding one: it is not overwritten unasked). */
+static int has_saved_id(const char *path)
+{
+	struct kb_cfg cfg = {0};
+	char err[256];
+	int rc = kb_cfg_load(path, &cfg, err, sizeof(err));
+	int has = rc == -ENOENT ? 0 : rc < 0 ? 1 : cfg.cli_id && *cfg.cli_id;
+
+	kb_cfg_clear(&cfg);
+	return has;
+}
+
 struct register_opts {
 	int reset, no_wait;
 	long wait_s;
@@ -162,7 +178,7 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 	const char *cli_id, *cfg_path;
 	char *state = NULL;
 	json_t *init = NULL;
-	int opt, ec = KB_EXIT_API, rc;
+	int opt, ec = KB_EXIT_API, rc, saved;
 
 	kb_cli_getopt_reset(argv, "kb register");
 	while ((opt = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
@@ -215,9 +231,11 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 		ec = KB_EXIT_API;
 		goto out;
 	}
-	/* Saved first, as popcorn-cli does: the browser step may finish after
-	 * kb stops waiting, and the id must then already be in place. */
-	if (kb_cfg_store(cfg_path, "cli_id", cli_id, err, sizeof(err)) < 0) {
+	/* With no id on file the new one is saved first: the browser step may
+	 * finish after kb stops waiting, and the id must then be in place. An
+	 * id on file is replaced only once the new one is confirmed. */
+	saved = !has_saved_id(cfg_path);
+	if (saved && kb_cfg_store(cfg_path, "cli_id", cli_id, err, sizeof(err)) < 0) {
 		kb_cli_err("register: %s", err);
 		ec = KB_EXIT_USAGE;
 		goto out;
@@ -226,8 +244,11 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 	fprintf(say, "Open this URL in a browser and sign in with %s:\n\n    %s\n\n",
 		p->title, url.data);
 	fflush(say);
-	if (!c->quiet)
+	if (!c->quiet && saved)
 		fprintf(stderr, "Your new CLI id is saved in %s.\n", cfg_path);
+	else if (!c->quiet)
+		fprintf(stderr, "Your current CLI id stays in %s until the new "
+				"one (%s) is confirmed.\n", cfg_path, cli_id);
 
 	rc = 0;
 	if (!o.no_wait) {
@@ -235,6 +256,15 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 			fprintf(stderr, "Waiting up to %ld s for the sign-in to "
 					"finish (Ctrl-C stops waiting)...\n", o.wait_s);
 		rc = wait_linked(c, cli_id, o.wait_s, err, sizeof(err));
+	}
+	if (rc == 1 && !saved) {
+		if (kb_cfg_store(cfg_path, "cli_id", cli_id, err, sizeof(err)) < 0) {
+			kb_cli_err("register: the new id %s is confirmed but not "
+				   "saved: %s", cli_id, err);
+			ec = KB_EXIT_USAGE;
+			goto out;
+		}
+		saved = 1;
 	}
 	if (c->json) {
 		json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:b,s:b}", "provider", p->name,
@@ -254,12 +284,13 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 	case 0:
 		if (!o.no_wait)
 			kb_cli_err("register: cannot confirm the sign-in with this "
-				   "server; the id is saved, try 'kb submissions list'");
+				   "server%s", saved ? "; the id is saved, try 'kb "
+				   "submissions list'" : "");
 		ec = KB_EXIT_OK;
 		break;
 	case -EINTR:
-		kb_cli_err("register: stopped waiting; finish signing in and the "
-			   "saved id will work");
+		kb_cli_err("register: stopped waiting%s", saved ? "; finish signing "
+			   "in and the saved id will work" : "");
 		ec = KB_EXIT_INTERRUPTED;
 		break;
 	case -EPERM:
@@ -267,12 +298,16 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 		ec = KB_EXIT_API;
 		break;
 	default:
-		kb_cli_err("register: the sign-in did not finish within %ld s (%s); "
-			   "the id is saved and will work once it does",
-			   o.wait_s, err);
+		kb_cli_err("register: the sign-in did not finish within %ld s (%s)%s",
+			   o.wait_s, err, saved ? "; the id is saved and will "
+			   "work once it does" : "");
 		ec = KB_EXIT_API;
 		break;
 	}
+	if (rc != 1 && !saved)
+		kb_cli_err("register: your CLI id in %s is unchanged. Once the "
+			   "sign-in finishes, use the new id: KB_CLI_ID=%s, or "
+			   "cli_id: \"%s\" in that file", cfg_path, cli_id, cli_id);
 out:
 	json_decref(init);
 	free(state);
@@ -294,10 +329,13 @@ const struct kb_cmd kb_cmd_register = {
 	"                discord|github\n"
 	"\n"
 	"DESCRIPTION\n"
-	"    Asks the server for a new CLI id (GET /auth/init?provider=...),\n"
-	"    saves it as cli_id in ~/.popcorn.yaml (other keys are kept; the\n"
-	"    file is replaced atomically and made private, mode 0600), and\n"
-	"    prints a URL to open in a browser. Signing in there links the id\n"
+	"    Asks the server for a new CLI id (GET /auth/init?provider=...)\n"
+	"    and prints a URL to open in a browser. The id is saved as cli_id\n"
+	"    in ~/.popcorn.yaml (other keys are kept; the file is replaced\n"
+	"    atomically and made private, mode 0600): at once when the file\n"
+	"    has no cli_id; otherwise only once the server accepts the new id,\n"
+	"    so that the id you have keeps working if the sign-in never\n"
+	"    finishes (kb then prints the new id to use once it does). Signing in there links the id\n"
 	"    to your account (the provider redirects to the server's\n"
 	"    /auth/cli/{provider}). kb then waits, checking every 2 s, until\n"
 	"    the server accepts the id, so that a script can go on at once.\n"
@@ -319,7 +357,8 @@ const struct kb_cmd kb_cmd_register = {
 	"        KB_CLI_ID) goes with the request, as the proof of which\n"
 	"        account moves: without it there is nothing to reset.\n"
 	"    --no-wait\n"
-	"        Print the URL, save the id and exit 0 without waiting.\n"
+	"        Print the URL and exit 0 without waiting (the id is saved\n"
+	"        only where the file has none).\n"
 	"    --timeout SECONDS\n"
 	"        How long to wait for the sign-in (default 600).\n"
 	"    --json\n"
@@ -333,7 +372,7 @@ const struct kb_cmd kb_cmd_register = {
 	"EXIT STATUS\n"
 	"    0 registered (or --no-wait); 2 usage error or the config file\n"
 	"    cannot be written; 3 API or network error, or the sign-in did not\n"
-	"    finish in time (the id stays saved); 130 interrupted.\n",
+	"    finish in time; 130 interrupted.\n",
 };
 
 /* ---- kb join CODE ---- */

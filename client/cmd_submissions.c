@@ -64,6 +64,22 @@ static int list_opt(int opt, void *arg)
 	return 0;
 }
 
+/* What a submission came to, as a word: the job object's status
+ * (pending, running, succeeded, failed, timed_out, hacked), which tells a
+ * failed run from a passed one; else the stored status, which says only
+ * "done"; else upstream's done flag. */
+static const char *row_status(const json_t *e)
+{
+	const char *st = json_string_value(
+		json_object_get(json_object_get(e, "job"), "status"));
+
+	if (!st)
+		st = json_string_value(json_object_get(e, "status"));
+	if (!st)
+		st = kb_result_done(e) ? "done" : "pending";
+	return st;
+}
+
 static int run_list(struct kb_cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -111,12 +127,10 @@ static int run_list(struct kb_cli *c, int argc, char **argv)
 		       "FILE", "GPU", "SUBMITTED", "STATUS", "SCORE");
 		json_array_foreach(list, i, e) {
 			char b1[32], b2[64], b3[64], b4[32], b5[40], status[24], score[32] = "-";
-			const char *st = json_string_value(json_object_get(e, "status"));
+			const char *st = row_status(e);
 			const char *gpu = json_string_value(json_object_get(e, "gpu_type"));
 			double sc;
 
-			if (!st)
-				st = kb_result_done(e) ? "done" : "pending";
 			snprintf(status, sizeof(status), "%s", st);
 			if (kb_result_score(e, &sc))
 				kb_fmt_seconds(sc, score, sizeof(score));
@@ -219,10 +233,7 @@ static int run_show(struct kb_cli *c, int argc, char **argv)
 	print_field("File:", j, "file_name");
 	print_field("User:", j, "user_name");
 	print_field("Submitted:", j, "submission_time");
-	if (json_is_string(json_object_get(j, "status")))
-		print_field("Status:", j, "status");
-	else
-		printf("%-13s %s\n", "Status:", kb_result_done(j) ? "done" : "pending");
+	printf("%-13s %s\n", "Status:", row_status(j));
 	print_field("Stage:", j, "stage");
 	if (kb_result_done(j))
 		printf("%-13s %s\n", "Result:",

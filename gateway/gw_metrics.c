@@ -11,6 +11,7 @@
 #include "http.h"
 #include "hub.h"
 #include "kb_metrics.h"
+#include "kb_metrics_process.h"
 #include "kb_util.h"
 #include "queue.h"
 #include "store.h"
@@ -90,6 +91,7 @@ int kb_gw_metrics_init(struct kb_gw *g)
 	if (!g->cfg.metrics)
 		return 0;
 	M.g = g;
+	kb_metrics_process(m, "gateway");
 	M.requests = kb_metrics_counter(m, "kb_gateway_http_requests_total",
 					"HTTP requests by route and status.", "route,code");
 	M.latency = kb_metrics_histogram(m, "kb_gateway_http_request_duration_seconds",

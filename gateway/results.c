@@ -330,17 +330,30 @@ static const char *run_name(const Kb__RunResult *rr)
 	return "the profile run";
 }
 
-/* The first line of a compiler's output, at most 200 bytes. */
+/* The line of a compiler's output that says what is wrong, at most 200
+ * bytes: the first that carries "error:" (gcc, clang and nvcc put the
+ * context, "In function 'f':" or "In file included from", on lines of its
+ * own before it), else the first non-blank line. */
 static void first_line(const Kb__CompileResult *c, char *out, size_t size)
 {
 	const char *t = c && c->stderr && *c->stderr ? c->stderr : c ? c->stdout : NULL;
+	const char *pick = NULL;
 
 	out[0] = '\0';
-	while (t && (*t == '\n' || *t == ' '))
-		t++;
-	if (t && *t)
-		snprintf(out, size, ": %.*s", (int)strcspn(t, "\n") > 200 ? 200
-			 : (int)strcspn(t, "\n"), t);
+	for (const char *l = t; l && *l && !pick; l += strcspn(l, "\n"), l += *l == '\n') {
+		size_t n = strcspn(l, "\n");
+		const char *e = memmem(l, n, "error:", 6);
+
+		if (e && (e == l || e[-1] == ' '))
+			pick = l;
+	}
+	if (!pick)
+		pick = t;
+	while (pick && (*pick == '\n' || *pick == ' '))
+		pick++;
+	if (pick && *pick)
+		snprintf(out, size, ": %.*s", (int)strcspn(pick, "\n") > 200 ? 200
+			 : (int)strcspn(pick, "\n"), pick);
 }
 
 /* Why a finished submission did not pass, in a clause. */

@@ -50,6 +50,7 @@
 #include "kb_kafka.h"
 #include "kb_log.h"
 #include "kb_metrics.h"
+#include "kb_metrics_process.h"
 #include "kb_metrics_http.h"
 #include "kb_redis.h"
 #include "kb_signal.h"
@@ -465,6 +466,7 @@ int main(int argc, char **argv)
 
 	if (cfg_metrics_port > 0) {
 		metrics_init(kb_metrics_default());
+		kb_metrics_process(kb_metrics_default(), "ranker");
 		metrics = kb_metrics_serve(kb_metrics_default(), cfg_metrics_addr,
 					   (int)cfg_metrics_port, err, sizeof(err));
 		if (!metrics) {

@@ -31,7 +31,9 @@ PIDS=()
 log() { printf 'kb-run: %s\n' "$*" >&2; }
 
 stop_all() {
-	trap - INT TERM EXIT
+	# A second Ctrl-C while the services drain kills them at once.
+	trap 'kill_all; exit 130' INT TERM HUP
+	trap - EXIT
 	log "stopping"
 	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
 		kill -TERM "${PIDS[$i]}" 2>/dev/null || true
@@ -46,16 +48,26 @@ stop_all() {
 	wait 2>/dev/null || true
 	log "stopped; logs in $RUN_DIR"
 }
-trap 'stop_all; exit 130' INT TERM
+kill_all() {
+	trap - INT TERM HUP EXIT
+	log "killing every service"
+	for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+}
+trap 'stop_all; exit 130' INT TERM HUP
 trap stop_all EXIT
 
 # start NAME COMMAND...: runs a service with its output in $RUN_DIR/NAME.log
-# (a fresh one: the addresses are read back from these logs)
+# (a fresh one: the addresses are read back from these logs). Each runs in
+# a session of its own, so a terminal's Ctrl-C reaches only this script,
+# which stops the services in order (stop_all) instead of all of them
+# exiting at once under it.
+NAMES=()
 start() {
 	local name=$1
 	shift
-	"$@" >"$RUN_DIR/$name.log" 2>&1 &
+	setsid "$@" >"$RUN_DIR/$name.log" 2>&1 &
 	PIDS+=($!)
+	NAMES+=("$name")
 	log "$name started (pid $!, log $RUN_DIR/$name.log)"
 }
 
@@ -104,7 +116,7 @@ start_redis() {
 			sleep 0.1
 		done
 		kill "$pid" 2>/dev/null || true
-		unset 'PIDS[-1]'
+		unset 'PIDS[-1]' 'NAMES[-1]'
 		log "redis-server did not come up on port $REDIS_PORT; another port"
 	done
 	log "redis-server did not come up; see $RUN_DIR/redis.log"
@@ -209,11 +221,21 @@ $( [ -n "${GENERATED_TOKEN:-}" ] && echo "    admin token $KB_ADMIN_TOKEN (gener
   Try:
     curl -H 'X-Popcorn-Cli-Id: $CLI_ID' -F file=@problems/vectorsum_cpu/submission_ok.c \\
          $API/submission/vectorsum_cpu/CPU/leaderboard
-    curl $API/submissions/vectorsum_cpu/CPU
+    curl -H 'X-Popcorn-Cli-Id: $CLI_ID' $API/user/submissions/ID   # ID from the answer; "done": true when finished
+    curl $API/submissions/vectorsum_cpu/CPU                        # the ranking, once the job has finished
+  or, with live stages and the report:
+    KB_CLI_ID=$CLI_ID POPCORN_API_URL=$API $(tool kb client) submit --mode leaderboard \\
+         problems/vectorsum_cpu/submission_ok.c --leaderboard vectorsum_cpu --gpu CPU
 
   Ctrl-C stops everything.
 INFO
 
-# Stay in the foreground until a service dies or the user stops us.
-wait -n "${PIDS[@]}" || true
-log "a service exited; stopping the rest"
+# Stay in the foreground until a service dies or the user stops us (the
+# INT/TERM trap, which exits).
+rc=0
+wait -n "${PIDS[@]}" || rc=$?
+for i in "${!PIDS[@]}"; do
+	kill -0 "${PIDS[$i]}" 2>/dev/null ||
+		log "${NAMES[$i]} exited (status $rc; log $RUN_DIR/${NAMES[$i]}.log); stopping the rest"
+done
+exit 1

@@ -492,16 +492,34 @@ static void put_escaped(struct kb_buf *b, const char *s, int quote)
 	}
 }
 
+/* The shortest %g form of a finite v that reads back as v ("0.05", not
+ * "0.050000000000000003"): Prometheus matches le labels as strings, so
+ * {le="0.05"} must be what a person would write. */
+static void shortest(double v, char *out, size_t size)
+{
+	if (v == (double)(int64_t)v && fabs(v) < 9e15) {
+		snprintf(out, size, "%lld", (long long)v);
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(out, size, "%.*g", prec, v);
+		if (strtod(out, NULL) == v)
+			return;
+	}
+}
+
 static void put_number(struct kb_buf *b, double v)
 {
+	char num[40];
+
 	if (isnan(v))
 		kb_buf_append(b, "NaN", 3);
 	else if (isinf(v))
 		kb_buf_printf(b, "%s", v > 0 ? "+Inf" : "-Inf");
-	else if (v == (double)(int64_t)v && fabs(v) < 9e15)
-		kb_buf_printf(b, "%lld", (long long)v);
-	else
-		kb_buf_printf(b, "%.17g", v);
+	else {
+		shortest(v, num, sizeof(num));
+		kb_buf_printf(b, "%s", num);
+	}
 }
 
 /* name{labels[,le="x"]} value */
@@ -543,7 +561,7 @@ static void put_series(struct kb_buf *b, const kb_metric_family *f,
 		for (size_t i = 0; i <= f->nbounds; i++) {
 			cum += atomic_load(&s->buckets[i]);
 			if (i < f->nbounds)
-				snprintf(le, sizeof(le), "%.17g", f->bounds[i]);
+				shortest(f->bounds[i], le, sizeof(le));
 			put_sample(b, f, s, "_bucket", i < f->nbounds ? le : "+Inf",
 				   (double)cum);
 		}

@@ -66,6 +66,7 @@
 #include "kb_config.h"
 #include "kb_log.h"
 #include "kb_metrics.h"
+#include "kb_metrics_process.h"
 #include "kb_metrics_http.h"
 #include "kb_report.h"
 #include "kb_sandbox.h"
@@ -532,7 +533,7 @@ static void collect_device(kb_metrics *m, void *ctx)
 
 	(void)ctx;
 	if (!clock) {
-		clock = kb_metrics_gauge(m, "kb_worker_device_sm_clock_mhz",
+		clock = kb_metrics_gauge(m, "kb_worker_device_sm_clock_hertz",
 					 "SM clock of the worker's GPU (NVML).", "gpu");
 		temp = kb_metrics_gauge(m, "kb_worker_device_temperature_celsius",
 					"Temperature of the worker's GPU (NVML).", "gpu");
@@ -542,7 +543,7 @@ static void collect_device(kb_metrics *m, void *ctx)
 	if (!dev.info.ok || kb_gpu_sample(&dev.info, &smp) < 0)
 		return;
 	if (smp.sm_mhz >= 0)
-		kb_gauge_set(kb_metric_get1(clock, cfg.gpu), smp.sm_mhz);
+		kb_gauge_set(kb_metric_get1(clock, cfg.gpu), smp.sm_mhz * 1e6);
 	if (smp.temp_c >= 0)
 		kb_gauge_set(kb_metric_get1(temp, cfg.gpu), smp.temp_c);
 	if (smp.power_mw >= 0)
@@ -573,6 +574,7 @@ static int start_metrics(kb_metrics_server **out)
 				    cfg.gpu, cfg.worker),
 		     1);
 	kb_metrics_on_collect(m, collect_device, NULL);
+	kb_metrics_process(m, "worker");
 	*out = kb_metrics_serve(m, cfg.metrics_addr, (int)cfg.metrics_port, err,
 				sizeof(err));
 	if (!*out) {

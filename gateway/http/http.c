@@ -97,6 +97,10 @@ static void reply_error_v(struct kb_gw_req *r, int status, long retry_s,
 	char detail[512];
 	size_t n;
 
+	if (r->submission && !r->sub_counted && status >= 400) {
+		r->sub_counted = 1;
+		kb_gw_metrics_submission(status);
+	}
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	/* Details may quote a client's path segment; JSON needs UTF-8. */
 	char *clean = kb_gw_utf8_sanitize(detail, strlen(detail), &n);

@@ -56,6 +56,10 @@ struct kb_gw_req {
 	int status;            /* the status queued; 0 before */
 	enum MHD_Result queued;
 	uint64_t sub_id;       /* for the log line, when one was made */
+	/* A submission route: its refusal, whichever check makes it (auth,
+	 * board, size, body, policy), is counted once in
+	 * kb_gateway_submissions_total (sub_counted: already). */
+	int submission, sub_counted;
 
 	/* The body begin() accepted. */
 	enum kb_gw_body body;

@@ -219,6 +219,7 @@ const char *kb_gw_take_file(struct kb_gw_req *r, size_t *len,
 void kb_gw_reply_submit_error(struct kb_gw_req *r,
 			      const struct kb_gw_submit_res *res)
 {
+	r->sub_counted = 1; /* kb_gw_submit counted its own refusal */
 	if (res->status == 429)
 		kb_gw_reply_error_retry(r, 429, res->retry_after_s > 0 ? res->retry_after_s : 1,
 					"%s (retry in %ld s)", res->detail,
@@ -273,6 +274,7 @@ int kb_gw_submission_headers(struct kb_gw_req *r, const char *lb,
 
 static void submit_begin(struct kb_gw_req *r)
 {
+	r->submission = 1;
 	if (kb_gw_authenticate(r) < 0)
 		return;
 	kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],
@@ -365,6 +367,7 @@ static void submit_finish(struct kb_gw_req *r)
  * the user named by X-Popcorn-Cli-Id, past the deadline if need be. */
 static void admin_submit_begin(struct kb_gw_req *r)
 {
+	r->submission = 1;
 	if (kb_gw_require_admin(r) < 0 || kb_gw_authenticate(r) < 0)
 		return;
 	kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],

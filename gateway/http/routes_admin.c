@@ -512,7 +512,7 @@ static void stats_begin(struct kb_gw_req *r)
 		(json_int_t)st.submissions, "num_users", (json_int_t)st.users,
 		"num_ranked_entries", (json_int_t)st.ranked_entries, "queued",
 		(json_int_t)st.by_status[0], "running", (json_int_t)st.by_status[1],
-		"done", (json_int_t)st.by_status[2], "failed", (json_int_t)st.by_status[3],
+		"done", (json_int_t)st.by_status[2], "failed", (json_int_t)st.not_passed,
 		"leaderboard", lb ? json_string(lb) : json_null(), "last_day_only",
 		last_day);
 	/* Upstream's keys (its generate_stats): waiting submissions, and per

@@ -237,6 +237,7 @@ static int take_stream_slot(struct kb_gw_req *r)
 
 static void stream_begin(struct kb_gw_req *r)
 {
+	r->submission = 1;
 	if (kb_gw_authenticate(r) < 0 || take_stream_slot(r) < 0)
 		return;
 	kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],
@@ -378,6 +379,7 @@ static const char *const profile_fields[] = {
 
 static void profile_begin(struct kb_gw_req *r)
 {
+	r->submission = 1;
 	if (kb_gw_authenticate(r) < 0 || take_stream_slot(r) < 0 ||
 	    kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],
 				     "profile") < 0)

@@ -336,6 +336,10 @@ struct kb_gw_runner_stats {
 struct kb_gw_stats {
 	long submissions, users, ranked_entries, queued, running_or_done;
 	long by_status[5]; /* queued, running, done, failed, deleted */
+	/* Ended without passing: the platform gave up (status failed), or it
+	 * ran and its verdict is not passed (a compile error, a wrong result,
+	 * a crash, a timeout, suspect timings). */
+	long not_passed;
 	long unique_codes; /* distinct code of the submissions counted */
 	struct kb_gw_runner_stats runners[KB_GW_STATS_RUNNERS];
 	size_t nrunners;

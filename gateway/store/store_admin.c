@@ -268,6 +268,10 @@ static void count_submission(struct kb_gw_stats *out, redisReply **f,
 	for (int k = 0; status && k < 5; k++)
 		if (strcmp(status, statuses[k]) == 0)
 			out->by_status[k]++;
+	if (status && (strcmp(status, "failed") == 0 ||
+		       (strcmp(status, "done") == 0 &&
+			(!verdict || strcmp(verdict, "passed") != 0))))
+		out->not_passed++;
 	/* Out of memory only makes the count a little low. */
 	if (sha && codes)
 		json_object_set_new(codes, sha, json_true());

@@ -581,9 +581,14 @@ START_TEST(submissions_commands)
 		{"GET", "/user/submissions", h_json,
 		 "[{\"id\":7,\"leaderboard_name\":\"vectorsum_cpu\",\"file_name\":\"sum.c\","
 		 "\"submission_time\":\"2025-01-01T00:00:00\",\"done\":true,\"gpu_type\":"
-		 "\"CPU\",\"score\":1e-3}]"},
+		 "\"CPU\",\"score\":1e-3},"
+		 "{\"id\":8,\"leaderboard_name\":\"vectorsum_cpu\",\"file_name\":\"bad.c\","
+		 "\"submission_time\":\"2025-01-01T00:01:00\",\"done\":true,\"gpu_type\":"
+		 "\"CPU\",\"status\":\"done\",\"verdict\":\"compile_error\",\"score\":null,"
+		 "\"job\":{\"status\":\"failed\",\"error\":\"compilation failed\"}}]"},
 		{"GET", "/user/submissions/7", h_json,
 		 "{\"id\":7,\"leaderboard_name\":\"vectorsum_cpu\",\"file_name\":\"sum.c\","
+		 "\"status\":\"done\",\"job\":{\"status\":\"succeeded\",\"error\":null},"
 		 "\"done\":true,\"code\":\"int main;\",\"runs\":[{\"mode\":\"test\","
 		 "\"passed\":true,\"runner\":\"CPU\",\"secret\":false,\"score\":null}]}"},
 		{"DELETE", "/user/submissions/7", h_json,
@@ -599,6 +604,14 @@ START_TEST(submissions_commands)
 	ASSERT_EXIT(r, 0);
 	ASSERT_HAS(r.out, "sum.c");
 	ASSERT_HAS(r.out, "1 ms");
+	/* A failed row says failed, not the stored "done". */
+	{
+		const char *row = strstr(r.out, "bad.c");
+
+		ck_assert_msg(row && strstr(row, " failed ") &&
+				      !strstr(row, " done "),
+			      "%s", r.out);
+	}
 	ck_assert_str_eq(fake_req_at(e.srv, 0)->query, "leaderboard=vectorsum_cpu");
 	ck_assert_str_eq(fake_req_at(e.srv, 0)->cli_id, CLI_ID);
 	run_free(&r);
@@ -606,6 +619,7 @@ START_TEST(submissions_commands)
 	run_kb(&e, &r, NULL, (const char *[]){"submissions", "show", "7", NULL});
 	ASSERT_EXIT(r, 0);
 	ASSERT_HAS(r.out, "Submission 7");
+	ASSERT_HAS(r.out, "Status:       succeeded");
 	ASSERT_HAS(r.out, "Result:       passed");
 	ASSERT_HAS(r.out, "test on CPU: passed");
 	ASSERT_HAS(r.out, "int main;");
@@ -706,6 +720,19 @@ START_TEST(register_saves_and_waits)
 	ASSERT_HAS(r.out, "&state=eyJjbGlfaWQiOiJuZXctaWQtNDU2IiwiaXNfcmVzZXQiOnRydWV9\n");
 	ck_assert_str_eq(fake_req_at(e.srv, 3)->query, "provider=github");
 	ck_assert_str_eq(fake_req_at(e.srv, 3)->cli_id, "new-id-456");
+	run_free(&r);
+
+	/* Unconfirmed (--no-wait) with an id on file: the id on file is kept,
+	 * and kb says so and names the new one. */
+	put_file(cfg, "cli_id: \"old-id-123\"\n");
+	run_kb(&e, &r, NULL, (const char *[]){"register", "--no-wait", "github", NULL});
+	ASSERT_EXIT(r, 0);
+	yaml = slurp(cfg);
+	ASSERT_HAS(yaml, "old-id-123");
+	ck_assert_msg(strstr(yaml, "new-id-456") == NULL, "replaced:\n%s", yaml);
+	free(yaml);
+	ASSERT_HAS(r.err, "unchanged");
+	ASSERT_HAS(r.err, "KB_CLI_ID=new-id-456");
 	run_free(&r);
 	env_down(&e);
 }

@@ -405,6 +405,16 @@ START_TEST(admin_policies)
 		ck_assert_int_eq(json_integer_value(json_object_get(st, key)), 1);
 		snprintf(key, sizeof(key), "runs_secret.%s", g->str);
 		ck_assert_int_eq(json_integer_value(json_object_get(st, key)), 1);
+		long failed = (long)json_integer_value(json_object_get(st, "failed"));
+		json_decref(j);
+		/* One that ran and failed (a compile error) counts as failed. */
+		freeReplyObject(redisCommand(E.rc, "HSET kb:sub:%s status done verdict "
+					     "compile_error", rr->element[0]->str));
+		j = gw_expect_json(gw_req_admin(&E, "GET", "/admin/stats", NULL), 200,
+				   "stats after one failed");
+		st = json_object_get(j, "stats");
+		ck_assert_int_eq(json_integer_value(json_object_get(st, "failed")),
+				 failed + 1);
 		json_decref(j);
 		freeReplyObject(g);
 		freeReplyObject(rr);

@@ -315,6 +315,20 @@ static void attach_stored(Kb__Submission *s)
 	freeReplyObject(r);
 }
 
+/* kb_gateway_submissions_total{result="refused",reason=...} in a
+ * /metrics text; 0 when absent. */
+static long refused(const char *text, const char *reason)
+{
+	char series[128];
+	const char *p;
+
+	snprintf(series, sizeof(series),
+		 "\nkb_gateway_submissions_total{result=\"refused\",reason=\"%s\"} ",
+		 reason);
+	p = text ? strstr(text, series) : NULL;
+	return p ? strtol(p + strlen(series), NULL, 10) : 0;
+}
+
 START_TEST(submissions)
 {
 	char alice[80], alice_id[40], bob[80], bob_id[40], buf[256];
@@ -395,6 +409,15 @@ START_TEST(submissions)
 	free(body);
 	ck_assert_int_eq(gw_count_keys(&E, "kb:sub:*"), 0);
 	ck_assert_int_eq(gw_count_keys(&E, "kb:code:*"), 0);
+
+	/* Every refusal above is counted once, whichever check made it. */
+	r = gw_req(&E, "GET", "/metrics", NULL, NULL, 0);
+	ck_assert_int_eq(r.code, 200);
+	ck_assert_int_eq(refused(r.body, "unauthenticated"), 3);
+	ck_assert_int_eq(refused(r.body, "unknown_board"), 4);
+	ck_assert_int_ge(refused(r.body, "too_large"), 3);
+	ck_assert_int_ge(refused(r.body, "invalid"), 9);
+	gw_resp_free(&r);
 
 	long id_max = accepted_id(submit_file(SUBMIT_CPU("benchmark"), alice, big, cap));
 	free(big);

@@ -59,6 +59,10 @@ for path in glob.glob(os.path.join(repo, "**", "*.c"), recursive=True):
             if m.group(1) == "histogram":
                 known.update(name + s for s in ("_bucket", "_sum", "_count"))
 ok(len(known) > 20, "found the services' metric names (%d)" % len(known))
+# Base units, as Prometheus' naming rules ask (seconds, bytes, hertz, ...).
+for name in sorted(known):
+    ok(not re.search(r"_(mhz|khz|ghz|ms|milliseconds|us|ns|kb|mb|gb|kib|mib|gib|percent)(_total)?$", name),
+       "%s: not a base unit" % name)
 
 
 def check_expr(expr, where):

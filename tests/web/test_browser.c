@@ -104,6 +104,20 @@ static char *scrape(int port)
 	ck_assert_msg(sample(text, prefix) >= (v), "%s < %g in:\n%s", prefix,    \
 		      (double)(v), text)
 
+/* The standard process metrics and build info of one service. */
+static void process_metrics(const char *text, const char *service)
+{
+	char info[96];
+
+	AT_LEAST(text, "process_start_time_seconds ", 1e9);
+	AT_LEAST(text, "process_resident_memory_bytes ", 1);
+	AT_LEAST(text, "process_open_fds ", 1);
+	snprintf(info, sizeof(info), "kb_build_info{service=\"%s\",revision=", service);
+	ck_assert_msg(sample(text, info) == 1, "no %s in:\n%s", info, text);
+	/* Histogram bounds in their shortest form. */
+	ck_assert_msg(!strstr(text, "000000000"), "a long number in:\n%s", text);
+}
+
 static void metrics_of_every_service(void)
 {
 	/* A job of our own, so the counters below have something to count
@@ -126,6 +140,7 @@ static void metrics_of_every_service(void)
 	HAS(gw, "kb_queue_running{gpu=\"CPU\"}");
 	AT_LEAST(gw, "kb_gateway_workers_seen{gpu=\"CPU\",state=\"idle\"}", 0);
 	ck_assert_ptr_nonnull(strstr(gw, "# TYPE kb_kafka_producer_errors_total counter"));
+	process_metrics(gw, "gateway");
 	free(gw);
 
 	/* The group's lag is -1 (unknown) until the ranker has joined and
@@ -145,6 +160,7 @@ static void metrics_of_every_service(void)
 	AT_LEAST(rk, "kb_ranker_progress_total", 1);
 	HAS(rk, "kb_ranker_fold_seconds_count");
 	ck_assert_ptr_nonnull(strstr(rk, "# TYPE kb_kafka_consumer_errors_total counter"));
+	process_metrics(rk, "ranker");
 	free(rk);
 
 	char *wk = scrape(P.worker_metrics_port);
@@ -156,6 +172,7 @@ static void metrics_of_every_service(void)
 	ck_assert_ptr_nonnull(strstr(wk, "# TYPE kb_worker_sandbox_kills_total counter"));
 	/* A CPU worker has no NVML device: its telemetry is absent, not 0. */
 	ck_assert_ptr_null(strstr(wk, "kb_worker_device_temperature_celsius{"));
+	process_metrics(wk, "worker");
 	free(wk);
 }
 

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kb_check_main.h"
 #include "kb_metrics.h"
+#include "kb_metrics_process.h"
 #include "kb_metrics_http.h"
 #include "kb_testenv.h"
 
@@ -71,7 +73,7 @@ START_TEST(counter_gauge_histogram_render)
 	ck_assert_double_eq(sample(t, "kb_test_requests_total{route=\"submit\",code=\"429\"}"), 1);
 	ck_assert_double_eq(sample(t, "kb_test_up"), 1);
 	/* Buckets are cumulative and end with +Inf == _count. */
-	ck_assert_double_eq(sample(t, "kb_test_seconds_bucket{route=\"health\",le=\"0.10000000000000001\"}"), 2);
+	ck_assert_double_eq(sample(t, "kb_test_seconds_bucket{route=\"health\",le=\"0.1\"}"), 2);
 	ck_assert_double_eq(sample(t, "kb_test_seconds_bucket{route=\"health\",le=\"1\"}"), 2);
 	ck_assert_double_eq(sample(t, "kb_test_seconds_bucket{route=\"health\",le=\"10\"}"), 3);
 	ck_assert_double_eq(sample(t, "kb_test_seconds_bucket{route=\"health\",le=\"+Inf\"}"), 4);
@@ -89,6 +91,36 @@ START_TEST(counter_gauge_histogram_render)
 		ck_assert_msg(*end == '\0' || strcmp(sp + 1, "+Inf") == 0,
 			      "bad value in %s", l);
 	}
+	free(t);
+	kb_metrics_destroy(m);
+}
+END_TEST
+
+/* kb_metrics_process: the standard process metrics, read at the scrape,
+ * and the build info. */
+START_TEST(process_metrics)
+{
+	kb_metrics *m = kb_metrics_new();
+	static const double b[] = {0.05, 0.25, 2.5};
+	kb_metric_family *h = kb_metrics_histogram(m, "kb_test_job_seconds", "Jobs.",
+						   NULL, b, 3);
+
+	kb_histogram_observe(kb_metric_get0(h), 0.3);
+	ck_assert_int_eq(kb_metrics_process(m, "test"), 0);
+	char *t = kb_metrics_render(m, NULL);
+	ck_assert_ptr_nonnull(t);
+	double start = sample(t, "process_start_time_seconds");
+	ck_assert_msg(start > 1e9 && start <= (double)time(NULL) + 1, "%s", t);
+	ck_assert_msg(sample(t, "process_resident_memory_bytes") > 0, "%s", t);
+	ck_assert_msg(sample(t, "process_virtual_memory_bytes") > 0, "%s", t);
+	ck_assert_msg(sample(t, "process_open_fds") >= 3, "%s", t);
+	ck_assert_msg(sample(t, "process_max_fds") >= 3, "%s", t);
+	ck_assert_ptr_nonnull(line_of(t, "# TYPE kb_build_info gauge\n"));
+	ck_assert_ptr_nonnull(strstr(t, "kb_build_info{service=\"test\",revision=\""));
+	/* Bounds print as written: a query for {le="0.05"} finds them. */
+	ck_assert_ptr_nonnull(strstr(t, "kb_test_job_seconds_bucket{le=\"0.05\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(t, "kb_test_job_seconds_bucket{le=\"0.25\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(t, "kb_test_job_seconds_sum 0.3\n"));
 	free(t);
 	kb_metrics_destroy(m);
 }
@@ -301,6 +333,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, counter_gauge_histogram_render);
+	tcase_add_test(tc, process_metrics);
 	tcase_add_test(tc, label_values_are_escaped);
 	tcase_add_test(tc, registration_rules);
 	tcase_add_test(tc, series_cap_drops_and_counts);

@@ -1,6 +1,8 @@
 /* The "c" builder (build.h): `cc -O3 -march=native -fopenmp`, the task's
  * include_dirs (-I), defines (-D), flags and compile_flags, and its
- * libraries (-l) with -lm.
+ * libraries (-l). The harness, our own code, is linked with -lm; the
+ * submission is not (the CPU tasks say "no -lm": a task that offers libm
+ * lists it, `libraries: [m]`).
  *
  * Split tasks: the harness (every source but the submission) is linked
  * into eval.out with -ldl and cached; the submission becomes
@@ -37,13 +39,15 @@ static int c_argv_start(const Kb__Task *t, struct kb_argv *a, char *msg,
 	return 0;
 }
 
-static int c_argv_libs(const Kb__Task *t, struct kb_argv *a, char *msg,
-		       size_t msg_size)
+/* The task's libraries; libm too for a link that holds the harness. */
+static int c_argv_libs(const Kb__Task *t, struct kb_argv *a, int harness,
+		       char *msg, size_t msg_size)
 {
 	if (kb__build_push_lines(a, kb_builder_config(t, "libraries"), "-l", 0,
 				 msg, msg_size) < 0)
 		return -1;
-	kb_argv_push(a, "-lm");
+	if (harness)
+		kb_argv_push(a, "-lm");
 	return 0;
 }
 
@@ -65,7 +69,7 @@ static enum kb_build_state c_harness(struct kb_build_ctx *c,
 			kb_argv_push(&a, p->sources.v[i]);
 	kb_argv_push(&a, "-o");
 	kb_argv_push(&a, KB_BUILD_STEP KB_JOBDIR_BINARY);
-	if (c_argv_libs(c->task, &a, msg, msg_size) < 0)
+	if (c_argv_libs(c->task, &a, 1, msg, msg_size) < 0)
 		goto out;
 	kb_argv_push(&a, "-ldl");
 	if ((st = kb__build_version(c, "cc", &version, &log->wall, msg,
@@ -98,7 +102,7 @@ static enum kb_build_state c_submission(struct kb_build_ctx *c,
 	kb_argv_push(&a, p->sub_name);
 	kb_argv_push(&a, "-o");
 	kb_argv_push(&a, KB_BUILD_STEP KB_BUILD_SUBMISSION_SO);
-	if (c_argv_libs(c->task, &a, msg, msg_size) < 0)
+	if (c_argv_libs(c->task, &a, 0, msg, msg_size) < 0)
 		goto out;
 	st = kb__build_user(c, log, &a, outputs, msg, msg_size);
 	c->loads_submission = st == KB_BUILD_OK;
@@ -121,7 +125,7 @@ static enum kb_build_state c_oneshot(struct kb_build_ctx *c,
 	kb__build_push_all(&a, &p->sources);
 	kb_argv_push(&a, "-o");
 	kb_argv_push(&a, KB_BUILD_STEP KB_JOBDIR_BINARY);
-	if (c_argv_libs(c->task, &a, msg, msg_size) < 0)
+	if (c_argv_libs(c->task, &a, 1, msg, msg_size) < 0)
 		goto out;
 	st = kb__build_user(c, log, &a, outputs, msg, msg_size);
 out:

@@ -1,0 +1,104 @@
+#!/bin/bash
+# scripts/run.sh with fake services: a Ctrl-C (SIGINT to the whole
+# foreground process group, as a terminal sends it) stops everything and
+# says so, without "a service exited"; a service that dies on its own is
+# still reported.
+. "$(dirname "$0")/common.sh"
+PG=
+cleanup() {
+	[ -n "$PG" ] && kill -KILL -- "-$PG" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+mkdir -p "$T/build/bin" "$T/path"
+# A service as the real ones behave: prints its address line, then runs
+# until SIGINT or SIGTERM (both handled: the real ones drain on either).
+# $T/die-NAME makes it exit by itself.
+fake() {
+	cat >"$T/build/bin/$1" <<PY
+#!/usr/bin/env python3
+import os, signal, sys, time
+signal.signal(signal.SIGINT, lambda *a: sys.exit(0))
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+print("$2", flush=True)
+while not os.path.exists("$T/die-$1"):
+    time.sleep(0.05)
+sys.exit(3)
+PY
+	chmod +x "$T/build/bin/$1"
+}
+fake kb-devbroker "bootstrap=127.0.0.1:9"
+fake kb-gateway "listening on 127.0.0.1:18000 (fake)"
+fake kb-ranker "ranker"
+fake kb-worker "worker"
+cat >"$T/path/curl" <<'SH'
+#!/bin/sh
+echo '{"cli_id": "fake-cli-id"}'
+SH
+printf '#!/bin/sh\nexit 1\n' >"$T/path/nvidia-smi"
+chmod +x "$T/path/"*
+
+# A terminal's foreground job: its own process group, SIGINT not ignored
+# (a shell's background job starts with SIGINT ignored, which bash keeps).
+FOREGROUND='import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.setsid()
+os.execvp(sys.argv[1], sys.argv[1:])'
+# start_run: scripts/run.sh in a process group of its own ($PG), as a
+# terminal's foreground job; waits for its banner.
+start_run() {
+	: >"$T/out"
+	PATH="$T/path:$PATH" KB_REDIS_URL=redis://127.0.0.1:1 KB_PYTHON=python3 \
+		KB_RUN_DIR="$T/run" KB_ADMIN_TOKEN=t \
+		python3 -c "$FOREGROUND" "$SRC/scripts/run.sh" "$T/build" >"$T/out" 2>&1 &
+	PG=$!
+	for _ in $(seq 1 600); do
+		grep -q 'KernelBot is up' "$T/out" && return 0
+		sleep 0.1
+	done
+	fail "run.sh never came up: $(cat "$T/out")"
+	return 1
+}
+# stop_wait: waits for run.sh to end; its exit status.
+stop_wait() {
+	local rc
+	wait "$PG"
+	rc=$?
+	PG=
+	return $rc
+}
+
+# ctrl_c: SIGINT to every process of run.sh's process group, as a terminal
+# sends it, in the order that shows a race: the others first (a service
+# that exits at once on it), run.sh itself a moment later.
+ctrl_c() {
+	local pid
+	for pid in $(ps -e -o pid=,pgid= | awk -v g="$PG" '$2 == g && $1 != g {print $1}'); do
+		kill -INT "$pid" 2>/dev/null
+	done
+	sleep 0.5
+	kill -INT "$PG"
+}
+
+if start_run; then
+	ctrl_c
+	stop_wait
+	rc=$?
+	[ "$rc" = 130 ] || fail "Ctrl-C: exit status $rc, not 130"
+	grep -q 'a service exited' "$T/out" &&
+		fail "Ctrl-C printed a false alarm: $(cat "$T/out")"
+	grep -q 'stopped' "$T/out" || fail "Ctrl-C: no word of stopping: $(cat "$T/out")"
+fi
+
+rm -rf "$T/run"
+if start_run; then
+	touch "$T/die-kb-ranker"
+	stop_wait
+	rc=$?
+	[ "$rc" != 0 ] || fail "a dead service: exit status 0"
+	grep -q 'kb-ranker\|ranker' "$T/out" && grep -q 'exited' "$T/out" ||
+		fail "a dead service was not reported: $(cat "$T/out")"
+fi
+
+finish "run.sh"
