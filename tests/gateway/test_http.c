@@ -337,7 +337,16 @@ START_TEST(submissions)
 				     "//!POPCORN gpu H100\n"
 				     "float custom_kernel(const float *d, unsigned long n) { return 1; }\n";
 
+	/* /metrics has a listener of its own (not the API port). */
+	char env_mport[64];
+	const int mport = kb_test_fixed_port();
+	snprintf(env_mport, sizeof(env_mport), "KB_METRICS_PORT=%d", mport);
+	const char *const menv[] = {env_mport, NULL};
+	E.extra_env = menv;
 	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
+	E.extra_env = NULL;
+	struct gw_env metrics = E;
+	snprintf(metrics.api, sizeof(metrics.api), "http://127.0.0.1:%d", mport);
 	gw_create_user(&E, "alice", alice, alice_id);
 	gw_create_user(&E, "bob", bob, bob_id);
 
@@ -411,7 +420,7 @@ START_TEST(submissions)
 	ck_assert_int_eq(gw_count_keys(&E, "kb:code:*"), 0);
 
 	/* Every refusal above is counted once, whichever check made it. */
-	r = gw_req(&E, "GET", "/metrics", NULL, NULL, 0);
+	r = gw_req(&metrics, "GET", "/metrics", NULL, NULL, 0);
 	ck_assert_int_eq(r.code, 200);
 	ck_assert_int_eq(refused(r.body, "unauthenticated"), 3);
 	ck_assert_int_eq(refused(r.body, "unknown_board"), 4);
