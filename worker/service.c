@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "kb_kafka.h"
+#include "kb_keys.h"
 #include "kb_lease.h"
 #include "kb_log.h"
 #include "kb_metrics.h"
@@ -624,6 +625,30 @@ static int resolve_task(struct svc *s, Kb__Submission *sub, char *why,
 static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 		    int *lost);
 
+/* Whether the ranker has folded a Result of sub already: 1, 0, or -1 when
+ * the store cannot say. Why: a worker that published its Result and was
+ * killed before it marked the lease done leaves a lease that runs out
+ * like a crash's; the next worker would evaluate the job again. */
+static int result_folded(struct svc *s, const Kb__Submission *sub)
+{
+	char id[24], key[256];
+	redisContext *c = store(s);
+	redisReply *r;
+	int rc;
+
+	if (!c)
+		return -1;
+	snprintf(id, sizeof(id), "%" PRIu64, sub->id);
+	snprintf(key, sizeof(key), KB_KEY_RESULT, id, sub->gpu ? sub->gpu : "");
+	r = redisCommand(c, "EXISTS %s", key);
+	rc = r && r->type == REDIS_REPLY_INTEGER ? r->integer > 0 : -1;
+	if (r)
+		freeReplyObject(r);
+	else
+		store_check(s);
+	return rc;
+}
+
 /* Runs sub (which this call owns and frees) once, whatever deliveries
  * and rebalances do: under its lease, publishing its Result and then
  * committing m. Returns 0 to go on, 1 to stop the loop (a drain, a hung
@@ -662,6 +687,16 @@ static int run_job(struct svc *s, const kb_message *m, Kb__Submission *sub)
 			return end_job(s, m, sub, why);
 		case TAKE_RUN:
 			break;
+		}
+		if (lt.attempts > 0 && result_folded(s, sub) == 1) {
+			kb_info("job sub=%" PRIu64 ": the worker that stopped "
+				"while running it had published its Result "
+				"(folded): not run again",
+				sub->id);
+			finish_lease(s, sub->id);
+			kb__submission__free_unpacked(sub, NULL);
+			commit(s, m);
+			return 0;
 		}
 		if (lt.attempts > 0)
 			kb_warn("job sub=%" PRIu64 ": %d worker%s stopped while "

@@ -556,6 +556,46 @@ START_TEST(test_lease_held_elsewhere)
 }
 END_TEST
 
+/* A worker that published its Result and was killed before it marked
+ * the lease done: the lease runs out like a crash's, but the ranker has
+ * the Result, so the next worker does not evaluate the job again (it
+ * marks it done and commits it). Without the check it would start it. */
+START_TEST(test_folded_result_not_rerun)
+{
+	struct kb_lease_take lt;
+	int nprog = 0, first = -1;
+	char err[256], *key;
+	redisReply *r;
+
+	ck_assert_int_eq(kb_lease_take(rc, 24, "gone-worker/1/x", 300, 3, &lt,
+				       err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(lt.verdict, KB_LEASE_TAKEN);
+	r = redisCommand(rc, "SET kb:res:24:CPU folded");
+	ck_assert_ptr_nonnull(r);
+	freeReplyObject(r);
+	usleep(600000); /* the lease runs out, unrenewed */
+	worker = start_worker("20");
+	submit(24, ok_code(), 0);
+	ck_assert_msg(kb_test_wait_file(logpath, "job sub=24: the worker that "
+					"stopped while running it had "
+					"published its Result",
+					60000, NULL, 0) == 0,
+		      "see %s", logpath);
+	ck_assert_ptr_null(await_result(24, 2, &nprog, &first));
+	ck_assert_msg(kb_test_wait_file(logpath, "job start sub=24", 1, NULL,
+					0) != 0,
+		      "evaluated again; see %s", logpath);
+	kb_test_stop(worker, 15000);
+	worker = 0;
+	send_bytes(TOPIC, "marker", "x", 1);
+	key = first_uncommitted(30);
+	ck_assert_msg(key && strcmp(key, "marker") == 0, "first: %s",
+		      key ? key : "(none)");
+	free(key);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("worker_service");
@@ -565,6 +605,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_result_then_commit);
 	tcase_add_test(tc, test_drain_abandons);
+	tcase_add_test(tc, test_folded_result_not_rerun);
 	tcase_add_test(tc, test_drain_finishes);
 	tcase_add_test(tc, test_poison_job_given_up);
 	tcase_add_test(tc, test_task_by_reference);
