@@ -99,9 +99,9 @@ static char *scrape(int port)
 }
 
 #define HAS(text, prefix)                                                     \
-	ck_assert_msg(sample(text, prefix) >= 0, "no %s in:\n%s", prefix, text)
+	ck_assert_msg(sample(text, prefix) >= 0, "no %s in:\n%.3000s", prefix, text)
 #define AT_LEAST(text, prefix, v)                                             \
-	ck_assert_msg(sample(text, prefix) >= (v), "%s < %g in:\n%s", prefix,    \
+	ck_assert_msg(sample(text, prefix) >= (v), "%s < %g in:\n%.3000s", prefix,    \
 		      (double)(v), text)
 
 /* The standard process metrics and build info of one service. */
@@ -109,13 +109,14 @@ static void process_metrics(const char *text, const char *service)
 {
 	char info[96];
 
-	AT_LEAST(text, "process_start_time_seconds ", 1e9);
-	AT_LEAST(text, "process_resident_memory_bytes ", 1);
-	AT_LEAST(text, "process_open_fds ", 1);
+	AT_LEAST(text, "process_start_time_seconds", 1e9);
+	AT_LEAST(text, "process_resident_memory_bytes", 1);
+	AT_LEAST(text, "process_open_fds", 1);
 	snprintf(info, sizeof(info), "kb_build_info{service=\"%s\",revision=", service);
-	ck_assert_msg(sample(text, info) == 1, "no %s in:\n%s", info, text);
+	ck_assert_msg(sample(text, info) == 1, "no %s in:\n%.3000s", info, text);
 	/* Histogram bounds in their shortest form. */
-	ck_assert_msg(!strstr(text, "000000000"), "a long number in:\n%s", text);
+	ck_assert_msg(!strstr(text, "000000000"), "a long number in:\n%.3000s",
+		      text);
 }
 
 static void metrics_of_every_service(void)
