@@ -63,8 +63,9 @@ static void collect(kb_metrics *m, void *ctx)
 	(void)m;
 	kb_gauge_set(kb_metric_get1(M.sse, "submission"), (double)kb_gw_hub_count(g->hub));
 	kb_gauge_set(kb_metric_get1(M.sse, "board"), (double)kb_gw_web_streams(g));
-	/* This scrape is one of them. */
-	kb_gauge_set(kb_metric_get0(M.inflight), (double)atomic_load(&g->inflight) - 1);
+	/* API requests only: this scrape comes through the metrics
+	 * listener, which the count does not include. */
+	kb_gauge_set(kb_metric_get0(M.inflight), (double)atomic_load(&g->inflight));
 	size_t n = gpus_of(g, gpus, MAX_GPUS);
 	for (size_t i = 0; i < n; i++) {
 		char err[256];
