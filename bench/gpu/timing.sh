@@ -20,6 +20,8 @@
 #            after  200 us of GPU work left after "done", as a head start
 #            would (-DKBG_HOSTILE_AFTER)
 #   PROBLEM  problem directories under problems/pmpp (default: all 8)
+# $VARIANTS, when set, runs only those builds (names as in defs() below;
+# a gain whose builds did not run prints as "-").
 # One line per run on stdout, a table at the end; raw reports in OUTDIR
 # (default /tmp/kb-timing; with $OUT set the table is copied there).
 set -u
@@ -58,8 +60,8 @@ defs() {
 	esac
 }
 case $phase in
-spread) variants="sent claim" ;;
-hostile) variants="sent claim sent-claim old-claim sent-early old-early sent-after old-after" ;;
+spread) variants=${VARIANTS:-"sent claim"} ;;
+hostile) variants=${VARIANTS:-"sent claim sent-claim old-claim sent-early old-early sent-after old-after"} ;;
 *) echo "timing.sh: unknown phase $phase" >&2; exit 2 ;;
 esac
 
@@ -92,7 +94,7 @@ table=$out/timing-$phase.txt
 for p in $probs; do
 	case $phase in
 	spread)
-		for v in sent claim; do
+		for v in $variants; do
 			vals=
 			for i in $(seq "$runs"); do
 				s=$(score "$out/w-$v-$p" "$out/rep-$v-$p-$i")
@@ -116,6 +118,14 @@ done
 echo "== $phase (ns; S = suspect)"
 awk -v phase="$phase" '
 	function num(x) { sub(/S$/, "", x); return x + 0 }
+	# gain ATTACKED HONEST: 1 - attacked/honest as a percentage ("-" when
+	# either was not run or the honest run failed; "failed" when the
+	# attacked run did: its check caught the work still running)
+	function gain(x, h) {
+		if (x == "" || h == "" || h ~ /^FAIL/) return "-"
+		if (x ~ /^FAIL/) return "failed"
+		return sprintf("%+.2f%%%s", (1 - num(x) / num(h)) * 100, (x ~ /S$/) ? "(S)" : "")
+	}
 	phase == "spread" {
 		mn = 1e30; mx = 0; k = 0
 		for (i = 3; i <= NF; i++) { x = num($i); if (x < mn) mn = x; if (x > mx) mx = x; v[++k] = x }
@@ -129,9 +139,7 @@ awk -v phase="$phase" '
 		n = split("claim early after", att, " ")
 		for (j = 1; j <= n; j++) {
 			a = att[j]
-			gs = 1 - num(val["sent-" a]) / num(val["sent"])
-			go = 1 - num(val["old-" a]) / num(val["claim"])
-			printf "  %s: sentinel %+.2f%%%s, ablation %+.2f%%%s", a, gs * 100, (val["sent-" a] ~ /S$/) ? "(S)" : "", go * 100, (val["old-" a] ~ /S$/) ? "(S)" : ""
+			printf "  %s: sentinel %s, ablation %s", a, gain(val["sent-" a], val["sent"]), gain(val["old-" a], val["claim"])
 		}
 		printf "   [honest %s / %s]\n", val["sent"], val["claim"]
 	}' "$table"

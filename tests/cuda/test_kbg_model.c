@@ -429,7 +429,11 @@ START_TEST(time_calibrate)
 	ck_assert_int_eq(kbg_time_calibrate(v, 5, v, 5, 2.4e6, 4e6, &cal), 0);
 	ck_assert_double_eq_tol(cal.dev_ns, 285e3, 1);
 	ck_assert_double_eq_tol(cal.probe_ns, 13e3, 1);
-	ck_assert_double_eq_tol(cal.short_ns, 1.2e6, 1);
+	/* the slice less 5 % (120 us > 100 us) */
+	ck_assert_double_eq_tol(cal.short_ns, 2.28e6, 1);
+	/* a short slice: less the 100 us margin */
+	ck_assert_int_eq(kbg_time_calibrate(v, 5, v, 5, 1e6, 4e6, &cal), 0);
+	ck_assert_double_eq_tol(cal.short_ns, 0.9e6, 1);
 	ck_assert_double_eq_tol(cal.rel_ns, 143e3, 1);
 	/* no preemption seen within the test: half its length */
 	ck_assert_int_eq(kbg_time_calibrate(v, 5, v, 5, 4.3e6, 4e6, &cal), 0);

@@ -26,7 +26,9 @@
 #   2. the harness: every config.sources entry but the submission,
 #      compiled and linked into eval.out with the shared CUDA runtime, once
 #      per content (the cache key: sha256 over the flags, `nvcc --version`
-#      and every task file but the submission);
+#      and every task file but the submission); each object once per its
+#      own content (the source and what it includes with "..."), so the
+#      common harness sources compile once for all problems;
 #   3. the submission alone into submission.so (-shared, the shared
 #      runtime, no undefined symbols, custom_kernel required).
 # For a gfx target the same steps with hipcc and worker/build/build_hip.c's
@@ -128,9 +130,36 @@ render tests >"$work/tests.txt"
 render benchmarks >"$work/benchmarks.txt"
 
 # ---- 2. the harness, cached by content ----
+# Two levels: eval.out per problem (every task file but the submission),
+# and each object per its own source and the files it includes with
+# "...", so problems share the objects of the common harness sources.
+version=$("$NVCC" --version)
+flags="$CUFLAGS|$CFLAGS|$GENCODE"
+# includes FILE: FILE and what it includes from $work, recursively.
+includes() {
+	todo=$1 seen=
+	while [ -n "$todo" ]; do
+		# shellcheck disable=SC2086
+		set -- $todo
+		f=$1
+		shift
+		todo=$*
+		case " $seen " in *" $f "*) continue ;; esac
+		seen="$seen $f"
+		for i in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*$/\1/p' "$work/$f"); do
+			[ -f "$work/$i" ] && todo="$todo $i"
+		done
+	done
+	echo "$seen" | tr ' ' '\n' | sed '/^$/d' | sort -u
+}
+# put TMP DEST: moves a finished file or directory into the cache;
+# another build may have won the race, and either copy is good.
+put() {
+	mv -T "$1" "$2" 2>/dev/null || rm -rf "$1"
+}
 key=$({
-	echo "$CUFLAGS|$CFLAGS|$GENCODE|$sources"
-	"$NVCC" --version
+	echo "$flags|$sources"
+	echo "$version"
 	while read -r name src; do
 		[ "$name" = "$subname" ] && continue
 		echo "== $name"
@@ -139,23 +168,33 @@ key=$({
 } | sha256sum | cut -c1-32)
 entry=$cache/$key
 if [ ! -f "$entry/.complete" ]; then
-	mkdir -p "$cache"
+	mkdir -p "$cache/obj"
 	tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
 	objs=
 	for s in $sources; do
 		[ "$s" = "$subname" ] && continue
-		o=$tmp/${s%.*}.o
+		okey=$({
+			echo "$flags|$s"
+			echo "$version"
+			for i in $(includes "$s"); do
+				echo "== $i"
+				cat "$work/$i"
+			done
+		} | sha256sum | cut -c1-32)
+		o=$cache/obj/$okey.o
 		objs="$objs $o"
+		[ -f "$o" ] && continue
 		# shellcheck disable=SC2086
 		case $s in
-		*.c) (cd "$work" && "$NVCC" $CFLAGS -c "$s" -o "$o") ;;
-		*) (cd "$work" && "$NVCC" $CUFLAGS $GENCODE -c "$s" -o "$o") ;;
+		*.c) (cd "$work" && "$NVCC" $CFLAGS -c "$s" -o "$tmp/$okey.o") ;;
+		*) (cd "$work" && "$NVCC" $CUFLAGS $GENCODE -c "$s" -o "$tmp/$okey.o") ;;
 		esac >"$tmp/log" 2>&1 || {
 			cat "$tmp/log" >&2
 			rm -rf "$tmp"
 			echo "kbg_build: harness source $s failed to compile" >&2
 			exit 2
 		}
+		put "$tmp/$okey.o" "$o"
 	done
 	# shellcheck disable=SC2086
 	"$NVCC" $GENCODE -o "$tmp/eval.out" $objs $LINKRT \
@@ -165,11 +204,9 @@ if [ ! -f "$entry/.complete" ]; then
 		echo "kbg_build: the harness failed to link" >&2
 		exit 2
 	}
-	rm -f "$tmp"/*.o "$tmp/log"
+	rm -f "$tmp/log"
 	touch "$tmp/.complete"
-	# Another build may have won the race (then -T refuses to move into
-	# its directory); either copy is good.
-	mv -T "$tmp" "$entry" 2>/dev/null || rm -rf "$tmp"
+	put "$tmp" "$entry"
 	[ -f "$entry/.complete" ] || { echo "kbg_build: cache $entry broken" >&2; exit 2; }
 fi
 cp "$entry/eval.out" "$work/eval.out"

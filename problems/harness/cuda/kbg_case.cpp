@@ -283,6 +283,7 @@ static int run_call(struct ctx *x, int w, struct sample *out)
 	memset(&a, 0, sizeof a);
 	a.slot = (uint32_t)w;
 	a.hold = x->hold && x->mode != KBH_MODE_TEST && !x->sent;
+	a.no_tail = (uint32_t)x->sent;
 	a.params_size = (uint32_t)x->p->params_size;
 	memcpy(a.params, x->cur->params, x->p->params_size);
 	if (x->sent)
@@ -302,6 +303,15 @@ static int run_call(struct ctx *x, int w, struct sample *out)
 	if (x->sent) {
 		/* The parent's own measurement; the claim decides nothing. */
 		out->ns = kbg_time_sample(&x->tcal, &tc, &out->path);
+#ifdef KBG_SAMPLE_LOG
+		fprintf(stderr, "E %d %.0f %.0f %.0f %.0f %.0f\n",
+			(int)out->path, r.dev_ns, out->ns,
+			(double)(tc.t_seen - tc.t_rel),
+			tc.probe_dev ? (double)tc.probe_dev - (double)tc.rel_dev
+				     : -1.0,
+			tc.back_dev ? (double)tc.back_dev - (double)tc.rel_dev
+				    : -1.0);
+#endif
 		out->outside_ns = (double)tc.outside_ns;
 		x->host_calls += out->path != KBG_TPATH_DEVICE;
 		out->gap_ns = r.gap_ns;
@@ -368,6 +378,9 @@ int kbg__one_call(struct ctx *x, int check, struct sample *out)
 	 * the clock starts. The legacy stream, not the device: the
 	 * sentinel's own stream runs on. */
 	KBG_TRY(x, cudaStreamSynchronize(cudaStreamLegacy), "staging the call");
+#ifdef KBG_SAMPLE_LOG
+	x->ph_staged = kbh_now_ns();
+#endif
 
 	KBG_STEP(run_call(x, w, out));
 
@@ -394,6 +407,9 @@ int kbg__one_call(struct ctx *x, int check, struct sample *out)
 	{
 		/* Nothing of this call's truth stays behind for the next. */
 		int rc2 = clear_truth(x);
+#ifdef KBG_SAMPLE_LOG
+		x->ph_checked = kbh_now_ns();
+#endif
 		if (rc == 0 && rc2 != KBG_OK)
 			return rc2;
 	}

@@ -202,9 +202,10 @@ static void child_call(struct child *c, const struct op_call *a,
 		child_fail(r, e, W_RUN);
 		return;
 	}
-	if ((e = cudaEventRecord(c->ev_tail, cudaStreamLegacy)) !=
-		    cudaSuccess ||
-	    (e = cudaEventSynchronize(c->ev_tail)) != cudaSuccess) {
+	if (!a->no_tail &&
+	    ((e = cudaEventRecord(c->ev_tail, cudaStreamLegacy)) !=
+		     cudaSuccess ||
+	     (e = cudaEventSynchronize(c->ev_tail)) != cudaSuccess)) {
 		child_fail(r, e, W_TAIL);
 		return;
 	}
@@ -229,12 +230,13 @@ static void child_call(struct child *c, const struct op_call *a,
 	if (!a->empty)
 		(void)kbg_dev_spin(KBG_HOSTILE_AFTER);
 #endif
-	if ((e = cudaEventElapsedTime(&ms, c->ev_end, c->ev_tail)) !=
-	    cudaSuccess) {
+	if (!a->no_tail &&
+	    (e = cudaEventElapsedTime(&ms, c->ev_end, c->ev_tail)) !=
+		    cudaSuccess) {
 		child_fail(r, e, W_EVENTS);
 		return;
 	}
-	r->gap_ns = (double)ms * 1e6;
+	r->gap_ns = a->no_tail ? 0.0 : (double)ms * 1e6;
 	r->hold = (uint32_t)hold;
 	r->hold_timed_out = hold && kbg_dev_hold_timed_out(gen);
 }

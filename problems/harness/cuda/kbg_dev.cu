@@ -304,6 +304,7 @@ __global__ void k_hold(const volatile unsigned *release, unsigned gen,
 
 sent_ctl *g_sent_host, *g_sent_dev;
 cudaStream_t g_sent_stream;
+size_t g_sent_smem; /* the watch's dynamic shared memory (kbg_sent_init) */
 
 /* Mapped host words: [0] release (host writes), [1] last timed-out gen
  * (device writes). */
@@ -464,6 +465,19 @@ int kbg_sent_init(void)
 	}
 	g_sent_host = (sent_ctl *)h;
 	g_sent_dev = (sent_ctl *)d;
+	/* The watch asks for all the shared memory a block may have, so
+	 * that no block of the parent's own kernels shares its SM (and
+	 * delays its loop); where that cannot be set it shares. */
+	int smem = 0;
+	if (cudaDeviceGetAttribute(&smem,
+				   cudaDevAttrMaxSharedMemoryPerBlockOptin,
+				   0) == cudaSuccess &&
+	    smem > 0 &&
+	    cudaFuncSetAttribute((const void *)k_sentinel,
+				 cudaFuncAttributeMaxDynamicSharedMemorySize,
+				 smem) == cudaSuccess)
+		g_sent_smem = (size_t)smem;
+	(void)cudaGetLastError();
 	return 0;
 }
 
@@ -471,8 +485,8 @@ int kbg_sent_launch(uint32_t seq, int watch)
 {
 	if (!g_sent_host)
 		return -(int)cudaErrorNotReady;
-	k_sentinel<<<1, 64, 0, g_sent_stream>>>(g_sent_dev, seq, watch,
-						KBG_SENT_GAP_NS);
+	k_sentinel<<<1, 64, watch ? g_sent_smem : 0, g_sent_stream>>>(
+		g_sent_dev, seq, watch, KBG_SENT_GAP_NS);
 	return launched();
 }
 

@@ -133,6 +133,8 @@ struct op_call {
 	uint32_t empty; /* skip problem->call (calibration): 1 runs an
 			 * empty kernel instead, 2 kbg_dev_spin(spin_ns) */
 	uint32_t params_size;
+	uint32_t no_tail; /* skip the tail event (the sentinel times the
+			   * call: "done" right after the synchronize) */
 	uint64_t spin_ns;
 	alignas(16) unsigned char params[KBG_PARAMS_MAX];
 };
@@ -225,6 +227,9 @@ struct ctx {
 	struct kbg_tcal tcal;
 	int last_long;
 	uint32_t outside_calls, host_calls;
+	/* KBG_SAMPLE_LOG only: host clock when the last check ended and
+	 * when the next call's staging was complete. */
+	uint64_t ph_checked, ph_staged;
 	char msg[1024];
 
 	/* the child */

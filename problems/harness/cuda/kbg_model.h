@@ -163,6 +163,7 @@ struct kbg_tcall {
 	uint64_t t_probe; /* host: end probe seen running; 0 = no probe */
 	uint64_t rel_dev; /* device: the hold saw its release (or broke) */
 	uint64_t back_dev; /* device: the successor probe started; 0 = none */
+	uint64_t probe_dev; /* device: the end probe started; 0 = none */
 	uint64_t outside_ns; /* device: another context's turns while the
 			      * GPU was the parent's (before "go") */
 	int broken;	  /* the hold broke after "go": the call's work
@@ -206,8 +207,9 @@ double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
  * one queued behind the hold would interrupt the call, and the host
  * path's overheads are those of calls without it; each with t_probe);
  * slice_ns, back_dev - rel_dev of a call that ran kbg_dev_spin(spin_ns).
- * short_ns is half the time slice that test saw (slice_ns < spin_ns: a
- * probe got in before the work ended), else half of spin_ns. The calls
+ * short_ns is the time slice that test saw less a margin (the larger of
+ * 100 us and 5 %; slice_ns < spin_ns: a probe got in before the work
+ * ended), else half of spin_ns. The calls
  * are not modified. 0, or -1 when either count is 0. */
 int kbg_time_calibrate(const struct kbg_tcall *dev, size_t n_dev,
 		       const struct kbg_tcall *host, size_t n_host,

@@ -400,13 +400,16 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 	if (rec.pre_gaps || rec.broken)
 		fprintf(stderr,
 			"G watch %.1f us: %u gaps %.1f us, first at %.1f us, "
-			"broken %u (post %.1f us), go at %.1f us\n",
+			"broken %u (post %.1f us), checked at %.1f us, "
+			"staged at %.1f us, go at %.1f us\n",
 			(double)(rec.end_ns - rec.start_ns) / 1e3, rec.pre_gaps,
 			(double)rec.pre_gap_ns / 1e3,
 			rec.first_gap_ns ? (double)(rec.first_gap_ns -
 						    rec.start_ns) / 1e3
 					 : -1.0,
 			rec.broken, (double)rec.post_gap_ns / 1e3,
+			((double)x->ph_checked - (double)x->watch_t0) / 1e3,
+			((double)x->ph_staged - (double)x->watch_t0) / 1e3,
 			(double)(tc->t_go - x->watch_t0) / 1e3);
 #endif
 	x->outside_calls += rec.pre_gaps > 0;
@@ -418,8 +421,10 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 	rc = kbh_guard_finish(x->g, w);
 	if (rc == 0) {
 		tc->t_seen = w->t_seen;
-		if (kbg_time_path(&x->tcal, tc) != KBG_TPATH_DEVICE)
+		if (kbg_time_path(&x->tcal, tc) != KBG_TPATH_DEVICE) {
 			KBG_STEP(sent_probe(x, &tc->t_probe, &pr));
+			tc->probe_dev = pr.start_ns;
+		}
 		/* A call as long as half a time slice would have its
 		 * successor probe land inside it: the next call skips it. */
 		x->last_long = tc->broken ||
@@ -598,6 +603,7 @@ static int calibrate_sentinel(struct ctx *x)
 		}
 		memset(&a, 0, sizeof a);
 		a.empty = test ? 2 : 1;
+		a.no_tail = 1; /* as the timed calls */
 		a.spin_ns = kSliceTestNs;
 		const int host_path = !on_dev && !test;
 		x->last_long = host_path; /* no successor probe */

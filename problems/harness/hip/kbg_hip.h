@@ -90,6 +90,11 @@
 #define cudaGetDevice hipGetDevice
 #define cudaGetDeviceProperties hipGetDeviceProperties
 #define cudaDeviceGetAttribute hipDeviceGetAttribute
+#define cudaDevAttrMaxSharedMemoryPerBlockOptin                            \
+	hipDeviceAttributeSharedMemPerBlockOptin
+#define cudaFuncSetAttribute hipFuncSetAttribute
+#define cudaFuncAttributeMaxDynamicSharedMemorySize                        \
+	hipFuncAttributeMaxDynamicSharedMemorySize
 #define cudaDeviceGetPCIBusId hipDeviceGetPCIBusId
 #define cudaDeviceSynchronize hipDeviceSynchronize
 #define cudaDriverGetVersion hipDriverGetVersion
