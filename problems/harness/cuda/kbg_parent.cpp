@@ -547,10 +547,12 @@ int kbg__init_child(struct ctx *x)
 	if (x->mode == KBH_MODE_PROFILE && getenv("POPCORN_NCU") &&
 	    strcmp(getenv("POPCORN_NCU"), "1") == 0)
 		a.hold = 0;
-	/* With KBG_SENTINEL, timed modes measure with the parent's
-	 * sentinel, which owns the hold; the child's is not needed. Not yet
-	 * the default: see README.md, "The sentinel". */
-#ifdef KBG_SENTINEL
+	/* Timed modes measure with the parent's sentinel, which owns the
+	 * hold; the child's is not needed (README.md, "The sentinel"). Not
+	 * on AMD GPUs, whose processes' kernels may run at once; and
+	 * -DKBG_NO_SENTINEL (the timing tests' ablation) times with the
+	 * child's claim. */
+#if !defined(KBG_NO_SENTINEL) && !defined(KBG_HIP)
 	x->sent = x->mode == KBH_MODE_BENCHMARK ||
 		  x->mode == KBH_MODE_LEADERBOARD;
 #endif
