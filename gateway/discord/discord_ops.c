@@ -345,11 +345,14 @@ static void job_export(struct kb_dc *dc, const struct kb_dc_interaction *it,
 				    "%s/submissions` pages through all of them.",
 			      EXPORT_MAX_BYTES >> 20, lb->task->name);
 	kb_buf_printf(&msg, "\nThe dataset with code: `POST /admin/export`.");
-	struct kb_dc_file files[2] = {
-		{fsubs, subs.data ? subs.data : "", subs.len},
-		{frank, rank.data ? rank.data : "", rank.len},
-	};
-	kb__dc_reply(dc, it, msg.data ? msg.data : "📦 Export attached.", files, 2, 1);
+	/* An empty file is no attachment: a board without submissions gets
+	 * the rankings' header alone. */
+	struct kb_dc_file files[2];
+	size_t nf = 0;
+	if (subs.len)
+		files[nf++] = (struct kb_dc_file){fsubs, subs.data, subs.len};
+	files[nf++] = (struct kb_dc_file){frank, rank.data ? rank.data : "", rank.len};
+	kb__dc_reply(dc, it, msg.data ? msg.data : "📦 Export attached.", files, nf, 1);
 	kb_info("discord: admin=%s exported board %s rows=%zu entries=%zu", it->user_id,
 		lb->task->name, rows, entries);
 out:

@@ -177,6 +177,12 @@ START_TEST(ping_stats_get_export)
 	ck_assert_ptr_null(strstr(c.file[0], "custom_kernel")); /* no code */
 	ck_assert_ptr_nonnull(strstr(c.file[1], "gpu,rank,user_id,user_name,score_seconds"));
 	fd_call_free(&c);
+	c = expect_later(&e, "t-export2", "admin export",
+			 json_pack("[o]", dc_opt_str("leaderboard", "matmul_cpu")),
+			 "Export of `matmul_cpu`: 0 submissions");
+	ck_assert_uint_eq(c.nfiles, 1);
+	ck_assert_str_eq(c.file_name[0], "matmul_cpu-rankings.csv");
+	fd_call_free(&c);
 	dc_env_down(&e);
 }
 END_TEST
