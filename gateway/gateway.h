@@ -172,6 +172,11 @@ struct kb_gw_lb *kb_gw_lb_add_task(struct kb_gw *g, struct kb_task *t,
  * finds the newer first). */
 void kb_gw_lb_swap(struct kb_gw *g, struct kb_gw_lb *old, struct kb_gw_lb *fresh);
 
+/* Deletes a live board here and, through Redis (kb:lbdeleted, one
+ * script: store.h kb_gw_board_mark_deleted), for every gateway; purge
+ * also drops its rankings and submission index. Then drops its cached
+ * rankings. Returns 0 or a store code (nothing changed then). */
+int kb_gw_lb_delete(struct kb_gw *g, struct kb_gw_lb *lb, int purge);
 /* Held around a change of the board object that serves a name together
  * with its kb:lbdyn record (update-problems' update, the sync's swap), so
  * that two of them never act on one name at once. */
@@ -195,6 +200,9 @@ void kb_gw_canon_route(const struct kb_gw *g, struct kb_route *route);
 struct kb_gw_lb *kb_gw_lb_at(const struct kb_gw *g, size_t i);
 size_t kb_gw_lb_count(const struct kb_gw *g);
 int kb_gw_lb_has_gpu(const struct kb_gw_lb *lb, const char *gpu);
+/* The distinct gpus of the live boards (the boards' spelling, valid
+ * while the board table lives), up to max; returns how many. */
+size_t kb_gw_live_gpus(const struct kb_gw *g, const char **out, size_t max);
 /* 1 if some live board offers gpu. */
 int kb_gw_gpu_known(const struct kb_gw *g, const char *gpu);
 

@@ -31,26 +31,6 @@ static struct {
 	_Atomic(kb_series *) lat[KB_ROUTE_COUNT];
 } M;
 
-/* The distinct gpus of the live boards, up to max. */
-static size_t gpus_of(struct kb_gw *g, const char **out, size_t max)
-{
-	size_t n = 0, nb = kb_gw_lb_count(g);
-
-	for (size_t i = 0; i < nb; i++) {
-		const struct kb_gw_lb *lb = kb_gw_lb_at(g, i);
-		if (!lb || atomic_load(&lb->deleted))
-			continue;
-		for (size_t k = 0; k < lb->task->ngpus; k++) {
-			size_t j = 0;
-			while (j < n && strcmp(out[j], lb->task->gpus[k]) != 0)
-				j++;
-			if (j == n && n < max)
-				out[n++] = lb->task->gpus[k];
-		}
-	}
-	return n;
-}
-
 /* At scrape time: streams, requests in flight, and per gpu the queue, the
  * running jobs and the workers heard of. */
 static void collect(kb_metrics *m, void *ctx)
@@ -66,7 +46,7 @@ static void collect(kb_metrics *m, void *ctx)
 	/* API requests only: this scrape comes through the metrics
 	 * listener, which the count does not include. */
 	kb_gauge_set(kb_metric_get0(M.inflight), (double)atomic_load(&g->inflight));
-	size_t n = gpus_of(g, gpus, MAX_GPUS);
+	size_t n = kb_gw_live_gpus(g, gpus, MAX_GPUS);
 	for (size_t i = 0; i < n; i++) {
 		char err[256];
 		long lag = -1, running = 0;

@@ -12,12 +12,14 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cache.h"
 #include "gateway.h"
 #include "kb_cases.h"
 #include "kb_taskstore.h"
 #include "kb_util.h"
 #include "router.h"
 #include "rules.h"
+#include "store.h"
 
 #define TASK_FILE_MAX (16u << 20)
 #define SUBMISSION_SOURCE "@SUBMISSION@"
@@ -307,6 +309,41 @@ void kb_gw_lb_swap(struct kb_gw *g, struct kb_gw_lb *old, struct kb_gw_lb *fresh
 	atomic_store(&fresh->deleted, 0);
 	atomic_store(&old->deleted, 1);
 	atomic_fetch_add(&g->boards_gen, 1);
+}
+
+size_t kb_gw_live_gpus(const struct kb_gw *g, const char **out, size_t max)
+{
+	size_t n = 0, nb = kb_gw_lb_count(g);
+
+	for (size_t i = 0; i < nb; i++) {
+		const struct kb_gw_lb *lb = kb_gw_lb_at(g, i);
+		if (!lb || atomic_load(&lb->deleted))
+			continue;
+		for (size_t k = 0; k < lb->task->ngpus; k++) {
+			size_t j = 0;
+			while (j < n && strcmp(out[j], lb->task->gpus[k]) != 0)
+				j++;
+			if (j == n && n < max)
+				out[n++] = lb->task->gpus[k];
+		}
+	}
+	return n;
+}
+
+int kb_gw_lb_delete(struct kb_gw *g, struct kb_gw_lb *lb, int purge)
+{
+	char prefix[160];
+	int rc = kb_gw_board_mark_deleted(g, lb->task->name, purge);
+
+	if (rc < 0)
+		return rc;
+	atomic_store(&lb->deleted, 1);
+	atomic_fetch_add(&g->boards_gen, 1);
+	if (g->cache) {
+		snprintf(prefix, sizeof(prefix), "%s|", lb->task->name);
+		kb_gw_cache_invalidate(g->cache, prefix);
+	}
+	return 0;
 }
 
 void kb_gw_lbs_free(struct kb_gw *g)

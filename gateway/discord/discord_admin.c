@@ -13,9 +13,6 @@
  * new, changed or gone, and that a rolling restart applies them.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,24 +22,6 @@
 #include "kb_util.h"
 #include "store.h"
 
-static json_t *say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static json_t *say(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return kb_dc_resp_message(msg, 1);
-}
-
-static json_t *store_failed(int rc)
-{
-	return say(rc == -EIO ? "⚠️ The store is unavailable; nothing changed."
-			      : "⚠️ The store answered unexpectedly; nothing changed.");
-}
-
 static json_t *ban(struct kb_dc *dc, const struct kb_dc_interaction *it, int banned)
 {
 	const char *sf = kb_dc_opt_str(it, "user");
@@ -51,7 +30,7 @@ static json_t *ban(struct kb_dc *dc, const struct kb_dc_interaction *it, int ban
 	int rc;
 
 	if (!sf || strspn(sf, "0123456789") != strlen(sf) || !*sf)
-		return say("❌ Pick a user.");
+		return kb__dc_sayf("❌ Pick a user.");
 	kb__dc_user_id(sf, uid, sizeof(uid));
 	rc = kb_gw_user_set_banned(dc->g, uid, banned);
 	if (rc == -ENOENT && banned) {
@@ -63,12 +42,12 @@ static json_t *ban(struct kb_dc *dc, const struct kb_dc_interaction *it, int ban
 			rc = kb_gw_user_set_banned(dc->g, uid, 1);
 	}
 	if (rc == -ENOENT)
-		return say("<@%s> has never used KernelBot; there is no ban to lift.", sf);
+		return kb__dc_sayf("<@%s> has never used KernelBot; there is no ban to lift.", sf);
 	if (rc < 0)
-		return store_failed(rc);
+		return kb__dc_store_failed(rc);
 	kb_info("discord: admin=%s %s user=%s", it->user_id, banned ? "banned" : "unbanned",
 		uid);
-	return say(banned ? "🔨 <@%s> is banned: their submissions are refused."
+	return kb__dc_sayf(banned ? "🔨 <@%s> is banned: their submissions are refused."
 			  : "✅ <@%s> may submit again.", sf);
 }
 
@@ -79,82 +58,19 @@ static json_t *delete_submission(struct kb_dc *dc, const struct kb_dc_interactio
 	int changed = 0, rc;
 
 	if (!o || o->num <= 0)
-		return say("❌ `submission_id` must be a positive number.");
+		return kb__dc_sayf("❌ `submission_id` must be a positive number.");
 	rc = kb_gw_sub_delete(dc->g, (uint64_t)o->num, NULL, lb, sizeof(lb), gpu,
 			      sizeof(gpu), &changed);
 	if (rc == -ENOENT)
-		return say("❌ There is no submission #%lld.", o->num);
+		return kb__dc_sayf("❌ There is no submission #%lld.", o->num);
 	if (rc < 0)
-		return store_failed(rc);
+		return kb__dc_store_failed(rc);
 	kb_info("discord: admin=%s deleted sub=%lld", it->user_id, o->num);
-	return say("🗑️ Submission #%lld (`%s` on %s) is deleted%s.", o->num, lb, gpu,
+	return kb__dc_sayf("🗑️ Submission #%lld (`%s` on %s) is deleted%s.", o->num, lb, gpu,
 		   changed ? "; the ranking was recomputed" : "");
 }
 
 /* ---- reload-problems ---- */
-
-static void digest_add(crypto_hash_sha256_state *st, const char *s, size_t n)
-{
-	uint64_t len = n;
-
-	crypto_hash_sha256_update(st, (const unsigned char *)&len, sizeof(len));
-	if (n)
-		crypto_hash_sha256_update(st, (const unsigned char *)s, n);
-}
-
-static void digest_str(crypto_hash_sha256_state *st, const char *s)
-{
-	digest_add(st, s ? s : "", s ? strlen(s) : 0);
-}
-
-/* A fingerprint of everything a board's submissions depend on. contents:
- * the files' contents, per task file (NULL entries skipped); when NULL
- * they are read from disk. Returns 0 or -errno (a file unreadable). */
-static int fingerprint(const struct kb_task *t, char *const *contents,
-		       const size_t *lens, unsigned char out[32])
-{
-	crypto_hash_sha256_state st;
-	char num[64];
-
-	crypto_hash_sha256_init(&st);
-	digest_str(&st, t->lang);
-	digest_str(&st, t->description);
-	digest_str(&st, t->ranking_by);
-	snprintf(num, sizeof(num), "%u/%u/%u/%d/%" PRIu64 "/%d", t->test_timeout,
-		 t->benchmark_timeout, t->ranked_timeout, t->has_seed, t->seed, t->multi_gpu);
-	digest_str(&st, num);
-	for (size_t i = 0; i < t->nconfig; i++) {
-		digest_str(&st, t->config[i].key);
-		digest_str(&st, t->config[i].value);
-	}
-	for (size_t i = 0; i < t->ntests; i++)
-		digest_str(&st, t->tests[i]);
-	for (size_t i = 0; i < t->nbenchmarks; i++)
-		digest_str(&st, t->benchmarks[i]);
-	for (size_t i = 0; i < t->ngpus; i++)
-		digest_str(&st, t->gpus[i]);
-	digest_str(&st, t->deadline);
-	for (size_t i = 0; i < t->nfiles; i++) {
-		digest_str(&st, t->files[i].name);
-		if (strcmp(t->files[i].source, "@SUBMISSION@") == 0)
-			continue;
-		if (contents) {
-			if (contents[i])
-				digest_add(&st, contents[i], lens[i]);
-			continue;
-		}
-		char err[512], *data = NULL;
-		size_t len = 0;
-		int rc = kb_task_read(t, t->files[i].source, 64u << 20, &data, &len,
-				      err, sizeof(err));
-		if (rc < 0)
-			return rc;
-		digest_add(&st, data, len);
-		free(data);
-	}
-	crypto_hash_sha256_final(&st, out);
-	return 0;
-}
 
 static void job_reload(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		       int64_t received_ms)
@@ -183,8 +99,8 @@ static void job_reload(struct kb_dc *dc, const struct kb_dc_interaction *it,
 			kb_buf_printf(&added, " `%s`", t->name);
 			continue;
 		}
-		if (fingerprint(t, NULL, NULL, a) < 0 ||
-		    fingerprint(lb->task, lb->file_contents, lb->file_lens, z) < 0 ||
+		if (kb__dc_task_fingerprint(t, NULL, NULL, a) < 0 ||
+		    kb__dc_task_fingerprint(lb->task, lb->file_contents, lb->file_lens, z) < 0 ||
 		    memcmp(a, z, sizeof(a)) != 0)
 			kb_buf_printf(&changed, " `%s`", t->name);
 		else
@@ -231,10 +147,10 @@ json_t *kb__dc_cmd_admin(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		int on = strcmp(sub, "start") == 0;
 		rc = kb_gw_set_accepting(dc->g, on);
 		if (rc < 0)
-			return store_failed(rc);
+			return kb__dc_store_failed(rc);
 		kb_info("discord: admin=%s %s submissions", it->user_id,
 			on ? "started" : "stopped");
-		return say(on ? "▶️ KernelBot accepts submissions again."
+		return kb__dc_sayf(on ? "▶️ KernelBot accepts submissions again."
 			      : "⏸️ KernelBot stopped accepting submissions (running ones "
 				"finish). `/admin start` resumes.");
 	}
@@ -248,5 +164,5 @@ json_t *kb__dc_cmd_admin(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		*defer = job_reload;
 		return NULL;
 	}
-	return say("❓ Unknown admin command.");
+	return kb__dc_sayf("❓ Unknown admin command.");
 }

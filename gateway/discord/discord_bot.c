@@ -326,6 +326,26 @@ void kb__dc_reply(struct kb_dc *dc, const struct kb_dc_interaction *it,
 
 /* ---- helpers ---- */
 
+json_t *kb__dc_sayf(const char *fmt, ...)
+{
+	char msg[KB_DC_CONTENT_MAX * 4 + 1];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	char *fit = kb_dc_text_fit(msg, KB_DC_CONTENT_MAX, NULL);
+	json_t *resp = kb_dc_resp_message(fit ? fit : msg, 1);
+	free(fit);
+	return resp;
+}
+
+json_t *kb__dc_store_failed(int rc)
+{
+	return kb__dc_sayf(rc == -EIO ? "⚠️ The store is unavailable; nothing changed."
+				      : "⚠️ The store answered unexpectedly; nothing changed.");
+}
+
 const char *kb__dc_opt_board(const struct kb_dc_interaction *it)
 {
 	const char *s = kb_dc_opt_str(it, "leaderboard");

@@ -7,7 +7,10 @@
  *   discord_leaderboard.c  the read-only /leaderboard commands, autocomplete
  *   discord_submit.c    /leaderboard submit: intake and the tracker thread
  *                       that turns progress into message edits
- *   discord_admin.c     /admin commands
+ *   discord_admin.c     /admin start, stop, ban, unban, delete-submission,
+ *                       reload-problems
+ *   discord_ops.c       /admin ping, show-stats, delete-leaderboard, export
+ *   discord_taskcheck.c /admin verify-task, and a task's fingerprint
  *
  * Threads: request threads (libmicrohttpd) verify, parse and answer at
  * once; whatever needs more than a Redis round trip (downloading a script,
@@ -119,6 +122,10 @@ void kb__dc_channel_message(struct kb_dc *dc, const char *channel_id,
 
 /* ---- shared helpers ---- */
 
+/* An ephemeral message of printf text, cut to one message's length. */
+json_t *kb__dc_sayf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The ephemeral answer to a failed store call rc ("nothing changed"). */
+json_t *kb__dc_store_failed(int rc);
 /* The leaderboard option (also upstream's "leaderboard_name"), or NULL. */
 const char *kb__dc_opt_board(const struct kb_dc_interaction *it);
 /* 1 when the interaction's user is an admin (DISCORD_ADMIN_IDS). */
@@ -146,8 +153,20 @@ json_t *kb__dc_cmd_template(struct kb_dc *, const struct kb_dc_interaction *, kb
 json_t *kb__dc_cmd_get_submission(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
 json_t *kb__dc_cmd_submit(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
 json_t *kb__dc_cmd_admin(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
+/* /admin ping, show-stats, delete-leaderboard, export (discord_ops.c). */
+json_t *kb__dc_cmd_ops(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
+/* /admin verify-task (discord_taskcheck.c). */
+json_t *kb__dc_cmd_verify_task(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
 /* The answer to an autocomplete interaction. */
 json_t *kb__dc_autocomplete(struct kb_dc *dc, const struct kb_dc_interaction *it);
+
+/* A fingerprint of everything a board's submissions depend on (its
+ * task's settings, cases, gpus, deadline and files). contents: the
+ * files' contents, per task file (NULL entries skipped); when NULL they
+ * are read from disk. Returns 0 or -errno (a file unreadable).
+ * discord_taskcheck.c. */
+int kb__dc_task_fingerprint(const struct kb_task *t, char *const *contents,
+			    const size_t *lens, unsigned char out[32]);
 
 /* ---- the tracker (discord_submit.c) ---- */
 

@@ -101,7 +101,7 @@ static json_t *leaderboard_cmd(void)
 static json_t *admin_cmd(void)
 {
 	json_t *options = json_pack(
-		"[o,o,o,o,o,o]",
+		"[o,o,o,o,o,o,o,o,o,o,o,o]",
 		sub("start", "Accept new submissions again", NULL),
 		sub("stop", "Stop accepting new submissions (maintenance)", NULL),
 		sub("ban", "Ban a user from submitting",
@@ -111,7 +111,26 @@ static json_t *admin_cmd(void)
 		sub("delete-submission", "Delete a submission",
 		    json_pack("[o]", sub_id_opt())),
 		sub("reload-problems", "Compare the problem files with the loaded set",
-		    NULL));
+		    NULL),
+		sub("ping", "Check the gateway, the store and which workers are online",
+		    NULL),
+		sub("show-stats", "Submission, user and run counts",
+		    json_pack("[o,o]", board_opt(0),
+			      opt(KB_DC_OPT_BOOLEAN, "last_day_only",
+				  "Only the last 24 hours", 0, 0))),
+		sub("delete-leaderboard", "Delete a leaderboard (asks for its name again)",
+		    json_pack("[o,o,o]", board_opt(1),
+			      opt(KB_DC_OPT_STRING, "confirm",
+				  "The leaderboard's name again, to confirm", 0, 0),
+			      opt(KB_DC_OPT_BOOLEAN, "force",
+				  "Also when it has submissions (drops its rankings)", 0,
+				  0))),
+		sub("get-submission", "Get anyone's submission: its code and report",
+		    json_pack("[o]", sub_id_opt())),
+		sub("export", "Export a leaderboard's submissions and rankings as files",
+		    json_pack("[o]", board_opt(1))),
+		sub("verify-task", "Check a leaderboard's task files and examples on disk",
+		    json_pack("[o]", board_opt(1))));
 
 	/* Visible to everyone by default; kb-gateway checks DISCORD_ADMIN_IDS
 	 * itself, and a server can narrow who sees it under Integrations. */

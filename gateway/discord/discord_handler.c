@@ -39,6 +39,12 @@ static const struct {
 	{"admin unban", kb__dc_cmd_admin, 1},
 	{"admin delete-submission", kb__dc_cmd_admin, 1},
 	{"admin reload-problems", kb__dc_cmd_admin, 1},
+	{"admin ping", kb__dc_cmd_ops, 1},
+	{"admin show-stats", kb__dc_cmd_ops, 1},
+	{"admin delete-leaderboard", kb__dc_cmd_ops, 1},
+	{"admin export", kb__dc_cmd_ops, 1},
+	{"admin get-submission", kb__dc_cmd_get_submission, 1},
+	{"admin verify-task", kb__dc_cmd_verify_task, 1},
 };
 
 static json_t *command(struct kb_dc *dc, struct kb_gw_req *r,

@@ -639,9 +639,15 @@ static void job_get_submission(struct kb_dc *dc, const struct kb_dc_interaction 
 		return;
 	}
 	const char *owner = rc == 0 ? kb_gw_sub_field(&rec, "user_id") : NULL;
-	if (!owner || (strcmp(owner, uid) != 0 && !kb__dc_is_admin(dc, it))) {
-		snprintf(msg, sizeof(msg), "❌ Submission #%" PRIu64 " is not one of your "
-					   "submissions.", id);
+	int admin = kb__dc_is_admin(dc, it);
+	if (!owner || (strcmp(owner, uid) != 0 && !admin)) {
+		/* Others learn nothing of ids that are not theirs; admins may
+		 * hear that one does not exist. */
+		if (admin)
+			snprintf(msg, sizeof(msg), "❌ There is no submission #%" PRIu64 ".", id);
+		else
+			snprintf(msg, sizeof(msg), "❌ Submission #%" PRIu64 " is not one of "
+						   "your submissions.", id);
 		kb__dc_edit(dc, it->application_id, it->token, msg, NULL, 0, 0, "error");
 		if (rc == 0)
 			kb_gw_sub_rec_free(&rec);
@@ -683,6 +689,12 @@ static void job_get_submission(struct kb_dc *dc, const struct kb_dc_interaction 
 			      *t ? " · score " : "", t);
 		if (status && strcmp(status, "done") != 0 && strcmp(status, "failed") != 0)
 			kb_buf_printf(&b, "\n*The submission is still running.*");
+	}
+	if (strcmp(owner, uid) != 0) {
+		const char *who = kb_gw_sub_field(&rec, "user_name");
+		char *c = kb_dc_text_clean(who ? who : "?", who ? strlen(who) : 1, 64, 1);
+		kb_buf_printf(&b, "\nBy **%s** (`%s`).", c ? c : "?", owner);
+		free(c);
 	}
 	if (rec.code && rec.code->type == REDIS_REPLY_STRING)
 		files[nf++] = (struct kb_dc_file){(char *)h.file_name, rec.code->str,

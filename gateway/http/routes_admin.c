@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "bodies.h"
-#include "cache.h"
 #include "events.h"
 #include "http.h"
 #include "kb_log.h"
@@ -134,29 +133,6 @@ static void unban_begin(struct kb_gw_req *r)
 
 /* ---- leaderboards ---- */
 
-static void invalidate_board(struct kb_gw *g, const struct kb_gw_lb *lb)
-{
-	char prefix[160];
-
-	if (!g->cache)
-		return;
-	snprintf(prefix, sizeof(prefix), "%s|", lb->task->name);
-	kb_gw_cache_invalidate(g->cache, prefix);
-}
-
-/* Deletes a live board here and for every gateway (kb:lbdeleted). */
-static int delete_board(struct kb_gw *g, struct kb_gw_lb *lb, int purge)
-{
-	int rc = kb_gw_board_mark_deleted(g, lb->task->name, purge);
-
-	if (rc < 0)
-		return rc;
-	atomic_store(&lb->deleted, 1);
-	atomic_fetch_add(&g->boards_gen, 1);
-	invalidate_board(g, lb);
-	return 0;
-}
-
 static void lb_create_finish(struct kb_gw_req *r)
 {
 	struct kb_gw_body_lb_create b;
@@ -172,7 +148,7 @@ static void lb_create_finish(struct kb_gw_req *r)
 	 * name. */
 	snprintf(name, sizeof(name), "%s-dev", b.directory);
 	const struct kb_gw_lb *old = kb_gw_lb_find(r->g, name);
-	if (old && (rc = delete_board(r->g, (struct kb_gw_lb *)old, 1)) < 0) {
+	if (old && (rc = kb_gw_lb_delete(r->g, (struct kb_gw_lb *)old, 1)) < 0) {
 		kb_gw_store_failed(r, rc);
 		return;
 	}
@@ -221,7 +197,7 @@ static void lb_delete_begin(struct kb_gw_req *r)
 					  "it with force=true", r->lb->task->name);
 		return;
 	}
-	rc = delete_board(r->g, (struct kb_gw_lb *)r->lb, force);
+	rc = kb_gw_lb_delete(r->g, (struct kb_gw_lb *)r->lb, force);
 	if (rc < 0) {
 		kb_gw_store_failed(r, rc);
 		return;

@@ -291,6 +291,8 @@ void kb_gw_export_rec_free(struct kb_gw_export_rec *rec);
 
 /* kb:admin accepting: 1 accepting (the default), 0 stopped. */
 int kb_gw_set_accepting(const struct kb_gw *g, int accepting);
+/* Reads it (one round trip: also how /admin ping times the store). */
+int kb_gw_get_accepting(const struct kb_gw *g, int *accepting);
 
 /* visibility "public" or "closed". */
 int kb_gw_set_visibility(const struct kb_gw *g, const char *lb,

@@ -30,6 +30,21 @@ int kb_gw_set_accepting(const struct kb_gw *g, int accepting)
 	return simple(g, r, rc);
 }
 
+int kb_gw_get_accepting(const struct kb_gw *g, int *accepting)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "HGET kb:admin accepting");
+
+	*accepting = 1;
+	if (!r)
+		return rc;
+	/* As submit.lua reads it: only "0" stops. */
+	if (r->type == REDIS_REPLY_STRING && strcmp(r->str, "0") == 0)
+		*accepting = 0;
+	freeReplyObject(r);
+	return 0;
+}
+
 int kb_gw_set_visibility(const struct kb_gw *g, const char *lb,
 			 const char *visibility)
 {

@@ -285,3 +285,67 @@ void dc_attach(struct dc_env *e, const char *id, const char *filename,
 			      "filename", filename, "size", (json_int_t)declared_size,
 			      "url", url, "content_type", "text/plain");
 }
+/* Posts a command and checks the answer's type; returns the answer's
+ * data.content ("" when none), malloc'd. */
+char *dc_cmd(struct dc_env *e, const char *user, const char *token, const char *path,
+	     json_t *opts, json_t *resolved, int want_type)
+{
+	char *body = dc_interaction(2, user, token, path, opts, resolved);
+	struct dc_resp r = dc_post(e, body, 0, DC_SIGN_OK);
+
+	ck_assert_msg(r.code == 200, "/%s: HTTP %ld %s", path, r.code, r.body);
+	ck_assert_ptr_nonnull(r.json);
+	long type = (long)json_integer_value(json_object_get(r.json, "type"));
+	ck_assert_msg(type == want_type, "/%s: type %ld, expected %d: %s", path, type,
+		      want_type, r.body);
+	json_t *data = json_object_get(r.json, "data");
+	/* Every answer of ours is ephemeral. */
+	ck_assert_msg(json_integer_value(json_object_get(data, "flags")) == 64,
+		      "/%s: not ephemeral: %s", path, r.body);
+	const char *content = json_string_value(json_object_get(data, "content"));
+	char *out = strdup(content ? content : "");
+	dc_resp_free(&r);
+	free(body);
+	return out;
+}
+
+/* Waits for an edit of token's original message whose payload contains
+ * text; returns a copy of the latest such call. */
+struct fd_call dc_wait_edit(struct dc_env *e, const char *token, const char *text,
+			    int timeout_ms)
+{
+	char needle[128];
+	struct fd_call c = {0};
+
+	snprintf(needle, sizeof(needle), "/webhooks/%s/%s/messages/@original", DC_APP_ID,
+		 token);
+	if (fd_wait(e->fd, "PATCH", needle, text, 1, timeout_ms) < 1) {
+		fd_dump(e->fd);
+		ck_abort_msg("no edit of %s containing \"%s\"", token, text);
+	}
+	for (size_t i = fd_ncalls(e->fd); i-- > 0;) {
+		ck_assert_int_eq(fd_get(e->fd, i, &c), 0);
+		if (strcmp(c.method, "PATCH") == 0 && strstr(c.path, needle) &&
+		    strstr(c.payload, text))
+			return c;
+		fd_call_free(&c);
+	}
+	ck_abort_msg("edit vanished");
+	return c;
+}
+
+json_t *dc_opt_str(const char *name, const char *value)
+{
+	return json_pack("{s:s,s:i,s:s}", "name", name, "type", 3, "value", value);
+}
+
+json_t *dc_opt_int(const char *name, long long v)
+{
+	return json_pack("{s:s,s:i,s:I}", "name", name, "type", 4, "value", (json_int_t)v);
+}
+
+
+json_t *dc_opt_bool(const char *name, int v)
+{
+	return json_pack("{s:s,s:i,s:b}", "name", name, "type", 5, "value", v);
+}

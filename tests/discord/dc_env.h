@@ -64,4 +64,20 @@ void dc_attach(struct dc_env *e, const char *id, const char *filename,
 	       const void *data, size_t len, long long declared_size,
 	       json_t **option, json_t **resolved);
 
+/* Posts a command (type 2, signed) and checks the answer: HTTP 200,
+ * ephemeral, of want_type (4 a message, 5 deferred). Returns the
+ * answer's data.content ("" when none), malloc'd. */
+char *dc_cmd(struct dc_env *e, const char *user, const char *token,
+	     const char *path, json_t *opts, json_t *resolved, int want_type);
+
+/* Waits for an edit of token's original message whose payload contains
+ * text; returns a copy of the latest such call (free with fd_call_free). */
+struct fd_call dc_wait_edit(struct dc_env *e, const char *token,
+			    const char *text, int timeout_ms);
+
+/* Leaf options of an interaction (new references). */
+json_t *dc_opt_str(const char *name, const char *value);
+json_t *dc_opt_int(const char *name, long long v);
+json_t *dc_opt_bool(const char *name, int v);
+
 #endif

@@ -22,65 +22,6 @@
 #define USER "2001"
 #define OTHER "2002"
 
-/* Posts a command and checks the answer's type; returns the answer's
- * data.content ("" when none), malloc'd. */
-static char *run_cmd(struct dc_env *e, const char *user, const char *token,
-		     const char *path, json_t *opts, json_t *resolved, int want_type)
-{
-	char *body = dc_interaction(2, user, token, path, opts, resolved);
-	struct dc_resp r = dc_post(e, body, 0, DC_SIGN_OK);
-
-	ck_assert_msg(r.code == 200, "/%s: HTTP %ld %s", path, r.code, r.body);
-	ck_assert_ptr_nonnull(r.json);
-	long type = (long)json_integer_value(json_object_get(r.json, "type"));
-	ck_assert_msg(type == want_type, "/%s: type %ld, expected %d: %s", path, type,
-		      want_type, r.body);
-	json_t *data = json_object_get(r.json, "data");
-	/* Every answer of ours is ephemeral. */
-	ck_assert_msg(json_integer_value(json_object_get(data, "flags")) == 64,
-		      "/%s: not ephemeral: %s", path, r.body);
-	const char *content = json_string_value(json_object_get(data, "content"));
-	char *out = strdup(content ? content : "");
-	dc_resp_free(&r);
-	free(body);
-	return out;
-}
-
-/* Waits for an edit of token's original message whose payload contains
- * text; returns a copy of the latest such call. */
-static struct fd_call wait_edit(struct dc_env *e, const char *token, const char *text,
-				int timeout_ms)
-{
-	char needle[128];
-	struct fd_call c = {0};
-
-	snprintf(needle, sizeof(needle), "/webhooks/%s/%s/messages/@original", DC_APP_ID,
-		 token);
-	if (fd_wait(e->fd, "PATCH", needle, text, 1, timeout_ms) < 1) {
-		fd_dump(e->fd);
-		ck_abort_msg("no edit of %s containing \"%s\"", token, text);
-	}
-	for (size_t i = fd_ncalls(e->fd); i-- > 0;) {
-		ck_assert_int_eq(fd_get(e->fd, i, &c), 0);
-		if (strcmp(c.method, "PATCH") == 0 && strstr(c.path, needle) &&
-		    strstr(c.payload, text))
-			return c;
-		fd_call_free(&c);
-	}
-	ck_abort_msg("edit vanished");
-	return c;
-}
-
-static json_t *opt_str(const char *name, const char *value)
-{
-	return json_pack("{s:s,s:i,s:s}", "name", name, "type", 3, "value", value);
-}
-
-static json_t *opt_int(const char *name, long long v)
-{
-	return json_pack("{s:s,s:i,s:I}", "name", name, "type", 4, "value", (json_int_t)v);
-}
-
 static long sub_id_in(const char *payload)
 {
 	const char *p = strstr(payload, "Submission #");
@@ -147,35 +88,35 @@ START_TEST(read_commands)
 	char *s;
 
 	dc_env_up(&e, 1, 0);
-	s = run_cmd(&e, USER, "t-unknown", "leaderboard frobnicate", NULL, NULL, 4);
+	s = dc_cmd(&e, USER, "t-unknown", "leaderboard frobnicate", NULL, NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "Unknown command `/leaderboard frobnicate`"));
 	free(s);
 
-	s = run_cmd(&e, USER, "t-list", "leaderboard list", NULL, NULL, 4);
+	s = dc_cmd(&e, USER, "t-list", "leaderboard list", NULL, NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "vectorsum_cpu"));
 	ck_assert_ptr_nonnull(strstr(s, "matmul_cpu"));
 	ck_assert_ptr_nonnull(strstr(s, "CPU"));
 	free(s);
 
-	s = run_cmd(&e, USER, "t-show", "leaderboard show",
-		    json_pack("[o]", opt_str("leaderboard", "vectorsum_cpu")), NULL, 4);
+	s = dc_cmd(&e, USER, "t-show", "leaderboard show",
+		    json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")), NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "no ranked submissions yet"));
 	free(s);
-	s = run_cmd(&e, USER, "t-show2", "leaderboard show",
-		    json_pack("[o]", opt_str("leaderboard", "nope")), NULL, 4);
+	s = dc_cmd(&e, USER, "t-show2", "leaderboard show",
+		    json_pack("[o]", dc_opt_str("leaderboard", "nope")), NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "There is no leaderboard `nope`"));
 	free(s);
-	s = run_cmd(&e, USER, "t-show3", "leaderboard show",
-		    json_pack("[o,o]", opt_str("leaderboard", "vectorsum_cpu"),
-			      opt_str("gpu", "H100")), NULL, 4);
+	s = dc_cmd(&e, USER, "t-show3", "leaderboard show",
+		    json_pack("[o,o]", dc_opt_str("leaderboard", "vectorsum_cpu"),
+			      dc_opt_str("gpu", "H100")), NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "does not run on `H100`"));
 	free(s);
 
 	/* task and template answer "deferred", then edit with files. */
-	s = run_cmd(&e, USER, "t-task", "leaderboard task",
-		    json_pack("[o]", opt_str("leaderboard", "vectorsum_cpu")), NULL, 5);
+	s = dc_cmd(&e, USER, "t-task", "leaderboard task",
+		    json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")), NULL, 5);
 	free(s);
-	struct fd_call c = wait_edit(&e, "t-task", "Task `vectorsum_cpu`", 10000);
+	struct fd_call c = dc_wait_edit(&e, "t-task", "Task `vectorsum_cpu`", 10000);
 	ck_assert_uint_ge(c.nfiles, 2);
 	int has_problem = 0;
 	for (size_t i = 0; i < c.nfiles; i++)
@@ -184,18 +125,18 @@ START_TEST(read_commands)
 	ck_assert_ptr_nonnull(strstr(c.payload, "Sum a vector"));
 	fd_call_free(&c);
 
-	s = run_cmd(&e, USER, "t-tpl", "leaderboard template",
-		    json_pack("[o]", opt_str("leaderboard", "vectorsum_cpu")), NULL, 5);
+	s = dc_cmd(&e, USER, "t-tpl", "leaderboard template",
+		    json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")), NULL, 5);
 	free(s);
-	c = wait_edit(&e, "t-tpl", "Starter code", 10000);
+	c = dc_wait_edit(&e, "t-tpl", "Starter code", 10000);
 	ck_assert_uint_eq(c.nfiles, 1);
 	ck_assert_str_eq(c.file_name[0], "vectorsum_cpu.c");
 	ck_assert_ptr_nonnull(strstr(c.file[0], "//!POPCORN leaderboard vectorsum_cpu"));
 	ck_assert_ptr_nonnull(strstr(c.file[0], "custom_kernel"));
 	fd_call_free(&c);
-	s = run_cmd(&e, USER, "t-tpl2", "leaderboard template",
-		    json_pack("[o,o]", opt_str("leaderboard", "vectorsum_cpu"),
-			      opt_str("lang", "Rust")), NULL, 4);
+	s = dc_cmd(&e, USER, "t-tpl2", "leaderboard template",
+		    json_pack("[o,o]", dc_opt_str("leaderboard", "vectorsum_cpu"),
+			      dc_opt_str("lang", "Rust")), NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "no template for `Rust`"));
 	free(s);
 
@@ -215,7 +156,7 @@ START_TEST(read_commands)
 	dc_resp_free(&r);
 	body = dc_interaction(4, USER, "t-ac2", "leaderboard submit test",
 			      json_pack("[o,{s:s,s:i,s:s,s:b}]",
-					opt_str("leaderboard", "matmul_cpu"), "name", "gpu",
+					dc_opt_str("leaderboard", "matmul_cpu"), "name", "gpu",
 					"type", 3, "value", "", "focused", 1), NULL);
 	r = dc_post(&e, body, 0, DC_SIGN_OK);
 	free(body);
@@ -241,8 +182,8 @@ START_TEST(submissions_and_admin)
 
 	/* Declared too large: refused at once. */
 	dc_attach(&e, "701", "big.c", "x", 1, 2 << 20, &opt, &res);
-	s = run_cmd(&e, USER, "t-big", "leaderboard submit test",
-		    json_pack("[o,o]", opt, opt_str("leaderboard", "vectorsum_cpu")), res, 4);
+	s = dc_cmd(&e, USER, "t-big", "leaderboard submit test",
+		    json_pack("[o,o]", opt, dc_opt_str("leaderboard", "vectorsum_cpu")), res, 4);
 	ck_assert_ptr_nonnull(strstr(s, "the limit is 1048576 bytes"));
 	free(s);
 	/* Declared small, served large: the download stops at the limit. */
@@ -250,24 +191,24 @@ START_TEST(submissions_and_admin)
 	memset(big, 'a', (1 << 20) + 10);
 	dc_attach(&e, "702", "liar.c", big, (1 << 20) + 10, 100, &opt, &res);
 	free(big);
-	s = run_cmd(&e, USER, "t-liar", "leaderboard submit test",
-		    json_pack("[o,o]", opt, opt_str("leaderboard", "vectorsum_cpu")), res, 5);
+	s = dc_cmd(&e, USER, "t-liar", "leaderboard submit test",
+		    json_pack("[o,o]", opt, dc_opt_str("leaderboard", "vectorsum_cpu")), res, 5);
 	free(s);
-	struct fd_call c = wait_edit(&e, "t-liar", "larger than the limit", 10000);
+	struct fd_call c = dc_wait_edit(&e, "t-liar", "larger than the limit", 10000);
 	fd_call_free(&c);
 	/* Not UTF-8. */
 	dc_attach(&e, "703", "bin.c", "\xff\xfe\x00", 3, 3, &opt, &res);
-	s = run_cmd(&e, USER, "t-bin", "leaderboard submit test",
-		    json_pack("[o,o]", opt, opt_str("leaderboard", "vectorsum_cpu")), res, 5);
+	s = dc_cmd(&e, USER, "t-bin", "leaderboard submit test",
+		    json_pack("[o,o]", opt, dc_opt_str("leaderboard", "vectorsum_cpu")), res, 5);
 	free(s);
-	c = wait_edit(&e, "t-bin", "UTF-8", 10000);
+	c = dc_wait_edit(&e, "t-bin", "UTF-8", 10000);
 	fd_call_free(&c);
 	/* No leaderboard anywhere. */
 	dc_attach(&e, "704", "anon.c", code, len, (long long)len, &opt, &res);
-	s = run_cmd(&e, USER, "t-anon", "leaderboard submit test", json_pack("[o]", opt),
+	s = dc_cmd(&e, USER, "t-anon", "leaderboard submit test", json_pack("[o]", opt),
 		    res, 5);
 	free(s);
-	c = wait_edit(&e, "t-anon", "#!POPCORN leaderboard", 10000);
+	c = dc_wait_edit(&e, "t-anon", "#!POPCORN leaderboard", 10000);
 	fd_call_free(&c);
 
 	/* A good one: queued (no worker runs here), the board from the
@@ -276,10 +217,10 @@ START_TEST(submissions_and_admin)
 	kb_buf_printf(&withdir, "//!POPCORN leaderboard vectorsum_cpu\n%s", code);
 	dc_attach(&e, "705", "mine.c", withdir.data, withdir.len, (long long)withdir.len,
 		  &opt, &res);
-	s = run_cmd(&e, USER, "t-ok", "leaderboard submit test", json_pack("[o]", opt),
+	s = dc_cmd(&e, USER, "t-ok", "leaderboard submit test", json_pack("[o]", opt),
 		    res, 5);
 	free(s);
-	c = wait_edit(&e, "t-ok", "Queued", 15000);
+	c = dc_wait_edit(&e, "t-ok", "Queued", 15000);
 	long id = sub_id_in(c.payload);
 	ck_assert_int_gt(id, 0);
 	ck_assert_ptr_nonnull(strstr(c.payload, "`vectorsum_cpu` on **CPU** · test · `mine.c`"));
@@ -294,84 +235,84 @@ START_TEST(submissions_and_admin)
 		snprintf(label, sizeof(label), "on **CPU** · %s · `mine.c`", modes[i][0]);
 		dc_attach(&e, attid, "mine.c", withdir.data, withdir.len,
 			  (long long)withdir.len, &opt, &res);
-		s = run_cmd(&e, USER, modes[i][1], path, json_pack("[o]", opt), res, 5);
+		s = dc_cmd(&e, USER, modes[i][1], path, json_pack("[o]", opt), res, 5);
 		free(s);
-		c = wait_edit(&e, modes[i][1], label, 15000);
+		c = dc_wait_edit(&e, modes[i][1], label, 15000);
 		fd_call_free(&c);
 	}
 
 	/* get-submission: the owner gets the code back; others do not. */
-	s = run_cmd(&e, USER, "t-get", "leaderboard get-submission",
-		    json_pack("[o]", opt_int("submission_id", id)), NULL, 5);
+	s = dc_cmd(&e, USER, "t-get", "leaderboard get-submission",
+		    json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 5);
 	free(s);
-	c = wait_edit(&e, "t-get", "Submission #", 10000);
+	c = dc_wait_edit(&e, "t-get", "Submission #", 10000);
 	ck_assert_uint_ge(c.nfiles, 1);
 	ck_assert_str_eq(c.file_name[0], "mine.c");
 	ck_assert_str_eq(c.file[0], withdir.data);
 	ck_assert_ptr_nonnull(strstr(c.payload, "still running"));
 	fd_call_free(&c);
-	s = run_cmd(&e, OTHER, "t-get2", "leaderboard get-submission",
-		    json_pack("[o]", opt_int("submission_id", id)), NULL, 5);
+	s = dc_cmd(&e, OTHER, "t-get2", "leaderboard get-submission",
+		    json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 5);
 	free(s);
-	c = wait_edit(&e, "t-get2", "not one of your submissions", 10000);
+	c = dc_wait_edit(&e, "t-get2", "not one of your submissions", 10000);
 	ck_assert_uint_eq(c.nfiles, 0);
 	fd_call_free(&c);
-	s = run_cmd(&e, USER, "t-pers", "leaderboard show-personal",
-		    json_pack("[o]", opt_str("leaderboard", "vectorsum_cpu")), NULL, 4);
+	s = dc_cmd(&e, USER, "t-pers", "leaderboard show-personal",
+		    json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")), NULL, 4);
 	char idtxt[32];
 	snprintf(idtxt, sizeof(idtxt), "#%ld", id);
 	ck_assert_msg(strstr(s, idtxt) && strstr(s, "Not ranked on CPU"), "%s", s);
 	free(s);
 
 	/* Admin: only for admins. */
-	s = run_cmd(&e, USER, "t-adm0", "admin stop", NULL, NULL, 4);
+	s = dc_cmd(&e, USER, "t-adm0", "admin stop", NULL, NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "Only KernelBot admins"));
 	free(s);
-	s = run_cmd(&e, DC_ADMIN, "t-adm1", "admin stop", NULL, NULL, 4);
+	s = dc_cmd(&e, DC_ADMIN, "t-adm1", "admin stop", NULL, NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "stopped accepting"));
 	free(s);
 	dc_attach(&e, "706", "mine2.c", withdir.data, withdir.len, (long long)withdir.len,
 		  &opt, &res);
-	s = run_cmd(&e, USER, "t-stopped", "leaderboard submit test", json_pack("[o]", opt),
+	s = dc_cmd(&e, USER, "t-stopped", "leaderboard submit test", json_pack("[o]", opt),
 		    res, 5);
 	free(s);
-	c = wait_edit(&e, "t-stopped", "Submission refused", 10000);
+	c = dc_wait_edit(&e, "t-stopped", "Submission refused", 10000);
 	fd_call_free(&c);
-	s = run_cmd(&e, DC_ADMIN, "t-adm2", "admin start", NULL, NULL, 4);
+	s = dc_cmd(&e, DC_ADMIN, "t-adm2", "admin start", NULL, NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "accepts submissions again"));
 	free(s);
 
 	json_t *user_opt = json_pack("[{s:s,s:i,s:s}]", "name", "user", "type", 6, "value", OTHER);
 	json_t *users = json_pack("{s:{s:{s:s,s:s}}}", "users", OTHER, "id", OTHER,
 				  "username", "other");
-	s = run_cmd(&e, DC_ADMIN, "t-ban", "admin ban", user_opt, users, 4);
+	s = dc_cmd(&e, DC_ADMIN, "t-ban", "admin ban", user_opt, users, 4);
 	ck_assert_ptr_nonnull(strstr(s, "<@" OTHER "> is banned"));
 	free(s);
 	dc_attach(&e, "707", "mine3.c", withdir.data, withdir.len, (long long)withdir.len,
 		  &opt, &res);
-	s = run_cmd(&e, OTHER, "t-banned", "leaderboard submit test", json_pack("[o]", opt),
+	s = dc_cmd(&e, OTHER, "t-banned", "leaderboard submit test", json_pack("[o]", opt),
 		    res, 5);
 	free(s);
-	c = wait_edit(&e, "t-banned", "banned", 10000);
+	c = dc_wait_edit(&e, "t-banned", "banned", 10000);
 	fd_call_free(&c);
 	user_opt = json_pack("[{s:s,s:i,s:s}]", "name", "user", "type", 6, "value", OTHER);
-	s = run_cmd(&e, DC_ADMIN, "t-unban", "admin unban", user_opt, NULL, 4);
+	s = dc_cmd(&e, DC_ADMIN, "t-unban", "admin unban", user_opt, NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "may submit again"));
 	free(s);
 
-	s = run_cmd(&e, DC_ADMIN, "t-del", "admin delete-submission",
-		    json_pack("[o]", opt_int("submission_id", id)), NULL, 4);
+	s = dc_cmd(&e, DC_ADMIN, "t-del", "admin delete-submission",
+		    json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 4);
 	ck_assert_msg(strstr(s, "is deleted"), "%s", s);
 	free(s);
-	s = run_cmd(&e, USER, "t-get3", "leaderboard get-submission",
-		    json_pack("[o]", opt_int("submission_id", id)), NULL, 5);
+	s = dc_cmd(&e, USER, "t-get3", "leaderboard get-submission",
+		    json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 5);
 	free(s);
-	c = wait_edit(&e, "t-get3", "not one of your submissions", 10000);
+	c = dc_wait_edit(&e, "t-get3", "not one of your submissions", 10000);
 	fd_call_free(&c);
 
-	s = run_cmd(&e, DC_ADMIN, "t-reload", "admin reload-problems", NULL, NULL, 5);
+	s = dc_cmd(&e, DC_ADMIN, "t-reload", "admin reload-problems", NULL, NULL, 5);
 	free(s);
-	c = wait_edit(&e, "t-reload", "nothing to reload", 10000);
+	c = dc_wait_edit(&e, "t-reload", "nothing to reload", 10000);
 	fd_call_free(&c);
 	/* A changed file on disk is reported, with how to apply it. */
 	char path[512];
@@ -380,9 +321,9 @@ START_TEST(submissions_and_admin)
 	ck_assert_ptr_nonnull(f);
 	fputs("/* changed */\n", f);
 	fclose(f);
-	s = run_cmd(&e, DC_ADMIN, "t-reload2", "admin reload-problems", NULL, NULL, 5);
+	s = dc_cmd(&e, DC_ADMIN, "t-reload2", "admin reload-problems", NULL, NULL, 5);
 	free(s);
-	c = wait_edit(&e, "t-reload2", "Changed on disk: `vectorsum_cpu`", 10000);
+	c = dc_wait_edit(&e, "t-reload2", "Changed on disk: `vectorsum_cpu`", 10000);
 	ck_assert_ptr_nonnull(strstr(c.payload, "rolling restart"));
 	ck_assert_ptr_null(strstr(c.payload, "matmul_cpu"));
 	fd_call_free(&c);
@@ -408,7 +349,7 @@ START_TEST(replayed_interaction)
 	dc_resp_free(&r);
 	free(body);
 	/* Another interaction (another id) goes through. */
-	char *s = run_cmd(&e, USER, "t-replay2", "leaderboard list", NULL, NULL, 4);
+	char *s = dc_cmd(&e, USER, "t-replay2", "leaderboard list", NULL, NULL, 4);
 	free(s);
 	dc_env_down(&e);
 }
@@ -474,7 +415,7 @@ START_TEST(closed_board_not_announced)
 	redis_cmd(rc, "SADD kb:lbaccess:vectorsum_cpu discord-" USER);
 	/* The gateway syncs visibility every 2 s; the show command sees it. */
 	for (int waited = 0;; waited += 250) {
-		s = run_cmd(&e, OTHER, "t-closed-list", "leaderboard list", NULL, NULL, 4);
+		s = dc_cmd(&e, OTHER, "t-closed-list", "leaderboard list", NULL, NULL, 4);
 		int gone = !strstr(s, "vectorsum_cpu");
 		free(s);
 		if (gone)
@@ -486,15 +427,15 @@ START_TEST(closed_board_not_announced)
 	ck_assert_int_eq(kb_read_file(KB_SOURCE_DIR "/problems/vectorsum_cpu/submission_ok.c",
 				      1 << 20, &code, &len), 0);
 	dc_attach(&e, "901", "fast.c", code, len, (long long)len, &opt, &res);
-	s = run_cmd(&e, USER, "t-closed", "leaderboard submit ranked",
-		    json_pack("[o,o]", opt, opt_str("leaderboard", "vectorsum_cpu")), res, 5);
+	s = dc_cmd(&e, USER, "t-closed", "leaderboard submit ranked",
+		    json_pack("[o,o]", opt, dc_opt_str("leaderboard", "vectorsum_cpu")), res, 5);
 	free(s);
-	struct fd_call c = wait_edit(&e, "t-closed", "Queued", 15000);
+	struct fd_call c = dc_wait_edit(&e, "t-closed", "Queued", 15000);
 	long id = sub_id_in(c.payload);
 	ck_assert_int_gt(id, 0);
 	fd_call_free(&c);
 	fake_ranked_result(rc, id, "discord-" USER);
-	c = wait_edit(&e, "t-closed", "The full report is attached", 30000);
+	c = dc_wait_edit(&e, "t-closed", "The full report is attached", 30000);
 	ck_assert_msg(strstr(c.payload, "First place"), "%s", c.payload);
 	fd_call_free(&c);
 	ck_assert_msg(fd_wait(e.fd, "POST", "/channels/" DC_ANNOUNCE "/messages", NULL, 1,
@@ -582,11 +523,11 @@ START_TEST(ranked_flow)
 			"{\"message\":\"You are being rate limited.\",\"retry_after\":0.7,"
 			"\"global\":false}", NULL, 1);
 		dc_attach(&e, attid, "fast.c", code, len, (long long)len, &opt, &res);
-		s = run_cmd(&e, USER, token, "leaderboard submit ranked",
-			    json_pack("[o,o]", opt, opt_str("leaderboard", "vectorsum_cpu")),
+		s = dc_cmd(&e, USER, token, "leaderboard submit ranked",
+			    json_pack("[o,o]", opt, dc_opt_str("leaderboard", "vectorsum_cpu")),
 			    res, 5);
 		free(s);
-		fin = wait_edit(&e, token, "The full report is attached", 180000);
+		fin = dc_wait_edit(&e, token, "The full report is attached", 180000);
 		check_edit_order(&e, token, 1, "The full report is attached");
 		if (strstr(fin.payload, "Passed"))
 			break;
@@ -621,8 +562,8 @@ START_TEST(ranked_flow)
 		fd_call_free(&c);
 	}
 	/* show now ranks the user. */
-	s = run_cmd(&e, OTHER, "t-show-after", "leaderboard show",
-		    json_pack("[o]", opt_str("leaderboard", "vectorsum_cpu")), NULL, 4);
+	s = dc_cmd(&e, OTHER, "t-show-after", "leaderboard show",
+		    json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")), NULL, 4);
 	ck_assert_msg(strstr(s, "#1") && strstr(s, "Tester") && strstr(s, "fast.c"), "%s", s);
 	free(s);
 	if (getenv("DC_DUMP")) /* to see what Discord would show */
