@@ -27,6 +27,8 @@
 #define SYNC_MS 2000
 #define MAX_WORKERS 256
 #define MAX_IDLE_POLL 256
+#define MAX_GPUS 64
+#define RECENT_JOBS 16 /* jobs whose durations make a gpu's mean */
 
 struct worker {
 	char gpu[64];
@@ -36,15 +38,25 @@ struct worker {
 	char stage[24];
 };
 
+/* The durations of a gpu's last jobs, newest over oldest. */
+struct recent {
+	char gpu[64];
+	double s[RECENT_JOBS];
+	size_t n, next;
+};
+
 struct kb_gw_events {
 	struct kb_gw *g;
 	kb_consumer *cons;
 	pthread_t consumer_th, ticker_th;
 	int consumer_started, ticker_started;
 	atomic_int stop;
-	pthread_mutex_t mu; /* workers */
+	int64_t started_ms;
+	pthread_mutex_t mu; /* workers and recent */
 	struct worker workers[MAX_WORKERS];
 	size_t nworkers;
+	struct recent recent[MAX_GPUS];
+	size_t nrecent;
 };
 
 static void sleep_ms(int ms)
@@ -73,8 +85,10 @@ static void heartbeat(struct kb_gw_events *e, const char *gpu, const char *name,
 	snprintf(w->gpu, sizeof(w->gpu), "%s", gpu);
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	w->last_seen_ms = kb_now_ms();
+	/* A heartbeat (stage NULL) keeps the stage of the job it names. */
+	if (stage || w->busy_with != busy_with)
+		snprintf(w->stage, sizeof(w->stage), "%s", stage ? stage : "");
 	w->busy_with = busy_with;
-	snprintf(w->stage, sizeof(w->stage), "%s", stage ? stage : "");
 	pthread_mutex_unlock(&e->mu);
 }
 
@@ -101,13 +115,69 @@ size_t kb_gw_events_workers(struct kb_gw_events *e, const char *gpu,
 	return n;
 }
 
+/* Notes how long a job of gpu took, from its worker taking it to its
+ * Result. */
+static void job_took(struct kb_gw_events *e, const char *gpu, const Kb__Result *r)
+{
+	struct recent *x = NULL;
+
+	if (!gpu || !*gpu || r->started_at_ms <= 0 || r->finished_at_ms < r->started_at_ms)
+		return;
+	pthread_mutex_lock(&e->mu);
+	for (size_t i = 0; i < e->nrecent && !x; i++)
+		if (strcmp(e->recent[i].gpu, gpu) == 0)
+			x = &e->recent[i];
+	if (!x && e->nrecent < MAX_GPUS) {
+		x = &e->recent[e->nrecent++];
+		snprintf(x->gpu, sizeof(x->gpu), "%s", gpu);
+	}
+	if (x) {
+		x->s[x->next] = (double)(r->finished_at_ms - r->started_at_ms) / 1000.0;
+		x->next = (x->next + 1) % RECENT_JOBS;
+		if (x->n < RECENT_JOBS)
+			x->n++;
+	}
+	pthread_mutex_unlock(&e->mu);
+}
+
+void kb_gw_events_outlook(struct kb_gw_events *e, const char *gpu, long position,
+			  int64_t now_ms, int64_t stale_ms, struct kb_gw_outlook *out)
+{
+	double mean = -1;
+
+	out->workers = out->busy = 0;
+	out->wait_s = -1;
+	if (!e || !gpu)
+		return;
+	pthread_mutex_lock(&e->mu);
+	for (size_t i = 0; i < e->nworkers; i++) {
+		const struct worker *w = &e->workers[i];
+		if (strcmp(w->gpu, gpu) != 0 || now_ms - w->last_seen_ms > stale_ms)
+			continue;
+		out->workers++;
+		out->busy += w->busy_with != 0;
+	}
+	for (size_t i = 0; i < e->nrecent; i++)
+		if (strcmp(e->recent[i].gpu, gpu) == 0 && e->recent[i].n > 0) {
+			mean = 0;
+			for (size_t k = 0; k < e->recent[i].n; k++)
+				mean += e->recent[i].s[k];
+			mean /= (double)e->recent[i].n;
+		}
+	pthread_mutex_unlock(&e->mu);
+	if (out->workers == 0 && now_ms - e->started_ms < stale_ms)
+		out->workers = -1;
+	if (out->workers > 0 && mean >= 0 && position >= 1)
+		out->wait_s = mean * (double)(position - 1 + out->busy) / out->workers;
+}
+
 static void on_progress(struct kb_gw_events *e, const Kb__ResultEvent *ev)
 {
 	const Kb__Progress *p = ev->progress;
 	const char *stage = kb_report_stage_name(p->stage);
 
 	if (ev->submission_id == 0) { /* a heartbeat */
-		heartbeat(e, ev->gpu, p->worker, 0, "");
+		heartbeat(e, ev->gpu, p->worker, p->busy_with, NULL);
 		return;
 	}
 	heartbeat(e, ev->gpu, p->worker, ev->submission_id, stage);
@@ -136,6 +206,7 @@ static void on_result(struct kb_gw_events *e, const Kb__ResultEvent *ev)
 	char prefix[256];
 
 	heartbeat(e, gpu, r->worker, 0, "");
+	job_took(e, gpu, r);
 	if (buf) {
 		kb__result__pack(r, buf);
 		struct kb_gw_hub_msg m = {
@@ -322,6 +393,7 @@ struct kb_gw_events *kb_gw_events_start(struct kb_gw *g, char *errstr,
 		return NULL;
 	}
 	e->g = g;
+	e->started_ms = kb_now_ms();
 	atomic_init(&e->stop, 0);
 	pthread_mutex_init(&e->mu, NULL);
 	gethostname(host, sizeof(host) - 1);

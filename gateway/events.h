@@ -49,6 +49,27 @@ size_t kb_gw_events_workers(struct kb_gw_events *e, const char *gpu,
 			    int64_t now_ms, int64_t stale_ms,
 			    struct kb_gw_worker_info *out, size_t max);
 
+/* What a submission queued on a gpu can expect (kb_gw_events_outlook). */
+struct kb_gw_outlook {
+	/* Workers of the gpu heard of within the stale time, -1 while that
+	 * is not known yet: no worker heard of, and this gateway has not
+	 * listened for a whole stale time (a worker's heartbeat may still
+	 * be on its way). */
+	int workers;
+	int busy;
+	/* The expected wait (s) of the submission at position (1 = next):
+	 * the mean duration of the gpu's last jobs this gateway saw, times
+	 * the jobs before it (those queued ahead and those running) per
+	 * worker; -1 when there is no worker or no job was seen yet. */
+	double wait_s;
+};
+
+/* Fills out for gpu at now_ms; position < 1 asks only about the workers.
+ * Thread-safe. */
+void kb_gw_events_outlook(struct kb_gw_events *e, const char *gpu,
+			  long position, int64_t now_ms, int64_t stale_ms,
+			  struct kb_gw_outlook *out);
+
 /* Applies the shared board state now (as the ticker does every two
  * seconds): for tests and for the admin endpoints after a change. */
 void kb_gw_boards_sync(struct kb_gw *g);

@@ -163,8 +163,9 @@ static const struct kb_cfg_entry config[] = {
 	 "a stream that heard nothing this long re-reads its state from Redis"},
 	{"KB_SSE_MAX_S", KB_CFG_INT, "7200", 10, 86400, 0, &G.cfg.sse_max_s,
 	 "longest a stream waits for its result"},
-	{"KB_WORKER_STALE_S", KB_CFG_INT, "300", 1, 86400, 0, &G.cfg.worker_stale_s,
-	 "a worker unheard of this long is not counted as available"},
+	{"KB_WORKER_STALE_S", KB_CFG_INT, "20", 1, 86400, 0, &G.cfg.worker_stale_s,
+	 "a worker unheard of this long (workers send a heartbeat every "
+	 "KB_HEARTBEAT_S, 5 s) is not counted as available"},
 	{"KB_RANKING_CACHE_MS", KB_CFG_INT, "1000", 0, 600000, 0,
 	 &G.cfg.ranking_cache_ms, "how long a rendered ranking is reused (0: off)"},
 	{"KB_QUEUE_CACHE_MS", KB_CFG_INT, "2000", 0, 600000, 0,

@@ -285,9 +285,8 @@ int kb_gw_submit_publish(struct kb_gw *g, struct kb_gw_pending *p,
 	kb_info("sub=%" PRIu64 " user=%s lb=%s gpu=%s mode=%s bytes=%zu%s queued", p->id,
 		p->s.user_id, p->s.lb, p->s.gpu, p->s.mode, p->s.code_len,
 		p->s.admin ? " admin=1" : "");
-	res->queued_jobs = g->queue ? kb_gw_queue_lag_cached(g->queue, p->s.gpu,
-							     10 * g->cfg.queue_cache_ms)
-				    : -1;
+	if (kb_gw_queued_count(g, p->s.gpu, &res->queued_jobs) < 0)
+		res->queued_jobs = -1;
 	return 0;
 }
 
@@ -316,6 +315,23 @@ int kb_gw_user_external(struct kb_gw *g, const char *provider,
 	if (rc == 0)
 		snprintf(out, out_size, "%s", id);
 	return rc;
+}
+
+void kb_gw_queue_note(struct kb_gw *g, const char *gpu, long position,
+		      struct kb_gw_outlook *o, char *note, size_t note_size)
+{
+	kb_gw_events_outlook(g->events, gpu, position, kb_now_ms(),
+			     g->cfg.worker_stale_s * 1000, o);
+	note[0] = '\0';
+	/* Accepted all the same: a worker that starts (or comes back) runs
+	 * it, which a refusal would not. */
+	if (o->workers == 0)
+		snprintf(note, note_size,
+			 "no worker online for %s: the submission waits in the "
+			 "queue until one serves it", gpu);
+	else if (o->wait_s >= 0)
+		snprintf(note, note_size, "expected to start in about %.0f s",
+			 o->wait_s < 1 ? 1 : o->wait_s);
 }
 
 int kb_gw_push_state(struct kb_gw *g, struct kb_gw_watch *w, uint64_t id)

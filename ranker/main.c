@@ -13,7 +13,8 @@
  *     user's best on kb:rank:<lb>:<gpu>. The script does nothing when
  *     kb:res:<id>:<gpu> already exists, so folding is idempotent.
  *   - A Progress updates the submission's stage (progress.lua), never after
- *     the submission is done.
+ *     the submission is done. A Progress without a submission is a
+ *     worker's heartbeat, for the gateways: skipped.
  *   - A message that does not decode, or a Result that cannot be folded, is
  *     copied to kb.dlq with the reason, and skipped.
  *
@@ -331,7 +332,9 @@ static int handle(struct ranker *rk, const kb_message *m)
 		rc = fold_result(rk, m, ev);
 		break;
 	case KB__RESULT_EVENT__EVENT_PROGRESS:
-		rc = fold_progress(rk, m, ev);
+		/* A worker's heartbeat (no submission) is for the gateways. */
+		rc = ev->submission_id == 0 && ev->progress ? 0
+							     : fold_progress(rk, m, ev);
 		break;
 	default:
 		rc = dead_letter(rk, m, "ResultEvent carries neither progress nor result");

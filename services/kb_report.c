@@ -119,7 +119,7 @@ static void put_run_head(struct out *o, const Kb__RunResult *rr)
 		return;
 	}
 	if (rr->timed_out)
-		put(o, "❌ %s timed out (killed after %.2f s)\n", title,
+		put(o, "❌ %s timed out after %.2f s\n", title,
 		    rr->duration_s);
 	else if (rr->signal)
 		put(o, "❌ %s crashed (signal %d: %s)\n", title, rr->signal,

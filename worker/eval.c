@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "profile_collect.h"
 #include "python.h"
 #include "ready.h"
+#include "starve.h"
 #include "sysinfo.h"
 #include "verdict.h"
 
@@ -371,12 +373,39 @@ static void add_kv(Kb__RunResult *rr, const char *key, const char *value)
 	kb__pb_append(&rr->result, &rr->n_result, kv);
 }
 
+/* Why the host, not the run, ended a run that timed out or was killed
+ * (starve.h), into why; "" when it did not. */
+static void judge_starved(const struct kb_starve_sample *before,
+			  const struct kb_starve_sample *after,
+			  const struct kb_sandbox_result *sr,
+			  const struct kb_run_outcome *o, char *why,
+			  size_t why_size)
+{
+	struct kb_starve_run run = {
+		.wall_s = sr->wall_s,
+		.cpu_s = sr->cpu_s,
+		.timed_out = o->end == KB_RUN_TIMEOUT,
+		.killed = o->end == KB_RUN_CRASHED && sr->signaled &&
+			  sr->signal == SIGKILL,
+		.oom = sr->oom_killed,
+	};
+
+	why[0] = '\0';
+	if (!kb_starve_judge(before, after, &run, why, why_size))
+		why[0] = '\0';
+}
+
 /* Turns a finished sandbox run into the run's outcome and RunResult.
- * fault: evidence of a device fault during the run, or "". */
+ * fault: evidence of a device fault during the run, or "". before and
+ * after: the host around the run, for runs it may have starved. */
 static void finish_run(struct job *j, const struct kb_plan_run *p,
 		       const struct kb_sandbox_result *sr, const char *fault,
+		       const struct kb_starve_sample *before,
+		       const struct kb_starve_sample *after,
 		       struct kb_run_outcome *o, Kb__RunResult *rr)
 {
+	char starved[192];
+
 	const int secret = p->secret;
 	struct kb_popcorn rep = {0};
 	char perr[256] = "";
@@ -414,6 +443,19 @@ static void finish_run(struct job *j, const struct kb_plan_run *p,
 		snprintf(o->why, sizeof(o->why), "exit status %d (%s)",
 			 sr->exit_code, infra_exit_name(sr->exit_code));
 	}
+	/* A time limit, ours or the harness's own watchdog (exit 114): one
+	 * cause, the time it fired, on every surface. */
+	if (o->end == KB_RUN_TIMEOUT && !sr->timed_out && !secret)
+		o->timeout_s = sr->wall_s;
+	/* A run the host starved is the platform's fault: retried, never
+	 * charged. */
+	judge_starved(before, after, sr, o, starved, sizeof(starved));
+	if (starved[0]) {
+		kb_warn("run sub=%" PRIu64 " key=%s: %s", j->s->id, p->key,
+			starved);
+		o->end = KB_RUN_INFRA;
+		snprintf(o->why, sizeof(o->why), "%s", starved);
+	}
 	/* The CUDA harness's relay says why it ended a run as crashed
 	 * (exit 115: forged report, exit from user code). */
 	if (o->end == KB_RUN_CRASHED && report_ok && !secret &&
@@ -437,7 +479,7 @@ static void finish_run(struct job *j, const struct kb_plan_run *p,
 	rr->passed = o->end == KB_RUN_OK;
 	rr->exit_code = o->exited ? sr->exit_code : -1;
 	rr->duration_s = sr->wall_s;
-	rr->timed_out = sr->timed_out;
+	rr->timed_out = sr->timed_out || o->end == KB_RUN_TIMEOUT;
 	rr->signal = o->signal;
 	/* The secret run's output may quote its seeds: it stays here. */
 	if (!secret) {
@@ -678,6 +720,7 @@ static int run_one(struct job *j, const struct kb_builder *b, size_t i)
 	struct kb_sandbox_result sr;
 	struct kb_argv argv = {0};
 	struct kb_gpu_watch *watch;
+	struct kb_starve_sample before, after;
 	char err[256] = "", fault[160];
 	Kb__RunResult *rr;
 	int rc, held;
@@ -698,6 +741,7 @@ static int run_one(struct job *j, const struct kb_builder *b, size_t i)
 	j->ncu_env = under_ncu(j, p);
 	progress(j, p->stage, p->progress);
 	watch = start_watch(j);
+	kb_starve_sample(&before);
 	held = j->held ? held_release(j, p, &argv) : 0;
 	if (held < 0) {
 		end_watch(j, p, watch, fault, sizeof(fault));
@@ -707,6 +751,7 @@ static int run_one(struct job *j, const struct kb_builder *b, size_t i)
 	rc = held ? held_join(j, &sr, err, sizeof(err))
 		  : sandbox(j, &argv, j->jd.step, p->timeout_s, 1, 1, 0, &sr,
 			    err, sizeof(err));
+	kb_starve_sample(&after);
 	end_watch(j, p, watch, fault, sizeof(fault));
 	j->ncu_env = 0;
 	kb_argv_free(&argv);
@@ -719,7 +764,7 @@ static int run_one(struct job *j, const struct kb_builder *b, size_t i)
 	}
 	rr = kb__xcalloc(1, sizeof(*rr));
 	kb__run_result__init(rr);
-	finish_run(j, p, &sr, fault, o, rr);
+	finish_run(j, p, &sr, fault, &before, &after, o, rr);
 	if (p->profile && o->end != KB_RUN_TIMEOUT && o->end != KB_RUN_INFRA)
 		collect_profile(j, i, &sr, rr);
 	kb_jobdir_step_end(&j->jd);

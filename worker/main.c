@@ -97,7 +97,7 @@ static struct {
 	int selftest;
 	int python_ready;
 	long build_timeout_s, run_timeout_cap_s, memory_limit_mb;
-	long drain_grace_s, infra_attempts, job_attempts;
+	long drain_grace_s, infra_attempts, job_attempts, heartbeat_s;
 	char *redis_url;
 	long lease_ttl_s, lease_keep_s;
 } cfg;
@@ -133,6 +133,9 @@ static const struct kb_cfg_entry cfg_table[] = {
 	 "keep job directories (debugging)"},
 	{"KB_DRAIN_GRACE_S", KB_CFG_INT, "20", 0, 3600, 0, &cfg.drain_grace_s,
 	 "on SIGTERM, how long the current job may still take"},
+	{"KB_HEARTBEAT_S", KB_CFG_INT, "5", 0, 3600, 0, &cfg.heartbeat_s,
+	 "between the heartbeats that tell gateways this worker serves "
+	 "(0: none; gateways take a worker for gone after KB_WORKER_STALE_S)"},
 	{"KB_INFRA_ATTEMPTS", KB_CFG_INT, "3", 1, 10, 0, &cfg.infra_attempts,
 	 "evaluations of a job before an infra_error is reported"},
 	{"KB_JOB_ATTEMPTS", KB_CFG_INT, "3", 1, 20, 0, &cfg.job_attempts,
@@ -653,6 +656,7 @@ static int cmd_service(int argc, char **argv)
 		.worker = cfg.worker,
 		.consumer_extra = extra,
 		.drain_grace_s = (double)cfg.drain_grace_s,
+		.heartbeat_s = (double)cfg.heartbeat_s,
 		.infra_attempts = (int)cfg.infra_attempts,
 		.job_attempts = (int)cfg.job_attempts,
 		.redis_url = cfg.redis_url,

@@ -100,6 +100,8 @@ struct svc {
 	double lease_ok_at; /* last successful take or renewal */
 	double lease_next;  /* next renewal */
 	int lease_lost;     /* renewal said lost, or none came in time */
+	uint64_t busy_with; /* the job being handled, for heartbeats */
+	double heartbeat_next;
 };
 
 struct job {
@@ -293,6 +295,33 @@ static void on_progress(void *ctx, Kb__Stage stage, const char *message,
 	publish_event(j, &ev, 0, NULL);
 }
 
+/* Publishes a heartbeat when one is due (service.h). Best effort: a lost
+ * one is made good by the next. */
+static void heartbeat(struct svc *s)
+{
+	Kb__Progress pr = KB__PROGRESS__INIT;
+	Kb__ResultEvent ev = KB__RESULT_EVENT__INIT;
+	const char *name = s->o->worker;
+	uint8_t *buf;
+	size_t len;
+
+	if (s->o->heartbeat_s <= 0 || kb_mono_s() < s->heartbeat_next)
+		return;
+	s->heartbeat_next = kb_mono_s() + s->o->heartbeat_s;
+	pr.worker = (char *)name;
+	pr.busy_with = s->busy_with;
+	ev.gpu = (char *)s->o->gpu;
+	ev.event_case = KB__RESULT_EVENT__EVENT_PROGRESS;
+	ev.progress = &pr;
+	len = kb__result_event__get_packed_size(&ev);
+	buf = kb__xcalloc(1, len ? len : 1);
+	kb__result_event__pack(&ev, buf);
+	if (kb_producer_send_async(s->p, KB_TOPIC_RESULTS, name, strlen(name), buf,
+				   len) < 0)
+		kb_warn("heartbeat not queued");
+	free(buf);
+}
+
 static void *job_main(void *arg)
 {
 	struct job *j = arg;
@@ -395,6 +424,7 @@ static Kb__Result *wait_job(struct svc *s, struct job *j, pthread_t th,
 		if (kb_consumer_poll(s->c, 0, &m) == 1)
 			kb_message_release(&m);
 		keep_lease(s);
+		heartbeat(s);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += (long)(TICK_S * 1e9);
 		if (ts.tv_nsec >= 1000000000L) {
@@ -545,6 +575,7 @@ static void serve(struct svc *s, double seconds)
 		kb_message m;
 
 		kb_producer_poll(s->p, 0);
+		heartbeat(s);
 		if (kb_consumer_poll(s->c, 100, &m) == 1)
 			kb_message_release(&m);
 	}
@@ -846,7 +877,11 @@ static int handle(struct svc *s, const kb_message *m)
 	if (!sub)
 		return dead_letter(s, m, "value is not a kb.Submission");
 	kb_consumer_pause(s->c);
+	s->busy_with = sub->id;
+	s->heartbeat_next = 0; /* say so at once */
 	rc = run_job(s, m, sub);
+	s->busy_with = 0;
+	s->heartbeat_next = 0;
 	kb_consumer_resume(s->c);
 	return rc;
 }
@@ -918,8 +953,10 @@ int kb_service_run(const struct kb_service_opts *o, char *errstr,
 	kb_gauge_set(kb_metric_get1(M.serving, o->gpu), 1);
 	while (!kb_signal_stopping()) {
 		kb_message m;
-		int n = kb_consumer_poll(s.c, 500, &m);
+		int n;
 
+		heartbeat(&s);
+		n = kb_consumer_poll(s.c, 500, &m);
 		kb_producer_poll(s.p, 0);
 		if (n < 0) {
 			snprintf(errstr, errstr_size, "consumer failed (%d)", n);

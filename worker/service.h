@@ -24,6 +24,12 @@
  * that cannot renew its lease for three quarters of its ttl abandons the
  * job before the lease can end.
  *
+ * Heartbeats: from its first poll on, every heartbeat_s, the worker
+ * publishes a Progress without a submission (ResultEvent.submission_id 0)
+ * on kb.results naming itself and the job it runs (busy_with, 0 when
+ * idle), so gateways know it serves before any job and while a long one
+ * runs; one that stops publishing them is taken for gone.
+ *
  * Tasks: a Submission that names its task by reference (task_ref) gets
  * its files from the task store (kb_taskstore.h) before it runs.
  * A job whose evaluation outlives the longest its steps may take
@@ -54,6 +60,7 @@ struct kb_service_opts {
 	/* "key", "value" pairs for the consumer, NULL-terminated, or NULL. */
 	const char *const *consumer_extra;
 	double drain_grace_s;
+	double heartbeat_s;     /* between heartbeats; 0 sends none */
 	int infra_attempts;     /* evaluations before reporting infra_error */
 	int job_attempts;       /* workers a job may stop before it is given up */
 	const char *redis_url;  /* the store: leases and tasks */

@@ -281,12 +281,22 @@ static void submit_begin(struct kb_gw_req *r)
 			   r->route.params[2]);
 }
 
-static json_t *runner_queue_json(const char *gpu, long queued)
+/* The runner_queue of a submission queued at position (< 1: unknown) on
+ * gpu, with queued jobs there; note gets what its wait is (submit.h). */
+static json_t *runner_queue_json(struct kb_gw *g, const char *gpu, long queued,
+				 long position, char *note, size_t note_size)
 {
+	struct kb_gw_outlook o;
+
+	kb_gw_queue_note(g, gpu, position, &o, note, note_size);
 	if (queued < 0)
 		return json_null();
-	return json_pack("{s:s,s:s,s:I}", "runner", "kb-worker", "gpu", gpu,
-			 "queued_jobs", (json_int_t)queued);
+	return json_pack("{s:s,s:s,s:I,s:o,s:o}", "runner", "kb-worker", "gpu", gpu,
+			 "queued_jobs", (json_int_t)queued, "workers_online",
+			 o.workers >= 0 ? json_integer(o.workers) : json_null(),
+			 "estimated_wait_s",
+			 o.wait_s >= 0 ? json_integer((json_int_t)(o.wait_s + 0.5))
+				       : json_null());
 }
 
 /* A background submission between its halves (submit.h). */
@@ -309,11 +319,20 @@ static void publish_done(struct kb_gw_req *r)
 	if (d->res.status) {
 		kb_gw_reply_submit_error(r, &d->res);
 	} else {
+		char note[160];
+		long position = 0;
+		if (kb_gw_queue_position(r->g, d->p.s.gpu, d->res.id, &position) < 0)
+			position = 0;
+		json_t *rq = runner_queue_json(r->g, d->p.s.gpu, d->res.queued_jobs,
+					       position, note, sizeof(note));
 		json_t *o = json_pack("{s:{s:I,s:I},s:s,s:o}", "details", "id",
 				      (json_int_t)d->res.id, "job_status_id",
 				      (json_int_t)d->res.id, "status", "accepted",
-				      "runner_queue",
-				      runner_queue_json(d->p.s.gpu, d->res.queued_jobs));
+				      "runner_queue", rq);
+		/* A gpu no worker serves is said at once, not left to a
+		 * silent wait. */
+		if (strncmp(note, "no worker", 9) == 0)
+			json_object_set_new(o, "warning", kb_gw_jstr(note));
 		kb_gw_reply_json(r, 202, o);
 	}
 	free(d);
@@ -398,15 +417,26 @@ static long board_id_of(const struct kb_gw *g, const char *name)
 }
 
 /* The runner_queue of an unfinished submission (cached values only). */
-static json_t *sub_runner_queue(struct kb_gw_req *r, const struct kb_gw_sub_rec *rec)
+static json_t *sub_runner_queue(struct kb_gw_req *r, uint64_t id,
+				const struct kb_gw_sub_rec *rec)
 {
 	const char *status = kb_gw_sub_field(rec, "status");
 	const char *gpu = kb_gw_sub_field(rec, "gpu");
 
-	if (!gpu || !status || strcmp(status, "queued") != 0 || !r->g->queue)
+	char note[160];
+	long position = 0;
+
+	if (!gpu || !status || strcmp(status, "queued") != 0)
 		return json_null();
-	return runner_queue_json(gpu, kb_gw_queue_lag_cached(r->g->queue, gpu,
-							     10 * r->g->cfg.queue_cache_ms));
+	if (kb_gw_queue_position(r->g, gpu, id, &position) < 0)
+		position = 0;
+	long queued = -1;
+	if (kb_gw_queued_count(r->g, gpu, &queued) < 0)
+		queued = -1;
+	json_t *rq = runner_queue_json(r->g, gpu, queued, position, note, sizeof(note));
+	if (json_is_object(rq))
+		json_object_set_new(rq, "note", note[0] ? kb_gw_jstr(note) : json_null());
+	return rq;
 }
 
 static void user_submission_begin(struct kb_gw_req *r)
@@ -435,7 +465,7 @@ static void user_submission_begin(struct kb_gw_req *r)
 	json_t *o = kb_gw_submission_json(id, &rec,
 					  board_id_of(r->g, kb_gw_sub_field(&rec, "lb")),
 					  kb_now_ms(), 1);
-	json_object_set_new(o, "runner_queue", sub_runner_queue(r, &rec));
+	json_object_set_new(o, "runner_queue", sub_runner_queue(r, id, &rec));
 	kb_gw_sub_rec_free(&rec);
 	kb_gw_reply_json(r, 200, o);
 }
@@ -761,11 +791,23 @@ static void runner_queue_begin(struct kb_gw_req *r)
 						    : json_null(),
 			"stage", w[i].busy_with ? kb_gw_jstr(w[i].stage) : json_null()));
 	}
-	long queued = lag - running > 0 ? lag - running : 0;
-	const char *status = nw == 0 ? "unavailable" : idle > 0 ? "available" : "busy";
-	json_t *o = json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:s,s:o,s:o}", "runner", "kb-worker",
-			      "gpu", gpu, "queued_jobs",
-			      lag_rc == 0 ? json_integer(queued) : json_null(),
+	/* Queued: the accepted records no worker has taken, as /admin/stats
+	 * counts them; the topic's backlog beside it (messages of deleted or
+	 * lost submissions make the two differ). */
+	long backlog = lag - running > 0 ? lag - running : 0, queued = 0;
+	rc = kb_gw_queued_count(r->g, gpu, &queued);
+	if (rc < 0) {
+		kb_gw_store_failed(r, rc);
+		json_decref(workers);
+		return;
+	}
+	struct kb_gw_outlook ol;
+	kb_gw_events_outlook(r->g->events, gpu, 0, now, r->g->cfg.worker_stale_s * 1000, &ol);
+	const char *status = nw == 0 ? (ol.workers < 0 ? "starting" : "unavailable")
+			   : idle > 0 ? "available" : "busy";
+	json_t *o = json_pack("{s:s,s:s,s:I,s:o,s:I,s:I,s:I,s:s,s:o,s:o}", "runner",
+			      "kb-worker", "gpu", gpu, "queued_jobs", (json_int_t)queued,
+			      "backlog", lag_rc == 0 ? json_integer(backlog) : json_null(),
 			      "running_jobs", (json_int_t)running, "available_runners",
 			      (json_int_t)nw, "idle_runners", (json_int_t)idle, "status",
 			      status, "error", lag_rc == 0 ? json_null() : kb_gw_jstr(err),

@@ -53,6 +53,8 @@ struct kb_gw_stream {
 	size_t off;
 	char last_stage[24];
 	long last_position;
+	struct kb_gw *g;
+	char gpu[64];      /* the record's spelling */
 };
 
 static void wake(void *ctx)
@@ -92,9 +94,20 @@ static void format_status(struct kb_gw_stream *st, const struct kb_gw_event *ev)
 		return;
 	snprintf(st->last_stage, sizeof(st->last_stage), "%s", ev->stage);
 	st->last_position = ev->position;
-	if (strcmp(ev->stage, "queued") == 0 && ev->position > 0)
-		snprintf(msg, sizeof(msg), "Submission %" PRIu64 " queued (position %ld)",
-			 st->id, ev->position);
+	const int queued = strcmp(ev->stage, "queued") == 0 && !ev->worker[0];
+	struct kb_gw_outlook o = {.workers = -1, .wait_s = -1};
+	char note[160] = "", start[40] = "";
+
+	if (queued)
+		kb_gw_queue_note(st->g, st->gpu, ev->position, &o, note, sizeof(note));
+	if (o.wait_s >= 0)
+		kb_rules_iso8601(kb_now_ms() + (int64_t)(o.wait_s * 1000), start,
+				 sizeof(start));
+	if (queued && ev->position > 0)
+		snprintf(msg, sizeof(msg), "Submission %" PRIu64 " queued (position %ld)%s%s",
+			 st->id, ev->position, note[0] ? "; " : "", note);
+	else if (queued && note[0])
+		snprintf(msg, sizeof(msg), "Submission %" PRIu64 " queued; %s", st->id, note);
 	else if (strcmp(ev->stage, "queued") == 0 && ev->worker[0])
 		snprintf(msg, sizeof(msg), "Submission %" PRIu64 " picked up by %s",
 			 st->id, ev->worker);
@@ -104,20 +117,31 @@ static void format_status(struct kb_gw_stream *st, const struct kb_gw_event *ev)
 	else
 		snprintf(msg, sizeof(msg), "Submission %" PRIu64 ": %s", st->id,
 			 ev->stage);
-	json_t *o = json_object();
-	json_object_set_new(o, "status", json_string(ev->stage));
-	json_object_set_new(o, "stage", json_string(ev->stage));
-	json_object_set_new(o, "message", kb_gw_jstr(msg));
-	json_object_set_new(o, "submission_id", json_integer((json_int_t)st->id));
-	json_object_set_new(o, "elapsed_time",
+	json_t *j = json_object();
+	json_object_set_new(j, "status", json_string(ev->stage));
+	json_object_set_new(j, "stage", json_string(ev->stage));
+	json_object_set_new(j, "message", kb_gw_jstr(msg));
+	json_object_set_new(j, "submission_id", json_integer((json_int_t)st->id));
+	json_object_set_new(j, "elapsed_time",
 			    json_real((double)(int64_t)((kb_mono_s() - st->t0) * 100) / 100));
-	json_object_set_new(o, "worker_elapsed_ms",
+	json_object_set_new(j, "worker_elapsed_ms",
 			    ev->elapsed_ms >= 0 ? json_integer(ev->elapsed_ms) : json_null());
-	json_object_set_new(o, "position",
+	json_object_set_new(j, "position",
 			    ev->position > 0 ? json_integer(ev->position) : json_null());
-	json_object_set_new(o, "worker", ev->worker[0] ? kb_gw_jstr(ev->worker)
+	json_object_set_new(j, "worker", ev->worker[0] ? kb_gw_jstr(ev->worker)
 						       : json_null());
-	append_event(st, "status", o);
+	if (queued) {
+		json_object_set_new(j, "workers_online",
+				    o.workers >= 0 ? json_integer(o.workers) : json_null());
+		json_object_set_new(j, "estimated_wait_s",
+				    o.wait_s >= 0 ? json_integer((json_int_t)(o.wait_s + 0.5))
+						  : json_null());
+		json_object_set_new(j, "estimated_start",
+				    start[0] ? json_string(start) : json_null());
+		json_object_set_new(j, "warning", o.workers == 0 ? kb_gw_jstr(note)
+								  : json_null());
+	}
+	append_event(st, "status", j);
 }
 
 static void format_error(struct kb_gw_stream *st, int status, const char *detail)
@@ -357,6 +381,8 @@ static void stream_submit(struct kb_gw_req *r, const Kb__ProfileRequest *profile
 		return;
 	}
 	r->sub_id = st->id = d->res.id;
+	st->g = r->g;
+	snprintf(st->gpu, sizeof(st->gpu), "%s", d->p.s.gpu ? d->p.s.gpu : req.gpu);
 	/* Until the stream starts, the watch's wakes find it unsuspended
 	 * and do nothing; its events wait in the queue. */
 	st->w = d->res.watch;

@@ -817,6 +817,18 @@ int kb_gw_queue_position(const struct kb_gw *g, const char *gpu, uint64_t id,
 	return 0;
 }
 
+int kb_gw_queued_count(const struct kb_gw *g, const char *gpu, long *count)
+{
+	int rc;
+	redisReply *r = kb__gw_cmd(g, &rc, "ZCARD " KB_KEY_QUEUED, gpu);
+
+	if (!r)
+		return rc;
+	*count = r->type == REDIS_REPLY_INTEGER ? (long)r->integer : 0;
+	freeReplyObject(r);
+	return 0;
+}
+
 int kb_gw_store_job_event(const struct kb_gw *g, uint64_t id, const char *gpu,
 			  int finished)
 {

@@ -176,6 +176,11 @@ const char *kb_gw_list_value(const redisReply *row, const char *field);
 int kb_gw_queue_position(const struct kb_gw *g, const char *gpu, uint64_t id,
 			 long *position);
 
+/* Submissions of gpu accepted and not yet taken by a worker (the
+ * records kb:queued:<gpu> lists: what /runner_queue, the positions and
+ * /admin/stats count alike). */
+int kb_gw_queued_count(const struct kb_gw *g, const char *gpu, long *count);
+
 /* ---- queue (store_queue.c) ---- */
 
 /* After the broker acknowledged a Submission: notes where its message is

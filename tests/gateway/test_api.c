@@ -505,7 +505,9 @@ START_TEST(runner_queue)
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "queued_jobs")), 0);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "running_jobs")), 0);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "available_runners")), 0);
-	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "unavailable");
+	/* No worker heard of yet, within a stale time of the start: a
+	 * heartbeat may still be on its way. */
+	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "starting");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "gpu")), "CPU");
 	ck_assert(json_is_null(json_object_get(j, "error")));
 	json_decref(j);
@@ -571,6 +573,130 @@ START_TEST(runner_queue)
 }
 END_TEST
 
+/* Heartbeats only (KB_WORKER_STALE_S=2): a worker heard of is available
+ * until two seconds after its last one. */
+static const char *const outlook_env[] = {
+	"KB_WORKER_STALE_S=2",
+	"KB_MAX_QUEUED_PER_GPU=0",
+	NULL,
+};
+
+/* A heartbeat of worker on gpu, busy with busy_with (0: idle). */
+static void heartbeat(const char *gpu, const char *worker, uint64_t busy_with)
+{
+	Kb__Progress p = KB__PROGRESS__INIT;
+	Kb__ResultEvent ev = KB__RESULT_EVENT__INIT;
+
+	p.worker = (char *)worker;
+	p.busy_with = busy_with;
+	ev.gpu = (char *)gpu;
+	ev.event_case = KB__RESULT_EVENT__EVENT_PROGRESS;
+	ev.progress = &p;
+	gw_produce_event(&E, &ev);
+}
+
+/* GET /runner_queue/gpu until field says want (a string or an integer
+ * as text), for up to 10 s; returns the last answer. */
+static json_t *queue_until(const char *gpu, const char *field, const char *want)
+{
+	char path[64], got[64] = "";
+	json_t *j = NULL;
+
+	snprintf(path, sizeof(path), "/runner_queue/%s", gpu);
+	for (int t = 0; t < 100; t++) {
+		json_decref(j);
+		j = gw_expect_json(gw_req(&E, "GET", path, NULL, NULL, 0), 200, "queue");
+		const json_t *v = json_object_get(j, field);
+		if (json_is_string(v))
+			snprintf(got, sizeof(got), "%s", json_string_value(v));
+		else
+			snprintf(got, sizeof(got), "%lld", (long long)json_integer_value(v));
+		if (strcmp(got, want) == 0)
+			return j;
+		usleep(100000);
+	}
+	ck_assert_msg(0, "%s %s never said %s (last %s)", path, field, want, got);
+	return j;
+}
+
+START_TEST(worker_outlook)
+{
+	char alice[80], alice_id[40], path[64];
+	json_t *j, *st;
+
+	E.extra_env = outlook_env;
+	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
+	gw_wait_consumer(&E);
+	gw_create_user(&E, "alice", alice, alice_id);
+
+	/* A gpu no worker serves: said at once in the 202, and by the queue. */
+	j = queue_until("H100", "status", "unavailable");
+	json_decref(j);
+	j = gw_expect_json(gw_submit(&E, "/submission/gw_gpu_only/H100/test", alice, CODE),
+			   202, "no worker");
+	uint64_t h = json_integer_value(json_object_get(json_object_get(j, "details"), "id"));
+	const char *warning = json_string_value(json_object_get(j, "warning"));
+	ck_assert_msg(warning && strstr(warning, "no worker online for H100"), "%s",
+		      warning ? warning : "(no warning)");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "runner_queue"),
+							      "workers_online")), 0);
+	json_decref(j);
+	j = queue_until("H100", "queued_jobs", "1");
+	json_decref(j);
+	/* Deleted while queued: its message stays in the topic, but it waits
+	 * no more; /runner_queue and /admin/stats agree. */
+	snprintf(path, sizeof(path), "/user/submissions/%llu", (unsigned long long)h);
+	json_decref(gw_expect_json(gw_req_cli(&E, "DELETE", path, alice, NULL), 200, "delete"));
+	j = queue_until("H100", "queued_jobs", "0");
+	json_decref(j);
+	j = gw_expect_json(gw_req_admin(&E, "GET", "/admin/stats", NULL), 200, "stats");
+	st = json_object_get(j, "stats");
+	ck_assert_int_eq(json_integer_value(json_object_get(st, "queued")), 0);
+	json_decref(j);
+
+	/* A worker's heartbeat makes it available while idle; without one
+	 * for the stale time it is gone. */
+	heartbeat("CPU", "w-cpu", 0);
+	j = queue_until("CPU", "status", "available");
+	json_decref(j);
+	j = queue_until("CPU", "status", "unavailable");
+	json_decref(j);
+
+	/* The estimate: a job of 4 s seen, the one worker busy: the next
+	 * submission expects to wait one job (4 s), in the 202 and in the
+	 * stream's queued status. */
+	Kb__Result r = KB__RESULT__INIT;
+	r.worker = "w-cpu";
+	r.leaderboard = "gw_sum_cpu";
+	r.gpu = "CPU";
+	r.started_at_ms = 1000000;
+	r.finished_at_ms = 1004000;
+	r.verdict = KB__VERDICT__VERDICT_PASSED;
+	gw_produce_result(&E, 999999, "CPU", &r);
+	heartbeat("CPU", "w-cpu", 999998);
+	j = queue_until("CPU", "status", "busy");
+	json_decref(j);
+	heartbeat("CPU", "w-cpu", 999998);
+	j = gw_expect_json(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", alice, CODE), 202,
+			   "estimate");
+	ck_assert_ptr_null(json_object_get(j, "warning"));
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j, "runner_queue"),
+							      "estimated_wait_s")), 4);
+	json_decref(j);
+	heartbeat("CPU", "w-cpu", 999998);
+	struct gw_sse *s = gw_sse_start(&E, "/gw_sum_cpu/CPU/test", alice, CODE);
+	ck_assert_msg(gw_sse_wait(s, "expected to start in about 8 s", 10000) == 0,
+		      "no estimate in the stream");
+	ck_assert_int_eq(gw_sse_wait(s, "\"estimated_wait_s\":8", 1000), 0);
+	ck_assert_int_eq(gw_sse_wait(s, "\"position\":2", 1000), 0);
+	gw_produce_result(&E, gw_sse_id(s), "CPU", &r);
+	char *body = NULL;
+	gw_sse_finish(s, &body, NULL);
+	free(body);
+	down();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gateway_api");
@@ -580,6 +706,7 @@ int main(void)
 	tcase_add_test(tc, user_submissions_and_delete);
 	tcase_add_test(tc, admin_policies);
 	tcase_add_test(tc, runner_queue);
+	tcase_add_test(tc, worker_outlook);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);
 }

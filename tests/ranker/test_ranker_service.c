@@ -334,6 +334,27 @@ START_TEST(garbage_goes_to_the_dlq_and_folding_goes_on)
 }
 END_TEST
 
+/* A worker's heartbeat (a Progress without a submission) is for the
+ * gateways: skipped, not a dead letter. Behind it, under the same key (so
+ * in order), garbage whose dead letter must be the first of that key. */
+START_TEST(heartbeats_are_skipped)
+{
+	static const char garbage[] = "not a protobuf \xff";
+	size_t len;
+	uint8_t *buf = fx_pack_progress(0, "CPU", KB__STAGE__STAGE_UNSPECIFIED, &len);
+
+	produce("hb", buf, len);
+	free(buf);
+	produce("hb", garbage, sizeof(garbage) - 1);
+	Kb__DeadLetter *dl = read_dead_letter("hb");
+	ck_assert_msg(dl != NULL, "no dead letter for the garbage (ranker log %s)", logpath);
+	ck_assert_msg(strstr(dl->reason, "undecodable") != NULL,
+		      "the heartbeat was a dead letter: %s", dl->reason);
+	kb__dead_letter__free_unpacked(dl, NULL);
+	assert_ranker_alive();
+}
+END_TEST
+
 START_TEST(redis_outage_delays_but_loses_nothing)
 {
 	struct fx_result f;
@@ -380,6 +401,7 @@ int main(void)
 	tcase_add_test(tc, progress_and_results_are_folded);
 	tcase_add_test(tc, redelivered_result_changes_nothing);
 	tcase_add_test(tc, garbage_goes_to_the_dlq_and_folding_goes_on);
+	tcase_add_test(tc, heartbeats_are_skipped);
 	tcase_add_test(tc, redis_outage_delays_but_loses_nothing);
 	suite_add_tcase(s, tc);
 

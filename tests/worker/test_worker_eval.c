@@ -3,6 +3,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,28 +250,102 @@ static void copy_dir(const char *src, const char *dst)
 }
 
 /* A copy of vectorsum_cpu (with the harness beside it, where the task's
- * relative sources expect it) whose test timeout is short. */
-static char *short_timeout_task(void)
+ * relative sources expect it) whose timeout key (test_timeout, ...) is
+ * seconds. */
+static char *vectorsum_with_timeout(const char *key, int seconds)
 {
 	char *dir = kb__xasprintf("%s/vectorsum_cpu", tmp);
 	char *harness = kb__xasprintf("%s/harness", tmp);
-	char *yml, *line, *text, path[4200];
+	char *yml, *line, *text, path[4200], find[64];
 	size_t len;
 
 	copy_dir(PROBLEMS "/harness", harness);
 	copy_dir(PROBLEMS "/vectorsum_cpu", dir);
 	snprintf(path, sizeof(path), "%s/task.yml", dir);
 	ck_assert_int_eq(kb_read_file(path, SIZE_MAX, &yml, &len), 0);
-	line = strstr(yml, "\ntest_timeout:");
+	snprintf(find, sizeof(find), "\n%s:", key);
+	line = strstr(yml, find);
 	ck_assert_ptr_nonnull(line);
 	line[1] = '#'; /* comment the original out, then add ours */
-	text = kb__xasprintf("%s\ntest_timeout: %d\n", yml, SHORT_TIMEOUT_S);
+	text = kb__xasprintf("%s\n%s: %d\n", yml, key, seconds);
 	ck_assert_int_eq(kb_write_file(path, text, strlen(text), 0644), 0);
 	free(text);
 	free(yml);
 	free(harness);
 	return dir;
 }
+
+static char *short_timeout_task(void)
+{
+	return vectorsum_with_timeout("test_timeout", SHORT_TIMEOUT_S);
+}
+
+/* Spinners, each in a session of its own (so in its own scheduler
+ * autogroup, as other tenants' processes are), n of them; returns their
+ * pids in pids. */
+static void load_start(pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		ck_assert_int_ge(pids[i], 0);
+		if (pids[i] == 0) {
+			setsid();
+			alarm(120); /* never outlives a crashed test for long */
+			for (volatile unsigned long x = 0;; x++)
+				;
+		}
+	}
+}
+
+static void load_stop(const pid_t *pids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+	}
+}
+
+/* An honest ranked submission on a host that other load starves (four
+ * spinners per CPU) is never charged a timeout: its ranked run, 2 s of
+ * work alone, cannot finish within its 3 s limit there, and the worker
+ * sees that the host, not the code, took the time (infra_error, the
+ * platform's fault), or it passes. */
+START_TEST(test_starved_run_not_charged)
+{
+	char *task = vectorsum_with_timeout("ranked_timeout", 3);
+	char *file = kb__xasprintf("%s/submission_ok.c", task);
+	int n = 4 * (int)sysconf(_SC_NPROCESSORS_ONLN);
+	pid_t pids[256];
+	json_error_t jerr;
+	json_t *j;
+	struct eval e;
+
+	if (n > 256)
+		n = 256;
+	load_start(pids, n);
+	e = run_eval(task, file, "leaderboard", "--json", NULL);
+	load_stop(pids, n);
+	j = json_loads(e.out, 0, &jerr);
+	ck_assert_msg(j != NULL, "not JSON (%s):\n%s\n%s", jerr.text, e.out,
+		      e.err);
+	const char *verdict = json_string_value(json_object_get(j, "verdict"));
+	const char *fault = json_string_value(json_object_get(j, "fault"));
+	const char *error = json_string_value(json_object_get(j, "error"));
+	ck_assert_msg(strcmp(verdict, "VERDICT_TIMEOUT") != 0 &&
+			      strcmp(fault ? fault : "", "FAULT_USER") != 0,
+		      "charged: %s %s: %s\n%s", verdict, fault, error, e.err);
+	if (strcmp(verdict, "VERDICT_INFRA_ERROR") == 0)
+		ck_assert_msg(error && strstr(error, "the host starved the run"),
+			      "%s", error);
+	fprintf(stderr, "starved run: %s %s %s\n", verdict, fault ? fault : "",
+		error ? error : "");
+	ck_assert(workdir_empty());
+	json_decref(j);
+	free(file);
+	free(task);
+	eval_free(&e);
+}
+END_TEST
 
 START_TEST(test_infinite_loop_times_out)
 {
@@ -604,6 +679,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_cpu_env_omp_passive);
 	tcase_add_test(tc, test_constructor_contained);
 	tcase_add_test(tc, test_infinite_loop_times_out);
+	tcase_add_test(tc, test_starved_run_not_charged);
 	tcase_add_loop_test(tc, test_secret_not_printed, 0, 2);
 	tcase_add_test(tc, test_usage_errors);
 	tcase_add_test(tc, test_selftest_command);

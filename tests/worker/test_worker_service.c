@@ -97,7 +97,7 @@ static pid_t start_worker(const char *grace)
 		       "KB_WORKER_NAME=test-worker", "KB_LOG_LEVEL=debug",
 		       "KB_CONSUMER_EXTRA=session.timeout.ms=6000,"
 		       "heartbeat.interval.ms=250",
-		       "KB_JOB_ATTEMPTS=2",
+		       "KB_JOB_ATTEMPTS=2", "KB_HEARTBEAT_S=1",
 		       /* the board it serves; the start-up checks stay short */
 		       "KB_PROBLEMS=" PROBLEMS "/cpu.yaml",
 		       env_grace, NULL};
@@ -322,6 +322,57 @@ static const char loop_code[] =
 	"#include <stddef.h>\n"
 	"float custom_kernel(const float *d, size_t n)\n"
 	"{\n\tvolatile int spin = 1;\n\twhile (spin)\n\t\t;\n\treturn 0;\n}\n";
+
+/* Waits up to timeout_s for a heartbeat of test-worker (a Progress with
+ * submission 0) that names busy_with; returns how many it saw. */
+static int await_heartbeat(uint64_t busy_with, double timeout_s)
+{
+	const double until = kb_mono_s() + timeout_s;
+	int n = 0;
+
+	while (kb_mono_s() < until) {
+		kb_message m;
+		Kb__ResultEvent *ev;
+		int match = 0;
+
+		if (kb_consumer_poll(results, 200, &m) != 1)
+			continue;
+		ev = kb__result_event__unpack(NULL, m.value_len, m.value);
+		ck_assert_ptr_nonnull(ev);
+		if (ev->submission_id == 0 &&
+		    ev->event_case == KB__RESULT_EVENT__EVENT_PROGRESS) {
+			ck_assert_str_eq(ev->gpu, "CPU");
+			ck_assert_str_eq(ev->progress->worker, "test-worker");
+			n++;
+			match = ev->progress->busy_with == busy_with;
+		}
+		kb__result_event__free_unpacked(ev, NULL);
+		kb_message_release(&m);
+		if (match)
+			return n;
+	}
+	return -n - 1;
+}
+
+/* A consuming worker says so while idle, and names its job while busy
+ * (KB_HEARTBEAT_S=1 here), so gateways know it before any job. */
+START_TEST(test_heartbeats)
+{
+	int nprog = 0, first = -1;
+	Kb__Result *r;
+
+	worker = start_worker("20");
+	ck_assert_msg(await_heartbeat(0, 10) > 0, "no idle heartbeat; see %s", logpath);
+	ck_assert_msg(await_heartbeat(0, 3) > 0, "one idle heartbeat only; see %s",
+		      logpath);
+	submit(8, ok_code(), 0);
+	ck_assert_msg(await_heartbeat(8, 60) > 0, "no busy heartbeat; see %s", logpath);
+	r = await_result(8, 90, &nprog, &first);
+	ck_assert_msg(r != NULL, "no result; see %s", logpath);
+	kb__result__free_unpacked(r, NULL);
+	ck_assert_msg(await_heartbeat(0, 10) > 0, "not idle again; see %s", logpath);
+}
+END_TEST
 
 START_TEST(test_result_then_commit)
 {
@@ -604,6 +655,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_result_then_commit);
+	tcase_add_test(tc, test_heartbeats);
 	tcase_add_test(tc, test_drain_abandons);
 	tcase_add_test(tc, test_folded_result_not_rerun);
 	tcase_add_test(tc, test_drain_finishes);

@@ -23,6 +23,7 @@
 #include "plan.h"
 #include "python.h"
 #include "service.h"
+#include "starve.h"
 #include "verdict.h"
 #include "worker_fixture.h"
 #include "kb_check_main.h"
@@ -519,6 +520,76 @@ START_TEST(test_verdict_private_fails)
 	ck_assert_int_eq(v.verdict, KB__VERDICT__VERDICT_FAILED);
 	ck_assert_str_eq(v.error, "secret run failed");
 	ck_assert_int_eq(v.has_score, 0);
+}
+END_TEST
+
+/* Judges run between two host samples its wall time apart: cpu_stall
+ * and mem_stall of that time under pressure (psi: figures given), busy
+ * of the host's CPU time busy. why: 192 bytes. */
+static int judge(const struct kb_starve_run *run, int psi, double cpu_stall,
+		 double mem_stall, double busy, char *why)
+{
+	struct kb_starve_sample a = {.psi = psi, .stat = 1, .cpu_some_us = 1000,
+				     .mem_some_us = 2000, .busy = 500, .total = 1000};
+	struct kb_starve_sample b = a;
+
+	b.cpu_some_us += (uint64_t)(cpu_stall * run->wall_s * 1e6);
+	b.mem_some_us += (uint64_t)(mem_stall * run->wall_s * 1e6);
+	b.total += 1000;
+	b.busy += (uint64_t)(busy * 1000);
+	return kb_starve_judge(&a, &b, run, why, 192);
+}
+
+START_TEST(test_starve_judge)
+{
+	struct kb_starve_run run = {.wall_s = 10, .cpu_s = 2, .timed_out = 1};
+	char why[192] = "";
+
+	/* Starved: little CPU while tasks waited for one. */
+	ck_assert_int_eq(judge(&run, 1, 0.9, 0, 1, why), 1);
+	ck_assert_msg(strstr(why, "2.0 s of CPU in 10.0 s") &&
+			      strstr(why, "CPU pressure 90 %"),
+		      "%s", why);
+	/* The same run on a quiet host slept or blocked: the user's. */
+	ck_assert_int_eq(judge(&run, 1, 0.1, 0, 0.2, why), 0);
+	/* Busy host, but the run had its CPU (it overloaded it itself). */
+	run.cpu_s = 9;
+	ck_assert_int_eq(judge(&run, 1, 0.9, 0, 1, why), 0);
+	/* No pressure figures: the host's busy share decides. */
+	run.cpu_s = 2;
+	ck_assert_int_eq(judge(&run, 0, 0, 0, 0.97, why), 1);
+	ck_assert_msg(strstr(why, "97 % busy"), "%s", why);
+	ck_assert_int_eq(judge(&run, 0, 0, 0, 0.5, why), 0);
+	/* Memory pressure: a timeout, and a kill that was not its limit. */
+	run.cpu_s = 9;
+	ck_assert_int_eq(judge(&run, 1, 0, 0.6, 0.5, why), 1);
+	run.timed_out = 0;
+	run.killed = 1;
+	ck_assert_int_eq(judge(&run, 1, 0, 0.3, 0.5, why), 1);
+	ck_assert_msg(strstr(why, "ran out of memory"), "%s", why);
+	run.oom = 1; /* its own memory limit: the user's */
+	ck_assert_int_eq(judge(&run, 1, 0, 0.3, 0.5, why), 0);
+	/* A run that failed on its own is never the host's. */
+	run.killed = run.oom = 0;
+	run.cpu_s = 1;
+	ck_assert_int_eq(judge(&run, 1, 1, 1, 1, why), 0);
+}
+END_TEST
+
+/* The host's figures are readable here (Linux), and move forward. */
+START_TEST(test_starve_sample)
+{
+	struct kb_starve_sample a, b;
+
+	kb_starve_sample(&a);
+	for (volatile long i = 0; i < 20000000; i++)
+		;
+	kb_starve_sample(&b);
+	ck_assert_int_eq(a.stat, 1);
+	ck_assert_msg(b.total > a.total && b.busy >= a.busy,
+		      "total %lu -> %lu, busy %lu -> %lu", (unsigned long)a.total,
+		      (unsigned long)b.total, (unsigned long)a.busy,
+		      (unsigned long)b.busy);
 }
 END_TEST
 
@@ -1171,6 +1242,33 @@ START_TEST(test_eval_timeout)
 }
 END_TEST
 
+/* The harness's own watchdog (exit 114) is a timeout like the worker's
+ * kill, and every surface says so with the time it fired: the run is
+ * timed_out, the verdict and the report give the same cause. */
+START_TEST(test_eval_watchdog_timeout)
+{
+	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_TEST);
+	Kb__Result *r;
+	char *report;
+
+	fake.exit_call = 1;
+	fake.exit_code = 114;
+	fake.exit_started = 1;
+	r = evaluate(s, NULL);
+	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_TIMEOUT);
+	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_USER);
+	ck_assert_int_eq(r->runs[0]->timed_out, 1);
+	ck_assert_str_eq(r->error, "tests timed out after 0 s");
+	report = kb_report_render(r);
+	ck_assert_msg(strstr(report, "Tests timed out after 0.50 s") &&
+			      !strstr(report, "crashed"),
+		      "%s", report);
+	free(report);
+	kb__result__free_unpacked(r, NULL);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
 START_TEST(test_eval_sandbox_failure)
 {
 	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_LEADERBOARD);
@@ -1538,6 +1636,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_private_keys);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("starve");
+	tcase_add_test(tc, test_starve_judge);
+	tcase_add_test(tc, test_starve_sample);
+	suite_add_tcase(s, tc);
+
 	tc = tcase_create("eval");
 	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_add_test(tc, test_eval_leaderboard);
@@ -1545,6 +1648,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_eval_infra_exit);
 	tcase_add_test(tc, test_eval_compile_error);
 	tcase_add_test(tc, test_eval_timeout);
+	tcase_add_test(tc, test_eval_watchdog_timeout);
 	tcase_add_test(tc, test_eval_sandbox_failure);
 	tcase_add_test(tc, test_eval_bad_submissions);
 	tcase_add_test(tc, test_eval_languages);

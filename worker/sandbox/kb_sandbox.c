@@ -615,6 +615,9 @@ static int run_reap(const struct kb_sandbox_opts *o, struct run *x,
 		    struct kb_sandbox_result *r, char *errstr, size_t errstr_size)
 {
 	struct rusage ru;
+	/* Counted before the kill: killed together, the processes under the
+	 * leader are never reaped into its usage. */
+	double live_cpu_s = r->timed_out ? kb__sb_cgroup_cpu_s(&x->cg, x->pid) : 0;
 
 	memset(&ru, 0, sizeof(ru));
 	kill_run(x->pid, &x->cg);
@@ -625,6 +628,8 @@ static int run_reap(const struct kb_sandbox_opts *o, struct run *x,
 		r->wall_s = x->limit_s;
 	r->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 		   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	if (live_cpu_s > r->cpu_s)
+		r->cpu_s = live_cpu_s;
 	r->max_rss_kb = ru.ru_maxrss;
 
 	double drain_end = mono_s() + DRAIN_GRACE_S;

@@ -90,6 +90,30 @@ static int read_file(const char *dir, const char *file, char *buf, size_t n)
 	return (int)k;
 }
 
+/* Calls fn for each pid of a cgroup.procs text; returns the sum of what
+ * it returns. */
+static double each_pid(const char *buf, double (*fn)(long pid))
+{
+	double sum = 0;
+
+	for (const char *s = buf; *s;) {
+		char *end;
+		long pid = strtol(s, &end, 10);
+		if (end == s)
+			break;
+		if (pid > 0)
+			sum += fn(pid);
+		s = end + (*end == '\n');
+	}
+	return sum;
+}
+
+static double kill_pid(long pid)
+{
+	kill((pid_t)pid, SIGKILL);
+	return 0;
+}
+
 static int exists(const char *dir, const char *file)
 {
 	char path[SB_PATH + 64];
@@ -396,15 +420,7 @@ static int wait_empty(const char *dir, int timeout_ms)
 		if (i * 1 >= timeout_ms)
 			return -EBUSY;
 		/* Someone is still in there: kill it again (forks race us). */
-		for (char *s = buf; *s;) {
-			char *end;
-			long pid = strtol(s, &end, 10);
-			if (end == s)
-				break;
-			if (pid > 0)
-				kill((pid_t)pid, SIGKILL);
-			s = end + (*end == '\n');
-		}
+		each_pid(buf, kill_pid);
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
@@ -520,15 +536,39 @@ void kb__sb_cgroup_kill(const struct kb__sb_cgroup *cg)
 	if (cg->version == 2 && G.has_kill && write_file(dir, "cgroup.kill", "1") == 0)
 		return;
 	if (read_file(dir, "cgroup.procs", buf, sizeof(buf)) > 0)
-		for (char *s = buf; *s;) {
-			char *end;
-			long pid = strtol(s, &end, 10);
-			if (end == s)
-				break;
-			if (pid > 0)
-				kill((pid_t)pid, SIGKILL);
-			s = end + (*end == '\n');
-		}
+		each_pid(buf, kill_pid);
+}
+
+/* CPU time of one process (its threads and the children it reaped), from
+ * /proc/<pid>/stat, in seconds; 0 when gone. */
+static double proc_cpu_s(long pid)
+{
+	char dir[64], buf[1024];
+	unsigned long long t[4] = {0};
+	char *p;
+
+	snprintf(dir, sizeof(dir), "/proc/%ld", pid);
+	if (read_file(dir, "stat", buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+		return 0;
+	/* After the name: state and ten fields, then utime stime cutime
+	 * cstime (fields 14-17). */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+		   &t[0], &t[1], &t[2], &t[3]) != 4)
+		return 0;
+	return (double)(t[0] + t[1] + t[2] + t[3]) / (double)sysconf(_SC_CLK_TCK);
+}
+
+double kb__sb_cgroup_cpu_s(const struct kb__sb_cgroup *cg, pid_t leader)
+{
+	char buf[8192];
+	const char *dir = cg->dir[0] ? cg->dir : cg->memdir;
+
+	if (cg->version == 2 && read_file(cg->dir, "cpu.stat", buf, sizeof(buf)) > 0 &&
+	    strncmp(buf, "usage_usec ", 11) == 0)
+		return (double)strtoull(buf + 11, NULL, 10) / 1e6;
+	if (!dir[0] || read_file(dir, "cgroup.procs", buf, sizeof(buf)) <= 0)
+		return proc_cpu_s((long)leader);
+	return each_pid(buf, proc_cpu_s);
 }
 
 int kb__sb_cgroup_oom_kills(const struct kb__sb_cgroup *cg)

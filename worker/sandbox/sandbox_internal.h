@@ -136,6 +136,11 @@ int kb__sb_cgroup_create(struct kb__sb_cgroup *cg, const char *name, long memory
 int kb__sb_cgroup_attach(const struct kb__sb_cgroup *cg, pid_t pid);
 void kb__sb_cgroup_kill(const struct kb__sb_cgroup *cg);
 int kb__sb_cgroup_oom_kills(const struct kb__sb_cgroup *cg);
+/* CPU time (s) the run's live processes used so far: the cgroup's own
+ * count (v2), else the sum over its processes (or the leader alone
+ * without a cgroup) of their and their reaped children's times. For a run
+ * about to be killed, whose processes nobody will reap to count them. */
+double kb__sb_cgroup_cpu_s(const struct kb__sb_cgroup *cg, pid_t leader);
 void kb__sb_cgroup_destroy(struct kb__sb_cgroup *cg);
 
 #endif
