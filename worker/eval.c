@@ -388,6 +388,7 @@ static void judge_starved(const struct kb_starve_sample *before,
 		.killed = o->end == KB_RUN_CRASHED && sr->signaled &&
 			  sr->signal == SIGKILL,
 		.oom = sr->oom_killed,
+		.at_limit = sr->mem_at_limit,
 	};
 
 	why[0] = '\0';

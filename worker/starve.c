@@ -100,14 +100,15 @@ int kb_starve_judge(const struct kb_starve_sample *before,
 			 run->cpu_s, run->wall_s, 100 * busy);
 		return 1;
 	}
-	if (run->timed_out && psi && mem >= MEM_PRESSURE_MIN) {
+	if (run->timed_out && psi && !run->at_limit && mem >= MEM_PRESSURE_MIN) {
 		snprintf(why, why_size,
 			 "the host starved the run of memory (memory pressure "
 			 "%.0f %% of its %.1f s)",
 			 100 * mem, run->wall_s);
 		return 1;
 	}
-	if (run->killed && !run->oom && psi && mem >= MEM_KILL_MIN) {
+	if (run->killed && !run->oom && !run->at_limit && psi &&
+	    mem >= MEM_KILL_MIN) {
 		snprintf(why, why_size,
 			 "the host ran out of memory and killed the run "
 			 "(memory pressure %.0f %% of its %.1f s)",

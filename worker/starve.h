@@ -19,6 +19,9 @@
  *   a kill by SIGKILL that was not the run's own memory limit is the
  *   host's when memory pressure covered at least a quarter of the run
  *   (the kernel's OOM killer picked it).
+ * Memory pressure never counts for a run that reached its own memory
+ * limit: the pressure figures are the host's, and a run thrashing in its
+ * own limit makes them too (it would be retried for ever, never charged).
  *
  * A run that sleeps or blocks uses little CPU but causes no pressure, so
  * it is still charged to the user; a run that overloads the host itself
@@ -47,6 +50,8 @@ struct kb_starve_run {
 	int timed_out;        /* ended by a time limit (ours or the harness's) */
 	int killed;           /* killed by SIGKILL, not by the worker */
 	int oom;              /* killed by its own memory limit */
+	int at_limit;         /* reached its own memory limit: the memory
+			       * pressure may be its own doing */
 };
 
 /* Fills s with what the host says now; fields it cannot read stay 0 with

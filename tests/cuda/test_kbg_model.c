@@ -362,6 +362,27 @@ START_TEST(time_device_path)
 }
 END_TEST
 
+START_TEST(time_probe_before_work)
+{
+	struct kbg_tcal cal = tcal();
+	enum kbg_tpath p;
+	/* the probe ran 10 us after the release, before the GPU went to the
+	 * child's context: its time marks nothing, the host path times the
+	 * call (500 us of work) */
+	struct kbg_tcall c = honest(500000);
+	c.back_dev = c.rel_dev + 10000;
+	c.t_probe = c.t_seen + 15000;
+	double s = kbg_time_sample(&cal, &c, &p);
+	ck_assert_int_eq(p, KBG_TPATH_HOST);
+	ck_assert_double_eq_tol(s, (double)(c.t_seen - c.t_rel) - cal.rel_ns, 1);
+	/* ablation: taken as the device's account, nearly nothing */
+	ck_assert_double_lt((double)(c.back_dev - c.rel_dev) - cal.dev_ns, 1);
+	/* an empty call's round trip less 40 us is still a switch */
+	c.back_dev = c.rel_dev + 243000;
+	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_DEVICE);
+}
+END_TEST
+
 START_TEST(time_outside_charged)
 {
 	struct kbg_tcal cal = tcal();
@@ -463,6 +484,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, median);
 	tcase_add_test(tc, outlives);
 	tcase_add_test(tc, time_device_path);
+	tcase_add_test(tc, time_probe_before_work);
 	tcase_add_test(tc, time_outside_charged);
 	tcase_add_test(tc, time_host_path);
 	tcase_add_test(tc, time_broken_hold);

@@ -569,6 +569,17 @@ START_TEST(test_starve_judge)
 	ck_assert_msg(strstr(why, "ran out of memory"), "%s", why);
 	run.oom = 1; /* its own memory limit: the user's */
 	ck_assert_int_eq(judge(&run, 1, 0, 0.3, 0.5, why), 0);
+	/* A run that reached its own limit made the pressure itself
+	 * (thrashing): neither its kill nor its timeout is the host's. */
+	run.oom = 0;
+	run.at_limit = 1;
+	ck_assert_int_eq(judge(&run, 1, 0, 0.3, 0.5, why), 0);
+	run.killed = 0;
+	run.timed_out = 1;
+	ck_assert_int_eq(judge(&run, 1, 0, 0.6, 0.5, why), 0);
+	run.at_limit = 0; /* ablation: the same timeout, judged the host's */
+	ck_assert_int_eq(judge(&run, 1, 0, 0.6, 0.5, why), 1);
+	run.timed_out = 0;
 	/* A run that failed on its own is never the host's. */
 	run.killed = run.oom = 0;
 	run.cpu_s = 1;

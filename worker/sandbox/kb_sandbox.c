@@ -670,6 +670,8 @@ static int run_collect(const struct kb_sandbox_opts *o, struct run *x,
 
 	if (x->cg.version)
 		r->oom_killed = kb__sb_cgroup_oom_kills(&x->cg) > 0;
+	if (x->cg.version)
+		r->mem_at_limit = kb__sb_cgroup_mem_at_limit(&x->cg);
 
 	if (x->have_err_msg) {
 		if (errstr && errstr_size)

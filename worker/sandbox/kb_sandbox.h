@@ -116,6 +116,7 @@ struct kb_sandbox_result {
 	char infra_msg[256];
 	/* Added by the sandbox owner: */
 	int oom_killed;         /* the cgroup's OOM killer killed a process of the run */
+	int mem_at_limit;       /* the run reached its own memory limit (reclaimed) */
 	unsigned active;        /* KB_SANDBOX_* bits: what was enforced for this run */
 };
 

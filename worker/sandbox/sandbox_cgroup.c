@@ -583,6 +583,23 @@ int kb__sb_cgroup_oom_kills(const struct kb__sb_cgroup *cg)
 	return s ? atoi(s + 9) : 0;
 }
 
+int kb__sb_cgroup_mem_at_limit(const struct kb__sb_cgroup *cg)
+{
+	char buf[1024];
+	const char *dir = cg->version == 2 ? cg->dir : cg->memdir;
+	const char *file = cg->version == 2 ? "memory.events" : "memory.failcnt";
+
+	if (!dir[0] || read_file(dir, file, buf, sizeof(buf)) <= 0)
+		return 0;
+	if (cg->version != 2)
+		return atoi(buf) > 0;
+	/* "max N": times the group hit memory.max and reclaimed */
+	for (const char *s = buf; (s = strstr(s, "max ")) != NULL; s += 4)
+		if (s == buf || s[-1] == '\n')
+			return atoi(s + 4) > 0;
+	return 0;
+}
+
 void kb__sb_cgroup_destroy(struct kb__sb_cgroup *cg)
 {
 	if (!cg || !cg->version)

@@ -136,6 +136,9 @@ int kb__sb_cgroup_create(struct kb__sb_cgroup *cg, const char *name, long memory
 int kb__sb_cgroup_attach(const struct kb__sb_cgroup *cg, pid_t pid);
 void kb__sb_cgroup_kill(const struct kb__sb_cgroup *cg);
 int kb__sb_cgroup_oom_kills(const struct kb__sb_cgroup *cg);
+/* 1 when the run's group reached its own memory limit at least once (it
+ * reclaimed its own pages: pressure it caused). */
+int kb__sb_cgroup_mem_at_limit(const struct kb__sb_cgroup *cg);
 /* CPU time (s) the run's live processes used so far: the cgroup's own
  * count (v2), else the sum over its processes (or the leader alone
  * without a cgroup) of their and their reaped children's times. For a run

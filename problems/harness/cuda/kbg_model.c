@@ -383,6 +383,10 @@ int kbg_outlives(double gap_med_ns, double base_ns, double mean_ns)
  * end of the call (at least; 5 % of the slice where that is more): the
  * slice test's own spread is a few microseconds (bench/RESULTS.md). */
 static const double kSliceMarginNs = 100e3;
+/* How much sooner than an empty call's (dev_ns) a probe may come back
+ * and still have waited for the child's context: the calibration's own
+ * spread is about 3 us (bench/RESULTS.md). */
+static const double kSwitchMarginNs = 50e3;
 
 static double pos_diff(uint64_t a, uint64_t b)
 {
@@ -394,7 +398,14 @@ enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
 {
 	if (c->broken)
 		return KBG_TPATH_HOST_GO;
-	if (c->back_dev && pos_diff(c->back_dev, c->rel_dev) < cal->short_ns)
+	/* Between the release and the probe the GPU went to the child's
+	 * context and came back: two switches, which an empty call
+	 * calibrates (dev_ns). A probe back sooner ran before the child's
+	 * work did (the scheduler had not switched yet), so it marks
+	 * nothing; and one back at the time slice marks a preemption. */
+	double back = c->back_dev ? pos_diff(c->back_dev, c->rel_dev) : -1.0;
+	if (back >= 0 && back < cal->short_ns &&
+	    back >= cal->dev_ns - kSwitchMarginNs)
 		return KBG_TPATH_DEVICE;
 	return KBG_TPATH_HOST;
 }

@@ -187,7 +187,10 @@ enum kbg_tpath {
 	KBG_TPATH_HOST_GO,    /* broken hold: the window from "go" */
 };
 
-/* Which path a call's sample takes (needs back_dev for DEVICE). */
+/* Which path a call's sample takes: DEVICE when the successor probe
+ * came back no sooner than an empty call's round trip (dev_ns, less a
+ * 50 us margin: sooner, it ran before the child's work) and before
+ * short_ns; HOST_GO for a broken hold; else HOST. */
 enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
 			     const struct kbg_tcall *c);
 

@@ -415,6 +415,12 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 	x->outside_calls += rec.pre_gaps > 0;
 	if (!tc->broken && !x->last_long) {
 		uint64_t seen;
+#ifdef KBG_PROBE_DELAY_NS
+		/* Experiment (bench/gpu/sentinel): give the scheduler time to
+		 * switch to the child before the probe exists. */
+		for (uint64_t t = kbh_now_ns(); kbh_now_ns() - t < KBG_PROBE_DELAY_NS;)
+			;
+#endif
 		KBG_STEP(sent_probe(x, &seen, &pr));
 		tc->back_dev = pr.start_ns;
 	}
