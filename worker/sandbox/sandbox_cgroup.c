@@ -571,13 +571,23 @@ double kb__sb_cgroup_cpu_s(const struct kb__sb_cgroup *cg, pid_t leader)
 	return each_pid(buf, proc_cpu_s);
 }
 
+/* Reads the memory controller's file (v2: the group's v2file; v1: the
+ * memory group's v1file) into buf: > 0, or <= 0 when there is none. */
+static int read_mem_file(const struct kb__sb_cgroup *cg, const char *v2file,
+			 const char *v1file, char *buf, size_t n)
+{
+	const char *dir = cg->version == 2 ? cg->dir : cg->memdir;
+
+	if (!dir[0])
+		return 0;
+	return read_file(dir, cg->version == 2 ? v2file : v1file, buf, n);
+}
+
 int kb__sb_cgroup_oom_kills(const struct kb__sb_cgroup *cg)
 {
 	char buf[1024];
-	const char *dir = cg->version == 2 ? cg->dir : cg->memdir;
-	const char *file = cg->version == 2 ? "memory.events" : "memory.oom_control";
 
-	if (!dir[0] || read_file(dir, file, buf, sizeof(buf)) <= 0)
+	if (read_mem_file(cg, "memory.events", "memory.oom_control", buf, sizeof(buf)) <= 0)
 		return 0;
 	const char *s = strstr(buf, "oom_kill ");
 	return s ? atoi(s + 9) : 0;
@@ -586,10 +596,8 @@ int kb__sb_cgroup_oom_kills(const struct kb__sb_cgroup *cg)
 int kb__sb_cgroup_mem_at_limit(const struct kb__sb_cgroup *cg)
 {
 	char buf[1024];
-	const char *dir = cg->version == 2 ? cg->dir : cg->memdir;
-	const char *file = cg->version == 2 ? "memory.events" : "memory.failcnt";
 
-	if (!dir[0] || read_file(dir, file, buf, sizeof(buf)) <= 0)
+	if (read_mem_file(cg, "memory.events", "memory.failcnt", buf, sizeof(buf)) <= 0)
 		return 0;
 	if (cg->version != 2)
 		return atoi(buf) > 0;
