@@ -328,12 +328,13 @@ END_TEST
  * an empty call, a time slice of about 2.1 ms. */
 static struct kbg_tcal tcal(void)
 {
-	struct kbg_tcal c = {283e3, 300e3, 310e3, 20e3, 1e6};
+	struct kbg_tcal c = {283e3, 300e3, 310e3, 20e3, 1e6, 147e3, 20e3};
 	return c;
 }
 
 /* An honest call of `work` ns: the probe starts work + 283 us after the
- * release; "done" comes 3 us after the work. */
+ * release; "done" is seen 147 us after the probe (the child's context
+ * gets the GPU back first), as on the H100. */
 static struct kbg_tcall honest(uint64_t work)
 {
 	struct kbg_tcall c = {0};
@@ -341,7 +342,7 @@ static struct kbg_tcall honest(uint64_t work)
 	c.t_rel = c.t_go + 10000;
 	c.rel_dev = 5000000000ull;
 	c.back_dev = c.rel_dev + 283000 + work;
-	c.t_seen = c.t_rel + 140000 + work + 3000;
+	c.t_seen = c.t_rel + 430000 + work;
 	return c;
 }
 
@@ -379,7 +380,40 @@ START_TEST(time_probe_before_work)
 	ck_assert_double_lt((double)(c.back_dev - c.rel_dev) - cal.dev_ns, 1);
 	/* an empty call's round trip less 40 us is still a switch */
 	c.back_dev = c.rel_dev + 243000;
+	c.t_seen = c.t_rel + 243000 + 147000;
+	c.t_probe = c.t_seen + 10000;
 	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_DEVICE);
+}
+END_TEST
+
+START_TEST(time_probe_mid_work)
+{
+	struct kbg_tcal cal = tcal();
+	enum kbg_tpath p;
+	/* the probe got in 17 us into 500 us of work (the child's slice
+	 * ended early); "done" came after the rest */
+	struct kbg_tcall c = honest(500000);
+	c.back_dev = c.rel_dev + 300000;
+	c.t_probe = c.t_seen + 15000;
+	double s = kbg_time_sample(&cal, &c, &p);
+	ck_assert_int_eq(p, KBG_TPATH_HOST);
+	ck_assert_double_eq_tol(s, 500000, 1);
+	/* ablation: the probe taken as the end */
+	ck_assert_double_lt((double)(c.back_dev - c.rel_dev) - cal.dev_ns,
+			    20000);
+	/* the same, "done" sent right after the probe: the end probe waits
+	 * for the rest (it starts a switch after the work ends) */
+	c.t_seen = c.t_rel + 310000;
+	c.t_probe = c.t_rel + 783000 + 140000;
+	s = kbg_time_sample(&cal, &c, &p);
+	ck_assert_int_eq(p, KBG_TPATH_HOST);
+	/* the lie keeps the end probe's slack, and the 7 us by which an
+	 * honest "done" trails the switch back: the host path's bound */
+	ck_assert_double_ge(s, 500000 - cal.dprobe_ns - 10000);
+	/* ablation: without the end probe the early "done" pays */
+	c.t_probe = 0;
+	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_DEVICE);
+	ck_assert_double_lt(kbg_time_sample(&cal, &c, NULL), 20000);
 }
 END_TEST
 
@@ -408,7 +442,9 @@ START_TEST(time_host_path)
 	c.t_probe = c.t_seen + 15000; /* the end probe, on an idle GPU */
 	double s = kbg_time_sample(&cal, &c, &p);
 	ck_assert_int_eq(p, KBG_TPATH_HOST);
-	ck_assert_double_eq_tol(s, 5000000 - 300e3 + 143e3, 1);
+	/* the probe's two switches are inside the window: less dev_ns +
+	 * tail_ns, not rel_ns */
+	ck_assert_double_eq_tol(s, 5000000, 1);
 	/* "done" 1 ms early: the end probe waits for the work */
 	struct kbg_tcall e = c;
 	e.t_seen -= 1000000;
@@ -440,27 +476,34 @@ END_TEST
 
 START_TEST(time_calibrate)
 {
-	struct kbg_tcall v[5];
+	struct kbg_tcall v[5], h[5];
 	struct kbg_tcal cal;
 	for (int i = 0; i < 5; i++) {
 		v[i] = honest(0);
 		v[i].back_dev += (uint64_t)i * 1000; /* 283..287 us */
 		v[i].t_probe = v[i].t_seen + 10000 + (uint64_t)i * 1000;
+		h[i] = v[i]; /* the host path: no successor probe */
+		h[i].back_dev = 0;
+		h[i].t_seen = h[i].t_rel + 143000;
+		h[i].t_probe = h[i].t_seen + 10000 + (uint64_t)i * 1000;
 	}
-	ck_assert_int_eq(kbg_time_calibrate(v, 5, v, 5, 2.4e6, 4e6, &cal), 0);
+	ck_assert_int_eq(kbg_time_calibrate(v, 5, h, 5, 2.4e6, 4e6, &cal), 0);
 	ck_assert_double_eq_tol(cal.dev_ns, 285e3, 1);
 	ck_assert_double_eq_tol(cal.probe_ns, 13e3, 1);
+	ck_assert_double_eq_tol(cal.rel_ns, 143e3, 1);
+	/* 430 us from the release to "done", less 283..287 */
+	ck_assert_double_eq_tol(cal.tail_ns, 145e3, 1);
+	ck_assert_double_eq_tol(cal.dprobe_ns, 13e3, 1);
 	/* the slice less 5 % (120 us > 100 us) */
 	ck_assert_double_eq_tol(cal.short_ns, 2.28e6, 1);
 	/* a short slice: less the 100 us margin */
-	ck_assert_int_eq(kbg_time_calibrate(v, 5, v, 5, 1e6, 4e6, &cal), 0);
+	ck_assert_int_eq(kbg_time_calibrate(v, 5, h, 5, 1e6, 4e6, &cal), 0);
 	ck_assert_double_eq_tol(cal.short_ns, 0.9e6, 1);
-	ck_assert_double_eq_tol(cal.rel_ns, 143e3, 1);
 	/* no preemption seen within the test: half its length */
-	ck_assert_int_eq(kbg_time_calibrate(v, 5, v, 5, 4.3e6, 4e6, &cal), 0);
+	ck_assert_int_eq(kbg_time_calibrate(v, 5, h, 5, 4.3e6, 4e6, &cal), 0);
 	ck_assert_double_eq_tol(cal.short_ns, 2e6, 1);
-	ck_assert_int_eq(kbg_time_calibrate(v, 0, v, 5, 1, 1, &cal), -1);
-	ck_assert_int_eq(kbg_time_calibrate(v, 5, v, 0, 1, 1, &cal), -1);
+	ck_assert_int_eq(kbg_time_calibrate(v, 0, h, 5, 1, 1, &cal), -1);
+	ck_assert_int_eq(kbg_time_calibrate(v, 5, h, 0, 1, 1, &cal), -1);
 	/* the calls are not modified */
 	ck_assert_uint_eq(v[4].back_dev - v[4].rel_dev, 287000);
 }
@@ -485,6 +528,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, outlives);
 	tcase_add_test(tc, time_device_path);
 	tcase_add_test(tc, time_probe_before_work);
+	tcase_add_test(tc, time_probe_mid_work);
 	tcase_add_test(tc, time_outside_charged);
 	tcase_add_test(tc, time_host_path);
 	tcase_add_test(tc, time_broken_hold);

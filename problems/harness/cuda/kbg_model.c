@@ -387,10 +387,32 @@ static const double kSliceMarginNs = 100e3;
  * and still have waited for the child's context: the calibration's own
  * spread is about 3 us (bench/RESULTS.md). */
 static const double kSwitchMarginNs = 50e3;
+/* How much later than calibrated (tail_ns) "done" may come after a
+ * device-path probe: the calibration's own spread is 3-4 us
+ * (bench/RESULTS.md); later, the probe got in while work was left. */
+static const double kTailMarginNs = 20e3;
 
 static double pos_diff(uint64_t a, uint64_t b)
 {
 	return a > b ? (double)(a - b) : 0.0;
+}
+
+/* 1 when the successor probe took the GPU from the child's context:
+ * between the release and the probe the GPU went to the child's context
+ * and came back, two switches, which an empty call calibrates (dev_ns).
+ * A probe back sooner ran before the child's work did (the scheduler
+ * had not switched yet). */
+static int switched(const struct kbg_tcal *cal, const struct kbg_tcall *c)
+{
+	return c->back_dev &&
+	       pos_diff(c->back_dev, c->rel_dev) >= cal->dev_ns - kSwitchMarginNs;
+}
+
+/* The end probe's slack on c's path. */
+static double probe_slack(const struct kbg_tcal *cal,
+			  const struct kbg_tcall *c)
+{
+	return switched(cal, c) ? cal->dprobe_ns : cal->probe_ns;
 }
 
 enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
@@ -398,14 +420,16 @@ enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
 {
 	if (c->broken)
 		return KBG_TPATH_HOST_GO;
-	/* Between the release and the probe the GPU went to the child's
-	 * context and came back: two switches, which an empty call
-	 * calibrates (dev_ns). A probe back sooner ran before the child's
-	 * work did (the scheduler had not switched yet), so it marks
-	 * nothing; and one back at the time slice marks a preemption. */
-	double back = c->back_dev ? pos_diff(c->back_dev, c->rel_dev) : -1.0;
-	if (back >= 0 && back < cal->short_ns &&
-	    back >= cal->dev_ns - kSwitchMarginNs)
+	if (!switched(cal, c))
+		return KBG_TPATH_HOST;
+	/* The probe marks the end of the work only if the work had ended:
+	 * back before a time slice could expire, "done" right after it,
+	 * nothing left for the end probe to wait for. */
+	double back = pos_diff(c->back_dev, c->rel_dev);
+	double tail = pos_diff(c->t_seen, c->t_rel) - back;
+	double late = c->t_probe ? pos_diff(c->t_probe, c->t_seen) : 0.0;
+	if (back < cal->short_ns && tail <= cal->tail_ns + kTailMarginNs &&
+	    late <= probe_slack(cal, c))
 		return KBG_TPATH_DEVICE;
 	return KBG_TPATH_HOST;
 }
@@ -413,8 +437,9 @@ enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
 uint64_t kbg_time_end(const struct kbg_tcal *cal, const struct kbg_tcall *c)
 {
 	double late = c->t_probe ? pos_diff(c->t_probe, c->t_seen) : 0.0;
-	if (late > cal->probe_ns)
-		return c->t_seen + (uint64_t)(late - cal->probe_ns);
+	double slack = probe_slack(cal, c);
+	if (late > slack)
+		return c->t_seen + (uint64_t)(late - slack);
 	return c->t_seen;
 }
 
@@ -427,7 +452,10 @@ double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
 	if (p == KBG_TPATH_DEVICE)
 		s = pos_diff(c->back_dev, c->rel_dev) - cal->dev_ns;
 	else if (p == KBG_TPATH_HOST)
-		s = pos_diff(kbg_time_end(cal, c), c->t_rel) - cal->rel_ns;
+		/* a probe that took the GPU from the child's context put its
+		 * two switches inside the window */
+		s = pos_diff(kbg_time_end(cal, c), c->t_rel) -
+		    (switched(cal, c) ? cal->dev_ns + cal->tail_ns : cal->rel_ns);
 	else
 		s = pos_diff(kbg_time_end(cal, c), c->t_go) - cal->go_ns;
 	if (path)
@@ -465,6 +493,14 @@ int kbg_time_calibrate(const struct kbg_tcall *dev, size_t n_dev,
 	for (size_t i = 0; i < n_dev; i++)
 		v[i] = pos_diff(dev[i].back_dev, dev[i].rel_dev);
 	out->dev_ns = quantile(v, n_dev, 0.5);
+	for (size_t i = 0; i < n_dev; i++)
+		v[i] = pos_diff(dev[i].t_seen, dev[i].t_rel) -
+		       pos_diff(dev[i].back_dev, dev[i].rel_dev);
+	out->tail_ns = quantile(v, n_dev, 0.5);
+	for (size_t i = 0; i < n_dev; i++)
+		v[i] = dev[i].t_probe ? pos_diff(dev[i].t_probe, dev[i].t_seen)
+				      : 0.0;
+	out->dprobe_ns = quantile(v, n_dev, 0.9);
 	for (size_t i = 0; i < n_host; i++)
 		v[i] = host[i].t_probe ? pos_diff(host[i].t_probe,
 						  host[i].t_seen)

@@ -179,6 +179,10 @@ struct kbg_tcal {
 	double short_ns; /* back_dev - rel_dev below this: the child's
 			  * context ran out of work (its time slice had not
 			  * expired), so back_dev is the end of the call */
+	/* device-path calls (a successor probe): */
+	double tail_ns;	  /* median (t_seen - t_rel) - (back_dev - rel_dev):
+			   * from the probe to "done" seen */
+	double dprobe_ns; /* 90th percentile of t_probe - t_seen */
 };
 
 enum kbg_tpath {
@@ -190,13 +194,18 @@ enum kbg_tpath {
 /* Which path a call's sample takes: DEVICE when the successor probe
  * came back no sooner than an empty call's round trip (dev_ns, less a
  * 50 us margin: sooner, it ran before the child's work) and before
- * short_ns; HOST_GO for a broken hold; else HOST. */
+ * short_ns, "done" came no later after it than calibrated (tail_ns +
+ * 20 us: later, the probe got in mid-work) and the end probe ran in
+ * time (dprobe_ns: later, work was left); HOST_GO for a broken hold;
+ * else HOST (timed from the release, less rel_ns, or less dev_ns +
+ * tail_ns where the probe took the GPU from the child's context). */
 enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
 			     const struct kbg_tcall *c);
 
 /* The end of a host-path call: t_seen, or later where the end probe
- * started later than calibration allows (the child said "done" before
- * its work ended). */
+ * started later than calibration allows (probe_ns, or dprobe_ns where a
+ * successor probe took the GPU from the child's context: the child said
+ * "done" before its work ended). */
 uint64_t kbg_time_end(const struct kbg_tcal *cal, const struct kbg_tcall *c);
 
 /* The sample (ns, >= 0) and its path: the path's window less its
@@ -210,6 +219,8 @@ double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
  * one queued behind the hold would interrupt the call, and the host
  * path's overheads are those of calls without it; each with t_probe);
  * slice_ns, back_dev - rel_dev of a call that ran kbg_dev_spin(spin_ns).
+ * The device-path calls' t_seen and t_probe (0: none) give tail_ns and
+ * dprobe_ns.
  * short_ns is the time slice that test saw less a margin (the larger of
  * 100 us and 5 %; slice_ns < spin_ns: a probe got in before the work
  * ended), else half of spin_ns. The calls

@@ -358,10 +358,10 @@ int kbg__watch_stop(struct ctx *x)
 /* A CALL timed by the parent. The watch running since the last call
  * holds the GPU; the request goes out; as soon as the child says it has
  * launched its work (or is done, or its work broke the hold), the hold is
- * released and a probe queued behind it: it starts when the child's
- * context lets go of the GPU. Then "done"; where the probe does not mark
- * the end (a long call, a broken hold), an end probe after "done"; then
- * the next watch. *tc gets the measurements (kbg_time_sample). */
+ * released and a probe launched behind it: it starts when the child's
+ * context lets go of the GPU. Then "done", an end probe (it waits for
+ * any work still running), and the next watch. *tc gets the
+ * measurements (kbg_time_sample). */
 int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 		       struct kbh_guard_window *w, struct kbg_reply *r,
 		       struct kbg_tcall *tc)
@@ -427,10 +427,9 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 	rc = kbh_guard_finish(x->g, w);
 	if (rc == 0) {
 		tc->t_seen = w->t_seen;
-		if (kbg_time_path(&x->tcal, tc) != KBG_TPATH_DEVICE) {
-			KBG_STEP(sent_probe(x, &tc->t_probe, &pr));
-			tc->probe_dev = pr.start_ns;
-		}
+		/* On every path: it waits for work left after "done". */
+		KBG_STEP(sent_probe(x, &tc->t_probe, &pr));
+		tc->probe_dev = pr.start_ns;
 		/* A call as long as half a time slice would have its
 		 * successor probe land inside it: the next call skips it. */
 		x->last_long = tc->broken ||
