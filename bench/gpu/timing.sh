@@ -7,11 +7,11 @@
 #   bench/gpu/timing.sh [-a ARCH] [-o OUTDIR] [-r RUNS] PHASE [PROBLEM...]
 #
 #   spread   RUNS (default 3) ranked runs of each example with
-#            the sentinel (the default build) and with -DKBG_NO_SENTINEL
-#            (the child's event time, the timing before it): spread
+#            the sentinel (-DKBG_SENTINEL) and with the default build
+#            (the child's event time, the timing in force): spread
 #            (max/min - 1) of each, and the ratio of their medians
 #   hostile  one ranked run of each example per attack, each with
-#            sentinel and with -DKBG_NO_SENTINEL (the ablation): the score
+#            sentinel and with the default build (the ablation): the score
 #            against the honest one of the same timing, as a gain
 #            (1 - attacked/honest; > 0 means the attack paid). Attacks
 #            are a tampered child's driver (kbg_child.cpp, test-only
@@ -49,14 +49,14 @@ build=$here/problems/harness/cuda/kbg_build.sh
 # variant name -> defines
 defs() {
 	case $1 in
-	sent) echo "" ;;
-	claim) echo "-DKBG_NO_SENTINEL" ;;
-	sent-claim) echo "-DKBG_HOSTILE_CLAIM=0.6" ;;
-	old-claim) echo "-DKBG_NO_SENTINEL -DKBG_HOSTILE_CLAIM=0.6" ;;
-	sent-early) echo "-DKBG_HOSTILE_EARLY_DONE" ;;
-	old-early) echo "-DKBG_NO_SENTINEL -DKBG_HOSTILE_EARLY_DONE" ;;
-	sent-after) echo "-DKBG_HOSTILE_AFTER=200000" ;;
-	old-after) echo "-DKBG_NO_SENTINEL -DKBG_HOSTILE_AFTER=200000" ;;
+	sent) echo "-DKBG_SENTINEL" ;;
+	claim) echo "" ;;
+	sent-claim) echo "-DKBG_SENTINEL -DKBG_HOSTILE_CLAIM=0.6" ;;
+	old-claim) echo "-DKBG_HOSTILE_CLAIM=0.6" ;;
+	sent-early) echo "-DKBG_SENTINEL -DKBG_HOSTILE_EARLY_DONE" ;;
+	old-early) echo "-DKBG_HOSTILE_EARLY_DONE" ;;
+	sent-after) echo "-DKBG_SENTINEL -DKBG_HOSTILE_AFTER=200000" ;;
+	old-after) echo "-DKBG_HOSTILE_AFTER=200000" ;;
 	esac
 }
 case $phase in

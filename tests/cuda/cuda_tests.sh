@@ -107,10 +107,7 @@ guard)
 	rm -rf "$work"
 	mkdir -p "$work"
 	kbh=$root/problems/harness
-	# The claim path (-DKBG_NO_SENTINEL): its reply validation is what
-	# a fake child can exercise; the sentinel needs a GPU (the GPU
-	# scripts, bench/gpu/timing.sh).
-	"${NVCC:-nvcc}" -std=c++17 -DKBG_NO_SENTINEL -I"$kbh" -I"$kbh/cuda" -o "$work/test_kbg_guard" \
+	"${NVCC:-nvcc}" -std=c++17 -I"$kbh" -I"$kbh/cuda" -o "$work/test_kbg_guard" \
 		"$here/test_kbg_guard.cu" "$kbh/cuda/kbg_dev.cu" "$kbh/cuda/kbg_model.c" \
 		"$kbh/cuda/kbg_sys.c" "$kbh/harness.c" "$kbh/guard.c" -ldl ||
 		fail "test_kbg_guard does not build"

@@ -94,11 +94,11 @@
  *      and >= 0, flags 0 or 1, its sequence number); [t0, t1] inside
  *      [t_go, t_seen] and the event time start->end no longer than
  *      t_seen - t_go (else the call's timing is forged: the case is
- *      suspect and the sample becomes the window). In benchmark and
- *      leaderboard modes on NVIDIA GPUs the sample is the parent's own
- *      (the sentinel: README.md, kbg_parent.cpp kbg__timed_request) and
- *      the claim is only reported. Elsewhere (test, profile, HIP) the
- *      sample is the child's event time, so a child that tampers with the
+ *      suspect and the sample becomes the window). Built with
+ *      -DKBG_SENTINEL, benchmark and leaderboard modes on NVIDIA GPUs
+ *      take the parent's own sample (README.md, "The sentinel"; not yet
+ *      the default) and only report the claim. Otherwise the sample is
+ *      the child's event time, so a child that tampers with the
  *      driver's code in its process can claim a shorter time than it took
  *      -- never longer than the parent's window, and never below the
  *      physical floor without the case being suspect. The CPU harness's

@@ -552,12 +552,12 @@ int kbg__init_child(struct ctx *x)
 	if (x->mode == KBH_MODE_PROFILE && getenv("POPCORN_NCU") &&
 	    strcmp(getenv("POPCORN_NCU"), "1") == 0)
 		a.hold = 0;
-	/* Timed modes measure with the parent's sentinel, which owns the
-	 * hold; the child's is not needed (README.md, "The sentinel"). Not
-	 * on AMD GPUs, whose processes' kernels may run at once; and
-	 * -DKBG_NO_SENTINEL (the timing tests' ablation) times with the
-	 * child's claim. */
-#if !defined(KBG_NO_SENTINEL) && !defined(KBG_HIP)
+	/* With -DKBG_SENTINEL, timed modes measure with the parent's
+	 * sentinel, which owns the hold; the child's is not needed. Not yet
+	 * the default (README.md, "The sentinel": its honest spread on the
+	 * H200); never on AMD GPUs, whose processes' kernels may run at
+	 * once. */
+#if defined(KBG_SENTINEL) && !defined(KBG_HIP)
 	x->sent = x->mode == KBH_MODE_BENCHMARK ||
 		  x->mode == KBH_MODE_LEADERBOARD;
 #endif
