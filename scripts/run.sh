@@ -175,6 +175,7 @@ METRICS+=("gateway    http://127.0.0.1:$GATEWAY_METRICS/metrics")
 WORKER_METRICS=$(fixed_port)
 KB_METRICS_PORT=$WORKER_METRICS KB_GPU=CPU start worker-cpu "$(tool kb-worker worker)"
 METRICS+=("worker-cpu http://127.0.0.1:$WORKER_METRICS/metrics")
+WORKERS=("CPU worker-cpu")
 
 if command -v nvidia-smi >/dev/null 2>&1; then
 	i=0
@@ -186,6 +187,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 			KB_METRICS_PORT=$port CUDA_VISIBLE_DEVICES=$i KB_GPU=$gpu \
 				start "worker-$gpu-$i" "$(tool kb-worker worker)"
 			METRICS+=("worker-$gpu-$i http://127.0.0.1:$port/metrics")
+			WORKERS+=("$gpu worker-$gpu-$i")
 		else
 			log "GPU $i ($name) is not a known device type; no worker started"
 		fi
@@ -200,6 +202,39 @@ HTTP_PORT=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\) .*/\1/p' "$RUN_DIR/gateway
 API="http://127.0.0.1:$HTTP_PORT"
 wait_for "kb-gateway" 15 curl -sf "$API/health"
 
+# Ready means every worker started is consuming: a worker announces
+# itself (a heartbeat on the results topic) once it has joined its topic,
+# and the gateway counts it in /runner_queue. Up to KB_READY_WAIT_S
+# (300 s) for all of them, saying every 10 s which one it waits for.
+runners() { # runners GPU: workers the gateway has heard of
+	curl -sf "$API/runner_queue/$1" | python3 -c \
+		'import json, sys; print(int(json.load(sys.stdin).get("available_runners") or 0))' \
+		2>/dev/null || echo 0
+}
+WARMING=()
+READY_T0=$SECONDS
+for w in "${WORKERS[@]}"; do
+	gpu=${w% *} name=${w#* }
+	next=10
+	until [ "$(runners "$gpu")" -ge 1 ]; do
+		waited=$((SECONDS - READY_T0))
+		if [ "$waited" -ge "${KB_READY_WAIT_S:-300}" ]; then
+			WARMING+=("$name ($RUN_DIR/$name.log)")
+			break
+		fi
+		if [ "$waited" -ge "$next" ]; then
+			log "waiting for $name to start consuming (${waited} s; $RUN_DIR/$name.log)"
+			next=$((next + 10))
+		fi
+		sleep 0.5
+	done
+done
+if [ ${#WARMING[@]} -eq 0 ]; then
+	READY="every worker is consuming ($(for w in "${WORKERS[@]}"; do printf '%s ' "${w% *}"; done | sed 's/ $//'))"
+else
+	READY="still warming up: ${WARMING[*]}; submissions wait in the queue until it consumes"
+fi
+
 CLI_ID=$(curl -sf -X POST "$API/admin/users" \
 	-H "Authorization: Bearer $KB_ADMIN_TOKEN" \
 	-H 'Content-Type: application/json' -d '{"name":"local"}' |
@@ -207,7 +242,7 @@ CLI_ID=$(curl -sf -X POST "$API/admin/users" \
 
 cat <<INFO
 
-  KernelBot is up.
+  KernelBot is up: $READY.
     Web        $API/
     API        $API
     CLI id     $CLI_ID   (user "local")

@@ -1,5 +1,7 @@
 #!/bin/bash
-# scripts/run.sh with fake services: a Ctrl-C (SIGINT to the whole
+# scripts/run.sh with fake services: the banner comes once the worker is
+# consuming (the gateway's /runner_queue counts it), or says it is still
+# warming up after KB_READY_WAIT_S; a Ctrl-C (SIGINT to the whole
 # foreground process group, as a terminal sends it) stops everything and
 # says so, without "a service exited"; a service that dies on its own is
 # still reported.
@@ -32,9 +34,15 @@ fake kb-devbroker "bootstrap=127.0.0.1:9"
 fake kb-gateway "listening on 127.0.0.1:18000 (fake)"
 fake kb-ranker "ranker"
 fake kb-worker "worker"
-cat >"$T/path/curl" <<'SH'
+# The gateway as curl sees it: /runner_queue counts the worker once
+# $T/worker-up exists.
+cat >"$T/path/curl" <<SH
 #!/bin/sh
-echo '{"cli_id": "fake-cli-id"}'
+case "\$*" in
+*runner_queue*) [ -e "$T/worker-up" ] && n=1 || n=0
+	echo "{\"available_runners\": \$n}" ;;
+*) echo '{"cli_id": "fake-cli-id"}' ;;
+esac
 SH
 printf '#!/bin/sh\nexit 1\n' >"$T/path/nvidia-smi"
 chmod +x "$T/path/"*
@@ -50,7 +58,7 @@ os.execvp(sys.argv[1], sys.argv[1:])'
 start_run() {
 	: >"$T/out"
 	PATH="$T/path:$PATH" KB_REDIS_URL=redis://127.0.0.1:1 KB_PYTHON=python3 \
-		KB_RUN_DIR="$T/run" KB_ADMIN_TOKEN=t \
+		KB_RUN_DIR="$T/run" KB_ADMIN_TOKEN=t KB_READY_WAIT_S=${KB_READY_WAIT_S:-60} \
 		python3 -c "$FOREGROUND" "$SRC/scripts/run.sh" "$T/build" >"$T/out" 2>&1 &
 	PG=$!
 	for _ in $(seq 1 600); do
@@ -81,6 +89,30 @@ ctrl_c() {
 	kill -INT "$PG"
 }
 
+# The banner waits for the worker: none for 2 s, then one.
+( sleep 2; touch "$T/worker-up" ) &
+t0=$(date +%s%N)
+if start_run; then
+	waited=$((($(date +%s%N) - t0) / 1000000))
+	[ "$waited" -ge 1900 ] || fail "the banner came ${waited} ms after the start, before the worker consumed"
+	grep -q 'KernelBot is up: every worker is consuming (CPU)' "$T/out" ||
+		fail "the banner does not say the worker consumes: $(cat "$T/out")"
+	ctrl_c
+	stop_wait
+fi
+wait
+
+# No worker within KB_READY_WAIT_S: the banner says which one is warming.
+rm -rf "$T/run" "$T/worker-up"
+if KB_READY_WAIT_S=1 start_run; then
+	grep -q 'still warming up: worker-cpu' "$T/out" ||
+		fail "no word of the worker still warming up: $(cat "$T/out")"
+	ctrl_c
+	stop_wait
+fi
+
+touch "$T/worker-up"
+rm -rf "$T/run"
 if start_run; then
 	ctrl_c
 	stop_wait
