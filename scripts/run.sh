@@ -211,14 +211,23 @@ runners() { # runners GPU: workers the gateway has heard of
 		'import json, sys; print(int(json.load(sys.stdin).get("available_runners") or 0))' \
 		2>/dev/null || echo 0
 }
+alive() { # alive NAME: the service started as NAME still runs
+	local i
+	for i in "${!NAMES[@]}"; do
+		[ "${NAMES[$i]}" = "$1" ] && kill -0 "${PIDS[$i]}" 2>/dev/null && return 0
+	done
+	return 1
+}
 WARMING=()
 READY_T0=$SECONDS
+declare -A NTH # workers of each GPU type waited for so far
 for w in "${WORKERS[@]}"; do
 	gpu=${w% *} name=${w#* }
+	NTH[$gpu]=$((${NTH[$gpu]:-0} + 1))
 	next=10
-	until [ "$(runners "$gpu")" -ge 1 ]; do
+	until [ "$(runners "$gpu")" -ge "${NTH[$gpu]}" ]; do
 		waited=$((SECONDS - READY_T0))
-		if [ "$waited" -ge "${KB_READY_WAIT_S:-300}" ]; then
+		if ! alive "$name" || [ "$waited" -ge "${KB_READY_WAIT_S:-300}" ]; then
 			WARMING+=("$name ($RUN_DIR/$name.log)")
 			break
 		fi
