@@ -17,7 +17,8 @@
 #    the rendered objects agree with each other and with the services:
 #    references to ConfigMaps and Secrets resolve in the same namespace;
 #    every container has requests and a memory limit; every worker outlives
-#    its KB_DRAIN_GRACE_S and carries the sandbox's security context; the
+#    its KB_DRAIN_GRACE_S, carries the sandbox's security context and
+#    takes KB_REDIS_URL from the Secret kb-redis-worker; the
 #    gateway listens on all addresses and is probed on /health; and each
 #    worker's KB_GPU has a kb.submissions.<gpu> topic with enough
 #    partitions and a large enough max.message.bytes.
@@ -238,9 +239,11 @@ def external(entry, kind, name):
     Secrets come from an overlay, a worker type's ConfigMap from the base.
     An overlay must be complete."""
     if entry == "base":
-        return kind == "Secret" and name in ("kb-redis", "kb-gateway-secrets")
+        return kind == "Secret" and name in ("kb-redis", "kb-gateway-secrets",
+                                             "kb-redis-worker")
     if entry.startswith("workers/"):
-        return kind == "ConfigMap" and name == "kb-worker"
+        return (kind == "ConfigMap" and name == "kb-worker") or \
+            (kind == "Secret" and name == "kb-redis-worker")
     return False
 
 
@@ -347,6 +350,15 @@ def check_workloads(entry, objs):
                     ok("%s: KB_WORKDIR %s is a volume" % (what, workdir))
                 else:
                     fail("%s: KB_WORKDIR %s is not on a mounted volume" % (what, workdir))
+                # Leases and task files live in Redis: the workers' own
+                # user (k8s/redis), never the services' password.
+                ref = [e for e in c.get("env") or [] if e.get("name") == "KB_REDIS_URL"]
+                key = ((ref[0].get("valueFrom") or {}).get("secretKeyRef") or {}) if ref else {}
+                if key.get("name") == "kb-redis-worker" and key.get("key") == "KB_REDIS_URL":
+                    ok("%s: KB_REDIS_URL from the Secret kb-redis-worker" % what)
+                else:
+                    fail("%s: KB_REDIS_URL must come from the Secret kb-redis-worker "
+                         "(the kb-worker user), not %s" % (what, ref or "nowhere"))
                 drain = int(env.get("KB_DRAIN_GRACE_S", "20"))
                 if grace > drain:
                     ok("%s: grace %ss > KB_DRAIN_GRACE_S %s" % (what, grace, drain))
