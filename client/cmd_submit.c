@@ -55,6 +55,7 @@ struct submit {
 	struct kb_sse *sse;
 	int streamed;                 /* event-stream bytes arrived */
 	json_t *result, *error;       /* the final event, owned */
+	char warned[256];             /* the server's last warning, said */
 	char bad[256];                /* a malformed event */
 };
 
@@ -128,6 +129,23 @@ static const char *jstr(const json_t *j, const char *key)
 	return json_string_value(json_object_get(j, key));
 }
 
+/* Says the server's warning in j (a gpu that no worker serves: the
+ * submission waits until one starts) on a line of its own, once, before
+ * the wait; --quiet keeps it, as it is no progress. */
+static void say_warning(struct submit *s, const json_t *j)
+{
+	char w[sizeof(s->warned)];
+
+	if (!json_is_string(json_object_get(j, "warning")))
+		return;
+	clean_copy(w, sizeof(w), jstr(j, "warning"));
+	if (!w[0] || strcmp(w, s->warned) == 0)
+		return;
+	memcpy(s->warned, w, sizeof(w));
+	prog_end(&s->prog);
+	kb_cli_err("warning: %s", w);
+}
+
 static void note_id(struct submit *s, const json_t *j)
 {
 	const json_t *v = json_object_get(j, "submission_id");
@@ -151,6 +169,7 @@ static int on_event(const struct kb_sse_event *ev, void *opaque)
 		if (!stage)
 			stage = jstr(j, "status");
 		note_id(s, j);
+		say_warning(s, j);
 		if (!j)
 			clean_copy(raw, sizeof(raw), ev->data);
 		prog_show(&s->prog, stage, j ? jstr(j, "message") : raw, 1);
@@ -343,6 +362,7 @@ static int plain_answer(struct submit *s, const char *path,
 		return final(s, j);
 	details = json_object_get(j, "details");
 	note_id(s, details ? details : j);
+	say_warning(s, j);
 	json_decref(j);
 	if (!s->sub_id)
 		return api_error(s, "POST %s: the answer names no submission id", path);
@@ -677,6 +697,10 @@ const struct kb_cmd kb_cmd_submit = {
 	"    when they differ). If a gpu line lists several GPUs, the first is\n"
 	"    used. Two different leaderboard (or gpu) lines are an error.\n"
 	"\n"
+	"    A warning from the server (no worker online for the GPU: the\n"
+	"    submission waits in the queue until one starts) is printed on\n"
+	"    stderr as 'kb: warning: ...' before the wait, also with --quiet.\n"
+	"\n"
 	"    kb uses the streaming endpoint POST /{lb}/{gpu}/{mode}. A server\n"
 	"    without it (HTTP 404 or 405) is sent POST /submission/{lb}/{gpu}/{mode}\n"
 	"    instead, and kb polls GET /user/submissions/{id}, every 0.5 s at\n"
@@ -705,7 +729,7 @@ const struct kb_cmd kb_cmd_submit = {
 	"        \"results\", \"reports\"}), or, after polling, the submission\n"
 	"        record. If the server reports an error, its 'error' event data.\n"
 	"    -q, --quiet\n"
-	"        No progress on stderr.\n"
+	"        No progress on stderr (warnings and errors still go there).\n"
 	"    Global options (--api-url, --config) may be given here too.\n"
 	"\n"
 	"EXIT STATUS\n"

@@ -12,7 +12,8 @@
  *   GET /web/static/{kb.css,kb.js}
  *   GET /web/events[?lb=]              server-sent events: "board" when a
  *                                      Result changed a board (all boards
- *                                      without lb)
+ *                                      without lb), "workers" when a gpu
+ *                                      of it gained or lost workers
  *
  * Reading is public; closed (invite-only) and deleted boards are not
  * shown. Signing in is client-side: kb.js keeps the user's CLI id in
@@ -29,7 +30,9 @@
  * rendered at, and an event stream starts with the current one, so a
  * browser that missed a change between loading the page and connecting
  * reloads the live part at once. A page rendered while the generation
- * moved is served but not cached.
+ * moved is served but not cached. The pages say per gpu whether a worker
+ * serves it (from the events thread's memory); the feed thread drops
+ * them and tells their streams when that changes.
  *
  * Thread-safety: every call is thread-safe. kb_gw_web_start() runs in
  * main() before the HTTP daemon, kb_gw_web_close_streams() while

@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "kb_keys.h"
+#include "kb_util.h"
 #include "store_internal.h"
 
 #define RANK_MAX 500
@@ -50,6 +52,16 @@ static redisReply *tail_of(const struct kb_gw *g, const char *key, long max, int
 	return kb__gw_cmd(g, rc, "ZRANGE %s %ld -1 WITHSCORES", key, -max);
 }
 
+int kb_web_workers(struct kb_gw *g, const char *gpu)
+{
+	struct kb_gw_outlook o;
+
+	if (!g->events)
+		return KB_WEB_WORKERS_UNKNOWN;
+	kb_gw_events_outlook(g->events, gpu, 0, kb_now_ms(), g->cfg.worker_stale_s * 1000, &o);
+	return o.workers < 0 ? KB_WEB_WORKERS_UNKNOWN : o.workers;
+}
+
 /* ---- a board ---- */
 
 static int load_gpu(struct kb_gw *g, const struct kb_gw_lb *lb, size_t k,
@@ -63,6 +75,7 @@ static int load_gpu(struct kb_gw *g, const struct kb_gw_lb *lb, size_t k,
 	int rc;
 
 	wg->gpu = gpu;
+	wg->workers = kb_web_workers(g, gpu);
 	rc = kb_gw_ranking(g, lb->task->name, gpu, 0, RANK_MAX, &m->entries[k], &n);
 	if (rc < 0)
 		return rc;
@@ -210,9 +223,10 @@ int kb_web_load_index(struct kb_gw *g, struct kb_web_index_model *m)
 		o->best_user = calloc(ng ? ng : 1, sizeof(*o->best_user));
 		o->entries = calloc(ng ? ng : 1, sizeof(*o->entries));
 		o->members = calloc(ng ? ng : 1, sizeof(*o->members));
+		o->workers = calloc(ng ? ng : 1, sizeof(*o->workers));
 		o->ngpus = ng;
 		if (!o->best || !o->best_user_id || !o->best_user || !o->entries ||
-		    !o->members) {
+		    !o->members || !o->workers) {
 			rc = -ENOMEM;
 			m->n++;
 			break;
@@ -221,6 +235,7 @@ int kb_web_load_index(struct kb_gw *g, struct kb_web_index_model *m)
 			char key[300];
 			size_t n = 0;
 			o->best[k] = NAN;
+			o->workers[k] = kb_web_workers(g, t->gpus[k]);
 			rc = kb_gw_ranking(g, t->name, t->gpus[k], 0, 1, &o->entries[k], &n);
 			if (rc < 0)
 				break;
@@ -248,6 +263,7 @@ int kb_web_load_index(struct kb_gw *g, struct kb_web_index_model *m)
 			.gpus = (const char *const *)t->gpus, .ngpus = ng,
 			.best = o->best, .best_user_id = o->best_user_id,
 			.best_user = o->best_user, .participants = (long)nusers,
+			.workers = o->workers,
 		};
 		m->n++;
 	}
@@ -269,6 +285,7 @@ void kb_web_index_free(struct kb_web_index_model *m)
 		free(o->best_user);
 		free(o->entries);
 		free(o->members);
+		free(o->workers);
 		free(o->summary);
 	}
 	free(m->rows);

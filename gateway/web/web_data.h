@@ -12,6 +12,13 @@
 #include "store.h"
 #include "web_render.h"
 
+/* Workers serving gpu now, from the events thread's bookkeeping (what
+ * /runner_queue counts: heard of within KB_WORKER_STALE_S): > 0, 0, or
+ * KB_WEB_WORKERS_UNKNOWN while this gateway cannot tell yet (it has not
+ * listened for a whole stale time, or has no consumer). In memory, no
+ * Redis. Thread-safe. */
+int kb_web_workers(struct kb_gw *g, const char *gpu);
+
 struct kb_web_board_model {
 	struct kb_web_board bd;
 	size_t ngpus;
@@ -32,6 +39,7 @@ struct kb_web_index_own {
 	const char **best_user_id, **best_user;
 	struct kb_gw_rank_entry **entries;
 	redisReply **members;
+	int *workers;
 	char *summary;
 };
 struct kb_web_index_model {

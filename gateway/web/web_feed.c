@@ -11,6 +11,13 @@
  * one drops the cached pages it may change, bumps the generation and
  * sends a "board" event to the streams that follow its board.
  *
+ * Workers come and go without a Result: every WORKERS_MS the feed thread
+ * also asks the events thread's bookkeeping (memory, kb_web_workers) how
+ * many workers each public board's gpu has, and when that changed for a
+ * gpu (first worker, last one gone stale, a count), drops the pages that
+ * show it, bumps the generation and sends a "workers" event to the streams
+ * of the boards that offer the gpu and to those that follow every board.
+ *
  * Event streams (GET /web/events) are suspended connections, like the
  * submission streams of http/routes_stream.c: the feed thread appends an event to a
  * stream's buffer under its mutex and resumes the connection if it is
@@ -31,9 +38,11 @@
 #include "rules.h"
 #include "store.h"
 #include "store_internal.h"
+#include "web_data.h"
 #include "web_int.h"
 
 #define POLL_MS 100
+#define WORKERS_MS 500
 #define GIVE_UP_S 15.0
 #define KEEPALIVE_S 15.0
 #define BLOCK_SIZE 4096
@@ -187,6 +196,84 @@ static void check_pending(struct kb_gw_web *w)
 	pthread_mutex_unlock(&w->mu);
 }
 
+/* Notes gpu's worker count; returns 1 when it changed (a gpu seen for the
+ * first time counts as changed: a page may show it already). */
+static int workers_moved(struct kb_gw_web *w, const char *gpu, int workers)
+{
+	for (size_t i = 0; i < w->nseen; i++) {
+		if (strcmp(w->seen[i].gpu, gpu) != 0)
+			continue;
+		if (w->seen[i].workers == workers)
+			return 0;
+		w->seen[i].workers = workers;
+		return 1;
+	}
+	if (w->nseen == KB_WEB_GPUS_MAX)
+		return 0;
+	snprintf(w->seen[w->nseen].gpu, sizeof(w->seen[0].gpu), "%s", gpu);
+	w->seen[w->nseen++].workers = workers;
+	return 1;
+}
+
+/* 1 if a public board offers one of gpus[0..n). */
+static int offers_one(const struct kb_gw_lb *lb, char (*gpus)[64], size_t n)
+{
+	if (!lb || atomic_load(&lb->closed) || atomic_load(&lb->deleted))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (kb_gw_lb_has_gpu(lb, gpus[i]))
+			return 1;
+	return 0;
+}
+
+/* The pages that say whether a gpu has workers follow their count (see
+ * the top of this file). */
+static void check_workers(struct kb_gw_web *w)
+{
+	char moved[KB_WEB_GPUS_MAX][64], key[320], ev[64];
+	size_t nmoved = 0, nb = kb_gw_lb_count(w->g);
+	unsigned gen;
+
+	for (size_t i = 0; i < nb; i++) {
+		const struct kb_gw_lb *lb = kb_gw_lb_at(w->g, i);
+		if (!lb || atomic_load(&lb->closed) || atomic_load(&lb->deleted))
+			continue;
+		for (size_t k = 0; k < lb->task->ngpus && nmoved < KB_WEB_GPUS_MAX; k++) {
+			const char *gpu = lb->task->gpus[k];
+			if (workers_moved(w, gpu, kb_web_workers(w->g, gpu)))
+				snprintf(moved[nmoved++], sizeof(moved[0]), "%s", gpu);
+		}
+	}
+	if (nmoved == 0)
+		return;
+	/* The boards that show one of them, named before taking the
+	 * module's mutex (a stream follows a board by its name). */
+	const char **shown = calloc(nb ? nb : 1, sizeof(*shown));
+	size_t nshown = 0;
+	kb_gw_cache_invalidate(w->pages, "i|");
+	for (size_t i = 0; i < nb; i++) {
+		const struct kb_gw_lb *lb = kb_gw_lb_at(w->g, i);
+		if (!offers_one(lb, moved, nmoved))
+			continue;
+		snprintf(key, sizeof(key), "b|%s|", lb->task->name);
+		kb_gw_cache_invalidate(w->pages, key);
+		if (shown)
+			shown[nshown++] = lb->task->name;
+	}
+	gen = atomic_fetch_add(&w->gen, 1) + 1;
+	int n = snprintf(ev, sizeof(ev), "event: workers\ndata: {\"gen\":%u}\n\n", gen);
+	pthread_mutex_lock(&w->mu);
+	for (struct kb__web_stream *st = w->streams; st; st = st->next) {
+		int says = !st->lb[0];
+		for (size_t i = 0; i < nshown && !says; i++)
+			says = strcmp(st->lb, shown[i]) == 0;
+		if (says)
+			stream_say(st, ev, (size_t)n);
+	}
+	pthread_mutex_unlock(&w->mu);
+	free(shown);
+}
+
 /* A keep-alive for every stream; one past KB_WEB_STREAM_MAX_S ends
  * instead (its browser reconnects after retry). */
 static void keepalive(struct kb_gw_web *w)
@@ -219,10 +306,14 @@ static void *feed_main(void *arg)
 	double period = KEEPALIVE_S < w->g->cfg.web_stream_max_s / 2.0
 				? KEEPALIVE_S
 				: w->g->cfg.web_stream_max_s / 2.0;
-	double next_ka = kb_mono_s() + period;
+	double next_ka = kb_mono_s() + period, next_workers = 0;
 
 	while (!atomic_load(&w->stop)) {
 		check_pending(w);
+		if (kb_mono_s() >= next_workers) {
+			check_workers(w);
+			next_workers = kb_mono_s() + WORKERS_MS / 1000.0;
+		}
 		if (kb_mono_s() >= next_ka) {
 			keepalive(w);
 			next_ka = kb_mono_s() + period;

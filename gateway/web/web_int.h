@@ -11,6 +11,13 @@
 #include "web.h"
 
 #define KB_WEB_PENDING_MAX 512
+#define KB_WEB_GPUS_MAX 64
+
+/* How many workers a gpu had when the feed thread last looked. */
+struct kb__web_gpu_seen {
+	char gpu[64];
+	int workers;
+};
 
 struct kb__web_pending {
 	char lb[128], gpu[64], user[96];
@@ -35,6 +42,9 @@ struct kb_gw_web {
 	atomic_size_t nstreams;
 	int closed;
 	struct MHD_Response *css, *js, *me;
+	/* The feed thread's own (no lock): the gpus of public boards. */
+	struct kb__web_gpu_seen seen[KB_WEB_GPUS_MAX];
+	size_t nseen;
 };
 
 /* web_feed.c */

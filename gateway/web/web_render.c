@@ -394,6 +394,24 @@ out:
 
 /* ---- pages ---- */
 
+/* Whether gpu has a worker (web_render.h): a sentence in a section, a
+ * short cell in a table. Says nothing while that is not known. */
+static void workers_note(struct kb_buf *b, const char *gpu, int workers, int cell)
+{
+	if (workers == 0) {
+		kb_buf_printf(b, cell ? "<td class=\"workers none\">" : "<p class=\"workers none\">");
+		kb_buf_printf(b, "No worker online for ");
+		kb_web_esc(b, gpu);
+		kb_buf_printf(b, cell ? "</td>" : ": submissions wait until one starts.</p>");
+	} else if (workers > 0) {
+		kb_buf_printf(b, cell ? "<td class=\"workers\">" : "<p class=\"workers\">");
+		kb_buf_printf(b, "%d worker%s online", workers, workers == 1 ? "" : "s");
+		kb_buf_printf(b, cell ? "</td>" : "</p>");
+	} else if (cell) {
+		kb_buf_printf(b, "<td class=\"workers\">–</td>");
+	}
+}
+
 static void deadline_line(struct kb_buf *b, int64_t deadline_ms, int64_t now_ms)
 {
 	char left[64];
@@ -437,8 +455,8 @@ int kb_web_render_index(struct kb_buf *b, const struct kb_web_index_row *rows,
 		}
 		kb_buf_printf(b, "<table class=\"best\"><caption class=\"vh\">Best score per "
 				 "GPU</caption><thead><tr><th scope=\"col\">GPU</th>"
-				 "<th scope=\"col\">best</th><th scope=\"col\">by</th></tr>"
-				 "</thead><tbody>");
+				 "<th scope=\"col\">best</th><th scope=\"col\">by</th>"
+				 "<th scope=\"col\">workers</th></tr></thead><tbody>");
 		for (size_t k = 0; k < r->ngpus; k++) {
 			kb_buf_printf(b, "<tr><th scope=\"row\">");
 			kb_web_esc(b, r->gpus[k]);
@@ -449,7 +467,10 @@ int kb_web_render_index(struct kb_buf *b, const struct kb_web_index_row *rows,
 				user_link(b, r->best_user_id[k], r->best_user[k]);
 			else
 				kb_buf_printf(b, "–");
-			kb_buf_printf(b, "</td></tr>");
+			kb_buf_printf(b, "</td>");
+			workers_note(b, r->gpus[k],
+				     r->workers ? r->workers[k] : KB_WEB_WORKERS_UNKNOWN, 1);
+			kb_buf_printf(b, "</tr>");
 		}
 		kb_buf_printf(b, "</tbody></table></li>");
 	}
@@ -522,6 +543,7 @@ int kb_web_render_board(struct kb_buf *b, const struct kb_web_board *bd,
 		kb_buf_printf(b, "\"><h2>");
 		kb_web_esc(b, g->gpu);
 		kb_buf_printf(b, "</h2>");
+		workers_note(b, g->gpu, g->workers, 0);
 		/* The plot first: a long ranking would push it out of sight. */
 		kb_web_plot(b, id, title, g->hist, g->nhist, g->rank,
 			    g->nrank < 5 ? g->nrank : 5, now_ms);

@@ -12,6 +12,9 @@
  * top users' personal bests, each with its own CSS class (s0..s5) and dash
  * pattern so that colour is not the only cue.
  *
+ * A gpu no worker serves is said so on the board (its section) and the
+ * index (its row): submissions to it wait in the queue until one starts.
+ *
  * Scores are seconds; they are shown with a unit chosen per value (s, ms,
  * µs, ns) and four significant digits.
  *
@@ -49,7 +52,13 @@ struct kb_web_gpu {
 	long nranked;                   /* all ranked users (>= nrank) */
 	const struct kb_web_point *hist; /* by time */
 	size_t nhist;
+	/* Workers serving the gpu now: > 0 how many, 0 none (the section
+	 * says that submissions wait), KB_WEB_WORKERS_UNKNOWN while the
+	 * gateway cannot tell yet (nothing is said). */
+	int workers;
 };
+
+#define KB_WEB_WORKERS_UNKNOWN (-1)
 
 struct kb_web_board {
 	const char *name, *lang, *description, *ranking_by;
@@ -71,6 +80,7 @@ struct kb_web_index_row {
 	const double *best;
 	const char *const *best_user_id, *const *best_user;
 	long participants; /* users ranked on any gpu */
+	const int *workers; /* per gpu, as kb_web_gpu's; NULL: not known */
 };
 
 /* A user's standing on one board and gpu. */

@@ -264,6 +264,38 @@ static void h_poll7(int fd, const struct fake_req *rq, int calls, void *arg)
 			   "\"score\":1.5e-5,\"report\":\"POLLED-REPORT\\n\",\"runs\":[]}");
 }
 
+/* kb-gateway's answers for a gpu no worker serves: the stream's queued
+ * status, and the 202 of POST /submission/... (docs/api.md). */
+#define NO_WORKER "no worker online for CPU: the submission waits in the queue until one serves it"
+
+static void h_sse_no_worker(int fd, const struct fake_req *rq, int calls, void *arg)
+{
+	(void)rq, (void)calls, (void)arg;
+	fake_sse_begin(fd);
+	fake_write(fd, "event: status\ndata: {\"status\":\"queued\",\"stage\":\"queued\","
+		       "\"message\":\"Submission 7 queued (position 1); " NO_WORKER "\","
+		       "\"submission_id\":7,\"elapsed_time\":0.01,\"worker_elapsed_ms\":null,"
+		       "\"position\":1,\"worker\":null,\"workers_online\":0,"
+		       "\"estimated_wait_s\":null,\"estimated_start\":null,"
+		       "\"warning\":\"" NO_WORKER "\"}\n\n");
+	/* The same again, as a stream repeats its status: said once. */
+	fake_write(fd, "event: status\ndata: {\"status\":\"queued\",\"stage\":\"queued\","
+		       "\"submission_id\":7,\"warning\":\"" NO_WORKER "\"}\n\n");
+	fake_write(fd, "event: result\ndata: {\"status\":\"success\",\"results\":[{\"success\":"
+		       "true,\"runs\":{\"test\":{\"run\":{\"success\":true,\"passed\":true}}}}],"
+		       "\"reports\":[\"REPORT-TEXT\"]}\n\n");
+}
+
+static void h_accept7_no_worker(int fd, const struct fake_req *rq, int calls, void *arg)
+{
+	(void)rq, (void)calls, (void)arg;
+	fake_reply(fd, 202, "application/json",
+		   "{\"details\":{\"id\":7,\"job_status_id\":7},\"status\":\"accepted\","
+		   "\"runner_queue\":{\"runner\":\"kb-worker\",\"gpu\":\"CPU\",\"queued_jobs\":1,"
+		   "\"workers_online\":0,\"estimated_wait_s\":null},"
+		   "\"warning\":\"" NO_WORKER "\"}");
+}
+
 static void h_poll9(int fd, const struct fake_req *rq, int calls, void *arg)
 {
 	(void)rq, (void)calls, (void)arg;
@@ -417,6 +449,49 @@ START_TEST(submit_fallback_poll)
 		ck_assert_str_eq(fake_req_at(e.srv, i)->path, "/user/submissions/7");
 		ck_assert_str_eq(fake_req_at(e.srv, i)->cli_id, CLI_ID);
 	}
+	run_free(&r);
+	env_down(&e);
+}
+END_TEST
+
+/* The server's warning is said on its own line before the wait, once,
+ * streamed or polled, and with --quiet. */
+START_TEST(submit_says_no_worker)
+{
+	static const struct fake_route stream[] = {
+		{"POST", "/vectorsum_cpu/CPU/test", h_sse_no_worker, NULL},
+	};
+	static const struct fake_route poll[] = {
+		{"POST", "/submission/vectorsum_cpu/CPU/test", h_accept7_no_worker, NULL},
+		{"GET", "/user/submissions/7", h_poll7, NULL},
+	};
+	static const char said[] = "kb: warning: " NO_WORKER "\n";
+	struct env e;
+	struct run r;
+	char file[128];
+
+	env_up(&e, stream, 1, yaml_ok);
+	write_sub(&e, "sum.c", sub_c, file, sizeof(file));
+	run_kb(&e, &r, NULL, (const char *[]){"submit", file, NULL});
+	ASSERT_EXIT(r, 0);
+	ASSERT_HAS(r.err, said);
+	ck_assert_msg(strstr(r.err, said) < strstr(r.err, "] queued"),
+		      "the warning comes after the wait began:\n%s", r.err);
+	ck_assert_msg(!strstr(strstr(r.err, said) + 1, said), "said twice:\n%s", r.err);
+	run_free(&r);
+	env_down(&e);
+
+	env_up(&e, poll, 2, yaml_ok);
+	write_sub(&e, "sum.c", sub_c, file, sizeof(file));
+	run_kb(&e, &r, NULL, (const char *[]){"submit", "--no-stream", file, NULL});
+	ASSERT_EXIT(r, 0);
+	ASSERT_HAS(r.err, said);
+	ck_assert_msg(strstr(r.err, said) < strstr(r.err, "] queued"),
+		      "the warning comes after the wait began:\n%s", r.err);
+	run_free(&r);
+	run_kb(&e, &r, NULL, (const char *[]){"submit", "--no-stream", "--quiet", file, NULL});
+	ASSERT_EXIT(r, 0);
+	ASSERT_HAS(r.err, said);
 	run_free(&r);
 	env_down(&e);
 }
@@ -787,6 +862,7 @@ int main(void)
 	tcase_add_test(tc, submit_stream_fail);
 	tcase_add_test(tc, submit_stream_error_event);
 	tcase_add_test(tc, submit_fallback_poll);
+	tcase_add_test(tc, submit_says_no_worker);
 	tcase_add_test(tc, submit_broken_stream_polls);
 	tcase_add_test(tc, submit_unauthorized);
 	tcase_add_test(tc, submit_usage_errors);

@@ -3,7 +3,9 @@
  * and in all, below the connection cap, so /health and signed-in API
  * calls still answer with every cap reached; a stream ends after its
  * lifetime; a closed board never appears on it (nor in an anonymous
- * /leaderboards). And /metrics (attack 7) is not on the API port.
+ * /leaderboards). And /metrics (attack 7) is not on the API port. The
+ * pages say whether a gpu has a worker, and follow workers' heartbeats
+ * (issue 35 item 3).
  *
  * Real sockets on loopback only: each "client address" is one of
  * 127.0.0.0/8, all of which is loopback on Linux. Counts are bounded
@@ -249,6 +251,104 @@ START_TEST(metrics_off_the_api_port)
 }
 END_TEST
 
+/* A heartbeat of an idle worker on gpu, as kb-worker sends it. */
+static void heartbeat(const char *gpu, const char *worker)
+{
+	Kb__Progress p = KB__PROGRESS__INIT;
+	Kb__ResultEvent ev = KB__RESULT_EVENT__INIT;
+
+	p.worker = (char *)worker;
+	ev.gpu = (char *)gpu;
+	ev.event_case = KB__RESULT_EVENT__EVENT_PROGRESS;
+	ev.progress = &p;
+	gw_produce_event(&E, &ev);
+}
+
+/* GETs path until its page holds needle (and not unwanted, if given), for
+ * up to secs; a CPU heartbeat before each try when beat. Returns 1 if it
+ * did, else 0 with the last page in last. */
+static int page_until(const char *path, const char *needle,
+		      const char *unwanted, double secs, int beat, char *last,
+		      size_t last_size)
+{
+	for (double end = kb_mono_s() + secs; kb_mono_s() < end;) {
+		if (beat)
+			heartbeat("CPU", "w-cpu");
+		struct gw_resp r = gw_req(&E, "GET", path, NULL, NULL, 0);
+		int ok = r.code == 200 && strstr(r.body, needle) &&
+			 !(unwanted && strstr(r.body, unwanted));
+		snprintf(last, last_size, "%ld %s", r.code,
+			 r.body ? r.body : "");
+		gw_resp_free(&r);
+		if (ok)
+			return 1;
+		usleep(200000);
+	}
+	return 0;
+}
+
+/* Issue 35 item 3: a gpu no worker serves says so on its board and on the
+ * index; one with a live worker says how many instead. The page cache
+ * (ten minutes here) does not hide either change, and a live page hears of
+ * it on its event stream. */
+START_TEST(pages_say_workers)
+{
+	static const char *const env[] = {"KB_WORKER_STALE_S=4",
+					  "KB_WEB_CACHE_MS=600000", NULL};
+	static char last[1 << 16];
+	int st, eof;
+
+	E.extra_env = env;
+	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
+	gw_wait_consumer(&E);
+	/* After a stale time without a heartbeat: no worker anywhere. */
+	ck_assert_msg(page_until("/web/lb/gw_gpu_only",
+				 "No worker online for H100: submissions "
+				 "wait until one starts",
+				 NULL, 30, 0, last, sizeof(last)),
+		      "no notice on the H100 board: %.2000s", last);
+	ck_assert_msg(page_until("/web/lb/gw_sum_cpu",
+				 "No worker online for CPU", NULL, 10, 0, last,
+				 sizeof(last)),
+		      "no notice on the CPU board: %.2000s", last);
+	ck_assert_msg(page_until("/", "No worker online for H100", NULL, 10, 0,
+				 last, sizeof(last)),
+		      "no notice on the index: %.2000s", last);
+
+	/* A worker's heartbeats: the CPU board (cached above) drops its
+	 * notice, the H100 board keeps its own, the board's stream hears. */
+	int fd = raw_get(2, "/web/events?lb=gw_sum_cpu", &st);
+	ck_assert_int_eq(st, 200);
+	ck_assert_msg(page_until("/web/lb/gw_sum_cpu", "1 worker online",
+				 "No worker online for CPU", 15, 1, last,
+				 sizeof(last)),
+		      "the CPU board ignores its worker: %.2000s", last);
+	ck_assert_msg(page_until("/", "1 worker online",
+				 "No worker online for CPU", 5, 1, last,
+				 sizeof(last)),
+		      "the index ignores the CPU worker: %.2000s", last);
+	ck_assert_msg(strstr(last, "No worker online for H100"), "%.2000s",
+		      last);
+	struct gw_resp r =
+		gw_req(&E, "GET", "/web/lb/gw_gpu_only", NULL, NULL, 0);
+	ck_assert_msg(strstr(r.body, "No worker online for H100"), "%.2000s",
+		      r.body);
+	gw_resp_free(&r);
+	char *got = read_until_eof(fd, 2, &eof);
+	ck_assert_msg(strstr(got, "event: workers"), "no workers event: %s",
+		      got);
+	free(got);
+	close(fd);
+
+	/* Heartbeats stop: after the stale time the notice is back. */
+	ck_assert_msg(page_until("/web/lb/gw_sum_cpu",
+				 "No worker online for CPU", NULL, 20, 0, last,
+				 sizeof(last)),
+		      "the CPU board still shows a gone worker: %.2000s", last);
+	gw_stop_clean(&E);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gateway_feed");
@@ -259,6 +359,7 @@ int main(void)
 	tcase_add_test(tc, feed_stream_lifetime);
 	tcase_add_test(tc, feed_hides_closed_boards);
 	tcase_add_test(tc, metrics_off_the_api_port);
+	tcase_add_test(tc, pages_say_workers);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);
 }

@@ -1,5 +1,6 @@
 /* The web pages' renderer without a server: escaping of what users and
- * problem files supply, score units, time left, the plot's record line. */
+ * problem files supply, score units, time left, the plot's record line,
+ * what a gpu's section and index row say of its workers. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@ START_TEST(user_text_is_escaped)
 	struct kb_buf b = {0};
 	struct kb_web_rank r = {1, "u1", "<script>alert(1)</script>", 1e-3, 1000};
 	struct kb_web_point p = {1000, 1e-3, 7, "u1"};
-	struct kb_web_gpu g = {"CPU", &r, 1, 1, &p, 1};
+	struct kb_web_gpu g = {"CPU", &r, 1, 1, &p, 1, 1};
 	struct kb_web_board bd = {.name = "lb", .lang = "c",
 				  .description = "a < b && \"c\" 'd'",
 				  .ranking_by = "mean", .deadline_ms = -1,
@@ -27,6 +28,45 @@ START_TEST(user_text_is_escaped)
 	/* No inline script or style: the pages' CSP forbids both. */
 	ck_assert_ptr_null(strstr(b.data, "<script>"));
 	ck_assert_ptr_null(strstr(b.data, "style="));
+	kb_buf_free(&b);
+}
+END_TEST
+
+/* A gpu no worker serves says so, with its name escaped; one with workers
+ * says how many; an unknown count says nothing. */
+START_TEST(workers_are_said)
+{
+	struct kb_buf b = {0};
+	struct kb_web_gpu g[3] = {{.gpu = "H<100", .workers = 0},
+				  {.gpu = "CPU", .workers = 2},
+				  {.gpu = "T4", .workers = KB_WEB_WORKERS_UNKNOWN}};
+	struct kb_web_board bd = {.name = "lb", .lang = "c", .description = "",
+				  .ranking_by = "mean", .deadline_ms = -1,
+				  .gpus = g, .ngpus = 3};
+
+	ck_assert_int_eq(kb_web_render_board(&b, &bd, 2000, 1), 0);
+	ck_assert_ptr_nonnull(strstr(b.data, "No worker online for H&lt;100: submissions "
+					     "wait until one starts."));
+	ck_assert_ptr_nonnull(strstr(b.data, "2 workers online"));
+	ck_assert_ptr_null(strstr(b.data, "for CPU"));
+	ck_assert_ptr_null(strstr(b.data, "for T4"));
+	kb_buf_free(&b);
+
+	const char *gpus[] = {"H100", "CPU"};
+	double best[] = {NAN, NAN};
+	const char *none[] = {NULL, NULL};
+	int workers[] = {0, 1};
+	struct kb_web_index_row row = {.name = "lb", .lang = "c", .deadline_ms = -1,
+				       .gpus = gpus, .ngpus = 2, .best = best,
+				       .best_user_id = none, .best_user = none,
+				       .workers = workers};
+	ck_assert_int_eq(kb_web_render_index(&b, &row, 1, 2000, 1), 0);
+	ck_assert_ptr_nonnull(strstr(b.data, "No worker online for H100</td>"));
+	ck_assert_ptr_nonnull(strstr(b.data, "1 worker online</td>"));
+	kb_buf_free(&b);
+	row.workers = NULL;
+	ck_assert_int_eq(kb_web_render_index(&b, &row, 1, 2000, 1), 0);
+	ck_assert_ptr_null(strstr(b.data, "worker online"));
 	kb_buf_free(&b);
 }
 END_TEST
@@ -91,6 +131,7 @@ int main(void)
 	TCase *tc = tcase_create("render");
 
 	tcase_add_test(tc, user_text_is_escaped);
+	tcase_add_test(tc, workers_are_said);
 	tcase_add_test(tc, scores_have_units);
 	tcase_add_test(tc, time_left);
 	tcase_add_test(tc, plot_steps_only_on_records);

@@ -1,9 +1,9 @@
 /* KernelBot web pages: live updates, sign-in, submissions. No framework,
  * no build step, no third-party code. The pages work without it (they
  * are server-rendered); this adds:
- *   - live: an EventSource on /web/events; on a "board" event (or when the
- *     page's generation is behind), the live part (#live) is fetched again
- *     and swapped in, new rows highlighted;
+ *   - live: an EventSource on /web/events; on a "board" or "workers" event
+ *     (or when the page's generation is behind), the live part (#live) is
+ *     fetched again and swapped in, new rows highlighted;
  *   - sign-in: the CLI id the API uses, kept in localStorage on this
  *     device only, sent as X-Popcorn-Cli-Id to the same API the CLI calls;
  *   - a submit form on board pages, with live progress read from the
@@ -81,6 +81,9 @@
       document.documentElement.setAttribute('data-live', 'connected');
     });
     es.addEventListener('board', function () { refresh(); });
+    /* A gpu gained its first worker or lost its last (or their count
+       moved): the pages say so. */
+    es.addEventListener('workers', function () { refresh(); });
   }
 
   /* ---- the streaming submission: POST /{lb}/{gpu}/{mode} ---- */
