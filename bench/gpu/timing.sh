@@ -7,10 +7,10 @@
 #   bench/gpu/timing.sh [-a ARCH] [-o OUTDIR] [-r RUNS] PHASE [PROBLEM...]
 #
 #   spread   RUNS (default 3) ranked runs of each example with
-#            the sentinel (-DKBG_SENTINEL) and with the default build
-#            (the child's event time, the timing in force): spread
-#            (max/min - 1) of each, and the ratio of their medians
-#   hostile  one ranked run of each example per attack, each with
+#            the sentinel (-DKBG_SENTINEL: "sent") and with the default
+#            build (the child's event time, the timing in force: "claim"):
+#            spread (max/min - 1) of each
+#   hostile  one ranked run of each example per attack, each with the
 #            sentinel and with the default build (the ablation): the score
 #            against the honest one of the same timing, as a gain
 #            (1 - attacked/honest; > 0 means the attack paid). Attacks

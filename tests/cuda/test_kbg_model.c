@@ -328,13 +328,16 @@ END_TEST
  * an empty call, a time slice of about 2.1 ms. */
 static struct kbg_tcal tcal(void)
 {
-	struct kbg_tcal c = {283e3, 300e3, 310e3, 20e3, 1e6, 147e3, 20e3};
+	struct kbg_tcal c = {283e3, 300e3, 310e3, 20e3, 1e6, 147e3, 20e3,
+			     25e3, 30e3};
 	return c;
 }
 
 /* An honest call of `work` ns: the probe starts work + 283 us after the
  * release; "done" is seen 147 us after the probe (the child's context
- * gets the GPU back first), as on the H100. */
+ * gets the GPU back first), as on the H100; the end probe starts 25 us
+ * after the probe and the next watch 30 us after that (device clock), as
+ * on the H200. */
 static struct kbg_tcall honest(uint64_t work)
 {
 	struct kbg_tcall c = {0};
@@ -343,6 +346,8 @@ static struct kbg_tcall honest(uint64_t work)
 	c.rel_dev = 5000000000ull;
 	c.back_dev = c.rel_dev + 283000 + work;
 	c.t_seen = c.t_rel + 430000 + work;
+	c.probe_dev = c.back_dev + 25000;
+	c.watch_dev = c.probe_dev + 30000;
 	return c;
 }
 
@@ -381,7 +386,7 @@ START_TEST(time_probe_before_work)
 	/* an empty call's round trip less 40 us is still a switch */
 	c.back_dev = c.rel_dev + 243000;
 	c.t_seen = c.t_rel + 243000 + 147000;
-	c.t_probe = c.t_seen + 10000;
+	c.probe_dev = c.back_dev + 25000;
 	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_DEVICE);
 }
 END_TEST
@@ -405,13 +410,16 @@ START_TEST(time_probe_mid_work)
 	 * for the rest (it starts a switch after the work ends) */
 	c.t_seen = c.t_rel + 310000;
 	c.t_probe = c.t_rel + 783000 + 140000;
+	c.probe_dev = c.rel_dev + 783000 + 140000;
 	s = kbg_time_sample(&cal, &c, &p);
 	ck_assert_int_eq(p, KBG_TPATH_HOST);
 	/* the lie keeps the end probe's slack, and the 7 us by which an
 	 * honest "done" trails the switch back: the host path's bound */
 	ck_assert_double_ge(s, 500000 - cal.dprobe_ns - 10000);
-	/* ablation: without the end probe the early "done" pays */
-	c.t_probe = 0;
+	/* ablation: had the end probe and the next watch started right
+	 * after the probe (both checks passed), the early "done" would pay */
+	c.probe_dev = c.back_dev + 25000;
+	c.watch_dev = c.probe_dev + 30000;
 	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_DEVICE);
 	ck_assert_double_lt(kbg_time_sample(&cal, &c, NULL), 20000);
 }
@@ -474,6 +482,96 @@ START_TEST(time_broken_hold)
 }
 END_TEST
 
+START_TEST(time_end_probe_device_clock)
+{
+	struct kbg_tcal cal = tcal();
+	enum kbg_tpath p;
+	/* the parent's thread was late to see the end probe running (500
+	 * us on its clock), but on the device's it started 25 us after the
+	 * probe: nothing of the child's ran in between, the device path
+	 * stands */
+	struct kbg_tcall c = honest(50000);
+	c.t_probe = c.t_seen + 500000;
+	double s = kbg_time_sample(&cal, &c, &p);
+	ck_assert_int_eq(p, KBG_TPATH_DEVICE);
+	ck_assert_double_eq_tol(s, 50000, 1);
+	/* (the host clock's rule would have refused it) */
+	ck_assert_double_gt((double)(c.t_probe - c.t_seen), cal.dprobe_ns);
+	/* 200 us of work queued after the probe, "done" at once: the end
+	 * probe waits for a turn of the child's context (two switches) and
+	 * the work; the host path times the call from "done", moved later
+	 * by the end probe's lateness */
+	c = honest(50000);
+	c.probe_dev = c.back_dev + 25000 + 283000 + 200000;
+	c.t_probe = c.t_seen + 25000 + 283000 + 200000;
+	s = kbg_time_sample(&cal, &c, &p);
+	ck_assert_int_eq(p, KBG_TPATH_HOST);
+	ck_assert_double_ge(s, 50000 + 200000);
+	/* a turn is shorter than an empty call's round trip by the margin
+	 * only: 230 us after the probe (+25 us calibrated) is one */
+	c = honest(50000);
+	c.probe_dev = c.back_dev + 25000 + 234000;
+	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_HOST);
+	c.probe_dev = c.back_dev + 25000 + 232000;
+	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_DEVICE);
+	/* no end probe: nothing proves the end */
+	c.probe_dev = 0;
+	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_HOST);
+}
+END_TEST
+
+START_TEST(time_late_work)
+{
+	struct kbg_tcal cal = tcal();
+	/* the next watch 30 us after the end probe, as calibrated */
+	struct kbg_tcall c = honest(50000);
+	ck_assert_double_eq(kbg_time_late_work(&cal, &c), 0);
+	/* 150 us late (the reset took longer): no turn fits in that */
+	c.watch_dev = c.probe_dev + 30000 + 150000;
+	ck_assert_double_eq(kbg_time_late_work(&cal, &c), 0);
+	/* the child's work ran in between: two switches and 100 us */
+	c.watch_dev = c.probe_dev + 30000 + 283000 + 100000;
+	ck_assert_double_eq_tol(kbg_time_late_work(&cal, &c), 383000, 1);
+	ck_assert_double_eq_tol(kbg_time_sample(&cal, &c, NULL),
+				50000 + 383000, 1);
+	/* no next watch (the case's last call): nothing to measure */
+	c.watch_dev = 0;
+	ck_assert_double_eq(kbg_time_late_work(&cal, &c), 0);
+}
+END_TEST
+
+START_TEST(time_turn)
+{
+	struct kbg_tcal cal = tcal();
+	ck_assert_double_eq_tol(kbg_time_turn_ns(&cal), 233e3, 1);
+	memset(&cal, 0, sizeof cal); /* before calibration */
+	ck_assert_double_eq_tol(kbg_time_turn_ns(&cal), 100e3, 1);
+}
+END_TEST
+
+START_TEST(time_score)
+{
+	/* an honest claim 7 us under the measurement of a 600 us call
+	 * (allowance 6 us): the nearer end */
+	ck_assert_double_eq_tol(kbg_time_score(607e3, 600e3, 0), 600.93e3, 1);
+	/* 3 us under: the claim refines it */
+	ck_assert_double_eq_tol(kbg_time_score(603e3, 600e3, 0), 600e3, 1);
+	/* claims x 0.6: at most the allowance below the measurement */
+	ck_assert_double_eq_tol(kbg_time_score(607e3, 360e3, 0), 600.93e3, 1);
+	/* a short call: 2 us */
+	ck_assert_double_eq_tol(kbg_time_allowance(50e3), 2e3, 1e-6);
+	ck_assert_double_eq_tol(kbg_time_score(50e3, 1, 0), 48e3, 1);
+	ck_assert_double_eq_tol(kbg_time_allowance(5e6), 50e3, 1e-6);
+	/* above the measurement (a probe's switches inside the claim),
+	 * forged, or not a number: the measurement */
+	ck_assert_double_eq_tol(kbg_time_score(5e6, 5.28e6, 0), 5e6, 1);
+	ck_assert_double_eq_tol(kbg_time_score(5e6, 4.99e6, 1), 5e6, 1);
+	ck_assert_double_eq_tol(kbg_time_score(5e6, NAN, 0), 5e6, 1);
+	/* never negative */
+	ck_assert_double_eq(kbg_time_score(1e3, 0, 0), 0);
+}
+END_TEST
+
 START_TEST(time_calibrate)
 {
 	struct kbg_tcall v[5], h[5];
@@ -481,6 +579,8 @@ START_TEST(time_calibrate)
 	for (int i = 0; i < 5; i++) {
 		v[i] = honest(0);
 		v[i].back_dev += (uint64_t)i * 1000; /* 283..287 us */
+		v[i].probe_dev = v[i].back_dev + 23000 + (uint64_t)i * 1000;
+		v[i].watch_dev = v[i].probe_dev + 30000;
 		v[i].t_probe = v[i].t_seen + 10000 + (uint64_t)i * 1000;
 		h[i] = v[i]; /* the host path: no successor probe */
 		h[i].back_dev = 0;
@@ -494,6 +594,9 @@ START_TEST(time_calibrate)
 	/* 430 us from the release to "done", less 283..287 */
 	ck_assert_double_eq_tol(cal.tail_ns, 145e3, 1);
 	ck_assert_double_eq_tol(cal.dprobe_ns, 13e3, 1);
+	/* device clock: end probe 25 us after the probe, watch 30 us after */
+	ck_assert_double_eq_tol(cal.edev_ns, 25e3, 1);
+	ck_assert_double_eq_tol(cal.wgap_ns, 30e3, 1);
 	/* the slice less 5 % (120 us > 100 us) */
 	ck_assert_double_eq_tol(cal.short_ns, 2.28e6, 1);
 	/* a short slice: less the 100 us margin */
@@ -532,6 +635,10 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, time_outside_charged);
 	tcase_add_test(tc, time_host_path);
 	tcase_add_test(tc, time_broken_hold);
+	tcase_add_test(tc, time_end_probe_device_clock);
+	tcase_add_test(tc, time_late_work);
+	tcase_add_test(tc, time_turn);
+	tcase_add_test(tc, time_score);
 	tcase_add_test(tc, time_calibrate);
 	suite_add_tcase(s, tc);
 	return s;

@@ -28,7 +28,7 @@ for p in $probs; do
 	(cd "$d" && KBH_SUBMISSION=$d/submission.so POPCORN_FD=3 timeout "${KBG_TIMEOUT:-120}" \
 		./eval.out leaderboard benchmarks.txt 3>"$out/rep-$p" 2>"$out/err-$p")
 	echo "== $p rc=$? $(grep -c '^G watch' "$out/err-$p") watches"
-	grep -E 'sentinel|outside|mean:|error' "$out/rep-$p" | head -12
+	grep -E 'sentinel|outside|mean:|error|claim_ns|measured_ns|low_claims|host_path|status' "$out/rep-$p" | head -30
 	awk '/^G watch/ {
 		n++
 		gaps = $5 + 0; if (gaps == 0) next
@@ -59,5 +59,9 @@ for path in ("0", "1", "2"):
 	print("  seen-rel-claim", q([float(x[4]) - float(x[2]) for x in r]))
 	print("  enddev-claim  ", q([float(x[5]) - float(x[2]) for x in r if float(x[5]) >= 0]))
 	print("  backdev-claim ", q([float(x[6]) - float(x[2]) for x in r if float(x[6]) >= 0]))
+	print("  enddev-backdev", q([float(x[5]) - float(x[6]) for x in r if float(x[5]) >= 0 and float(x[6]) >= 0]))
+	if len(r[0]) > 8:
+		print("  watch-enddev  ", q([float(x[7]) for x in r if float(x[7]) >= 0]))
+		print("  score-claim   ", q([float(x[8]) - float(x[2]) for x in r]))
 PY
 done

@@ -301,16 +301,25 @@ static int run_call(struct ctx *x, int w, struct sample *out)
 	x->forged += (uint32_t)out->forged;
 	x->ncalls++;
 	if (x->sent) {
-		/* The parent's own measurement; the claim decides nothing. */
-		out->ns = kbg_time_sample(&x->tcal, &tc, &out->path);
+		/* The parent's own measurement; the claim refines it within
+		 * the allowance (kbg_time_score). */
+		out->meas_ns = kbg_time_sample(&x->tcal, &tc, &out->path);
+		out->ns = kbg_time_score(out->meas_ns, r.dev_ns, out->forged);
+		out->low_claim = !out->forged &&
+				 r.dev_ns < out->meas_ns -
+						    kbg_time_allowance(out->meas_ns);
 #ifdef KBG_SAMPLE_LOG
-		fprintf(stderr, "E %d %.0f %.0f %.0f %.0f %.0f\n",
-			(int)out->path, r.dev_ns, out->ns,
+		fprintf(stderr, "E %d %.0f %.0f %.0f %.0f %.0f %.0f %.0f\n",
+			(int)out->path, r.dev_ns, out->meas_ns,
 			(double)(tc.t_seen - tc.t_rel),
 			tc.probe_dev ? (double)tc.probe_dev - (double)tc.rel_dev
 				     : -1.0,
 			tc.back_dev ? (double)tc.back_dev - (double)tc.rel_dev
-				    : -1.0);
+				    : -1.0,
+			tc.watch_dev && tc.probe_dev
+				? (double)tc.watch_dev - (double)tc.probe_dev
+				: -1.0,
+			out->ns);
 #endif
 		out->outside_ns = (double)tc.outside_ns;
 		x->host_calls += out->path != KBG_TPATH_DEVICE;

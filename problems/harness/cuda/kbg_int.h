@@ -191,8 +191,9 @@ struct prepared {
 };
 
 struct sample {
-	double ns;     /* the child's event time start -> end (or the
-			* window, when forged) */
+	double ns;     /* the score: without the sentinel the child's event
+			* time start -> end (or the window, when forged);
+			* with it, kbg_time_score of meas_ns and the claim */
 	double gap_ns; /* the child's event time end -> tail */
 	double win_ns; /* the parent's window t_seen - t_go */
 	int forged;    /* the claim does not fit the window */
@@ -201,6 +202,8 @@ struct sample {
 	double claim_ns; /* the child's event time (a claim, diagnostic) */
 	enum kbg_tpath path; /* where ns came from (sentinel runs) */
 	double outside_ns;   /* charged: the child's GPU work outside calls */
+	double meas_ns;	     /* the parent's measurement (sentinel runs) */
+	int low_claim;	     /* the claim was below the allowance */
 };
 
 struct ctx {
@@ -224,9 +227,10 @@ struct ctx {
 	int sent;
 	uint32_t sent_seq, watch_seq;
 	uint64_t watch_t0; /* host clock when the watch was seen running */
+	uint64_t watch_dev; /* device clock when it started */
 	struct kbg_tcal tcal;
 	int last_long;
-	uint32_t outside_calls, host_calls;
+	uint32_t outside_calls, host_calls, early_probes;
 	/* KBG_SAMPLE_LOG only: host clock when the last check ended and
 	 * when the next call's staging was complete. */
 	uint64_t ph_checked, ph_staged;

@@ -391,10 +391,24 @@ static const double kSwitchMarginNs = 50e3;
  * device-path probe: the calibration's own spread is 3-4 us
  * (bench/RESULTS.md); later, the probe got in while work was left. */
 static const double kTailMarginNs = 20e3;
+/* kbg_time_turn_ns before dev_ns is known: well under the two switches
+ * another context's turn costs on the H100 and the H200 (about 280 us)
+ * and well over the 20-30 us in which the parent's probe runs right
+ * after its own watch (the scheduler had not switched yet). */
+static const double kUncalTurnNs = 100e3;
+/* kbg_time_allowance: issue 29's bound on what a lie may gain. */
+static const double kAllowNs = 2e3;
+static const double kAllowRel = 0.01;
 
 static double pos_diff(uint64_t a, uint64_t b)
 {
 	return a > b ? (double)(a - b) : 0.0;
+}
+
+double kbg_time_turn_ns(const struct kbg_tcal *cal)
+{
+	return cal->dev_ns > kSwitchMarginNs ? cal->dev_ns - kSwitchMarginNs
+					     : kUncalTurnNs;
 }
 
 /* 1 when the successor probe took the GPU from the child's context:
@@ -405,7 +419,19 @@ static double pos_diff(uint64_t a, uint64_t b)
 static int switched(const struct kbg_tcal *cal, const struct kbg_tcall *c)
 {
 	return c->back_dev &&
-	       pos_diff(c->back_dev, c->rel_dev) >= cal->dev_ns - kSwitchMarginNs;
+	       pos_diff(c->back_dev, c->rel_dev) >= kbg_time_turn_ns(cal);
+}
+
+/* 1 when the end probe started too soon after the successor probe for
+ * the child's context to have had the GPU in between: the work the probe
+ * waited for was all there was. Both times are the device's, so the
+ * host's latency (the child saying "done", the parent launching the end
+ * probe) only has to stay under a turn of another context. */
+static int nothing_left(const struct kbg_tcal *cal, const struct kbg_tcall *c)
+{
+	return c->probe_dev && c->probe_dev >= c->back_dev &&
+	       pos_diff(c->probe_dev, c->back_dev) <
+		       cal->edev_ns + kbg_time_turn_ns(cal);
 }
 
 /* The end probe's slack on c's path. */
@@ -427,9 +453,8 @@ enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
 	 * nothing left for the end probe to wait for. */
 	double back = pos_diff(c->back_dev, c->rel_dev);
 	double tail = pos_diff(c->t_seen, c->t_rel) - back;
-	double late = c->t_probe ? pos_diff(c->t_probe, c->t_seen) : 0.0;
 	if (back < cal->short_ns && tail <= cal->tail_ns + kTailMarginNs &&
-	    late <= probe_slack(cal, c))
+	    nothing_left(cal, c))
 		return KBG_TPATH_DEVICE;
 	return KBG_TPATH_HOST;
 }
@@ -460,8 +485,34 @@ double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
 		s = pos_diff(kbg_time_end(cal, c), c->t_go) - cal->go_ns;
 	if (path)
 		*path = p;
-	s += (double)c->outside_ns;
+	s += (double)c->outside_ns + kbg_time_late_work(cal, c);
 	return s > 0 ? s : 0;
+}
+
+double kbg_time_late_work(const struct kbg_tcal *cal,
+			  const struct kbg_tcall *c)
+{
+	if (!c->watch_dev || !c->probe_dev)
+		return 0;
+	double gap = pos_diff(c->watch_dev, c->probe_dev);
+	if (gap < cal->wgap_ns + kbg_time_turn_ns(cal))
+		return 0;
+	return gap - cal->wgap_ns;
+}
+
+double kbg_time_allowance(double m)
+{
+	return m * kAllowRel > kAllowNs ? m * kAllowRel : kAllowNs;
+}
+
+double kbg_time_score(double m, double claim, int forged)
+{
+	if (forged || !(claim == claim) || claim >= m)
+		return m;
+	double lo = m - kbg_time_allowance(m);
+	if (claim < lo)
+		return lo > 0 ? lo : 0;
+	return claim;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -501,6 +552,14 @@ int kbg_time_calibrate(const struct kbg_tcall *dev, size_t n_dev,
 		v[i] = dev[i].t_probe ? pos_diff(dev[i].t_probe, dev[i].t_seen)
 				      : 0.0;
 	out->dprobe_ns = quantile(v, n_dev, 0.9);
+	for (size_t i = 0; i < n_dev; i++)
+		v[i] = pos_diff(dev[i].probe_dev, dev[i].back_dev);
+	out->edev_ns = quantile(v, n_dev, 0.5);
+	for (size_t i = 0; i < n_dev; i++)
+		v[i] = dev[i].watch_dev && dev[i].probe_dev
+			       ? pos_diff(dev[i].watch_dev, dev[i].probe_dev)
+			       : 0.0;
+	out->wgap_ns = quantile(v, n_dev, 0.5);
 	for (size_t i = 0; i < n_host; i++)
 		v[i] = host[i].t_probe ? pos_diff(host[i].t_probe,
 						  host[i].t_seen)

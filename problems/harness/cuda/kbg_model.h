@@ -164,6 +164,7 @@ struct kbg_tcall {
 	uint64_t rel_dev; /* device: the hold saw its release (or broke) */
 	uint64_t back_dev; /* device: the successor probe started; 0 = none */
 	uint64_t probe_dev; /* device: the end probe started; 0 = none */
+	uint64_t watch_dev; /* device: the next watch started; 0 = none */
 	uint64_t outside_ns; /* device: another context's turns while the
 			      * GPU was the parent's (before "go") */
 	int broken;	  /* the hold broke after "go": the call's work
@@ -183,6 +184,8 @@ struct kbg_tcal {
 	double tail_ns;	  /* median (t_seen - t_rel) - (back_dev - rel_dev):
 			   * from the probe to "done" seen */
 	double dprobe_ns; /* 90th percentile of t_probe - t_seen */
+	double edev_ns;	  /* median probe_dev - back_dev */
+	double wgap_ns;	  /* median watch_dev - probe_dev */
 };
 
 enum kbg_tpath {
@@ -191,14 +194,23 @@ enum kbg_tpath {
 	KBG_TPATH_HOST_GO,    /* broken hold: the window from "go" */
 };
 
+/* The shortest time, on the device clock, in which another context can
+ * have had the GPU between two of the parent's kernels: the two switches
+ * of an empty call's round trip (dev_ns) less a 50 us margin; 100 us
+ * before calibration. A parent's kernel that starts sooner after the
+ * last one than this (plus what that step costs with nothing in the way)
+ * proves the child's context did not run in between. */
+double kbg_time_turn_ns(const struct kbg_tcal *cal);
+
 /* Which path a call's sample takes: DEVICE when the successor probe
- * came back no sooner than an empty call's round trip (dev_ns, less a
- * 50 us margin: sooner, it ran before the child's work) and before
- * short_ns, "done" came no later after it than calibrated (tail_ns +
- * 20 us: later, the probe got in mid-work) and the end probe ran in
- * time (dprobe_ns: later, work was left); HOST_GO for a broken hold;
- * else HOST (timed from the release, less rel_ns, or less dev_ns +
- * tail_ns where the probe took the GPU from the child's context). */
+ * came back no sooner than kbg_time_turn_ns after the release (sooner,
+ * it ran before the child's work) and before short_ns, "done" came no
+ * later after it than calibrated (tail_ns + 20 us: later, the probe got
+ * in mid-work), and the end probe started too soon after the probe for
+ * the child's context to have run in between (edev_ns + turn: nothing
+ * was left); HOST_GO for a broken hold; else HOST (timed from the
+ * release, less rel_ns, or less dev_ns + tail_ns where the probe took
+ * the GPU from the child's context). */
 enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
 			     const struct kbg_tcall *c);
 
@@ -208,11 +220,30 @@ enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
  * "done" before its work ended). */
 uint64_t kbg_time_end(const struct kbg_tcal *cal, const struct kbg_tcall *c);
 
-/* The sample (ns, >= 0) and its path: the path's window less its
- * calibrated overhead, plus outside_ns (work the child ran on the GPU
- * outside any call is charged to the next call). */
+/* Work the child's context ran between the end probe and the next
+ * watch (the parent's reset of persisting L2 lines runs there): the gap
+ * less its calibrated length (wgap_ns) where it was long enough for a
+ * turn of another context, else 0. */
+double kbg_time_late_work(const struct kbg_tcal *cal,
+			  const struct kbg_tcall *c);
+
+/* The parent's measurement of a call (ns, >= 0) and its path: the path's
+ * window less its calibrated overhead, plus outside_ns (work the child
+ * ran on the GPU before the call's "go": a head start, charged to the
+ * call) and kbg_time_late_work. */
 double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
 		       enum kbg_tpath *path);
+
+/* What a lie may gain: max(1 % of m, 2 us), the bound issue 29 sets. */
+double kbg_time_allowance(double m);
+
+/* A call's score from the parent's measurement m and the child's claim
+ * (its own event time): the claim where it lies in [m - allowance, m],
+ * else the nearer end; m where the claim is forged (outside the parent's
+ * window) or not a number. So the claim refines the parent's measurement
+ * (it is more precise for an honest child) but can move the score at
+ * most kbg_time_allowance(m) below it. */
+double kbg_time_score(double m, double claim, int forged);
 
 /* Calibration from empty calls: n_dev through the device path (each
  * with back_dev) and n_host through the host path (no successor probe:
@@ -220,7 +251,7 @@ double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
  * path's overheads are those of calls without it; each with t_probe);
  * slice_ns, back_dev - rel_dev of a call that ran kbg_dev_spin(spin_ns).
  * The device-path calls' t_seen and t_probe (0: none) give tail_ns and
- * dprobe_ns.
+ * dprobe_ns, their probe_dev and watch_dev edev_ns and wgap_ns.
  * short_ns is the time slice that test saw less a margin (the larger of
  * 100 us and 5 %; slice_ns < spin_ns: a probe got in before the work
  * ended), else half of spin_ns. The calls
