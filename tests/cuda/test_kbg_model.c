@@ -606,6 +606,23 @@ START_TEST(time_calibrate)
 	ck_assert_int_eq(kbg_time_calibrate(v, 5, h, 5, 4.3e6, 4e6, &cal), 0);
 	ck_assert_double_eq_tol(cal.short_ns, 2e6, 1);
 	ck_assert_int_eq(kbg_time_calibrate(v, 0, h, 5, 1, 1, &cal), -1);
+	/* device-path calls whose probe ran before the work (30 us after
+	 * the release, "done" 400 us after it) are left out: with three of
+	 * five taken, dev_ns would be 30 us and tail_ns 400 us */
+	struct kbg_tcall w[5];
+	for (int i = 0; i < 5; i++) {
+		w[i] = v[i];
+		if (i < 3) {
+			w[i].back_dev = w[i].rel_dev + 30000;
+			w[i].t_seen = w[i].t_rel + 430000;
+		}
+	}
+	ck_assert_int_eq(kbg_time_calibrate(w, 5, h, 5, 2.4e6, 4e6, &cal), 0);
+	ck_assert_double_ge(cal.dev_ns, 286e3);
+	ck_assert_double_lt(cal.tail_ns, 150e3);
+	for (int i = 0; i < 5; i++)
+		w[i].back_dev = w[i].rel_dev + 30000;
+	ck_assert_int_eq(kbg_time_calibrate(w, 5, h, 5, 2.4e6, 4e6, &cal), -1);
 	ck_assert_int_eq(kbg_time_calibrate(v, 5, h, 0, 1, 1, &cal), -1);
 	/* the calls are not modified */
 	ck_assert_uint_eq(v[4].back_dev - v[4].rel_dev, 287000);

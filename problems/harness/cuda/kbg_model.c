@@ -533,11 +533,23 @@ int kbg_time_calibrate(const struct kbg_tcall *dev, size_t n_dev,
 		       double slice_ns, double spin_ns, struct kbg_tcal *out)
 {
 	double v[256];
+	struct kbg_tcall turned[256];
+	size_t k = 0;
 
+	/* Device-path calls count only where the probe waited for the
+	 * child's context (a turn at least): one that ran before the empty
+	 * call's work marks nothing, and taken as the end it would make
+	 * tail_ns a turn too long (the host path would then subtract it from
+	 * every call, and the device path accept probes that got in
+	 * mid-work). */
+	for (size_t i = 0; i < n_dev && k < sizeof turned / sizeof turned[0];
+	     i++)
+		if (pos_diff(dev[i].back_dev, dev[i].rel_dev) >= kUncalTurnNs)
+			turned[k++] = dev[i];
+	dev = turned;
+	n_dev = k;
 	if (n_dev == 0 || n_host == 0)
 		return -1;
-	if (n_dev > sizeof v / sizeof v[0])
-		n_dev = sizeof v / sizeof v[0];
 	if (n_host > sizeof v / sizeof v[0])
 		n_host = sizeof v / sizeof v[0];
 	memset(out, 0, sizeof *out);

@@ -251,11 +251,14 @@ double kbg_time_score(double m, double claim, int forged);
  * path's overheads are those of calls without it; each with t_probe);
  * slice_ns, back_dev - rel_dev of a call that ran kbg_dev_spin(spin_ns).
  * The device-path calls' t_seen and t_probe (0: none) give tail_ns and
- * dprobe_ns, their probe_dev and watch_dev edev_ns and wgap_ns.
+ * dprobe_ns, their probe_dev and watch_dev edev_ns and wgap_ns; a
+ * device-path call whose probe came back sooner than 100 us after the
+ * release (before the call's work: no turn of the child's) is left out.
  * short_ns is the time slice that test saw less a margin (the larger of
  * 100 us and 5 %; slice_ns < spin_ns: a probe got in before the work
  * ended), else half of spin_ns. The calls
- * are not modified. 0, or -1 when either count is 0. */
+ * are not modified. 0, or -1 when either count is 0 (device-path calls
+ * left out included). */
 int kbg_time_calibrate(const struct kbg_tcall *dev, size_t n_dev,
 		       const struct kbg_tcall *host, size_t n_host,
 		       double slice_ns, double spin_ns, struct kbg_tcal *out);

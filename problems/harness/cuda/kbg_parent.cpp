@@ -356,8 +356,10 @@ int kbg__watch_stop(struct ctx *x)
 	return KBG_OK;
 }
 
-/* How many probes a call may launch behind its released hold. */
+/* How many probes a call may launch behind its released hold, and how
+ * long the parent's context stays idle before launching another. */
 static const int kProbeTries = 4;
+static const uint64_t kProbeIdleNs = 20000;
 
 /* The successor probe: launched behind the released hold, it starts when
  * the child's context lets go of the GPU. One that starts sooner after
@@ -379,6 +381,10 @@ static int successor_probe(struct ctx *x, struct kbg_tcall *tc)
 		    (double)(pr.start_ns - tc->rel_dev) >= turn)
 			break;
 		x->early_probes++;
+		/* A context that keeps getting work keeps the GPU: leave ours
+		 * idle a moment so the scheduler turns to the child's. */
+		for (uint64_t t = kbh_now_ns(); kbh_now_ns() - t < kProbeIdleNs;)
+			;
 	}
 	return KBG_OK;
 }
@@ -644,8 +650,12 @@ static int calibrate_sentinel(struct ctx *x)
 			nh++;
 	}
 	double slice = (double)(spin.back_dev - spin.rel_dev);
-	kbg_time_calibrate(dev, kCalCalls, host, kCalCalls, slice,
-			   (double)kSliceTestNs, &x->tcal);
+	if (kbg_time_calibrate(dev, kCalCalls, host, kCalCalls, slice,
+			       (double)kSliceTestNs, &x->tcal)) {
+		kbg__msgf(x, "calibrating the sentinel: no empty call's probe "
+			  "waited for the child's context");
+		return KBG_INFRA;
+	}
 	x->last_long = 0;
 	x->outside_calls = 0;
 	kbh_report_kv(x->rep, "system.sentinel",
@@ -653,11 +663,11 @@ static int calibrate_sentinel(struct ctx *x)
 		      "go %.1f us), end probe p90 %.1f us, time slice test "
 		      "%.1f us (short calls below %.1f us), end probe %.1f "
 		      "us after the probe, next watch %.1f us after it "
-		      "(device clock)",
+		      "(device clock), done %.1f us after the probe",
 		      x->tcal.dev_ns / 1e3, x->tcal.rel_ns / 1e3,
 		      x->tcal.go_ns / 1e3, x->tcal.probe_ns / 1e3, slice / 1e3,
 		      x->tcal.short_ns / 1e3, x->tcal.edev_ns / 1e3,
-		      x->tcal.wgap_ns / 1e3);
+		      x->tcal.wgap_ns / 1e3, x->tcal.tail_ns / 1e3);
 	return KBG_OK;
 }
 
