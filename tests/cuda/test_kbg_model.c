@@ -597,11 +597,11 @@ START_TEST(time_calibrate)
 	/* device clock: end probe 25 us after the probe, watch 30 us after */
 	ck_assert_double_eq_tol(cal.edev_ns, 25e3, 1);
 	ck_assert_double_eq_tol(cal.wgap_ns, 30e3, 1);
-	/* the slice less 5 % (120 us > 100 us) */
-	ck_assert_double_eq_tol(cal.short_ns, 2.28e6, 1);
-	/* a short slice: less the 100 us margin */
-	ck_assert_int_eq(kbg_time_calibrate(v, 5, h, 5, 1e6, 4e6, &cal), 0);
-	ck_assert_double_eq_tol(cal.short_ns, 0.9e6, 1);
+	/* the slice less 30 us (1 % is 24 us) */
+	ck_assert_double_eq_tol(cal.short_ns, 2.37e6, 1);
+	/* a long slice: less 1 % */
+	ck_assert_int_eq(kbg_time_calibrate(v, 5, h, 5, 3.9e6, 4e6, &cal), 0);
+	ck_assert_double_eq_tol(cal.short_ns, 3.861e6, 1);
 	/* no preemption seen within the test: half its length */
 	ck_assert_int_eq(kbg_time_calibrate(v, 5, h, 5, 4.3e6, 4e6, &cal), 0);
 	ck_assert_double_eq_tol(cal.short_ns, 2e6, 1);

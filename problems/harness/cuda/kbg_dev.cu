@@ -226,9 +226,28 @@ __global__ void k_sentinel(sent_ctl *c, unsigned seq, int watch,
 	}
 	__syncthreads();
 	if (watch && threadIdx.x == 0) {
-		while ((int)(c->release - seq) < 0 && !stop)
+		/* A jump between two of its own looks after "go" is a turn
+		 * of the child's: the watch was preempted (its context's
+		 * slice had run out) and may only see the release after the
+		 * call's work ran. Then the hold broke, whichever warp saw
+		 * it first. */
+		unsigned long long last = kbg_dev_timer_ns(), t;
+		for (;;) {
+			const int released = (int)(c->release - seq) >= 0;
+			t = kbg_dev_timer_ns();
+			if (t - last > gap_ns && (int)(c->go - seq) >= 0) {
+				if (atomicCAS((int *)&stop, 0, 1) == 0) {
+					end = last;
+					post = t - last;
+					broken = 1;
+				}
+				break;
+			}
+			if (released || stop)
+				break;
+			last = t;
 			kbg_dev_pause();
-		unsigned long long t = kbg_dev_timer_ns();
+		}
 		if (atomicCAS((int *)&stop, 0, 1) == 0)
 			end = t;
 	} else if (watch && threadIdx.x == 32) {

@@ -255,7 +255,7 @@ double kbg_time_score(double m, double claim, int forged);
  * device-path call whose probe came back sooner than 100 us after the
  * release (before the call's work: no turn of the child's) is left out.
  * short_ns is the time slice that test saw less a margin (the larger of
- * 100 us and 5 %; slice_ns < spin_ns: a probe got in before the work
+ * 30 us and 1 %; slice_ns < spin_ns: a probe got in before the work
  * ended), else half of spin_ns. The calls
  * are not modified. 0, or -1 when either count is 0 (device-path calls
  * left out included). */
