@@ -366,8 +366,9 @@ static const uint64_t kProbeIdleNs = 20000;
  * the release than another context's turn can take (kbg_time_turn_ns)
  * ran before the child's work: the scheduler had not yet switched to the
  * child (seen on the H100 and the H200 for vectoradd's largest case, 27
- * us after the release). It marks nothing, so another is launched at
- * once, up to kProbeTries in all; the last one's start is tc->back_dev. */
+ * us after the release). It marks nothing, so another is launched after
+ * kProbeIdleNs, up to kProbeTries in all; the last one's start is
+ * tc->back_dev (one still early leaves the call to the host path). */
 static int successor_probe(struct ctx *x, struct kbg_tcall *tc)
 {
 	const double turn = kbg_time_turn_ns(&x->tcal);
