@@ -328,16 +328,22 @@ END_TEST
  * an empty call, a time slice of about 2.1 ms. */
 static struct kbg_tcal tcal(void)
 {
-	struct kbg_tcal c = {283e3, 300e3, 310e3, 20e3, 1e6, 147e3, 20e3,
-			     25e3, 30e3};
+	struct kbg_tcal c = {.dev_ns = 283e3,
+			     .rel_ns = 300e3,
+			     .go_ns = 310e3,
+			     .probe_ns = 20e3,
+			     .short_ns = 1e6,
+			     .tail_ns = 147e3,
+			     .dprobe_ns = 20e3,
+			     .wgap_ns = 30e3};
 	return c;
 }
 
 /* An honest call of `work` ns: the probe starts work + 283 us after the
- * release; "done" is seen 147 us after the probe (the child's context
- * gets the GPU back first), as on the H100; the end probe starts 25 us
- * after the probe and the next watch 30 us after that (device clock), as
- * on the H200. */
+ * release and watches, seeing no turn of another context; "done" is seen
+ * 147 us after the probe (the child's context gets the GPU back first),
+ * as on the H100; the probe ends 25 us after it started and the next
+ * watch starts 30 us after that (device clock). */
 static struct kbg_tcall honest(uint64_t work)
 {
 	struct kbg_tcall c = {0};
@@ -348,6 +354,7 @@ static struct kbg_tcall honest(uint64_t work)
 	c.t_seen = c.t_rel + 430000 + work;
 	c.probe_dev = c.back_dev + 25000;
 	c.watch_dev = c.probe_dev + 30000;
+	c.p_watch = 1;
 	return c;
 }
 
@@ -377,6 +384,7 @@ START_TEST(time_probe_before_work)
 	 * call (500 us of work) */
 	struct kbg_tcall c = honest(500000);
 	c.back_dev = c.rel_dev + 10000;
+	c.p_watch = 0; /* it ended at once */
 	c.t_probe = c.t_seen + 15000;
 	double s = kbg_time_sample(&cal, &c, &p);
 	ck_assert_int_eq(p, KBG_TPATH_HOST);
@@ -387,6 +395,7 @@ START_TEST(time_probe_before_work)
 	c.back_dev = c.rel_dev + 243000;
 	c.t_seen = c.t_rel + 243000 + 147000;
 	c.probe_dev = c.back_dev + 25000;
+	c.p_watch = 1;
 	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_DEVICE);
 }
 END_TEST
@@ -395,32 +404,21 @@ START_TEST(time_probe_mid_work)
 {
 	struct kbg_tcal cal = tcal();
 	enum kbg_tpath p;
-	/* the probe got in 17 us into 500 us of work (the child's slice
-	 * ended early); "done" came after the rest */
+	/* the probe got in 17 us into 500 us of work (the child's context
+	 * let go early: its work waited on something); the rest ran as a
+	 * turn of the child's context while the probe watched, charged less
+	 * its switches: (483 + 283) - (283 - 10) us */
 	struct kbg_tcall c = honest(500000);
 	c.back_dev = c.rel_dev + 300000;
-	c.t_probe = c.t_seen + 15000;
+	c.p_charge_ns = 483000 + 283000 - 273000;
 	double s = kbg_time_sample(&cal, &c, &p);
-	ck_assert_int_eq(p, KBG_TPATH_HOST);
-	ck_assert_double_eq_tol(s, 500000, 1);
-	/* ablation: the probe taken as the end */
-	ck_assert_double_lt((double)(c.back_dev - c.rel_dev) - cal.dev_ns,
-			    20000);
-	/* the same, "done" sent right after the probe: the end probe waits
-	 * for the rest (it starts a switch after the work ends) */
+	ck_assert_int_eq(p, KBG_TPATH_DEVICE);
+	ck_assert_double_ge(s, 500000);
+	/* "done" sent right after the probe changes nothing */
 	c.t_seen = c.t_rel + 310000;
-	c.t_probe = c.t_rel + 783000 + 140000;
-	c.probe_dev = c.rel_dev + 783000 + 140000;
-	s = kbg_time_sample(&cal, &c, &p);
-	ck_assert_int_eq(p, KBG_TPATH_HOST);
-	/* the lie keeps the end probe's slack, and the 7 us by which an
-	 * honest "done" trails the switch back: the host path's bound */
-	ck_assert_double_ge(s, 500000 - cal.dprobe_ns - 10000);
-	/* ablation: had the end probe and the next watch started right
-	 * after the probe (both checks passed), the early "done" would pay */
-	c.probe_dev = c.back_dev + 25000;
-	c.watch_dev = c.probe_dev + 30000;
-	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_DEVICE);
+	ck_assert_double_eq_tol(kbg_time_sample(&cal, &c, NULL), s, 1);
+	/* ablation: the probe taken as the end, its watch not counted */
+	c.p_charge_ns = 0;
 	ck_assert_double_lt(kbg_time_sample(&cal, &c, NULL), 20000);
 }
 END_TEST
@@ -429,10 +427,10 @@ START_TEST(time_outside_charged)
 {
 	struct kbg_tcal cal = tcal();
 	/* a head start: 40 us of the call's work ran during staging (the
-	 * watch saw another context for 40 + 280 us), the call itself then
-	 * took 10 us */
+	 * watch saw another context for 40 + 283 us and charged it less 273
+	 * us), the call itself then took 10 us */
 	struct kbg_tcall c = honest(10000);
-	c.outside_ns = 320000;
+	c.outside_ns = 50000;
 	double s = kbg_time_sample(&cal, &c, NULL);
 	ck_assert_double_ge(s, 50000);
 	c.outside_ns = 0; /* ablation: uncharged, the head start pays */
@@ -482,40 +480,29 @@ START_TEST(time_broken_hold)
 }
 END_TEST
 
-START_TEST(time_end_probe_device_clock)
+START_TEST(time_probe_watches)
 {
 	struct kbg_tcal cal = tcal();
 	enum kbg_tpath p;
-	/* the parent's thread was late to see the end probe running (500
-	 * us on its clock), but on the device's it started 25 us after the
-	 * probe: nothing of the child's ran in between, the device path
-	 * stands */
+	/* the parent's thread was 500 us late to end the watching probe
+	 * (its host clock): nothing of the device's account reads it */
 	struct kbg_tcall c = honest(50000);
 	c.t_probe = c.t_seen + 500000;
+	c.probe_dev = c.back_dev + 500000;
 	double s = kbg_time_sample(&cal, &c, &p);
 	ck_assert_int_eq(p, KBG_TPATH_DEVICE);
 	ck_assert_double_eq_tol(s, 50000, 1);
-	/* (the host clock's rule would have refused it) */
-	ck_assert_double_gt((double)(c.t_probe - c.t_seen), cal.dprobe_ns);
-	/* 200 us of work queued after the probe, "done" at once: the end
-	 * probe waits for a turn of the child's context (two switches) and
-	 * the work; the host path times the call from "done", moved later
-	 * by the end probe's lateness */
+	/* 200 us of work queued after the probe, "done" at once: the
+	 * watching probe saw a turn of the child's context (two switches
+	 * and the work) and charged it less the switches */
 	c = honest(50000);
-	c.probe_dev = c.back_dev + 25000 + 283000 + 200000;
-	c.t_probe = c.t_seen + 25000 + 283000 + 200000;
+	c.t_seen = c.t_rel + 283000 + 50000;
+	c.p_charge_ns = 283000 + 200000 - 273000;
 	s = kbg_time_sample(&cal, &c, &p);
-	ck_assert_int_eq(p, KBG_TPATH_HOST);
+	ck_assert_int_eq(p, KBG_TPATH_DEVICE);
 	ck_assert_double_ge(s, 50000 + 200000);
-	/* a turn is shorter than an empty call's round trip by the margin
-	 * only: 230 us after the probe (+25 us calibrated) is one */
-	c = honest(50000);
-	c.probe_dev = c.back_dev + 25000 + 234000;
-	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_HOST);
-	c.probe_dev = c.back_dev + 25000 + 232000;
-	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_DEVICE);
-	/* no end probe: nothing proves the end */
-	c.probe_dev = 0;
+	/* a probe that did not watch proves no end */
+	c.p_watch = 0;
 	ck_assert_int_eq(kbg_time_path(&cal, &c), KBG_TPATH_HOST);
 }
 END_TEST
@@ -529,11 +516,12 @@ START_TEST(time_late_work)
 	/* 150 us late (the reset took longer): no turn fits in that */
 	c.watch_dev = c.probe_dev + 30000 + 150000;
 	ck_assert_double_eq(kbg_time_late_work(&cal, &c), 0);
-	/* the child's work ran in between: two switches and 100 us */
+	/* the child's work ran in between: two switches and 100 us,
+	 * charged less the switches (283 us less the 10 us margin) */
 	c.watch_dev = c.probe_dev + 30000 + 283000 + 100000;
-	ck_assert_double_eq_tol(kbg_time_late_work(&cal, &c), 383000, 1);
+	ck_assert_double_eq_tol(kbg_time_late_work(&cal, &c), 110000, 1);
 	ck_assert_double_eq_tol(kbg_time_sample(&cal, &c, NULL),
-				50000 + 383000, 1);
+				50000 + 110000, 1);
 	/* no next watch (the case's last call): nothing to measure */
 	c.watch_dev = 0;
 	ck_assert_double_eq(kbg_time_late_work(&cal, &c), 0);
@@ -544,8 +532,10 @@ START_TEST(time_turn)
 {
 	struct kbg_tcal cal = tcal();
 	ck_assert_double_eq_tol(kbg_time_turn_ns(&cal), 233e3, 1);
+	ck_assert_double_eq_tol(kbg_time_switch_ns(&cal), 273e3, 1);
 	memset(&cal, 0, sizeof cal); /* before calibration */
 	ck_assert_double_eq_tol(kbg_time_turn_ns(&cal), 100e3, 1);
+	ck_assert_double_eq(kbg_time_switch_ns(&cal), 0);
 }
 END_TEST
 
@@ -594,8 +584,7 @@ START_TEST(time_calibrate)
 	/* 430 us from the release to "done", less 283..287 */
 	ck_assert_double_eq_tol(cal.tail_ns, 145e3, 1);
 	ck_assert_double_eq_tol(cal.dprobe_ns, 13e3, 1);
-	/* device clock: end probe 25 us after the probe, watch 30 us after */
-	ck_assert_double_eq_tol(cal.edev_ns, 25e3, 1);
+	/* device clock: the next watch 30 us after the probe's end */
 	ck_assert_double_eq_tol(cal.wgap_ns, 30e3, 1);
 	/* the slice less 30 us (1 % is 24 us) */
 	ck_assert_double_eq_tol(cal.short_ns, 2.37e6, 1);
@@ -652,7 +641,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, time_outside_charged);
 	tcase_add_test(tc, time_host_path);
 	tcase_add_test(tc, time_broken_hold);
-	tcase_add_test(tc, time_end_probe_device_clock);
+	tcase_add_test(tc, time_probe_watches);
 	tcase_add_test(tc, time_late_work);
 	tcase_add_test(tc, time_turn);
 	tcase_add_test(tc, time_score);

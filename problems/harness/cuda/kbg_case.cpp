@@ -308,7 +308,9 @@ static int run_call(struct ctx *x, int w, struct sample *out)
 		/* the score above the claim: it was raised to the bound */
 		out->low_claim = !out->forged && out->ns > r.dev_ns;
 #ifdef KBG_SAMPLE_LOG
-		fprintf(stderr, "E %d %.0f %.0f %.0f %.0f %.0f %.0f %.0f\n",
+		fprintf(stderr,
+			"E %d %.0f %.0f %.0f %.0f %.0f %.0f %.0f %d %.0f %.0f "
+			"%.0f %.0f %.0f %.0f\n",
 			(int)out->path, r.dev_ns, out->meas_ns,
 			(double)(tc.t_seen - tc.t_rel),
 			tc.probe_dev ? (double)tc.probe_dev - (double)tc.rel_dev
@@ -318,7 +320,12 @@ static int run_call(struct ctx *x, int w, struct sample *out)
 			tc.watch_dev && tc.probe_dev
 				? (double)tc.watch_dev - (double)tc.probe_dev
 				: -1.0,
-			out->ns);
+			out->ns, tc.broken, (double)(tc.t_rel - tc.t_go),
+			tc.t_probe ? (double)tc.t_probe - (double)tc.t_seen
+				   : -1.0,
+			(double)tc.outside_ns,
+			kbg_time_late_work(&x->tcal, &tc), (double)tc.age_ns,
+			(double)tc.p_charge_ns);
 #endif
 		out->outside_ns = (double)tc.outside_ns;
 		x->host_calls += out->path != KBG_TPATH_DEVICE;

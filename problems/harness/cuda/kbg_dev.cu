@@ -204,22 +204,34 @@ struct sent_ctl {
 
 /* The sentinel (kbg_dev.h). Warp 0 polls the release word; warp 1 reads
  * the timer without pause and sums its jumps. Whichever ends the watch
- * first (release, or a jump after "go") decides end_ns. */
+ * first (release, or a jump after "go") decides end_ns. A probe that
+ * watches (watch 2) and starts before not_before ends at once. */
+__device__ static unsigned long long charge(unsigned long long jump,
+					    unsigned long long sw_ns)
+{
+	return jump > sw_ns ? jump - sw_ns : 0;
+}
+
 __global__ void k_sentinel(sent_ctl *c, unsigned seq, int watch,
-			   unsigned long long gap_ns)
+			   unsigned long long gap_ns,
+			   unsigned long long not_before,
+			   unsigned long long sw_ns)
 {
 	__shared__ volatile int stop;
-	__shared__ unsigned long long end, pre_sum, post, first;
+	__shared__ unsigned long long end, pre_sum, pre_charge, post, first;
 	__shared__ unsigned pre_n, broken;
 	volatile kbg_sent_rec *r = &c->rec[seq & 1];
 	const unsigned long long start = kbg_dev_timer_ns();
 
+	if (watch == 2 && start < not_before)
+		watch = 0; /* early: the child's work has not run yet */
 	if (threadIdx.x == 0) {
 		stop = 0;
 		end = start;
-		pre_sum = post = first = 0;
+		pre_sum = pre_charge = post = first = 0;
 		pre_n = broken = 0;
 		r->start_ns = start;
+		r->early = watch == 0 && not_before;
 		__threadfence_system();
 		r->started = seq;
 		__threadfence_system();
@@ -267,6 +279,7 @@ __global__ void k_sentinel(sent_ctl *c, unsigned seq, int watch,
 				}
 				pre_n++;
 				pre_sum += t - last;
+				pre_charge += charge(t - last, sw_ns);
 			}
 			last = t;
 		}
@@ -275,6 +288,7 @@ __global__ void k_sentinel(sent_ctl *c, unsigned seq, int watch,
 	if (threadIdx.x == 0) {
 		r->end_ns = end;
 		r->pre_gap_ns = pre_sum;
+		r->pre_charge_ns = pre_charge;
 		r->pre_gaps = pre_n;
 		r->first_gap_ns = first;
 		r->post_gap_ns = post;
@@ -500,12 +514,14 @@ int kbg_sent_init(void)
 	return 0;
 }
 
-int kbg_sent_launch(uint32_t seq, int watch)
+int kbg_sent_launch(uint32_t seq, int watch, uint64_t not_before,
+		    uint64_t sw_ns)
 {
 	if (!g_sent_host)
 		return -(int)cudaErrorNotReady;
 	k_sentinel<<<1, 64, watch ? g_sent_smem : 0, g_sent_stream>>>(
-		g_sent_dev, seq, watch, KBG_SENT_GAP_NS);
+		g_sent_dev, seq, watch, KBG_SENT_GAP_NS,
+		(unsigned long long)not_before, (unsigned long long)sw_ns);
 	return launched();
 }
 

@@ -65,7 +65,14 @@ int kbg_dev_spin(uint64_t ns);
  *           its call) and after it; a jump after "go" ends it at once
  *           (the child's call needed the GPU before it was released:
  *           `broken`);
- *   probe   records when it started and ends.
+ *   probe   records when it started and ends;
+ *   probe that watches (watch 2): a probe where it starts before
+ *           not_before (`early`), else a watch from its start (the
+ *           successor probe: it sees any turn the child's context has
+ *           after it).
+ * Each jump of a watch before "go" is also charged less sw_ns (the two
+ * switches another context's turn costs, as calibrated; 0: the whole
+ * jump): pre_charge_ns.
  * Records live in mapped host memory, indexed by the sequence number's
  * parity; every field is written before `ended`. One sentinel at a time.
  * Single-threaded; 0 or a negative cudaError_t. */
@@ -73,13 +80,15 @@ struct kbg_sent_rec {
 	uint64_t start_ns;     /* device clock at its start */
 	uint64_t end_ns;       /* released, broken, or (probe) start */
 	uint64_t pre_gap_ns;   /* summed jumps before "go" */
+	uint64_t pre_charge_ns; /* summed jumps less sw_ns each */
 	uint64_t post_gap_ns;  /* the jump that broke it, after "go" */
 	uint64_t first_gap_ns; /* start of the first jump, or 0 */
-	uint32_t pre_gaps, broken;
+	uint32_t pre_gaps, broken, early;
 	uint32_t started, ended; /* sequence numbers, written last */
 };
 int kbg_sent_init(void);
-int kbg_sent_launch(uint32_t seq, int watch);
+int kbg_sent_launch(uint32_t seq, int watch, uint64_t not_before,
+		    uint64_t sw_ns);
 void kbg_sent_go(uint32_t seq);
 void kbg_sent_release(uint32_t seq);
 /* 1 (and *out filled) once sentinel seq has started / ended, else 0. */

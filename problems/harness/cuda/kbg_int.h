@@ -228,6 +228,10 @@ struct ctx {
 	uint32_t sent_seq, watch_seq;
 	uint64_t watch_t0; /* host clock when the watch was seen running */
 	uint64_t watch_dev; /* device clock when it started */
+	uint64_t renew_ns; /* a watch older than this is renewed before "go" */
+	uint64_t carry_ns; /* charged outside time of renewed watches, for
+			    * the next call */
+	uint32_t probe_seq; /* the successor probe watching now (0: none) */
 	struct kbg_tcal tcal;
 	int last_long;
 	uint32_t outside_calls, host_calls, early_probes;

@@ -390,10 +390,12 @@ static const double kSliceMarginNs = 30e3;
  * and still have waited for the child's context: the calibration's own
  * spread is about 3 us (bench/RESULTS.md). */
 static const double kSwitchMarginNs = 50e3;
-/* How much later than calibrated (tail_ns) "done" may come after a
- * device-path probe: the calibration's own spread is 3-4 us
- * (bench/RESULTS.md); later, the probe got in while work was left. */
-static const double kTailMarginNs = 20e3;
+/* How much less than an empty call's round trip (dev_ns) a jump of the
+ * parent's watch is taken to have cost in switches alone, when charging
+ * it (kbg_time_switch_ns): the calibration's own spread is about 3 us,
+ * and a turn that preempts a running kernel of the parent's costs more,
+ * not less (bench/RESULTS.md). */
+static const double kChargeMarginNs = 10e3;
 /* kbg_time_turn_ns before dev_ns is known: well under the two switches
  * another context's turn costs on the H100 and the H200 (about 280 us)
  * and well over the 20-30 us in which the parent's probe runs right
@@ -425,16 +427,10 @@ static int switched(const struct kbg_tcal *cal, const struct kbg_tcall *c)
 	       pos_diff(c->back_dev, c->rel_dev) >= kbg_time_turn_ns(cal);
 }
 
-/* 1 when the end probe started too soon after the successor probe for
- * the child's context to have had the GPU in between: the work the probe
- * waited for was all there was. Both times are the device's, so the
- * host's latency (the child saying "done", the parent launching the end
- * probe) only has to stay under a turn of another context. */
-static int nothing_left(const struct kbg_tcal *cal, const struct kbg_tcall *c)
+double kbg_time_switch_ns(const struct kbg_tcal *cal)
 {
-	return c->probe_dev && c->probe_dev >= c->back_dev &&
-	       pos_diff(c->probe_dev, c->back_dev) <
-		       cal->edev_ns + kbg_time_turn_ns(cal);
+	return cal->dev_ns > kChargeMarginNs ? cal->dev_ns - kChargeMarginNs
+					     : 0.0;
 }
 
 /* The end probe's slack on c's path. */
@@ -449,15 +445,11 @@ enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
 {
 	if (c->broken)
 		return KBG_TPATH_HOST_GO;
-	if (!switched(cal, c))
-		return KBG_TPATH_HOST;
-	/* The probe marks the end of the work only if the work had ended:
-	 * back before a time slice could expire, "done" right after it,
-	 * nothing left for the end probe to wait for. */
-	double back = pos_diff(c->back_dev, c->rel_dev);
-	double tail = pos_diff(c->t_seen, c->t_rel) - back;
-	if (back < cal->short_ns && tail <= cal->tail_ns + kTailMarginNs &&
-	    nothing_left(cal, c))
+	/* The probe marks the end of the work if it waited for the child's
+	 * context, came back before a time slice could expire, and watched
+	 * from then on (any later turn of the child's is in p_charge). */
+	if (switched(cal, c) && c->p_watch &&
+	    pos_diff(c->back_dev, c->rel_dev) < cal->short_ns)
 		return KBG_TPATH_DEVICE;
 	return KBG_TPATH_HOST;
 }
@@ -478,7 +470,8 @@ double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
 	double s;
 
 	if (p == KBG_TPATH_DEVICE)
-		s = pos_diff(c->back_dev, c->rel_dev) - cal->dev_ns;
+		s = pos_diff(c->back_dev, c->rel_dev) - cal->dev_ns +
+		    (double)c->p_charge_ns;
 	else if (p == KBG_TPATH_HOST)
 		/* a probe that took the GPU from the child's context put its
 		 * two switches inside the window */
@@ -500,7 +493,8 @@ double kbg_time_late_work(const struct kbg_tcal *cal,
 	double gap = pos_diff(c->watch_dev, c->probe_dev);
 	if (gap < cal->wgap_ns + kbg_time_turn_ns(cal))
 		return 0;
-	return gap - cal->wgap_ns;
+	gap -= cal->wgap_ns + kbg_time_switch_ns(cal);
+	return gap > 0 ? gap : 0;
 }
 
 double kbg_time_allowance(double m)
@@ -567,9 +561,6 @@ int kbg_time_calibrate(const struct kbg_tcall *dev, size_t n_dev,
 		v[i] = dev[i].t_probe ? pos_diff(dev[i].t_probe, dev[i].t_seen)
 				      : 0.0;
 	out->dprobe_ns = quantile(v, n_dev, 0.9);
-	for (size_t i = 0; i < n_dev; i++)
-		v[i] = pos_diff(dev[i].probe_dev, dev[i].back_dev);
-	out->edev_ns = quantile(v, n_dev, 0.5);
 	for (size_t i = 0; i < n_dev; i++)
 		v[i] = dev[i].watch_dev && dev[i].probe_dev
 			       ? pos_diff(dev[i].watch_dev, dev[i].probe_dev)

@@ -160,13 +160,21 @@ struct kbg_tcall {
 	uint64_t t_go;	  /* host: request posted */
 	uint64_t t_rel;	  /* host: hold released (the child had launched) */
 	uint64_t t_seen;  /* host: the child's "done" seen */
-	uint64_t t_probe; /* host: end probe seen running; 0 = no probe */
+	uint64_t t_probe; /* host: the parent's context seen back after
+			   * "done" (the end probe running, or the watching
+			   * successor probe ended); 0 = not seen */
 	uint64_t rel_dev; /* device: the hold saw its release (or broke) */
 	uint64_t back_dev; /* device: the successor probe started; 0 = none */
-	uint64_t probe_dev; /* device: the end probe started; 0 = none */
+	uint64_t probe_dev; /* device: that moment (end probe's start, or
+			     * the watching probe's end); 0 = none */
 	uint64_t watch_dev; /* device: the next watch started; 0 = none */
 	uint64_t outside_ns; /* device: another context's turns while the
 			      * GPU was the parent's (before "go") */
+	uint64_t p_charge_ns; /* device: turns of another context while the
+			       * successor probe watched, less their switches
+			       * (kbg_time_switch_ns) */
+	uint64_t age_ns;  /* host: how long the watch had run at "go" */
+	int p_watch;	  /* the successor probe watched until "done" */
 	int broken;	  /* the hold broke after "go": the call's work
 			   * needed the GPU before it was released */
 };
@@ -184,7 +192,6 @@ struct kbg_tcal {
 	double tail_ns;	  /* median (t_seen - t_rel) - (back_dev - rel_dev):
 			   * from the probe to "done" seen */
 	double dprobe_ns; /* 90th percentile of t_probe - t_seen */
-	double edev_ns;	  /* median probe_dev - back_dev */
 	double wgap_ns;	  /* median watch_dev - probe_dev */
 };
 
@@ -202,15 +209,18 @@ enum kbg_tpath {
  * proves the child's context did not run in between. */
 double kbg_time_turn_ns(const struct kbg_tcal *cal);
 
+/* What a turn of another context is charged less (a jump of a watch, a
+ * late gap): the switches of an empty call's round trip (dev_ns) less a
+ * 10 us margin; 0 before calibration (the whole jump). */
+double kbg_time_switch_ns(const struct kbg_tcal *cal);
+
 /* Which path a call's sample takes: DEVICE when the successor probe
  * came back no sooner than kbg_time_turn_ns after the release (sooner,
- * it ran before the child's work) and before short_ns, "done" came no
- * later after it than calibrated (tail_ns + 20 us: later, the probe got
- * in mid-work), and the end probe started too soon after the probe for
- * the child's context to have run in between (edev_ns + turn: nothing
- * was left); HOST_GO for a broken hold; else HOST (timed from the
- * release, less rel_ns, or less dev_ns + tail_ns where the probe took
- * the GPU from the child's context). */
+ * it ran before the child's work) and before short_ns (later, the
+ * child's time slice may have run out), and watched until "done" (any
+ * later turn of the child's is in p_charge_ns); HOST_GO for a broken
+ * hold; else HOST (timed from the release, less rel_ns, or less dev_ns
+ * + tail_ns where the probe took the GPU from the child's context). */
 enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
 			     const struct kbg_tcall *c);
 
@@ -220,17 +230,19 @@ enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
  * "done" before its work ended). */
 uint64_t kbg_time_end(const struct kbg_tcal *cal, const struct kbg_tcall *c);
 
-/* Work the child's context ran between the end probe and the next
- * watch (the parent's reset of persisting L2 lines runs there): the gap
- * less its calibrated length (wgap_ns) where it was long enough for a
- * turn of another context, else 0. */
+/* Work the child's context ran between the parent's context coming back
+ * after "done" (probe_dev) and the next watch (the parent's reset of
+ * persisting L2 lines runs there): where the gap was long enough for a
+ * turn of another context, the gap less its calibrated length (wgap_ns)
+ * and less kbg_time_switch_ns, else 0. */
 double kbg_time_late_work(const struct kbg_tcal *cal,
 			  const struct kbg_tcall *c);
 
 /* The parent's measurement of a call (ns, >= 0) and its path: the path's
- * window less its calibrated overhead, plus outside_ns (work the child
- * ran on the GPU before the call's "go": a head start, charged to the
- * call) and kbg_time_late_work. */
+ * window less its calibrated overhead (on the device path, plus
+ * p_charge_ns), plus outside_ns (work the child ran on the GPU before the
+ * call's "go": a head start, charged to the call) and
+ * kbg_time_late_work. */
 double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
 		       enum kbg_tpath *path);
 
@@ -251,7 +263,7 @@ double kbg_time_score(double m, double claim, int forged);
  * path's overheads are those of calls without it; each with t_probe);
  * slice_ns, back_dev - rel_dev of a call that ran kbg_dev_spin(spin_ns).
  * The device-path calls' t_seen and t_probe (0: none) give tail_ns and
- * dprobe_ns, their probe_dev and watch_dev edev_ns and wgap_ns; a
+ * dprobe_ns, their probe_dev and watch_dev wgap_ns; a
  * device-path call whose probe came back sooner than 100 us after the
  * release (before the call's work: no turn of the child's) is left out.
  * short_ns is the time slice that test saw less a margin (the larger of

@@ -313,11 +313,18 @@ static int sent_stuck(struct ctx *x, const char *what)
 	return KBG_INFRA;
 }
 
+/* What each jump of a watch is charged less (kbg_time_switch_ns). */
+static uint64_t switch_ns(const struct ctx *x)
+{
+	return (uint64_t)kbg_time_switch_ns(&x->tcal);
+}
+
 /* Launches a probe and waits until it runs: *seen its host time. */
 static int sent_probe(struct ctx *x, uint64_t *seen, struct kbg_sent_rec *rec)
 {
 	uint32_t seq = ++x->sent_seq;
-	KBG_TRY(x, (cudaError_t)-kbg_sent_launch(seq, 0), "launching a probe");
+	KBG_TRY(x, (cudaError_t)-kbg_sent_launch(seq, 0, 0, 0),
+		"launching a probe");
 	if (sent_wait(seq, 0, rec))
 		return sent_stuck(x, "start");
 	*seen = kbh_now_ns();
@@ -330,7 +337,8 @@ int kbg__watch_start(struct ctx *x)
 	if (!x->sent || x->watch_seq)
 		return KBG_OK;
 	uint32_t seq = ++x->sent_seq;
-	KBG_TRY(x, (cudaError_t)-kbg_sent_launch(seq, 1), "launching the sentinel");
+	KBG_TRY(x, (cudaError_t)-kbg_sent_launch(seq, 1, 0, switch_ns(x)),
+		"launching the sentinel");
 	if (sent_wait(seq, 0, &rec))
 		return sent_stuck(x, "start");
 	x->watch_seq = seq;
@@ -356,31 +364,68 @@ int kbg__watch_stop(struct ctx *x)
 	return KBG_OK;
 }
 
+/* Renews a watch that has run long, before "go": a watch that ran
+ * longer than a time slice is preempted as soon as the child queues its
+ * work, which breaks the hold (seen for every call of vectoradd's largest
+ * case, whose staging takes 7 ms on the H100). The next watch is queued
+ * behind this one on the same stream (it starts as this one ends, with
+ * no turn of another context in between) and gets a fresh slice; this
+ * one's charged outside time carries to the next call. */
+static int watch_renew(struct ctx *x)
+{
+	struct kbg_sent_rec rec, nrec;
+	uint32_t old = x->watch_seq, seq = ++x->sent_seq;
+
+	KBG_TRY(x, (cudaError_t)-kbg_sent_launch(seq, 1, 0, switch_ns(x)),
+		"launching the sentinel");
+	kbg_sent_release(old);
+	if (sent_wait(old, 1, &rec) || sent_wait(seq, 0, &nrec))
+		return sent_stuck(x, "end");
+	x->carry_ns += rec.pre_charge_ns;
+	x->outside_calls += rec.pre_gaps > 0;
+	x->watch_seq = seq;
+	x->watch_t0 = kbh_now_ns();
+	x->watch_dev = nrec.start_ns;
+	return KBG_OK;
+}
+
 /* How many probes a call may launch behind its released hold, and how
  * long the parent's context stays idle before launching another. */
 static const int kProbeTries = 4;
 static const uint64_t kProbeIdleNs = 20000;
 
 /* The successor probe: launched behind the released hold, it starts when
- * the child's context lets go of the GPU. One that starts sooner after
- * the release than another context's turn can take (kbg_time_turn_ns)
- * ran before the child's work: the scheduler had not yet switched to the
- * child (seen on the H100 and the H200 for vectoradd's largest case, 27
- * us after the release). It marks nothing, so another is launched after
- * kProbeIdleNs, up to kProbeTries in all; the last one's start is
- * tc->back_dev (one still early leaves the call to the host path). */
+ * the child's context lets go of the GPU, and from then on watches (any
+ * later turn of the child's context is a jump it charges) until "done".
+ * One that starts sooner after the release than another context's turn
+ * can take (kbg_time_turn_ns) ran before the child's work: the scheduler
+ * had not yet switched to the child (seen on the H100 and the H200 for
+ * vectoradd's largest case, 27 us after the release). It ends at once
+ * and marks nothing, so another is launched after kProbeIdleNs, up to
+ * kProbeTries in all; the last one's start is tc->back_dev (one still
+ * early leaves the call to the host path). A probe that watches is
+ * x->probe_seq, ended by probe_end. */
 static int successor_probe(struct ctx *x, struct kbg_tcall *tc)
 {
-	const double turn = kbg_time_turn_ns(&x->tcal);
+	const uint64_t not_before =
+		tc->rel_dev + (uint64_t)kbg_time_turn_ns(&x->tcal);
 	struct kbg_sent_rec pr;
-	uint64_t seen;
 
 	for (int i = 0; i < kProbeTries; i++) {
-		KBG_STEP(sent_probe(x, &seen, &pr));
+		uint32_t seq = ++x->sent_seq;
+		KBG_TRY(x,
+			(cudaError_t)-kbg_sent_launch(seq, 2, not_before,
+						      switch_ns(x)),
+			"launching a probe");
+		if (sent_wait(seq, 0, &pr))
+			return sent_stuck(x, "start");
 		tc->back_dev = pr.start_ns;
-		if (pr.start_ns >= tc->rel_dev &&
-		    (double)(pr.start_ns - tc->rel_dev) >= turn)
+		if (!pr.early) {
+			x->probe_seq = seq;
 			break;
+		}
+		if (sent_wait(seq, 1, &pr))
+			return sent_stuck(x, "end");
 		x->early_probes++;
 		/* A context that keeps getting work keeps the GPU: leave ours
 		 * idle a moment so the scheduler turns to the child's. */
@@ -390,23 +435,46 @@ static int successor_probe(struct ctx *x, struct kbg_tcall *tc)
 	return KBG_OK;
 }
 
+/* Ends the watching successor probe (after "done", or the child's death):
+ * the parent's context is back at its end. */
+static int probe_end(struct ctx *x, struct kbg_tcall *tc)
+{
+	struct kbg_sent_rec pr;
+	uint32_t seq = x->probe_seq;
+
+	x->probe_seq = 0;
+	kbg_sent_release(seq);
+	if (sent_wait(seq, 1, &pr))
+		return sent_stuck(x, "end");
+	tc->t_probe = kbh_now_ns();
+	tc->probe_dev = pr.end_ns;
+	tc->p_charge_ns = pr.pre_charge_ns;
+	tc->p_watch = 1;
+	return KBG_OK;
+}
+
 /* A CALL timed by the parent. The watch running since the last call
- * holds the GPU; the request goes out; as soon as the child says it has
- * launched its work (or is done, or its work broke the hold), the hold is
- * released and a probe launched behind it: it starts when the child's
- * context lets go of the GPU. Then "done", an end probe (it waits for
- * any work still running), and the next watch. *tc gets the
- * measurements (kbg_time_sample). */
+ * holds the GPU (renewed first if it has run long); the request goes
+ * out; as soon as the child says it has launched its work (or is done,
+ * or its work broke the hold), the hold is released and a probe launched
+ * behind it: it starts when the child's context lets go of the GPU and
+ * watches until "done". Where there is no such probe, an end probe after
+ * "done" (it waits for any work still running). Then the next watch. *tc
+ * gets the measurements (kbg_time_sample). */
 int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 		       struct kbh_guard_window *w, struct kbg_reply *r,
 		       struct kbg_tcall *tc)
 {
 	const uint64_t seq = ++x->seq;
-	const uint32_t hold = x->watch_seq;
 	struct kbg_sent_rec rec, pr;
 	int rc, ended = 0;
 
 	memset(tc, 0, sizeof *tc);
+	if (x->renew_ns && x->watch_seq &&
+	    kbh_now_ns() - x->watch_t0 > x->renew_ns)
+		KBG_STEP(watch_renew(x));
+	const uint32_t hold = x->watch_seq;
+	tc->age_ns = kbh_now_ns() - x->watch_t0;
 	memcpy(a, &seq, sizeof seq);
 	kbh_fill(x->reply, 0xff, sizeof *x->reply);
 	kbg_sent_go(hold);
@@ -430,7 +498,8 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 		return sent_stuck(x, "end");
 	tc->rel_dev = rec.end_ns;
 	tc->broken = (int)rec.broken;
-	tc->outside_ns = rec.pre_gap_ns;
+	tc->outside_ns = rec.pre_charge_ns + x->carry_ns;
+	x->carry_ns = 0;
 #ifdef KBG_SAMPLE_LOG
 	if (rec.pre_gaps || rec.broken)
 		fprintf(stderr,
@@ -451,11 +520,17 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 	if (!tc->broken && !x->last_long)
 		KBG_STEP(successor_probe(x, tc));
 	rc = kbh_guard_finish(x->g, w);
+	/* The watching probe ends whatever the child did (it would hold
+	 * the parent's context for ever). */
+	if (x->probe_seq)
+		KBG_STEP(probe_end(x, tc));
 	if (rc == 0) {
 		tc->t_seen = w->t_seen;
-		/* On every path: it waits for work left after "done". */
-		KBG_STEP(sent_probe(x, &tc->t_probe, &pr));
-		tc->probe_dev = pr.start_ns;
+		if (!tc->p_watch) {
+			/* It waits for work left after "done". */
+			KBG_STEP(sent_probe(x, &tc->t_probe, &pr));
+			tc->probe_dev = pr.start_ns;
+		}
 		/* A call as long as half a time slice would have its
 		 * successor probe land inside it: the next call skips it. */
 		x->last_long = tc->broken ||
@@ -659,16 +734,19 @@ static int calibrate_sentinel(struct ctx *x)
 	}
 	x->last_long = 0;
 	x->outside_calls = 0;
+	x->carry_ns = 0;
+	/* Well short of a slice: the hold must last until the release. */
+	x->renew_ns = (uint64_t)(x->tcal.short_ns / 2);
 	kbh_report_kv(x->rep, "system.sentinel",
 		      "device path overhead %.1f us, host path %.1f us (from "
 		      "go %.1f us), end probe p90 %.1f us, time slice test "
-		      "%.1f us (short calls below %.1f us), end probe %.1f "
-		      "us after the probe, next watch %.1f us after it "
-		      "(device clock), done %.1f us after the probe",
+		      "%.1f us (short calls below %.1f us), next watch %.1f "
+		      "us after the probe (device clock), done %.1f us after "
+		      "the probe",
 		      x->tcal.dev_ns / 1e3, x->tcal.rel_ns / 1e3,
 		      x->tcal.go_ns / 1e3, x->tcal.probe_ns / 1e3, slice / 1e3,
-		      x->tcal.short_ns / 1e3, x->tcal.edev_ns / 1e3,
-		      x->tcal.wgap_ns / 1e3, x->tcal.tail_ns / 1e3);
+		      x->tcal.short_ns / 1e3, x->tcal.wgap_ns / 1e3,
+		      x->tcal.tail_ns / 1e3);
 	return KBG_OK;
 }
 
