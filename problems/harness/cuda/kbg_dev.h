@@ -77,12 +77,12 @@ int kbg_dev_spin(uint64_t ns);
  * parity; every field is written before `ended`. One sentinel at a time.
  * Single-threaded; 0 or a negative cudaError_t. */
 struct kbg_sent_rec {
-	uint64_t start_ns;     /* device clock at its start */
-	uint64_t end_ns;       /* released, broken, or (probe) start */
-	uint64_t pre_gap_ns;   /* summed jumps before "go" */
+	uint64_t start_ns;      /* device clock at its start */
+	uint64_t end_ns;        /* released, broken, or (probe) start */
+	uint64_t pre_gap_ns;    /* summed jumps before "go" */
 	uint64_t pre_charge_ns; /* summed jumps less sw_ns each */
-	uint64_t post_gap_ns;  /* the jump that broke it, after "go" */
-	uint64_t first_gap_ns; /* start of the first jump, or 0 */
+	uint64_t post_gap_ns;   /* the jump that broke it, after "go" */
+	uint64_t first_gap_ns;  /* start of the first jump, or 0 */
 	uint32_t pre_gaps, broken, early;
 	uint32_t started, ended; /* sequence numbers, written last */
 };
