@@ -13,7 +13,8 @@ set -euo pipefail
 
 BUILD=${1:-build}
 DIST=${2:-dist}
-TOOLS="worker/kb-worker gateway/kb-gateway ranker/kb-ranker devbroker/kb-devbroker client/kb tests/hostile/bench-sandbox/kb-sandbox-exec"
+# $KB_BUNDLE_TOOLS: fewer (the device tool carries at most 64 MiB).
+TOOLS=${KB_BUNDLE_TOOLS:-"worker/kb-worker gateway/kb-gateway ranker/kb-ranker devbroker/kb-devbroker client/kb tests/hostile/bench-sandbox/kb-sandbox-exec"}
 # redis-server and redis-cli too, for `scripts/run.sh dist` on a host
 # without them.
 REDIS=$(command -v redis-server || true)

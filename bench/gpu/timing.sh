@@ -6,12 +6,12 @@
 #
 #   bench/gpu/timing.sh [-a ARCH] [-o OUTDIR] [-r RUNS] PHASE [PROBLEM...]
 #
-#   spread   RUNS (default 3) ranked runs of each example with
-#            the sentinel (-DKBG_SENTINEL: "sent") and with the default
-#            build (the child's event time, the timing in force: "claim"):
-#            spread (max/min - 1) of each
+#   spread   RUNS (default 3) ranked runs of each example with the
+#            sentinel (the default build: "sent") and with the child's
+#            event time, the timing before it (-DKBG_NO_SENTINEL:
+#            "claim"): spread (max/min - 1) of each
 #   hostile  one ranked run of each example per attack, each with the
-#            sentinel and with the default build (the ablation): the score
+#            sentinel and with -DKBG_NO_SENTINEL (the ablation): the score
 #            against the honest one of the same timing, as a gain
 #            (1 - attacked/honest; > 0 means the attack paid). Attacks
 #            are a tampered child's driver (kbg_child.cpp, test-only
@@ -19,7 +19,11 @@
 #            early  "done" before the work ended (-DKBG_HOSTILE_EARLY_DONE);
 #            after  200 us of GPU work left after "done", as a head start
 #            would (-DKBG_HOSTILE_AFTER)
-#   PROBLEM  problem directories under problems/pmpp (default: all 8)
+#   PROBLEM  problem directories under problems/pmpp (default: all 8),
+#            each with its submission_ok.cu, or NAME:FILE for another
+#            submission (a path from the repository's root: e.g.
+#            vectoradd:tests/honest/cuda/own_stream.cu, shown as
+#            vectoradd_own_stream)
 # $VARIANTS, when set, runs only those builds (names as in defs() below;
 # a gain whose builds did not run prints as "-").
 # One line per run on stdout, a table at the end; raw reports in OUTDIR
@@ -49,14 +53,14 @@ build=$here/problems/harness/cuda/kbg_build.sh
 # variant name -> defines
 defs() {
 	case $1 in
-	sent) echo "-DKBG_SENTINEL" ;;
-	claim) echo "" ;;
-	sent-claim) echo "-DKBG_SENTINEL -DKBG_HOSTILE_CLAIM=0.6" ;;
-	old-claim) echo "-DKBG_HOSTILE_CLAIM=0.6" ;;
-	sent-early) echo "-DKBG_SENTINEL -DKBG_HOSTILE_EARLY_DONE" ;;
-	old-early) echo "-DKBG_HOSTILE_EARLY_DONE" ;;
-	sent-after) echo "-DKBG_SENTINEL -DKBG_HOSTILE_AFTER=200000" ;;
-	old-after) echo "-DKBG_HOSTILE_AFTER=200000" ;;
+	sent) echo "" ;;
+	claim) echo "-DKBG_NO_SENTINEL" ;;
+	sent-claim) echo "-DKBG_HOSTILE_CLAIM=0.6" ;;
+	old-claim) echo "-DKBG_NO_SENTINEL -DKBG_HOSTILE_CLAIM=0.6" ;;
+	sent-early) echo "-DKBG_HOSTILE_EARLY_DONE" ;;
+	old-early) echo "-DKBG_NO_SENTINEL -DKBG_HOSTILE_EARLY_DONE" ;;
+	sent-after) echo "-DKBG_HOSTILE_AFTER=200000" ;;
+	old-after) echo "-DKBG_NO_SENTINEL -DKBG_HOSTILE_AFTER=200000" ;;
 	esac
 }
 case $phase in
@@ -65,13 +69,29 @@ hostile) variants=${VARIANTS:-"sent claim sent-claim old-claim sent-early old-ea
 *) echo "timing.sh: unknown phase $phase" >&2; exit 2 ;;
 esac
 
+# label ARG: PROBLEM, or PROBLEM_SUBMISSION for NAME:FILE (one word);
+# sub ARG: the submission's path
+label() {
+	case $1 in
+	*:*) f=${1#*:}; f=${f##*/}; echo "${1%%:*}_${f%.cu}" ;;
+	*) echo "$1" ;;
+	esac
+}
+sub() {
+	case $1 in
+	*:*) echo "$here/${1#*:}" ;;
+	*) echo "$here/problems/pmpp/$1/submission_ok.cu" ;;
+	esac
+}
+
 # Builds: the problems of one variant side by side.
 for v in $variants; do
-	for p in $probs; do
+	for arg in $probs; do
+		p=$(label "$arg")
 		d=$out/w-$v-$p
 		rm -rf "$d"
 		( KBG_DEFS=$(defs "$v") sh "$build" -a "$arch" -c "$out/cache-$v" -w "$d" \
-			"$here/problems/pmpp/$p" "$here/problems/pmpp/$p/submission_ok.cu" \
+			"$here/problems/pmpp/${arg%%:*}" "$(sub "$arg")" \
 			>"$out/build-$v-$p.log" 2>&1 || echo "BUILD FAILED $v $p" ) &
 	done
 	wait
@@ -91,7 +111,8 @@ score() {
 
 table=$out/timing-$phase.txt
 : >"$table"
-for p in $probs; do
+for arg in $probs; do
+	p=$(label "$arg")
 	case $phase in
 	spread)
 		for v in $variants; do

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/gpu/sentinel/outside.sh: where an honest child's "outside" GPU
 # work (README.md, "The sentinel") falls among the parent's phases. Builds
-# each PMPP example with -DKBG_SENTINEL -DKBG_SAMPLE_LOG, runs one
+# each PMPP example with -DKBG_SAMPLE_LOG (the sentinel is the default), runs one
 # leaderboard pass and classifies every watch that saw a gap by where its
 # first gap lies: before the last check ended, before staging was
 # complete, or after.
@@ -17,7 +17,7 @@ probs=${*:-prefixsum histogram vectorsum grayscale}
 case ":$PATH:" in *:/usr/local/cuda/bin:*) ;; *) PATH=$PATH:/usr/local/cuda/bin ;; esac
 mkdir -p "$out"
 for p in $probs; do
-	( KBG_DEFS="-DKBG_SENTINEL -DKBG_SAMPLE_LOG ${EXTRA_DEFS:-}" sh "$here/problems/harness/cuda/kbg_build.sh" \
+	( KBG_DEFS="-DKBG_SAMPLE_LOG ${EXTRA_DEFS:-}" sh "$here/problems/harness/cuda/kbg_build.sh" \
 		-a 90a -c "$out/cache" -w "$out/w-$p" "$here/problems/pmpp/$p" \
 		"$here/problems/pmpp/$p/submission_ok.cu" >"$out/build-$p.log" 2>&1 ||
 		echo "BUILD FAILED $p" ) &

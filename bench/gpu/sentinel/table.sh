@@ -3,7 +3,7 @@
 # call: the per-call log of four PMPP examples (outside.sh: the parent's
 # measurement and the score against the child's claim, per path) and the
 # ranked spread of every PMPP example, 3 runs each, with the sentinel
-# (-DKBG_SENTINEL) and with the default build (the claim). The attacks:
+# (the default build) and with the claim (-DKBG_NO_SENTINEL). The attacks:
 # `bench/gpu/timing.sh hostile`. Results under $OUT (default
 # /tmp/kb-table).
 set -u

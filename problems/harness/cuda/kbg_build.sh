@@ -16,7 +16,7 @@
 #            not exist or be empty
 # $KBG_DEFS, when set, is added to the flags of every harness source
 # (diagnostic and test-only builds: -DKBG_SAMPLE_LOG, the timing hostile
-# cases' -DKBG_HOSTILE_*, the sentinel -DKBG_SENTINEL); the worker
+# cases' -DKBG_HOSTILE_*, the claim timing -DKBG_NO_SENTINEL); the worker
 # never sets it.
 #
 # Steps:

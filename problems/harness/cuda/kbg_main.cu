@@ -94,13 +94,14 @@
  *      and >= 0, flags 0 or 1, its sequence number); [t0, t1] inside
  *      [t_go, t_seen] and the event time start->end no longer than
  *      t_seen - t_go (else the call's timing is forged: the case is
- *      suspect and the sample becomes the window). Built with
- *      -DKBG_SENTINEL, benchmark and leaderboard modes on NVIDIA GPUs
- *      score the parent's own measurement of the call (README.md, "The
- *      sentinel"; not yet the default), which the claim may refine by
- *      at most max(1 %, 2 us) (kbg_time_score). Otherwise the sample is
- *      the child's event time, so a child that tampers with the
- *      driver's code in its process can claim a shorter time than it
+ *      suspect and the sample becomes the window). Benchmark and
+ *      leaderboard modes on NVIDIA GPUs score the parent's own
+ *      measurement of the call (README.md, "The sentinel"), which the
+ *      claim may refine by at most max(1 %, 2 us) (kbg_time_score).
+ *      Elsewhere (test and profile modes, HIP, and the test-only
+ *      -DKBG_NO_SENTINEL) the sample is the child's event time, so a
+ *      child that tampers with the driver's code in its process can
+ *      claim a shorter time than it
  *      took -- never longer than the parent's window, and never below
  *      the physical floor without the case being suspect;
  *   6. the expected result is made (fresh: regenerate, reference; sets:
@@ -146,6 +147,11 @@
  * the hold, for as long as the host spends inside custom_kernel. The
  * hold, its mapped release word and the events all live in the child's
  * context; the parent's context is idle (synchronised) during a request.
+ * With the sentinel (ranked modes on NVIDIA GPUs) the hold is the
+ * parent's watch instead (README.md, "The sentinel"), released when the
+ * child says it launched, or 500 us after "go" (kReleaseAfterNs: a call
+ * that blocks inside custom_kernel), counted in hold_timeouts; such a
+ * call is timed from the release and kept.
  *
  * Timing modes: before any user code, a few CALL requests that skip
  * custom_kernel measure the guard's own overhead (system.guard). Per
