@@ -19,6 +19,11 @@
 #            early  "done" before the work ended (-DKBG_HOSTILE_EARLY_DONE);
 #            after  200 us of GPU work left after "done", as a head start
 #            would (-DKBG_HOSTILE_AFTER)
+#            launched  "launched" said before custom_kernel is called, so
+#            the parent releases its hold at once (-DKBG_HOSTILE_LAUNCHED;
+#            pays only for calls with host time between GPU work, e.g.
+#            vectorsum:tests/honest/cuda/thrust_sum.cu; not in the
+#            default list: VARIANTS="sent sent-launched claim old-launched")
 #   PROBLEM  problem directories under problems/pmpp (default: all 8),
 #            each with its submission_ok.cu, or NAME:FILE for another
 #            submission (a path from the repository's root: e.g.
@@ -61,6 +66,8 @@ defs() {
 	old-early) echo "-DKBG_NO_SENTINEL -DKBG_HOSTILE_EARLY_DONE" ;;
 	sent-after) echo "-DKBG_HOSTILE_AFTER=200000" ;;
 	old-after) echo "-DKBG_NO_SENTINEL -DKBG_HOSTILE_AFTER=200000" ;;
+	sent-launched) echo "-DKBG_HOSTILE_LAUNCHED" ;;
+	old-launched) echo "-DKBG_NO_SENTINEL -DKBG_HOSTILE_LAUNCHED" ;;
 	esac
 }
 case $phase in
@@ -157,7 +164,7 @@ awk -v phase="$phase" '
 	phase == "hostile" {
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); val[kv[1]] = kv[2] }
 		printf "%-10s", $1
-		n = split("claim early after", att, " ")
+		n = split("claim early after launched", att, " ")
 		for (j = 1; j <= n; j++) {
 			a = att[j]
 			printf "  %s: sentinel %s, ablation %s", a, gain(val["sent-" a], val["sent"]), gain(val["old-" a], val["claim"])

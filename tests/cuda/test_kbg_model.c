@@ -407,19 +407,47 @@ START_TEST(time_probe_mid_work)
 	/* the probe got in 17 us into 500 us of work (the child's context
 	 * let go early: its work waited on something); the rest ran as a
 	 * turn of the child's context while the probe watched, charged less
-	 * its switches: (483 + 283) - (283 - 10) us */
+	 * its switches: (483 + 283) - (283 - 10) us. The host's window
+	 * times it: "done" seen after the turn */
 	struct kbg_tcall c = honest(500000);
 	c.back_dev = c.rel_dev + 300000;
 	c.p_charge_ns = 483000 + 283000 - 273000;
+	c.t_seen = c.t_rel + 300000 + 766000 + 147000;
+	c.t_probe = c.t_seen + 20000;
 	double s = kbg_time_sample(&cal, &c, &p);
-	ck_assert_int_eq(p, KBG_TPATH_DEVICE);
+	ck_assert_int_eq(p, KBG_TPATH_HOST);
 	ck_assert_double_ge(s, 500000);
-	/* "done" sent right after the probe changes nothing */
+	/* "done" sent right after the probe: the probe, released, ends
+	 * only after the child's turn (its end seen late moves the end) */
 	c.t_seen = c.t_rel + 310000;
-	ck_assert_double_eq_tol(kbg_time_sample(&cal, &c, NULL), s, 1);
+	c.t_probe = c.t_rel + 300000 + 766000 + 20000;
+	ck_assert_double_ge(kbg_time_sample(&cal, &c, NULL), 500000);
 	/* ablation: the probe taken as the end, its watch not counted */
 	c.p_charge_ns = 0;
 	ck_assert_double_lt(kbg_time_sample(&cal, &c, NULL), 20000);
+}
+END_TEST
+
+START_TEST(time_host_gap)
+{
+	struct kbg_tcal cal = tcal();
+	enum kbg_tpath p;
+	/* 50 us of work, then 1 ms on the host (a result computed there),
+	 * then 10 us more: the probe came back after the first work and saw
+	 * the second as a turn, charged (10 + 283) - 273 us. The host's
+	 * window counts the millisecond */
+	struct kbg_tcall c = honest(50000);
+	c.p_charge_ns = 10000 + 283000 - 273000;
+	c.t_seen = c.t_rel + 283000 + 50000 + 1000000 + 293000 + 147000;
+	c.t_probe = c.t_seen + 20000;
+	double s = kbg_time_sample(&cal, &c, &p);
+	ck_assert_int_eq(p, KBG_TPATH_HOST);
+	ck_assert_double_ge(s, 1000000 + 60000);
+	/* ablation: the device's account with the turn charged leaves the
+	 * host's millisecond out */
+	ck_assert_double_lt((double)(c.back_dev - c.rel_dev) - cal.dev_ns +
+				    (double)c.p_charge_ns,
+			    100000);
 }
 END_TEST
 
@@ -494,12 +522,14 @@ START_TEST(time_probe_watches)
 	ck_assert_double_eq_tol(s, 50000, 1);
 	/* 200 us of work queued after the probe, "done" at once: the
 	 * watching probe saw a turn of the child's context (two switches
-	 * and the work) and charged it less the switches */
+	 * and the work) and, released, ended after it: the host path, the
+	 * end moved to the probe's */
 	c = honest(50000);
 	c.t_seen = c.t_rel + 283000 + 50000;
 	c.p_charge_ns = 283000 + 200000 - 273000;
+	c.t_probe = c.t_seen + 483000 + 20000;
 	s = kbg_time_sample(&cal, &c, &p);
-	ck_assert_int_eq(p, KBG_TPATH_DEVICE);
+	ck_assert_int_eq(p, KBG_TPATH_HOST);
 	ck_assert_double_ge(s, 50000 + 200000);
 	/* a probe that did not watch proves no end */
 	c.p_watch = 0;
@@ -638,6 +668,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, time_device_path);
 	tcase_add_test(tc, time_probe_before_work);
 	tcase_add_test(tc, time_probe_mid_work);
+	tcase_add_test(tc, time_host_gap);
 	tcase_add_test(tc, time_outside_charged);
 	tcase_add_test(tc, time_host_path);
 	tcase_add_test(tc, time_broken_hold);

@@ -447,8 +447,11 @@ enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
 		return KBG_TPATH_HOST_GO;
 	/* The probe marks the end of the work if it waited for the child's
 	 * context, came back before a time slice could expire, and watched
-	 * from then on (any later turn of the child's is in p_charge). */
-	if (switched(cal, c) && c->p_watch &&
+	 * from then on without seeing the child's context again. A later
+	 * turn means more work after host time the device's account would
+	 * leave out (a result computed on the host between two turns): the
+	 * host's window times that call. */
+	if (switched(cal, c) && c->p_watch && c->p_charge_ns == 0 &&
 	    pos_diff(c->back_dev, c->rel_dev) < cal->short_ns)
 		return KBG_TPATH_DEVICE;
 	return KBG_TPATH_HOST;
@@ -470,8 +473,7 @@ double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
 	double s;
 
 	if (p == KBG_TPATH_DEVICE)
-		s = pos_diff(c->back_dev, c->rel_dev) - cal->dev_ns +
-		    (double)c->p_charge_ns;
+		s = pos_diff(c->back_dev, c->rel_dev) - cal->dev_ns;
 	else if (p == KBG_TPATH_HOST)
 		/* a probe that took the GPU from the child's context put its
 		 * two switches inside the window */

@@ -172,7 +172,8 @@ struct kbg_tcall {
 			      * GPU was the parent's (before "go") */
 	uint64_t p_charge_ns; /* device: turns of another context while the
 			       * successor probe watched, less their switches
-			       * (kbg_time_switch_ns) */
+			       * (kbg_time_switch_ns); not 0 sends the call to
+			       * the host path */
 	uint64_t age_ns;  /* host: how long the watch had run at "go" */
 	int p_watch;	  /* the successor probe watched until "done" */
 	int broken;	  /* the hold broke after "go": the call's work
@@ -217,8 +218,11 @@ double kbg_time_switch_ns(const struct kbg_tcal *cal);
 /* Which path a call's sample takes: DEVICE when the successor probe
  * came back no sooner than kbg_time_turn_ns after the release (sooner,
  * it ran before the child's work) and before short_ns (later, the
- * child's time slice may have run out), and watched until "done" (any
- * later turn of the child's is in p_charge_ns); HOST_GO for a broken
+ * child's time slice may have run out), and watched until "done" without
+ * seeing a turn of the child's context (p_charge_ns 0: work queued after
+ * the probe came back, after host time that the device's account would
+ * leave out: a synchronise inside the call, or a child that says it
+ * launched before it did); HOST_GO for a broken
  * hold; else HOST (timed from the release, less rel_ns, or less dev_ns
  * + tail_ns where the probe took the GPU from the child's context). */
 enum kbg_tpath kbg_time_path(const struct kbg_tcal *cal,
@@ -239,8 +243,7 @@ double kbg_time_late_work(const struct kbg_tcal *cal,
 			  const struct kbg_tcall *c);
 
 /* The parent's measurement of a call (ns, >= 0) and its path: the path's
- * window less its calibrated overhead (on the device path, plus
- * p_charge_ns), plus outside_ns (work the child ran on the GPU before the
+ * window less its calibrated overhead, plus outside_ns (work the child ran on the GPU before the
  * call's "go": a head start, charged to the call) and
  * kbg_time_late_work. */
 double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,

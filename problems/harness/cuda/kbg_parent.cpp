@@ -486,6 +486,7 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 	    kbh_now_ns() - x->watch_t0 > x->renew_ns)
 		KBG_STEP(watch_renew(x));
 	const uint32_t hold = x->watch_seq;
+	int timed_out = 0;
 	tc->age_ns = kbh_now_ns() - x->watch_t0;
 	memcpy(a, &seq, sizeof seq);
 	kbh_fill(x->reply, 0xff, sizeof *x->reply);
@@ -505,6 +506,7 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 		if ((i & 255) == 0 &&
 		    kbh_now_ns() - tc->t_go > kReleaseAfterNs) {
 			x->hold_timeouts++;
+			timed_out = 1;
 			break;
 		}
 	}
@@ -534,7 +536,11 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 			(double)(tc->t_go - x->watch_t0) / 1e3);
 #endif
 	x->outside_calls += rec.pre_gaps > 0;
-	if (!tc->broken && !x->last_long)
+	/* No successor probe behind a call that waits on the device inside
+	 * custom_kernel: its next work, queued once that wait ends, would
+	 * wait behind the watching probe for a time slice. The end probe
+	 * and the host path time it. */
+	if (!tc->broken && !x->last_long && !timed_out)
 		KBG_STEP(successor_probe(x, tc));
 	rc = kbh_guard_finish(x->g, w);
 	/* The watching probe ends whatever the child did (it would hold
