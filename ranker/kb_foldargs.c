@@ -9,24 +9,9 @@
 #include <string.h>
 
 #include "kb_keys.h"
+#include "kb_mode.h"
 #include "kb_report.h"
 #include "kb_util.h"
-
-const char *kb_mode_name(Kb__Mode mode)
-{
-	switch (mode) {
-	case KB__MODE__MODE_TEST:
-		return "test";
-	case KB__MODE__MODE_BENCHMARK:
-		return "benchmark";
-	case KB__MODE__MODE_PROFILE:
-		return "profile";
-	case KB__MODE__MODE_LEADERBOARD:
-		return "leaderboard";
-	default:
-		return "unspecified";
-	}
-}
 
 const char *kb_verdict_name(Kb__Verdict verdict)
 {
@@ -183,7 +168,7 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 	call->gpu = r->gpu;
 	call->lb = r->leaderboard;
 	call->user = r->user_id;
-	call->mode = kb_mode_name(r->mode);
+	call->mode = kb_mode_name_or(r->mode, "unspecified");
 	call->verdict = kb_verdict_name(r->verdict);
 	call->scored = kb_result_is_scored(r);
 

@@ -17,6 +17,7 @@
 #include "kb_lease.h"
 #include "kb_log.h"
 #include "kb_metrics.h"
+#include "kb_mode.h"
 #include "kb_report.h"
 #include "kb_redis.h"
 #include "kb_signal.h"
@@ -781,9 +782,8 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 	snprintf(j->key, sizeof(j->key), "%" PRIu64, id);
 	kb_info("job start sub=%" PRIu64 " gpu=%s lb=%s mode=%s user=%s "
 		"partition=%d offset=%" PRId64,
-		id, event_gpu(j), sub->leaderboard,
-		kb_report_mode_name(sub->mode), sub->user_id, m->partition,
-		m->offset);
+		id, event_gpu(j), sub->leaderboard, kb_mode_label(sub->mode),
+		sub->user_id, m->partition, m->offset);
 	/* Taken: the first event, before anything can go wrong. */
 	on_progress(j, KB__STAGE__STAGE_QUEUED, "running", 0);
 	kb_gauge_set(kb_metric_get1(M.inflight, s->o->gpu), 1);
@@ -817,7 +817,7 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 	kb_info("job done sub=%" PRIu64 " gpu=%s lb=%s mode=%s verdict=%s "
 		"fault=%s score=%.9g build_s=%.3f harness_s=%.3f "
 		"elapsed_s=%.3f published=%s",
-		id, r->gpu, r->leaderboard, kb_report_mode_name(r->mode),
+		id, r->gpu, r->leaderboard, kb_mode_label(r->mode),
 		kb_report_verdict_name(r->verdict),
 		kb_report_fault_name(r->fault), r->has_score ? r->score : 0.0,
 		r->build_s, r->harness_s, kb_mono_s() - j->t0,

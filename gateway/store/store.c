@@ -14,7 +14,6 @@
 #include "kb_log.h"
 #include "kb_redis.h"
 #include "kb_util.h"
-#include "rules.h"
 #include "store_internal.h"
 
 #define REDIS_TIMEOUT_MS 2000

@@ -9,8 +9,8 @@
 #include "kb_config.h"
 #include "kb_keys.h"
 #include "kb_log.h"
+#include "kb_mode.h"
 #include "kb_util.h"
-#include "rules.h"
 #include "store.h"
 #include "store_internal.h"
 
@@ -307,7 +307,7 @@ static void count_submission(struct kb_gw_stats *out, redisReply **f,
 	rs->runs++;
 	rs->passed += verdict && strcmp(verdict, "passed") == 0;
 	rs->scored += score && score[0];
-	rs->secret += mode && strcmp(mode, "leaderboard") == 0;
+	rs->secret += kb_mode_parse(mode) == KB_MODE_LEADERBOARD;
 }
 
 int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,

@@ -10,7 +10,8 @@
 
 #include "kb_keys.h"
 #include "kb_log.h"
-#include "rules.h"
+#include "kb_mode.h"
+#include "kb_util.h"
 #include "store.h"
 #include "store_internal.h"
 
@@ -99,7 +100,7 @@ static int consider(struct picks *p, uint64_t id, const redisReply *row)
 	struct kb_gw_export_pick e = {.id = id};
 	char *end;
 
-	if (!field(row, 0) || strcmp(field(row, 0), "leaderboard") != 0 ||
+	if (kb_mode_parse(field(row, 0)) != KB_MODE_LEADERBOARD ||
 	    !field(row, 1) || strcmp(field(row, 1), "done") != 0 ||
 	    !field(row, 2) || strcmp(field(row, 2), "passed") != 0 || !score ||
 	    !*score)
