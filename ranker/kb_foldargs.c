@@ -240,7 +240,8 @@ int kb_foldargs_progress(const Kb__ResultEvent *ev, int64_t stage_ms,
 	call->sub_id = ev->submission_id;
 	call->gpu = ev->gpu ? ev->gpu : "";
 	call->stage = kb_report_stage_name(ev->progress->stage);
-	snprintf(call->key_s, sizeof(call->key_s), "kb:sub:%" PRIu64, ev->submission_id);
+	snprintf(call->key_s, sizeof(call->key_s), KB_KEY_SUB_N,
+		 ev->submission_id);
 	snprintf(call->stage_ms_s, sizeof(call->stage_ms_s), "%" PRId64, stage_ms);
 	call->nkeys = KB_PROGRESS_NKEYS;
 	call->argc = KB_PROGRESS_NKEYS + KB_PROGRESS_NARGS;

@@ -182,7 +182,9 @@ int kb_gw_export_picks(const struct kb_gw *g, const char *lb,
 	*out = NULL;
 	*n = 0;
 	do {
-		redisReply *r = kb__gw_cmd(g, &rc, "ZSCAN kb:subs:lb:%s %s COUNT %d",
+		redisReply *r = kb__gw_cmd(g, &rc,
+					   "ZSCAN " KB_KEY_SUBS_BOARD
+					   " %s COUNT %d",
 					   lb, cursor, SCAN_COUNT);
 		if (!r)
 			break;
@@ -222,7 +224,7 @@ int kb_gw_export_row(const struct kb_gw *g, const struct kb_gw_export_pick *pk,
 	memset(out, 0, sizeof(*out));
 	if (!c)
 		return -EIO;
-	snprintf(key, sizeof(key), "kb:sub:%" PRIu64, pk->id);
+	snprintf(key, sizeof(key), KB_KEY_SUB_N, pk->id);
 	snprintf(code_key, sizeof(code_key), KB_KEY_CODE, pk->code_sha);
 	redisAppendCommand(c, "HMGET %s user_name file_name", key);
 	redisAppendCommand(c, "HGET " KB_KEY_USER " name", pk->user_id);
