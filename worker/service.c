@@ -836,24 +836,14 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
  * Returns 0 to go on, 1 to stop. */
 static int dead_letter(struct svc *s, const kb_message *m, const char *reason)
 {
-	Kb__DeadLetter dl = KB__DEAD_LETTER__INIT;
 	uint8_t *buf;
 	size_t len;
 	int rc;
 
 	kb_warn("dead letter from %s [%d] @%" PRId64 ": %s", m->topic,
 		m->partition, m->offset, reason);
-	dl.topic = (char *)m->topic;
-	dl.partition = m->partition;
-	dl.offset = m->offset;
-	dl.key.data = (uint8_t *)m->key;
-	dl.key.len = m->key ? m->key_len : 0;
-	dl.value.data = (uint8_t *)m->value;
-	dl.value.len = m->value ? m->value_len : 0;
-	dl.reason = (char *)reason;
-	len = kb__dead_letter__get_packed_size(&dl);
-	buf = kb__xcalloc(1, len);
-	kb__dead_letter__pack(&dl, buf);
+	if (kb_dead_letter_pack(m, reason, &buf, &len) < 0)
+		return 1; /* out of memory: stop, the message uncommitted */
 	rc = send_reliably(s, KB_TOPIC_DLQ, m->key, m->key ? m->key_len : 0,
 			   buf, len, "dead letter");
 	free(buf);
