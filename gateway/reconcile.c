@@ -14,9 +14,9 @@
 
 #include "kb_kafka.h"
 #include "kb_log.h"
+#include "kb_mode.h"
 #include "kb_util.h"
 #include "reconcile_rules.h"
-#include "rules.h"
 #include "store.h"
 #include "submit.h"
 

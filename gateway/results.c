@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_mode.h"
 #include "kb_report.h"
 #include "rules.h"
 
@@ -188,13 +189,14 @@ json_t *kb_gw_result_event(const Kb__Result *r, uint64_t id)
 	json_t *results = json_array();
 	json_array_append_new(results, kb_gw_result_full(r));
 	kb_gw_job_of_result(r, id, &job);
-	return json_pack("{s:s,s:o,s:o,s:I,s:s,s:o,s:s,s:s,s:{s:s,s:o}}", "status",
-			 "success", "results", results, "reports", reports,
-			 "submission_id", (json_int_t)id, "verdict",
+	return json_pack("{s:s,s:o,s:o,s:I,s:s,s:o,s:s,s:s,s:{s:s,s:o}}",
+			 "status", "success", "results", results, "reports",
+			 reports, "submission_id", (json_int_t)id, "verdict",
 			 kb_report_verdict_name(r->verdict), "score",
-			 r->has_score ? json_real(r->score) : json_null(), "gpu",
-			 r->gpu ? r->gpu : "", "mode", kb_report_mode_name(r->mode),
-			 "job", "status", job.status, "error",
+			 r->has_score ? json_real(r->score) : json_null(),
+			 "gpu", r->gpu ? r->gpu : "", "mode",
+			 kb_mode_label(r->mode), "job", "status", job.status,
+			 "error",
 			 job.error[0] ? kb_gw_jstr(job.error) : json_null());
 }
 
@@ -255,9 +257,10 @@ json_t *kb_gw_result_runs(const Kb__Result *r)
 		const Kb__RunResult *rr = r->runs[i];
 		int secret = is_secret(rr);
 		const char *mode = row_mode(rr);
-		int ranked = !secret && strcmp(mode, "leaderboard") == 0;
-		int diag = !secret && (strcmp(mode, "test") == 0 ||
-				       strcmp(mode, "benchmark") == 0);
+		enum kb_mode m = kb_mode_parse(mode);
+		int ranked = !secret && m == KB_MODE_LEADERBOARD;
+		int diag = !secret &&
+			   (m == KB_MODE_TEST || m == KB_MODE_BENCHMARK);
 		json_t *o = row_json(r, mode, secret);
 		json_object_set_new(o, "score", ranked && r->has_score
 							 ? json_real(r->score)
@@ -271,7 +274,7 @@ json_t *kb_gw_result_runs(const Kb__Result *r)
 			json_object_set_new(o, "result", kv_map(rr));
 		if (diag)
 			json_object_set_new(o, "diagnostics", diagnostics_json(r, rr));
-		if (!secret && strcmp(mode, "profile") == 0)
+		if (!secret && m == KB_MODE_PROFILE)
 			json_object_set_new(o, "profile", profile_json(rr));
 		json_array_append_new(runs, o);
 	}
@@ -382,7 +385,7 @@ void kb_gw_job_of(const struct kb_gw_job_in *in, struct kb_gw_job *out)
 {
 	const char *status = in->status, *verdict = in->verdict ? in->verdict : "";
 	const Kb__Result *r = in->result;
-	int ranked = in->mode && strcmp(in->mode, "leaderboard") == 0;
+	int ranked = kb_mode_parse(in->mode) == KB_MODE_LEADERBOARD;
 	char why[320];
 
 	job_set(out, "pending", "%s", "");
@@ -437,7 +440,7 @@ void kb_gw_job_of_result(const Kb__Result *r, uint64_t id, struct kb_gw_job *out
 	struct kb_gw_job_in in = {
 		.id = id,
 		.status = "done",
-		.mode = kb_report_mode_name(r->mode),
+		.mode = kb_mode_label(r->mode),
 		.verdict = kb_report_verdict_name(r->verdict),
 		.scored = r->has_score,
 		.gpu = r->gpu,

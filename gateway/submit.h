@@ -8,7 +8,7 @@
 #include "gateway.h"
 #include "events.h"
 #include "gw_api.h"
-#include "rules.h"
+#include "kb_mode.h"
 #include "store.h"
 
 /* A submission between its two halves: recorded, not yet published.

@@ -9,24 +9,9 @@
 #include <string.h>
 
 #include "kb_keys.h"
+#include "kb_mode.h"
 #include "kb_report.h"
 #include "kb_util.h"
-
-const char *kb_mode_name(Kb__Mode mode)
-{
-	switch (mode) {
-	case KB__MODE__MODE_TEST:
-		return "test";
-	case KB__MODE__MODE_BENCHMARK:
-		return "benchmark";
-	case KB__MODE__MODE_PROFILE:
-		return "profile";
-	case KB__MODE__MODE_LEADERBOARD:
-		return "leaderboard";
-	default:
-		return "unspecified";
-	}
-}
 
 const char *kb_verdict_name(Kb__Verdict verdict)
 {
@@ -183,7 +168,7 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 	call->gpu = r->gpu;
 	call->lb = r->leaderboard;
 	call->user = r->user_id;
-	call->mode = kb_mode_name(r->mode);
+	call->mode = kb_mode_name_or(r->mode, "unspecified");
 	call->verdict = kb_verdict_name(r->verdict);
 	call->scored = kb_result_is_scored(r);
 
@@ -255,7 +240,8 @@ int kb_foldargs_progress(const Kb__ResultEvent *ev, int64_t stage_ms,
 	call->sub_id = ev->submission_id;
 	call->gpu = ev->gpu ? ev->gpu : "";
 	call->stage = kb_report_stage_name(ev->progress->stage);
-	snprintf(call->key_s, sizeof(call->key_s), "kb:sub:%" PRIu64, ev->submission_id);
+	snprintf(call->key_s, sizeof(call->key_s), KB_KEY_SUB_N,
+		 ev->submission_id);
 	snprintf(call->stage_ms_s, sizeof(call->stage_ms_s), "%" PRId64, stage_ms);
 	call->nkeys = KB_PROGRESS_NKEYS;
 	call->argc = KB_PROGRESS_NKEYS + KB_PROGRESS_NARGS;

@@ -18,12 +18,11 @@
 
 #include "kb.pb-c.h"
 
-/* The lowercase names stored in Redis: "test", "benchmark", "profile",
- * "leaderboard"; "passed", "failed", "compile_error", "timeout", "crashed",
- * "infra_error", "suspect". An unknown or unspecified value is
- * "unspecified". Static strings. Stages are stored under the names
- * kb_report_stage_name() shows them by. */
-const char *kb_mode_name(Kb__Mode mode);
+/* The lowercase names stored in Redis: "passed", "failed",
+ * "compile_error", "timeout", "crashed", "infra_error", "suspect". An
+ * unknown or unspecified value is "unspecified" (as for modes, stored by
+ * their kb_mode.h names). Static strings. Stages are stored under the
+ * names kb_report_stage_name() shows them by. */
 const char *kb_verdict_name(Kb__Verdict verdict);
 
 /* 1 if r counts for its leaderboard: the worker set has_score, the mode is

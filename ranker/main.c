@@ -196,29 +196,16 @@ static int backoff(int *delay_ms)
  * 0 (commit m), -ECANCELED (stopping: leave m uncommitted) or -ENOMEM. */
 static int dead_letter(struct ranker *rk, const kb_message *m, const char *reason)
 {
-	Kb__DeadLetter dl = KB__DEAD_LETTER__INIT;
 	char err[512];
 	uint8_t *buf;
 	size_t len;
 	int delay = BACKOFF_MIN_MS, rc;
 
-	dl.topic = (char *)(m->topic ? m->topic : "");
-	dl.partition = m->partition;
-	dl.offset = m->offset;
-	dl.key.data = (uint8_t *)m->key;
-	dl.key.len = m->key ? m->key_len : 0;
-	dl.value.data = (uint8_t *)m->value;
-	dl.value.len = m->value ? m->value_len : 0;
-	dl.reason = (char *)reason;
-	len = kb__dead_letter__get_packed_size(&dl);
-	buf = malloc(len + 1);
-	if (!buf)
+	if (kb_dead_letter_pack(m, reason, &buf, &len) < 0)
 		return -ENOMEM;
-	kb__dead_letter__pack(&dl, buf);
-
 	kb_warn("dead-letter topic=%s partition=%" PRId32 " offset=%" PRId64
 		" reason=\"%s\"",
-		dl.topic, m->partition, m->offset, reason);
+		m->topic ? m->topic : "", m->partition, m->offset, reason);
 	while ((rc = kb_producer_send(rk->prod, KB_TOPIC_DLQ, m->key,
 				      m->key ? m->key_len : 0, buf, len,
 				      DLQ_SEND_TIMEOUT_MS, err, sizeof(err))) != 0) {

@@ -167,26 +167,6 @@ uint64_t kb_seed_combine(uint64_t a, uint64_t b)
 	return a + (uint64_t)x * (uint64_t)y;
 }
 
-/* Strict unsigned decimal: digits only, no sign, fits 64 bits. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		unsigned d;
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		d = (unsigned)(*s - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
-
 char *kb_cases_render(char *const *cases, size_t n, int has_secret,
 		      uint64_t secret, char *errstr, size_t errstr_size)
 {
@@ -206,7 +186,7 @@ char *kb_cases_render(char *const *cases, size_t n, int has_secret,
 			char num[24];
 			if (has_secret && strcmp(c.kv[j].key, "seed") == 0) {
 				uint64_t a;
-				if (parse_u64(v, &a) < 0) {
+				if (kb_parse_u64_digits(v, &a) < 0) {
 					kb_seterr(errstr, errstr_size,
 					       "case %zu: seed '%s' is not an "
 					       "unsigned 64-bit integer",

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kb.pb-c.h"
 #include "kb_log.h"
 #include "kb_metrics.h"
 #include "kb_util.h"
@@ -997,4 +998,26 @@ void kb_consumer_destroy(kb_consumer *c)
 	rd_kafka_destroy(c->rk);
 	free(c->group);
 	free(c);
+}
+
+int kb_dead_letter_pack(const kb_message *msg, const char *reason,
+			uint8_t **out, size_t *len)
+{
+	Kb__DeadLetter dl = KB__DEAD_LETTER__INIT;
+
+	dl.topic = (char *)(msg->topic ? msg->topic : "");
+	dl.partition = msg->partition;
+	dl.offset = msg->offset;
+	dl.key.data = (uint8_t *)msg->key;
+	dl.key.len = msg->key ? msg->key_len : 0;
+	dl.value.data = (uint8_t *)msg->value;
+	dl.value.len = msg->value ? msg->value_len : 0;
+	dl.reason = (char *)(reason ? reason : "");
+	*len = kb__dead_letter__get_packed_size(&dl);
+	/* One byte more: malloc(0) of an empty letter may be NULL. */
+	*out = malloc(*len + 1);
+	if (!*out)
+		return -ENOMEM;
+	kb__dead_letter__pack(&dl, *out);
+	return 0;
 }

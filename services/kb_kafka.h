@@ -152,4 +152,11 @@ int64_t kb_consumer_lag(kb_consumer *c);
 /* Leaves the group (so partitions move at once) and frees. NULL is a no-op. */
 void kb_consumer_destroy(kb_consumer *c);
 
+/* The kb.dlq value of msg (a packed kb.DeadLetter: its topic, partition,
+ * offset, key and value, and reason), in *out (malloc'd, the caller
+ * frees) of *len bytes; send it under msg's key. Returns 0 or -ENOMEM
+ * (*out NULL). Pure and thread-safe. */
+int kb_dead_letter_pack(const kb_message *msg, const char *reason,
+			uint8_t **out, size_t *len);
+
 #endif

@@ -8,16 +8,21 @@
 #ifndef KB_KEYS_H
 #define KB_KEYS_H
 
+#include <inttypes.h>
+
 /* Users and logins. */
 #define KB_KEY_USER "kb:user:%s"              /* user id: hash */
 #define KB_KEY_USERS "kb:users"               /* set of user ids */
 #define KB_KEY_CLI "kb:cli:%s"                /* CLI id -> user id */
 #define KB_KEY_LOGIN "kb:clipending:%s"       /* CLI id: pending login (hash) */
+#define KB_KEY_ADMIN "kb:admin"               /* hash: accepting 0/1 */
+#define KB_KEY_DISCORD_SEEN "kb:dcseen:%s"    /* interaction id: replay guard */
 
 /* Boards. */
 #define KB_KEY_BOARD "kb:lb:%s"               /* board: secret, deadline, visibility */
 #define KB_KEY_BOARD_ACCESS "kb:lbaccess:%s"  /* board: users let in */
 #define KB_KEY_BOARD_RATES "kb:rl:%s"         /* board: hourly limits */
+#define KB_KEY_RATE_WINDOW "kb:rlw:%s:%s:%s"  /* board, category, user */
 #define KB_KEY_BOARD_INVITES "kb:invites:lb:%s" /* board: invite codes */
 #define KB_KEY_INVITE "kb:invite:%s"          /* code: hash */
 #define KB_KEY_BOARDS_DYNAMIC "kb:lbdyn"      /* board -> directory */
@@ -26,10 +31,20 @@
 /* Submissions and results. */
 #define KB_KEY_NEXT_SUB "kb:next_sub_id"
 #define KB_KEY_SUB "kb:sub:%s"                /* submission id (decimal) */
+#define KB_KEY_SUB_N "kb:sub:%" PRIu64        /* submission id (uint64_t) */
 #define KB_KEY_CODE "kb:code:%s"              /* sha256 hex */
 #define KB_KEY_RESULT "kb:res:%s:%s"          /* submission id, gpu */
+#define KB_KEY_RESULT_N                                                        \
+	"kb:res:%" PRIu64 ":%s" /* submission id (uint64_t), gpu */
 #define KB_KEY_QUEUED "kb:queued:%s"          /* gpu: queued ids (score = id) */
 #define KB_KEY_RUNNING "kb:running:%s"        /* gpu: ids a worker reported */
+#define KB_KEY_ACTIVE "kb:active:%s:%s"       /* user, gpu: unfinished ids */
+
+/* Submission indexes: ids by time. */
+#define KB_KEY_SUBS_USER "kb:subs:user:%s"          /* user */
+#define KB_KEY_SUBS_USER_BOARD "kb:subs:user:%s:%s" /* user, board */
+#define KB_KEY_SUBS_BOARD "kb:subs:lb:%s"           /* board */
+#define KB_KEY_SUBS_ALL "kb:subs:all"
 
 /* The queue's promises (docs/internals.md "Every job runs once"). */
 #define KB_KEY_TASK "kb:task:%s"              /* sha256 hex of a packed Task */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_mode.h"
 #include "kb_util.h"
 
 struct out {
@@ -379,7 +380,7 @@ char *kb_report_render(const Kb__Result *r)
 
 	put(&o, "%s · %s · %s · submission %llu\n",
 	    r->leaderboard && r->leaderboard[0] ? r->leaderboard : "?",
-	    r->gpu && r->gpu[0] ? r->gpu : "?", kb_report_mode_name(r->mode),
+	    r->gpu && r->gpu[0] ? r->gpu : "?", kb_mode_label(r->mode),
 	    (unsigned long long)r->submission_id);
 	if (si && si->device_name && si->device_name[0])
 		put_system(&o, si);
@@ -480,19 +481,5 @@ const char *kb_report_fault_name(Kb__Fault f)
 	};
 
 	return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f]
-							      : "unknown";
-}
-
-const char *kb_report_mode_name(Kb__Mode m)
-{
-	static const char *const names[] = {
-		[KB__MODE__MODE_UNSPECIFIED] = "unspecified",
-		[KB__MODE__MODE_TEST] = "test",
-		[KB__MODE__MODE_BENCHMARK] = "benchmark",
-		[KB__MODE__MODE_PROFILE] = "profile",
-		[KB__MODE__MODE_LEADERBOARD] = "leaderboard",
-	};
-
-	return (unsigned)m < sizeof(names) / sizeof(names[0]) ? names[m]
 							      : "unknown";
 }

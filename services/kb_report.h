@@ -39,9 +39,9 @@ int kb_report_stage_secret(Kb__Stage s);
 const char *kb_report_stage_name(Kb__Stage s);
 
 /* Lowercase names as the API and logs spell them ("compile_error",
- * "infra", "leaderboard"); "unknown" for values out of range. */
+ * "infra"); "unknown" for values out of range. A mode's is
+ * kb_mode_label() (kb_mode.h). */
 const char *kb_report_verdict_name(Kb__Verdict v);
 const char *kb_report_fault_name(Kb__Fault f);
-const char *kb_report_mode_name(Kb__Mode m);
 
 #endif

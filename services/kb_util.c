@@ -281,6 +281,34 @@ void kb_vseterr(char *errstr, size_t size, const char *fmt, va_list ap)
 		vsnprintf(errstr, size, fmt, ap);
 }
 
+static int parse_u64(const char *s, int leading_zeros, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s || (!leading_zeros && s[0] == '0' && s[1] != '\0'))
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+int kb_parse_u64(const char *s, uint64_t *out)
+{
+	return parse_u64(s, 0, out);
+}
+
+int kb_parse_u64_digits(const char *s, uint64_t *out)
+{
+	return parse_u64(s, 1, out);
+}
+
 void kb_seterr(char *errstr, size_t size, const char *fmt, ...)
 {
 	va_list ap;

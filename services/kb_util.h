@@ -75,6 +75,15 @@ int kb_open_beneath(const char *root, const char *rel, int want_dir);
  * readers may race. */
 int kb_write_file(const char *path, const void *buf, size_t len, int mode);
 
+/* Strict unsigned decimals: digits only (no sign, space or prefix), at
+ * most UINT64_MAX. kb_parse_u64 takes the canonical form only (a leading
+ * zero only in "0": ids, counts and limits in requests and keys);
+ * kb_parse_u64_digits also takes leading zeros (case seeds, as upstream's
+ * int() reads them). Return 0 and set *out, or -EINVAL (NULL, empty, not
+ * a digit, a leading zero) or -ERANGE (too large), leaving *out alone. */
+int kb_parse_u64(const char *s, uint64_t *out);
+int kb_parse_u64_digits(const char *s, uint64_t *out);
+
 /* Formats an error message into errstr, truncated to size (nothing when
  * errstr is NULL or size is 0): the one helper behind every
  * "errstr, errstr_size" out-parameter of the services. */

@@ -68,6 +68,7 @@
 #include "kb_metrics.h"
 #include "kb_metrics_process.h"
 #include "kb_metrics_http.h"
+#include "kb_mode.h"
 #include "kb_report.h"
 #include "kb_sandbox.h"
 #include "kb_signal.h"
@@ -758,17 +759,6 @@ static int load_task(const char *arg, struct kb_task *t)
 	return 0;
 }
 
-/* "test", "benchmark", "profile", "leaderboard"; UNSPECIFIED otherwise. */
-static Kb__Mode parse_mode(const char *name)
-{
-	const Kb__Mode last = KB__MODE__MODE_LEADERBOARD;
-
-	for (Kb__Mode m = KB__MODE__MODE_TEST; name && m <= last; m++)
-		if (strcmp(kb_report_mode_name(m), name) == 0)
-			return m;
-	return KB__MODE__MODE_UNSPECIFIED;
-}
-
 static int parse_seed(const char *s, uint64_t *out)
 {
 	char *end;
@@ -957,7 +947,7 @@ static int cmd_eval(int argc, char **argv)
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	a.mode = parse_mode(mode);
+	a.mode = (Kb__Mode)kb_mode_parse(mode);
 	if (argc - optind != 2 || a.mode == KB__MODE__MODE_UNSPECIFIED) {
 		usage(stderr);
 		return 2;

@@ -17,6 +17,7 @@
 #include "kb_lease.h"
 #include "kb_log.h"
 #include "kb_metrics.h"
+#include "kb_mode.h"
 #include "kb_report.h"
 #include "kb_redis.h"
 #include "kb_signal.h"
@@ -781,9 +782,8 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 	snprintf(j->key, sizeof(j->key), "%" PRIu64, id);
 	kb_info("job start sub=%" PRIu64 " gpu=%s lb=%s mode=%s user=%s "
 		"partition=%d offset=%" PRId64,
-		id, event_gpu(j), sub->leaderboard,
-		kb_report_mode_name(sub->mode), sub->user_id, m->partition,
-		m->offset);
+		id, event_gpu(j), sub->leaderboard, kb_mode_label(sub->mode),
+		sub->user_id, m->partition, m->offset);
 	/* Taken: the first event, before anything can go wrong. */
 	on_progress(j, KB__STAGE__STAGE_QUEUED, "running", 0);
 	kb_gauge_set(kb_metric_get1(M.inflight, s->o->gpu), 1);
@@ -817,7 +817,7 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
 	kb_info("job done sub=%" PRIu64 " gpu=%s lb=%s mode=%s verdict=%s "
 		"fault=%s score=%.9g build_s=%.3f harness_s=%.3f "
 		"elapsed_s=%.3f published=%s",
-		id, r->gpu, r->leaderboard, kb_report_mode_name(r->mode),
+		id, r->gpu, r->leaderboard, kb_mode_label(r->mode),
 		kb_report_verdict_name(r->verdict),
 		kb_report_fault_name(r->fault), r->has_score ? r->score : 0.0,
 		r->build_s, r->harness_s, kb_mono_s() - j->t0,
@@ -836,24 +836,14 @@ static int eval_job(struct svc *s, const kb_message *m, Kb__Submission *sub,
  * Returns 0 to go on, 1 to stop. */
 static int dead_letter(struct svc *s, const kb_message *m, const char *reason)
 {
-	Kb__DeadLetter dl = KB__DEAD_LETTER__INIT;
 	uint8_t *buf;
 	size_t len;
 	int rc;
 
 	kb_warn("dead letter from %s [%d] @%" PRId64 ": %s", m->topic,
 		m->partition, m->offset, reason);
-	dl.topic = (char *)m->topic;
-	dl.partition = m->partition;
-	dl.offset = m->offset;
-	dl.key.data = (uint8_t *)m->key;
-	dl.key.len = m->key ? m->key_len : 0;
-	dl.value.data = (uint8_t *)m->value;
-	dl.value.len = m->value ? m->value_len : 0;
-	dl.reason = (char *)reason;
-	len = kb__dead_letter__get_packed_size(&dl);
-	buf = kb__xcalloc(1, len);
-	kb__dead_letter__pack(&dl, buf);
+	if (kb_dead_letter_pack(m, reason, &buf, &len) < 0)
+		return 1; /* out of memory: stop, the message uncommitted */
 	rc = send_reliably(s, KB_TOPIC_DLQ, m->key, m->key ? m->key_len : 0,
 			   buf, len, "dead letter");
 	free(buf);

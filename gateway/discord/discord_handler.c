@@ -15,6 +15,7 @@
 
 #include "discord_bot.h"
 #include "http.h"
+#include "kb_keys.h"
 #include "kb_log.h"
 #include "kb_util.h"
 
@@ -99,7 +100,7 @@ static int first_delivery(struct kb_dc *dc, struct kb_gw_req *r,
 		kb_gw_reply_error(r, 400, "malformed interaction: no id");
 		return 0;
 	}
-	snprintf(key, sizeof(key), "kb:dcseen:%s", it->id);
+	snprintf(key, sizeof(key), KB_KEY_DISCORD_SEEN, it->id);
 	rc = kb_gw_seen_once(dc->g, key, dc->cfg.max_age_s + dc->cfg.max_future_s);
 	if (rc < 0) {
 		kb_gw_store_failed(r, rc);

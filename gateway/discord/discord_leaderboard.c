@@ -15,7 +15,6 @@
 #include "kb_log.h"
 #include "kb_report.h"
 #include "kb_util.h"
-#include "rules.h"
 #include "store.h"
 
 #define SHOW_TOP 10

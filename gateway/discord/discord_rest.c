@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "kb_curl_body.h"
 #include "kb_log.h"
 #include "kb_util.h"
 
@@ -148,31 +149,6 @@ void kb_dc_route_key(const char *path, char *out, size_t size)
 
 /* ---- one synchronous call ---- */
 
-struct sink {
-	char *data;
-	size_t len, max;
-	int too_big;
-};
-
-static size_t sink_write(void *ptr, size_t size, size_t nmemb, void *ud)
-{
-	struct sink *s = ud;
-	size_t n = size * nmemb;
-
-	if (s->max && s->len + n > s->max) {
-		s->too_big = 1;
-		return 0; /* aborts the transfer */
-	}
-	char *d = realloc(s->data, s->len + n + 1);
-	if (!d)
-		return 0;
-	memcpy(d + s->len, ptr, n);
-	s->data = d;
-	s->len += n;
-	s->data[s->len] = '\0';
-	return n;
-}
-
 static size_t header_cb(char *buf, size_t size, size_t nmemb, void *ud)
 {
 	struct kb_dc_rl *rl = ud;
@@ -197,7 +173,7 @@ int kb_dc_http_call(const char *method, const char *url, const char *bot_token,
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
 	curl_mime *mime = NULL;
-	struct sink body = {0};
+	struct kb_curl_body body = {0};
 	char auth[512];
 	CURLcode cc;
 
@@ -240,7 +216,7 @@ int kb_dc_http_call(const char *method, const char *url, const char *bot_token,
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, USER_AGENT);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, kb_curl_body_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, &out->rl);
@@ -309,7 +285,7 @@ int kb_dc_fetch(const char *url, size_t max, long timeout_ms, char **out,
 		size_t *len, char *errstr, size_t errstr_size)
 {
 	CURL *c = curl_easy_init();
-	struct sink body = {.max = max};
+	struct kb_curl_body body = {.max = max};
 	long status = 0;
 	CURLcode cc;
 
@@ -321,7 +297,7 @@ int kb_dc_fetch(const char *url, size_t max, long timeout_ms, char **out,
 	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, USER_AGENT);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, kb_curl_body_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);

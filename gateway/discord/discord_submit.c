@@ -34,6 +34,7 @@
 
 #include "discord_bot.h"
 #include "kb_log.h"
+#include "kb_mode.h"
 #include "kb_util.h"
 #include "rules.h"
 #include "store.h"
@@ -233,7 +234,7 @@ static void job_submit(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	};
 	/* The ranking before: read now, so the result cannot be in it yet. */
 	struct before before = {0};
-	if (strcmp(mode, "leaderboard") == 0)
+	if (kb_mode_parse(mode) == KB_MODE_LEADERBOARD)
 		snapshot_before(dc, lb->task->name, gpu, uid, &before);
 	struct kb_gw_submit_res res;
 	memset(&res, 0, sizeof(res));
@@ -353,7 +354,7 @@ static struct track *track_new(struct kb_dc *dc, const struct kb_dc_interaction 
 	snprintf(tr->mode, sizeof(tr->mode), "%s", mode);
 	snprintf(tr->file_name, sizeof(tr->file_name), "%s", file_name);
 	tr->created_ms = received_ms;
-	tr->ranked = strcmp(mode, "leaderboard") == 0;
+	tr->ranked = kb_mode_parse(mode) == KB_MODE_LEADERBOARD;
 	tr->prog.head = (struct kb_dc_sub_head){tr->id, tr->lb, tr->gpu, tr->mode,
 						tr->file_name};
 	tr->prog.position = -1;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "kb_mode.h"
 #include "kb_util.h"
 #include "results.h"
 
@@ -332,7 +333,7 @@ void kb_dc_fmt_seconds(double s, char *out, size_t size)
 
 const char *kb_dc_mode_label(const char *mode)
 {
-	if (mode && strcmp(mode, "leaderboard") == 0)
+	if (kb_mode_parse(mode) == KB_MODE_LEADERBOARD)
 		return "ranked";
 	return mode ? mode : "?";
 }

@@ -9,36 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_curl_body.h"
 #include "kb_log.h"
 #include "kb_util.h"
 #include "rules.h"
 
 #define ANSWER_MAX (64u << 10)
-
-struct sink {
-	char *data;
-	size_t len;
-	int overflow;
-};
-
-static size_t sink_write(void *ptr, size_t size, size_t nmemb, void *ud)
-{
-	struct sink *s = ud;
-	size_t n = size * nmemb;
-
-	if (s->len + n > ANSWER_MAX) {
-		s->overflow = 1;
-		return 0;
-	}
-	char *d = realloc(s->data, s->len + n + 1);
-	if (!d)
-		return 0;
-	memcpy(d + s->len, ptr, n);
-	s->data = d;
-	s->len += n;
-	s->data[s->len] = '\0';
-	return n;
-}
 
 int kb_gw_oauth_configured(const struct kb_gw_config *cfg, const char *provider)
 {
@@ -59,7 +35,7 @@ static json_t *call(const struct kb_gw_config *cfg, const char *url,
 {
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
-	struct sink body = {0};
+	struct kb_curl_body body = {.max = ANSWER_MAX};
 	char auth[1200];
 	long code = 0;
 	CURLcode cr;
@@ -79,7 +55,7 @@ static json_t *call(const struct kb_gw_config *cfg, const char *url,
 	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, kb_curl_body_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, cfg->oauth_timeout_ms);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);

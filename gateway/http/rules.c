@@ -10,30 +10,6 @@
 
 #include "kb_util.h"
 
-static const char *const mode_names[] = {
-	[KB_MODE_TEST] = "test",
-	[KB_MODE_BENCHMARK] = "benchmark",
-	[KB_MODE_PROFILE] = "profile",
-	[KB_MODE_LEADERBOARD] = "leaderboard",
-};
-
-enum kb_mode kb_mode_parse(const char *s)
-{
-	if (!s)
-		return KB_MODE_INVALID;
-	for (int m = KB_MODE_TEST; m <= KB_MODE_LEADERBOARD; m++)
-		if (strcmp(s, mode_names[m]) == 0)
-			return (enum kb_mode)m;
-	return KB_MODE_INVALID;
-}
-
-const char *kb_mode_name(enum kb_mode m)
-{
-	if (m < KB_MODE_TEST || m > KB_MODE_LEADERBOARD)
-		return "";
-	return mode_names[m];
-}
-
 int kb_rules_code(const char *code, size_t len, size_t max, const char **why)
 {
 	if (len == 0) {
@@ -52,24 +28,6 @@ int kb_rules_code(const char *code, size_t len, size_t max, const char **why)
 		*why = "file is not valid UTF-8";
 		return 400;
 	}
-	return 0;
-}
-
-int kb_parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!s || !*s || (s[0] == '0' && s[1] != '\0'))
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		unsigned d = (unsigned)(*s - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
-	*out = v;
 	return 0;
 }
 

@@ -11,20 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Submission modes, numbered as kb.proto's Mode. */
-enum kb_mode {
-	KB_MODE_INVALID = 0,
-	KB_MODE_TEST = 1,
-	KB_MODE_BENCHMARK = 2,
-	KB_MODE_PROFILE = 3,
-	KB_MODE_LEADERBOARD = 4,
-};
-
-/* "test", "benchmark", "profile", "leaderboard" (upstream's names, case
- * as upstream's CLI sends them: lower case). Anything else, including the
- * informal "ranked", is KB_MODE_INVALID. */
-enum kb_mode kb_mode_parse(const char *s);
-const char *kb_mode_name(enum kb_mode m); /* "" for invalid */
+#include "kb_mode.h"
 
 /* The uploaded file: 400 when empty, containing NUL bytes or not UTF-8,
  * 413 when over max bytes. */
@@ -33,10 +20,6 @@ int kb_rules_code(const char *code, size_t len, size_t max, const char **why);
 /* Content-Length of a body whose limit is cap: 0 when absent or within,
  * 413 when larger, 400 when not a decimal number. */
 int kb_rules_content_length(const char *value, uint64_t cap, const char **why);
-
-/* Strict decimal without sign, leading zeros allowed only for "0", at most
- * UINT64_MAX. Returns 0 or -EINVAL. */
-int kb_parse_u64(const char *s, uint64_t *out);
 
 /* ?limit and ?offset of a list (NULL when absent): limit defaults to
  * def_limit and is capped at max_limit; 400 for a non-number, a zero

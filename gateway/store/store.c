@@ -14,7 +14,6 @@
 #include "kb_log.h"
 #include "kb_redis.h"
 #include "kb_util.h"
-#include "rules.h"
 #include "store_internal.h"
 
 #define REDIS_TIMEOUT_MS 2000
@@ -243,15 +242,19 @@ int kb_gw_store_init_board(const struct kb_gw *g, struct kb_gw_lb *lb,
 		return -EIO;
 	while (seed == 0)
 		randombytes_buf(&seed, sizeof(seed));
-	redisAppendCommand(c, "HSETNX kb:lb:%s secret_seed %" PRIu64, name, seed);
-	redisAppendCommand(c, "HSET kb:lb:%s deadline %s", name,
+	redisAppendCommand(c, "HSETNX " KB_KEY_BOARD " secret_seed %" PRIu64,
+			   name, seed);
+	redisAppendCommand(c, "HSET " KB_KEY_BOARD " deadline %s", name,
 			   lb->task->deadline ? lb->task->deadline : "");
 	if (visibility)
-		redisAppendCommand(c, "HSET kb:lb:%s visibility %s", name, visibility);
+		redisAppendCommand(c, "HSET " KB_KEY_BOARD " visibility %s",
+				   name, visibility);
 	else
-		redisAppendCommand(c, "HSETNX kb:lb:%s visibility public", name);
-	redisAppendCommand(c, "HMGET kb:lb:%s secret_seed visibility", name);
-	redisAppendCommand(c, "SISMEMBER kb:lbdeleted %s", name);
+		redisAppendCommand(
+			c, "HSETNX " KB_KEY_BOARD " visibility public", name);
+	redisAppendCommand(c, "HMGET " KB_KEY_BOARD " secret_seed visibility",
+			   name);
+	redisAppendCommand(c, "SISMEMBER " KB_KEY_BOARDS_DELETED " %s", name);
 	seed = 0;
 	if (kb__gw_read_replies(c, r, 5) < 0) {
 		snprintf(errstr, errstr_size, "redis: I/O error");
@@ -277,8 +280,9 @@ int kb_gw_store_init_board(const struct kb_gw *g, struct kb_gw_lb *lb,
 	kb__gw_free_replies(r, 5);
 	if (!ok) {
 		snprintf(errstr, errstr_size,
-			 "kb:lb:%s: cannot set or read secret_seed "
-			 "(wrong key type or not a decimal)", name);
+			 KB_KEY_BOARD ": cannot set or read secret_seed "
+				      "(wrong key type or not a decimal)",
+			 name);
 		return -EPROTO;
 	}
 	return 0;
@@ -315,7 +319,7 @@ int kb_gw_user_by_cli(const struct kb_gw *g, const char *cli_id,
 	int rc;
 	redisReply *r;
 
-	snprintf(key, sizeof(key), "kb:cli:%s", cli_id);
+	snprintf(key, sizeof(key), KB_KEY_CLI, cli_id);
 	r = kb__gw_eval(g, &rc, KB__GW_AUTH, 1, 1, argv, NULL);
 	if (!r)
 		return rc;
@@ -348,10 +352,12 @@ int kb_gw_user_create(const struct kb_gw *g, const char *name,
 	kb_random_hex(cli_id, 32);
 	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
 	redisAppendCommand(c, "MULTI");
-	redisAppendCommand(c, "HSET kb:user:%s name %s cli_id %s created_ms %s banned 0",
+	redisAppendCommand(c,
+			   "HSET " KB_KEY_USER
+			   " name %s cli_id %s created_ms %s banned 0",
 			   user_id, name, cli_id, ms);
-	redisAppendCommand(c, "SET kb:cli:%s %s", cli_id, user_id);
-	redisAppendCommand(c, "SADD kb:users %s", user_id);
+	redisAppendCommand(c, "SET " KB_KEY_CLI " %s", cli_id, user_id);
+	redisAppendCommand(c, "SADD " KB_KEY_USERS " %s", user_id);
 	return kb__gw_finish_multi(c, 3);
 }
 
@@ -365,10 +371,11 @@ int kb_gw_user_ensure(const struct kb_gw *g, const char *user_id,
 		return -EIO;
 	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
 	redisAppendCommand(c, "MULTI");
-	redisAppendCommand(c, "HSETNX kb:user:%s name %s", user_id, name);
-	redisAppendCommand(c, "HSETNX kb:user:%s created_ms %s", user_id, ms);
-	redisAppendCommand(c, "HSETNX kb:user:%s banned 0", user_id);
-	redisAppendCommand(c, "SADD kb:users %s", user_id);
+	redisAppendCommand(c, "HSETNX " KB_KEY_USER " name %s", user_id, name);
+	redisAppendCommand(c, "HSETNX " KB_KEY_USER " created_ms %s", user_id,
+			   ms);
+	redisAppendCommand(c, "HSETNX " KB_KEY_USER " banned 0", user_id);
+	redisAppendCommand(c, "SADD " KB_KEY_USERS " %s", user_id);
 	return kb__gw_finish_multi(c, 4);
 }
 
@@ -382,7 +389,8 @@ static const char clear_cli_lua[] =
 int kb_gw_user_clear_cli(const struct kb_gw *g, const char *user_id)
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "EVAL %s 1 kb:user:%s", clear_cli_lua, user_id);
+	redisReply *r = kb__gw_cmd(g, &rc, "EVAL %s 1 " KB_KEY_USER,
+				   clear_cli_lua, user_id);
 
 	if (!r)
 		return rc;
@@ -395,7 +403,7 @@ int kb_gw_user_set_banned(const struct kb_gw *g, const char *user_id,
 			  int banned)
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "EXISTS kb:user:%s", user_id);
+	redisReply *r = kb__gw_cmd(g, &rc, "EXISTS " KB_KEY_USER, user_id);
 
 	if (!r)
 		return rc;
@@ -403,7 +411,7 @@ int kb_gw_user_set_banned(const struct kb_gw *g, const char *user_id,
 	freeReplyObject(r);
 	if (rc < 0)
 		return rc;
-	r = kb__gw_cmd(g, &rc, "HSET kb:user:%s banned %s", user_id,
+	r = kb__gw_cmd(g, &rc, "HSET " KB_KEY_USER " banned %s", user_id,
 		       banned ? "1" : "0");
 	if (r)
 		freeReplyObject(r);
@@ -421,12 +429,17 @@ int kb_gw_login_begin(const struct kb_gw *g, const char *cli_id,
 	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
 	redisAppendCommand(c, "MULTI");
 	if (reset_user)
-		redisAppendCommand(c, "HSET kb:clipending:%s provider %s created_ms %s "
-				      "reset_user %s", cli_id, provider, ms, reset_user);
+		redisAppendCommand(c,
+				   "HSET " KB_KEY_LOGIN
+				   " provider %s created_ms %s "
+				   "reset_user %s",
+				   cli_id, provider, ms, reset_user);
 	else
-		redisAppendCommand(c, "HSET kb:clipending:%s provider %s created_ms %s",
+		redisAppendCommand(c,
+				   "HSET " KB_KEY_LOGIN
+				   " provider %s created_ms %s",
 				   cli_id, provider, ms);
-	redisAppendCommand(c, "EXPIRE kb:clipending:%s %ld", cli_id, ttl_s);
+	redisAppendCommand(c, "EXPIRE " KB_KEY_LOGIN " %ld", cli_id, ttl_s);
 	return kb__gw_finish_multi(c, 2);
 }
 
@@ -451,7 +464,7 @@ int kb_gw_login_step(const struct kb_gw *g, const char *step, const char *cli_id
 	int rc;
 	redisReply *r;
 
-	snprintf(key, sizeof(key), "kb:clipending:%s", cli_id);
+	snprintf(key, sizeof(key), KB_KEY_LOGIN, cli_id);
 	r = kb__gw_eval(g, &rc, KB__GW_LOGIN, 1, 4, argv, NULL);
 	if (!r)
 		return rc;
@@ -479,9 +492,9 @@ int kb_gw_auth_link(const struct kb_gw *g, const char *user_id,
 	int rc;
 	redisReply *r;
 
-	snprintf(k1, sizeof(k1), "kb:clipending:%s", cli_id);
-	snprintf(k2, sizeof(k2), "kb:user:%s", user_id);
-	snprintf(k3, sizeof(k3), "kb:cli:%s", cli_id);
+	snprintf(k1, sizeof(k1), KB_KEY_LOGIN, cli_id);
+	snprintf(k2, sizeof(k2), KB_KEY_USER, user_id);
+	snprintf(k3, sizeof(k3), KB_KEY_CLI, cli_id);
 	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
 	r = kb__gw_eval(g, &rc, KB__GW_LINK, 3, 9, argv, NULL);
 	if (!r)
@@ -518,20 +531,21 @@ int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
 	int rc, n = 0;
 	redisReply *r;
 
-	snprintf(k[0], sizeof(k[0]), "kb:next_sub_id");
-	snprintf(k[1], sizeof(k[1]), "kb:user:%s", s->user_id);
-	snprintf(k[2], sizeof(k[2]), "kb:lb:%s", s->lb);
-	snprintf(k[3], sizeof(k[3]), "kb:lbaccess:%s", s->lb);
-	snprintf(k[4], sizeof(k[4]), "kb:rl:%s", s->lb);
-	snprintf(k[5], sizeof(k[5]), "kb:rlw:%s:%s:%s", s->lb, s->category, s->user_id);
-	snprintf(k[6], sizeof(k[6]), "kb:code:%s", s->code_sha);
-	snprintf(k[7], sizeof(k[7]), "kb:subs:user:%s", s->user_id);
-	snprintf(k[8], sizeof(k[8]), "kb:subs:user:%s:%s", s->user_id, s->lb);
-	snprintf(k[9], sizeof(k[9]), "kb:subs:lb:%s", s->lb);
-	snprintf(k[10], sizeof(k[10]), "kb:subs:all");
+	snprintf(k[0], sizeof(k[0]), KB_KEY_NEXT_SUB);
+	snprintf(k[1], sizeof(k[1]), KB_KEY_USER, s->user_id);
+	snprintf(k[2], sizeof(k[2]), KB_KEY_BOARD, s->lb);
+	snprintf(k[3], sizeof(k[3]), KB_KEY_BOARD_ACCESS, s->lb);
+	snprintf(k[4], sizeof(k[4]), KB_KEY_BOARD_RATES, s->lb);
+	snprintf(k[5], sizeof(k[5]), KB_KEY_RATE_WINDOW, s->lb, s->category,
+		 s->user_id);
+	snprintf(k[6], sizeof(k[6]), KB_KEY_CODE, s->code_sha);
+	snprintf(k[7], sizeof(k[7]), KB_KEY_SUBS_USER, s->user_id);
+	snprintf(k[8], sizeof(k[8]), KB_KEY_SUBS_USER_BOARD, s->user_id, s->lb);
+	snprintf(k[9], sizeof(k[9]), KB_KEY_SUBS_BOARD, s->lb);
+	snprintf(k[10], sizeof(k[10]), KB_KEY_SUBS_ALL);
 	snprintf(k[11], sizeof(k[11]), KB_KEY_QUEUED, s->gpu);
-	snprintf(k[12], sizeof(k[12]), "kb:admin");
-	snprintf(k[13], sizeof(k[13]), "kb:active:%s:%s", s->user_id, s->gpu);
+	snprintf(k[12], sizeof(k[12]), KB_KEY_ADMIN);
+	snprintf(k[13], sizeof(k[13]), KB_KEY_ACTIVE, s->user_id, s->gpu);
 	snprintf(ms, sizeof(ms), "%" PRId64, s->submitted_ms);
 	snprintf(lim, sizeof(lim), "%ld", s->default_limit);
 	snprintf(cap, sizeof(cap), "%ld", s->max_queued);
@@ -589,19 +603,20 @@ static const char mark_failed_lua[] =
 
 int kb_gw_sub_mark_failed(const struct kb_gw *g, uint64_t id, const char *why)
 {
-	char err[256], key[64], ms[32], ids[32], gkey[256] = "kb:queued:";
+	char err[256], key[64], ms[32], ids[32], gkey[256];
 	redisContext *c = kb_gw_redis(g, err, sizeof(err));
 	redisReply *gr, *r;
 	int rc;
 
 	if (!c)
 		return -EIO;
-	snprintf(key, sizeof(key), "kb:sub:%" PRIu64, id);
+	snprintf(key, sizeof(key), KB_KEY_SUB_N, id);
 	gr = kb__gw_cmd(g, &rc, "HGET %s gpu", key);
 	if (!gr)
 		return rc;
-	if (gr->type == REDIS_REPLY_STRING)
-		snprintf(gkey, sizeof(gkey), KB_KEY_QUEUED, gr->str);
+	/* No gpu: the queue key of the empty name, which holds nothing. */
+	snprintf(gkey, sizeof(gkey), KB_KEY_QUEUED,
+		 gr->type == REDIS_REPLY_STRING ? gr->str : "");
 	freeReplyObject(gr);
 	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
 	snprintf(ids, sizeof(ids), "%" PRIu64, id);
@@ -645,7 +660,7 @@ int kb_gw_sub_fetch(const struct kb_gw *g, uint64_t id, int with_code,
 	redisReply *r[2] = {0};
 
 	memset(out, 0, sizeof(*out));
-	out->hash = kb__gw_cmd(g, &rc, "HGETALL kb:sub:%" PRIu64, id);
+	out->hash = kb__gw_cmd(g, &rc, "HGETALL " KB_KEY_SUB_N, id);
 	if (!out->hash)
 		return rc;
 	const char *status = kb_gw_sub_field(out, "status");
@@ -662,9 +677,9 @@ int kb_gw_sub_fetch(const struct kb_gw *g, uint64_t id, int with_code,
 		kb_gw_sub_rec_free(out);
 		return -EIO;
 	}
-	redisAppendCommand(c, "GET kb:res:%" PRIu64 ":%s", id, gpu ? gpu : "");
+	redisAppendCommand(c, "GET " KB_KEY_RESULT_N, id, gpu ? gpu : "");
 	if (with_code)
-		redisAppendCommand(c, "GET kb:code:%s", sha ? sha : "");
+		redisAppendCommand(c, "GET " KB_KEY_CODE, sha ? sha : "");
 	rc = kb__gw_read_replies(c, r, with_code ? 2 : 1);
 	if (rc < 0) {
 		kb_gw_sub_rec_free(out);
@@ -684,7 +699,7 @@ int kb_gw_sub_delete(const struct kb_gw *g, uint64_t id, const char *user_id,
 	int rc;
 	redisReply *r;
 
-	snprintf(key, sizeof(key), "kb:sub:%" PRIu64, id);
+	snprintf(key, sizeof(key), KB_KEY_SUB_N, id);
 	snprintf(ids, sizeof(ids), "%" PRIu64, id);
 	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
 	r = kb__gw_eval(g, &rc, KB__GW_DELETE, 1, 4, argv, NULL);
@@ -764,7 +779,7 @@ static int list_index(const struct kb_gw *g, const char *index, long offset,
 		const char *argv[2 + NLIST_FIELDS];
 		char key[64];
 		kb_parse_u64(z->element[i]->str, &out->ids[i]);
-		snprintf(key, sizeof(key), "kb:sub:%s", z->element[i]->str);
+		snprintf(key, sizeof(key), KB_KEY_SUB, z->element[i]->str);
 		argv[0] = "HMGET";
 		argv[1] = key;
 		for (int f = 0; f < NLIST_FIELDS; f++)
@@ -789,9 +804,10 @@ int kb_gw_sub_list_user(const struct kb_gw *g, const char *user_id,
 	char index[256];
 
 	if (lb)
-		snprintf(index, sizeof(index), "kb:subs:user:%s:%s", user_id, lb);
+		snprintf(index, sizeof(index), KB_KEY_SUBS_USER_BOARD, user_id,
+			 lb);
 	else
-		snprintf(index, sizeof(index), "kb:subs:user:%s", user_id);
+		snprintf(index, sizeof(index), KB_KEY_SUBS_USER, user_id);
 	return list_index(g, index, offset, limit, out);
 }
 
@@ -800,7 +816,7 @@ int kb_gw_sub_list_board(const struct kb_gw *g, const char *lb, long offset,
 {
 	char index[256];
 
-	snprintf(index, sizeof(index), "kb:subs:lb:%s", lb);
+	snprintf(index, sizeof(index), KB_KEY_SUBS_BOARD, lb);
 	return list_index(g, index, offset, limit, out);
 }
 
@@ -870,7 +886,8 @@ int kb_gw_running_count(const struct kb_gw *g, const char *gpu, long *count)
 		return -EIO;
 	}
 	for (size_t i = 0; i < m->elements; i++)
-		redisAppendCommand(c, "HGET kb:sub:%s status", m->element[i]->str);
+		redisAppendCommand(c, "HGET " KB_KEY_SUB " status",
+				   m->element[i]->str);
 	for (size_t i = 0; i < m->elements; i++) {
 		redisReply *s;
 		if ((rc = kb__gw_read_replies(c, &s, 1)) < 0)
@@ -909,8 +926,10 @@ int kb_gw_sub_state(const struct kb_gw *g, uint64_t id,
 	redisReply *h;
 
 	memset(out, 0, sizeof(*out));
-	h = kb__gw_cmd(g, &rc, "HMGET kb:sub:%" PRIu64 " status stage stage_ms "
-			       "submitted_ms gpu error deleted_ms", id);
+	h = kb__gw_cmd(g, &rc,
+		       "HMGET " KB_KEY_SUB_N " status stage stage_ms "
+		       "submitted_ms gpu error deleted_ms",
+		       id);
 	if (!h)
 		return rc;
 	if (h->type != REDIS_REPLY_ARRAY || h->elements != 7 ||
@@ -932,7 +951,7 @@ int kb_gw_sub_state(const struct kb_gw *g, uint64_t id,
 	}
 	freeReplyObject(h);
 	if (out->status && strcmp(out->status, "done") == 0) {
-		out->res = kb__gw_cmd(g, &rc, "GET kb:res:%" PRIu64 ":%s", id,
+		out->res = kb__gw_cmd(g, &rc, "GET " KB_KEY_RESULT_N, id,
 				      out->gpu ? out->gpu : "");
 		if (out->res && out->res->type != REDIS_REPLY_STRING) {
 			freeReplyObject(out->res);
@@ -1097,7 +1116,8 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 	for (size_t i = 0; i < count; i++) {
 		redisAppendCommand(c, "ZSCORE " KB_KEY_RANK " %s", lb, gpu, all[i].user_id);
 		redisAppendCommand(c, "HGET " KB_KEY_USER " name", all[i].user_id);
-		redisAppendCommand(c, "HGET kb:sub:%" PRIu64 " file_name", all[i].sub_id);
+		redisAppendCommand(c, "HGET " KB_KEY_SUB_N " file_name",
+				   all[i].sub_id);
 	}
 	for (size_t i = 0; i < count; i++) {
 		redisReply *f[3];

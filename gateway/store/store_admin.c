@@ -9,8 +9,8 @@
 #include "kb_config.h"
 #include "kb_keys.h"
 #include "kb_log.h"
+#include "kb_mode.h"
 #include "kb_util.h"
-#include "rules.h"
 #include "store.h"
 #include "store_internal.h"
 
@@ -25,7 +25,7 @@ static int simple(const struct kb_gw *g, redisReply *r, int rc)
 int kb_gw_set_accepting(const struct kb_gw *g, int accepting)
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "HSET kb:admin accepting %s",
+	redisReply *r = kb__gw_cmd(g, &rc, "HSET " KB_KEY_ADMIN " accepting %s",
 				   accepting ? "1" : "0");
 	return simple(g, r, rc);
 }
@@ -33,7 +33,7 @@ int kb_gw_set_accepting(const struct kb_gw *g, int accepting)
 int kb_gw_get_accepting(const struct kb_gw *g, int *accepting)
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "HGET kb:admin accepting");
+	redisReply *r = kb__gw_cmd(g, &rc, "HGET " KB_KEY_ADMIN " accepting");
 
 	*accepting = 1;
 	if (!r)
@@ -49,8 +49,8 @@ int kb_gw_set_visibility(const struct kb_gw *g, const char *lb,
 			 const char *visibility)
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "HSET kb:lb:%s visibility %s", lb,
-				   visibility);
+	redisReply *r = kb__gw_cmd(
+		g, &rc, "HSET " KB_KEY_BOARD " visibility %s", lb, visibility);
 	return simple(g, r, rc);
 }
 
@@ -58,7 +58,8 @@ int kb_gw_has_access(const struct kb_gw *g, const char *lb,
 		     const char *user_id, int *allowed)
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "SISMEMBER kb:lbaccess:%s %s", lb, user_id);
+	redisReply *r = kb__gw_cmd(
+		g, &rc, "SISMEMBER " KB_KEY_BOARD_ACCESS " %s", lb, user_id);
 
 	*allowed = 0;
 	if (!r)
@@ -72,16 +73,20 @@ int kb_gw_rate_set(const struct kb_gw *g, const char *lb, const char *cat,
 		   long max)
 {
 	int rc;
-	redisReply *r = max > 0
-		? kb__gw_cmd(g, &rc, "HSET kb:rl:%s %s %ld", lb, cat, max)
-		: kb__gw_cmd(g, &rc, "HDEL kb:rl:%s %s", lb, cat);
+	redisReply *r =
+		max > 0 ? kb__gw_cmd(g, &rc,
+				     "HSET " KB_KEY_BOARD_RATES " %s %ld", lb,
+				     cat, max)
+			: kb__gw_cmd(g, &rc, "HDEL " KB_KEY_BOARD_RATES " %s",
+				     lb, cat);
 	return simple(g, r, rc);
 }
 
 int kb_gw_rate_get(const struct kb_gw *g, const char *lb, long max[2])
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "HMGET kb:rl:%s test leaderboard", lb);
+	redisReply *r = kb__gw_cmd(
+		g, &rc, "HMGET " KB_KEY_BOARD_RATES " test leaderboard", lb);
 
 	max[0] = max[1] = 0;
 	if (!r)
@@ -117,8 +122,11 @@ int kb_gw_invites_create(const struct kb_gw *g, const char *const *lbs,
 		long batch = count - done > 14 ? 14 : count - done;
 		redisAppendCommand(c, "MULTI");
 		for (long k = 0; k < batch; k++)
-			redisAppendCommand(c, "HSET kb:invite:%s leaderboards %s "
-					      "created_ms %s", codes[done + k], list, ms);
+			redisAppendCommand(c,
+					   "HSET " KB_KEY_INVITE
+					   " leaderboards %s "
+					   "created_ms %s",
+					   codes[done + k], list, ms);
 		rc = kb__gw_finish_multi(c, (int)batch);
 		done += batch;
 	}
@@ -127,7 +135,7 @@ int kb_gw_invites_create(const struct kb_gw *g, const char *const *lbs,
 		return -ENOMEM;
 	for (size_t i = 0; i < nlbs && rc == 0; i++) {
 		char key[128];
-		snprintf(key, sizeof(key), "kb:invites:lb:%s", lbs[i]);
+		snprintf(key, sizeof(key), KB_KEY_BOARD_INVITES, lbs[i]);
 		argv[0] = "SADD";
 		argv[1] = key;
 		for (long k = 0; k < count; k++)
@@ -151,7 +159,8 @@ int kb_gw_invites_list(const struct kb_gw *g, const char *lb,
 {
 	char err[256];
 	int rc;
-	redisReply *m = kb__gw_cmd(g, &rc, "SMEMBERS kb:invites:lb:%s", lb);
+	redisReply *m =
+		kb__gw_cmd(g, &rc, "SMEMBERS " KB_KEY_BOARD_INVITES, lb);
 	redisContext *c;
 
 	*out = NULL;
@@ -171,8 +180,11 @@ int kb_gw_invites_list(const struct kb_gw *g, const char *lb,
 		return c ? -ENOMEM : -EIO;
 	}
 	for (size_t i = 0; i < m->elements; i++)
-		redisAppendCommand(c, "HMGET kb:invite:%s user_id user_name created_ms "
-				      "claimed_ms", m->element[i]->str);
+		redisAppendCommand(c,
+				   "HMGET " KB_KEY_INVITE
+				   " user_id user_name created_ms "
+				   "claimed_ms",
+				   m->element[i]->str);
 	for (size_t i = 0; i < m->elements; i++) {
 		redisReply *h;
 		if ((rc = kb__gw_read_replies(c, &h, 1)) < 0)
@@ -206,8 +218,8 @@ int kb_gw_invite_revoke(const struct kb_gw *g, const char *code,
 			int *was_claimed)
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "HMGET kb:invite:%s leaderboards user_id",
-				   code);
+	redisReply *r = kb__gw_cmd(
+		g, &rc, "HMGET " KB_KEY_INVITE " leaderboards user_id", code);
 	char lbs[16 * 66];
 
 	*was_claimed = 0;
@@ -221,13 +233,14 @@ int kb_gw_invite_revoke(const struct kb_gw *g, const char *code,
 	snprintf(lbs, sizeof(lbs), "%s", r->element[0]->str);
 	*was_claimed = r->element[1]->type == REDIS_REPLY_STRING;
 	freeReplyObject(r);
-	r = kb__gw_cmd(g, &rc, "DEL kb:invite:%s", code);
+	r = kb__gw_cmd(g, &rc, "DEL " KB_KEY_INVITE, code);
 	if (r)
 		freeReplyObject(r);
 	char *save = NULL;
 	for (char *lb = strtok_r(lbs, ",", &save); lb && rc == 0;
 	     lb = strtok_r(NULL, ",", &save)) {
-		r = kb__gw_cmd(g, &rc, "SREM kb:invites:lb:%s %s", lb, code);
+		r = kb__gw_cmd(g, &rc, "SREM " KB_KEY_BOARD_INVITES " %s", lb,
+			       code);
 		if (r)
 			freeReplyObject(r);
 	}
@@ -243,7 +256,7 @@ int kb_gw_invite_claim(const struct kb_gw *g, const char *code,
 	int rc;
 	redisReply *r;
 
-	snprintf(key, sizeof(key), "kb:invite:%s", code);
+	snprintf(key, sizeof(key), KB_KEY_INVITE, code);
 	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
 	r = kb__gw_eval(g, &rc, KB__GW_JOIN, 1, 4, argv, NULL);
 	if (!r)
@@ -307,7 +320,7 @@ static void count_submission(struct kb_gw_stats *out, redisReply **f,
 	rs->runs++;
 	rs->passed += verdict && strcmp(verdict, "passed") == 0;
 	rs->scored += score && score[0];
-	rs->secret += mode && strcmp(mode, "leaderboard") == 0;
+	rs->secret += kb_mode_parse(mode) == KB_MODE_LEADERBOARD;
 }
 
 int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
@@ -322,12 +335,12 @@ int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
 	if (!c)
 		return -EIO;
 	if (lb)
-		snprintf(index, sizeof(index), "kb:subs:lb:%s", lb);
+		snprintf(index, sizeof(index), KB_KEY_SUBS_BOARD, lb);
 	else
-		snprintf(index, sizeof(index), "kb:subs:all");
+		snprintf(index, sizeof(index), KB_KEY_SUBS_ALL);
 	snprintf(lo, sizeof(lo), "%" PRId64, since_ms > 0 ? since_ms : 0);
 	redisAppendCommand(c, "ZCOUNT %s %s +inf", index, lo);
-	redisAppendCommand(c, "SCARD kb:users");
+	redisAppendCommand(c, "SCARD " KB_KEY_USERS);
 	if ((rc = kb__gw_read_replies(c, r, 2)) < 0)
 		return rc;
 	out->submissions = r[0]->type == REDIS_REPLY_INTEGER ? (long)r[0]->integer : 0;
@@ -339,7 +352,9 @@ int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
 	if (!ids)
 		return rc;
 	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++)
-		redisAppendCommand(c, "HMGET kb:sub:%s status gpu mode verdict score code_sha",
+		redisAppendCommand(c,
+				   "HMGET " KB_KEY_SUB
+				   " status gpu mode verdict score code_sha",
 				   ids->element[i]->str);
 	json_t *codes = json_object();
 	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++) {
@@ -362,8 +377,9 @@ int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
 		if (atomic_load(&b->deleted) || (lb && strcmp(b->task->name, lb) != 0))
 			continue;
 		for (size_t k = 0; k < b->task->ngpus; k++) {
-			redisReply *z = kb__gw_cmd(g, &rc, "ZCARD kb:rank:%s:%s",
-						   b->task->name, b->task->gpus[k]);
+			redisReply *z = kb__gw_cmd(g, &rc, "ZCARD " KB_KEY_RANK,
+						   b->task->name,
+						   b->task->gpus[k]);
 			if (!z)
 				return rc;
 			if (z->type == REDIS_REPLY_INTEGER)
@@ -383,8 +399,9 @@ int kb_gw_board_record(const struct kb_gw *g, const char *name,
 	if (!c)
 		return -EIO;
 	redisAppendCommand(c, "MULTI");
-	redisAppendCommand(c, "HSET kb:lbdyn %s %s", name, directory);
-	redisAppendCommand(c, "SREM kb:lbdeleted %s", name);
+	redisAppendCommand(c, "HSET " KB_KEY_BOARDS_DYNAMIC " %s %s", name,
+			   directory);
+	redisAppendCommand(c, "SREM " KB_KEY_BOARDS_DELETED " %s", name);
 	return kb__gw_finish_multi(c, 2);
 }
 
@@ -417,7 +434,7 @@ int kb_gw_board_has_submissions(const struct kb_gw *g, const char *name,
 				int *has)
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "ZCARD kb:subs:lb:%s", name);
+	redisReply *r = kb__gw_cmd(g, &rc, "ZCARD " KB_KEY_SUBS_BOARD, name);
 
 	*has = 0;
 	if (!r)
@@ -439,10 +456,13 @@ int kb_gw_board_sync(const struct kb_gw *g, redisReply **dyn,
 	*dyn = *deleted = NULL;
 	if (!c)
 		return -EIO;
-	redisAppendCommand(c, "HGETALL kb:lbdyn");
-	redisAppendCommand(c, "SMEMBERS kb:lbdeleted");
+	redisAppendCommand(c, "HGETALL " KB_KEY_BOARDS_DYNAMIC);
+	redisAppendCommand(c, "SMEMBERS " KB_KEY_BOARDS_DELETED);
 	for (size_t i = 0; i < n; i++)
-		redisAppendCommand(c, "HMGET kb:lb:%s visibility secret_seed", names[i]);
+		redisAppendCommand(c,
+				   "HMGET " KB_KEY_BOARD
+				   " visibility secret_seed",
+				   names[i]);
 	if ((rc = kb__gw_read_replies(c, r, 2)) < 0)
 		return rc;
 	for (size_t i = 0; i < n; i++) {

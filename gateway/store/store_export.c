@@ -10,7 +10,8 @@
 
 #include "kb_keys.h"
 #include "kb_log.h"
-#include "rules.h"
+#include "kb_mode.h"
+#include "kb_util.h"
 #include "store.h"
 #include "store_internal.h"
 
@@ -99,7 +100,7 @@ static int consider(struct picks *p, uint64_t id, const redisReply *row)
 	struct kb_gw_export_pick e = {.id = id};
 	char *end;
 
-	if (!field(row, 0) || strcmp(field(row, 0), "leaderboard") != 0 ||
+	if (kb_mode_parse(field(row, 0)) != KB_MODE_LEADERBOARD ||
 	    !field(row, 1) || strcmp(field(row, 1), "done") != 0 ||
 	    !field(row, 2) || strcmp(field(row, 2), "passed") != 0 || !score ||
 	    !*score)
@@ -181,7 +182,9 @@ int kb_gw_export_picks(const struct kb_gw *g, const char *lb,
 	*out = NULL;
 	*n = 0;
 	do {
-		redisReply *r = kb__gw_cmd(g, &rc, "ZSCAN kb:subs:lb:%s %s COUNT %d",
+		redisReply *r = kb__gw_cmd(g, &rc,
+					   "ZSCAN " KB_KEY_SUBS_BOARD
+					   " %s COUNT %d",
 					   lb, cursor, SCAN_COUNT);
 		if (!r)
 			break;
@@ -221,7 +224,7 @@ int kb_gw_export_row(const struct kb_gw *g, const struct kb_gw_export_pick *pk,
 	memset(out, 0, sizeof(*out));
 	if (!c)
 		return -EIO;
-	snprintf(key, sizeof(key), "kb:sub:%" PRIu64, pk->id);
+	snprintf(key, sizeof(key), KB_KEY_SUB_N, pk->id);
 	snprintf(code_key, sizeof(code_key), KB_KEY_CODE, pk->code_sha);
 	redisAppendCommand(c, "HMGET %s user_name file_name", key);
 	redisAppendCommand(c, "HGET " KB_KEY_USER " name", pk->user_id);

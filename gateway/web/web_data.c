@@ -303,7 +303,7 @@ int kb_web_load_user(struct kb_gw *g, const char *user_id,
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	m->name = kb__gw_cmd(g, &rc, "HGET kb:user:%s name", user_id);
+	m->name = kb__gw_cmd(g, &rc, "HGET " KB_KEY_USER " name", user_id);
 	if (!m->name)
 		return rc;
 	if (m->name->type != REDIS_REPLY_STRING)

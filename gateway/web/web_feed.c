@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "kb_keys.h"
 #include "kb_log.h"
 #include "kb_util.h"
 #include "rules.h"
@@ -170,7 +171,7 @@ static void check_pending(struct kb_gw_web *w)
 		return;
 	redisContext *c = kb_gw_redis(w->g, err, sizeof(err));
 	for (size_t i = 0; c && i < n; i++)
-		redisAppendCommand(c, "EXISTS kb:res:%" PRIu64 ":%s", batch[i].id,
+		redisAppendCommand(c, "EXISTS " KB_KEY_RESULT_N, batch[i].id,
 				   batch[i].gpu);
 	ok = c && kb__gw_read_replies(c, r, (int)n) == 0;
 	double now = kb_mono_s();

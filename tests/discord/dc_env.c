@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kb_curl_body.h"
 #include "kb_util.h"
 
 static void sleep_ms(int ms)
@@ -147,31 +148,13 @@ void dc_env_down(struct dc_env *e)
 	nftw(e->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-struct sink {
-	char *data;
-	size_t len;
-};
-
-static size_t sink_write(void *ptr, size_t size, size_t nmemb, void *ud)
-{
-	struct sink *s = ud;
-	size_t n = size * nmemb;
-	char *d = realloc(s->data, s->len + n + 1);
-
-	memcpy(d + s->len, ptr, n);
-	s->data = d;
-	s->len += n;
-	s->data[s->len] = '\0';
-	return n;
-}
-
 struct dc_resp dc_post(struct dc_env *e, const char *body, long clock_offset_s,
 		       enum dc_sign sign)
 {
 	char url[128], ts[32], sighex[129], h1[200], h2[64];
 	unsigned char sig[64], fpk[32], fsk[64];
 	struct curl_slist *h = NULL;
-	struct sink out = {0};
+	struct kb_curl_body out = {0};
 	struct dc_resp r = {0};
 	CURL *c = curl_easy_init();
 
@@ -200,7 +183,7 @@ struct dc_resp dc_post(struct dc_env *e, const char *body, long clock_offset_s,
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)bn);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, kb_curl_body_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
 	if (curl_easy_perform(c) == CURLE_OK)

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kb_curl_body.h"
 #include "kb_kafka.h"
 #include "kb_redis.h"
 #include "kb_util.h"
@@ -139,26 +140,6 @@ int gw_env_stop_gateway(struct gw_env *e)
 	return status;
 }
 
-struct sink {
-	char *data;
-	size_t len;
-};
-
-static size_t sink_write(void *ptr, size_t size, size_t nmemb, void *ud)
-{
-	struct sink *s = ud;
-	size_t n = size * nmemb;
-	char *d = realloc(s->data, s->len + n + 1);
-
-	if (!d)
-		return 0;
-	memcpy(d + s->len, ptr, n);
-	s->data = d;
-	s->len += n;
-	s->data[s->len] = '\0';
-	return n;
-}
-
 struct source {
 	const char *data;
 	size_t len, pos;
@@ -190,15 +171,15 @@ static struct gw_resp perform(struct gw_env *e, CURL *c, const char *path,
 			      struct curl_slist *h)
 {
 	char url[8192];
-	struct sink body = {0}, hdr = {0};
+	struct kb_curl_body body = {0}, hdr = {0};
 	struct gw_resp r = {0};
 
 	snprintf(url, sizeof(url), "%s%s", e->api, path);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, kb_curl_body_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, sink_write);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, kb_curl_body_write);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, &hdr);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 30000L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -478,7 +459,7 @@ struct gw_sse {
 	struct gw_env *e;
 	pthread_t th;
 	pthread_mutex_t mu;
-	struct sink body, hdr;
+	struct kb_curl_body body, hdr;
 	long code;
 	int done;
 	char path[256], cli[128];
@@ -492,7 +473,7 @@ static size_t sse_write(void *ptr, size_t size, size_t nmemb, void *ud)
 	size_t n;
 
 	pthread_mutex_lock(&s->mu);
-	n = sink_write(ptr, size, nmemb, &s->body);
+	n = kb_curl_body_write(ptr, size, nmemb, &s->body);
 	pthread_mutex_unlock(&s->mu);
 	return n;
 }
@@ -522,7 +503,7 @@ static void *sse_main(void *arg)
 	curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sse_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, sink_write);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, kb_curl_body_write);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, &s->hdr);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 90000L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);

@@ -1,4 +1,4 @@
-/* The gateway's input rules: modes, the uploaded file (size, UTF-8),
+/* The gateway's input rules: the uploaded file (size, UTF-8),
  * Content-Length, paging, identities, admin auth, file names, times. */
 #include <check.h>
 #include <sodium.h>
@@ -11,21 +11,6 @@
 #include "kb_check_main.h"
 
 static const char *why;
-
-START_TEST(modes)
-{
-	ck_assert_int_eq(kb_mode_parse("test"), KB_MODE_TEST);
-	ck_assert_int_eq(kb_mode_parse("benchmark"), KB_MODE_BENCHMARK);
-	ck_assert_int_eq(kb_mode_parse("profile"), KB_MODE_PROFILE);
-	ck_assert_int_eq(kb_mode_parse("leaderboard"), KB_MODE_LEADERBOARD);
-	const char *bad[] = {"ranked", "Test", "LEADERBOARD", "", "private",
-			     "script", "test ", NULL};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_int_eq(kb_mode_parse(bad[i]), KB_MODE_INVALID);
-	ck_assert_str_eq(kb_mode_name(KB_MODE_LEADERBOARD), "leaderboard");
-	ck_assert_str_eq(kb_mode_name(KB_MODE_INVALID), "");
-}
-END_TEST
 
 START_TEST(code_rules)
 {
@@ -56,23 +41,6 @@ START_TEST(content_length)
 	ck_assert_int_eq(kb_rules_content_length("1e3", 10, &why), 400);
 	ck_assert_int_eq(kb_rules_content_length("", 10, &why), 400);
 	ck_assert_int_eq(kb_rules_content_length(" 5", 10, &why), 400);
-}
-END_TEST
-
-START_TEST(u64)
-{
-	uint64_t v;
-
-	ck_assert_int_eq(kb_parse_u64("0", &v), 0);
-	ck_assert_uint_eq(v, 0);
-	ck_assert_int_eq(kb_parse_u64("18446744073709551615", &v), 0);
-	ck_assert_uint_eq(v, UINT64_MAX);
-	ck_assert_int_ne(kb_parse_u64("18446744073709551616", &v), 0);
-	ck_assert_int_ne(kb_parse_u64("01", &v), 0);
-	ck_assert_int_ne(kb_parse_u64("+1", &v), 0);
-	ck_assert_int_ne(kb_parse_u64("", &v), 0);
-	ck_assert_int_ne(kb_parse_u64(NULL, &v), 0);
-	ck_assert_int_ne(kb_parse_u64("12a", &v), 0);
 }
 END_TEST
 
@@ -227,10 +195,8 @@ int main(void)
 	Suite *s = suite_create("gateway_rules");
 	TCase *tc = tcase_create("rules");
 
-	tcase_add_test(tc, modes);
 	tcase_add_test(tc, code_rules);
 	tcase_add_test(tc, content_length);
-	tcase_add_test(tc, u64);
 	tcase_add_test(tc, paging);
 	tcase_add_test(tc, identities);
 	tcase_add_test(tc, admin_auth);

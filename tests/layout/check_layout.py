@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Layout checks of the source tree, run by CTest (tests/layout/).
 
-usage: check_layout.py SOURCE_DIR boundaries|cycles
+usage: check_layout.py SOURCE_DIR boundaries|cycles|keys
 
 boundaries  No service compiles or includes another's files. A file in a
             service folder (SERVICES) may include only headers of its own
@@ -13,6 +13,12 @@ cycles      No two files include each other, directly or round a longer
             x.h count as one module x), and reported by folder. Folders
             are not checked against each other: a folder's main.c may use
             its subfolders while they use the folder's shared header.
+keys        The Redis key schema is written once, in services/kb_keys.h:
+            no other C file of the services (tests/ aside: the suites
+            spell keys out to check the schema from outside) has a
+            string literal holding a "kb:<name>" key; it builds keys
+            from the KB_KEY_* formats. Keys inside Lua scripts (.lua
+            files, and Lua text in C strings, allow-listed) may stay.
 
 `#include "name"` resolves as the compiler's quote form does for us: the
 includer's own folder first, else the one file of the tree whose path
@@ -227,14 +233,42 @@ def check_cycles(root, files, allow):
     return bad
 
 
+KEY_SCHEMA = "services/kb_keys.h"
+C_SOURCE = re.compile(r"\.(c|h)$")
+C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+C_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+KEY = re.compile(r"\bkb:[a-z_]+")
+
+
+def check_keys(root, files, allow):
+    bad = []
+    for f in files:
+        if not C_SOURCE.search(f) or f == KEY_SCHEMA or \
+                top(f) == "tests":
+            continue
+        with open(os.path.join(root, f), errors="replace") as fh:
+            text = fh.read()
+        # Comments out, their lines kept, so that line numbers hold.
+        text = C_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+        for m in C_STRING.finditer(text):
+            for k in KEY.findall(m.group(0)):
+                if not allow.allows("key", f, k):
+                    bad.append("%s:%d writes the Redis key %s by hand "
+                               "(use %s)" % (f, text.count("\n", 0,
+                                             m.start()) + 1, k, KEY_SCHEMA))
+    allow.report_unused(("key",))
+    return bad
+
+
 def main(argv):
-    if len(argv) != 3 or argv[2] not in ("boundaries", "cycles"):
+    if len(argv) != 3 or argv[2] not in ("boundaries", "cycles", "keys"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     root = os.path.abspath(argv[1])
     allow = Allow(os.path.join(root, "tests/layout/allow.txt"))
     files = tree_files(root)
-    check = check_boundaries if argv[2] == "boundaries" else check_cycles
+    check = {"boundaries": check_boundaries, "cycles": check_cycles,
+             "keys": check_keys}[argv[2]]
     bad = check(root, files, allow)
     for b in bad:
         print("FAIL: " + b)

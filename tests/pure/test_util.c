@@ -340,6 +340,37 @@ START_TEST(path_beneath_folds_and_confines)
 }
 END_TEST
 
+START_TEST(u64_strict_decimals)
+{
+	uint64_t v = 7;
+
+	ck_assert_int_eq(kb_parse_u64("0", &v), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(kb_parse_u64("18446744073709551615", &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+	ck_assert_int_eq(kb_parse_u64("18446744073709551616", &v), -ERANGE);
+	ck_assert_int_eq(kb_parse_u64("01", &v), -EINVAL);
+	ck_assert_int_eq(kb_parse_u64("+1", &v), -EINVAL);
+	ck_assert_int_eq(kb_parse_u64("", &v), -EINVAL);
+	ck_assert_int_eq(kb_parse_u64(NULL, &v), -EINVAL);
+	ck_assert_int_eq(kb_parse_u64("12a", &v), -EINVAL);
+	ck_assert_int_eq(kb_parse_u64(" 1", &v), -EINVAL);
+	ck_assert_uint_eq(v, UINT64_MAX); /* untouched on error */
+	/* The digits variant takes leading zeros and nothing else more. */
+	ck_assert_int_eq(kb_parse_u64_digits("007", &v), 0);
+	ck_assert_uint_eq(v, 7);
+	ck_assert_int_eq(kb_parse_u64_digits("0", &v), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(kb_parse_u64_digits("018446744073709551615", &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+	ck_assert_int_eq(kb_parse_u64_digits("18446744073709551616", &v),
+			 -ERANGE);
+	ck_assert_int_eq(kb_parse_u64_digits("", &v), -EINVAL);
+	ck_assert_int_eq(kb_parse_u64_digits("-1", &v), -EINVAL);
+	ck_assert_int_eq(kb_parse_u64_digits(NULL, &v), -EINVAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("util");
@@ -359,6 +390,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, truncate_ascii);
 	tcase_add_test(tc, truncate_on_boundary);
 	tcase_add_test(tc, path_beneath_folds_and_confines);
+	tcase_add_test(tc, u64_strict_decimals);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -19,11 +19,6 @@
 
 START_TEST(names)
 {
-	ck_assert_str_eq(kb_mode_name(KB__MODE__MODE_LEADERBOARD), "leaderboard");
-	ck_assert_str_eq(kb_mode_name(KB__MODE__MODE_TEST), "test");
-	ck_assert_str_eq(kb_mode_name(KB__MODE__MODE_BENCHMARK), "benchmark");
-	ck_assert_str_eq(kb_mode_name(KB__MODE__MODE_PROFILE), "profile");
-	ck_assert_str_eq(kb_mode_name((Kb__Mode)99), "unspecified");
 	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_PASSED), "passed");
 	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_COMPILE_ERROR), "compile_error");
 	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_INFRA_ERROR), "infra_error");
@@ -216,6 +211,12 @@ START_TEST(arguments_of_an_unscored_result)
 	ck_assert_str_eq(ARG(&c, 7), "benchmark");
 	ck_assert_str_eq(ARG(&c, 9), "0");
 	ck_assert_str_eq(ARG(&c, 10), "");
+	kb_fold_call_free(&c);
+
+	/* A mode out of range is stored as "unspecified". */
+	f.r.mode = (Kb__Mode)99;
+	ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(ARG(&c, 7), "unspecified");
 	kb_fold_call_free(&c);
 }
 END_TEST
