@@ -678,6 +678,8 @@ static void assert_ranking(void)
 		snprintf(key, sizeof(key), KB_KEY_USER_HIST, users[u].user_id);
 		assert_history(key, u, nscored);
 	}
+	/* A failed check ends the forked test before stdio's exit. */
+	fflush(stdout);
 	nrank = expected_order(best, order);
 	assert_rank_keys(best, order, nrank);
 	snprintf(key, sizeof(key), KB_KEY_HIST, RANKED_LB, "CPU");
