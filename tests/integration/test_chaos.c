@@ -348,9 +348,10 @@ static char *slow_submission(void)
 }
 
 /* The code of the j-th ranked submission, sent by user j % 4 as its
- * (j / 4)-th: user 0 slow, fast, slow, ... (so its best is most likely
- * not its latest); user 1 fast, slow, fast, ...; user 2 wrong, fast,
- * wrong, ...; user 3 only wrong code (it must not be ranked). */
+ * (j / 4)-th: user 0 slow, fast, slow, ...; user 1 fast, slow, fast,
+ * ... (so one of the two ends on a slow run and its best is most likely
+ * not its latest); user 2 wrong, fast, wrong, ...; user 3 only wrong
+ * code (it must not be ranked). */
 static const char *ranked_code(int j, const char *slow)
 {
 	const int k = j / RANKED_USERS;
