@@ -191,6 +191,13 @@ long http_get(const char *url, const char *cli_id, char **body)
 long http_submit(const struct platform *p, const char *lb, const char *gpu,
 		 const char *mode, const char *path, char **body)
 {
+	return http_submit_as(p, p->cli_id, lb, gpu, mode, path, body);
+}
+
+long http_submit_as(const struct platform *p, const char *cli_id,
+		    const char *lb, const char *gpu, const char *mode,
+		    const char *path, char **body)
+{
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
 	char url[256], hdr[200];
@@ -198,7 +205,7 @@ long http_submit(const struct platform *p, const char *lb, const char *gpu,
 	curl_mimepart *part = curl_mime_addpart(mime);
 
 	snprintf(url, sizeof(url), "%s/submission/%s/%s/%s", p->api, lb, gpu, mode);
-	snprintf(hdr, sizeof(hdr), "X-Popcorn-Cli-Id: %s", p->cli_id);
+	snprintf(hdr, sizeof(hdr), "X-Popcorn-Cli-Id: %s", cli_id);
 	h = curl_slist_append(h, hdr);
 	curl_mime_name(part, "file");
 	curl_mime_filedata(part, path);
@@ -215,9 +222,15 @@ long http_submit(const struct platform *p, const char *lb, const char *gpu,
 long submit(const struct platform *p, const char *lb, const char *mode,
 	    const char *path)
 {
+	return submit_as(p, p->cli_id, lb, mode, path);
+}
+
+long submit_as(const struct platform *p, const char *cli_id, const char *lb,
+	       const char *mode, const char *path)
+{
 	char *body = NULL;
 	long id = -1;
-	long code = http_submit(p, lb, "CPU", mode, path, &body);
+	long code = http_submit_as(p, cli_id, lb, "CPU", mode, path, &body);
 	json_t *j = json_loads(body ? body : "", 0, NULL);
 
 	if (code == 202 && j) {
@@ -296,27 +309,36 @@ int count_results(const struct platform *p, long id, int timeout_ms)
 	return count;
 }
 
-static int register_user(struct platform *p)
+int platform_add_user(const struct platform *p, const char *name,
+		      char *user_id, size_t user_id_size, char *cli_id,
+		      size_t cli_id_size)
 {
-	char url[256];
+	char url[256], *fields = NULL;
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
 	char *body = NULL;
+	json_t *req = json_pack("{s:s}", "name", name);
 
 	snprintf(url, sizeof(url), "%s/admin/users", p->api);
 	h = curl_slist_append(h, "Authorization: Bearer " ADMIN_TOKEN);
 	h = curl_slist_append(h, "Content-Type: application/json");
+	fields = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, "{\"name\":\"alice\"}");
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, fields);
 	long code = perform(c, &body);
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
+	free(fields);
 	json_t *j = json_loads(body ? body : "", 0, NULL);
 	const char *id = json_string_value(json_object_get(j, "cli_id"));
+	const char *uid = json_string_value(json_object_get(j, "user_id"));
 	int rc = -1;
-	if ((code == 200 || code == 201) && id) {
-		snprintf(p->cli_id, sizeof(p->cli_id), "%s", id);
+	if ((code == 200 || code == 201) && id && uid) {
+		snprintf(cli_id, cli_id_size, "%s", id);
+		if (user_id)
+			snprintf(user_id, user_id_size, "%s", uid);
 		rc = 0;
 	} else {
 		fprintf(stderr, "POST /admin/users: HTTP %ld %s\n", code, body ? body : "");
@@ -324,6 +346,12 @@ static int register_user(struct platform *p)
 	json_decref(j);
 	free(body);
 	return rc;
+}
+
+static int register_user(struct platform *p)
+{
+	return platform_add_user(p, "alice", NULL, 0, p->cli_id,
+				 sizeof(p->cli_id));
 }
 
 int platform_start(struct platform *p)

@@ -5,6 +5,7 @@
 
 #include <hiredis/hiredis.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "kb_testenv.h"
@@ -52,9 +53,22 @@ long http_get(const char *url, const char *cli_id, char **body);
 long http_submit(const struct platform *p, const char *lb, const char *gpu,
 		 const char *mode, const char *path, char **body);
 
+/* The same as another user, by CLI id. */
+long http_submit_as(const struct platform *p, const char *cli_id,
+		    const char *lb, const char *gpu, const char *mode,
+		    const char *path, char **body);
+
 /* Submits a file and returns the submission id, or -1. */
 long submit(const struct platform *p, const char *lb, const char *mode,
 	    const char *path);
+long submit_as(const struct platform *p, const char *cli_id, const char *lb,
+	       const char *mode, const char *path);
+
+/* Registers one more user (POST /admin/users): its user id (unless
+ * user_id is NULL) and CLI id into the buffers. Returns 0 or -1. */
+int platform_add_user(const struct platform *p, const char *name,
+		      char *user_id, size_t user_id_size, char *cli_id,
+		      size_t cli_id_size);
 
 /* Polls GET /user/submissions/{id} until status is "done" or timeout;
  * returns the parsed JSON (caller decrefs) or NULL. */

@@ -5,19 +5,21 @@
  * Real processes on loopback: kb-devbroker, a redis-server with an
  * append-only file synced on every write, kb-gateway, kb-ranker and two
  * CPU workers. KB_CHAOS_SUBMISSIONS (default 150) test-mode submissions
- * of vectorsum_cpu, half of them failing, are queued before any worker
- * runs: in the old event format (the task's files in every event, about
- * 78 KB) that backlog was past the dev broker's 5 MiB per partition. Then
- * the workers start, and while they drain the queue a worker, the
- * gateway, the ranker, Redis and the other worker are SIGKILLed and
- * restarted in turn. The dev broker is not killed: it keeps nothing
+ * of vectorsum_cpu, half of them failing, and KB_CHAOS_RANKED (default
+ * 12) leaderboard-mode ones of four more users, spread through them, are
+ * queued before any worker runs: in the old event format (the task's
+ * files in every event, about 78 KB) that backlog was past the dev
+ * broker's 5 MiB per partition. Then the workers start, and while they
+ * drain the queue a worker, the gateway, the ranker, Redis and the other
+ * worker are SIGKILLed and restarted in turn. The dev broker is not killed: it keeps nothing
  * across a restart, by design (a real cluster is replicated).
  *
  * Asserted: every event is small; every accepted id ends "done" (none
  * stuck, none failed); each has exactly one Result on kb.results and one
  * completed evaluation; a second start happens only for jobs whose
- * worker was killed while running them; nothing is "given up". Budgets,
- * not assertions, for the times (kb_budget.h).
+ * worker was killed while running them; nothing is "given up"; and the
+ * ranking is exactly the one the Results on kb.results make (see
+ * assert_ranking). Budgets, not assertions, for the times (kb_budget.h).
  *
  * lost_messages_are_republished: one partition, and a backlog of large
  * submissions past its 5 MiB: the broker deletes the oldest; the
@@ -25,6 +27,7 @@
  */
 #include <check.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +39,7 @@
 #include "kb.pb-c.h"
 #include "kb_budget.h"
 #include "kb_kafka.h"
+#include "kb_keys.h"
 #include "kb_redis.h"
 #include "kb_util.h"
 #include "platform.h"
@@ -44,7 +48,10 @@
 #define OK_CODE KB_SOURCE_DIR "/problems/vectorsum_cpu/submission_ok.c"
 #define WRONG_CODE KB_SOURCE_DIR "/problems/vectorsum_cpu/submission_wrong.c"
 #define MAX_SUBS 20000
+#define MAX_RANKED 1000
 #define SMALL_EVENT 4096
+#define RANKED_LB "vectorsum_cpu"
+#define RANKED_USERS 4
 
 static const char *const chaos_env[] = {"KB_PROBLEMS=" KB_SOURCE_DIR
 					"/problems/cpu.yaml",
@@ -58,8 +65,26 @@ static const char *const chaos_env[] = {"KB_PROBLEMS=" KB_SOURCE_DIR
 					NULL};
 
 static struct platform P;
-static long ids[MAX_SUBS];
+static long ids[MAX_SUBS + MAX_RANKED];
 static int nids;
+
+/* What the test read off kb.results for each id (its first Result). */
+struct seen_result {
+	int scored;  /* the ranker's rule: ranked, passed, a positive score */
+	int verdict; /* Kb__Verdict */
+	double score;
+	int64_t submitted_ms;
+	char user_id[64];
+};
+static struct seen_result seen[MAX_SUBS + MAX_RANKED];
+
+/* The users of the ranked submissions, and which one sent each id (-1:
+ * alice's test-mode ones). */
+struct ranked_user {
+	char name[32], user_id[64], cli_id[128];
+};
+static struct ranked_user users[RANKED_USERS];
+static int sender[MAX_SUBS + MAX_RANKED];
 
 static void sleep_ms(int ms)
 {
@@ -73,6 +98,14 @@ static int n_submissions(void)
 	long n = v ? strtol(v, NULL, 10) : 150;
 
 	return n < 1 ? 1 : n > MAX_SUBS ? MAX_SUBS : (int)n;
+}
+
+static int n_ranked(void)
+{
+	const char *v = getenv("KB_CHAOS_RANKED");
+	long n = v ? strtol(v, NULL, 10) : 12;
+
+	return n < 0 ? 0 : n > MAX_RANKED ? MAX_RANKED : (int)n;
 }
 
 static void start(int durable)
@@ -187,6 +220,26 @@ static int worker_logs_say(const char *needle)
 	return system(cmd) == 0;
 }
 
+/* Notes what the ranking needs of id i's Result. Scored is the ranker's
+ * rule (ranker/README.md), written again here so that the test checks
+ * it rather than shares it: the worker's has_score, the leaderboard mode,
+ * verdict passed and a finite positive score. */
+static void note_result(int i, const Kb__Result *r)
+{
+	struct seen_result *s = &seen[i];
+
+	if (!r)
+		return;
+	s->scored = r->has_score && r->mode == KB__MODE__MODE_LEADERBOARD &&
+		    r->verdict == KB__VERDICT__VERDICT_PASSED &&
+		    isfinite(r->score) && r->score > 0;
+	s->verdict = (int)r->verdict;
+	s->score = r->score;
+	s->submitted_ms = r->submitted_at_ms;
+	snprintf(s->user_id, sizeof(s->user_id), "%s",
+		 r->user_id ? r->user_id : "");
+}
+
 /* Results per id on kb.results, read from the start by a group of its
  * own, until every id has one and nothing more came for a while. */
 static void count_results_all(int *per_index)
@@ -195,9 +248,10 @@ static void count_results_all(int *per_index)
 	char group[64], err[256];
 	double quiet_until = kb_mono_s() + 60;
 	kb_consumer *c;
-	int seen = 0;
+	int nseen = 0;
 
 	memset(per_index, 0, sizeof(int) * (size_t)nids);
+	memset(seen, 0, sizeof(seen[0]) * (size_t)nids);
 	snprintf(group, sizeof(group), "chaos-results-%d", (int)getpid());
 	c = kb_consumer_new(P.broker.url, group, topics, 1, NULL, err,
 			    sizeof(err));
@@ -210,12 +264,16 @@ static void count_results_all(int *per_index)
 			continue;
 		ev = kb__result_event__unpack(NULL, m.value_len, m.value);
 		if (ev && ev->event_case == KB__RESULT_EVENT__EVENT_RESULT)
-			for (int i = 0; i < nids; i++)
-				if ((uint64_t)ids[i] == ev->submission_id &&
-				    per_index[i]++ == 0 && ++seen == nids)
+			for (int i = 0; i < nids; i++) {
+				if ((uint64_t)ids[i] != ev->submission_id ||
+				    per_index[i]++ > 0)
+					continue;
+				note_result(i, ev->result);
+				if (++nseen == nids)
 					/* All in: a duplicate would follow
 					 * soon, if any. */
 					quiet_until = kb_mono_s() + 5;
+			}
 		if (ev)
 			kb__result_event__free_unpacked(ev, NULL);
 		kb_message_release(&m);
@@ -259,8 +317,97 @@ static void submit_all(int n, const char *ok, const char *wrong)
 			submit(&P, "vectorsum_cpu", "test", i % 2 ? wrong : ok);
 
 		ck_assert_msg(id > 0, "submission %d refused", i);
+		sender[nids] = -1;
 		ids[nids++] = id;
 	}
+}
+
+/* A correct vectorsum_cpu submission many times slower than OK_CODE,
+ * even when the machine's load makes OK_CODE's timings vary several
+ * fold: it spins 8 n turns of a volatile counter (a store and a load
+ * each) before a plain left-to-right sum. Returns its malloc'd path. */
+static char *slow_submission(void)
+{
+	static const char code[] =
+		"#include <stddef.h>\n\n"
+		"float custom_kernel(const float *data, size_t n)\n{\n"
+		"\tfloat s = 0.0f;\n\n"
+		"\tfor (volatile size_t spin = 0; spin < 8 * n; spin++)\n"
+		"\t\t;\n"
+		"\tfor (size_t i = 0; i < n; i++)\n\t\ts += data[i];\n"
+		"\treturn s;\n}\n";
+	char *path;
+	FILE *f;
+
+	ck_assert_int_gt(asprintf(&path, "%s/slow.c", P.dir), 0);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(code, f);
+	fclose(f);
+	return path;
+}
+
+/* The code of the j-th ranked submission, sent by user j % 4 as its
+ * (j / 4)-th: user 0 slow, fast, slow, ...; user 1 fast, slow, fast,
+ * ... (so one of the two ends on a slow run and its best is most likely
+ * not its latest); user 2 wrong, fast, wrong, ...; user 3 only wrong
+ * code (it must not be ranked). */
+static const char *ranked_code(int j, const char *slow)
+{
+	const int k = j / RANKED_USERS;
+
+	switch (j % RANKED_USERS) {
+	case 0:
+		return k % 2 ? OK_CODE : slow;
+	case 1:
+		return k % 2 ? slow : OK_CODE;
+	case 2:
+		return k % 2 ? OK_CODE : WRONG_CODE;
+	default:
+		return WRONG_CODE;
+	}
+}
+
+static void add_ranked_users(void)
+{
+	for (int u = 0; u < RANKED_USERS; u++) {
+		snprintf(users[u].name, sizeof(users[u].name), "chaos%d", u);
+		ck_assert_msg(platform_add_user(
+				      &P, users[u].name, users[u].user_id,
+				      sizeof(users[u].user_id), users[u].cli_id,
+				      sizeof(users[u].cli_id)) == 0,
+			      "user %s not registered", users[u].name);
+	}
+}
+
+static void submit_ranked(int j, const char *slow)
+{
+	const int u = j % RANKED_USERS;
+	long id = submit_as(&P, users[u].cli_id, RANKED_LB, "leaderboard",
+			    ranked_code(j, slow));
+
+	ck_assert_msg(id > 0, "ranked submission %d refused", j);
+	sender[nids] = u;
+	ids[nids++] = id;
+}
+
+/* n test-mode submissions (submit_all's) with r leaderboard-mode ones
+ * spread evenly through them, the first before the first test one. */
+static void submit_backlog(int n, int r)
+{
+	char *slow = slow_submission();
+	int j = 0;
+
+	add_ranked_users();
+	for (int i = 0; i < n; i++) {
+		for (; j < r && (long)j * n <= (long)i * r; j++)
+			submit_ranked(j, slow);
+		submit_all(1, i % 2 ? WRONG_CODE : OK_CODE,
+			   i % 2 ? WRONG_CODE : OK_CODE);
+	}
+	for (; j < r; j++)
+		submit_ranked(j, slow);
+	free(slow);
 }
 
 /* Every id: one completed evaluation, one Result, no give-up; a second
@@ -298,9 +445,254 @@ static void assert_once(int kills)
 	free(results);
 }
 
+/* 1 when id i's run comes before id j's in the ranking order
+ * (ranker/ranking.lua): a lower score, then an earlier submission, then
+ * a lower id. */
+static int ranks_before(int i, int j)
+{
+	if (seen[i].score != seen[j].score)
+		return seen[i].score < seen[j].score;
+	if (seen[i].submitted_ms != seen[j].submitted_ms)
+		return seen[i].submitted_ms < seen[j].submitted_ms;
+	return ids[i] < ids[j];
+}
+
+static const char *verdict_name(int v)
+{
+	const ProtobufCEnumValue *e = protobuf_c_enum_descriptor_get_value(
+		&kb__verdict__descriptor, v);
+
+	return e ? e->name : "?";
+}
+
+/* The index of user u's best scored run, or -1; *nscored its scored
+ * runs, *nranked its leaderboard-mode ones. */
+static int best_of(int u, int *nscored, int *nranked)
+{
+	int best = -1;
+
+	*nscored = *nranked = 0;
+	for (int i = 0; i < nids; i++) {
+		if (sender[i] != u)
+			continue;
+		(*nranked)++;
+		ck_assert_msg(strcmp(seen[i].user_id, users[u].user_id) == 0,
+			      "sub %ld of %s has a Result of user \"%s\"",
+			      ids[i], users[u].name, seen[i].user_id);
+		printf("chaos: %s sub %ld: %s, %s %.6g s\n", users[u].name,
+		       ids[i], verdict_name(seen[i].verdict),
+		       seen[i].scored ? "scored" : "not scored", seen[i].score);
+		if (!seen[i].scored)
+			continue;
+		(*nscored)++;
+		if (best < 0 || ranks_before(i, best))
+			best = i;
+	}
+	return best;
+}
+
+/* The users with a scored run, best first (insertion sort, four). */
+static int expected_order(const int *best, int *order)
+{
+	int n = 0;
+
+	for (int u = 0; u < RANKED_USERS; u++) {
+		int k = n;
+
+		if (best[u] < 0)
+			continue;
+		for (; k > 0 && ranks_before(best[u], best[order[k - 1]]); k--)
+			order[k] = order[k - 1];
+		order[k] = u;
+		n++;
+	}
+	return n;
+}
+
+static redisReply *redis_cmd(const char *fmt, const char *key)
+{
+	redisReply *r = redisCommand(P.rc, fmt, key);
+
+	ck_assert_msg(r != NULL && r->type != REDIS_REPLY_ERROR,
+		      "redis %s %s: %s", fmt, key, r ? r->str : P.rc->errstr);
+	return r;
+}
+
+/* kb:rank, kb:rankinfo and kb:rankorder hold exactly the expected
+ * entries, in the expected order. */
+static void assert_rank_keys(const int *best, const int *order, int nrank)
+{
+	char key[128];
+	redisReply *r;
+
+	snprintf(key, sizeof(key), KB_KEY_RANK, RANKED_LB, "CPU");
+	r = redis_cmd("ZRANGE %s 0 -1", key);
+	ck_assert_msg(r->elements == (size_t)nrank,
+		      "%s has %zu users, the Results rank %d", key, r->elements,
+		      nrank);
+	freeReplyObject(r);
+	for (int u = 0; u < RANKED_USERS; u++) {
+		r = redisCommand(P.rc, "ZSCORE %s %s", key, users[u].user_id);
+		ck_assert_ptr_nonnull(r);
+		ck_assert_msg(best[u] >= 0 || r->type == REDIS_REPLY_NIL,
+			      "%s has %s (%s) with no passing run", key,
+			      users[u].name, r->str);
+		ck_assert_msg(best[u] < 0 || (r->type == REDIS_REPLY_STRING &&
+					      strtod(r->str, NULL) ==
+						      seen[best[u]].score),
+			      "%s: %s has %s, its best passing run (sub %ld) "
+			      "%.17g",
+			      key, users[u].name, r->str ? r->str : "(nil)",
+			      best[u] < 0 ? 0L : ids[best[u]],
+			      best[u] < 0 ? 0.0 : seen[best[u]].score);
+		freeReplyObject(r);
+	}
+
+	snprintf(key, sizeof(key), KB_KEY_RANK_INFO, RANKED_LB, "CPU");
+	r = redis_cmd("HGETALL %s", key);
+	ck_assert_msg(r->elements == 2 * (size_t)nrank,
+		      "%s has %zu users, the Results rank %d", key,
+		      r->elements / 2, nrank);
+	freeReplyObject(r);
+	for (int k = 0; k < nrank; k++) {
+		const int u = order[k];
+
+		r = redisCommand(P.rc, "HGET %s %s", key, users[u].user_id);
+		ck_assert_msg(r && r->type == REDIS_REPLY_STRING &&
+				      strtol(r->str, NULL, 10) == ids[best[u]],
+			      "%s: %s has \"%s\", its best passing run is "
+			      "sub %ld",
+			      key, users[u].name,
+			      r && r->str ? r->str : "(nil)", ids[best[u]]);
+		freeReplyObject(r);
+	}
+
+	snprintf(key, sizeof(key), KB_KEY_RANK_ORDER, RANKED_LB, "CPU");
+	r = redis_cmd("ZRANGE %s 0 -1", key);
+	ck_assert_msg(r->elements == (size_t)nrank,
+		      "%s has %zu members, the Results rank %d", key,
+		      r->elements, nrank);
+	for (int k = 0; k < nrank; k++) {
+		const char *m = r->element[k]->str, *tail = strrchr(m, ':');
+
+		ck_assert_msg(tail && strcmp(tail + 1,
+					     users[order[k]].user_id) == 0,
+			      "%s place %d is %s, the Results say %s", key,
+			      k + 1, m, users[order[k]].name);
+	}
+	freeReplyObject(r);
+}
+
+/* A history's members "<id>:<score>:..." are the scored runs of user u
+ * (any user when u < 0), each once: nscored of them. */
+static void assert_history(const char *key, int u, int nscored)
+{
+	redisReply *r = redis_cmd("ZRANGE %s 0 -1", key);
+	int *hits = calloc((size_t)nids, sizeof(int));
+
+	ck_assert_msg(r->elements == (size_t)nscored,
+		      "%s has %zu entries, the Results score %d runs", key,
+		      r->elements, nscored);
+	for (size_t e = 0; e < r->elements; e++) {
+		char *end;
+		const char *m = r->element[e]->str;
+		const long id = strtol(m, &end, 10);
+		const double score = strtod(*end == ':' ? end + 1 : end, NULL);
+		int i = 0;
+
+		while (i < nids && ids[i] != id)
+			i++;
+		ck_assert_msg(
+			i < nids && seen[i].scored && (u < 0 || sender[i] == u),
+			"%s has %s, not a scored run of this test's", key, m);
+		ck_assert_msg(hits[i]++ == 0, "%s has sub %ld twice", key, id);
+		ck_assert_msg(score == seen[i].score,
+			      "%s: sub %ld has %.17g, its Result %.17g", key,
+			      id, score, seen[i].score);
+		if (u < 0)
+			ck_assert_msg(strstr(m, seen[i].user_id) != NULL,
+				      "%s: %s is not of user %s", key, m,
+				      seen[i].user_id);
+	}
+	freeReplyObject(r);
+	free(hits);
+}
+
+/* GET /submissions/{lb}/CPU lists the expected entries, in order. */
+static void assert_rank_api(const int *best, const int *order, int nrank)
+{
+	json_t *list, *e;
+	size_t k;
+
+	/* A ranking the gateway rendered is reused for KB_RANKING_CACHE_MS
+	 * (1 s). */
+	sleep_ms(1500);
+	list = ranking(&P, RANKED_LB);
+	ck_assert_msg(json_is_array(list), "GET /submissions/%s/CPU failed",
+		      RANKED_LB);
+	ck_assert_msg(json_array_size(list) == (size_t)nrank,
+		      "the API ranks %zu users, the Results %d: %s",
+		      json_array_size(list), nrank, json_dumps(list, 0));
+	json_array_foreach(list, k, e)
+	{
+		const int u = order[k], i = best[u];
+		const char *uid =
+			json_string_value(json_object_get(e, "user_id"));
+		const double score =
+			json_number_value(json_object_get(e, "score"));
+		const long sub = (long)json_integer_value(
+			json_object_get(e, "submission_id"));
+
+		ck_assert_msg(uid && strcmp(uid, users[u].user_id) == 0 &&
+				      json_integer_value(json_object_get(
+					      e, "rank")) == (json_int_t)k + 1,
+			      "API place %zu is %s, the Results say %s (%s)",
+			      k + 1, json_dumps(e, 0), users[u].user_id,
+			      users[u].name);
+		ck_assert_msg(score == seen[i].score && sub == ids[i],
+			      "API: %s has %.17g (sub %ld), its best passing "
+			      "run %.17g (sub %ld)",
+			      users[u].name, score, sub, seen[i].score, ids[i]);
+	}
+	json_decref(list);
+}
+
+/* The ranking is exactly the one the Results make: each user's entry
+ * is the best of its scored runs (ranker/ranking.lua's order), in Redis
+ * and through the API; a user with none is not ranked; every scored run
+ * is in the histories once. Needs seen[] (count_results_all). */
+static void assert_ranking(void)
+{
+	int best[RANKED_USERS], order[RANKED_USERS], nrank, scored_all = 0;
+	char key[128];
+
+	for (int u = 0; u < RANKED_USERS; u++) {
+		int nscored, nranked;
+
+		best[u] = best_of(u, &nscored, &nranked);
+		scored_all += nscored;
+		printf("chaos: %s: %d ranked runs, %d scored, best %.6g s "
+		       "(sub %ld)\n",
+		       users[u].name, nranked, nscored,
+		       best[u] < 0 ? 0.0 : seen[best[u]].score,
+		       best[u] < 0 ? 0L : ids[best[u]]);
+		snprintf(key, sizeof(key), KB_KEY_USER_HIST, users[u].user_id);
+		assert_history(key, u, nscored);
+	}
+	/* A failed check ends the forked test before stdio's exit. */
+	fflush(stdout);
+	nrank = expected_order(best, order);
+	assert_rank_keys(best, order, nrank);
+	snprintf(key, sizeof(key), KB_KEY_HIST, RANKED_LB, "CPU");
+	assert_history(key, -1, scored_all);
+	assert_rank_api(best, order, nrank);
+	printf("chaos: ranking checked: %d users ranked, %d scored runs\n",
+	       nrank, scored_all);
+}
+
 START_TEST(chaos_every_job_once)
 {
-	const int n = n_submissions();
+	const int n = n_submissions() + n_ranked();
 	const double t0 = kb_mono_s();
 	pid_t w1, w2;
 	int failed, step = n / 6 > 0 ? n / 6 : 1, kills = 0;
@@ -309,7 +701,7 @@ START_TEST(chaos_every_job_once)
 	double t_drain;
 
 	start(1);
-	submit_all(n, OK_CODE, WRONG_CODE);
+	submit_backlog(n_submissions(), n_ranked());
 	kb_budget("chaos: backlog queued through HTTP", kb_mono_s() - t0,
 		  n * 0.1 + 30, "s");
 	largest = largest_event(n);
@@ -353,6 +745,7 @@ START_TEST(chaos_every_job_once)
 	kb_budget("chaos: backlog drained with five kills",
 		  kb_mono_s() - t_drain, n * 2.0 + 60, "s");
 	assert_once(kills);
+	assert_ranking();
 	/* Nothing was lost (eight partitions hold the backlog), so nothing
 	 * may have been published twice. */
 	snprintf(cmd, sizeof(cmd), "grep -q 're-published' %s/gateway*.log",
