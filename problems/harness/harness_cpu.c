@@ -65,7 +65,13 @@
  *      requests made like timed calls less the time either side waited
  *      for a CPU, so a loaded neighbour cannot widen it; 2 x p95 + 10 us,
  *      at most 1 ms). What it cannot bound: a lying child still gains up
- *      to the slack per sample (the claim is believed inside it).
+ *      to the slack per sample (the claim is believed inside it), more
+ *      than issue 29's max(1 %, 2 us) for calls shorter than 100 x the
+ *      slack. Meeting that bound needs a window steady enough to be the
+ *      measurement itself (the parent spinning on a core of its own
+ *      while the child runs, rather than sleeping: on shared cores the
+ *      spin slows the child, guard.c), which the worker's CPU placement
+ *      does not give it yet.
  *      The clocks are clock_gettime(CLOCK_MONOTONIC) through a pointer
  *      resolved from libc at start (harness.c).
  *   4. SIGSTOP (sent by the parent as soon as it sees "done"); the child
