@@ -569,6 +569,34 @@ START_TEST(time_turn)
 }
 END_TEST
 
+START_TEST(time_release)
+{
+	struct kbg_tcal cal = {0};
+	/* before calibration: 500 us */
+	ck_assert_double_eq_tol(kbg_time_release_ns(&cal), 500e3, 1);
+	/* empty calls said "launched" 12-16 us after go: released 20 us
+	 * after their median, so a call's host time before its GPU work is
+	 * kept out up to that, not up to 500 us (ablation: the fixed
+	 * timeout) */
+	struct kbg_tcall dev[5], host[5];
+	for (int i = 0; i < 5; i++) {
+		dev[i] = honest(0);
+		dev[i].t_rel = dev[i].t_go + 12000 + 1000 * (uint64_t)i;
+		host[i] = honest(0);
+		host[i].t_probe = host[i].t_seen + 10000;
+	}
+	ck_assert_int_eq(kbg_time_calibrate(dev, 5, host, 5, 2.39e6, 4e6,
+					    &cal),
+			 0);
+	ck_assert_double_eq_tol(cal.launch_ns, 14000, 1);
+	ck_assert_double_eq_tol(kbg_time_release_ns(&cal), 34000, 1);
+	ck_assert_double_lt(kbg_time_release_ns(&cal), 500e3 / 10);
+	/* a slow host never makes it longer than before calibration */
+	cal.launch_ns = 900e3;
+	ck_assert_double_eq_tol(kbg_time_release_ns(&cal), 500e3, 1);
+}
+END_TEST
+
 START_TEST(time_score)
 {
 	/* an honest claim 7 us under the measurement of a 600 us call
@@ -669,6 +697,7 @@ static Suite *model_suite(void)
 	tcase_add_test(tc, time_probe_before_work);
 	tcase_add_test(tc, time_probe_mid_work);
 	tcase_add_test(tc, time_host_gap);
+	tcase_add_test(tc, time_release);
 	tcase_add_test(tc, time_outside_charged);
 	tcase_add_test(tc, time_host_path);
 	tcase_add_test(tc, time_broken_hold);

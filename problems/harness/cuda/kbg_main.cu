@@ -149,9 +149,10 @@
  * context; the parent's context is idle (synchronised) during a request.
  * With the sentinel (ranked modes on NVIDIA GPUs) the hold is the
  * parent's watch instead (README.md, "The sentinel"), released when the
- * child says it launched, or 500 us after "go" (kReleaseAfterNs: a call
- * that blocks inside custom_kernel), counted in hold_timeouts; such a
- * call is timed from the release and kept.
+ * child says it launched, or kbg_time_release_ns after "go" (an empty
+ * call's launch + 20 us: a call that blocks inside custom_kernel, or
+ * spends host time before its GPU work), counted in hold_timeouts; such
+ * a call is timed from the release, on the host path, and kept.
  *
  * Timing modes: before any user code, a few CALL requests that skip
  * custom_kernel measure the guard's own overhead (system.guard). Per

@@ -401,6 +401,10 @@ static const double kChargeMarginNs = 10e3;
  * and well over the 20-30 us in which the parent's probe runs right
  * after its own watch (the scheduler had not switched yet). */
 static const double kUncalTurnNs = 100e3;
+/* kbg_time_release_ns: how much later than an empty call's "launched"
+ * the hold is released, and the most it waits (before calibration). */
+static const double kLaunchMarginNs = 20e3;
+static const double kReleaseMaxNs = 500e3;
 /* kbg_time_allowance: issue 29's bound on what a lie may gain. */
 static const double kAllowNs = 2e3;
 static const double kAllowRel = 0.01;
@@ -425,6 +429,12 @@ static int switched(const struct kbg_tcal *cal, const struct kbg_tcall *c)
 {
 	return c->back_dev &&
 	       pos_diff(c->back_dev, c->rel_dev) >= kbg_time_turn_ns(cal);
+}
+
+double kbg_time_release_ns(const struct kbg_tcal *cal)
+{
+	double t = cal->launch_ns + kLaunchMarginNs;
+	return cal->launch_ns > 0 && t < kReleaseMaxNs ? t : kReleaseMaxNs;
 }
 
 double kbg_time_switch_ns(const struct kbg_tcal *cal)
@@ -568,6 +578,9 @@ int kbg_time_calibrate(const struct kbg_tcall *dev, size_t n_dev,
 			       ? pos_diff(dev[i].watch_dev, dev[i].probe_dev)
 			       : 0.0;
 	out->wgap_ns = quantile(v, n_dev, 0.5);
+	for (size_t i = 0; i < n_dev; i++)
+		v[i] = pos_diff(dev[i].t_rel, dev[i].t_go);
+	out->launch_ns = quantile(v, n_dev, 0.5);
 	for (size_t i = 0; i < n_host; i++)
 		v[i] = host[i].t_probe ? pos_diff(host[i].t_probe,
 						  host[i].t_seen)

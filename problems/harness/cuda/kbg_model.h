@@ -194,6 +194,8 @@ struct kbg_tcal {
 			   * from the probe to "done" seen */
 	double dprobe_ns; /* 90th percentile of t_probe - t_seen */
 	double wgap_ns;	  /* median watch_dev - probe_dev */
+	double launch_ns; /* median t_rel - t_go: an empty call's "launched"
+			   * seen by the parent */
 };
 
 enum kbg_tpath {
@@ -209,6 +211,15 @@ enum kbg_tpath {
  * last one than this (plus what that step costs with nothing in the way)
  * proves the child's context did not run in between. */
 double kbg_time_turn_ns(const struct kbg_tcal *cal);
+
+/* How long after "go" the parent releases its hold if the child has not
+ * said it launched: an empty call's launch_ns plus 20 us (500 us before
+ * calibration, and at most that). Host time the child spends inside
+ * custom_kernel before its GPU work runs is kept out of the sample up to
+ * this, no more: a copy engine runs while the hold keeps the SMs, so a
+ * call could otherwise copy its inputs out, compute on the host and copy
+ * the result back unseen. */
+double kbg_time_release_ns(const struct kbg_tcal *cal);
 
 /* What a turn of another context is charged less (a jump of a watch, a
  * late gap): the switches of an empty call's round trip (dev_ns) less a

@@ -389,17 +389,15 @@ static int watch_renew(struct ctx *x)
 	return KBG_OK;
 }
 
-/* How long after "go" the parent releases the hold if the child has not
- * said it launched: a call that waits on the device inside
+/* The hold is released kbg_time_release_ns after "go" if the child has
+ * not said it launched by then: a call that waits on the device inside
  * custom_kernel (a synchronize, a synchronous copy or reduction: honest
  * patterns, tests/honest/cuda) cannot return before its work has run,
- * and would otherwise wait until the watch's time slice expired, up to
- * 2.4 ms, timed from "go". Released, its queued work runs and is timed
- * from the release like any call (a later turn of its context is a
- * jump the successor probe charges). Longer than an honest launch
- * sequence, whose host latency the hold keeps out (hundreds of
- * launches). Counted as hold_timeouts. */
-static const uint64_t kReleaseAfterNs = 500000;
+ * and would otherwise wait until the watch's time slice expired (up to
+ * 2.4 ms); and host time before the call's GPU work is kept out of the
+ * sample only up to an empty call's launch plus 20 us (a copy engine
+ * runs beside the watch: inputs copied out and a result computed on the
+ * host would otherwise be free). Counted as hold_timeouts. */
 
 /* How many probes a call may launch behind its released hold, and how
  * long the parent's context stays idle before launching another. */
@@ -468,7 +466,7 @@ static int probe_end(struct ctx *x, struct kbg_tcall *tc)
 /* A CALL timed by the parent. The watch running since the last call
  * holds the GPU (renewed first if it has run long); the request goes
  * out; as soon as the child says it has launched its work (or is done,
- * or its work broke the hold, or kReleaseAfterNs passed), the hold is
+ * or its work broke the hold, or kbg_time_release_ns passed), the hold is
  * released and a probe launched behind it: it starts when the child's
  * context lets go of the GPU and watches until "done". Where there is no such probe, an end probe after
  * "done" (it waits for any work still running). Then the next watch. *tc
@@ -486,6 +484,7 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 	    kbh_now_ns() - x->watch_t0 > x->renew_ns)
 		KBG_STEP(watch_renew(x));
 	const uint32_t hold = x->watch_seq;
+	const uint64_t release_ns = (uint64_t)kbg_time_release_ns(&x->tcal);
 	int timed_out = 0;
 	tc->age_ns = kbh_now_ns() - x->watch_t0;
 	memcpy(a, &seq, sizeof seq);
@@ -504,7 +503,7 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 		if ((i & 255) == 0 && kbh_guard_poll(x->g) != 0)
 			break; /* done, or dead: finish says which */
 		if ((i & 255) == 0 &&
-		    kbh_now_ns() - tc->t_go > kReleaseAfterNs) {
+		    kbh_now_ns() - tc->t_go > release_ns) {
 			x->hold_timeouts++;
 			timed_out = 1;
 			break;
@@ -766,11 +765,13 @@ static int calibrate_sentinel(struct ctx *x)
 		      "go %.1f us), end probe p90 %.1f us, time slice test "
 		      "%.1f us (short calls below %.1f us), next watch %.1f "
 		      "us after the probe (device clock), done %.1f us after "
-		      "the probe",
+		      "the probe, launched %.1f us after go (hold released "
+		      "by %.1f us)",
 		      x->tcal.dev_ns / 1e3, x->tcal.rel_ns / 1e3,
 		      x->tcal.go_ns / 1e3, x->tcal.probe_ns / 1e3, slice / 1e3,
 		      x->tcal.short_ns / 1e3, x->tcal.wgap_ns / 1e3,
-		      x->tcal.tail_ns / 1e3);
+		      x->tcal.tail_ns / 1e3, x->tcal.launch_ns / 1e3,
+		      kbg_time_release_ns(&x->tcal) / 1e3);
 	return KBG_OK;
 }
 
