@@ -25,6 +25,7 @@
 #include <yaml.h>
 
 #include "kb_cases.h"
+#include "kb_lang.h"
 #include "kb_task_yaml.h"
 #include "kb_util.h"
 
@@ -59,13 +60,6 @@ static void free_kvs(struct kb_kv *v, size_t n)
 }
 
 /* ------------------------------------------------------------ task.yml */
-
-/* Config keys per language; see kb_task.h. */
-static const char *const py_config_keys[] = {"main", NULL};
-static const char *const compiled_config_keys[] = {"sources", "include_dirs",
-						   "defines", "compile_flags",
-						   "flags",   "libraries",
-						   "loader",  NULL};
 
 static int in_list(const char *const *list, const char *s)
 {
@@ -411,14 +405,14 @@ static int rk_files(struct kb__yctx *c, yaml_node_t *k, yaml_node_t *v,
 static int rk_lang(struct kb__yctx *c, yaml_node_t *k, yaml_node_t *v,
 		   struct kb_task *t, struct root *r)
 {
-	static const char *const langs[] = {"c", "cu", "hip", "py", NULL};
+	char names[64];
 	int rc = kb__get_str(c, v, "lang", &t->lang);
 
 	(void)k;
 	r->lang = v;
-	if (rc == 0 && !in_list(langs, t->lang))
-		rc = kb__yfail(c, v, "lang '%s' is not c, cu, hip or py",
-			       t->lang);
+	if (rc == 0 && !kb_lang_find(t->lang))
+		rc = kb__yfail(c, v, "lang '%s' is not %s", t->lang,
+			       kb_lang_list(names, sizeof(names)));
 	return rc;
 }
 
@@ -590,9 +584,9 @@ static int check_files(struct kb__yctx *c, const struct kb_task *t,
 static int take_config(struct kb__yctx *c, struct kb_task *t,
 		       const struct root *r)
 {
-	const int py = strcmp(t->lang, "py") == 0;
-	const char *const *allowed = py ? py_config_keys : compiled_config_keys;
-	const char *need = py ? "main" : "sources";
+	const struct kb_lang *l = kb_lang_find(t->lang);
+	const char *const *allowed = l->config_keys;
+	const char *need = l->config_required;
 	int rc;
 
 	KB__MAP_EACH(c, r->config, p)

@@ -16,6 +16,7 @@
 #include "build.h"
 #include "jobdir.h"
 #include "kb_cases.h"
+#include "kb_lang.h"
 #include "kb_log.h"
 #include "kb_popcorn.h"
 #include "kb_util.h"
@@ -1180,7 +1181,7 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	b = check_submission(&j);
 	if (!b)
 		goto done;
-	j.python = strcmp(j.t->lang, "py") == 0;
+	j.python = kb_lang_get(b->lang)->python;
 	if (j.python && !o.python && o.python_why) {
 		set_infra(&j, "no Python runtime on this worker: %s",
 			  o.python_why);
@@ -1188,7 +1189,7 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	}
 	j.trace_left = KB_PROFILE_TRACE_BUDGET;
 	if (s->mode == KB__MODE__MODE_PROFILE && is_gpu(&j) &&
-	    strcmp(j.t->lang, "cu") == 0 && find_ncu(&j) < 0)
+	    kb_lang_get(b->lang)->ncu && find_ncu(&j) < 0)
 		goto done;
 	if (o.ready)
 		ready_settle(o.ready);

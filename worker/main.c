@@ -64,6 +64,7 @@
 #include "gpu.h"
 #include "jobdir.h"
 #include "kb_config.h"
+#include "kb_lang.h"
 #include "kb_log.h"
 #include "kb_metrics.h"
 #include "kb_metrics_process.h"
@@ -971,7 +972,7 @@ static int cmd_eval(int argc, char **argv)
 	    setup_gpu(0) < 0)
 		return 1;
 	sweep_workdir();
-	if (t.lang && strcmp(t.lang, "py") == 0)
+	if (kb_lang_find(t.lang) && kb_lang_find(t.lang)->python)
 		setup_python();
 	rc = kb_read_file(argv[optind + 1], SUBMISSION_MAX, &code, &code_len);
 	if (rc < 0) {

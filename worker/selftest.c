@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_lang.h"
 #include "kb_log.h"
 #include "kb_task.h"
 #include "kb_util.h"
@@ -38,9 +39,11 @@ static int find_example(const char *dir, char *path, size_t size)
  * NVIDIA worker no gfx target). */
 static int serves(const struct kb_eval_opts *o, const char *lang)
 {
-	if (strcmp(lang, "cu") == 0)
+	const struct kb_lang *l = kb_lang_find(lang);
+
+	if (l && l->toolchain == KB_LANG_NVIDIA)
 		return o->cuda_arch != NULL;
-	if (strcmp(lang, "hip") == 0)
+	if (l && l->toolchain == KB_LANG_AMD)
 		return o->hip_arch != NULL;
 	return 1;
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "discord_bot.h"
+#include "kb_lang.h"
 #include "kb_log.h"
 #include "kb_report.h"
 #include "kb_util.h"
@@ -570,7 +571,8 @@ static void job_template(struct kb_dc *dc, const struct kb_dc_interaction *it,
 			    "⚠️ The template cannot be read right now.", NULL, 0, 0, "error");
 		return;
 	}
-	const char *cc = strcmp(lb->task->lang, "py") == 0 ? "#" : "//";
+	const struct kb_lang *lang = kb_lang_find(lb->task->lang);
+	const char *cc = lang ? lang->comment : "//";
 	const char *ext = strrchr(tpl->value, '.');
 	snprintf(fname, sizeof(fname), "%s%s", lb->task->name, ext ? ext : ".txt");
 	kb_buf_printf(&b, "%s!POPCORN leaderboard %s\n", cc, lb->task->name);

@@ -24,6 +24,7 @@
 #include "discord_bot.h"
 #include "kb_cases.h"
 #include "kb_config.h"
+#include "kb_lang.h"
 #include "kb_log.h"
 #include "kb_util.h"
 
@@ -235,30 +236,13 @@ static void check_cases(const struct kb_task *t, struct report *r)
 		     t->nbenchmarks == 1 ? "" : "s");
 }
 
-/* 1 when file name ends in an extension of the task's language. */
+/* 1 when file name ends in an extension of the task's language, or the
+ * language is one we do not know the files of. */
 static int lang_ext_ok(const char *lang, const char *name)
 {
-	static const struct {
-		const char *lang, *ext[2];
-	} exts[] = {
-		{"c", {".c", NULL}},
-		{"cu", {".cu", NULL}},
-		{"hip", {".hip", ".cpp"}},
-		{"py", {".py", NULL}},
-	};
-	size_t n = strlen(name);
+	const struct kb_lang *l = kb_lang_find(lang);
 
-	for (size_t i = 0; i < KB_ARRAY_LEN(exts); i++) {
-		if (strcmp(exts[i].lang, lang) != 0)
-			continue;
-		for (size_t k = 0; k < 2 && exts[i].ext[k]; k++) {
-			size_t e = strlen(exts[i].ext[k]);
-			if (n > e && strcmp(name + n - e, exts[i].ext[k]) == 0)
-				return 1;
-		}
-		return 0;
-	}
-	return 1; /* a language we do not know the files of */
+	return l ? kb_lang_has_ext(l, name) : 1;
 }
 
 /* Checks one example or template file rel of t: its language and its

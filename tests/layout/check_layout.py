@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Layout checks of the source tree, run by CTest (tests/layout/).
 
-usage: check_layout.py SOURCE_DIR boundaries|cycles|keys
+usage: check_layout.py SOURCE_DIR boundaries|cycles|keys|langs
 
 boundaries  No service compiles or includes another's files. A file in a
             service folder (SERVICES) may include only headers of its own
@@ -19,6 +19,11 @@ keys        The Redis key schema is written once, in services/kb_keys.h:
             string literal holding a "kb:<name>" key; it builds keys
             from the KB_KEY_* formats. Keys inside Lua scripts (.lua
             files, and Lua text in C strings, allow-listed) may stay.
+langs       The task languages are listed once, in services/kb_lang.c:
+            no other C file of the services (tests/ aside) has a string
+            literal that is a language's name ("c", "cu", "hip", "py")
+            or its own extension (".cu", ".hip", ".py"); code asks
+            kb_lang.h instead.
 
 `#include "name"` resolves as the compiler's quote form does for us: the
 includer's own folder first, else the one file of the tree whose path
@@ -260,15 +265,40 @@ def check_keys(root, files, allow):
     return bad
 
 
+LANG_TABLE = "services/kb_lang.c"
+LANG_LITERAL = re.compile(r'^"\.?(c|cu|hip|py)"$')
+
+
+def check_langs(root, files, allow):
+    bad = []
+    for f in files:
+        if not C_SOURCE.search(f) or f == LANG_TABLE or \
+                top(f) not in SERVICES + SHARED:
+            continue
+        with open(os.path.join(root, f), errors="replace") as fh:
+            text = fh.read()
+        text = C_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+        for m in C_STRING.finditer(text):
+            lit = m.group(0)
+            if LANG_LITERAL.match(lit) and lit != '".c"' and \
+                    not allow.allows("lang", f, lit.strip('"')):
+                bad.append("%s:%d spells the language literal %s (use %s)"
+                           % (f, text.count("\n", 0, m.start()) + 1, lit,
+                              "services/kb_lang.h"))
+    allow.report_unused(("lang",))
+    return bad
+
+
 def main(argv):
-    if len(argv) != 3 or argv[2] not in ("boundaries", "cycles", "keys"):
+    if len(argv) != 3 or argv[2] not in ("boundaries", "cycles", "keys",
+                                         "langs"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     root = os.path.abspath(argv[1])
     allow = Allow(os.path.join(root, "tests/layout/allow.txt"))
     files = tree_files(root)
     check = {"boundaries": check_boundaries, "cycles": check_cycles,
-             "keys": check_keys}[argv[2]]
+             "keys": check_keys, "langs": check_langs}[argv[2]]
     bad = check(root, files, allow)
     for b in bad:
         print("FAIL: " + b)

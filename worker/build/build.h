@@ -39,6 +39,7 @@
 
 #include "jobdir.h"
 #include "kb.pb-c.h"
+#include "kb_lang.h"
 #include "kb_sandbox.h"
 #include "verdict.h"
 
@@ -112,7 +113,7 @@ struct kb_build_ctx {
 };
 
 struct kb_builder {
-	const char *lang;
+	enum kb_lang_id lang; /* kb_lang_get(lang) says the rest of it */
 	/* Builds; fills *cr. Returns the build state (OK, FAILED, TIMEOUT,
 	 * UNSUPPORTED, INFRA) with msg set for UNSUPPORTED and INFRA; NONE
 	 * when there was nothing to build (cr is then dropped). */
@@ -128,7 +129,7 @@ struct kb_builder {
 			struct kb_argv *argv, char *msg, size_t msg_size);
 };
 
-/* The builder for lang, or NULL when no worker knows the language
+/* The builder for lang (a kb_lang.h name), or NULL when lang is none
  * (builders.c). */
 const struct kb_builder *kb_builder_find(const char *lang);
 

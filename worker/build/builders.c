@@ -1,13 +1,14 @@
-/* builders: the language table behind kb_builder_find() (build.h). */
+/* builders: how each language of kb_lang.h is built and run, the table
+ * behind kb_builder_find() (build.h). */
 #include "build.h"
 #include "build_int.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "jobdir.h"
+#include "kb_lang.h"
 #include "pbutil.h"
 
 static int argv_binary(const Kb__Task *t, const char *python,
@@ -41,17 +42,19 @@ static int argv_python(const Kb__Task *t, const char *python,
 	return 0;
 }
 
+/* One entry per enum kb_lang_id, in its order. */
 static const struct kb_builder builders[] = {
-	{"c", kb__build_c, argv_binary},
-	{"py", kb__build_py, argv_python},
-	{"cu", kb__build_cu, argv_binary},
-	{"hip", kb__build_hip, argv_binary},
+	[KB_LANG_C] = {KB_LANG_C, kb__build_c, argv_binary},
+	[KB_LANG_CU] = {KB_LANG_CU, kb__build_cu, argv_binary},
+	[KB_LANG_HIP] = {KB_LANG_HIP, kb__build_hip, argv_binary},
+	[KB_LANG_PY] = {KB_LANG_PY, kb__build_py, argv_python},
 };
+_Static_assert(sizeof(builders) / sizeof(builders[0]) == KB_LANG_COUNT,
+	       "a builder for every language of kb_lang.h");
 
 const struct kb_builder *kb_builder_find(const char *lang)
 {
-	for (size_t i = 0; i < sizeof(builders) / sizeof(builders[0]); i++)
-		if (lang && strcmp(builders[i].lang, lang) == 0)
-			return &builders[i];
-	return NULL;
+	const struct kb_lang *l = kb_lang_find(lang);
+
+	return l ? &builders[l->id] : NULL;
 }
