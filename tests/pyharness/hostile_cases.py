@@ -136,11 +136,11 @@ def expect_forged(r, ctx):
 
 def expect_no_head_start(r, ctx):
     """A submission that computes ahead of its calls: either it lost the
-    race (at most half its calls were hits), or its mean is no better than
-    the honest submission's best on the same case, less the slack, or a
-    result it computed ahead was wrong and it failed at that call (the
-    grandchild, stopped in the middle of a sum while the parent staged new
-    inputs, finishes it on those and marks it theirs)."""
+    race (at most half its calls were hits), or its best sample is no
+    better than the honest submission's best on the same case, less the
+    slack, or a result it computed ahead was wrong and it failed at that
+    call (the grandchild, stopped in the middle of a sum while the parent
+    staged new inputs, finishes it on those and marks it theirs)."""
     last = _stderr_lines(r, "precompute: ")
     m = re.match(r"precompute: (\d+) hits of (\d+) calls", last[-1]) \
         if last else None
@@ -151,12 +151,16 @@ def expect_no_head_start(r, ctx):
     if not m or int(m.group(2)) < 5:
         return errs + ["no precompute statistics: %s" % last[-1:]]
     hits, calls = int(m.group(1)), int(m.group(2))
-    mean = _num(r, "benchmark.0.mean")
+    # Its best sample, not its mean: a loaded host inflates the mean of a
+    # run (a busy 2-core machine: honest best 14.9 ms, mean 43.8 ms), and
+    # the head start shows in the calls the load spared. Only a run that
+    # won most races is judged by it; a defended one never does.
+    best = _num(r, "benchmark.0.best")
     okbest = ctx.honest_best(HEAD_START)
-    if hits * 2 > calls and (mean is None or mean < okbest - _slack_ns(r)):
-        errs.append("%d hits of %d calls, mean %s ns below the honest best "
+    if hits * 2 > calls and (best is None or best < okbest - _slack_ns(r)):
+        errs.append("%d hits of %d calls, best %s ns below the honest best "
                     "%.0f ns less the slack %.0f ns"
-                    % (hits, calls, mean, okbest, _slack_ns(r)))
+                    % (hits, calls, best, okbest, _slack_ns(r)))
     return errs
 
 
