@@ -254,9 +254,9 @@ double kbg_time_late_work(const struct kbg_tcal *cal,
 			  const struct kbg_tcall *c);
 
 /* The parent's measurement of a call (ns, >= 0) and its path: the path's
- * window less its calibrated overhead, plus outside_ns (work the child ran on the GPU before the
- * call's "go": a head start, charged to the call) and
- * kbg_time_late_work. */
+ * window less its calibrated overhead, plus outside_ns (work the child
+ * ran on the GPU before the call's "go": a head start, charged to the
+ * call) and kbg_time_late_work. */
 double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
 		       enum kbg_tpath *path);
 

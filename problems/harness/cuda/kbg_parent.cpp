@@ -389,16 +389,6 @@ static int watch_renew(struct ctx *x)
 	return KBG_OK;
 }
 
-/* The hold is released kbg_time_release_ns after "go" if the child has
- * not said it launched by then: a call that waits on the device inside
- * custom_kernel (a synchronize, a synchronous copy or reduction: honest
- * patterns, tests/honest/cuda) cannot return before its work has run,
- * and would otherwise wait until the watch's time slice expired (up to
- * 2.4 ms); and host time before the call's GPU work is kept out of the
- * sample only up to an empty call's launch plus 20 us (a copy engine
- * runs beside the watch: inputs copied out and a result computed on the
- * host would otherwise be free). Counted as hold_timeouts. */
-
 /* How many probes a call may launch behind its released hold, and how
  * long the parent's context stays idle before launching another. */
 static const int kProbeTries = 4;
@@ -468,9 +458,20 @@ static int probe_end(struct ctx *x, struct kbg_tcall *tc)
  * out; as soon as the child says it has launched its work (or is done,
  * or its work broke the hold, or kbg_time_release_ns passed), the hold is
  * released and a probe launched behind it: it starts when the child's
- * context lets go of the GPU and watches until "done". Where there is no such probe, an end probe after
- * "done" (it waits for any work still running). Then the next watch. *tc
- * gets the measurements (kbg_time_sample). */
+ * context lets go of the GPU and watches until "done". Where there is no
+ * such probe, an end probe after "done" (it waits for any work still
+ * running). Then the next watch. *tc gets the measurements
+ * (kbg_time_sample).
+ *
+ * The release on the parent's clock (counted as hold_timeouts): a call
+ * that waits on the device inside custom_kernel (a synchronize, a
+ * synchronous copy or reduction: honest patterns, tests/honest/cuda)
+ * cannot return before its work has run, and would otherwise wait until
+ * the watch's time slice expired (up to 2.4 ms); and host time before
+ * the call's GPU work is kept out of the sample only up to an empty
+ * call's launch plus 20 us (a copy engine runs beside the watch: inputs
+ * copied out and a result computed on the host would otherwise be
+ * free). */
 int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 		       struct kbh_guard_window *w, struct kbg_reply *r,
 		       struct kbg_tcall *tc)
