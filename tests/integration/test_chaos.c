@@ -6,10 +6,10 @@
  * append-only file synced on every write, kb-gateway, kb-ranker and two
  * CPU workers. KB_CHAOS_SUBMISSIONS (default 150) test-mode submissions
  * of vectorsum_cpu, half of them failing, and KB_CHAOS_RANKED (default
- * 12) leaderboard-mode ones of four more users, spread through them, are
- * queued before any worker runs: in the old event format (the task's
- * files in every event, about 78 KB) that backlog was past the dev
- * broker's 5 MiB per partition. Then the workers start, and while they
+ * 8, two per user) leaderboard-mode ones of four more users, spread
+ * through them, are queued before any worker runs: in the old event
+ * format (the task's files in every event, about 78 KB) that backlog was
+ * past the dev broker's 5 MiB per partition. Then the workers start, and while they
  * drain the queue a worker, the gateway, the ranker, Redis and the other
  * worker are SIGKILLed and restarted in turn. The dev broker is not killed: it keeps nothing
  * across a restart, by design (a real cluster is replicated).
@@ -103,7 +103,7 @@ static int n_submissions(void)
 static int n_ranked(void)
 {
 	const char *v = getenv("KB_CHAOS_RANKED");
-	long n = v ? strtol(v, NULL, 10) : 12;
+	long n = v ? strtol(v, NULL, 10) : 8;
 
 	return n < 0 ? 0 : n > MAX_RANKED ? MAX_RANKED : (int)n;
 }
