@@ -196,107 +196,14 @@ __global__ void k_spin(unsigned long long ns)
 		;
 }
 
-struct sent_ctl {
-	volatile unsigned release, go;
-	unsigned pad[14];
-	kbg_sent_rec rec[2];
-};
+#include "kbg_sent.cuh"
 
-/* The sentinel (kbg_dev.h). Warp 0 polls the release word; warp 1 reads
- * the timer without pause and sums its jumps. Whichever ends the watch
- * first (release, or a jump after "go") decides end_ns. A probe that
- * watches (watch 2) and starts before not_before ends at once. */
-__device__ static unsigned long long charge(unsigned long long jump,
-					    unsigned long long sw_ns)
-{
-	return jump > sw_ns ? jump - sw_ns : 0;
-}
-
-__global__ void k_sentinel(sent_ctl *c, unsigned seq, int watch,
+__global__ void k_sentinel(kbg_sent_ctl *c, unsigned seq, int watch,
 			   unsigned long long gap_ns,
 			   unsigned long long not_before,
 			   unsigned long long sw_ns)
 {
-	__shared__ volatile int stop;
-	__shared__ unsigned long long end, pre_sum, pre_charge, post, first;
-	__shared__ unsigned pre_n, broken;
-	volatile kbg_sent_rec *r = &c->rec[seq & 1];
-	const unsigned long long start = kbg_dev_timer_ns();
-
-	if (watch == 2 && start < not_before)
-		watch = 0; /* early: the child's work has not run yet */
-	if (threadIdx.x == 0) {
-		stop = 0;
-		end = start;
-		pre_sum = pre_charge = post = first = 0;
-		pre_n = broken = 0;
-		r->start_ns = start;
-		r->early = watch == 0 && not_before;
-		__threadfence_system();
-		r->started = seq;
-		__threadfence_system();
-	}
-	__syncthreads();
-	if (watch && threadIdx.x == 0) {
-		/* A jump between two of its own looks after "go" is a turn
-		 * of the child's: the watch was preempted (its context's
-		 * slice had run out) and may only see the release after the
-		 * call's work ran. Then the hold broke, whichever warp saw
-		 * it first. */
-		unsigned long long last = kbg_dev_timer_ns(), t;
-		for (;;) {
-			const int released = (int)(c->release - seq) >= 0;
-			t = kbg_dev_timer_ns();
-			if (t - last > gap_ns && (int)(c->go - seq) >= 0) {
-				if (atomicCAS((int *)&stop, 0, 1) == 0) {
-					end = last;
-					post = t - last;
-					broken = 1;
-				}
-				break;
-			}
-			if (released || stop)
-				break;
-			last = t;
-			kbg_dev_pause();
-		}
-		if (atomicCAS((int *)&stop, 0, 1) == 0)
-			end = t;
-	} else if (watch && threadIdx.x == 32) {
-		unsigned long long last = kbg_dev_timer_ns();
-		while (!stop) {
-			unsigned long long t = kbg_dev_timer_ns();
-			if (t - last > gap_ns) {
-				if (!first)
-					first = last;
-				if ((int)(c->go - seq) >= 0) {
-					if (atomicCAS((int *)&stop, 0, 1) == 0) {
-						end = last;
-						post = t - last;
-						broken = 1;
-					}
-					break;
-				}
-				pre_n++;
-				pre_sum += t - last;
-				pre_charge += charge(t - last, sw_ns);
-			}
-			last = t;
-		}
-	}
-	__syncthreads();
-	if (threadIdx.x == 0) {
-		r->end_ns = end;
-		r->pre_gap_ns = pre_sum;
-		r->pre_charge_ns = pre_charge;
-		r->pre_gaps = pre_n;
-		r->first_gap_ns = first;
-		r->post_gap_ns = post;
-		r->broken = broken;
-		__threadfence_system();
-		r->ended = seq;
-		__threadfence_system();
-	}
+	kbg_sentinel(c, seq, watch, gap_ns, not_before, sw_ns);
 }
 
 /* The hold (see kbg_dev.h): every SM filled with blocks of the hold kernel
@@ -335,7 +242,7 @@ __global__ void k_hold(const volatile unsigned *release, unsigned gen,
 	__syncthreads();
 }
 
-sent_ctl *g_sent_host, *g_sent_dev;
+kbg_sent_ctl *g_sent_host, *g_sent_dev;
 cudaStream_t g_sent_stream;
 size_t g_sent_smem; /* the watch's dynamic shared memory (kbg_sent_init) */
 
@@ -485,10 +392,10 @@ int kbg_sent_init(void)
 
 	if (g_sent_host)
 		return 0;
-	if ((e = cudaHostAlloc(&h, sizeof(sent_ctl), cudaHostAllocMapped)) !=
+	if ((e = cudaHostAlloc(&h, sizeof(kbg_sent_ctl), cudaHostAllocMapped)) !=
 	    cudaSuccess)
 		return -(int)e;
-	memset(h, 0, sizeof(sent_ctl));
+	memset(h, 0, sizeof(kbg_sent_ctl));
 	if ((e = cudaHostGetDevicePointer(&d, h, 0)) != cudaSuccess ||
 	    (e = cudaStreamCreateWithFlags(&g_sent_stream,
 					   cudaStreamNonBlocking)) !=
@@ -496,8 +403,8 @@ int kbg_sent_init(void)
 		(void)cudaFreeHost(h);
 		return -(int)e;
 	}
-	g_sent_host = (sent_ctl *)h;
-	g_sent_dev = (sent_ctl *)d;
+	g_sent_host = (kbg_sent_ctl *)h;
+	g_sent_dev = (kbg_sent_ctl *)d;
 	/* The watch asks for all the shared memory a block may have, so
 	 * that no block of the parent's own kernels shares its SM (and
 	 * delays its loop); where that cannot be set it shares. */

@@ -30,6 +30,11 @@ ATTR_GLOBAL_MEMORY_BUS_WIDTH = 37
 ATTR_L2_CACHE_SIZE = 38
 ATTR_CC_MAJOR = 75
 ATTR_CC_MINOR = 76
+ATTR_MAX_SHARED_PER_BLOCK_OPTIN = 97
+
+FUNC_ATTR_MAX_DYNAMIC_SHARED = 8
+STREAM_NON_BLOCKING = 1
+MEMHOSTALLOC_DEVICEMAP = 2
 
 IPC_LAZY_ENABLE_PEER_ACCESS = 1
 IPC_HANDLE_SIZE = 64
@@ -70,6 +75,20 @@ class Driver:
                    [ctypes.POINTER(u64), _Handle, ctypes.c_uint], "_v2")
         self._bind("cuIpcCloseMemHandle", [u64])
         self._bind("cuCtxResetPersistingL2Cache", [])
+        vp = ctypes.c_void_p
+        self._bind("cuModuleLoadData", [ctypes.POINTER(vp), ctypes.c_char_p])
+        self._bind("cuModuleGetFunction",
+                   [ctypes.POINTER(vp), vp, ctypes.c_char_p])
+        self._bind("cuFuncSetAttribute", [vp, cint, cint])
+        self._bind("cuLaunchKernel",
+                   [vp] + [ctypes.c_uint] * 6 + [ctypes.c_uint, vp,
+                                                 ctypes.POINTER(vp), vp])
+        self._bind("cuStreamCreate", [ctypes.POINTER(vp), ctypes.c_uint])
+        self._bind("cuStreamSynchronize", [vp])
+        self._bind("cuMemHostAlloc", [ctypes.POINTER(vp), csize,
+                                      ctypes.c_uint])
+        self._bind("cuMemHostGetDevicePointer",
+                   [ctypes.POINTER(u64), vp, ctypes.c_uint], "_v2")
         self._check(self.lib.cuInit(0), "cuInit")
         dev = cint()
         self._check(self.lib.cuDeviceGet(ctypes.byref(dev), ordinal),
@@ -153,6 +172,60 @@ class Driver:
         this holds for lines another context marked)."""
         self._check(self.lib.cuCtxResetPersistingL2Cache(),
                     "cuCtxResetPersistingL2Cache")
+
+
+    # ---- kernels of the harness's own (kbh_sentinel) -------------------
+
+    def load_function(self, image, name):
+        """A kernel from a PTX image (bytes, NUL-terminated here): the
+        driver compiles it for this device. Returns the CUfunction."""
+        mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+        self._check(self.lib.cuModuleLoadData(ctypes.byref(mod),
+                                              image + b"\0"),
+                    "cuModuleLoadData")
+        self._check(self.lib.cuModuleGetFunction(ctypes.byref(fn), mod,
+                                                 name.encode()),
+                    "cuModuleGetFunction")
+        return fn
+
+    def set_max_dynamic_shared(self, fn, nbytes):
+        """0, or the driver's error code (the caller may go without)."""
+        return self.lib.cuFuncSetAttribute(fn, FUNC_ATTR_MAX_DYNAMIC_SHARED,
+                                           nbytes)
+
+    def stream(self):
+        """A stream that does not synchronise with the legacy stream."""
+        s = ctypes.c_void_p()
+        self._check(self.lib.cuStreamCreate(ctypes.byref(s),
+                                            STREAM_NON_BLOCKING),
+                    "cuStreamCreate")
+        return s
+
+    def sync_stream(self, s):
+        self._check(self.lib.cuStreamSynchronize(s), "cuStreamSynchronize")
+
+    def host_mapped(self, nbytes):
+        """Zeroed page-locked host memory the device can read and write:
+        (host address, device address)."""
+        h, d = ctypes.c_void_p(), ctypes.c_uint64()
+        self._check(self.lib.cuMemHostAlloc(ctypes.byref(h), nbytes,
+                                            MEMHOSTALLOC_DEVICEMAP),
+                    "cuMemHostAlloc")
+        ctypes.memset(h.value, 0, nbytes)
+        self._check(self.lib.cuMemHostGetDevicePointer(ctypes.byref(d),
+                                                       h, 0),
+                    "cuMemHostGetDevicePointer")
+        return h.value, d.value
+
+    def launch(self, fn, grid, block, shared, stream, params):
+        """cuLaunchKernel with one-dimensional grid and block; params: the
+        kernel's arguments as ctypes values (kept alive by the caller
+        until this returns: the driver copies them)."""
+        ptrs = (ctypes.c_void_p * len(params))(
+            *[ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in params])
+        self._check(self.lib.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1,
+                                            shared, stream, ptrs, None),
+                    "cuLaunchKernel")
 
 
 class _CudaArray:

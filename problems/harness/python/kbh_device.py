@@ -143,6 +143,9 @@ class CudaDevice:
         }
         self.pool = None
         self.flush_buf = None
+        # kbh_sentinel.Timer of a timed run: while its kernels run, nothing
+        # here may wait for the whole context (they wait for the release)
+        self.timer = None
 
     def setup(self):
         torch = self.torch
@@ -186,16 +189,21 @@ class CudaDevice:
         # made normal first, they are flushed like the rest. Then
         # L2-allocating loads of 4 x L2; L2 is physical, so what this
         # evicts is evicted for the child's context too. Synchronised by
-        # the caller (sync) before the request.
-        self.drv.reset_persisting_l2()
+        # the caller (sync) before the request. (The reset waits for the
+        # whole context: while the sentinel watches, the timer made it
+        # before the watch started.)
+        if self.timer is None or not self.timer.watching():
+            self.drv.reset_persisting_l2()
         self.flush_buf.max()
 
     def sync(self):
-        self.torch.cuda.synchronize()
+        # The parent's own work is on the current stream; a device-wide
+        # synchronize would wait for the sentinel too.
+        self.torch.cuda.current_stream().synchronize()
 
     def probe(self):
         self.probe_buf.add_(1)
-        self.torch.cuda.synchronize()
+        self.sync()
 
     def copy_ns(self, dst):
         torch = self.torch
@@ -206,7 +214,7 @@ class CudaDevice:
             self.ev[0].record()
             dst.copy_(src)
             self.ev[1].record()
-            torch.cuda.synchronize()
+            self.sync()
             t.append(self.ev[0].elapsed_time(self.ev[1]) * 1e6)
         return statistics.median(t)
 

@@ -98,6 +98,7 @@ import kbh_device  # noqa: E402
 import kbh_guard  # noqa: E402
 import kbh_report  # noqa: E402
 import kbh_run  # noqa: E402
+import kbh_sentinel  # noqa: E402
 import kbh_timing  # noqa: E402
 import kbh_wire  # noqa: E402
 from kbh_report import (EXIT_BAD_SPEC, EXIT_CRASHED, EXIT_DEVICE,  # noqa
@@ -262,6 +263,21 @@ def _run(mode, path, rep, state):
     except Exception as e:
         raise Exit(EXIT_DEVICE, "device: %s: %s" % (type(e).__name__, e))
 
+    # The sentinel times benchmark and leaderboard runs on NVIDIA GPUs
+    # (kbh_sentinel); made before HELLO, so that the driver threads its
+    # module and stream start are in the child's filter.
+    # KBH_NO_SENTINEL=1: the slack rule alone (a test-only ablation).
+    timer, page_fd = None, None
+    if device.kind == "cuda" and mode in ("benchmark", "leaderboard") and \
+            os.environ.get("KBH_NO_SENTINEL") != "1":
+        try:
+            timer, page_fd = kbh_sentinel.open_timer(
+                device.drv, os.path.join(HERE, "kbh_sentinel.ptx"))
+        except Exception as e:
+            raise Exit(EXIT_DEVICE, "the sentinel: %s: %s"
+                       % (type(e).__name__, e))
+        device.timer = timer
+
     dog = Watchdog()
     watchdog_s = dict(kbh_timing.DEFAULT_WATCHDOG_S,
                       **getattr(problem, "WATCHDOG_S", {}))
@@ -270,9 +286,11 @@ def _run(mode, path, rep, state):
 
     try:
         hello = guard.hello(kbh_device.threads(), device.kind,
-                            getattr(device, "ordinal", 0))
+                            getattr(device, "ordinal", 0), page_fd)
     except (kbh_guard.ChildDied, kbh_wire.Malformed) as e:
         raise Exit(EXIT_DEVICE, "the child process failed to start: %s" % e)
+    if page_fd is not None:
+        os.close(page_fd)
     if hello.status != kbh_wire.ST_OK:
         raise Exit(EXIT_DEVICE, hello.msg)
     run_key = int.from_bytes(os.getrandom(8), "little")
@@ -283,6 +301,7 @@ def _run(mode, path, rep, state):
     for k, v in device.system():
         rep.kv(k, v)
     r = kbh_run.Run(mode, problem, preps, rep, torch, device, guard, run_key)
+    r.timer = timer
     state["run"] = r
     guard_text = "child %d %s" % (
         guard.pid, "confined" if guard.confined else
@@ -290,8 +309,10 @@ def _run(mode, path, rep, state):
     try:
         if mode != "test":
             guard_text += "; " + r.calibrate()
+        if timer is not None:
+            rep.kv("system.sentinel", r.calibrate_sentinel())
     except (kbh_guard.ChildDied, kbh_wire.Malformed,
-            kbh_run.HarnessError) as e:
+            kbh_run.HarnessError, kbh_sentinel.SentinelStuck) as e:
         raise Exit(EXIT_DEVICE, "calibration: %s" % e)
     rep.kv("system.guard", guard_text)
 
@@ -300,7 +321,7 @@ def _run(mode, path, rep, state):
             r.run_test()
         else:
             r.run_bench()
-    except kbh_run.HarnessError as e:
+    except (kbh_run.HarnessError, kbh_sentinel.SentinelStuck) as e:
         raise Exit(EXIT_DEVICE, str(e))
     late = set(kbh_device.threads()) - set(guard.parent_tids)
     if late:

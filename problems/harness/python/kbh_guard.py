@@ -138,16 +138,18 @@ class Guard:
                 "--parent", str(os.getpid()),
                 "--tids", ",".join(str(t) for t in parent_tids)]
 
-    def hello(self, parent_tids, device, ordinal):
+    def hello(self, parent_tids, device, ordinal, page_fd=None):
         """Waits for the child's HELLO. parent_tids: every thread of the
         parent now (the child's filter adds those made since the spawn);
-        device, ordinal: the parent's device, which the child must have.
+        device, ordinal: the parent's device, which the child must have;
+        page_fd: the sentinel's shared page (kbh_sentinel.open_timer).
         Raises ChildDied or Malformed (before any user code: the caller
         exits 110)."""
         self.parent_tids = list(parent_tids)
         _, r = self.request(kbh_wire.HELLO, {
-            "tids": self.parent_tids, "device": device, "ordinal": ordinal},
-            probe=None)
+            "tids": self.parent_tids, "device": device, "ordinal": ordinal,
+            "page": page_fd is not None},
+            fds=() if page_fd is None else (page_fd,), probe=None)
         self.confined = bool(r.flags & kbh_wire.F_CONFINED)
         self.confine_msg = r.msg
         return r
@@ -295,10 +297,14 @@ class Guard:
 
     # ---- requests -----------------------------------------------------
 
-    def request(self, op, args, fds=(), probe=None, timed=False):
+    def request(self, op, args, fds=(), probe=None, timed=False,
+                timer=None):
         """Runs one request: (kbh_timing.Window, kbh_wire.Reply). The child
         is stopped again when this returns. probe: the device's probe, run
-        after the reply and before t_seen. Raises ChildDied, Malformed."""
+        after the reply and before t_seen. timer: a kbh_sentinel.Timer
+        that times this request instead (the hold, the probes, "done" on
+        the shared page; the Window's tcall is its TCall). Raises
+        ChildDied, Malformed, kbh_sentinel.SentinelStuck."""
         if self.dead is not None:
             raise ChildDied(self.dead)
         self.seq += 1
@@ -321,18 +327,38 @@ class Guard:
             self._gone("its channel to the harness is closed (%s)"
                        % e.strerror)
         rd0 = self._run_delay() if timed else 0
+        tc = timer.before_go() if timer is not None else None
         t_go = time.monotonic_ns()
         self._cont()
-        buf = self._wait_reply()
-        if probe is not None:
-            probe()
-        t_seen = time.monotonic_ns()
+        if tc is not None:
+            tc.t_go = t_go
+            try:
+                timer.hold(tc, self.seq, self._replied)
+                t_seen = timer.until_done(self.seq, self._replied)
+            finally:
+                timer.end_probe(tc)
+            tc.t_seen = t_seen
+            buf = self._wait_reply()
+        else:
+            buf = self._wait_reply()
+            if probe is not None:
+                probe()
+            t_seen = time.monotonic_ns()
         self._stop()
         rd1 = self._run_delay() if timed else 0
         reply = kbh_wire.parse_reply(buf, op, self.seq)
+        if tc is not None:
+            timer.after(tc)
         w = kbh_timing.Window(t_go, t_seen, reply.t0, reply.t1, reply.t2,
                               reply.claim, max(0, rd1 - rd0))
+        w.tcall = tc
         return w, reply
+
+    def _replied(self):
+        """True once the reply is readable or the child has ended (the
+        timer's spins give up then)."""
+        r, _, _ = select.select([self.sock.fileno()], [], [], 0)
+        return bool(r) or self._reap()
 
     def _wait_reply(self):
         fd = self.sock.fileno()

@@ -11,6 +11,7 @@ import time
 import kbh_guard
 import kbh_peak
 import kbh_report
+import kbh_sentinel
 import kbh_slots
 import kbh_timing
 import kbh_wire
@@ -21,6 +22,13 @@ PASS, FAIL, CRASH = "pass", "fail", "crash"
 # IDLE_S and keeps the child busy IDLE_BUSY_NS (Run.calibrate says why).
 IDLE_S = 0.025
 IDLE_BUSY_NS = 10000000
+# The sentinel's calibration (Run.calibrate_sentinel): empty calls per
+# path, the time-slice test's sleep, and the quantile of an empty call's
+# "launched" the release is set from (the C driver's median: this child
+# wakes from SIGCONT and a socket less evenly).
+SENT_CAL = 24
+SPIN_NS = 4000000
+SENT_LAUNCH_Q = 0.9
 
 
 class HarnessError(Exception):
@@ -128,6 +136,9 @@ class CaseRun:
         self.samples, self.flags, self.windows = [], [], []
         self.clamped = self.unexplained = 0
         self.max_gap = 0.0
+        # the sentinel's (kbh_sentinel): medians and counts per case
+        self.measured, self.claims = [], []
+        self.host_path = self.outside = self.low_claims = 0
 
     def open_request(self):
         """The OPEN request's arguments and descriptors."""
@@ -144,6 +155,8 @@ class CaseRun:
             dev.copy_ns(t) for t in self.slots.tensors[0][self.n_in:])
 
     def close(self):
+        if self.run.timer is not None:
+            self.run.timer.stop()
         if self.slots is not None:
             self.raw = []
             self.slots.close()
@@ -172,6 +185,9 @@ class CaseRun:
         for t, (shape, dtype) in zip(pristine, self.in_specs):
             if tuple(t.shape) != shape or t.dtype != dtype:
                 raise HarnessError("generate() changed shapes between calls")
+        timer = run.timer if timed else None
+        if timer is not None:
+            timer.ensure_watch()     # the GPU is held from here to "go"
         s = k % len(self.slots.tensors)
         row, raw = self.slots.tensors[s], self.raw[s]
         for dst, src in zip(row, pristine):
@@ -182,8 +198,10 @@ class CaseRun:
             run.device.flush()
         run.device.sync()
         try:
-            w, rep = run.guard.request(kbh_wire.CALL, {"slot": s},
-                                       probe=run.device.probe, timed=timed)
+            w, rep = run.guard.request(kbh_wire.CALL,
+                                       {"slot": s, "sent": timer is not None},
+                                       probe=run.device.probe, timed=timed,
+                                       timer=timer)
         except kbh_guard.ChildDied as e:
             return CRASH, ("custom_kernel crashed: the submission's process "
                            "%s during call %d (a crash, or an exit from the "
@@ -219,6 +237,8 @@ class CaseRun:
 
     def _verify(self, w):
         run = self.run
+        if w.tcall is not None:
+            return self._score(w)
         v, ns = kbh_timing.verify(w, run.slack, self.copy_ns)
         self.max_gap = max(self.max_gap, kbh_timing.gap(w, self.copy_ns))
         self.windows.append(w)
@@ -231,6 +251,28 @@ class CaseRun:
             self.unexplained += flag
         self.flags.append(flag)
         return ns
+
+    def _score(self, w):
+        """A sentinel-timed call's sample: the parent's measurement less
+        the parent's own time for the copy-out (queued inside the timed
+        work), refined by the child's claim within kbh_sentinel.score's
+        allowance. A claim outside the window is forged (the case is
+        suspect); the claim is otherwise never the score's source."""
+        sent = kbh_sentinel
+        tc = w.tcall
+        m, path = sent.sample(self.run.timer.cal, tc)
+        m = max(0.0, m - self.copy_ns / kbh_timing.COPY_MARGIN)
+        forged = kbh_timing.verify(w, self.run.slack_cap)[0] == \
+            kbh_timing.FORGED
+        self.forged += forged
+        self.windows.append(w)
+        self.flags.append(False)
+        self.measured.append(m)
+        self.claims.append(w.claim)
+        self.host_path += path != sent.DEVICE
+        self.outside += tc.outside_ns > 0
+        self.low_claims += w.claim < m - sent.allowance(m)
+        return sent.score(m, w.claim, forged)
 
 
 # ---- the run --------------------------------------------------------------
@@ -253,6 +295,7 @@ class Run:
         self.slack_cap = kbh_timing.SLACK_MAX_CUDA_NS \
             if device.kind == "cuda" else kbh_timing.SLACK_MAX_NS
         self.slack = self.slack_cap
+        self.timer = None         # kbh_sentinel.Timer (kbh_eval sets it)
 
     # ---- before user code ---------------------------------------------
 
@@ -304,6 +347,67 @@ class Run:
         return ("empty call: window p50 %.1f us, p95 %.1f us; slack %.1f us"
                 % (wins[len(wins) // 2] / 1e3,
                    wins[(len(wins) - 1) * 95 // 100] / 1e3, self.slack / 1e3))
+
+    def calibrate_sentinel(self):
+        """The sentinel's calibration (kbh_sentinel.calibrate), before any
+        user code: SENT_CAL empty calls on the device path, as many on the
+        host path, and one whose kernel sleeps SPIN_NS (how soon the GPU's
+        time slice lets a probe in). A call whose hold broke (the slice
+        ran out while the watch held, and the empty call's work got in)
+        is made again, up to 4 x SENT_CAL tries in all. Returns the
+        system.sentinel text."""
+        t, dev = self.timer, self.device
+        devs, hosts, spin, tries = [], [], None, 0
+        while len(devs) < SENT_CAL or len(hosts) < SENT_CAL or spin is None:
+            on_dev = len(devs) < SENT_CAL
+            test = not on_dev and len(hosts) >= SENT_CAL
+            tries += 1
+            if tries > 4 * SENT_CAL:
+                raise HarnessError(
+                    "calibrating the sentinel: the hold broke in %d of %d "
+                    "calls with no user code (another process on the GPU?)"
+                    % (tries - 1 - len(devs) - len(hosts), tries - 1))
+            t.force_host = not on_dev and not test
+            t.ensure_watch()
+            dev.sync()
+            w, r = self.guard.request(
+                kbh_wire.CAL, {"busy_ns": 0, "sent": True,
+                               "cycles": dev.sleep_cycles(SPIN_NS)
+                               if test else 0},
+                timed=True, timer=t)
+            if r.status != kbh_wire.ST_OK:
+                raise HarnessError("calibrating the sentinel: %s" % r.msg)
+            tc = w.tcall
+            if tc.broken or (not t.force_host and not tc.back_dev):
+                continue
+            if on_dev:
+                devs.append(tc)
+            elif test:
+                spin = tc
+            else:
+                hosts.append(tc)
+        t.force_host = False
+        t.stop()
+        slice_ns = float(spin.back_dev - spin.rel_dev) \
+            if spin.back_dev > spin.rel_dev else 0.0
+        cal = kbh_sentinel.calibrate(devs, hosts, slice_ns, SPIN_NS,
+                                     launch_q=SENT_LAUNCH_Q)
+        if cal is None:
+            raise HarnessError("calibrating the sentinel: no empty call's "
+                               "probe waited for the child's context")
+        t.cal = cal
+        t.renew_ns = int(cal.short_ns / 2)
+        t.last_long = False
+        t.hold_timeouts = t.early_probes = t.outside_calls = 0
+        return ("device path overhead %.1f us, host path %.1f us (from go "
+                "%.1f us), end probe p90 %.1f us, time slice test %.1f us "
+                "(short calls below %.1f us), done %.1f us after the probe, "
+                "launched %.1f us after go (p%d; hold released by %.1f us)"
+                % (cal.dev_ns / 1e3, cal.rel_ns / 1e3, cal.go_ns / 1e3,
+                   cal.probe_ns / 1e3, slice_ns / 1e3, cal.short_ns / 1e3,
+                   cal.tail_ns / 1e3, cal.launch_ns / 1e3,
+                   SENT_LAUNCH_Q * 100,
+                   kbh_sentinel.release_ns(cal) / 1e3))
 
     # ---- the submission -----------------------------------------------
 
@@ -504,8 +608,21 @@ class Run:
         rep.bench(i, "window_ns", "%.0f" % statistics.median(
             w.width() for w in c.windows))
         gain = kbh_timing.gainful(c.samples, c.flags)
-        rep.bench(i, "clamped", "%d (%d not explained by load, %d of them "
-                  "below the median)" % (c.clamped, c.unexplained, gain))
+        if c.measured:
+            t = self.timer
+            rep.bench(i, "timing", "sentinel")
+            rep.bench(i, "claim_ns", "%.0f" % statistics.median(c.claims))
+            rep.bench(i, "measured_ns", "%.0f" %
+                      statistics.median(c.measured))
+            rep.bench(i, "low_claims", c.low_claims)
+            rep.bench(i, "host_path", "%d (hold timeouts %d, early probes "
+                      "%d in the run)" % (c.host_path, t.hold_timeouts,
+                                          t.early_probes))
+            rep.bench(i, "outside", c.outside)
+        else:
+            rep.bench(i, "clamped", "%d (%d not explained by load, %d of "
+                      "them below the median)"
+                      % (c.clamped, c.unexplained, gain))
         log("benchmark %d: guard: %d clamped (%d unexplained, %d below the "
             "median), %d forged of %d samples; largest gap %.1f us (slack "
             "%.1f us, copy %.1f us; median us: %s)"
@@ -520,6 +637,10 @@ class Run:
         if c.forged:
             why = ("forged-timing: %d timed calls reported times outside the "
                    "harness's own measurement of them; not ranked" % c.forged)
+        elif kbh_timing.too_many_clamped(c.outside, st.n):
+            why = ("outside-timing: %d of %d timed calls had work of the "
+                   "submission's run on the GPU before the harness started "
+                   "them (charged to them); not ranked" % (c.outside, st.n))
         elif kbh_timing.too_many_clamped(gain, st.n):
             why = ("%d of %d timed calls took longer by the harness's clock "
                    "than the submission's process claimed (by more than the "

@@ -70,6 +70,23 @@ def round_up(n, a):
     return max(a, (n + a - 1) // a * a)
 
 
+def sealed_memfd(name, size):
+    """(fd, shared mapping) of a memfd of size bytes, sealed against
+    shrinking and growing: a child that shrank it would make the parent's
+    next access a SIGBUS. Raises OSError."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC |
+                         getattr(os, "MFD_ALLOW_SEALING", 2))
+    try:
+        os.ftruncate(fd, size)
+        fcntl.fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+                    F_SEAL_SEAL)
+        return fd, mmap.mmap(fd, size, mmap.MAP_SHARED,
+                             mmap.PROT_READ | mmap.PROT_WRITE)
+    except OSError:
+        os.close(fd)
+        raise
+
+
 class CpuSlots:
     """The parent's side of a CPU case's slots: a sealed memfd of the
     arrays' total size, mapped shared. arrays(specs) lays out
@@ -88,17 +105,7 @@ class CpuSlots:
                 off += round_up(nb, PAGE)
             self.descs.append(row)
         self.size = max(off, PAGE)
-        self.fd = os.memfd_create("kbh-slots", os.MFD_CLOEXEC |
-                                  getattr(os, "MFD_ALLOW_SEALING", 2))
-        try:
-            os.ftruncate(self.fd, self.size)
-            fcntl.fcntl(self.fd, F_ADD_SEALS,
-                        F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
-            self.map = mmap.mmap(self.fd, self.size, mmap.MAP_SHARED,
-                                 mmap.PROT_READ | mmap.PROT_WRITE)
-        except OSError:
-            os.close(self.fd)
-            raise
+        self.fd, self.map = sealed_memfd("kbh-slots", self.size)
         base = torch.frombuffer(self.map, dtype=torch.uint8)
         self.tensors = [[view(torch, base, a["off"], a["nbytes"],
                               dtype_of(torch, a["dtype"]), a["shape"])

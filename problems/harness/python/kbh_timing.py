@@ -182,7 +182,8 @@ SLACK_MAX_CUDA_NS = 2000000
 class Window:
     """One request as the parent saw it and as the child claimed it."""
 
-    __slots__ = ("t_go", "t_seen", "t0", "t1", "t2", "claim", "waited")
+    __slots__ = ("t_go", "t_seen", "t0", "t1", "t2", "claim", "waited",
+                 "tcall")
 
     def __init__(self, t_go, t_seen, t0=0, t1=0, t2=0, claim=0.0, waited=0):
         self.t_go = t_go
@@ -192,6 +193,7 @@ class Window:
         self.t2 = t2
         self.claim = claim
         self.waited = waited   # run-queue wait of both sides (schedstat)
+        self.tcall = None      # the sentinel's numbers (kbh_sentinel)
 
     def width(self):
         return max(0, self.t_seen - self.t_go)
