@@ -1,8 +1,11 @@
 """On a GPU host: the Python harness's timing with and without the
 sentinel (issue 29; kbh_sentinel.py). For each problem, leaderboard runs of
 its honest example (spread over RUNS runs), and on vectoradd the claim
-attack (claim_scale.py: every claim x 0.6), each with the sentinel (the
-default) and with the slack rule alone (KBH_NO_SENTINEL=1, the ablation).
+attack (claim_scale.py: every claim x 0.6), each with the sentinel
+(KBH_SENTINEL=1) and with the slack rule alone (the default).
+VARIANTS (environment) picks the variants: sent (KBH_SENTINEL=1), slack,
+sent-lN (the hold released N us after "started" at most), sent-wN
+(N us after an empty call's p90 "started", if not started).
 Prints per run each benchmark's mean, the sentinel's measured and claimed
 medians, host-path and outside counts, status; then system.sentinel.
 
@@ -18,6 +21,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import pyh_lib as L  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# sent: KBH_SENTINEL=1; slack: the default; sent-lN: the hold released
+# N us after "started" at most (KBH_SENT_LAUNCH_US); sent-wN: N us after
+# an empty call's p90 "started" (KBH_SENT_WAKE_US)
+VARIANTS = os.environ.get("VARIANTS", "sent slack").split()
 
 
 def row(what, r, nb):
@@ -27,9 +34,10 @@ def row(what, r, nb):
         def us(k):
             v = g(k)
             return "%.2f" % (float(v) / 1e3) if v else "-"
-        cols.append("[mean %s meas %s claim %s host %s out %s low %s %s]" % (
-            us("mean"), us("measured_ns"), us("claim_ns"),
-            (g("host_path") or "-").split(" ")[0], g("outside") or "-",
+        cols.append("[mean %s meas %s claim %s runs %s host %s out %s "
+                    "low %s %s]" % (
+            us("mean"), us("measured_ns"), us("claim_ns"), g("runs"),
+            g("host_path") or "-", g("outside") or "-",
             g("low_claims") or "-", g("status")))
     print("%-34s rc=%s %s" % (what, r.rc, " ".join(cols)))
     sys.stdout.flush()
@@ -50,8 +58,15 @@ def main(argv):
             nb = len(t.yml["benchmarks"])
             cases = t.cases("benchmarks", "")
             for k in range(runs):
-                for variant, env in (("sent", {}),
-                                     ("slack", {"KBH_NO_SENTINEL": "1"})):
+                for variant in VARIANTS:
+                    env = {} if variant == "slack" else \
+                        {"KBH_SENTINEL": "1", "KBH_SENT_LAUNCH_US":
+                         variant[6:]} if variant.startswith("sent-l") else \
+                        {"KBH_SENTINEL": "1", "KBH_SENT_WAKE_US":
+                         variant[6:]} if variant.startswith("sent-w") else \
+                        {"KBH_SENTINEL": "1"}
+                    if os.environ.get("KBH_SENT_LOG"):
+                        env["KBH_SENT_LOG"] = os.environ["KBH_SENT_LOG"]
                     t0 = time.monotonic()
                     r = L.run(t, "leaderboard", cases, env=env, cache=cache)
                     row("%s %s %s #%d %.0fs" % (p, name, variant, k,

@@ -105,7 +105,7 @@ class Child:
         self.sticky = False
         self.prof = None
         self.page = None          # the sentinel's page (HELLO)
-        self.words = [0, 0]
+        self.words = [0, 0, 0]
         # References taken before any user code runs.
         self.Tensor = torch.Tensor
         self.copy_ = torch.Tensor.copy_
@@ -191,7 +191,7 @@ class Child:
                 raise RuntimeError("HELLO without the sentinel's page")
             self.page = mmap.mmap(fds[0], mmap.PAGESIZE, mmap.MAP_SHARED,
                                   mmap.PROT_READ | mmap.PROT_WRITE)
-            self.words = (ctypes.c_uint32 * 2).from_buffer(self.page)
+            self.words = (ctypes.c_uint32 * 3).from_buffer(self.page)
         if (req["device"], req["ordinal"]) != (self.kind, self.ordinal):
             raise RuntimeError("the child chose device %s:%d, the parent "
                                "%s:%d" % (self.kind, self.ordinal,
@@ -213,12 +213,13 @@ class Child:
         if req.get("sent"):
             # as call() below, with a sleeping kernel for the call
             t0 = _now()
+            self.words[0] = req["seq"]
             self.record(self.ev[0])
             if req["cycles"]:
                 self.sleep(int(req["cycles"]))
             self.record(self.ev[1])
             self.copy_(*self.scratch)
-            self.words[0] = req["seq"]
+            self.words[2] = req["seq"]
             self.sync()
             r.t0 = r.t1 = r.t2 = t0
             r.t1 = r.t2 = _now()
@@ -299,17 +300,21 @@ class Child:
         data, outs = slots[req["slot"]]
         fn, now = self.fn, _now
         if req.get("sent"):
-            # Timed by the parent's sentinel (kbh_sentinel): the copy-out
-            # is queued before "launched", so that the call's work is
-            # queued whole when the parent releases its hold and the
-            # successor probe sees no later turn; "done" once it ran.
+            # Timed by the parent's sentinel (kbh_sentinel): "started"
+            # (word 0) as the call begins, "launched" (word 2) once its
+            # work is queued whole, the copy-out included (the parent
+            # subtracts its own time for that), "done" (word 1) once it
+            # ran. The parent holds the GPU until "launched", or a
+            # calibrated while after "started" (then the launches are in
+            # the sample, as in the claim's events).
             t0 = now()
+            self.words[0] = req["seq"]
             self.record(self.ev[0])
             out = fn(data)
             out = self._contiguous(out)
             self.record(self.ev[1])
             self._copy_out(out, outs, specs)
-            self.words[0] = req["seq"]
+            self.words[2] = req["seq"]
             self.sync()
             r.t0, r.t1 = t0, now()
             r.t2 = r.t1

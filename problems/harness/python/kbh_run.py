@@ -29,6 +29,8 @@ IDLE_BUSY_NS = 10000000
 SENT_CAL = 24
 SPIN_NS = 4000000
 SENT_LAUNCH_Q = 0.9
+# KBH_SENT_LOG=N: the first N timed calls' numbers per case on stderr
+_SENT_LOG = int(os.environ.get("KBH_SENT_LOG", "0") or 0)
 
 
 class HarnessError(Exception):
@@ -272,7 +274,21 @@ class CaseRun:
         self.host_path += path != sent.DEVICE
         self.outside += tc.outside_ns > 0
         self.low_claims += w.claim < m - sent.allowance(m)
+        if _SENT_LOG and len(self.measured) <= _SENT_LOG:
+            log("sentinel: call %d %s: started %.1f us after go, released "
+                "%.1f us after started, probe back %.1f us after the "
+                "release (dev), measured %.1f us, claim %.1f us"
+                % (len(self.measured), sent.PATH_NAMES[path],
+                   (tc.t_start - tc.t_go) / 1e3 if tc.t_start else -1,
+                   (tc.t_rel - tc.t_start) / 1e3 if tc.t_start else -1,
+                   (tc.back_dev - tc.rel_dev) / 1e3 if tc.back_dev else -1,
+                   m / 1e3, w.claim / 1e3))
         return sent.score(m, w.claim, forged)
+
+
+def _quantile(v, q):
+    v = sorted(v)
+    return float(v[int((len(v) - 1) * q)]) if v else 0.0
 
 
 # ---- the run --------------------------------------------------------------
@@ -396,18 +412,21 @@ class Run:
             raise HarnessError("calibrating the sentinel: no empty call's "
                                "probe waited for the child's context")
         t.cal = cal
+        t.wake_ns = _quantile([c.t_start - c.t_go for c in devs + hosts
+                               if c.t_start], SENT_LAUNCH_Q)
         t.renew_ns = int(cal.short_ns / 2)
         t.last_long = False
         t.hold_timeouts = t.early_probes = t.outside_calls = 0
         return ("device path overhead %.1f us, host path %.1f us (from go "
                 "%.1f us), end probe p90 %.1f us, time slice test %.1f us "
-                "(short calls below %.1f us), done %.1f us after the probe, "
-                "launched %.1f us after go (p%d; hold released by %.1f us)"
+                "(short calls below %.1f us), done %.1f us after the probe; "
+                "the hold released at launched, or %.1f us after go "
+                "(started p%d + %.1f us), or %.1f us after started"
                 % (cal.dev_ns / 1e3, cal.rel_ns / 1e3, cal.go_ns / 1e3,
                    cal.probe_ns / 1e3, slice_ns / 1e3, cal.short_ns / 1e3,
-                   cal.tail_ns / 1e3, cal.launch_ns / 1e3,
-                   SENT_LAUNCH_Q * 100,
-                   kbh_sentinel.release_ns(cal) / 1e3))
+                   cal.tail_ns / 1e3, (t.wake_ns + t.margin) / 1e3,
+                   SENT_LAUNCH_Q * 100, t.margin / 1e3,
+                   t.launch_ns / 1e3))
 
     # ---- the submission -----------------------------------------------
 
