@@ -437,8 +437,13 @@ class Timer:
         return time.monotonic_ns()
 
     def end_probe(self, tc):
-        """After "done": the watching probe ends (it would hold the
-        parent's context for ever, whatever the child did)."""
+        """After "done" (or the reply, or the child's death): the
+        watching probe ends (it would hold the parent's context for ever,
+        whatever the child did); where none watched, an end probe, which
+        starts once the child's context lets go of the GPU (work left
+        after "done" delays it). Right after "done", before the parent
+        reads the reply and stops the child: stopping takes this parent
+        hundreds of us to milliseconds, which would read as work left."""
         seq = self.probe_seq
         if seq:
             self.probe_seq = 0
@@ -448,15 +453,15 @@ class Timer:
             tc.probe_dev = r.end_ns
             tc.p_charge_ns = r.pre_charge_ns
             tc.p_watch = 1
-
-    def after(self, tc):
-        """The child stopped, its reply read: the end probe where no
-        successor probe watched, the reset, the next watch."""
-        if not tc.p_watch:
+        else:
             seq = self.k.launch(0)
             r = self.k.wait(seq, False)
             tc.t_probe = time.monotonic_ns()
             tc.probe_dev = r.start_ns
+
+    def after(self, tc):
+        """The child stopped, its reply read: the reset, the next
+        watch."""
         s, _ = sample(self.cal, tc)
         self.last_long = bool(tc.broken) or \
             s - tc.outside_ns >= self.cal.short_ns
