@@ -85,7 +85,10 @@ static int is_u64(const char *s)
 	return 1;
 }
 
-static int parse_files(struct kb__yctx *c, yaml_node_t *n, struct kb_task *t)
+/* A files list; includes: whether {"include": PATH} entries may appear
+ * (task.yml's, not a manifest's). */
+static int parse_files(struct kb__yctx *c, yaml_node_t *n, struct kb_task *t,
+		       int includes)
 {
 	int rc = kb__want_seq(c, n, "files");
 
@@ -94,7 +97,7 @@ static int parse_files(struct kb__yctx *c, yaml_node_t *n, struct kb_task *t)
 	KB__SEQ_EACH(c, n, it)
 	{
 		yaml_node_t *e = kb__ynode(c, *it);
-		yaml_node_t *name = NULL, *source = NULL;
+		yaml_node_t *name = NULL, *source = NULL, *inc = NULL;
 		struct kb_task_file *nf;
 
 		rc = kb__want_map(c, e, "a files entry");
@@ -107,14 +110,22 @@ static int parse_files(struct kb__yctx *c, yaml_node_t *n, struct kb_task *t)
 				name = kb__ynode(c, p->value);
 			else if (strcmp(kb__sval(k), "source") == 0)
 				source = kb__ynode(c, p->value);
+			else if (strcmp(kb__sval(k), "include") == 0 &&
+				 includes)
+				inc = kb__ynode(c, p->value);
 			else
 				return kb__yfail(
 					c, k,
 					"unknown key '%s' in a files entry "
-					"(want name, source)",
-					kb__sval(k));
+					"(want name, source%s)",
+					kb__sval(k),
+					includes ? "; or include alone" : "");
 		}
-		if (!name || !source)
+		if (inc && (name || source))
+			return kb__yfail(c, e,
+					 "an include entry has no name or "
+					 "source");
+		if (!inc && (!name || !source))
 			return kb__yfail(c, e,
 					 "a files entry needs name and "
 					 "source");
@@ -123,7 +134,19 @@ static int parse_files(struct kb__yctx *c, yaml_node_t *n, struct kb_task *t)
 			return kb__yoom(c);
 		t->files = nf;
 		nf = &t->files[t->nfiles++];
-		nf->name = nf->source = NULL;
+		memset(nf, 0, sizeof(*nf));
+		if (inc) {
+			nf->include = 1;
+			rc = kb__get_str(c, inc, "files include", &nf->source);
+			if (rc < 0)
+				return rc;
+			if (nf->source[0] == '\0' || nf->source[0] == '/')
+				return kb__yfail(c, inc,
+						 "include '%s' must be a "
+						 "relative path",
+						 nf->source);
+			continue;
+		}
 		rc = kb__get_str(c, name, "files name", &nf->name);
 		if (rc == 0)
 			rc = kb__get_str(c, source, "files source",
@@ -141,7 +164,8 @@ static int parse_files(struct kb__yctx *c, yaml_node_t *n, struct kb_task *t)
 				"file source '%s' must be a relative path",
 				nf->source);
 		for (size_t i = 0; i + 1 < t->nfiles; i++)
-			if (strcmp(t->files[i].name, nf->name) == 0)
+			if (t->files[i].name &&
+			    strcmp(t->files[i].name, nf->name) == 0)
 				return kb__yfail(c, name,
 						 "file '%s' listed twice",
 						 nf->name);
@@ -399,7 +423,7 @@ static int rk_files(struct kb__yctx *c, yaml_node_t *k, yaml_node_t *v,
 {
 	(void)k;
 	r->files = v;
-	return parse_files(c, v, t);
+	return parse_files(c, v, t, 1);
 }
 
 static int rk_lang(struct kb__yctx *c, yaml_node_t *k, yaml_node_t *v,
@@ -571,7 +595,8 @@ static int check_files(struct kb__yctx *c, const struct kb_task *t,
 	size_t nsub = 0;
 
 	for (size_t i = 0; i < t->nfiles; i++)
-		nsub += strcmp(t->files[i].source, KB_SUBMISSION) == 0;
+		nsub += !t->files[i].include &&
+			strcmp(t->files[i].source, KB_SUBMISSION) == 0;
 	if (nsub == 1)
 		return 0;
 	return kb__yfail(c, files,
@@ -836,6 +861,145 @@ static int check_sources(const struct kb_task *t, const char *dir, char *errstr,
 	return 0;
 }
 
+/* ------------------------------------------------------------ manifests */
+
+/* A manifest's files (kb_task.h): a map whose one key is files, entries
+ * without includes or the submission. 0 or negative with errstr. */
+static int parse_manifest(const char *text, size_t len, struct kb_task *m,
+			  char *errstr, size_t errstr_size)
+{
+	yaml_document_t doc;
+	struct kb__yctx c = {&doc, errstr, errstr_size};
+	yaml_node_t *root, *files = NULL;
+	int rc;
+
+	if (memchr(text, '\0', len)) {
+		kb_seterr(errstr, errstr_size, "the manifest holds a NUL byte");
+		return -EINVAL;
+	}
+	rc = kb__yload(text, len, &doc, &c);
+	if (rc < 0)
+		return rc;
+	root = yaml_document_get_root_node(&doc);
+	if (!root || root->type != YAML_MAPPING_NODE)
+		rc = kb__yfail(&c, root, "a manifest must be a map");
+	else
+		rc = kb__want_map(&c, root, "a manifest");
+	if (rc == 0) {
+		KB__MAP_EACH(&c, root, p)
+		{
+			yaml_node_t *k = kb__ynode(&c, p->key);
+			if (strcmp(kb__sval(k), "files") != 0) {
+				rc = kb__yfail(&c, k,
+					       "unknown key '%s' in a manifest "
+					       "(want files)",
+					       kb__sval(k));
+				break;
+			}
+			files = kb__ynode(&c, p->value);
+		}
+	}
+	if (rc == 0 && !files)
+		rc = kb__yfail(&c, root, "a manifest needs files");
+	if (rc == 0)
+		rc = parse_files(&c, files, m, 0);
+	for (size_t i = 0; rc == 0 && i < m->nfiles; i++)
+		if (strcmp(m->files[i].source, KB_SUBMISSION) == 0)
+			rc = kb__yfail(&c, files,
+				       "a manifest lists no " KB_SUBMISSION);
+	yaml_document_delete(&doc);
+	return rc;
+}
+
+/* Puts manifest entry i's files in its place in t->files, their sources
+ * prefixed with the manifest's directory. 0 or negative with errstr. */
+static int expand_one(struct kb_task *t, size_t i, char *errstr,
+		      size_t errstr_size, size_t *added)
+{
+	const char *src = t->files[i].source, *slash = strrchr(src, '/');
+	const size_t dlen = slash ? (size_t)(slash - src + 1) : 0;
+	struct kb_task m = {0};
+	struct kb_task_file *nf = NULL;
+	char *text = NULL, err[256];
+	size_t len, n;
+	int rc = kb_task_read(t, src, KB__TASK_MAX_YAML, &text, &len, errstr,
+			      errstr_size);
+
+	if (rc < 0)
+		return rc;
+	rc = parse_manifest(text, len, &m, err, sizeof(err));
+	free(text);
+	if (rc < 0) {
+		kb_seterr(errstr, errstr_size, "%s/task.yml: include '%s': %s",
+			  t->dir, src, err);
+		goto out;
+	}
+	for (size_t j = 0; j < m.nfiles; j++) {
+		size_t sl = strlen(m.files[j].source);
+		char *p = malloc(dlen + sl + 1);
+		if (!p) {
+			rc = -ENOMEM;
+			goto oom;
+		}
+		memcpy(p, src, dlen);
+		memcpy(p + dlen, m.files[j].source, sl + 1);
+		free(m.files[j].source);
+		m.files[j].source = p;
+	}
+	n = t->nfiles - 1 + m.nfiles;
+	if (n && !(nf = malloc(n * sizeof(*nf)))) {
+		rc = -ENOMEM;
+		goto oom;
+	}
+	if (n) {
+		memcpy(nf, t->files, i * sizeof(*nf));
+		memcpy(nf + i, m.files, m.nfiles * sizeof(*nf));
+		memcpy(nf + i + m.nfiles, t->files + i + 1,
+		       (t->nfiles - i - 1) * sizeof(*nf));
+	}
+	free(t->files[i].source);
+	free(t->files);
+	t->files = nf;
+	t->nfiles = n;
+	*added = m.nfiles;
+	free(m.files); /* its strings are t's now */
+	m.files = NULL;
+	m.nfiles = 0;
+	goto out;
+oom:
+	kb_seterr(errstr, errstr_size, "out of memory");
+out:
+	kb_task_clear(&m);
+	return rc;
+}
+
+/* Every include of t expanded; then file names must still be unique. */
+static int expand_includes(struct kb_task *t, char *errstr, size_t errstr_size)
+{
+	size_t i = 0, added;
+
+	while (i < t->nfiles) {
+		if (!t->files[i].include) {
+			i++;
+			continue;
+		}
+		int rc = expand_one(t, i, errstr, errstr_size, &added);
+		if (rc < 0)
+			return rc;
+		i += added;
+	}
+	for (i = 0; i < t->nfiles; i++)
+		for (size_t j = i + 1; j < t->nfiles; j++)
+			if (strcmp(t->files[i].name, t->files[j].name) == 0) {
+				kb_seterr(errstr, errstr_size,
+					  "%s/task.yml: file '%s' listed "
+					  "twice (with its includes)",
+					  t->dir, t->files[i].name);
+				return -EINVAL;
+			}
+	return 0;
+}
+
 /* Loads dir/task.yml; with root, dir is root/rel and everything is read
  * confined to root (kb_task_load_confined). */
 static int load_dir(const char *root, const char *rel, const char *dir,
@@ -898,7 +1062,9 @@ static int load_dir(const char *root, const char *rel, const char *dir,
 		kb_task_clear(out);
 		return -EINVAL;
 	}
-	rc = check_sources(out, dir, errstr, errstr_size);
+	rc = expand_includes(out, errstr, errstr_size);
+	if (rc == 0)
+		rc = check_sources(out, dir, errstr, errstr_size);
 	if (rc < 0)
 		kb_task_clear(out);
 	return rc;

@@ -9,6 +9,14 @@
  * (last|mean|geom; default last), seed, multi_gpu, gpus. Unknown top-level
  * keys are an error (a typo must not silently change a competition).
  *
+ * Our own extension: a files entry {"include": PATH} names a manifest, a
+ * YAML map whose one key, files, lists {name, source} entries with sources
+ * relative to the manifest's directory (no "@SUBMISSION@", no includes);
+ * loading the task (kb_task_load_dir, _confined: confined like every other
+ * file) puts those entries in its place, their sources made relative to
+ * the task directory. So the problems of one harness list its files once
+ * (problems/harness/<name>/files.yml).
+ *
  * The details, where upstream's Python loader leaves room:
  *  - Required: files (exactly one "@SUBMISSION@" entry; names are plain
  *    file names, unique; sources relative paths), lang (c, cu, hip, py) and
@@ -63,8 +71,10 @@ struct kb_kv {
 };
 
 struct kb_task_file {
-	char *name;   /* name in the work directory */
+	char *name;   /* name in the work directory; NULL for an include */
 	char *source; /* path relative to the task directory, or "@SUBMISSION@" */
+	int include;  /* {"include": source}: a manifest (kb_task_parse only;
+		       * loading a task replaces it by its entries) */
 };
 
 struct kb_task {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kb_task.h"
@@ -589,6 +590,150 @@ END_TEST
 /* Issue 30, attack 4: aliases that expand a small task.yml far beyond its
  * size, an alias of its own enclosing node, and nesting without end are
  * refused before anything is built from them. */
+/* A tree for the include tests: root/h/m.yml (the manifest, its sources
+ * relative to h/), root/h/a.c, root/h/sub/b.c, root/p/task.yml with the
+ * given files list. */
+static void include_tree(char *root, const char *files, const char *manifest)
+{
+	static const char *const dirs[] = {"h", "h/sub", "p"};
+	char path[256], text[1024];
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		ck_assert_int_eq(mkdir(path, 0700), 0);
+	}
+	snprintf(path, sizeof(path), "%s/h/a.c", root);
+	ck_assert_int_eq(kb_write_file(path, "a", 1, 0600), 0);
+	snprintf(path, sizeof(path), "%s/h/sub/b.c", root);
+	ck_assert_int_eq(kb_write_file(path, "b", 1, 0600), 0);
+	snprintf(path, sizeof(path), "%s/p/own.c", root);
+	ck_assert_int_eq(kb_write_file(path, "o", 1, 0600), 0);
+	snprintf(path, sizeof(path), "%s/h/m.yml", root);
+	ck_assert_int_eq(kb_write_file(path, manifest, strlen(manifest), 0600),
+			 0);
+	snprintf(path, sizeof(path), "%s/p/task.yml", root);
+	snprintf(text, sizeof(text),
+		 "files:\n%slang: c\nconfig: {sources: [own.c]}\n", files);
+	ck_assert_int_eq(kb_write_file(path, text, strlen(text), 0600), 0);
+}
+
+static void include_tree_rm(const char *root)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static const char kManifest[] =
+	"# a harness\n"
+	"files:\n"
+	"  - {name: a.c, source: a.c}\n"
+	"  - {name: b.c, source: sub/b.c}\n";
+
+START_TEST(include_expands)
+{
+	char root[] = "/tmp/kb-inc-XXXXXX", dir[64], err[512] = "";
+	struct kb_task t;
+
+	include_tree(root,
+		     "  - {name: own.c, source: own.c}\n"
+		     "  - {include: ../h/m.yml}\n"
+		     "  - {name: s.c, source: \"@SUBMISSION@\"}\n",
+		     kManifest);
+	snprintf(dir, sizeof(dir), "%s/p", root);
+	/* parse alone keeps the include */
+	ck_assert_int_eq(kb_task_load_dir(dir, "p", &t, err, sizeof(err)), 0);
+	ck_assert_uint_eq(t.nfiles, 4);
+	ck_assert_str_eq(t.files[0].name, "own.c");
+	ck_assert_str_eq(t.files[1].name, "a.c");
+	ck_assert_str_eq(t.files[1].source, "../h/a.c");
+	ck_assert_str_eq(t.files[2].name, "b.c");
+	ck_assert_str_eq(t.files[2].source, "../h/sub/b.c");
+	ck_assert_str_eq(t.files[3].source, "@SUBMISSION@");
+	for (size_t i = 0; i < t.nfiles; i++)
+		ck_assert_int_eq(t.files[i].include, 0);
+	kb_task_clear(&t);
+	/* confined to root, the same */
+	ck_assert_int_eq(kb_task_load_confined(root, "p", "p", &t, err,
+					       sizeof(err)),
+			 0);
+	ck_assert_uint_eq(t.nfiles, 4);
+	ck_assert_str_eq(t.files[2].source, "../h/sub/b.c");
+	kb_task_clear(&t);
+	/* confined to p, the manifest is outside: refused */
+	ck_assert_int_lt(kb_task_load_confined(dir, "", "p", &t, err,
+					       sizeof(err)),
+			 0);
+	ck_assert_ptr_nonnull(strstr(err, "m.yml"));
+	include_tree_rm(root);
+}
+END_TEST
+
+START_TEST(include_parse_keeps_entry)
+{
+	static const char y[] = "files:\n"
+				"  - {include: ../h/m.yml}\n"
+				"  - {name: s.c, source: \"@SUBMISSION@\"}\n"
+				"lang: c\nconfig: {sources: [s.c]}\n";
+	char err[512] = "";
+	struct kb_task t;
+
+	ck_assert_int_eq(kb_task_parse(y, strlen(y), &t, err, sizeof(err)), 0);
+	ck_assert_uint_eq(t.nfiles, 2);
+	ck_assert_int_eq(t.files[0].include, 1);
+	ck_assert_ptr_null(t.files[0].name);
+	ck_assert_str_eq(t.files[0].source, "../h/m.yml");
+	kb_task_clear(&t);
+}
+END_TEST
+
+/* What a task or a manifest may not do with includes. */
+START_TEST(include_errors)
+{
+	static const struct {
+		const char *files, *manifest, *want;
+	} cases[] = {
+		{"  - {include: ../h/m.yml, name: x}\n", kManifest,
+		 "has no name or source"},
+		{"  - {include: /etc/m.yml}\n", kManifest,
+		 "must be a relative path"},
+		{"  - {include: ../h/none.yml}\n", kManifest, "none.yml"},
+		{"  - {include: ../h/m.yml}\n  - {name: a.c, source: own.c}\n",
+		 kManifest, "listed twice"},
+		{"  - {include: ../h/m.yml}\n",
+		 "files:\n  - {include: other.yml}\n", "unknown key 'include'"},
+		{"  - {include: ../h/m.yml}\n",
+		 "files:\n  - {name: s.c, source: \"@SUBMISSION@\"}\n",
+		 "lists no @SUBMISSION@"},
+		{"  - {include: ../h/m.yml}\n", "files:\n  - {name: a.c, "
+		 "source: /etc/passwd}\n", "must be a relative path"},
+		{"  - {include: ../h/m.yml}\n", "sources: []\n",
+		 "unknown key 'sources'"},
+		{"  - {include: ../h/m.yml}\n", "- a\n", "must be a map"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char root[] = "/tmp/kb-inc-XXXXXX", dir[64], files[256];
+		char err[512] = "";
+		struct kb_task t;
+
+		snprintf(files, sizeof(files),
+			 "%s  - {name: s.c, source: \"@SUBMISSION@\"}\n",
+			 cases[i].files);
+		include_tree(root, files, cases[i].manifest);
+		snprintf(dir, sizeof(dir), "%s/p", root);
+		ck_assert_msg(kb_task_load_dir(dir, "p", &t, err,
+					       sizeof(err)) < 0,
+			      "case %zu loaded", i);
+		ck_assert_msg(strstr(err, cases[i].want) != NULL,
+			      "case %zu: '%s' does not say '%s'", i, err,
+			      cases[i].want);
+		include_tree_rm(root);
+	}
+}
+END_TEST
+
 START_TEST(yaml_alias_budget)
 {
 	struct kb_buf b = {0};
@@ -657,6 +802,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, empty_spec);
 	tcase_add_test(tc, deadlines);
 	tcase_add_test(tc, yaml_alias_budget);
+	tcase_add_test(tc, include_expands);
+	tcase_add_test(tc, include_parse_keeps_entry);
+	tcase_add_test(tc, include_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

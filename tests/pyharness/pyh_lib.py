@@ -68,6 +68,22 @@ class Task:
         return out
 
 
+def _files(pdir, entries):
+    """task.yml's files entries, each {"include": manifest} replaced by
+    the manifest's entries (sources made relative to pdir), as the
+    platform's loader does (services/kb_task.h)."""
+    for e in entries:
+        if "include" not in e:
+            yield e
+            continue
+        with open(os.path.join(pdir, e["include"])) as f:
+            m = yaml.safe_load(f)
+        base = os.path.dirname(e["include"])
+        for x in m["files"]:
+            yield {"name": x["name"],
+                   "source": os.path.join(base, x["source"])}
+
+
 def stage(problem, submission, harness=None, name=None):
     """A task directory for problems/<problem> (or an absolute problem
     directory) with submission (a path).
@@ -81,7 +97,7 @@ def stage(problem, submission, harness=None, name=None):
                          dir=work_dir())
     task = os.path.join(d, "task")
     os.mkdir(task)
-    for e in yml["files"]:
+    for e in _files(pdir, yml["files"]):
         src = e["source"]
         if src == "@SUBMISSION@":
             shutil.copy(submission, os.path.join(task, e["name"]))

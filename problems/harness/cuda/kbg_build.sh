@@ -98,9 +98,22 @@ fi
 # ---- 1. files, flat ----
 # Our task.yml files use one flow map per line:
 #   - {"name": "kbg.h", "source": "../../harness/cuda/kbg.h"}
+# or name a manifest of the harness's files (services/kb_task.h), whose
+# sources are relative to the manifest's directory:
+#   - {"include": "../../harness/cuda.yml"}
 subname=
-sed -n 's/^ *- *{ *"name": *"\([^"]*\)", *"source": *"\([^"]*\)" *}.*$/\1 \2/p' \
-	"$task" >"$work/.files"
+files_of() {
+	sed -n 's/^ *- *{ *"name": *"\([^"]*\)", *"source": *"\([^"]*\)" *}.*$/\1 \2/p' "$1"
+}
+{
+	files_of "$task"
+	sed -n 's/^ *- *{ *"include": *"\([^"]*\)" *}.*$/\1/p' "$task" |
+		while read -r inc; do
+			files_of "$pdir/$inc" | while read -r name src; do
+				echo "$name $(dirname "$inc")/$src"
+			done
+		done
+} >"$work/.files"
 [ -s "$work/.files" ] || { echo "kbg_build: no files in $task" >&2; exit 2; }
 while read -r name src; do
 	if [ "$src" = "@SUBMISSION@" ]; then
