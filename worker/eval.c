@@ -184,6 +184,8 @@ static void make_env(const struct job *j, int harness, int gpu, struct env *e)
 		/* Our harnesses remove the cases file once loaded, before
 		 * user code runs (kbh_cases_consume). */
 		e->v[n++] = "KBH_CASES_UNLINK=1";
+		if (j->python && j->o->py_sentinel)
+			e->v[n++] = "KBH_SENTINEL=1";
 		/* CPU harness (problems/harness/guard.h): the submission's
 		 * process is stopped between calls, and OpenMP threads that
 		 * spin-wait (libgomp's default) made the median call 100x

@@ -96,6 +96,11 @@ struct kb_eval_opts {
 	 * tasks end as infra errors). */
 	const struct kb_python *python;
 	const char *python_why;
+	/* KB_PY_SENTINEL: Python runs get KBH_SENTINEL=1, with which the
+	 * harness times benchmark and leaderboard runs on NVIDIA GPUs with
+	 * its sentinel (problems/harness/python/README.md, "The sentinel,
+	 * not yet the default"). */
+	int py_sentinel;
 	/* The held run (kb_eval_ready_new) a Python job may take for its
 	 * first run, or NULL. The caller starts the next one
 	 * (kb_eval_ready_start) when the worker is idle: never while a job

@@ -97,6 +97,7 @@ static struct {
 	long metrics_port;
 	int log_json, isolate, keep_workdir, gpu_require, gpu_restrict;
 	int selftest;
+	int py_sentinel;
 	int python_ready;
 	long build_timeout_s, run_timeout_cap_s, memory_limit_mb;
 	long drain_grace_s, infra_attempts, job_attempts, heartbeat_s;
@@ -179,6 +180,9 @@ static const struct kb_cfg_entry cfg_table[] = {
 	{"KB_PYTHON_READY", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.python_ready,
 	 "start the next Python job's first run ahead, its interpreter with "
 	 "torch imported, in a sandbox of its own (0: at the job)"},
+	{"KB_PY_SENTINEL", KB_CFG_BOOL, "0", 0, 0, 0, &cfg.py_sentinel,
+	 "Python benchmark and leaderboard runs on NVIDIA GPUs timed by the "
+	 "harness's sentinel (not yet the default)"},
 	{"KB_SELFTEST", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.selftest,
 	 "before serving, pass one example per language of KB_PROBLEMS and "
 	 "build every problem's harness"},
@@ -442,6 +446,7 @@ static struct kb_eval_opts eval_opts(void)
 		.device = dev.info.ok ? &dev.info : NULL,
 		.python = python_why[0] ? NULL : &python,
 		.python_why = python_why[0] ? python_why : NULL,
+		.py_sentinel = cfg.py_sentinel,
 	};
 }
 

@@ -1012,9 +1012,10 @@ static void fake_teardown(void)
 	free(cacheroot);
 }
 
-static Kb__Result *evaluate(const Kb__Submission *s, const atomic_int *cancel)
+/* A CPU worker's options, its commands run by fake_sandbox. */
+static struct kb_eval_opts fake_opts(void)
 {
-	struct kb_eval_opts o = {
+	return (struct kb_eval_opts){
 		.workdir = workroot,
 		.cache_dir = cacheroot,
 		.worker = "test-worker",
@@ -1022,9 +1023,14 @@ static Kb__Result *evaluate(const Kb__Submission *s, const atomic_int *cancel)
 		.build_timeout_s = 60,
 		.run_timeout_cap_s = 0,
 		.sandbox = fake_sandbox,
-		.cancel = cancel,
 	};
+}
 
+static Kb__Result *evaluate(const Kb__Submission *s, const atomic_int *cancel)
+{
+	struct kb_eval_opts o = fake_opts();
+
+	o.cancel = cancel;
 	return kb_eval_run(&o, s);
 }
 
@@ -1395,21 +1401,44 @@ START_TEST(test_eval_python_secret)
 }
 END_TEST
 
+/* KB_PY_SENTINEL: every Python harness run gets KBH_SENTINEL=1 (the
+ * harness uses it where it times on an NVIDIA GPU); without it, none. */
+START_TEST(test_eval_python_sentinel_env)
+{
+	Kb__Submission *s = wf_submission("py", KB__MODE__MODE_LEADERBOARD);
+	struct kb_eval_opts o = fake_opts();
+	Kb__Result *r;
+
+	o.py_sentinel = 1;
+	r = kb_eval_run(&o, s);
+
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_int_eq(fake.calls, 3);
+	for (int k = 0; k < 3; k++)
+		ck_assert_msg(strstr(fake.env[k], "|KBH_SENTINEL=1|"), "%s",
+			      fake.env[k]);
+	kb__result__free_unpacked(r, NULL);
+	fake.calls = 0;
+	r = evaluate(s, NULL);
+	ck_assert_int_eq(fake.calls, 3);
+	for (int k = 0; k < 3; k++)
+		ck_assert_msg(!strstr(fake.env[k], "KBH_SENTINEL"), "%s",
+			      fake.env[k]);
+	kb__result__free_unpacked(r, NULL);
+	kb__submission__free_unpacked(s, NULL);
+}
+END_TEST
+
 /* A worker whose KB_PYTHON did not resolve: its Python jobs are the
  * platform's fault, and start nothing. */
 START_TEST(test_eval_python_missing)
 {
 	Kb__Submission *s = wf_submission("py", KB__MODE__MODE_TEST);
-	struct kb_eval_opts o = {
-		.workdir = workroot,
-		.cache_dir = cacheroot,
-		.worker = "test-worker",
-		.gpu = "CPU",
-		.build_timeout_s = 60,
-		.sandbox = fake_sandbox,
-		.python_why = "KB_PYTHON python3: not found in PATH",
-	};
-	Kb__Result *r = kb_eval_run(&o, s);
+	struct kb_eval_opts o = fake_opts();
+	Kb__Result *r;
+
+	o.python_why = "KB_PYTHON python3: not found in PATH";
+	r = kb_eval_run(&o, s);
 
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_INFRA_ERROR);
 	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_INFRA);
@@ -1665,6 +1694,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_eval_languages);
 	tcase_add_test(tc, test_eval_cancelled);
 	tcase_add_test(tc, test_eval_python_secret);
+	tcase_add_test(tc, test_eval_python_sentinel_env);
 	tcase_add_test(tc, test_eval_python_missing);
 	suite_add_tcase(s, tc);
 
