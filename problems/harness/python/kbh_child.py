@@ -186,7 +186,8 @@ class Child:
 
     def hello(self, req, fds, r):
         if req.get("page"):
-            # The sentinel's page (kbh_sentinel): "launched" and "done".
+            # The sentinel's page (kbh_sentinel): "started", "done" and
+            # "launched", the words call() writes.
             if len(fds) != 1:
                 raise RuntimeError("HELLO without the sentinel's page")
             self.page = mmap.mmap(fds[0], mmap.PAGESIZE, mmap.MAP_SHARED,
@@ -221,7 +222,7 @@ class Child:
             self.copy_(*self.scratch)
             self.words[2] = req["seq"]
             self.sync()
-            r.t0 = r.t1 = r.t2 = t0
+            r.t0 = t0
             r.t1 = r.t2 = _now()
             r.claim = self.elapsed(*self.ev) * 1e6
             self.words[1] = req["seq"]
