@@ -90,39 +90,7 @@ t_start=$(date +%s)
 
 # summarize JSON EXIT: "verdict score gbps build_s harness_s error"
 summarize() {
-	python3 - "$1" "$2" <<'EOF'
-import json, math, re, sys
-path, rc = sys.argv[1], sys.argv[2]
-try:
-    r = json.load(open(path))
-except Exception as e:
-    print("no-json(rc=%s) - - - - %s" % (rc, str(e)[:40].replace(" ", "_")))
-    sys.exit(0)
-verdict = str(r.get("verdict", "?")).replace("VERDICT_", "").lower()
-runs = r.get("runs", []) or []
-pick = None
-for key in ("leaderboard", "benchmark", "profile", "test"):
-    for run in runs:
-        if run.get("key") == key:
-            pick = run
-            break
-    if pick:
-        break
-res = (pick or {}).get("result", {}) or {}
-if isinstance(res, list):  # [{"key":..,"value":..}] form
-    res = {kv.get("key"): kv.get("value") for kv in res}
-gb = [res[k] for k in sorted(res, key=lambda k: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", k)])
-      if re.fullmatch(r"benchmark\.\d+\.gbps", k)]
-gbps = "/".join(str(int(float(v) + 0.5)) for v in gb) or "-"
-if r.get("has_score"):
-    score = "%.6g" % float(r.get("score", 0))
-else:
-    means = [float(v) for k, v in res.items() if re.fullmatch(r"benchmark\.\d+\.mean", k)]
-    score = ("(%.6g)" % math.exp(sum(math.log(m / 1e9) for m in means) / len(means))) if means else "-"
-err = (r.get("error") or "-").replace(" ", "_")[:60]
-print(verdict, score, gbps, "%.1f" % float(r.get("build_s", 0) or 0),
-      "%.1f" % float(r.get("harness_s", 0) or 0), err)
-EOF
+	python3 "$here/scripts/eval-summary.py" "$1" "$2"
 }
 
 table=$out/table.txt
