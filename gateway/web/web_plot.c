@@ -14,10 +14,11 @@
 /* The plot's drawing area inside its viewBox. */
 #define PW 720.0
 #define PH 300.0
-#define ML 72.0
+/* Room for the score labels at the size a phone shows them (kb.css). */
+#define ML 112.0
 #define MR 16.0
 #define MT 14.0
-#define MB 34.0
+#define MB 44.0
 
 struct step {
 	int64_t t;
@@ -139,7 +140,7 @@ static void axes(struct kb_buf *b, const struct scale *s)
 		kb_buf_printf(
 			b,
 			"<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>",
-			xof(s, t), PH - MB + 18,
+			xof(s, t), PH - MB + 26,
 			i == 0   ? "start"
 			: i == 3 ? "end"
 				 : "middle",

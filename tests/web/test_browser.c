@@ -8,6 +8,11 @@
  * renders; signed in with the CLI id, the user's submissions and reports
  * show, and a submission from the page shows its progress and verdict; the
  * user page shows the best entry and its history; the board fits a phone.
+ * Issue 35 item 7: medals, the leader's line above the record, the
+ * plot's choices without a reload (and as a plain form without
+ * JavaScript), the reference tab, the Markdown description, a queued
+ * submission's pending view, the index's order and its notice of gpus
+ * without a worker, the plot's text at 400 px.
  * Screenshots go to <build>/tests/web/screenshots.
  *
  * metrics: GET /metrics of each service shows the families operators
@@ -182,7 +187,10 @@ static void metrics_of_every_service(void)
 
 START_TEST(web_and_metrics)
 {
-	struct platform_opts o = {.metrics = 1};
+	/* Each page the browser opens holds an event stream a while: more
+	 * than the default four per address. */
+	static const char *const env[] = {"KB_WEB_STREAMS_PER_IP=32", NULL};
+	struct platform_opts o = {.metrics = 1, .env = env};
 
 	started = platform_start_opts(&P, &o) == 0;
 	browser();
