@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "web_render.h"
@@ -156,12 +157,28 @@ static int word_char(char c)
 	return isalnum((unsigned char)c) || c == '_';
 }
 
+/* What one run of inline text has found missing: from absolute offset
+ * none[k] on, no closer of kind k follows (a later opener would scan a
+ * part of what the failed scan saw), so a hostile run of openers costs
+ * one scan per kind, not one per opener. */
+enum { CLOSE_EM_STAR, CLOSE_STRONG, CLOSE_EM_UNDER, CLOSE_PAREN, NCLOSE };
+struct scan {
+	const char *s; /* the run */
+	size_t n;
+	size_t none[NCLOSE];
+};
+
 /* The closing delimiter d (1 or 2 characters) of an emphasis opened at
- * s[0] (its text from s[w]), or 0 when there is none: the text neither
- * starts nor ends with a space, and '_' closes only at a word's end. */
-static size_t closing(const char *s, size_t n, const char *d, size_t w)
+ * offset i (its text from i + w), or 0 when there is none: the text
+ * neither starts nor ends with a space, and '_' closes only at a word's
+ * end. Returns the closer's offset from i. */
+static size_t closing(struct scan *sc, size_t i, int kind, const char *d,
+		      size_t w)
 {
-	if (w >= n || s[w] == ' ' || s[w] == '\n')
+	const char *s = sc->s + i;
+	size_t n = sc->n - i;
+
+	if (w >= n || s[w] == ' ' || s[w] == '\n' || i >= sc->none[kind])
 		return 0;
 	for (size_t j = w + 1; j + w <= n; j++) {
 		if (strncmp(s + j, d, w) != 0 || s[j - 1] == ' ' ||
@@ -171,6 +188,7 @@ static size_t closing(const char *s, size_t n, const char *d, size_t w)
 			continue;
 		return j;
 	}
+	sc->none[kind] = i;
 	return 0;
 }
 
@@ -187,70 +205,97 @@ static int http_url(const char *s, size_t n)
 
 static void inlines(struct md *m, const char *s, size_t n, int depth);
 
-/* [text](http...) at s[0]: its length, or 0 when it is not one. */
-static size_t link(struct md *m, const char *s, size_t n, int depth)
+/* [text](http...) at offset i: its length, or 0 when it is not one. The
+ * text holds no bracket, so the search for its end stops at the next
+ * bracket of either kind. */
+static size_t link(struct md *m, struct scan *sc, size_t i, int depth)
 {
-	const char *close = memchr(s, ']', n), *end;
+	const char *s = sc->s + i, *close, *end;
+	size_t n = sc->n - i, k = 1;
 
-	if (!close || memchr(s + 1, '[', (size_t)(close - s - 1)) ||
-	    (size_t)(close - s) + 1 >= n || close[1] != '(')
+	while (k < n && s[k] != ']' && s[k] != '[')
+		k++;
+	if (k + 1 >= n || s[k] != ']' || s[k + 1] != '(' ||
+	    i >= sc->none[CLOSE_PAREN])
 		return 0;
-	end = memchr(close + 2, ')', n - (size_t)(close + 2 - s));
+	close = s + k;
+	end = memchr(close + 2, ')', n - k - 2);
+	if (!end)
+		sc->none[CLOSE_PAREN] = i;
 	if (!end || !http_url(close + 2, (size_t)(end - close - 2)))
 		return 0;
 	put(m, "<a rel=\"nofollow noopener noreferrer\" href=\"");
 	text(m, close + 2, (size_t)(end - close - 2));
 	put(m, "\">");
-	inlines(m, s + 1, (size_t)(close - s - 1), depth + 1);
+	inlines(m, s + 1, k - 1, depth + 1);
 	put(m, "</a>");
 	return (size_t)(end - s) + 1;
 }
 
-/* A span at s[0] (code, strong, emphasis, link): its length, else 0. */
-static size_t span(struct md *m, const char *s, size_t n, size_t i, int depth)
+static size_t code(struct md *m, const char *s, size_t n)
 {
-	const char *rest = s + i;
-	size_t left = n - i, j;
+	const char *e = memchr(s + 1, '`', n - 1);
 
-	if (*rest == '`') {
-		const char *e = memchr(rest + 1, '`', left - 1);
-		if (!e)
-			return 0;
-		put(m, "<code>");
-		text(m, rest + 1, (size_t)(e - rest - 1));
-		put(m, "</code>");
-		return (size_t)(e - rest) + 1;
-	}
+	if (!e)
+		return 0;
+	put(m, "<code>");
+	text(m, s + 1, (size_t)(e - s - 1));
+	put(m, "</code>");
+	return (size_t)(e - s) + 1;
+}
+
+/* Emphasis (w 1) or strong (w 2) opened at offset i: its length, else 0. */
+static size_t emphasis(struct md *m, struct scan *sc, size_t i, size_t w,
+		       int depth)
+{
+	const char *s = sc->s + i;
+	int kind = w == 2      ? CLOSE_STRONG
+		   : *s == '*' ? CLOSE_EM_STAR
+			       : CLOSE_EM_UNDER;
+	size_t j = closing(sc, i, kind,
+			   w == 2      ? "**"
+			   : *s == '*' ? "*"
+				       : "_",
+			   w);
+
+	if (!j)
+		return 0;
+	put(m, w == 2 ? "<strong>" : "<em>");
+	inlines(m, s + w, j - w, depth + 1);
+	put(m, w == 2 ? "</strong>" : "</em>");
+	return j + w;
+}
+
+/* A span at offset i (code, strong, emphasis, link): its length, else 0. */
+static size_t span(struct md *m, struct scan *sc, size_t i, int depth)
+{
+	const char *s = sc->s;
+	size_t left = sc->n - i, used;
+
+	if (s[i] == '`')
+		return code(m, s + i, left);
 	if (depth >= INLINE_DEPTH)
 		return 0;
-	if (*rest == '[')
-		return link(m, rest, left, depth);
-	if (*rest == '*' && left > 1 && rest[1] == '*' &&
-	    (j = closing(rest, left, "**", 2))) {
-		put(m, "<strong>");
-		inlines(m, rest + 2, j - 2, depth + 1);
-		put(m, "</strong>");
-		return j + 2;
-	}
-	if ((*rest == '*' || *rest == '_') && !(i > 0 && word_char(s[i - 1])) &&
-	    (j = closing(rest, left, *rest == '*' ? "*" : "_", 1))) {
-		put(m, "<em>");
-		inlines(m, rest + 1, j - 1, depth + 1);
-		put(m, "</em>");
-		return j + 1;
-	}
-	return 0;
+	if (s[i] == '[')
+		return link(m, sc, i, depth);
+	if (s[i] == '*' && left > 1 && s[i + 1] == '*' &&
+	    (used = emphasis(m, sc, i, 2, depth)))
+		return used;
+	if (i > 0 && word_char(s[i - 1]))
+		return 0;
+	return emphasis(m, sc, i, 1, depth);
 }
 
 static void inlines(struct md *m, const char *s, size_t n, int depth)
 {
+	struct scan sc = {s, n, {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX}};
 	size_t run = 0;
 
 	for (size_t i = 0; i < n && m->rc == 0;) {
 		size_t used = 0;
-		if (strchr("`*_[", s[i])) {
+		if (s[i] && strchr("`*_[", s[i])) {
 			text(m, s + run, i - run);
-			used = span(m, s, n, i, depth);
+			used = span(m, &sc, i, depth);
 			run = used ? i + used : i;
 		}
 		i += used ? used : 1;

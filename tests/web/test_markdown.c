@@ -108,6 +108,35 @@ START_TEST(deep_nesting_is_bounded)
 }
 END_TEST
 
+/* Runs of openers that never close cost one scan each kind, not one per
+ * opener: a hostile 300 kB description renders at once. */
+START_TEST(hostile_runs_are_linear)
+{
+	static const char *const units[] = {"*a ", "_a ", "**a ",       "[a](",
+					    "[",   "`",   "[a]( *b _c "};
+	enum { N = 300000 };
+	char *src = malloc(N + 16);
+
+	ck_assert_ptr_nonnull(src);
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		size_t n = 0, k = strlen(units[u]);
+		while (n + k < N) {
+			memcpy(src + n, units[u], k);
+			n += k;
+		}
+		src[n] = '\0';
+		struct kb_buf b = {0};
+		double t0 = kb_mono_s();
+		ck_assert_int_eq(kb_web_md(&b, src), 0);
+		double dt = kb_mono_s() - t0;
+		ck_assert_msg(dt < 1.0, "%s x %zu took %.2f s", units[u], n / k,
+			      dt);
+		kb_buf_free(&b);
+	}
+	free(src);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("web_markdown");
@@ -117,6 +146,7 @@ int main(void)
 	tcase_add_test(tc, inline_forms);
 	tcase_add_test(tc, nothing_passes_through);
 	tcase_add_test(tc, deep_nesting_is_bounded);
+	tcase_add_test(tc, hostile_runs_are_linear);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);
 }
