@@ -373,8 +373,9 @@ int kb_web_render_user(struct kb_buf *b, const char *user_id,
 		kb_web_esc(b, best[i].gpu);
 		kb_buf_printf(b, "</td>");
 		kb__web_score_cell(b, best[i].score);
-		kb_buf_printf(b, "<td class=\"num\">%ld of %ld</td></tr>", best[i].rank,
-			      best[i].nranked);
+		kb_buf_printf(b, "<td class=\"num\">");
+		kb__web_medal(b, best[i].rank);
+		kb_buf_printf(b, "%ld of %ld</td></tr>", best[i].rank, best[i].nranked);
 	}
 	if (nbest == 0)
 		kb_buf_printf(b, "<tr><td colspan=\"4\">Not ranked anywhere yet.</td></tr>");

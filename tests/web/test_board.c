@@ -97,6 +97,16 @@ START_TEST(medals_in_words)
 	p = after(p, "bronze</span> <a href=\"/web/user/u3\">cy</a>");
 	ck_assert_ptr_null(strstr(b.data, "dee"));
 	kb_buf_free(&b);
+
+	/* The user page: a medal beside a rank of 1-3. */
+	struct kb_web_user_best best[2] = {{"lb", "CPU", 1e-3, 2, 9},
+					   {"lb", "H100", 1e-3, 4, 9}};
+	ck_assert_int_eq(kb_web_render_user(&b, "u2", "bob", best, 2, NULL, 0,
+					    NOW, 1),
+			 0);
+	ck_assert_ptr_nonnull(strstr(b.data, "silver</span> 2 of 9</td>"));
+	ck_assert_ptr_nonnull(strstr(b.data, "<td class=\"num\">4 of 9</td>"));
+	kb_buf_free(&b);
 }
 END_TEST
 
