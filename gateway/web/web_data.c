@@ -242,13 +242,12 @@ static int load_index_gpus(struct kb_gw *g, const struct kb_task *t,
 	int rc = 0;
 
 	o->top = calloc(ng ? ng : 1, sizeof(*o->top));
-	o->tops = calloc(ng ? ng : 1, sizeof(*o->tops));
 	o->ntop = calloc(ng ? ng : 1, sizeof(*o->ntop));
 	o->entries = calloc(ng ? ng : 1, sizeof(*o->entries));
 	o->members = calloc(ng ? ng : 1, sizeof(*o->members));
 	o->workers = calloc(ng ? ng : 1, sizeof(*o->workers));
 	o->ngpus = ng;
-	if (!o->top || !o->tops || !o->ntop || !o->entries || !o->members ||
+	if (!o->top || !o->ntop || !o->entries || !o->members ||
 	    !o->workers)
 		return -ENOMEM;
 	for (size_t k = 0; k < ng && rc == 0; k++) {
@@ -263,7 +262,6 @@ static int load_index_gpus(struct kb_gw *g, const struct kb_task *t,
 			return -ENOMEM;
 		for (size_t i = 0; i < n; i++)
 			o->top[k][i] = web_rank(&o->entries[k][i]);
-		o->tops[k] = o->top[k];
 		o->ntop[k] = n;
 		snprintf(key, sizeof(key), KB_KEY_RANK, t->name, t->gpus[k]);
 		o->members[k] = kb__gw_cmd(g, &rc, "ZRANGE %s 0 -1", key);
@@ -310,7 +308,7 @@ int kb_web_load_index(struct kb_gw *g, struct kb_web_index_model *m)
 			.name = t->name, .lang = t->lang, .summary = o->summary,
 			.deadline_ms = lb->deadline_ms,
 			.gpus = (const char *const *)t->gpus, .ngpus = ng,
-			.top = o->tops, .ntop = o->ntop, .participants = (long)nusers,
+			.top = (const struct kb_web_rank *const *)o->top, .ntop = o->ntop, .participants = (long)nusers,
 			.workers = o->workers,
 		};
 		m->n++;
@@ -331,7 +329,6 @@ void kb_web_index_free(struct kb_web_index_model *m)
 				freeReplyObject(o->members[k]);
 		}
 		free(o->top);
-		free(o->tops);
 		free(o->ntop);
 		free(o->entries);
 		free(o->members);

@@ -39,7 +39,6 @@ void kb_web_board_free(struct kb_web_board_model *m);
 struct kb_web_index_own {
 	size_t ngpus;
 	struct kb_web_rank **top;
-	const struct kb_web_rank **tops;
 	size_t *ntop;
 	struct kb_gw_rank_entry **entries;
 	redisReply **members;

@@ -255,8 +255,8 @@ static void fit(struct plot *p, const struct kb_web_plot_opts *o,
 			: p->pts[0].t_ms;
 	s->t1 = now_ms > p->pts[p->npts - 1].t_ms ? now_ms
 						  : p->pts[p->npts - 1].t_ms;
-	if (s->t1 - s->t0 <
-	    60000) /* a minute at least, so a lone point sits left */
+	/* A minute at least, so that a lone point sits left. */
+	if (s->t1 - s->t0 < 60000)
 		s->t1 = s->t0 + 60000;
 	s->v0 = p->rec[p->nrec - 1].v;
 	s->v1 = p->rec[0].v;
@@ -283,10 +283,9 @@ static void fit(struct plot *p, const struct kb_web_plot_opts *o,
 
 /* Every scored result in the range as a dot, in its user's series
  * class when that user has a line, grey otherwise. */
-static size_t raw_dots(struct kb_buf *b, const struct plot *p,
-		       const struct kb_web_plot_opts *o)
+static void raw_dots(struct kb_buf *b, const struct plot *p,
+		     const struct kb_web_plot_opts *o)
 {
-	size_t n = 0;
 	char v[48], when[40];
 
 	kb_buf_printf(b, "<g class=\"dots\">");
@@ -309,10 +308,8 @@ static size_t raw_dots(struct kb_buf *b, const struct plot *p,
 			yof(&p->s, q->score));
 		kb_web_esc(b, u < p->nser ? p->ser[u].label : q->user_id);
 		kb_buf_printf(b, ": %s, %s</title></circle>", v, when);
-		n++;
 	}
 	kb_buf_printf(b, "</g>");
-	return n;
 }
 
 static void series_path(struct kb_buf *b, const struct plot *p, size_t u)
