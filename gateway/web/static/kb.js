@@ -11,6 +11,7 @@
  *   - /web/me: the signed-in user's submissions and their reports (a
  *     queued one as a readable pending view);
  *   - the plot's choices applied at once, without a reload;
+ *   - after a board's deadline, its entries' code in a side panel;
  *   - the board's problem / reference / templates sections as tabs.
  */
 'use strict';
@@ -113,6 +114,46 @@
       var sec = f.closest('section[id]');
       history.replaceState(null, '', f.getAttribute('action') + '?' + q + (sec ? '#' + sec.id : ''));
       refresh();
+    });
+  }
+
+  /* ---- the code viewer ---- */
+  /* After a board's deadline its ranking links each entry's code page;
+     here the page opens in a panel beside the ranking instead (the link
+     still opens it as a page with a modifier key, or without this). */
+  function codeViewer() {
+    var last = null;
+    function close() {
+      var aside = $('#code-view');
+      if (aside) aside.hidden = true;
+      if (last) last.focus();
+    }
+    document.addEventListener('keydown', function (ev) { if (ev.key === 'Escape') close(); });
+    document.addEventListener('click', function (ev) {
+      var a = ev.target.closest && ev.target.closest('a.code-link');
+      if (!a || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey) return;
+      ev.preventDefault();
+      last = a;
+      var aside = $('#code-view');
+      if (!aside) {
+        aside = el('aside', { id: 'code-view', 'aria-label': 'Submission code', tabindex: '-1' });
+        document.body.appendChild(aside);
+      }
+      aside.hidden = false;
+      aside.textContent = 'Loading…';
+      fetch(a.href).then(function (r) { return r.text(); }).then(function (html) {
+        var doc = new DOMParser().parseFromString(html, 'text/html');
+        aside.textContent = '';
+        var b = el('button', { type: 'button', class: 'quiet', id: 'code-close' }, 'Close');
+        b.addEventListener('click', close);
+        aside.appendChild(b);
+        /* The page's own heading, line and code (or its error), as the
+           server escaped them. */
+        doc.querySelectorAll('main > h1, main > p.meta, main > h2, main > pre.code, main > p')
+          .forEach(function (n) { aside.appendChild(document.importNode(n, true)); });
+        aside.appendChild(el('a', { href: a.href }, 'Open as a page'));
+        aside.focus();
+      }).catch(function (e) { aside.textContent = e.message; });
     });
   }
 
@@ -333,6 +374,7 @@
   document.addEventListener('DOMContentLoaded', function () {
     startLive();
     plotChoices();
+    codeViewer();
     document.querySelectorAll('.tabbed').forEach(tabs);
     var sub = $('#submit');
     if (sub) submitForm(sub);

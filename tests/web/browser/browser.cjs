@@ -39,6 +39,44 @@ async function submitFromNode(mode, lb = 'vectorsum_cpu', gpu = 'CPU', name = 's
   return j.details.id;
 }
 
+/* As an admin: the only way to submit to a board past its deadline. */
+async function adminSubmit(lb, gpu, mode) {
+  const fd = new FormData();
+  fd.append('file', new Blob([fs.readFileSync(okFile)]), 'submission_ok.c');
+  const r = await fetch(`${api}/admin/submission/${lb}/${gpu}/${mode}`, {
+    method: 'POST', body: fd,
+    headers: { 'X-Popcorn-Cli-Id': cli, Authorization: 'Bearer ' + process.env.KB_ADMIN_TOKEN },
+  });
+  const j = await r.json();
+  if (r.status !== 202) throw new Error(`admin submit: HTTP ${r.status} ${JSON.stringify(j)}`);
+  return j.details.id;
+}
+
+/* Code after the deadline only (issue 35 item 7b): none linked on the
+   open board (its code page answers 403); on the past board each entry
+   links its code, which opens beside the ranking. */
+async function codeLinks(page, openId, pastId) {
+  await page.goto(api + '/web/lb/vectorsum_cpu');
+  check('an open board links no code', (await page.$$('a.code-link')).length === 0);
+  const early = await page.request.get(api + '/web/lb/vectorsum_cpu/code/' + openId);
+  check('code before the deadline: 403', early.status() === 403, String(early.status()));
+  await page.goto(api + '/web/lb/vectorsum_past');
+  await page.waitForSelector('a.code-link', { timeout: 240000 });
+  await page.click('a.code-link');
+  await page.waitForSelector('#code-view pre.code');
+  const code = await page.textContent('#code-view pre.code');
+  check('past the deadline: the code opens beside the ranking', code.includes('custom_kernel'),
+    code.slice(0, 120));
+  await page.screenshot({ path: path.join(shots, 'code-viewer.png'), fullPage: false });
+  await page.keyboard.press('Escape');
+  check('the code panel closes with Escape', !(await page.isVisible('#code-view')));
+  const href = await page.getAttribute('a.code-link', 'href');
+  check('the link names the ranked submission', href === '/web/lb/vectorsum_past/code/' + pastId, href);
+  const r = await page.request.get(api + href);
+  check('the code page works alone', r.status() === 200 && (await r.text()).includes('custom_kernel'),
+    String(r.status()));
+}
+
 /* On the board with one ranked user (issue 35 item 7): medals, the
    leader's line above the record, the plot's choices applied without a
    reload, the reference tab and the Markdown description. */
@@ -168,6 +206,7 @@ async function main() {
     check('the new row is highlighted', (await page.$$('tr.fresh')).length >= 1);
     const score = await page.textContent('section[data-gpu="CPU"] tr[data-user] td[data-seconds]');
     check('score shows a unit', /\d (s|ms|µs|ns)$/.test(score.trim()), score);
+    const pastId = await adminSubmit('vectorsum_past', 'CPU', 'leaderboard');
 
     /* 3. The plot renders. */
     const plot = await page.$('section[data-gpu="CPU"] figure.plot svg');
@@ -224,6 +263,8 @@ async function main() {
       (await page.textContent('main')).includes('vectorsum_cpu'));
     check('user page plots the history', (await page.$('figure.plot svg path.record')) !== null);
     await page.screenshot({ path: path.join(shots, 'user.png'), fullPage: true });
+
+    await codeLinks(page, id, pastId);
 
     /* The index: boards with participants first; the notice names the
        gpus without a worker (H100 here), not CPU. */
