@@ -12,7 +12,8 @@
  * plot's choices without a reload (and as a plain form without
  * JavaScript), the reference tab, the Markdown description, a queued
  * submission's pending view, the index's order and its notice of gpus
- * without a worker, the plot's text at 400 px.
+ * without a worker, the plot's text at 400 px; code linked and shown
+ * only on a board past its deadline (tests/web/past.yaml).
  * Screenshots go to <build>/tests/web/screenshots.
  *
  * metrics: GET /metrics of each service shows the families operators
