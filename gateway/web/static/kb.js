@@ -169,6 +169,7 @@
       });
     }
     box.querySelector('nav.tabs').setAttribute('role', 'tablist');
+    panels.forEach(function (p) { p.setAttribute('role', 'tabpanel'); });
     links.forEach(function (a) {
       a.setAttribute('role', 'tab');
       a.addEventListener('click', function (ev) {
