@@ -88,9 +88,11 @@ static const struct route_def routes[] = {
 	{KB_ROUTE_METRICS, GET, "metrics", {"metrics"}, {0}},
 	/* The web pages (gateway/web/): "/" alone, the rest under /web/. */
 	{KB_ROUTE_WEB_INDEX, GET, "web_index", {NULL}, {0}},
-	{KB_ROUTE_WEB_BOARD, GET, "web_board", {"web", "lb", ":"}, {0}},
+	{KB_ROUTE_WEB_BOARD, GET, "web_board", {"web", "lb", ":"},
+	 {"gpu", "user", "view", "scale", "range"}},
 	{KB_ROUTE_WEB_TEMPLATE, GET, "web_template",
 	 {"web", "lb", ":", "template", ":"}, {0}},
+	{KB_ROUTE_WEB_CODE, GET, "web_code", {"web", "lb", ":", "code", ":"}, {0}},
 	{KB_ROUTE_WEB_USER, GET, "web_user", {"web", "user", ":"}, {0}},
 	{KB_ROUTE_WEB_ME, GET, "web_me", {"web", "me"}, {0}},
 	{KB_ROUTE_WEB_STATIC, GET, "web_static", {"web", "static", ":"}, {0}},
@@ -246,6 +248,7 @@ const char *kb_route_param_kinds(enum kb_route_id id)
 	case KB_ROUTE_ADMIN_RATE_DELETE:
 	case KB_ROUTE_WEB_BOARD:
 	case KB_ROUTE_WEB_TEMPLATE:
+	case KB_ROUTE_WEB_CODE:
 		return "l";
 	case KB_ROUTE_SUBMIT:
 	case KB_ROUTE_RANKING:

@@ -75,6 +75,7 @@ enum kb_route_id {
 	KB_ROUTE_WEB_INDEX,              /* GET    / (web pages: gateway/web/) */
 	KB_ROUTE_WEB_BOARD,              /* GET    /web/lb/{lb} */
 	KB_ROUTE_WEB_TEMPLATE,           /* GET    /web/lb/{lb}/template/{lang} */
+	KB_ROUTE_WEB_CODE,               /* GET    /web/lb/{lb}/code/{id} */
 	KB_ROUTE_WEB_USER,               /* GET    /web/user/{user_id} */
 	KB_ROUTE_WEB_ME,                 /* GET    /web/me */
 	KB_ROUTE_WEB_STATIC,             /* GET    /web/static/{file} */

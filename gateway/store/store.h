@@ -268,6 +268,13 @@ struct kb_gw_export_pick {
 	char gpu[64];
 };
 
+/* Whether a submission's record fields (any may be NULL) say it is a
+ * ranked pass: mode leaderboard, status done, verdict passed, a finite
+ * score > 0 (then in *seconds, when not NULL). What the export and the
+ * web's code pages show, and nothing else. Pure. */
+int kb_gw_ranked_pass(const char *mode, const char *status, const char *verdict,
+		      const char *score, double *seconds);
+
 /* The ranking order (score, submitted_ms, id): <0, 0, >0. */
 int kb_gw_export_pick_cmp(const struct kb_gw_export_pick *x,
 			  const struct kb_gw_export_pick *y);

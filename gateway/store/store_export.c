@@ -93,20 +93,32 @@ static int copy(char *dst, size_t size, const char *s)
 	return 0;
 }
 
+int kb_gw_ranked_pass(const char *mode, const char *status, const char *verdict,
+		      const char *score, double *seconds)
+{
+	char *end;
+	double v;
+
+	if (kb_mode_parse(mode) != KB_MODE_LEADERBOARD || !status ||
+	    strcmp(status, "done") != 0 || !verdict ||
+	    strcmp(verdict, "passed") != 0 || !score || !*score)
+		return 0;
+	v = strtod(score, &end);
+	if (*end || !isfinite(v) || v <= 0)
+		return 0;
+	if (seconds)
+		*seconds = v;
+	return 1;
+}
+
 /* Adds the submission of row when it is ranked and passing. */
 static int consider(struct picks *p, uint64_t id, const redisReply *row)
 {
 	const char *score = field(row, 3);
 	struct kb_gw_export_pick e = {.id = id};
-	char *end;
 
-	if (kb_mode_parse(field(row, 0)) != KB_MODE_LEADERBOARD ||
-	    !field(row, 1) || strcmp(field(row, 1), "done") != 0 ||
-	    !field(row, 2) || strcmp(field(row, 2), "passed") != 0 || !score ||
-	    !*score)
-		return 0;
-	e.score = strtod(score, &end);
-	if (*end || !isfinite(e.score) || e.score <= 0)
+	if (!kb_gw_ranked_pass(field(row, 0), field(row, 1), field(row, 2), score,
+			       &e.score))
 		return 0;
 	if (copy(e.user_id, sizeof(e.user_id), field(row, 4)) ||
 	    copy(e.code_sha, sizeof(e.code_sha), field(row, 5)) ||

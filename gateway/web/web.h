@@ -4,9 +4,15 @@
  * script compiled into the binary, no build step, no third-party asset):
  *
  *   GET /                              the competitions and leaderboards
- *   GET /web/lb/{lb}                   a board: ranking and plot per gpu,
- *                                      description, templates, submit form
+ *   GET /web/lb/{lb}[?gpu=&user=&view=&scale=&range=]
+ *                                      a board: ranking and plot per gpu
+ *                                      (the query: the plot's choices for
+ *                                      gpu's plot; such a page is not
+ *                                      cached), description, reference,
+ *                                      templates, submit form
  *   GET /web/lb/{lb}/template/{lang}   a template file, as a download
+ *   GET /web/lb/{lb}/code/{id}         a ranked pass's code, once the
+ *                                      board's deadline has passed
  *   GET /web/user/{user_id}            a user's best entries and history
  *   GET /web/me                        the signed-in user's submissions
  *   GET /web/static/{kb.css,kb.js}

@@ -24,6 +24,8 @@
 #define RANK_MAX 500
 #define HIST_MAX 5000
 #define USER_HIST_MAX 1000
+#define PODIUM 3
+#define REFERENCE_MAX (256u << 10)
 
 /* Live boards anyone may read. */
 static int public_board(const struct kb_gw_lb *lb)
@@ -64,6 +66,37 @@ int kb_web_workers(struct kb_gw *g, const char *gpu)
 
 /* ---- a board ---- */
 
+static struct kb_web_rank web_rank(const struct kb_gw_rank_entry *e)
+{
+	return (struct kb_web_rank){e->rank, e->user_id, e->user_name, e->score,
+				    e->submitted_ms == INT64_MAX ? 0 : e->submitted_ms,
+				    e->sub_id};
+}
+
+/* The task's reference file into m->reference (none when it has none or
+ * it cannot be read: the page says so, the board still shows). */
+static void load_reference(const struct kb_task *t, struct kb_web_board_model *m)
+{
+	const char *names[64];
+	size_t n = 0, len = 0;
+	char err[512];
+
+	for (size_t i = 0; i < t->nfiles && n < 64; i++)
+		names[n++] = t->files[i].name;
+	int i = kb_web_reference_file(names, n);
+	if (i < 0 || !t->dir)
+		return;
+	/* A synced board's files are untrusted input: kb_task_read keeps
+	 * the read inside its source. */
+	if (kb_task_read(t, t->files[i].source, REFERENCE_MAX, &m->reference, &len, err,
+			 sizeof(err)) < 0) {
+		m->reference = NULL;
+		return;
+	}
+	m->bd.reference_name = t->files[i].name;
+	m->bd.reference = m->reference;
+}
+
 static int load_gpu(struct kb_gw *g, const struct kb_gw_lb *lb, size_t k,
 		    struct kb_web_board_model *m)
 {
@@ -87,9 +120,7 @@ static int load_gpu(struct kb_gw *g, const struct kb_gw_lb *lb, size_t k,
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct kb_gw_rank_entry *e = &m->entries[k][i];
-		m->ranks[k][i] = (struct kb_web_rank){
-			e->rank, e->user_id, e->user_name, e->score,
-			e->submitted_ms == INT64_MAX ? 0 : e->submitted_ms};
+		m->ranks[k][i] = web_rank(e);
 	}
 	wg->rank = m->ranks[k];
 	wg->nrank = n;
@@ -149,6 +180,8 @@ int kb_web_load_board(struct kb_gw *g, const struct kb_gw_lb *lb,
 		.deadline_ms = lb->deadline_ms, .templates = m->templates,
 		.ntemplates = t->ntemplates, .gpus = m->gpus, .ngpus = ng,
 	};
+	if (rc == 0)
+		load_reference(t, m);
 	return rc;
 }
 
@@ -170,6 +203,7 @@ void kb_web_board_free(struct kb_web_board_model *m)
 	free(m->hist_replies);
 	free(m->points);
 	free(m->templates);
+	free(m->reference);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -199,6 +233,45 @@ static int add_members(const redisReply *r, const char ***set, size_t *n, size_t
 	return 0;
 }
 
+/* A board's podium per gpu and its participants (added to users). */
+static int load_index_gpus(struct kb_gw *g, const struct kb_task *t,
+			   struct kb_web_index_own *o, const char ***users,
+			   size_t *nusers, size_t *cap)
+{
+	size_t ng = t->ngpus;
+	int rc = 0;
+
+	o->top = calloc(ng ? ng : 1, sizeof(*o->top));
+	o->ntop = calloc(ng ? ng : 1, sizeof(*o->ntop));
+	o->entries = calloc(ng ? ng : 1, sizeof(*o->entries));
+	o->members = calloc(ng ? ng : 1, sizeof(*o->members));
+	o->workers = calloc(ng ? ng : 1, sizeof(*o->workers));
+	o->ngpus = ng;
+	if (!o->top || !o->ntop || !o->entries || !o->members ||
+	    !o->workers)
+		return -ENOMEM;
+	for (size_t k = 0; k < ng && rc == 0; k++) {
+		char key[300];
+		size_t n = 0;
+		o->workers[k] = kb_web_workers(g, t->gpus[k]);
+		rc = kb_gw_ranking(g, t->name, t->gpus[k], 0, PODIUM, &o->entries[k], &n);
+		if (rc < 0)
+			break;
+		o->top[k] = calloc(n ? n : 1, sizeof(**o->top));
+		if (!o->top[k])
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			o->top[k][i] = web_rank(&o->entries[k][i]);
+		o->ntop[k] = n;
+		snprintf(key, sizeof(key), KB_KEY_RANK, t->name, t->gpus[k]);
+		o->members[k] = kb__gw_cmd(g, &rc, "ZRANGE %s 0 -1", key);
+		if (!o->members[k])
+			break;
+		rc = add_members(o->members[k], users, nusers, cap);
+	}
+	return rc;
+}
+
 int kb_web_load_index(struct kb_gw *g, struct kb_web_index_model *m)
 {
 	size_t nb = kb_gw_lb_count(g);
@@ -218,42 +291,16 @@ int kb_web_load_index(struct kb_gw *g, struct kb_web_index_model *m)
 		size_t ng = t->ngpus;
 		const char **users = NULL;
 		size_t nusers = 0, cap = 0;
-		o->best = calloc(ng ? ng : 1, sizeof(*o->best));
-		o->best_user_id = calloc(ng ? ng : 1, sizeof(*o->best_user_id));
-		o->best_user = calloc(ng ? ng : 1, sizeof(*o->best_user));
-		o->entries = calloc(ng ? ng : 1, sizeof(*o->entries));
-		o->members = calloc(ng ? ng : 1, sizeof(*o->members));
-		o->workers = calloc(ng ? ng : 1, sizeof(*o->workers));
-		o->ngpus = ng;
-		if (!o->best || !o->best_user_id || !o->best_user || !o->entries ||
-		    !o->members || !o->workers) {
-			rc = -ENOMEM;
-			m->n++;
+		rc = load_index_gpus(g, t, o, &users, &nusers, &cap);
+		free(users);
+		if (rc < 0) {
+			m->n++; /* kb_web_index_free frees what o holds */
 			break;
 		}
-		for (size_t k = 0; k < ng && rc == 0; k++) {
-			char key[300];
-			size_t n = 0;
-			o->best[k] = NAN;
-			o->workers[k] = kb_web_workers(g, t->gpus[k]);
-			rc = kb_gw_ranking(g, t->name, t->gpus[k], 0, 1, &o->entries[k], &n);
-			if (rc < 0)
-				break;
-			if (n == 1) {
-				o->best[k] = o->entries[k][0].score;
-				o->best_user_id[k] = o->entries[k][0].user_id;
-				o->best_user[k] = o->entries[k][0].user_name;
-			}
-			snprintf(key, sizeof(key), KB_KEY_RANK, t->name, t->gpus[k]);
-			o->members[k] = kb__gw_cmd(g, &rc, "ZRANGE %s 0 -1", key);
-			if (!o->members[k])
-				break;
-			rc = add_members(o->members[k], &users, &nusers, &cap);
-		}
-		free(users);
-		/* The description's first non-empty line, as a summary. */
+		/* The description's first non-empty line, as a summary (a
+		 * Markdown heading's marks dropped). */
 		const char *d = t->description ? t->description : "";
-		while (*d == '\n' || *d == ' ')
+		while (*d == '\n' || *d == ' ' || *d == '#')
 			d++;
 		size_t len = strcspn(d, "\n");
 		o->summary = strndup(d, len > 200 ? 200 : len);
@@ -261,8 +308,7 @@ int kb_web_load_index(struct kb_gw *g, struct kb_web_index_model *m)
 			.name = t->name, .lang = t->lang, .summary = o->summary,
 			.deadline_ms = lb->deadline_ms,
 			.gpus = (const char *const *)t->gpus, .ngpus = ng,
-			.best = o->best, .best_user_id = o->best_user_id,
-			.best_user = o->best_user, .participants = (long)nusers,
+			.top = (const struct kb_web_rank *const *)o->top, .ntop = o->ntop, .participants = (long)nusers,
 			.workers = o->workers,
 		};
 		m->n++;
@@ -277,12 +323,13 @@ void kb_web_index_free(struct kb_web_index_model *m)
 		for (size_t k = 0; k < o->ngpus; k++) {
 			if (o->entries)
 				free(o->entries[k]);
+			if (o->top)
+				free(o->top[k]);
 			if (o->members && o->members[k])
 				freeReplyObject(o->members[k]);
 		}
-		free(o->best);
-		free(o->best_user_id);
-		free(o->best_user);
+		free(o->top);
+		free(o->ntop);
 		free(o->entries);
 		free(o->members);
 		free(o->workers);

@@ -28,15 +28,18 @@ struct kb_web_board_model {
 	redisReply **hist_replies;
 	struct kb_web_point **points;
 	const char **templates;
+	char *reference; /* the reference file's text, or NULL */
 };
+/* Also reads the task's reference file (kb_web_reference_file), at most
+ * 256 KiB; a board whose reference cannot be read shows none. */
 int kb_web_load_board(struct kb_gw *g, const struct kb_gw_lb *lb,
 		      struct kb_web_board_model *m);
 void kb_web_board_free(struct kb_web_board_model *m);
 
 struct kb_web_index_own {
 	size_t ngpus;
-	double *best;
-	const char **best_user_id, **best_user;
+	struct kb_web_rank **top;
+	size_t *ntop;
 	struct kb_gw_rank_entry **entries;
 	redisReply **members;
 	int *workers;

@@ -9,6 +9,7 @@
 #include "kb_log.h"
 #include "kb_util.h"
 #include "rules.h"
+#include "store.h"
 #include "web_data.h"
 #include "web_int.h"
 #include "web_render.h"
@@ -155,7 +156,8 @@ static void serve_page(struct kb_gw_req *r, const char *key, render_fn render,
 		kb_gw_reply_error(r, 404, "the web pages are off (KB_WEB=0)");
 		return;
 	}
-	if (kb_gw_cache_use(w->pages, key, use_cached, r) == 0)
+	/* key NULL: a page not kept (a chosen plot view, a code page). */
+	if (key && kb_gw_cache_use(w->pages, key, use_cached, r) == 0)
 		return;
 	gen = atomic_load(&w->gen);
 	status = render(r, &b, gen, arg);
@@ -172,7 +174,7 @@ static void serve_page(struct kb_gw_req *r, const char *key, render_fn render,
 	kb_gw_reply_response(r, status, resp);
 	/* A change released while rendering may be missing from this page:
 	 * serve it, but do not keep it. */
-	if (status == 200 && gen == atomic_load(&w->gen))
+	if (key && status == 200 && gen == atomic_load(&w->gen))
 		kb_gw_cache_put(w->pages, key, resp);
 	else
 		MHD_destroy_response(resp);
@@ -191,12 +193,22 @@ static int render_index(struct kb_gw_req *r, struct kb_buf *b, unsigned gen,
 	return rc < 0 ? store_error(b, rc) : 200;
 }
 
+/* A board and the plot choices its query made (web_render.h). */
+struct board_view {
+	const struct kb_gw_lb *lb;
+	const char *gpu;
+	struct kb_web_plot_opts plot;
+};
+
 static int render_board(struct kb_gw_req *r, struct kb_buf *b, unsigned gen,
 			const void *arg)
 {
+	const struct board_view *v = arg;
 	struct kb_web_board_model m;
-	int rc = kb_web_load_board(r->g, arg, &m);
+	int rc = kb_web_load_board(r->g, v->lb, &m);
 
+	m.bd.plot_gpu = v->gpu;
+	m.bd.plot = v->plot;
 	if (rc == 0)
 		rc = kb_web_render_board(b, &m.bd, kb_now_ms(), gen);
 	kb_web_board_free(&m);
@@ -241,6 +253,7 @@ static const struct kb_gw_lb *public_board(struct kb_gw_req *r)
 static void board_begin(struct kb_gw_req *r)
 {
 	const struct kb_gw_lb *lb = public_board(r);
+	struct board_view v = {lb, kb_gw_query(r, "gpu"), {0}};
 	char key[200];
 
 	if (!lb) {
@@ -248,8 +261,77 @@ static void board_begin(struct kb_gw_req *r)
 						      "of that name.");
 		return;
 	}
+	/* A chosen view is drawn for it alone and not kept: the page cache
+	 * holds each board once. A value out of range draws its default. */
+	kb_web_plot_opts_parse(kb_gw_query(r, "user"), kb_gw_query(r, "view"),
+			       kb_gw_query(r, "scale"), kb_gw_query(r, "range"),
+			       kb_now_ms(), &v.plot);
+	if (v.plot.user && !kb_rules_user_id_ok(v.plot.user))
+		v.plot.user = NULL;
+	if (v.gpu && *v.gpu) {
+		serve_page(r, NULL, render_board, &v);
+		return;
+	}
+	v.gpu = NULL;
 	snprintf(key, sizeof(key), "b|%s|", lb->task->name);
-	serve_page(r, key, render_board, lb);
+	serve_page(r, key, render_board, &v);
+}
+
+/* The code page's checks, in order: a public board, past its deadline,
+ * a submission of that board that is a ranked pass (kb_gw_ranked_pass,
+ * the rule the export follows), with its code still kept. */
+static int render_code(struct kb_gw_req *r, struct kb_buf *b, unsigned gen,
+		       const void *arg)
+{
+	const struct kb_gw_lb *lb = arg;
+	struct kb_gw_sub_rec rec;
+	struct kb_web_code c = {.lb = lb->task->name};
+	int rc;
+
+	(void)gen;
+	if (lb->deadline_ms < 0 || kb_now_ms() < lb->deadline_ms)
+		return error_page(b, 403, "Submissions' code is shown only after the "
+					  "board's deadline has passed.");
+	if (kb_parse_u64(r->route.params[1], &c.sub_id) < 0)
+		return error_page(b, 404, "There is no such submission.");
+	rc = kb_gw_sub_fetch(r->g, c.sub_id, 1, &rec);
+	if (rc < 0)
+		return store_error(b, rc);
+	const char *sub_lb = kb_gw_sub_field(&rec, "lb");
+	if (!sub_lb || strcmp(sub_lb, lb->task->name) != 0 ||
+	    !kb_gw_ranked_pass(kb_gw_sub_field(&rec, "mode"),
+			       kb_gw_sub_field(&rec, "status"),
+			       kb_gw_sub_field(&rec, "verdict"),
+			       kb_gw_sub_field(&rec, "score"), &c.score)) {
+		kb_gw_sub_rec_free(&rec);
+		return error_page(b, 404, "Only ranked, passing submissions of this "
+					  "board are shown.");
+	}
+	if (!rec.code || rec.code->type != REDIS_REPLY_STRING) {
+		kb_gw_sub_rec_free(&rec);
+		return error_page(b, 404, "This submission's code is no longer kept.");
+	}
+	const char *ms = kb_gw_sub_field(&rec, "submitted_ms");
+	c.gpu = kb_gw_sub_field(&rec, "gpu");
+	c.user_id = kb_gw_sub_field(&rec, "user_id");
+	c.user_name = kb_gw_sub_field(&rec, "user_name");
+	c.file_name = kb_gw_sub_field(&rec, "file_name");
+	c.submitted_ms = ms ? strtoll(ms, NULL, 10) : 0;
+	c.code = rec.code->str;
+	rc = kb_web_render_code(b, &c);
+	kb_gw_sub_rec_free(&rec);
+	return rc < 0 ? store_error(b, rc) : 200;
+}
+
+static void code_begin(struct kb_gw_req *r)
+{
+	const struct kb_gw_lb *lb = public_board(r);
+
+	if (!lb)
+		serve_page(r, "none", render_missing, "There is no public leaderboard "
+						      "of that name.");
+	else
+		serve_page(r, NULL, render_code, lb);
 }
 
 static void user_begin(struct kb_gw_req *r)
@@ -337,6 +419,7 @@ const struct kb_gw_handler kb_gw_web_handlers[KB_ROUTE_COUNT] = {
 	[KB_ROUTE_WEB_INDEX] = {index_begin, no_body},
 	[KB_ROUTE_WEB_BOARD] = {board_begin, no_body},
 	[KB_ROUTE_WEB_TEMPLATE] = {template_begin, no_body},
+	[KB_ROUTE_WEB_CODE] = {code_begin, no_body},
 	[KB_ROUTE_WEB_USER] = {user_begin, no_body},
 	[KB_ROUTE_WEB_ME] = {me_begin, no_body},
 	[KB_ROUTE_WEB_STATIC] = {static_begin, no_body},

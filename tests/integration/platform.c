@@ -14,7 +14,7 @@
 #include "kb_redis.h"
 #include "kb_util.h"
 
-#define ADMIN_TOKEN "integration-admin-token"
+#define ADMIN_TOKEN PLATFORM_ADMIN_TOKEN
 
 static void sleep_ms(int ms)
 {

@@ -28,6 +28,9 @@ struct platform {
 	int nworkers;
 };
 
+/* The admin bearer token the platform's gateway takes. */
+#define PLATFORM_ADMIN_TOKEN "integration-admin-token"
+
 struct platform_opts {
 	int metrics; /* give the ranker and the worker a /metrics listener */
 	int no_worker; /* start no worker (platform_start_worker() does) */

@@ -8,6 +8,12 @@
  * renders; signed in with the CLI id, the user's submissions and reports
  * show, and a submission from the page shows its progress and verdict; the
  * user page shows the best entry and its history; the board fits a phone.
+ * Issue 35 item 7: medals, the leader's line above the record, the
+ * plot's choices without a reload (and as a plain form without
+ * JavaScript), the reference tab, the Markdown description, a queued
+ * submission's pending view, the index's order and its notice of gpus
+ * without a worker, the plot's text at 400 px; code linked and shown
+ * only on a board past its deadline (tests/web/past.yaml).
  * Screenshots go to <build>/tests/web/screenshots.
  *
  * metrics: GET /metrics of each service shows the families operators
@@ -62,7 +68,8 @@ static void browser(void)
 	snprintf(env_src, sizeof(env_src), "KB_SOURCE_DIR=%s", KB_SOURCE_DIR);
 	snprintf(env_shots, sizeof(env_shots), "KB_SHOTS=%s", KB_WEB_SHOTS);
 	snprintf(env_path, sizeof(env_path), "NODE_PATH=%s", KB_WEB_NODE_MODULES);
-	char *env[] = {env_api, env_cli, env_src, env_shots, env_path, NULL};
+	char env_admin[] = "KB_ADMIN_TOKEN=" PLATFORM_ADMIN_TOKEN;
+	char *env[] = {env_api, env_cli, env_src, env_shots, env_path, env_admin, NULL};
 	pid_t pid = kb_test_spawn(argv, env, log);
 	ck_assert_int_gt(pid, 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -182,7 +189,15 @@ static void metrics_of_every_service(void)
 
 START_TEST(web_and_metrics)
 {
-	struct platform_opts o = {.metrics = 1};
+	/* Each page the browser opens holds an event stream a while: more
+	 * than the default four per address. A board past its deadline
+	 * (tests/web/past.yaml) for the code links. */
+	static const char *const env[] = {
+		"KB_WEB_STREAMS_PER_IP=32",
+		"KB_PROBLEMS=" KB_SOURCE_DIR "/problems/cpu.yaml:" KB_SOURCE_DIR
+		"/problems/pmpp_py.yaml:" KB_SOURCE_DIR "/tests/web/past.yaml",
+		NULL};
+	struct platform_opts o = {.metrics = 1, .env = env};
 
 	started = platform_start_opts(&P, &o) == 0;
 	browser();

@@ -12,7 +12,7 @@
 START_TEST(user_text_is_escaped)
 {
 	struct kb_buf b = {0};
-	struct kb_web_rank r = {1, "u1", "<script>alert(1)</script>", 1e-3, 1000};
+	struct kb_web_rank r = {1, "u1", "<script>alert(1)</script>", 1e-3, 1000, 7};
 	struct kb_web_point p = {1000, 1e-3, 7, "u1"};
 	struct kb_web_gpu g = {"CPU", &r, 1, 1, &p, 1, 1};
 	struct kb_web_board bd = {.name = "lb", .lang = "c",
@@ -53,13 +53,9 @@ START_TEST(workers_are_said)
 	kb_buf_free(&b);
 
 	const char *gpus[] = {"H100", "CPU"};
-	double best[] = {NAN, NAN};
-	const char *none[] = {NULL, NULL};
 	int workers[] = {0, 1};
 	struct kb_web_index_row row = {.name = "lb", .lang = "c", .deadline_ms = -1,
-				       .gpus = gpus, .ngpus = 2, .best = best,
-				       .best_user_id = none, .best_user = none,
-				       .workers = workers};
+				       .gpus = gpus, .ngpus = 2, .workers = workers};
 	ck_assert_int_eq(kb_web_render_index(&b, &row, 1, 2000, 1), 0);
 	ck_assert_ptr_nonnull(strstr(b.data, "No worker online for H100</td>"));
 	ck_assert_ptr_nonnull(strstr(b.data, "1 worker online</td>"));
@@ -114,12 +110,12 @@ START_TEST(plot_steps_only_on_records)
 		{4000, 3e-3, 4, "a"},
 	};
 
-	ck_assert_int_eq(kb_web_plot(&b, "p", "t", p, 4, NULL, 0, 100000), 0);
+	ck_assert_int_eq(kb_web_plot(&b, "p", "t", p, 4, NULL, 0, 0, NULL, 100000), 0);
 	ck_assert_ptr_nonnull(strstr(b.data, "data-points=\"2\""));
 	ck_assert_ptr_nonnull(strstr(b.data, "in 2 improvements"));
 	ck_assert_ptr_nonnull(strstr(b.data, "class=\"line record\""));
 	kb_buf_free(&b);
-	ck_assert_int_eq(kb_web_plot(&b, "p", "t", p, 0, NULL, 0, 100000), 0);
+	ck_assert_int_eq(kb_web_plot(&b, "p", "t", p, 0, NULL, 0, 0, NULL, 100000), 0);
 	ck_assert_ptr_nonnull(strstr(b.data, "No ranked submission yet"));
 	kb_buf_free(&b);
 }

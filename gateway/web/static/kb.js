@@ -8,7 +8,11 @@
  *     device only, sent as X-Popcorn-Cli-Id to the same API the CLI calls;
  *   - a submit form on board pages, with live progress read from the
  *     streaming endpoint POST /{lb}/{gpu}/{mode};
- *   - /web/me: the signed-in user's submissions and their reports.
+ *   - /web/me: the signed-in user's submissions and their reports (a
+ *     queued one as a readable pending view);
+ *   - the plot's choices applied at once, without a reload;
+ *   - after a board's deadline, its entries' code in a side panel;
+ *   - the board's problem / reference / templates sections as tabs.
  */
 'use strict';
 (function () {
@@ -49,31 +53,43 @@
     var td = tr.querySelector('td[data-seconds]');
     return td ? td.getAttribute('data-seconds') : '';
   }
+  /* The live part again, from the page's own address (its query holds
+     the plot's choices), swapped in; rows that changed are highlighted.
+     One fetch at a time; a request during one runs after it. */
+  var busy = false, again = false;
+  function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    fetch(location.pathname + location.search, { cache: 'no-store' }).then(function (r) { return r.text(); })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, 'text/html');
+        var fresh = doc.getElementById('live'), cur = $('#live');
+        if (!fresh || !cur) return;
+        var seen = {}, focus = focused(cur);
+        cur.querySelectorAll('tr[data-user]').forEach(function (tr) { seen[rowKey(tr)] = rowVal(tr); });
+        cur.replaceWith(fresh);
+        fresh.querySelectorAll('tr[data-user]').forEach(function (tr) {
+          if (seen[rowKey(tr)] !== rowVal(tr)) tr.classList.add('fresh');
+        });
+        if (focus) { var f = fresh.querySelector(focus); if (f) f.focus(); }
+        document.dispatchEvent(new CustomEvent('kb:live', { detail: { gen: fresh.getAttribute('data-gen') } }));
+      })
+      .catch(function () { /* the next event retries */ })
+      .then(function () { busy = false; if (again) { again = false; refresh(); } });
+  }
+  /* A selector for the focused control of the live part, so that it
+     keeps the focus across a swap (keyboard users change the plot). */
+  function focused(root) {
+    var a = document.activeElement;
+    if (!a || !root.contains(a) || !a.name) return null;
+    var sec = a.closest('section[id]');
+    return sec ? '#' + sec.id + ' [name="' + a.name + '"]' : null;
+  }
   function startLive() {
     var live = $('#live');
     if (!live || !window.EventSource) return;
     var feed = live.getAttribute('data-feed');
     var url = '/web/events' + (feed ? '?lb=' + encodeURIComponent(feed) : '');
-    var busy = false, again = false;
-    function refresh() {
-      if (busy) { again = true; return; }
-      busy = true;
-      fetch(location.pathname, { cache: 'no-store' }).then(function (r) { return r.text(); })
-        .then(function (html) {
-          var doc = new DOMParser().parseFromString(html, 'text/html');
-          var fresh = doc.getElementById('live'), cur = $('#live');
-          if (!fresh || !cur) return;
-          var seen = {};
-          cur.querySelectorAll('tr[data-user]').forEach(function (tr) { seen[rowKey(tr)] = rowVal(tr); });
-          cur.replaceWith(fresh);
-          fresh.querySelectorAll('tr[data-user]').forEach(function (tr) {
-            if (seen[rowKey(tr)] !== rowVal(tr)) tr.classList.add('fresh');
-          });
-          document.dispatchEvent(new CustomEvent('kb:live', { detail: { gen: fresh.getAttribute('data-gen') } }));
-        })
-        .catch(function () { /* the next event retries */ })
-        .then(function () { busy = false; if (again) { again = false; refresh(); } });
-    }
     var es = new EventSource(url);
     es.addEventListener('hello', function (ev) {
       var d = JSON.parse(ev.data), cur = $('#live');
@@ -84,6 +100,86 @@
     /* A gpu gained its first worker or lost its last (or their count
        moved): the pages say so. */
     es.addEventListener('workers', function () { refresh(); });
+  }
+
+  /* ---- the plot's choices ---- */
+  /* The form works without this (a GET the server draws); here a change
+     applies at once: the address takes the choices (so a reload or a
+     live update keeps them) and the live part is fetched again. */
+  function plotChoices() {
+    document.addEventListener('change', function (ev) {
+      var f = ev.target.closest && ev.target.closest('form.plot-opts');
+      if (!f) return;
+      var q = new URLSearchParams(new FormData(f)).toString();
+      var sec = f.closest('section[id]');
+      history.replaceState(null, '', f.getAttribute('action') + '?' + q + (sec ? '#' + sec.id : ''));
+      refresh();
+    });
+  }
+
+  /* ---- the code viewer ---- */
+  /* After a board's deadline its ranking links each entry's code page;
+     here the page opens in a panel beside the ranking instead (the link
+     still opens it as a page with a modifier key, or without this). */
+  function codeViewer() {
+    var last = null;
+    function close() {
+      var aside = $('#code-view');
+      if (aside) aside.hidden = true;
+      if (last) last.focus();
+    }
+    document.addEventListener('keydown', function (ev) { if (ev.key === 'Escape') close(); });
+    document.addEventListener('click', function (ev) {
+      var a = ev.target.closest && ev.target.closest('a.code-link');
+      if (!a || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey) return;
+      ev.preventDefault();
+      last = a;
+      var aside = $('#code-view');
+      if (!aside) {
+        aside = el('aside', { id: 'code-view', 'aria-label': 'Submission code', tabindex: '-1' });
+        document.body.appendChild(aside);
+      }
+      aside.hidden = false;
+      aside.textContent = 'Loading…';
+      fetch(a.href).then(function (r) { return r.text(); }).then(function (html) {
+        var doc = new DOMParser().parseFromString(html, 'text/html');
+        aside.textContent = '';
+        var b = el('button', { type: 'button', class: 'quiet', id: 'code-close' }, 'Close');
+        b.addEventListener('click', close);
+        aside.appendChild(b);
+        /* The page's own heading, line and code (or its error), as the
+           server escaped them. */
+        doc.querySelectorAll('main > h1, main > p.meta, main > h2, main > pre.code, main > p')
+          .forEach(function (n) { aside.appendChild(document.importNode(n, true)); });
+        aside.appendChild(el('a', { href: a.href }, 'Open as a page'));
+        aside.focus();
+      }).catch(function (e) { aside.textContent = e.message; });
+    });
+  }
+
+  /* ---- tabs: problem, reference, templates ---- */
+  /* Without this they are sections one below the other, each a link
+     away; with it, one shows at a time. */
+  function tabs(box) {
+    var links = box.querySelectorAll('nav.tabs a'), panels = box.querySelectorAll('section.tab');
+    function show(id) {
+      panels.forEach(function (p) { p.hidden = p.id !== id; });
+      links.forEach(function (a) {
+        a.setAttribute('aria-selected', a.getAttribute('href') === '#' + id ? 'true' : 'false');
+      });
+    }
+    box.querySelector('nav.tabs').setAttribute('role', 'tablist');
+    panels.forEach(function (p) { p.setAttribute('role', 'tabpanel'); });
+    links.forEach(function (a) {
+      a.setAttribute('role', 'tab');
+      a.addEventListener('click', function (ev) {
+        ev.preventDefault();
+        show(a.getAttribute('href').slice(1));
+        history.replaceState(null, '', a.getAttribute('href'));
+      });
+    });
+    var want = location.hash.slice(1);
+    show(box.querySelector('section.tab[id="' + want + '"]') ? want : panels[0].id);
   }
 
   /* ---- the streaming submission: POST /{lb}/{gpu}/{mode} ---- */
@@ -204,6 +300,31 @@
     sec.appendChild(f);
   }
 
+  /* A submission without a report yet (queued or running) or without
+     one at all (refused, given up): what it is waiting for, in words.
+     Never the raw record: it holds the code. */
+  function noReport(j) {
+    var box = el('div', { class: 'pending', id: 'pending' });
+    var waiting = j.status === 'queued' || j.status === 'running';
+    var said = j.status === 'queued' ? 'Waiting in the queue for a ' + (j.gpu || '') + ' worker.'
+      : j.status === 'running' ? 'Running on a ' + (j.gpu || '') + ' worker' + (j.stage ? ' (' + j.stage + ').' : '.')
+        : (j.job && j.job.error) || j.error || j.detail || 'No report for this submission.';
+    box.appendChild(el('p', { class: waiting ? '' : 'error' }, said));
+    var dl = el('dl', { class: 'pending' });
+    [['status', j.job ? j.job.status : j.status], ['leaderboard', j.leaderboard_name], ['GPU', j.gpu],
+      ['mode', j.mode], ['file', j.file_name],
+      ['submitted', (j.submission_time || '').replace('T', ' ').replace(/\.\d+Z$/, ' UTC')],
+      ['waiting for', waiting && j.elapsed_ms > 0 ? Math.round(j.elapsed_ms / 1000) + ' s' : null]
+    ].forEach(function (kv) {
+      if (kv[1] === null || kv[1] === undefined || kv[1] === '') return;
+      dl.appendChild(el('dt', {}, kv[0]));
+      dl.appendChild(el('dd', {}, kv[1]));
+    });
+    box.appendChild(dl);
+    if (waiting) box.appendChild(el('p', {}, 'The report appears here once it has run: press "report" again.'));
+    return box;
+  }
+
   function listMine(mine) {
     mine.textContent = 'Loading…';
     api('/user/submissions?limit=50').then(function (r) {
@@ -236,7 +357,8 @@
           api('/user/submissions/' + s.id).then(function (r) { return r.json(); }).then(function (j) {
             report.textContent = '';
             report.appendChild(el('h3', {}, 'Submission ' + s.id));
-            report.appendChild(el('pre', { class: 'report' }, j.report || j.detail || JSON.stringify(j, null, 2)));
+            if (j.report) report.appendChild(el('pre', { class: 'report' }, j.report));
+            else report.appendChild(noReport(j));
             report.scrollIntoView({ block: 'nearest' });
           });
         });
@@ -252,6 +374,9 @@
 
   document.addEventListener('DOMContentLoaded', function () {
     startLive();
+    plotChoices();
+    codeViewer();
+    document.querySelectorAll('.tabbed').forEach(tabs);
     var sub = $('#submit');
     if (sub) submitForm(sub);
     var si = $('#signin');
