@@ -1032,9 +1032,12 @@ static int seal(struct kb_task *t, char *errstr, size_t errstr_size)
 
 	if (e < 0)
 		return 0;
-	if (off && strcmp(off, "0") == 0) {
+	/* As kb_config's booleans, which the services check at startup. */
+	if (off &&
+	    (strcmp(off, "0") == 0 || strcasecmp(off, "false") == 0 ||
+	     strcasecmp(off, "no") == 0 || strcasecmp(off, "off") == 0)) {
 		snprintf(reason, sizeof(reason),
-			 "sealing is off (KB_SEAL_UPSTREAM=0)");
+			 "sealing is off (KB_SEAL_UPSTREAM)");
 	} else {
 		/* An eval.py that cannot be read is check_sources' to
 		 * report, in its words. */

@@ -44,7 +44,7 @@ static void load_unsealed(struct kb_task *t)
 		      "%s", err);
 	unsetenv("KB_SEAL_UPSTREAM");
 	ck_assert_int_eq(t->sealed, 0);
-	ck_assert_contains(t->seal_reason, "KB_SEAL_UPSTREAM=0");
+	ck_assert_contains(t->seal_reason, "KB_SEAL_UPSTREAM");
 	ck_assert_int_ge(file_index(t, "eval.py"), 0);
 }
 
