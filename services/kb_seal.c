@@ -145,7 +145,8 @@ int kb_seal_rewrite(struct kb_task *t, const char *harness_dir, char *errstr,
 	/* eval.py's place takes the include, which the loader expands into
 	 * the harness's entries; problem.py goes last. */
 	free(t->files[e].name);
-	free(t->files[e].source);
+	free(t->upstream_eval);
+	t->upstream_eval = t->files[e].source;
 	t->files[e].name = NULL;
 	t->files[e].source = manifest;
 	t->files[e].include = 1;

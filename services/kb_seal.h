@@ -48,7 +48,8 @@ int kb_seal_decide(const struct kb_task *t, const char *eval, size_t len,
  * problem.py entry with source <harness_dir>/python/kbh_upstream.py is
  * added, config main becomes "kbh_eval.py", t->sealed = 1 and
  * t->harness_dir = harness_dir (copied: the loader reads the absolute
- * sources beneath it outside any root). Returns 0, -EINVAL (t is not
+ * sources beneath it outside any root); t->upstream_eval keeps eval.py's
+ * source, for whatever copies the problem's own files (the sync). Returns 0, -EINVAL (t is not
  * upstream-shaped, or already lists problem.py) or -ENOMEM, with errstr;
  * t is unchanged on error. */
 int kb_seal_rewrite(struct kb_task *t, const char *harness_dir, char *errstr,

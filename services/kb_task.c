@@ -1211,6 +1211,7 @@ void kb_task_clear(struct kb_task *t)
 	kb__free_strs(t->gpus, t->ngpus);
 	free(t->deadline);
 	free(t->harness_dir);
+	free(t->upstream_eval);
 	free(t->seal_reason);
 	memset(t, 0, sizeof(*t));
 }

@@ -117,6 +117,8 @@ struct kb_task {
 	 * sealed is 0 and seal_reason says why; NULL for other tasks. */
 	int sealed;
 	char *harness_dir;
+	char *upstream_eval; /* sealed: the source of the eval.py it dropped
+			      * (a copy of the problem keeps it) */
 	char *seal_reason;
 };
 

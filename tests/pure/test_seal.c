@@ -71,6 +71,7 @@ START_TEST(known_hash_seals)
 	p = file_index(&t, "problem.py");
 	ck_assert_int_ge(p, 0);
 	ck_assert_contains(t.files[p].source, "/python/kbh_upstream.py");
+	ck_assert_str_eq(t.upstream_eval, "../eval.py");
 	/* Every file reads, the harness's from the harness directory. */
 	for (size_t i = 0; i < t.nfiles; i++) {
 		if (strcmp(t.files[i].source, "@SUBMISSION@") == 0)
