@@ -32,6 +32,8 @@ struct kb_gw_config {
 	char *admin_token; /* "" disables the admin API; never logged */
 	char *problems;
 	char *problems_dev; /* admin-created boards come from here; "" none */
+	int seal_upstream;  /* checked here, read by the loader (kb_seal.h) */
+	char *harness_dir;
 	long max_dynamic_boards;
 	long sync_max_bytes, sync_max_entries; /* one problem sync's budget */
 	long max_file_bytes;

@@ -127,6 +127,12 @@ static const struct kb_cfg_entry config[] = {
 	 &G.cfg.problems, "problem set: ':'-separated dirs and <set>.yaml files"},
 	{"KB_PROBLEMS_DEV", KB_CFG_STRING, "", 0, 0, 0, &G.cfg.problems_dev,
 	 "directory of problems admins may add as <dir>-dev boards; empty: none"},
+	{"KB_SEAL_UPSTREAM", KB_CFG_BOOL, "1", 0, 0, 0, &G.cfg.seal_upstream,
+	 "upstream Python problems with a standard eval.py run under our "
+	 "harness (0: as upstream runs them)"},
+	{"KB_HARNESS_DIR", KB_CFG_STRING, KB_DEFAULT_HARNESS_DIR, 0, 0, 0,
+	 &G.cfg.harness_dir, "our harnesses (python.yml, python/), for sealed "
+	 "upstream problems"},
 	{"KB_MAX_DYNAMIC_BOARDS", KB_CFG_INT, "64", 0, 4096, 0,
 	 &G.cfg.max_dynamic_boards, "admin-created boards this gateway can hold"},
 	/* A problem source is untrusted input: what one update-problems may

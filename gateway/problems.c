@@ -94,6 +94,7 @@ static int build_lb(struct kb_gw_lb *lb, const struct kb_task *t, char *errstr,
 	lb->pb.ranked_timeout = t->ranked_timeout;
 	lb->pb.ranking_by = t->ranking_by ? t->ranking_by : "last";
 	lb->pb.multi_gpu = t->multi_gpu ? 1 : 0;
+	lb->pb.sealed = t->sealed ? 1 : 0;
 	lb->pb.submission_file = t->files[lb->submission_file].name;
 	/* The task as the content store keeps it (kb_taskstore.h): events
 	 * name it by this reference. */

@@ -17,6 +17,11 @@
  * the task directory. So the problems of one harness list its files once
  * (problems/harness/<name>/files.yml).
  *
+ * Loading (kb_task_load_dir, _confined) also seals an upstream Python task
+ * whose eval.py is a known standard version (kb_seal.h): its eval.py is
+ * replaced by the harness of KB_HARNESS_DIR, whose files keep absolute
+ * sources that kb_task_read() reads as named (they are the operator's).
+ *
  * The details, where upstream's Python loader leaves room:
  *  - Required: files (exactly one "@SUBMISSION@" entry; names are plain
  *    file names, unique; sources relative paths), lang (c, cu, hip, py) and
@@ -105,6 +110,16 @@ struct kb_task {
 	char **gpus;       /* from task.yml or the competition file */
 	size_t ngpus;
 	char *deadline;    /* ISO 8601 from the competition file, or NULL */
+	/* An upstream Python task rewritten to run under our harness
+	 * (kb_seal.h): sealed is 1 and harness_dir the directory its
+	 * absolute harness sources lie beneath (read as named, outside
+	 * root). For an upstream-shaped task left as upstream runs it,
+	 * sealed is 0 and seal_reason says why; NULL for other tasks. */
+	int sealed;
+	char *harness_dir;
+	char *upstream_eval; /* sealed: the source of the eval.py it dropped
+			      * (a copy of the problem keeps it) */
+	char *seal_reason;
 };
 
 /* Parses task.yml text yaml[0..len) (need not be NUL-terminated) into *out

@@ -13,6 +13,8 @@
 
 /* The most YAML one file may hold. */
 #define KB__TASK_MAX_YAML (1u << 20)
+/* An upstream eval.py, read to decide whether to seal (kb_seal.h). */
+#define KB__TASK_MAX_EVAL (1u << 20)
 /* What a document may amount to with its aliases expanded (each node
  * counts one, each scalar its bytes besides), and how deep it may nest:
  * aliases share a node in libyaml's tree, but every walk of the tree, and

@@ -98,6 +98,8 @@ static struct {
 	int log_json, isolate, keep_workdir, gpu_require, gpu_restrict;
 	int selftest;
 	int py_sentinel;
+	int seal_upstream;
+	char *harness_dir;
 	int python_ready;
 	long build_timeout_s, run_timeout_cap_s, memory_limit_mb;
 	long drain_grace_s, infra_attempts, job_attempts, heartbeat_s;
@@ -183,6 +185,14 @@ static const struct kb_cfg_entry cfg_table[] = {
 	{"KB_PY_SENTINEL", KB_CFG_BOOL, "0", 0, 0, 0, &cfg.py_sentinel,
 	 "Python benchmark and leaderboard runs on NVIDIA GPUs timed by the "
 	 "harness's sentinel (not yet the default)"},
+	/* Read again by the task loader from the environment (kb_seal.h):
+	 * here they are checked and logged once. */
+	{"KB_SEAL_UPSTREAM", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.seal_upstream,
+	 "upstream Python problems with a standard eval.py run under our "
+	 "harness (0: as upstream runs them)"},
+	{"KB_HARNESS_DIR", KB_CFG_STRING, KB_DEFAULT_HARNESS_DIR, 0, 0, 0,
+	 &cfg.harness_dir, "our harnesses (python.yml, python/), for sealed "
+	 "upstream problems"},
 	{"KB_SELFTEST", KB_CFG_BOOL, "1", 0, 0, 0, &cfg.selftest,
 	 "before serving, pass one example per language of KB_PROBLEMS and "
 	 "build every problem's harness"},

@@ -31,18 +31,15 @@ static int add_file(Kb__Task *pt, const struct kb_task *t,
 		memcpy(f->content.data, a->code, a->code_len);
 		f->content.len = a->code_len;
 	} else {
-		char path[4096];
 		char *data;
 		size_t len;
-		int rc;
+		/* kb_task_read: a sealed task's harness files have absolute
+		 * sources (kb_seal.h). */
+		int rc = kb_task_read(t, tf->source, TASK_FILE_MAX, &data, &len,
+				      errstr, errstr_size);
 
-		snprintf(path, sizeof(path), "%s/%s", t->dir, tf->source);
-		rc = kb_read_file(path, TASK_FILE_MAX, &data, &len);
-		if (rc < 0) {
-			snprintf(errstr, errstr_size, "read %s: %s", path,
-				 strerror(-rc));
+		if (rc < 0)
 			return rc;
-		}
 		f->content.data = (uint8_t *)data;
 		f->content.len = len;
 	}
@@ -62,6 +59,7 @@ static Kb__Task *build_task(const struct kb_task *t,
 	pt->benchmark_timeout = t->benchmark_timeout;
 	pt->ranked_timeout = t->ranked_timeout;
 	pt->multi_gpu = t->multi_gpu;
+	pt->sealed = t->sealed;
 	copy_strings(&pt->tests, &pt->n_tests, t->tests, t->ntests);
 	copy_strings(&pt->benchmarks, &pt->n_benchmarks, t->benchmarks,
 		     t->nbenchmarks);

@@ -62,6 +62,7 @@
 #include "http.h"
 #include "kb_archive.h"
 #include "kb_log.h"
+#include "kb_seal.h"
 #include "kb_util.h"
 #include "store.h"
 
@@ -408,10 +409,16 @@ static int publish(struct kb_gw *g, struct sync *s, struct kb_task *t,
 		return -1;
 	}
 	rc = keep_file(s, t, pub, "task.yml", err, err_size);
+	/* The source's own files: a sealed task's harness is the
+	 * operator's (KB_HARNESS_DIR), and the eval.py it dropped is kept,
+	 * since the kept copy loads from its task.yml again. */
 	for (size_t i = 0; rc == 0 && i < t->nfiles; i++)
-		if (strcmp(t->files[i].source, "@SUBMISSION@") != 0)
+		if (strcmp(t->files[i].source, "@SUBMISSION@") != 0 &&
+		    !kb_seal_is_harness_file(t, t->files[i].source))
 			rc = keep_file(s, t, pub, t->files[i].source, err,
 				       err_size);
+	if (rc == 0 && t->upstream_eval)
+		rc = keep_file(s, t, pub, t->upstream_eval, err, err_size);
 	for (size_t i = 0; rc == 0 && i < t->ntemplates; i++)
 		rc = keep_file(s, t, pub, t->templates[i].value, err, err_size);
 	char *root = rc == 0 ? strdup(pub) : NULL;

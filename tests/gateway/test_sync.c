@@ -626,6 +626,40 @@ START_TEST(sync_honest_upstream_archive)
 }
 END_TEST
 
+/* A synced upstream Python problem with a known eval.py loads sealed:
+ * its board serves our harness (the source brings none: KB_HARNESS_DIR),
+ * and the kept copy holds the source's own files, eval.py included, never
+ * the harness's. */
+START_TEST(sync_sealed_upstream)
+{
+	struct syncenv S;
+	char cmd[4096], path[PATH_MAX];
+
+	syncenv_up(&S, NULL);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/src/problems && "
+		 "cp -r %s/upstream_py %s/src/problems/ && "
+		 "printf 'problems:\n  - {directory: upstream_py/vectoradd, "
+		 "name: up_sealed}\n' > %s/src/problems/up.yaml",
+		 S.dir, KB_WORKER_DATA, S.dir, S.dir);
+	sh(cmd);
+	snprintf(cmd, sizeof(cmd), "%s/src", S.dir);
+	json_t *j = sync_path(cmd, NULL);
+	ck_assert_msg(count(j, "errors") == 0, "%s", first_error(j));
+	ck_assert_uint_eq(count(j, "created"), 1);
+	json_decref(j);
+	redisReply *rr = redisCommand(E.rc, "HGET kb:lbdyn up_sealed");
+	ck_assert(rr && rr->type == REDIS_REPLY_STRING);
+	snprintf(path, sizeof(path), "%s/%s/../eval.py", S.dev, rr->str);
+	freeReplyObject(rr);
+	ck_assert_msg(access(path, R_OK) == 0, "%s not kept", path);
+	snprintf(cmd, sizeof(cmd), "test -z \"$(find %s -name 'kbh_*')\"",
+		 S.dev);
+	ck_assert_msg(system(cmd) == 0, "harness files kept under %s", S.dev);
+	syncenv_down(&S);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gateway_sync");
@@ -643,6 +677,7 @@ int main(void)
 	tcase_add_test(tc, sync_archive_bomb_refused);
 	tcase_add_test(tc, sync_yaml_alias_bomb_refused);
 	tcase_add_test(tc, sync_honest_upstream_archive);
+	tcase_add_test(tc, sync_sealed_upstream);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);
 }

@@ -489,5 +489,105 @@ class TightenTest(unittest.TestCase):
         self.assertEqual(out.split(), ["None", "None", "refused", "True"])
 
 
+def load_upstream(ref):
+    """kbh_upstream over the module ref as the task's reference.py."""
+    import importlib
+    import types
+    mod = types.ModuleType("reference")
+    mod.__dict__.update(ref)
+    sys.modules["reference"] = mod
+    sys.modules.pop("kbh_upstream", None)
+    try:
+        return importlib.import_module("kbh_upstream")
+    finally:
+        del sys.modules["reference"]
+
+
+class UpstreamAdapterTest(unittest.TestCase):
+    """kbh_upstream.py (the problem.py of a sealed upstream task)."""
+
+    def setUp(self):
+        import torch
+        self.torch = torch
+
+        def generate_input(size, seed, mode=3, device="cuda"):
+            g = torch.Generator(device=device)
+            g.manual_seed(seed)
+            a = torch.rand(size, generator=g, device=device)
+            return a, torch.empty(size, device=device), mode
+
+        def ref_kernel(data):
+            a, out, _ = data
+            out[...] = a * 2    # upstream's references write into data
+            return out
+
+        self.ref = {"generate_input": generate_input,
+                    "ref_kernel": ref_kernel}
+
+    def test_keys_as_upstream_parses_them(self):
+        u = load_upstream(dict(self.ref, check_implementation=None))
+        self.assertEqual(sorted(u.KEYS), ["mode", "size"])
+        self.assertEqual(u.KEYS_OPTIONAL, ("mode",))
+        self.assertTrue(u.INPUTS_WRITABLE)
+        p = u.KEYS["size"]
+        self.assertEqual((p("12"), p("-3"), p("+4"), p("fast")),
+                         (12, -3, 4, "fast"))
+        for bad in ("1.5", "a b", "", "x1"):
+            self.assertRaises(ValueError, p, bad)
+
+    def test_generate_outputs_cost(self):
+        u = load_upstream(dict(self.ref, check_implementation=None))
+        args = u.setup({"size": 5}, "cpu")
+        self.assertEqual(u.outputs(args), [((5,), self.torch.float32)])
+        self.assertEqual(u.cost(args)["bytes"], 40)
+        x, y = u.generate(args, 7, "cpu"), u.generate(args, 7, "cpu")
+        self.assertTrue(self.torch.equal(x[0], y[0]))
+        self.assertEqual(x[2], 3)
+        self.assertFalse(self.torch.equal(
+            x[0], u.generate(args, 8, "cpu")[0]))
+
+    def test_check_styles_and_pristine_inputs(self):
+        torch = self.torch
+        seen = []
+
+        def tuple_style(data, output):
+            seen.append(data)
+            want = self.ref["ref_kernel"](data)
+            ok = torch.equal(output, want)
+            return ok, "" if ok else "mismatch"
+
+        def string_style(data, output):
+            ok = torch.equal(output, self.ref["ref_kernel"](data))
+            return "" if ok else "mismatch"
+
+        def list_style(data, output):
+            ok = torch.equal(output, self.ref["ref_kernel"](data))
+            return [] if ok else ["mismatch", "at 0"]
+
+        for style in (tuple_style, string_style, list_style):
+            u = load_upstream(dict(self.ref, check_implementation=style))
+            args = u.setup({"size": 4}, "cpu")
+            inputs = u.generate(args, 1, "cpu")
+            inputs[1].zero_()
+            good = inputs[0] * 2
+            exp = u.reference(args, inputs)
+            self.assertEqual(u.check(args, inputs, exp, good), (True, ""))
+            exp = u.reference(args, inputs)
+            ok, msg = u.check(args, inputs, exp, good + 1)
+            self.assertFalse(ok)
+            self.assertIn("mismatch", msg)
+            # The reference wrote into its clone, never the inputs.
+            self.assertFalse(inputs[1].any())
+        self.assertIsNot(seen[0][0], inputs[0])
+
+    def test_refuses_what_slots_cannot_stage(self):
+        def bare(size, seed):
+            return self.torch.zeros(size)
+        u = load_upstream({"generate_input": bare,
+                           "ref_kernel": lambda d: d,
+                           "check_implementation": None})
+        self.assertRaises(RuntimeError, u.setup, {"size": 2}, "cpu")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,62 @@
+/* kb_seal: upstream Python problems run sealed, under our harness.
+ *
+ * An upstream KernelBot Python task (lang py, config main "eval.py", files
+ * naming eval.py, reference.py and task.py) times the submission in its own
+ * process, so a submission may patch the timer. When its eval.py is one of
+ * the standard upstream versions whose behaviour our adapter reproduces
+ * (problems/harness/python/kbh_upstream.py: case keys, seeds combined with
+ * POPCORN_SEED, fresh inputs on every call, upstream's check), the loader
+ * rewrites the task: eval.py is dropped, the harness's manifest
+ * (<harness dir>/python.yml) is included, problem.py is the adapter and
+ * config main is "kbh_eval.py". Any other eval.py runs as upstream does,
+ * with the reason it is not sealed kept beside the task.
+ *
+ * The decision and the rewrite are pure (no I/O); the loader (kb_task.c)
+ * reads eval.py and the settings and calls them.
+ *
+ * Settings (environment, read by the loader at each load):
+ *   KB_SEAL_UPSTREAM  0 turns sealing off (to compare sealed and unsealed
+ *                     runs); default 1.
+ *   KB_HARNESS_DIR    the directory holding python.yml and python/;
+ *                     default KB_DEFAULT_HARNESS_DIR (compiled in: the
+ *                     source tree's problems/harness).
+ * Thread-safety: every call is re-entrant.
+ */
+#ifndef KB_SEAL_H
+#define KB_SEAL_H
+
+#include <stddef.h>
+
+#include "kb_task.h"
+
+/* Index of t's eval.py entry when t is upstream-shaped (as above), else
+ * -1. */
+long kb_seal_eval_index(const struct kb_task *t);
+
+/* The name (upstream path) of the known eval.py version whose content is
+ * eval[0..len), or NULL. */
+const char *kb_seal_known(const char *eval, size_t len);
+
+/* Decides whether t, with eval.py content eval[0..len), runs sealed.
+ * Returns 1 (sealed), or 0 with reason saying why not ("eval.py is not a
+ * standard upstream version", "no reference.py", ...). Pure. */
+int kb_seal_decide(const struct kb_task *t, const char *eval, size_t len,
+		   char *reason, size_t reason_size);
+
+/* Rewrites t (parsed, includes not yet expanded) to run sealed: its
+ * eval.py entry becomes {"include": <harness_dir>/python.yml}, a
+ * problem.py entry with source <harness_dir>/python/kbh_upstream.py is
+ * added, config main becomes "kbh_eval.py", t->sealed = 1 and
+ * t->harness_dir = harness_dir (copied: the loader reads the absolute
+ * sources beneath it outside any root); t->upstream_eval keeps eval.py's
+ * source, for whatever copies the problem's own files (the sync). Returns 0, -EINVAL (t is not
+ * upstream-shaped, or already lists problem.py) or -ENOMEM, with errstr;
+ * t is unchanged on error. */
+int kb_seal_rewrite(struct kb_task *t, const char *harness_dir, char *errstr,
+		    size_t errstr_size);
+
+/* 1 when src is an absolute source beneath t->harness_dir (set by
+ * kb_seal_rewrite only), with no ".." component. */
+int kb_seal_is_harness_file(const struct kb_task *t, const char *src);
+
+#endif
