@@ -54,7 +54,11 @@ static int raw_get_port(int host, int port, const char *path, int *status)
 	*status = 0;
 	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0)
 		return fd;
-	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+	/* Connection: close, so the end of a response is the end of the
+	 * socket (a kept-alive one would idle until the server's timeout). */
+	snprintf(req, sizeof(req),
+		 "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+		 "Connection: close\r\n\r\n",
 		 path);
 	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
 		return fd;
