@@ -15,6 +15,7 @@
 #include "cache.h"
 #include "gateway.h"
 #include "kb_cases.h"
+#include "kb_seal.h"
 #include "kb_taskstore.h"
 #include "kb_util.h"
 #include "router.h"
@@ -559,6 +560,11 @@ char *kb_gw_render_leaderboards(const struct kb_gw *g, int with_closed)
 		json_object_set_new(o, "visibility",
 				    json_string(atomic_load(&lb->closed) ? "closed" : "public"));
 		json_object_set_new(o, "task", task_json(lb));
+		/* Ours: whether the trusted side times the board (kb_seal.h). */
+		const char *why = kb_seal_not_sealed(t);
+		json_object_set_new(o, "sealed", json_boolean(!why));
+		json_object_set_new(o, "seal_reason",
+				    why ? json_string(why) : json_null());
 		json_array_append_new(list, o);
 	}
 	out = json_dumps(list, JSON_COMPACT);

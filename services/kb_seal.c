@@ -162,6 +162,11 @@ int kb_seal_rewrite(struct kb_task *t, const char *harness_dir, char *errstr,
 	return 0;
 }
 
+const char *kb_seal_not_sealed(const struct kb_task *t)
+{
+	return t->sealed ? NULL : t->seal_reason;
+}
+
 int kb_seal_is_harness_file(const struct kb_task *t, const char *src)
 {
 	size_t n;

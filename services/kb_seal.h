@@ -55,6 +55,20 @@ int kb_seal_decide(const struct kb_task *t, const char *eval, size_t len,
 int kb_seal_rewrite(struct kb_task *t, const char *harness_dir, char *errstr,
 		    size_t errstr_size);
 
+/* Why t is "not sealed" on the surfaces that show a board (API, web,
+ * Discord), or NULL when its timing is the trusted side's: a task written
+ * for our harness (not upstream-shaped) or an upstream task sealed. For an
+ * upstream-shaped task left as upstream runs it, t->seal_reason (the
+ * reason kb_seal_decide gave, or that sealing is off). Pure; the string
+ * belongs to t. */
+const char *kb_seal_not_sealed(const struct kb_task *t);
+
+/* What "not sealed" means, said after the reason wherever a board is
+ * described. */
+#define KB_SEAL_NOT_SEALED_MEANS                                               \
+	"timing is measured by the submission's own process (the problem's "   \
+	"own eval.py), so a submission can change its own score"
+
 /* 1 when src is an absolute source beneath t->harness_dir (set by
  * kb_seal_rewrite only), with no ".." component. */
 int kb_seal_is_harness_file(const struct kb_task *t, const char *src);

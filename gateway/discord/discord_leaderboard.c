@@ -15,6 +15,7 @@
 #include "kb_lang.h"
 #include "kb_log.h"
 #include "kb_report.h"
+#include "kb_seal.h"
 #include "kb_util.h"
 #include "store.h"
 
@@ -153,6 +154,18 @@ static void run_built(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	parts_free(&p);
 }
 
+/* A board that is not sealed says so, with the reason (kb_seal.h), and
+ * 1 is returned; nothing (0) for one the trusted side times. */
+static int not_sealed_line(struct kb_buf *b, const struct kb_gw_lb *lb)
+{
+	const char *why = kb_seal_not_sealed(lb->task);
+
+	if (why)
+		kb_buf_printf(b, "⚠️ **Not sealed**: %s; " KB_SEAL_NOT_SEALED_MEANS ".",
+			      why);
+	return why != NULL;
+}
+
 /* ---- /leaderboard list ---- */
 
 static int build_list(struct kb_dc *dc, const struct kb_dc_interaction *it,
@@ -182,6 +195,8 @@ static int build_list(struct kb_dc *dc, const struct kb_dc_interaction *it,
 			kb_buf_printf(&b, "%s%s", g ? ", " : "  ", lb->task->gpus[g]);
 		if (atomic_load(&lb->closed))
 			kb_buf_printf(&b, "  (invite only)");
+		if (kb_seal_not_sealed(lb->task))
+			kb_buf_printf(&b, "  (not sealed)");
 		lines[k++] = b.data;
 	}
 	if (k == 0) {
@@ -256,6 +271,15 @@ static int build_show(struct kb_dc *dc, const struct kb_dc_interaction *it,
 
 	if (!lb || gpus_of(lb, kb_dc_opt_str(it, "gpu"), &gpus, &ngpus, err, err_size) < 0)
 		return -EINVAL;
+	struct kb_buf note = {0};
+	if (not_sealed_line(&note, lb)) {
+		int rc = note.data ? parts_text(out, note.data) : -ENOMEM;
+		kb_buf_free(&note);
+		if (rc < 0) {
+			snprintf(err, err_size, "⚠️ Out of memory.");
+			return rc;
+		}
+	}
 	for (size_t g = 0; g < ngpus; g++) {
 		struct kb_gw_rank_entry *e = NULL;
 		size_t n = 0;
@@ -476,6 +500,8 @@ static void job_task(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	for (size_t i = 0; i < t->ngpus; i++)
 		kb_buf_printf(&b, " %s", t->gpus[i]);
 	kb_buf_printf(&b, "\n");
+	if (not_sealed_line(&b, lb))
+		kb_buf_printf(&b, "\n");
 	char *desc = kb_dc_text_clean(t->description, strlen(t->description), 0, 0);
 	char *fit = desc ? kb_dc_text_fit(desc, DESCRIPTION_MAX,
 					  "\n[… the whole description is attached]")

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_seal.h"
 #include "markdown.h"
 #include "web_render.h"
 #include "web_render_int.h"
@@ -240,8 +241,14 @@ int kb_web_render_board(struct kb_buf *b, const struct kb_web_board *bd,
 	kb_web_esc(b, bd->ranking_by ? bd->ranking_by : "mean");
 	kb_buf_printf(b, " · ");
 	kb__web_deadline_line(b, bd->deadline_ms, now_ms);
-	kb_buf_printf(b, "</p><div id=\"live\" data-gen=\"%u\" data-feed=\"",
-		      gen);
+	kb_buf_printf(b, "</p>");
+	if (bd->not_sealed) {
+		kb_buf_printf(b, "<p class=\"notice unsealed\"><strong>Not "
+				 "sealed:</strong> ");
+		kb_web_esc(b, bd->not_sealed);
+		kb_buf_printf(b, "; " KB_SEAL_NOT_SEALED_MEANS ".</p>");
+	}
+	kb_buf_printf(b, "<div id=\"live\" data-gen=\"%u\" data-feed=\"", gen);
 	kb_web_esc(b, bd->name);
 	kb_buf_printf(b, "\" aria-live=\"polite\">");
 	/* Gpus where someone is ranked first, the empty ones after. */

@@ -18,6 +18,7 @@
 
 #include "events.h"
 #include "kb_keys.h"
+#include "kb_seal.h"
 #include "kb_util.h"
 #include "store_internal.h"
 
@@ -179,6 +180,7 @@ int kb_web_load_board(struct kb_gw *g, const struct kb_gw_lb *lb,
 		.ranking_by = t->ranking_by, .deadline = t->deadline,
 		.deadline_ms = lb->deadline_ms, .templates = m->templates,
 		.ntemplates = t->ntemplates, .gpus = m->gpus, .ngpus = ng,
+		.not_sealed = kb_seal_not_sealed(t),
 	};
 	if (rc == 0)
 		load_reference(t, m);

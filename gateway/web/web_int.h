@@ -29,7 +29,7 @@ struct kb__web_stream;
 
 struct kb_gw_web {
 	struct kb_gw *g;
-	struct kb_gw_cache *pages;  /* rendered pages by "i|", "b|<lb>|", "u|<id>|" */
+	struct kb_gw_cache *pages;  /* rendered pages by "i|", "b|<lb>|<board index>", "u|<id>|" */
 	atomic_uint gen;            /* bumped on every visible change */
 	pthread_t th;
 	int started;

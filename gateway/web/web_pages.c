@@ -273,7 +273,10 @@ static void board_begin(struct kb_gw_req *r)
 		return;
 	}
 	v.gpu = NULL;
-	snprintf(key, sizeof(key), "b|%s|", lb->task->name);
+	/* Keyed by the board object too: one that an update-problems put in
+	 * its place (a new task, perhaps sealed otherwise) is never served
+	 * the old one's page. */
+	snprintf(key, sizeof(key), "b|%s|%ld", lb->task->name, lb->index);
 	serve_page(r, key, render_board, &v);
 }
 

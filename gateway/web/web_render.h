@@ -12,6 +12,10 @@
  * top users' personal bests, each with its own CSS class (s0..s5) and dash
  * pattern so that colour is not the only cue.
  *
+ * A board that is not sealed (an upstream problem timed by its own
+ * eval.py, in the submission's process) says so under its title, with
+ * the reason.
+ *
  * A gpu no worker serves is said so on the board (its section) and the
  * index (its row, and a notice above the boards naming every such gpu):
  * submissions to it wait in the queue until one starts.
@@ -88,6 +92,10 @@ struct kb_web_board {
 	/* The task's reference implementation (a file of the task: see
 	 * kb_web_reference_file), or NULL when it has none. */
 	const char *reference_name, *reference;
+	/* Why the board is not sealed (services/kb_seal.h,
+	 * kb_seal_not_sealed), or NULL when the trusted side times it: the
+	 * page then says nothing about it. */
+	const char *not_sealed;
 	/* The plot form's choices for the section of gpu plot_gpu (NULL: no
 	 * choice made; every plot drawn by default). */
 	const char *plot_gpu;

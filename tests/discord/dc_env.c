@@ -88,6 +88,12 @@ static long health(struct dc_env *e)
 
 void dc_env_up(struct dc_env *e, int with_key, int pipeline)
 {
+	dc_env_up_with(e, with_key, pipeline, 0);
+}
+
+void dc_env_up_with(struct dc_env *e, int with_key, int pipeline,
+		    int upstream)
+{
 	memset(e, 0, sizeof(*e));
 	ck_assert_int_ge(sodium_init(), 0);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -104,6 +110,15 @@ void dc_env_up(struct dc_env *e, int with_key, int pipeline)
 		 "cp -r cpu.yaml vectorsum_cpu matmul_cpu harness %s/problems/",
 		 e->dir, KB_SOURCE_DIR, e->dir);
 	ck_assert_msg(system(cmd) == 0, "%s", cmd);
+	if (upstream) {
+		char up[200];
+		snprintf(up, sizeof(up), "%s/up", e->dir);
+		ck_assert_int_eq(mkdir(up, 0755), 0);
+		ck_assert_int_eq(kb_test_upstream_copies(up), 0);
+		size_t l = strlen(e->problems);
+		snprintf(e->problems + l, sizeof(e->problems) - l,
+			 ":%s/start.yaml", up);
+	}
 	e->fd = fd_start();
 	ck_assert_ptr_nonnull(e->fd);
 	ck_assert_int_eq(kb_test_redis_start(&e->redis), 0);

@@ -31,13 +31,16 @@ struct dc_env {
 	int port;
 	char api[64];
 	char dir[160];
-	char problems[256]; /* KB_PROBLEMS: a copy under dir */
+	char problems[512]; /* KB_PROBLEMS: a copy under dir */
 	unsigned char pk[32], sk[64];
 	char pk_hex[65];
 };
 
 /* with_key 0: no DISCORD_PUBLIC_KEY (the endpoint is off). */
 void dc_env_up(struct dc_env *e, int with_key, int pipeline);
+/* The same, with the upstream problems of kb_test_upstream_copies (in
+ * dir/up) loaded too when upstream: boards st_sealed and st_open. */
+void dc_env_up_with(struct dc_env *e, int with_key, int pipeline, int upstream);
 void dc_env_down(struct dc_env *e);
 
 enum dc_sign { DC_SIGN_OK, DC_SIGN_FORGED, DC_SIGN_NONE };

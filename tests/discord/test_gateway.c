@@ -574,6 +574,72 @@ START_TEST(ranked_flow)
 }
 END_TEST
 
+/* ---- sealed and not sealed (issue 32) ---- */
+
+#define NOT_SEALED_ST_OPEN                                                  \
+	"**Not sealed**: eval.py is not a standard upstream version; timing " \
+	"is measured by the submission's own process"
+
+/* A copy of the line of text that names board (the first), or NULL. */
+static char *line_naming(const char *text, const char *board)
+{
+	const char *p = strstr(text, board), *a, *z;
+
+	if (!p)
+		return NULL;
+	for (a = p; a > text && a[-1] != '\n'; a--)
+		;
+	z = p + strcspn(p, "\n");
+	return strndup(a, (size_t)(z - a));
+}
+
+/* An upstream board that is not sealed says so in /leaderboard list,
+ * show and task, with the reason; a sealed one says nothing of sealing. */
+START_TEST(not_sealed_boards)
+{
+	struct dc_env e;
+	char *s, *line;
+
+	dc_env_up_with(&e, 1, 0, 1);
+	s = dc_cmd(&e, USER, "t-seal-list", "leaderboard list", NULL, NULL, 4);
+	line = line_naming(s, "st_open");
+	ck_assert_msg(line && strstr(line, "(not sealed)"), "%s", s);
+	free(line);
+	line = line_naming(s, "st_sealed");
+	ck_assert_msg(line && !strstr(line, "sealed)"), "%s", s);
+	free(line);
+	line = line_naming(s, "vectorsum_cpu");
+	ck_assert_msg(line && !strstr(line, "sealed"), "%s", s);
+	free(line);
+	free(s);
+
+	s = dc_cmd(&e, USER, "t-seal-show", "leaderboard show",
+		   json_pack("[o]", dc_opt_str("leaderboard", "st_open")), NULL, 4);
+	ck_assert_msg(strstr(s, NOT_SEALED_ST_OPEN) && strstr(s, "Ranking of `st_open`"),
+		      "%s", s);
+	free(s);
+	s = dc_cmd(&e, USER, "t-seal-show2", "leaderboard show",
+		   json_pack("[o]", dc_opt_str("leaderboard", "st_sealed")), NULL, 4);
+	ck_assert_msg(!strstr(s, "sealed**") && strstr(s, "Ranking of `st_sealed`"), "%s",
+		      s);
+	free(s);
+
+	s = dc_cmd(&e, USER, "t-seal-task", "leaderboard task",
+		   json_pack("[o]", dc_opt_str("leaderboard", "st_open")), NULL, 5);
+	free(s);
+	struct fd_call c = dc_wait_edit(&e, "t-seal-task", "Task `st_open`", 10000);
+	ck_assert_msg(strstr(c.payload, NOT_SEALED_ST_OPEN), "%s", c.payload);
+	fd_call_free(&c);
+	s = dc_cmd(&e, USER, "t-seal-task2", "leaderboard task",
+		   json_pack("[o]", dc_opt_str("leaderboard", "st_sealed")), NULL, 5);
+	free(s);
+	c = dc_wait_edit(&e, "t-seal-task2", "Task `st_sealed`", 10000);
+	ck_assert_msg(!strstr(c.payload, "Not sealed"), "%s", c.payload);
+	fd_call_free(&c);
+	dc_env_down(&e);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("discord_gateway");
@@ -587,6 +653,11 @@ int main(void)
 	tcase_add_test(tc, replayed_interaction);
 	tcase_add_test(tc, closed_board_not_announced);
 	suite_add_tcase(s, tc);
+	/* CK_RUN_CASE=seal runs only this one. */
+	TCase *seal = tcase_create("seal");
+	tcase_set_timeout(seal, 120);
+	tcase_add_test(seal, not_sealed_boards);
+	suite_add_tcase(s, seal);
 	/* CK_RUN_CASE=pipeline runs only this one. */
 	TCase *pipe = tcase_create("pipeline");
 	tcase_set_timeout(pipe, 540);

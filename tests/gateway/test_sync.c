@@ -4,7 +4,9 @@
  * The archive tests first drive services/kb_archive.c alone, on archives
  * written here with libarchive (links, devices and bombs a tar command
  * would not make as easily); then a real kb-gateway syncs archives served
- * by a real HTTP server on loopback and paths on this host. */
+ * by a real HTTP server on loopback and paths on this host. Last, upstream
+ * problems sealed and not (issue 32): what /leaderboards and the web page
+ * say of them, loaded at start-up or synced, across restarts and updates. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <check.h>
@@ -626,16 +628,105 @@ START_TEST(sync_honest_upstream_archive)
 }
 END_TEST
 
+/* ---- sealed and not sealed (issue 32) ---- */
+
+#define NOT_STANDARD "eval.py is not a standard upstream version"
+#define SEALING_OFF "sealing is off (KB_SEAL_UPSTREAM)"
+
+/* Upstream problems sealed and not (kb_test_upstream_copies) in a fresh
+ * directory (returned, static); env gets the KB_PROBLEMS that loads them
+ * at start-up beside the gateway tests' own boards. */
+static const char *upstream_copies(char env[1024])
+{
+	static char dir[64];
+
+	snprintf(dir, sizeof(dir), "%s", tmpdir());
+	ck_assert_int_eq(kb_test_upstream_copies(dir), 0);
+	snprintf(env, 1024, "KB_PROBLEMS=%s:%s/start.yaml", KB_GW_TEST_PROBLEMS,
+		 dir);
+	return dir;
+}
+
+/* The board named name as GET /leaderboards lists it (a new reference). */
+static json_t *listed(const char *name)
+{
+	json_t *list = gw_expect_json(gw_req(&E, "GET", "/leaderboards", NULL,
+					     NULL, 0),
+				      200, "/leaderboards");
+	json_t *found = NULL;
+
+	for (size_t i = 0; i < json_array_size(list) && !found; i++) {
+		json_t *b = json_array_get(list, i);
+		if (strcmp(json_string_value(json_object_get(b, "name")),
+			   name) == 0)
+			found = json_incref(b);
+	}
+	json_decref(list);
+	ck_assert_msg(found, "%s is not listed", name);
+	return found;
+}
+
+/* Board name says it is sealed (reason NULL) or not, with reason, on
+ * every surface the gateway serves: /leaderboards' fields and task (our
+ * harness's, or the problem's own eval.py), and the web page. */
+static void assert_seal(const char *name, const char *reason)
+{
+	json_t *b = listed(name), *task = json_object_get(b, "task");
+	json_t *files = json_object_get(task, "files");
+	const char *main_ = json_string_value(
+		json_object_get(json_object_get(task, "config"), "main"));
+	char path[256];
+
+	ck_assert_msg(
+		json_is_boolean(json_object_get(b, "sealed")) &&
+			json_is_true(json_object_get(b, "sealed")) == !reason,
+		"%s: \"sealed\" should be %s", name, reason ? "false" : "true");
+	if (reason)
+		ck_assert_str_eq(
+			json_string_value(json_object_get(b, "seal_reason")),
+			reason);
+	else
+		ck_assert_msg(json_is_null(json_object_get(b, "seal_reason")),
+			      "%s: seal_reason should be null", name);
+	ck_assert_str_eq(main_, reason ? "eval.py" : "kbh_eval.py");
+	ck_assert_msg(!json_object_get(files, "eval.py") == !reason,
+		      "%s: eval.py %s", name,
+		      reason ? "missing" : "served, sealed");
+	ck_assert_msg(!json_object_get(files, "kbh_eval.py") == !!reason,
+		      "%s: the harness %s", name,
+		      reason ? "served, not sealed" : "missing");
+	json_decref(b);
+
+	snprintf(path, sizeof(path), "/web/lb/%s", name);
+	struct gw_resp r = gw_req(&E, "GET", path, NULL, NULL, 0);
+	ck_assert_int_eq(r.code, 200);
+	if (reason) {
+		char want[256];
+		snprintf(want, sizeof(want),
+			 "<strong>Not sealed:</strong> %s; timing is measured "
+			 "by the submission's own process",
+			 reason);
+		ck_assert_msg(strstr(r.body, want), "%s: no \"%s\" in\n%s",
+			      name, want, r.body);
+	} else {
+		ck_assert_msg(!strstr(r.body, "Not sealed"),
+			      "%s: said not sealed\n%s", name, r.body);
+	}
+	gw_resp_free(&r);
+}
+
 /* A synced upstream Python problem with a known eval.py loads sealed:
- * its board serves our harness (the source brings none: KB_HARNESS_DIR),
- * and the kept copy holds the source's own files, eval.py included, never
- * the harness's. */
+ * /leaderboards serves it as it serves the same problem loaded at
+ * start-up (the task as it runs: our harness, from KB_HARNESS_DIR, since
+ * the source brings none), and the kept copy holds the source's own
+ * files, eval.py included, never the harness's. */
 START_TEST(sync_sealed_upstream)
 {
 	struct syncenv S;
-	char cmd[4096], path[PATH_MAX];
+	char cmd[4096], path[PATH_MAX], env[1024];
+	const char *up = upstream_copies(env), *more[] = {env, NULL};
 
-	syncenv_up(&S, NULL);
+	syncenv_up(&S, more);
 	snprintf(cmd, sizeof(cmd),
 		 "mkdir -p %s/src/problems && "
 		 "cp -r %s/upstream_py %s/src/problems/ && "
@@ -656,7 +747,102 @@ START_TEST(sync_sealed_upstream)
 	snprintf(cmd, sizeof(cmd), "test -z \"$(find %s -name 'kbh_*')\"",
 		 S.dev);
 	ck_assert_msg(system(cmd) == 0, "harness files kept under %s", S.dev);
+
+	assert_seal("up_sealed", NULL);
+	assert_seal("st_sealed", NULL);
+	json_t *synced = listed("up_sealed"), *startup = listed("st_sealed");
+	char *a = json_dumps(json_object_get(synced, "task"), JSON_SORT_KEYS);
+	char *b = json_dumps(json_object_get(startup, "task"), JSON_SORT_KEYS);
+	ck_assert_msg(a && b && strcmp(a, b) == 0,
+		      "the synced board's task differs from the start-up "
+		      "board's:\n%.2000s\n---\n%.2000s",
+		      a, b);
+	free(a);
+	free(b);
+	json_decref(synced);
+	json_decref(startup);
 	syncenv_down(&S);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", up);
+	sh(cmd);
+}
+END_TEST
+
+/* An upstream problem whose eval.py is not a standard version runs with
+ * it and is "not sealed", loaded at start-up or synced; the decision is
+ * the loader's each time the board loads: it survives a restart, a forced
+ * sync that brings the standard eval.py seals the board, and
+ * KB_SEAL_UPSTREAM=0 unseals every upstream board. */
+START_TEST(sync_not_sealed_upstream)
+{
+	struct syncenv S;
+	char cmd[4096], src[PATH_MAX], env[1024];
+	const char *up = upstream_copies(env), *more[] = {env, NULL};
+
+	syncenv_up(&S, more);
+	assert_seal("st_open", NOT_STANDARD);
+	assert_seal("st_sealed", NULL);
+	snprintf(src, sizeof(src), "%s/src", S.dir);
+	snprintf(
+		cmd, sizeof(cmd),
+		"mkdir -p %s/problems && cp -r %s/open %s/problems/upstream_py "
+		"&& printf 'problems:\n  - {directory: upstream_py/vectoradd, "
+		"name: up_open}\n' > %s/problems/up.yaml",
+		src, up, src, src);
+	sh(cmd);
+	json_t *j = sync_path(src, NULL);
+	ck_assert_msg(count(j, "errors") == 0, "%s", first_error(j));
+	ck_assert_uint_eq(count(j, "created"), 1);
+	json_decref(j);
+	assert_seal("up_open", NOT_STANDARD);
+	json_t *b = listed("up_open");
+	ck_assert_ptr_nonnull(strstr(
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(b, "task"), "files"),
+			"eval.py")),
+		KB_TEST_UNSEALED_LINE));
+	json_decref(b);
+
+	gw_env_stop_gateway(&E);
+	gw_env_restart_gateway(&E, GW_ADMIN_TOKEN);
+	assert_seal("up_open", NOT_STANDARD);
+
+	/* The standard eval.py: a significant change, sealed once forced. */
+	snprintf(cmd, sizeof(cmd),
+		 "cp %s/upstream_py/eval.py %s/problems/"
+		 "upstream_py/eval.py",
+		 KB_WORKER_DATA, src);
+	sh(cmd);
+	j = sync_path(src, NULL);
+	ck_assert_uint_eq(count(j, "skipped"), 1);
+	json_decref(j);
+	assert_seal("up_open", NOT_STANDARD);
+	j = sync_path(src, ",\"force\":true");
+	ck_assert_msg(count(j, "errors") == 0, "%s", first_error(j));
+	ck_assert_uint_eq(count(j, "updated"), 1);
+	json_decref(j);
+	assert_seal("up_open", NULL);
+	gw_env_stop_gateway(&E);
+	gw_env_restart_gateway(&E, GW_ADMIN_TOKEN);
+	assert_seal("up_open", NULL);
+
+	/* Sealing off: every upstream board runs its own eval.py. */
+	static const char *off[8];
+	size_t n = 0;
+	while (E.extra_env[n] && n < 6) {
+		off[n] = E.extra_env[n];
+		n++;
+	}
+	off[n++] = "KB_SEAL_UPSTREAM=0";
+	off[n] = NULL;
+	E.extra_env = off;
+	gw_env_stop_gateway(&E);
+	gw_env_restart_gateway(&E, GW_ADMIN_TOKEN);
+	assert_seal("up_open", SEALING_OFF);
+	assert_seal("st_sealed", SEALING_OFF);
+	assert_seal("st_open", SEALING_OFF);
+	syncenv_down(&S);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", up);
+	sh(cmd);
 }
 END_TEST
 
@@ -678,6 +864,7 @@ int main(void)
 	tcase_add_test(tc, sync_yaml_alias_bomb_refused);
 	tcase_add_test(tc, sync_honest_upstream_archive);
 	tcase_add_test(tc, sync_sealed_upstream);
+	tcase_add_test(tc, sync_not_sealed_upstream);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);
 }

@@ -408,3 +408,23 @@ int kb_test_wait_listening(pid_t pid, const char *logpath, int timeout_ms)
 	long port = colon ? strtol(colon + 1, NULL, 10) : 0;
 	return port > 0 && port < 65536 ? (int)port : -1;
 }
+
+int kb_test_upstream_copies(const char *dir)
+{
+	static const char up[] = KB_SOURCE_DIR "/tests/worker/data/upstream_py";
+	char cmd[4096];
+	int n = snprintf(cmd, sizeof(cmd),
+			 "cp -r '%s' '%s/sealed' && cp -r '%s' '%s/open' && "
+			 "echo '" KB_TEST_UNSEALED_LINE "' >> '%s/open/eval.py' && "
+			 "printf 'problems:\\n"
+			 "  - {directory: sealed/vectoradd, name: st_sealed}\\n"
+			 "  - {directory: open/vectoradd, name: st_open}\\n' "
+			 "> '%s/start.yaml'",
+			 up, dir, up, dir, dir, dir);
+
+	if (n < 0 || (size_t)n >= sizeof(cmd) || system(cmd) != 0) {
+		fprintf(stderr, "kb_test_upstream_copies: %s failed\n", cmd);
+		return -1;
+	}
+	return 0;
+}

@@ -91,4 +91,15 @@ int kb_test_wait_log(pid_t pid, const char *path, const char *needle,
  * exits first or timeout_ms passes. */
 int kb_test_wait_listening(pid_t pid, const char *logpath, int timeout_ms);
 
+/* The line added to the not-sealed copy's eval.py (below). */
+#define KB_TEST_UNSEALED_LINE "# not the standard eval.py"
+
+/* Upstream-shaped problems, sealed and not (services/kb_seal.h): in dir
+ * (which exists), dir/sealed is a copy of tests/worker/data/upstream_py
+ * (its eval.py a standard version), dir/open another with
+ * KB_TEST_UNSEALED_LINE added to its eval.py, and dir/start.yaml a
+ * competition file naming one board of each, st_sealed and st_open.
+ * Returns 0 or -1 (with a message on stderr). */
+int kb_test_upstream_copies(const char *dir);
+
 #endif

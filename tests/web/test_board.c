@@ -2,7 +2,7 @@
  * server: medals, code links only after the deadline, the plot's choices
  * (contestant, every run, scale, range) and its z-order, the reference
  * tab, Markdown descriptions, the index's order and its notice of gpus
- * without workers. */
+ * without workers; the notice of a board that is not sealed. */
 #include <check.h>
 #include <errno.h>
 #include <math.h>
@@ -295,6 +295,30 @@ START_TEST(description_is_markdown)
 }
 END_TEST
 
+/* A board that is not sealed says so under its title, with the reason,
+ * escaped; a sealed one (or one of ours) says nothing about sealing. */
+START_TEST(not_sealed_notice)
+{
+	struct kb_web_gpu g = gpu("CPU", 1);
+	struct kb_web_board bd = board(&g, 1, -1);
+	char *html = render(&bd);
+
+	ck_assert_msg(strstr(html, "sealed") == NULL, "%s", html);
+	free(html);
+	bd.not_sealed = "eval.py is <not> a \"standard\" version";
+	html = render(&bd);
+	const char *p = after(
+		after(html, "</h1>"),
+		"<p class=\"notice unsealed\"><strong>Not sealed:</strong> "
+		"eval.py is &lt;not&gt; a &quot;standard&quot; version; "
+		"timing is measured by the submission's own process");
+	ck_assert_msg(strstr(p, "<div id=\"live\"") != NULL,
+		      "the notice comes before the rankings:\n%s", html);
+	ck_assert_ptr_null(strstr(html, "<not>"));
+	free(html);
+}
+END_TEST
+
 /* Open boards with participants first, closed ones last; in a board the
  * gpus with a ranking first, the empty ones folded after them. */
 START_TEST(order_of_boards_and_gpus)
@@ -380,6 +404,7 @@ int main(void)
 	tcase_add_test(tc, plot_choices);
 	tcase_add_test(tc, reference_tab);
 	tcase_add_test(tc, description_is_markdown);
+	tcase_add_test(tc, not_sealed_notice);
 	tcase_add_test(tc, order_of_boards_and_gpus);
 	tcase_add_test(tc, index_notice_of_gpus_without_workers);
 	suite_add_tcase(s, tc);
