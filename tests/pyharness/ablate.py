@@ -34,10 +34,22 @@ def patched_harness(name, patches):
     return d
 
 
+def attack(case, ctx, h):
+    """The case against the ablated harness h: (result, errors)."""
+    # Some attacks are races (a background thread against the staging):
+    # a second try before calling them contained.
+    for _ in range(2):
+        r, errs = H.run_case(case, ctx, harness=h, tag=".ablated")
+        if errs or r.rc in BROKEN:
+            break
+    return r, errs
+
+
 def main(names):
     c = L.Checker()
     ctx = H.Context()
     gpu = H.have_gpu()
+    jobs = []
     for case in H.CASES:
         if names and case["name"] not in names:
             continue
@@ -46,22 +58,20 @@ def main(names):
             continue
         for what, patches in case["ablations"]:
             h = patched_harness("%s.%s" % (case["name"], what), patches)
-            # Some attacks are races (a background thread against the
-            # staging): a second try before calling them contained.
-            for _ in range(2):
-                r, errs = H.run_case(case, ctx, harness=h, tag=".ablated")
-                if errs or r.rc in BROKEN:
-                    break
-            # The harness's own failures are no evidence of anything.
-            if not c.ok(r.rc not in BROKEN, "%s without '%s': the ablated "
-                        "harness failed (rc %s)" % (case["name"], what, r.rc),
-                        r):
-                continue
-            c.ok(bool(errs), "%s without '%s': the attack was still "
-                 "contained" % (case["name"], what), r)
-            if errs:
-                print("ok: %s without '%s' gets through: %s"
-                      % (case["name"], what, "; ".join(errs)[:300]))
+            jobs.append((case, what,
+                         lambda case=case, h=h: attack(case, ctx, h)))
+    results = H.run_all([(case, fn) for case, _, fn in jobs])
+    for (case, what, _), (r, errs) in zip(jobs, results):
+        # The harness's own failures are no evidence of anything.
+        if not c.ok(r.rc not in BROKEN, "%s without '%s': the ablated "
+                    "harness failed (rc %s)" % (case["name"], what, r.rc),
+                    r):
+            continue
+        c.ok(bool(errs), "%s without '%s': the attack was still "
+             "contained" % (case["name"], what), r)
+        if errs:
+            print("ok: %s without '%s' gets through: %s"
+                  % (case["name"], what, "; ".join(errs)[:300]))
     c.done("pyharness ablation")
 
 

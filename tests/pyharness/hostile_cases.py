@@ -8,6 +8,9 @@ Every entry: the hostile file, the mode and case(s) it runs on
 is), the expectation (a function of the
 result and a context, returning the list of what is wrong: [] means
 contained), and ablations: (name, [(harness file, old text, new text)]).
+`alone` marks the cases judged by time or by a race (shaved claims, head
+starts, work after "done"): run_all() runs them one at a time, after the
+others, which it runs two at a time.
 Each old text must occur exactly once in the harness file (ablate.py
 stops when one drifts).
 """
@@ -303,25 +306,25 @@ CASES = [
     dict(name="exit_forge", mode="leaderboard", cases=ONE,
          expect=expect_exit_forge,
          ablations=[("exit status is the parent's", [CRASH_IS_OK])]),
-    dict(name="clock_shave", mode="leaderboard", cases=ONE,
+    dict(name="clock_shave", alone=True, mode="leaderboard", cases=ONE,
          expect=expect_shaved, ablations=[("clamp", [NO_CLAMP])]),
-    dict(name="clock_forge", mode="leaderboard", cases=ONE,
+    dict(name="clock_forge", alone=True, mode="leaderboard", cases=ONE,
          expect=expect_forged, ablations=[("window check", [NO_FORGED])]),
-    dict(name="harness_patch", mode="leaderboard", cases=ONE,
+    dict(name="harness_patch", alone=True, mode="leaderboard", cases=ONE,
          expect=expect_shaved, ablations=[("clamp", [NO_CLAMP])]),
     dict(name="warmup_detect", mode="leaderboard", cases=ONE,
          expect=expect_wrong("timed call|warm-up"),
          ablations=[("every call checked", [TIMED_UNCHECKED])]),
-    dict(name="lazy", mode="leaderboard", cases=ONE, expect=expect_shaved,
+    dict(name="lazy", alone=True, mode="leaderboard", cases=ONE, expect=expect_shaved,
          ablations=[("clamp (copy-out inside the window)", [NO_CLAMP])]),
-    dict(name="precompute_thread", mode="leaderboard", cases=HEAD_START,
+    dict(name="precompute_thread", alone=True, mode="leaderboard", cases=HEAD_START,
          expect=expect_no_head_start,
          ablations=[("stopped between requests",
                      NO_STOP + [SLOW_STAGE])]),
-    dict(name="background_finish", mode="leaderboard", cases=ONE,
+    dict(name="background_finish", alone=True, mode="leaderboard", cases=ONE,
          expect=expect_wrong("differ from the expected"),
          ablations=[("stopped before the check", NO_STOP + [SLOW_CHECK])]),
-    dict(name="grandchild", mode="leaderboard", cases=HEAD_START,
+    dict(name="grandchild", alone=True, mode="leaderboard", cases=HEAD_START,
          expect=expect_no_head_start,
          ablations=[("the whole group stopped",
                      STOP_PID_ONLY + [SLOW_STAGE])]),
@@ -335,12 +338,31 @@ CASES = [
     dict(name="ptrace_peek", mode="test", cases=TESTS,
          expect=expect_all_denied("ptrace_peek: ", ": denied"),
          ablations=[("parent out of reach", UNREACHABLE)]),
-    dict(name="side_stream", mode="leaderboard", cases=ONE,
+    dict(name="side_stream", alone=True, mode="leaderboard", cases=ONE,
          expect=expect_shaved, gpu_only=True, ablations=[]),
-    dict(name="persist_l2", mode="benchmark", cases=PERSIST_CASE,
+    dict(name="persist_l2", alone=True, mode="benchmark", cases=PERSIST_CASE,
          problem=PERSIST_PROBLEM, expect=expect_no_faster, gpu_only=True,
          ablations=[("persisting lines reset", [NO_PERSIST_RESET])]),
 ]
+
+
+def run_all(jobs):
+    """Runs jobs, a list of (case, function of no arguments), and returns
+    their results in the same order: the cases not marked `alone` two at a
+    time (each is a harness run of its own, mostly waiting on processes,
+    so threads suffice), then the `alone` ones one at a time, with nothing
+    beside them."""
+    from concurrent.futures import ThreadPoolExecutor
+    out = [None] * len(jobs)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futs = {i: pool.submit(fn) for i, (case, fn) in enumerate(jobs)
+                if not case.get("alone")}
+        for i, f in futs.items():
+            out[i] = f.result()
+    for i, (case, fn) in enumerate(jobs):
+        if case.get("alone"):
+            out[i] = fn()
+    return out
 
 
 def have_gpu():

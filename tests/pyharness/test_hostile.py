@@ -14,13 +14,15 @@ def main(names):
     c = L.Checker()
     ctx = H.Context()
     gpu = H.have_gpu()
+    jobs = []
     for case in H.CASES:
         if names and case["name"] not in names:
             continue
         if case.get("gpu_only") and not gpu:
             print("skipped (no GPU): %s" % case["name"])
             continue
-        r, errs = H.run_case(case, ctx)
+        jobs.append((case, lambda case=case: H.run_case(case, ctx)))
+    for (case, _), (r, errs) in zip(jobs, H.run_all(jobs)):
         c.ok(not errs, "%s: %s" % (case["name"], "; ".join(errs)), r)
         if not errs:
             print("ok: %s" % case["name"])
