@@ -17,6 +17,7 @@
 #include "kb_cases.h"
 #include "kb_seal.h"
 #include "kb_taskstore.h"
+#include "kb_time.h"
 #include "kb_util.h"
 #include "router.h"
 #include "rules.h"
@@ -128,7 +129,7 @@ static int64_t deadline_of(const struct kb_task *t)
 
 	if (!t->deadline || !*t->deadline)
 		return -1;
-	return kb_rules_parse_iso8601(t->deadline, &ms) == 0 ? ms : -1;
+	return kb_time_parse_iso8601(t->deadline, &ms) == 0 ? ms : -1;
 }
 
 static pthread_mutex_t boards_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -10,6 +10,7 @@
 
 #include "kb_mode.h"
 #include "kb_report.h"
+#include "kb_time.h"
 #include "rules.h"
 
 json_t *kb_gw_jstr(const char *s)
@@ -43,7 +44,7 @@ json_t *kb_gw_jiso(int64_t ms)
 
 	if (ms <= 0)
 		return json_null();
-	kb_rules_iso8601(ms, buf, sizeof(buf));
+	kb_time_iso8601(ms, buf, sizeof(buf));
 	return json_string(buf);
 }
 

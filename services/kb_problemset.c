@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "kb_task_yaml.h"
+#include "kb_time.h"
 #include "kb_util.h"
 
 static int is_dir(const char *path)
@@ -60,63 +61,6 @@ static int ps_add_dir(struct psbuild *b, const char *dir, char *errstr,
 	return 0;
 }
 
-/* ISO 8601: YYYY-MM-DD, optionally followed by [T ]hh:mm[:ss[.f]] and a
- * zone (Z or +hh:mm / +hhmm). */
-static int valid_deadline(const char *s)
-{
-	static const char date[] = "dddd-dd-dd";
-	int mon, day;
-
-	for (size_t i = 0; i < sizeof(date) - 1; i++) {
-		if (date[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9')
-				   : s[i] != date[i])
-			return 0;
-	}
-	mon = (s[5] - '0') * 10 + (s[6] - '0');
-	day = (s[8] - '0') * 10 + (s[9] - '0');
-	if (mon < 1 || mon > 12 || day < 1 || day > 31)
-		return 0;
-	s += 10;
-	if (!*s)
-		return 1;
-	if (*s != 'T' && *s != ' ')
-		return 0;
-	s++;
-#define D2(p) ((p)[0] >= '0' && (p)[0] <= '9' && (p)[1] >= '0' && (p)[1] <= '9')
-	if (!D2(s) || s[2] != ':' || !D2(s + 3))
-		return 0;
-	if ((s[0] - '0') * 10 + (s[1] - '0') > 23 || s[3] > '5')
-		return 0;
-	s += 5;
-	if (*s == ':') {
-		if (!D2(s + 1) || s[1] > '5')
-			return 0;
-		s += 3;
-		if (*s == '.') {
-			s++;
-			if (!(*s >= '0' && *s <= '9'))
-				return 0;
-			while (*s >= '0' && *s <= '9')
-				s++;
-		}
-	}
-	if (*s == 'Z')
-		return s[1] == '\0';
-	if (*s == '+' || *s == '-') {
-		s++;
-		if (!D2(s))
-			return 0;
-		s += 2;
-		if (*s == ':')
-			s++;
-		if (!D2(s))
-			return 0;
-		s += 2;
-	}
-#undef D2
-	return *s == '\0';
-}
-
 /* An optional deadline value: "" or null mean none. */
 static int get_deadline(struct kb__yctx *c, yaml_node_t *v, char **out)
 {
@@ -133,7 +77,8 @@ static int get_deadline(struct kb__yctx *c, yaml_node_t *v, char **out)
 		free(s);
 		return 0;
 	}
-	if (!valid_deadline(s)) {
+	int64_t ms;
+	if (kb_time_parse_iso8601(s, &ms) < 0) {
 		rc = kb__yfail(c, v,
 			       "deadline '%s' is not an ISO 8601 date "
 			       "(YYYY-MM-DD[Thh:mm[:ss]][Z|+hh:mm])",

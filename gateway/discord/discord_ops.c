@@ -28,6 +28,7 @@
 #include "events.h"
 #include "kb_config.h"
 #include "kb_log.h"
+#include "kb_time.h"
 #include "kb_util.h"
 #include "results.h"
 #include "rules.h"
@@ -200,7 +201,7 @@ static json_t *jiso(const char *ms)
 
 	if (!ms || kb_parse_u64(ms, &v) != 0 || v == 0 || v > INT64_MAX)
 		return json_null();
-	kb_rules_iso8601((int64_t)v, out, sizeof(out));
+	kb_time_iso8601((int64_t)v, out, sizeof(out));
 	return json_string(out);
 }
 
@@ -291,7 +292,7 @@ static int export_ranking(struct kb_dc *dc, const struct kb_gw_lb *lb,
 		for (size_t i = 0; i < n && out->len < EXPORT_MAX_BYTES; i++) {
 			char num[64], when[40] = "";
 			if (e[i].submitted_ms != INT64_MAX)
-				kb_rules_iso8601(e[i].submitted_ms, when, sizeof(when));
+				kb_time_iso8601(e[i].submitted_ms, when, sizeof(when));
 			csv_field(out, lb->task->gpus[g], 0);
 			snprintf(num, sizeof(num), "%ld", e[i].rank);
 			csv_field(out, num, 0);

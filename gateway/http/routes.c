@@ -21,6 +21,7 @@
 #include "events.h"
 #include "http.h"
 #include "kb_log.h"
+#include "kb_time.h"
 #include "kb_util.h"
 #include "queue.h"
 #include "results.h"
@@ -546,7 +547,7 @@ static json_t *list_item(uint64_t id, const redisReply *row)
 	json_t *runs = json_array();
 
 	if (ms_s)
-		kb_rules_iso8601(strtoll(ms_s, NULL, 10), when, sizeof(when));
+		kb_time_iso8601(strtoll(ms_s, NULL, 10), when, sizeof(when));
 	if (status && strcmp(status, "done") == 0)
 		json_array_append_new(runs, json_pack("{s:o,s:O}", "gpu_type",
 						      kb_gw_jstr(gpu), "score", score));
@@ -650,7 +651,7 @@ static json_t *ranking_json(const struct kb_gw_lb *lb, const char *gpu,
 	for (size_t i = 0; i < n; i++) {
 		char when[40];
 		int known = e[i].submitted_ms != INT64_MAX;
-		kb_rules_iso8601(known ? e[i].submitted_ms : 0, when, sizeof(when));
+		kb_time_iso8601(known ? e[i].submitted_ms : 0, when, sizeof(when));
 		json_t *o = json_object();
 		json_object_set_new(o, "rank", json_integer(e[i].rank));
 		json_object_set_new(o, "user_id", kb_gw_jstr(e[i].user_id));
@@ -783,7 +784,7 @@ static void runner_queue_begin(struct kb_gw_req *r)
 	json_t *workers = json_array();
 	for (size_t i = 0; i < nw; i++) {
 		char seen[40];
-		kb_rules_iso8601(w[i].last_seen_ms, seen, sizeof(seen));
+		kb_time_iso8601(w[i].last_seen_ms, seen, sizeof(seen));
 		idle += w[i].busy_with == 0;
 		json_array_append_new(workers, json_pack(
 			"{s:o,s:s,s:o,s:o}", "name", kb_gw_jstr(w[i].name), "last_seen", seen,

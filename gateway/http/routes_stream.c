@@ -33,6 +33,7 @@
 
 #include "http.h"
 #include "kb_log.h"
+#include "kb_time.h"
 #include "kb_util.h"
 #include "limiter.h"
 #include "results.h"
@@ -101,7 +102,7 @@ static void format_status(struct kb_gw_stream *st, const struct kb_gw_event *ev)
 	if (queued)
 		kb_gw_queue_note(st->g, st->gpu, ev->position, &o, note, sizeof(note));
 	if (o.wait_s >= 0)
-		kb_rules_iso8601(kb_now_ms() + (int64_t)(o.wait_s * 1000), start,
+		kb_time_iso8601(kb_now_ms() + (int64_t)(o.wait_s * 1000), start,
 				 sizeof(start));
 	if (queued && ev->position > 0)
 		snprintf(msg, sizeof(msg), "Submission %" PRIu64 " queued (position %ld)%s%s",

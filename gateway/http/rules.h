@@ -52,15 +52,6 @@ void kb_rules_file_name(const char *in, char *out, size_t size);
  * length) or NULL when out of memory. */
 char *kb_gw_utf8_sanitize(const char *buf, size_t len, size_t *out_len);
 
-/* Formats epoch milliseconds as "YYYY-MM-DDTHH:MM:SS.mmmZ" (out >= 32). */
-void kb_rules_iso8601(int64_t ms, char *out, size_t size);
-
-/* Parses an ISO 8601 date or date-time: "YYYY-MM-DD", optionally followed
- * by "T" or " " and "HH:MM[:SS[.fraction]]", and a zone "Z" or "+HH:MM" /
- * "-HH:MM" (none means UTC). A date alone means its start. Returns 0 with
- * *ms (epoch milliseconds), or -EINVAL. */
-int kb_rules_parse_iso8601(const char *s, int64_t *ms);
-
 /* The rate-limit category of a mode: "leaderboard" for ranked
  * submissions, "test" for test, benchmark and profile (as upstream). */
 const char *kb_rules_category(enum kb_mode m);

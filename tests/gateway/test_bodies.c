@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bodies.h"
+#include "kb_time.h"
 #include "rules.h"
 #include "kb_check_main.h"
 
@@ -131,18 +132,21 @@ START_TEST(iso8601_and_names)
 {
 	int64_t ms;
 
-	ck_assert_int_eq(kb_rules_parse_iso8601("2099-12-31T23:59:59Z", &ms), 0);
+	ck_assert_int_eq(kb_time_parse_iso8601("2099-12-31T23:59:59Z", &ms), 0);
 	ck_assert_int_eq(ms, 4102444799000LL);
-	ck_assert_int_eq(kb_rules_parse_iso8601("1970-01-01", &ms), 0);
+	ck_assert_int_eq(kb_time_parse_iso8601("1970-01-01", &ms), 0);
 	ck_assert_int_eq(ms, 0);
-	ck_assert_int_eq(kb_rules_parse_iso8601("1970-01-01T01:00:00+01:00", &ms), 0);
+	ck_assert_int_eq(kb_time_parse_iso8601("1970-01-01T01:00:00+01:00", &ms), 0);
 	ck_assert_int_eq(ms, 0);
-	ck_assert_int_eq(kb_rules_parse_iso8601("1970-01-01 00:00:01.5", &ms), 0);
+	ck_assert_int_eq(kb_time_parse_iso8601("1970-01-01 00:00:01.5", &ms), 0);
 	ck_assert_int_eq(ms, 1500);
+	ck_assert_int_eq(kb_time_parse_iso8601("1970-01-01 6:59", &ms), 0);
+	ck_assert_int_eq(ms, (6 * 60 + 59) * 60000LL);
 	const char *bad[] = {"", "2024-02-30", "2024-13-01", "2024-01-01T25:00",
-			     "2024-01-01T00:00Zx", "24-01-01", "2024-01-01T00:00:00+2"};
+			     "2024-01-01T00:00Zx", "24-01-01", "2024-01-01T00:00:00+2",
+			     "2024-01-01T:00", "2024-01-01T123:00"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_msg(kb_rules_parse_iso8601(bad[i], &ms) != 0, "%s", bad[i]);
+		ck_assert_msg(kb_time_parse_iso8601(bad[i], &ms) != 0, "%s", bad[i]);
 	ck_assert_str_eq(kb_rules_category(KB_MODE_LEADERBOARD), "leaderboard");
 	ck_assert_str_eq(kb_rules_category(KB_MODE_PROFILE), "test");
 	ck_assert(kb_rules_user_id_ok("discord-80351110224678912"));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_time.h"
 #include "rules.h"
 #include "seed.h"
 #include "kb_check_main.h"
@@ -142,11 +143,11 @@ START_TEST(times)
 {
 	char t[40];
 
-	kb_rules_iso8601(0, t, sizeof(t));
+	kb_time_iso8601(0, t, sizeof(t));
 	ck_assert_str_eq(t, "1970-01-01T00:00:00.000Z");
-	kb_rules_iso8601(1700000000123LL, t, sizeof(t));
+	kb_time_iso8601(1700000000123LL, t, sizeof(t));
 	ck_assert_str_eq(t, "2023-11-14T22:13:20.123Z");
-	kb_rules_iso8601(-1, t, sizeof(t));
+	kb_time_iso8601(-1, t, sizeof(t));
 	ck_assert_str_eq(t, "1969-12-31T23:59:59.999Z");
 }
 END_TEST

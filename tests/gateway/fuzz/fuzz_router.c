@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb_time.h"
 #include "kb_util.h"
 #include "multipart.h"
 #include "router.h"
@@ -61,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)kb_rules_user_name_ok(f[3]);
 	(void)kb_rules_name_ok(f[3], 64);
 	(void)kb_rules_bool(f[3], 0);
-	(void)kb_rules_parse_iso8601(f[3], &ms);
+	(void)kb_time_parse_iso8601(f[3], &ms);
 	(void)kb_mode_parse(f[3]);
 	(void)kb_rules_admin(f[2], "token", &why);
 	size_t n = 0;
