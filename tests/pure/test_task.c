@@ -186,6 +186,30 @@ START_TEST(multi_gpu_with_world_size)
 }
 END_TEST
 
+/* Lists in cases, as upstream's nvfp4 problems give group sizes: the
+ * line has Python's str() of the list, which their eval.py reads. */
+START_TEST(list_case_values)
+{
+	static const char y[] =
+		"files: [{name: s.py, source: \"@SUBMISSION@\"}]\n"
+		"lang: py\n"
+		"config: {main: eval.py}\n"
+		"tests:\n"
+		"  - {\"m\": [96, 128], \"k\": [2.5, -1e3], \"g\": 2, "
+		"\"seed\": 1111}\n"
+		"  - {names: [a, \"b c\"], flags: [true, no], e: []}\n";
+	struct kb_task t;
+	char err[512] = "";
+
+	ck_assert_int_eq(kb_task_parse(y, strlen(y), &t, err, sizeof(err)), 0);
+	ck_assert_str_eq(t.tests[0],
+			 "m: [96, 128]; k: [2.5, -1e3]; g: 2; seed: 1111");
+	ck_assert_str_eq(t.tests[1],
+			 "names: ['a', 'b c']; flags: [True, False]; e: []");
+	kb_task_clear(&t);
+}
+END_TEST
+
 struct bad {
 	const char *file;
 	const char *needle;
@@ -202,7 +226,10 @@ static const struct bad bad_tasks[] = {
 			   "scalar (quoted)"},
 	{"bad_ranking", "line 7: ranking_by 'median' is not last, mean or geom"},
 	{"wrong_type_tests", "line 7: tests must be a list, not a scalar"},
-	{"nested_case", "line 8: a case value must be a string, not a list"},
+	{"nested_case",
+	 "line 8: a list in a case may hold scalars only, not a list"},
+	{"case_list_quote", "line 8: a string in a case's list must not hold "
+			    "a quote"},
 	{"case_semicolon", "line 9: bad tests case: case part 'b' has no ':'"},
 	{"case_bad_key",
 	 "line 8: bad tests case: case key 'the size' is not [A-Za-z0-9_]+"},
@@ -790,6 +817,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cu_fixture);
 	tcase_add_test(tc, minimal_and_nulls);
 	tcase_add_test(tc, multi_gpu_with_world_size);
+	tcase_add_test(tc, list_case_values);
 	tcase_add_loop_test(tc, bad_task_yml, 0,
 			    sizeof(bad_tasks) / sizeof(bad_tasks[0]));
 	tcase_add_test(tc, syntax_error_has_line);
