@@ -8,7 +8,7 @@
 # error.
 #
 #   scripts/gpu-upstream.sh [-g GPU] [-m MODES] [-s SEALS] [-o OUTDIR]
-#                           [-w KB_WORKER] SET_DIR [PROBLEM...]
+#                           [-w KB_WORKER] [-H DIR] [-E] SET_DIR [PROBLEM...]
 #
 #   GPU      the worker's device type (default H100)
 #   MODES    default "test leaderboard"
@@ -17,6 +17,9 @@
 #   OUTDIR   JSON results and logs (default /tmp/kb-gpu-upstream); with
 #            $OUT set (the device tool) the table and a tarball of the
 #            results are copied there
+#   -E       the example (submission.py) alone, not solutions/
+#   DIR      more submissions: every DIR/*.py, run on each PROBLEM after
+#            its own (bench/gpu/upstream: hostile ones for vectoradd_py)
 #   PROBLEM  problem directories of SET_DIR (default: every one with a
 #            task.yml)
 #
@@ -31,13 +34,17 @@ modes="test leaderboard"
 seals="1 0"
 out=/tmp/kb-gpu-upstream
 worker=${KB_WORKER:-}
-while getopts g:m:s:o:w: opt; do
+extra=
+solutions=1
+while getopts g:m:s:o:w:H:E opt; do
 	case $opt in
 	g) gpu=$OPTARG ;;
 	m) modes=$OPTARG ;;
 	s) seals=$OPTARG ;;
 	o) out=$OPTARG ;;
 	w) worker=$OPTARG ;;
+	H) extra=$(cd "$OPTARG" && pwd) ;;
+	E) solutions=0 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -68,12 +75,20 @@ runs=0
 passed=0
 t_start=$(date +%s)
 for p in $problems; do
-	subs=$(cd "$set_dir/$p" && { ls submission.py 2>/dev/null; find solutions -name '*.py' 2>/dev/null | sort; })
+	subs=$(cd "$set_dir/$p" && {
+		ls submission.py 2>/dev/null
+		[ $solutions = 0 ] || find solutions -name '*.py' 2>/dev/null | sort
+	})
+	[ -n "$extra" ] && subs="$subs $(ls "$extra"/*.py)"
 	for s in $subs; do
+		case $s in
+		/*) path=$s s=$(basename "$s") ;;
+		*) path=$set_dir/$p/$s ;;
+		esac
 		for mode in $modes; do
 			for seal in $seals; do
 				tag=$(echo "$p-$s-$mode-$seal" | tr '/' '_')
-				KB_SEAL_UPSTREAM=$seal "$worker" eval "$set_dir/$p" "$set_dir/$p/$s" \
+				KB_SEAL_UPSTREAM=$seal "$worker" eval "$set_dir/$p" "$path" \
 					--mode "$mode" --gpu "$gpu" --json >"$out/$tag.json" 2>"$out/$tag.err"
 				set -- $(python3 "$here/scripts/eval-summary.py" "$out/$tag.json" $?)
 				runs=$((runs + 1))
