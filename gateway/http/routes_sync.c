@@ -746,6 +746,10 @@ static void update_finish(struct kb_gw_req *r)
 		kb_gw_reply_error(r, 400, "invalid problem_set");
 		goto out;
 	}
+	/* The set's name, or its file's ("pmpp_v2.yaml"): both mean it. */
+	size_t psl = strlen(s->problem_set);
+	if (psl > 5 && strcmp(s->problem_set + psl - 5, ".yaml") == 0)
+		s->problem_set[psl - 5] = '\0';
 	if (s->repository[0] != '/' &&
 	    strncmp(s->repository, "http://", 7) != 0 &&
 	    strncmp(s->repository, "https://", 8) != 0 &&

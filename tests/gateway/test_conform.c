@@ -802,6 +802,14 @@ START_TEST(update_problems)
 	ck_assert_str_eq(first(j, "errors", "error"),
 			 "Problem set not found. Available: [\"sync\"]");
 	json_decref(j);
+	/* The set's file name means the set. */
+	snprintf(body, sizeof(body),
+		 "{\"repository\":\"%s/src/kernels-main\","
+		 "\"problem_set\":\"sync.yaml\"}",
+		 dir);
+	j = sync_req(body);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "errors")), 0);
+	json_decref(j);
 	snprintf(body, sizeof(body),
 		 "{\"repository\":\"http://127.0.0.1:%d/none.tar.gz\"}", port);
 	j = sync_req(body);
