@@ -102,6 +102,23 @@ START_TEST(same_verdicts)
 }
 END_TEST
 
+/* A reference wider than the buffer submissions write (float64 against
+ * float32, as upstream's prefixsum_py): passes sealed as unsealed, the
+ * result taken converted (kbh_upstream's OUTPUTS_PROMOTE). */
+START_TEST(wider_reference_dtype)
+{
+	char *out, *err;
+	int status = eval_json("cumsum_wide", "submission_ok.py", "test", _i,
+			       &out, &err);
+
+	ck_assert_msg(status == 0, "sealed=%d: exit %d\n%s\n%s", _i, status,
+		      out, err);
+	ck_assert_msg(strstr(out, "VERDICT_PASSED"), "%s", out);
+	free(out);
+	free(err);
+}
+END_TEST
+
 /* Ranked, sealed: the harness's benchmark keys, with the in-place
  * fixture (its output buffer in data). */
 START_TEST(sealed_leaderboard)
@@ -183,6 +200,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 240);
 	tcase_add_loop_test(tc, same_verdicts, 0, 8);
+	tcase_add_loop_test(tc, wider_reference_dtype, 0, 2);
 	tcase_add_test(tc, sealed_leaderboard);
 	tcase_add_test(tc, timer_patch_gains_nothing);
 	tcase_add_test(tc, fake_report_gains_nothing);

@@ -150,7 +150,9 @@ class CaseRun:
         args = {"where": self.slots.open_args(), "arrays": self.slots.descs,
                 "n_in": self.n_in, "data": self.data,
                 "outputs": [(list(s), kbh_slots.dtype_name(d))
-                            for s, d in self.out_specs]}
+                            for s, d in self.out_specs],
+                "promote": bool(getattr(self.run.problem, "OUTPUTS_PROMOTE",
+                                        False))}
         return args, ([self.slots.fd] if self.slots.fd is not None else [])
 
     def measure_copy(self):

@@ -1,0 +1,10 @@
+import torch
+
+from task import input_t, output_t
+
+
+def custom_kernel(data: input_t) -> output_t:
+    x, y = data
+    torch.cumsum(x, dim=0, out=y)
+    y[-1] += 1
+    return y
