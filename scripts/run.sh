@@ -206,8 +206,15 @@ wait_for "kb-gateway" 15 curl -sf "$API/health"
 # itself (a heartbeat on the results topic) once it has joined its topic,
 # and the gateway counts it in /runner_queue. Up to KB_READY_WAIT_S
 # (300 s) for all of them, saying every 10 s which one it waits for.
-runners() { # runners GPU: workers the gateway has heard of
-	curl -sf "$API/runner_queue/$1" | python3 -c \
+runners() { # runners GPU: workers the gateway has heard of; "none" when
+	# no board offers GPU (404: the gateway counts no worker for it)
+	local out
+	out=$(curl -s -w '\n%{http_code}' "$API/runner_queue/$1" 2>/dev/null) || out=$'\n000'
+	if [ "${out##*$'\n'}" = 404 ]; then
+		echo none
+		return
+	fi
+	printf '%s' "${out%$'\n'*}" | python3 -c \
 		'import json, sys; print(int(json.load(sys.stdin).get("available_runners") or 0))' \
 		2>/dev/null || echo 0
 }
@@ -219,13 +226,24 @@ alive() { # alive NAME: the service started as NAME still runs
 	return 1
 }
 WARMING=()
+NOBOARD=()
+CONSUMING=()
 READY_T0=$SECONDS
 declare -A NTH # workers of each GPU type waited for so far
 for w in "${WORKERS[@]}"; do
 	gpu=${w% *} name=${w#* }
 	NTH[$gpu]=$((${NTH[$gpu]:-0} + 1))
 	next=10
-	until [ "$(runners "$gpu")" -ge "${NTH[$gpu]}" ]; do
+	while :; do
+		n=$(runners "$gpu")
+		if [ "$n" = none ]; then
+			NOBOARD+=("$name")
+			break
+		fi
+		if [ "$n" -ge "${NTH[$gpu]}" ]; then
+			CONSUMING+=("$gpu")
+			break
+		fi
 		waited=$((SECONDS - READY_T0))
 		if ! alive "$name" || [ "$waited" -ge "${KB_READY_WAIT_S:-300}" ]; then
 			WARMING+=("$name ($RUN_DIR/$name.log)")
@@ -239,9 +257,12 @@ for w in "${WORKERS[@]}"; do
 	done
 done
 if [ ${#WARMING[@]} -eq 0 ]; then
-	READY="every worker is consuming ($(for w in "${WORKERS[@]}"; do printf '%s ' "${w% *}"; done | sed 's/ $//'))"
+	READY="every worker is consuming (${CONSUMING[*]})"
 else
 	READY="still warming up: ${WARMING[*]}; submissions wait in the queue until it consumes"
+fi
+if [ ${#NOBOARD[@]} -gt 0 ]; then
+	READY="$READY; no board offers the gpu of ${NOBOARD[*]}, which serve nothing until one does (KB_PROBLEMS, or POST /admin/update-problems)"
 fi
 
 CLI_ID=$(curl -sf -X POST "$API/admin/users" \

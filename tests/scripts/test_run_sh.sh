@@ -35,16 +35,29 @@ fake kb-gateway "listening on 127.0.0.1:18000 (fake)"
 fake kb-ranker "ranker"
 fake kb-worker "worker"
 # The gateway as curl sees it: /runner_queue counts the worker once
-# $T/worker-up exists.
+# $T/worker-up exists; no board offers H200 (404). With -w, the status
+# after the body, as curl writes it.
 cat >"$T/path/curl" <<SH
 #!/bin/sh
+code=200
 case "\$*" in
+*runner_queue/H200*) code=404
+	printf '{"error": "no leaderboard offers gpu H200"}' ;;
 *runner_queue*) [ -e "$T/worker-up" ] && n=1 || n=0
-	echo "{\"available_runners\": \$n}" ;;
-*) echo '{"cli_id": "fake-cli-id"}' ;;
+	printf '{"available_runners": %s}' "\$n" ;;
+*) printf '{"cli_id": "fake-cli-id"}' ;;
+esac
+case "\$*" in
+*http_code*) printf '\\n%s' "\$code" ;;
+*) echo ;;
 esac
 SH
-printf '#!/bin/sh\nexit 1\n' >"$T/path/nvidia-smi"
+# No GPU, unless $T/h200 exists: then one H200.
+cat >"$T/path/nvidia-smi" <<SH
+#!/bin/sh
+[ -e "$T/h200" ] || exit 1
+echo "NVIDIA H200"
+SH
 chmod +x "$T/path/"*
 
 # A terminal's foreground job: its own process group, SIGINT not ignored
@@ -111,7 +124,21 @@ if KB_READY_WAIT_S=1 start_run; then
 	stop_wait
 fi
 
-touch "$T/worker-up"
+# A worker for a gpu no board offers (an H200 host, boards for H100):
+# the banner does not wait for it, and says it serves nothing.
+touch "$T/worker-up" "$T/h200"
+rm -rf "$T/run"
+t0=$(date +%s)
+if KB_READY_WAIT_S=30 start_run; then
+	[ $(($(date +%s) - t0)) -lt 20 ] ||
+		fail "the banner waited for a worker no board can use"
+	grep -q 'every worker is consuming (CPU); no board offers the gpu of worker-H200-0' "$T/out" ||
+		fail "no word of the H200 worker without a board: $(cat "$T/out")"
+	ctrl_c
+	stop_wait
+fi
+rm -f "$T/h200"
+
 rm -rf "$T/run"
 if start_run; then
 	ctrl_c
