@@ -14,7 +14,8 @@
 # CPU (harness_cpu.c, kbh__flush_init). Prints per run each case's sample count, mean and median, then
 # per variant and case the spread across runs: coefficient of variation
 # and max/min of the run means and of the run medians, and the median of
-# the runs' calibrated slack. Measures; does not judge.
+# the runs' calibrated handoff (the minimum of the calibration made before
+# loading). Measures; does not judge.
 #
 # usage: bench/cpu/reproducibility.sh [-r REPS] [-c CAP_MS] [-s SUBMISSION]
 #            PROBLEM ["VAR=V VAR=V" ...]
@@ -100,8 +101,8 @@ for r in range(reps):
             f = l.split()
             if len(f) == 3 and f[0] == "sample":
                 s.setdefault(int(f[1]), []).append(float(f[2]))
-            elif "-> slack" in l:
-                slack[v].append(float(l.split("-> slack")[1].strip().rstrip("us")))
+            elif "handoff min=" in l:
+                slack[v].append(float(l.split("handoff min=")[1].split("us")[0]))
         if rep.get("check") != "pass" or not s:
             print(f"run {r} v{v}: check {rep.get('check')} (left out)")
             continue
@@ -112,7 +113,7 @@ for r in range(reps):
             for i, x in sorted(s.items())) + ("  " + " ".join(x for x in flags if x)))
 print(f"\n{prob}: spread across runs (leaderboard cap {cap} ms per case, us)")
 for v in range(nv):
-    sl = f", median slack {st.median(slack[v]):.1f} us" if slack[v] else ""
+    sl = f", median handoff {st.median(slack[v]):.1f} us" if slack[v] else ""
     print(f"v{v}: {names[v]}{sl}")
 print(f"{'var':<4} {'case':<4} {'runs':>4} {'n/run':>6} {'mean of means':>13} "
       f"{'cv means':>9} {'max/min':>8} {'med of meds':>11} {'cv medians':>10} {'max/min':>8}")

@@ -1105,13 +1105,22 @@ uint64_t kbh_guard_cal_gap(const struct kbh_guard_window *w)
 	return g > w->waited ? g - w->waited : 0;
 }
 
+uint64_t kbh_guard_allowance(uint64_t m_ns)
+{
+	uint64_t pct = m_ns / 100;
+	return pct > KBH_GUARD_ALLOW_NS ? pct : KBH_GUARD_ALLOW_NS;
+}
+
 enum kbh_guard_verdict kbh_guard_verify(const struct kbh_guard_window *w,
-					uint64_t slack_ns, uint64_t *sample_ns)
+					uint64_t handoff_ns,
+					uint64_t *sample_ns)
 {
 	uint64_t win = w->t_seen > w->t_go ? w->t_seen - w->t_go : 0;
-	uint64_t floor = win > slack_ns ? win - slack_ns : 0;
+	uint64_t m = win > handoff_ns ? win - handoff_ns : 0;
+	uint64_t allow = kbh_guard_allowance(m);
+	uint64_t floor = m > allow ? m - allow : 0;
 	if (w->t0 < w->t_go || w->t1 < w->t0 || w->t1 > w->t_seen) {
-		*sample_ns = floor;
+		*sample_ns = m;
 		return KBH_GUARD_FORGED;
 	}
 	uint64_t claim = w->t1 - w->t0;
@@ -1121,6 +1130,17 @@ enum kbh_guard_verdict kbh_guard_verify(const struct kbh_guard_window *w,
 	}
 	*sample_ns = claim;
 	return KBH_GUARD_OK;
+}
+
+uint64_t kbh_guard_handoff(const uint64_t *gaps, size_t n)
+{
+	if (n == 0)
+		return 0;
+	uint64_t h = gaps[0];
+	for (size_t i = 1; i < n; i++)
+		if (gaps[i] < h)
+			h = gaps[i];
+	return h;
 }
 
 static int kbh__cmp_u64(const void *a, const void *b)

@@ -15,34 +15,12 @@
 set -u
 
 PROBLEMS=$(cd "$1" && pwd)
-WORK=$2
 CC=${3:-cc}
 SUBS=$(cd "$(dirname "$0")/subs" && pwd)
 SECRET=12345
-failures=0
-checks=0
-
-# A fresh work directory every run (stale eval.out files would test old
-# code); only ever delete one this script created.
-if [ -e "$WORK" ]; then
-	if [ ! -e "$WORK/.cpu_problems_work" ] && [ -n "$(ls -A "$WORK")" ]; then
-		echo "refusing to clear $WORK: not a cpu_problems.sh work directory"
-		exit 2
-	fi
-	rm -rf "$WORK"
-fi
-mkdir -p "$WORK"
-touch "$WORK/.cpu_problems_work"
-WORK=$(cd "$WORK" && pwd)
-
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
-
-ok() {
-	checks=$((checks + 1))
-}
+# shellcheck source=script_lib.sh
+. "$(dirname "$0")/script_lib.sh"
+fresh_work "$2" cpu_problems
 
 # expect DESCRIPTION ACTUAL EXPECTED
 expect_eq() {
@@ -408,54 +386,16 @@ test_unforgeable() {
 			fail "$p timer benchmark $i: $(value "benchmark\.$i\.error")"
 	done
 
-	# the clock pointer patched to claim 1 us per call while each call
-	# takes over 2 ms: every claim is clamped to the parent's window minus
-	# the slack (at most 1 ms), so no sample records less than 1 ms --
-	# shaving gains nothing, whatever the load. Whether the case is also
-	# flagged suspect (half its samples clamped below the median) depends
-	# on load: on a loaded machine the kernel's scheduling statistics
-	# explain the clamps and the case is not flagged (seen on a busy
-	# 2-core CI machine: every call took 12-18 ms). That judgment is a
-	# budget (tests/support/kb_budget.h): made only under
-	# KB_TEST_BUDGETS=1 (bench/budgets.sh); the suspect rule itself is
-	# unit-tested in test_guard.c.
-	d="$WORK/$p.shave"
-	stage $p "$SUBS/vectorsum_shave.c" "$d" || return
-	tail -n 1 "$d/benchmarks.txt" > "$d/one.txt"
-	run "$d" leaderboard one.txt
-	expect_eq "$p shave rc" "$RC" 0
-	expect_eq "$p shave check" "$(value check)" pass
-	local best
-	best=$(value 'benchmark\.0\.best')
-	if awk -v b="$best" 'BEGIN { exit !(b + 0 >= 1000000) }'; then
-		ok
-	else
-		fail "$p shave: best sample $best ns, below the 1 ms no clamp allows"
-	fi
-	local guard
-	guard=$(grep 'guard: .* clamped' "$d/stderr.leaderboard" | tail -n 1)
-	if [ "$(value 'benchmark\.0\.status')" = suspect ]; then
-		value 'benchmark\.0\.error' | grep -q "took longer" ||
-			fail "$p shave: $(value 'benchmark\.0\.error')"
-		echo "measure: $p shave flagged suspect"
-	elif printf '%s\n' "$guard" |
-		awk '{ sub(/.*guard: /, ""); c = $1; sub(/^[0-9]+ clamped \(/, "");
-		       u = $1; sub(/.* forged of /, ""); n = $1
-		       exit !(c - u >= n / 2) }'; then
-		# at least half the samples' clamps explained by load
-		echo "measure: $p shave not flagged: its clamps were explained by load ($guard)"
-	elif [ "${KB_TEST_BUDGETS:-}" = 1 ]; then
-		fail "$p shave: not suspect, and not for load: $guard"
-	else
-		echo "measure: $p shave not flagged, not for load: $guard OVER BUDGET (judged by bench/budgets.sh)"
-	fi
+	# lies about the time (a patched clock pointer, claims rewritten in
+	# the control page): tests/problems/cpu_timing.sh
 
 	# a thread summing the slots in the background: the child is stopped
 	# while the next inputs are staged, so it can only start with the
 	# call, and whatever it does before the call proper is inside the
-	# parent's window. It either loses the race, or its samples are
-	# clamped to that window: its mean never beats the honest
-	# submission's best time on the same case by more than the slack.
+	# parent's window, which is the score's source: its mean never beats
+	# the honest submission's best time on the same case by more than the
+	# handoff (the p90 of the harness's calibration: a head start can only
+	# come out of the handoff, and the best of a run is a low draw).
 	# The honest best is taken right before and right after, the smaller
 	# of the two: a best is the least load-sensitive figure of a run, and
 	# load on the honest runs alone would otherwise make the precompute
@@ -469,12 +409,13 @@ test_unforgeable() {
 	okbest=$(value 'benchmark\.0\.best')
 	run "$d" leaderboard one.txt
 	expect_eq "$p precompute rc" "$RC" 0
-	local last hits calls mean slack
+	local last hits calls mean handoff
 	last=$(grep '^precompute: ' "$d/stderr.leaderboard" | tail -n 1)
 	hits=$(printf '%s\n' "$last" | awk '{ print $2 }')
 	calls=$(printf '%s\n' "$last" | awk '{ print $5 }')
 	mean=$(value 'benchmark\.0\.mean')
-	slack=$(sed -n 's/.*-> slack \([0-9.]*\)us.*/\1/p' "$d/stderr.leaderboard")
+	handoff=$(sed -n 's/.*handoff min=.* p90=\([0-9.]*\)us.*/\1/p' \
+		"$d/stderr.leaderboard")
 	local precompute_report=$REPORT
 	run "$okd" leaderboard one.txt honest-after
 	okbest2=$(value 'benchmark\.0\.best')
@@ -487,11 +428,11 @@ test_unforgeable() {
 		echo "measure: $p precompute: only $calls calls under this load"
 	if [ -n "$calls" ] && [ "$calls" -ge 1 ] &&
 		{ [ $((hits * 2)) -le "$calls" ] ||
-		awk -v m="$mean" -v b="$okbest" -v s="$slack" \
+		awk -v m="$mean" -v b="$okbest" -v s="$handoff" \
 			'BEGIN { exit !(m >= b - s * 1000) }'; }; then
 		ok
 	else
-		fail "$p precompute: '$last', mean $mean ns, honest best $okbest ns, slack $slack us"
+		fail "$p precompute: '$last', mean $mean ns, honest best $okbest ns, handoff p90 $handoff us"
 	fi
 
 	# code that runs when the submission is loaded, or at exit, or that

@@ -1,5 +1,6 @@
 # Sourced by tests/problems/split_cost.sh, bench/cpu/omp_wait.sh,
-# bench/cpu/reproducibility.sh and bench/sandbox/sample_ratio.sh.
+# bench/cpu/reproducibility.sh, bench/cpu/timing_rule.sh and
+# bench/sandbox/sample_ratio.sh.
 #
 # harness_pair ROOT REV PROBLEM DIR VERSION [SUBMISSION]
 #   Builds PROBLEM's submission_ok.c (or the C file SUBMISSION) into
@@ -32,11 +33,16 @@ harness_pair_stage() {
 	grep -q 'kbh_stats_add(&st, (double)ns);' "$d/harness_cpu.c"
 	sed -i 's|^\(\t*\)kbh_stats_add(&st, (double)ns);|&\n\1fprintf(stderr, "sample %zu %.1f\\n", i, (double)ns / 1e3);|' \
 		"$d/harness_cpu.c"
+	harness_pair_cases "$root/problems/$p/task.yml" > "$d/cases.txt"
+}
+
+# harness_pair_cases TASK_YML: the task's benchmarks in the harness's
+# cases format, one per line.
+harness_pair_cases() {
 	awk '/^benchmarks:/ { on = 1; next } /^[a-z_]+:/ { on = 0 }
 		on && /^ *- *\{/ { l = $0; sub(/^ *- *\{ */, "", l);
 			sub(/ *\} *$/, "", l); gsub(/"/, "", l);
-			gsub(/ *, */, "; ", l); print l }' \
-		"$root/problems/$p/task.yml" > "$d/cases.txt"
+			gsub(/ *, */, "; ", l); print l }' "$1"
 }
 
 # harness_pair_build DIR [CFLAGS...]: compiles DIR's sources into

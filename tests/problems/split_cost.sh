@@ -9,7 +9,7 @@
 # show statistics that a few preemptions by other processes do not move.
 # Prints per benchmark, pooled over the runs: median, mean of the fastest
 # 90%, mean, min (us), split/one-process ratios, suspect counts, and the
-# calibrated handoff and slack of each split run. Not run by CTest (it
+# calibrated handoff of each split run. Not run by CTest (it
 # measures; it does not check).
 #
 # usage: split_cost.sh [REPS] [REV]     (from anywhere in the repository)

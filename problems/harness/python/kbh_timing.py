@@ -1,8 +1,9 @@
 """kbh_timing: statistics, the stopping rule, per-mode limits and the rules
 that decide what a timed call's sample is (trusted parent only; pure).
 
-The sample rule is the CPU harness's (../guard.h, kbh_guard_verify and
-friends), with one addition for the copy-out:
+The sample rule is the claim-within-slack rule the CPU harness scored
+with before issue 29 (../guard.h, kbh_guard_slack and friends), with one
+addition for the copy-out:
 
   The parent's window of a request is [t_go, t_seen]: its own clock right
   before it lets the child run and right after it has seen the reply (on a

@@ -5,8 +5,8 @@
 // when the call does, and the time it gets ahead of the call proper lies
 // inside the harness's own measurement of the call. The test expects the
 // thread to lose the race (hits, counted on stderr at each call) or its
-// wins to be clamped to that measurement (a mean no better than the honest
-// submission's best by more than the slack).
+// wins to be scored from that measurement (a mean no better than the
+// honest submission's best by more than the calibrated handoff).
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
