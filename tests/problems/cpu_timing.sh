@@ -114,20 +114,23 @@ gain() {
 }
 
 # judge TAG within|beyond: 0 when the run's gain is at most / more than
-# its bound; prints the figures either way.
+# its bound, 1 when not, 2 when the run had no timed call to judge (load
+# can leave a case one call, whose claim is never written); prints the
+# figures.
 judge() {
 	local tag=$1 want=$2 g
 	g=$(gain "$tag")
+	CALLS=0
 	if grep -q 'shave: no control page' "$WORK/stderr.$tag"; then
 		echo "$tag: the submission found no control page"
 		return 1
 	fi
 	set -- $g
-	CALLS=${5:-0}
 	if [ "$1" = none ]; then
-		echo "$tag: no timed calls"
-		return 1
+		echo "measure: $tag: no timed call to judge"
+		return 2
 	fi
+	CALLS=$5
 	echo "measure: $tag: gain $1 ns (bound $2 ns; honest score $3 ns, score $4 ns, $5 calls)"
 	if [ "$want" = within ]; then
 		[ "$1" -le "$2" ]
@@ -136,31 +139,36 @@ judge() {
 	fi
 }
 
-# attack TAG ABLATION within|beyond [VAR=VALUE...]: runs and judges. A
-# defended run gets one run: load only lengthens the parent's measurement.
-# An ablated run may show nothing when load leaves the case a handful of
-# calls (the time cap ends it; ablation 2 needs 8 to have its calibration
-# all slowed) or makes the handoff of a few calls longer than the lie: up
-# to three runs, and when the last still had fewer than 10 timed calls the
-# verdict is a budget (tests/support/kb_budget.h: judged only under
+# attack TAG ABLATION within|beyond [VAR=VALUE...]: runs and judges, up
+# to three runs while a run has nothing to judge; for an ablated run also
+# while it shows no gain (load can leave the case a handful of calls, the
+# time cap ending it; ablation 2 needs 8 to have its calibration all
+# slowed; the handoff of a few calls can be longer than the lie). A
+# defended run that shows a gain fails at once: load only lengthens the
+# parent's measurement. When the last run had fewer than 10 timed calls,
+# an ablated run's "no gain" and anyone's "nothing to judge" are budget
+# verdicts (tests/support/kb_budget.h: judged only under
 # KB_TEST_BUDGETS=1, by bench/budgets.sh).
 attack() {
-	local tag=$1 abl=$2 want=$3 try
+	local tag=$1 abl=$2 want=$3 try rc
 	shift 3
 	for try in 1 2 3; do
 		[ "${NEIGHBOUR:-}" = 1 ] && neighbour_start
 		run "$tag" "$abl" "$@"
 		neighbour_stop
-		if judge "$tag" "$want"; then
+		judge "$tag" "$want"
+		rc=$?
+		if [ $rc = 0 ]; then
 			ok
 			return
 		fi
-		[ "$want" = beyond ] && [ $try -lt 3 ] || break
-		echo "$tag: attempt $try showed no gain, again"
+		[ $rc = 2 ] || [ "$want" = beyond ] || break
+		[ $try -lt 3 ] || break
+		echo "$tag: attempt $try gave no verdict, again"
 	done
-	if [ "$want" = beyond ] && [ "$CALLS" -lt 10 ] &&
+	if [ "$CALLS" -lt 10 ] && { [ $rc = 2 ] || [ "$want" = beyond ]; } &&
 		[ "${KB_TEST_BUDGETS:-}" != 1 ]; then
-		echo "measure: $tag: $CALLS timed calls under this load, no gain shown OVER BUDGET (judged by bench/budgets.sh)"
+		echo "measure: $tag: $CALLS timed calls judged under this load OVER BUDGET (judged by bench/budgets.sh)"
 		return
 	fi
 	fail "$tag: want the gain $want the bound"
