@@ -349,8 +349,9 @@ static int case_value(struct kb__yctx *c, yaml_node_t *v, char **out)
 
 		if (e->type != YAML_SCALAR_NODE) {
 			kb_buf_free(&b);
-			return kb__yfail(c, e, "a list in a case may hold "
-					       "scalars only, not %s",
+			return kb__yfail(c, e,
+					 "a list in a case may hold "
+					 "scalars only, not %s",
 					 kb__ykind(e));
 		}
 		s = kb__sval(e);
@@ -358,12 +359,15 @@ static int case_value(struct kb__yctx *c, yaml_node_t *v, char **out)
 			kb_buf_append(&b, ", ", 2);
 		if (b1 >= 0 || plain_number(e)) {
 			rc = kb_buf_printf(&b, "%s",
-					   b1 < 0 ? s : b1 ? "True" : "False");
+					   b1 < 0 ? s
+					   : b1   ? "True"
+						  : "False");
 		} else if (strpbrk(s, "'\\;\n\r")) {
 			kb_buf_free(&b);
-			return kb__yfail(c, e, "a string in a case's list must "
-					       "not hold a quote, a backslash, "
-					       "';' or a line break");
+			return kb__yfail(c, e,
+					 "a string in a case's list must "
+					 "not hold a quote, a backslash, "
+					 "';' or a line break");
 		} else {
 			rc = kb_buf_printf(&b, "'%s'", s);
 		}

@@ -46,15 +46,16 @@ int kb_time_parse_iso8601(const char *s, int64_t *ms)
 	if (!s)
 		return -EINVAL;
 	memset(&tm, 0, sizeof(tm));
-	if ((y = digits(&s, 4)) < 0 || *s++ != '-' || (mo = digits(&s, 2)) < 1 ||
-	    mo > 12 || *s++ != '-' || (d = digits(&s, 2)) < 1 || d > 31)
+	if ((y = digits(&s, 4)) < 0 || *s++ != '-' ||
+	    (mo = digits(&s, 2)) < 1 || mo > 12 || *s++ != '-' ||
+	    (d = digits(&s, 2)) < 1 || d > 31)
 		return -EINVAL;
 	if (*s == 'T' || *s == 't' || *s == ' ') {
 		s++;
 		/* One digit or two: upstream's sets write "2025-11-29 6:59". */
 		if ((h = digits(&s, s[0] && s[1] == ':' ? 1 : 2)) < 0 ||
-		    h > 23 || *s++ != ':' ||
-		    (mi = digits(&s, 2)) < 0 || mi > 59)
+		    h > 23 || *s++ != ':' || (mi = digits(&s, 2)) < 0 ||
+		    mi > 59)
 			return -EINVAL;
 		if (*s == ':') {
 			s++;
@@ -62,7 +63,8 @@ int kb_time_parse_iso8601(const char *s, int64_t *ms)
 				return -EINVAL;
 			if (*s == '.' || *s == ',') {
 				int scale = 100, any = 0;
-				for (s++; *s >= '0' && *s <= '9'; s++, any = 1) {
+				for (s++; *s >= '0' && *s <= '9';
+				     s++, any = 1) {
 					frac_ms += (*s - '0') * scale;
 					scale /= 10;
 				}
