@@ -13,7 +13,7 @@
  * that one job is evaluated once however often it is delivered.
  *
  * For each job (eval.c): a fresh directory under KB_WORKDIR receives the
- * task files; the language's builder compiles them (build/); the
+ * task files; the language's builder compiles them (compile/); the
  * problem's own harness runs once per entry of the run plan (plan.c, the
  * table in docs/internals.md), each run in the sandbox (kb_sandbox.c) with
  * a minimal environment, a wall-clock limit and a pipe on fd 3 for its

@@ -13,7 +13,7 @@
 #
 #   bash scripts/device/session13.sh nvfloor
 #        the floor of a new .cu file's build with the worker's nvcc flags
-#        (worker/build/build_cu.c): vectoradd's submission_ok.cu against a
+#        (worker/compile/build_cu.c): vectoradd's submission_ok.cu against a
 #        file holding only an empty custom_kernel, three runs each
 #        alternating, and `nvcc --time` of the empty file per phase.
 #
