@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu.h"
+#include "nvidia.h"
 #include "kb.pb-c.h"
 #include "kb_sandbox.h"
 #include "python.h"

@@ -59,9 +59,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "amdgpu.h"
+#include "amd.h"
 #include "eval.h"
-#include "gpu.h"
+#include "nvidia.h"
 #include "jobdir.h"
 #include "kb_config.h"
 #include "kb_lang.h"

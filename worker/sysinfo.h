@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 
-#include "gpu.h"
+#include "nvidia.h"
 #include "kb.pb-c.h"
 
 /* Fills the static fields and the readings "at start" of si (which must

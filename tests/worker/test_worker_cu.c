@@ -21,7 +21,7 @@
 #include "build.h"
 #include "build_int.h"
 #include "eval.h"
-#include "gpu.h"
+#include "nvidia.h"
 #include "jobdir.h"
 #include "kb_log.h"
 #include "kb_report.h"

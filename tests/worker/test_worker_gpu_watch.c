@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "eval.h"
-#include "gpu.h"
+#include "nvidia.h"
 #include "jobdir.h"
 #include "kb_log.h"
 #include "kb_util.h"

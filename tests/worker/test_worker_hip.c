@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "amdgpu.h"
-#include "gpu.h"
+#include "amd.h"
+#include "nvidia.h"
 #include "jobdir.h"
 #include "kb_util.h"
 #include "pbutil.h"

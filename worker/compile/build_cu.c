@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "nvidia.h"
 #include "pbutil.h"
 
 #define DEFAULT_CUDA_HOME "/usr/local/cuda"

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "amdgpu.h"
+#include "amd.h"
 #include "pbutil.h"
 
 #define DEFAULT_HIP_HOME "/usr"

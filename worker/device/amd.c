@@ -1,5 +1,5 @@
 /* kb_amdgpu: see amdgpu.h. */
-#include "amdgpu.h"
+#include "amd.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -4,7 +4,7 @@
  * function-pointer types (stable C ABI; all return 0 on success), so the
  * worker builds without cuda.h or nvml.h and links neither library.
  */
-#include "gpu.h"
+#include "nvidia.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "amdgpu.h"
+#include "amd.h"
 #include "kb_util.h"
 
 /* ---- the driver API, in the probe child ---- */
