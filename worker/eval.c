@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "build.h"
@@ -81,9 +80,14 @@ static void set_infra(struct job *j, const char *fmt, ...)
 	j->vin.infra = j->infra;
 }
 
+static const struct kb_device_family *family(const struct job *j)
+{
+	return kb_device_family_for(j->o->gpu);
+}
+
 static int is_gpu(const struct job *j)
 {
-	return strcasecmp(j->o->gpu, "CPU") != 0;
+	return family(j)->has_device;
 }
 
 static const char *cuda_home(const struct job *j)
@@ -156,9 +160,10 @@ static void make_env(const struct job *j, int harness, int gpu, struct env *e)
 				 "LD_LIBRARY_PATH=%s/lib64:%s", cuda_home(j),
 				 KB_EVAL_GPU_LD_PATH);
 		e->v[n++] = e->ld;
-		if (j->o->gpu_visible && j->o->gpu_visible[0]) {
-			snprintf(e->visible, sizeof(e->visible),
-				 "CUDA_VISIBLE_DEVICES=%s", j->o->gpu_visible);
+		if (j->o->gpu_visible && j->o->gpu_visible[0] &&
+		    family(j)->run_env) {
+			snprintf(e->visible, sizeof(e->visible), "%s=%s",
+				 family(j)->run_env, j->o->gpu_visible);
 			e->v[n++] = e->visible;
 		}
 	}
@@ -254,7 +259,7 @@ static void sandbox_args(const struct job *j, const struct kb_argv *argv,
 		.rw_paths = a->rw,
 		.gpu_restrict = gpu && is_gpu(j) && j->o->gpu_restrict,
 		.gpu_index = j->o->gpu_index,
-		.gpu_render_minor = j->o->gpu_render_minor,
+		.gpu_family = family(j),
 	};
 
 	/* A toolkit outside /usr must be bound into isolated runs (the task,
@@ -536,17 +541,17 @@ static int prepare_run(struct job *j, const struct kb_plan_run *p)
 	return 0;
 }
 
-/* The device fault watch of a GPU run (gpu.h), or NULL. Without one,
+/* The device fault watch of a GPU run (device.h), or NULL. Without one,
  * runs are judged by what the harness says alone. */
-static struct kb_gpu_watch *start_watch(const struct job *j)
+static struct kb_device_watch *start_watch(const struct job *j)
 {
 	static atomic_int warned;
-	struct kb_gpu_watch *w;
+	struct kb_device_watch *w;
 	char err[256] = "";
 
 	if (!is_gpu(j))
 		return NULL;
-	w = kb_gpu_watch_start(j->o->device, err, sizeof(err));
+	w = family(j)->watch_start(j->o->device, err, sizeof(err));
 	if (!w && !atomic_exchange(&warned, 1))
 		kb_warn("gpu=%s: no device fault watch: %s; a device fault "
 			"after user code started is charged to the user",
@@ -556,25 +561,25 @@ static struct kb_gpu_watch *start_watch(const struct job *j)
 
 /* Ends the watch; fault gets the evidence of a device fault, else "". */
 static void end_watch(const struct job *j, const struct kb_plan_run *p,
-		      struct kb_gpu_watch *w, char *fault, size_t fault_size)
+		      struct kb_device_watch *w, char *fault, size_t fault_size)
 {
 	char why[160];
 
 	fault[0] = '\0';
 	if (!w)
 		return;
-	switch (kb_gpu_watch_end(w, why, sizeof(why))) {
-	case KB_GPU_WATCH_FAULT:
+	switch (kb_device_watch_end(w, why, sizeof(why))) {
+	case KB_DEVICE_WATCH_FAULT:
 		snprintf(fault, fault_size, "%s", why);
 		kb_warn("run sub=%" PRIu64 " key=%s gpu=%s: device fault: %s",
 			j->s->id, p->key, j->o->gpu, why);
 		break;
-	case KB_GPU_WATCH_UNKNOWN:
+	case KB_DEVICE_WATCH_UNKNOWN:
 		kb_warn("run sub=%" PRIu64 " key=%s gpu=%s: device fault "
 			"watch failed: %s",
 			j->s->id, p->key, j->o->gpu, why);
 		break;
-	case KB_GPU_WATCH_CLEAN:
+	case KB_DEVICE_WATCH_CLEAN:
 		if (why[0])
 			kb_info("run sub=%" PRIu64 " key=%s gpu=%s: %s",
 				j->s->id, p->key, j->o->gpu, why);
@@ -723,7 +728,7 @@ static int run_one(struct job *j, const struct kb_builder *b, size_t i)
 	struct kb_run_outcome *o = &j->runs[i];
 	struct kb_sandbox_result sr;
 	struct kb_argv argv = {0};
-	struct kb_gpu_watch *watch;
+	struct kb_device_watch *watch;
 	struct kb_starve_sample before, after;
 	char err[256] = "", fault[160];
 	Kb__RunResult *rr;

@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nvidia.h"
+#include "device.h"
 #include "kb.pb-c.h"
 #include "kb_sandbox.h"
 #include "python.h"
@@ -72,24 +72,22 @@ struct kb_eval_opts {
 				       * builds of the harness cache) */
 	const atomic_int *cancel;     /* when set nonzero, no new command starts */
 
-	/* GPU workers (gpu other than "CPU"); all may stay zero. Builds run
-	 * without the GPU; harness runs get the device nodes, PATH with
-	 * <cuda_home>/bin, LD_LIBRARY_PATH and CUDA_VISIBLE_DEVICES. */
+	/* GPU workers (gpu's device family has a device: device.h); all
+	 * may stay zero. Builds run without the GPU; harness runs get the
+	 * device nodes, PATH with <cuda_home>/bin, LD_LIBRARY_PATH and the
+	 * family's run_env (CUDA_VISIBLE_DEVICES). */
 	const char *cuda_arch;    /* nvcc target ("90a"); NULL: no cu builds */
 	const char *cuda_home;    /* toolkit root; NULL = /usr/local/cuda */
 	const char *cache_dir;    /* harness objects; NULL = <workdir>/cache */
 	const char *gpu_ld_path;  /* LD_LIBRARY_PATH of runs; NULL = default */
-	const char *gpu_visible;  /* CUDA_VISIBLE_DEVICES of runs, or NULL */
-	int gpu_restrict;         /* runs see /dev/nvidia<gpu_index> alone */
-	int gpu_index;
-	/* AMD workers: the hipcc target ("gfx942"; NULL: no hip builds),
-	 * ROCm's root (hipcc is <hip_home>/bin/hipcc; NULL = /usr), and with
-	 * gpu_restrict the render node runs get beside /dev/kfd
-	 * (/dev/dri/renderD<gpu_render_minor>; 0 = all of /dev/dri). */
+	const char *gpu_visible;  /* run_env's value for runs, or NULL */
+	int gpu_restrict;         /* runs see the device's own node alone: */
+	int gpu_index;            /* its number (kb_device.node) */
+	/* AMD workers: the hipcc target ("gfx942"; NULL: no hip builds) and
+	 * ROCm's root (hipcc is <hip_home>/bin/hipcc; NULL = /usr). */
 	const char *hip_arch;
 	const char *hip_home;
-	int gpu_render_minor;
-	const struct kb_gpu_info *device; /* the probed device, or NULL */
+	const struct kb_device_info *device; /* the probed device, or NULL */
 
 	/* Python tasks: the interpreter (KB_PYTHON); NULL: "python3" on the
 	 * sandbox's PATH, unless python_why says why there is none (then py

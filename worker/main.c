@@ -32,17 +32,19 @@
  * offset uncommitted, then the producer is flushed and the consumer leaves
  * the group. A second signal exits at once.
  *
- * A GPU worker reads its device at start (gpu.c: through libcuda, in a
- * child process): the compute capability gives the nvcc target of cu
- * builds (KB_CUDA_ARCH overrides it; the KB_GPU name is the last resort),
- * the UUID becomes the runs' CUDA_VISIBLE_DEVICES and the device node's
- * minor number the one /dev/nvidiaN the sandbox binds into runs, so each
- * worker's submissions see its GPU alone. Builds never get the GPU.
+ * A GPU worker reads its device at start through its family's entry of
+ * the device table (device/device.h; NVIDIA: libcuda, in a child
+ * process; AMD: amdgpu's sysfs files): the device gives the build target
+ * of its language (KB_CUDA_ARCH / KB_HIP_ARCH override it; the KB_GPU
+ * name is the last resort), the variable that names it to runs
+ * (CUDA_VISIBLE_DEVICES: its UUID) and the one device node of its own
+ * that the sandbox binds into runs (/dev/nvidiaN, /dev/dri/renderDN), so
+ * each worker's submissions see its GPU alone. Builds never get the GPU.
  *
  * With KB_METRICS_PORT set, a small listener serves Prometheus metrics on
  * /metrics (kb_metrics_http): the job counters service.c keeps, Kafka
- * errors, and the device's SM clock, temperature and power read through
- * NVML at scrape time (absent on CPU workers and without NVML).
+ * errors, and the device's SM clock, temperature and power read at scrape
+ * time (absent on CPU workers and where the device cannot be read).
  *
  * `kb-worker eval` runs the same evaluation once, without Kafka, on a
  * problem directory and a file, and prints the report users would see.
@@ -59,9 +61,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "amd.h"
+#include "device.h"
 #include "eval.h"
-#include "nvidia.h"
 #include "jobdir.h"
 #include "kb_config.h"
 #include "kb_lang.h"
@@ -227,14 +228,8 @@ static void setup_python(void)
 		n == 1 ? "y" : "ies");
 }
 
-/* What the worker found out about its device (GPU workers). */
-static struct {
-	struct kb_gpu_info info;
-	char arch[16];
-	char hip_arch[64];
-	char visible[192];
-	int restrict_, index, render_minor;
-} dev;
+/* What the worker found out about its device (kb_device_setup). */
+static struct kb_device dev;
 
 static void usage(FILE *f)
 {
@@ -301,135 +296,32 @@ static void name_worker(void)
 		cfg.worker = NULL;
 }
 
-/* Reads an AMD worker's device (amdgpu.h) and decides the hipcc target
- * and what runs see: /dev/kfd and the device's own render node. required
- * as for setup_gpu. Returns 0, or -1 after logging why. */
-static int setup_amd(int required)
+/* The value of the string setting named env, "" when there is none. */
+static const char *setting(const char *env)
 {
-	const char *vis = getenv("ROCR_VISIBLE_DEVICES");
-	const char *arch_from = NULL, *named = kb_amdgpu_arch_for_name(cfg.gpu);
-
-	if (!vis || !*vis)
-		vis = getenv("HIP_VISIBLE_DEVICES");
-	if (cfg.hip_arch[0] && !kb_amdgpu_arch_valid(cfg.hip_arch)) {
-		kb_error("KB_HIP_ARCH must be a gfx target such as gfx942 or "
-			 "gfx90a, not \"%s\"", cfg.hip_arch);
-		return -1;
-	}
-	if (kb_gpu_probe_amd(&dev.info, vis) == 0) {
-		kb_info("gpu=%s device \"%s\" %s pci=%s render=%d", cfg.gpu,
-			dev.info.name, dev.info.gfx, dev.info.pci_bus_id,
-			dev.info.render_minor);
-	} else if (required) {
-		kb_error("gpu=%s: cannot read the AMD device: %s "
-			 "(KB_GPU_REQUIRE=0 starts anyway)", cfg.gpu,
-			 dev.info.why);
-		return -1;
-	} else {
-		kb_warn("gpu=%s: cannot read the AMD device: %s", cfg.gpu,
-			dev.info.why);
-	}
-	if (cfg.hip_arch[0]) {
-		snprintf(dev.hip_arch, sizeof(dev.hip_arch), "%s", cfg.hip_arch);
-		arch_from = "KB_HIP_ARCH";
-	} else if (dev.info.ok) {
-		snprintf(dev.hip_arch, sizeof(dev.hip_arch), "%s", dev.info.gfx);
-		arch_from = "the device's";
-	} else if (named) {
-		snprintf(dev.hip_arch, sizeof(dev.hip_arch), "%s", named);
-		arch_from = "from the KB_GPU name";
-	} else {
-		kb_warn("gpu=%s: no gfx target known: hip builds will fail "
-			"(set KB_HIP_ARCH)", cfg.gpu);
-	}
-	dev.restrict_ = cfg.gpu_restrict && dev.info.ok &&
-			dev.info.render_minor >= 128;
-	dev.render_minor = dev.restrict_ ? dev.info.render_minor : 0;
-	dev.index = -1;
-	kb_info("gpu=%s arch=%s (%s) runs: %s", cfg.gpu,
-		dev.hip_arch[0] ? dev.hip_arch : "none",
-		arch_from ? arch_from : "-",
-		dev.restrict_ ? "/dev/kfd and its render node alone"
-			      : "every GPU node");
-	return 0;
+	for (size_t i = 0; env && i < KB_ARRAY_LEN(cfg_table); i++)
+		if (cfg_table[i].type == KB_CFG_STRING &&
+		    strcmp(cfg_table[i].env, env) == 0)
+			return *(char **)cfg_table[i].dst;
+	return "";
 }
 
-/* Reads an NVIDIA worker's device and decides the nvcc target and what
- * runs see. required: a device that cannot be read stops the worker (the
- * service); otherwise (`eval`, for building without a GPU) it is a
- * warning. Returns 0, or -1 after logging why. */
-static int setup_gpu(int required)
+/* Reads the worker's device and decides what builds target and what runs
+ * see, through its family's table (device.h). required: a device that
+ * cannot be read stops the worker (the service); otherwise (`eval`, for
+ * building without a GPU) it is a warning. Returns 0, or -1 after logging
+ * why. */
+static int setup_device(int required)
 {
-	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-	const char *arch_from = NULL, *named;
-	char own[16] = "";
+	struct kb_device_cfg c = {
+		.gpu = cfg.gpu,
+		.arch = setting(kb_device_family_for(cfg.gpu)->arch_setting),
+		.required = required,
+		.restrict_ = cfg.gpu_restrict,
+		.probe_timeout_s = GPU_PROBE_TIMEOUT_S,
+	};
 
-	memset(&dev, 0, sizeof(dev));
-	dev.info.minor = -1;
-	/* CPU workers have no GPU; AMD Instinct (MI...) has its own. */
-	if (strcasecmp(cfg.gpu, "CPU") == 0)
-		return 0;
-	if (kb_amdgpu_is_amd_name(cfg.gpu))
-		return setup_amd(required);
-	if (cfg.cuda_arch[0] && !kb_gpu_arch_valid(cfg.cuda_arch)) {
-		kb_error("KB_CUDA_ARCH must be an nvcc target such as 90a, 80 "
-			 "or 100f, not \"%s\"", cfg.cuda_arch);
-		return -1;
-	}
-	if (kb_gpu_probe(&dev.info, GPU_PROBE_TIMEOUT_S) == 0) {
-		kb_info("gpu=%s device \"%s\" cc=%d.%d cuda_driver=%d pci=%s "
-			"minor=%d uuid=%s", cfg.gpu, dev.info.name,
-			dev.info.cc_major, dev.info.cc_minor,
-			dev.info.cuda_driver, dev.info.pci_bus_id,
-			dev.info.minor, dev.info.uuid);
-		if (!strcasestr(dev.info.name, cfg.gpu))
-			kb_warn("gpu=%s but the device is \"%s\": is KB_GPU "
-				"right?", cfg.gpu, dev.info.name);
-		kb_gpu_arch_for_cc(dev.info.cc_major, dev.info.cc_minor, own,
-				   sizeof(own));
-	} else if (required) {
-		kb_error("gpu=%s: cannot read the CUDA device: %s "
-			 "(KB_GPU_REQUIRE=0 starts anyway)", cfg.gpu,
-			 dev.info.why);
-		return -1;
-	} else {
-		kb_warn("gpu=%s: cannot read the CUDA device: %s", cfg.gpu,
-			dev.info.why);
-	}
-	named = kb_gpu_arch_for_name(cfg.gpu);
-	if (cfg.cuda_arch[0]) {
-		snprintf(dev.arch, sizeof(dev.arch), "%s", cfg.cuda_arch);
-		arch_from = "KB_CUDA_ARCH";
-		if (own[0] && strcmp(own, dev.arch) != 0)
-			kb_warn("KB_CUDA_ARCH=%s but the device is sm_%s",
-				dev.arch, own);
-	} else if (own[0]) {
-		snprintf(dev.arch, sizeof(dev.arch), "%s", own);
-		arch_from = "the device's";
-	} else if (named) {
-		snprintf(dev.arch, sizeof(dev.arch), "%s", named);
-		arch_from = "from the KB_GPU name";
-	} else {
-		kb_warn("gpu=%s: no CUDA architecture known: cu builds will "
-			"fail (set KB_CUDA_ARCH)", cfg.gpu);
-	}
-	/* Runs name the device by UUID: right whether or not CUDA in the
-	 * sandbox enumerates the other GPUs (whose nodes it lacks). A MIG
-	 * instance is kept as the worker was given it. */
-	if (cvd && strncmp(cvd, "MIG-", 4) == 0)
-		snprintf(dev.visible, sizeof(dev.visible), "%s", cvd);
-	else if (dev.info.ok && dev.info.uuid[0])
-		snprintf(dev.visible, sizeof(dev.visible), "%s", dev.info.uuid);
-	else if (cvd)
-		snprintf(dev.visible, sizeof(dev.visible), "%s", cvd);
-	dev.restrict_ = cfg.gpu_restrict && dev.info.ok && dev.info.minor >= 0;
-	dev.index = dev.info.minor;
-	kb_info("gpu=%s arch=%s%s (%s) runs: CUDA_VISIBLE_DEVICES=%s, %s",
-		cfg.gpu, dev.arch[0] ? "sm_" : "none", dev.arch,
-		arch_from ? arch_from : "-",
-		dev.visible[0] ? dev.visible : "(unset)",
-		dev.restrict_ ? "its device node alone" : "every GPU node");
-	return 0;
+	return kb_device_setup(&c, &dev);
 }
 
 static struct kb_eval_opts eval_opts(void)
@@ -443,16 +335,15 @@ static struct kb_eval_opts eval_opts(void)
 		.memory_limit_mb = cfg.memory_limit_mb,
 		.isolate = cfg.isolate,
 		.keep_workdir = cfg.keep_workdir,
-		.cuda_arch = dev.arch[0] ? dev.arch : NULL,
+		.cuda_arch = kb_device_arch(&dev, KB_LANG_NVIDIA),
 		.cuda_home = cfg.cuda_home,
 		.cache_dir = cfg.cache_dir[0] ? cfg.cache_dir : NULL,
 		.gpu_ld_path = cfg.gpu_ld_path[0] ? cfg.gpu_ld_path : NULL,
 		.gpu_visible = dev.visible[0] ? dev.visible : NULL,
 		.gpu_restrict = dev.restrict_,
-		.gpu_index = dev.index,
-		.hip_arch = dev.hip_arch[0] ? dev.hip_arch : NULL,
+		.gpu_index = dev.node,
+		.hip_arch = kb_device_arch(&dev, KB_LANG_AMD),
 		.hip_home = cfg.hip_home,
-		.gpu_render_minor = dev.render_minor,
 		.device = dev.info.ok ? &dev.info : NULL,
 		.python = python_why[0] ? NULL : &python,
 		.python_why = python_why[0] ? python_why : NULL,
@@ -543,13 +434,14 @@ static int check_sandbox(void)
 	return 0;
 }
 
-/* Device telemetry at scrape time: NVML's SM clock, temperature and power
- * of a GPU worker's device; nothing for a CPU worker or when NVML cannot
- * read it (the series are then absent, not zero). */
+/* Device telemetry at scrape time: the SM clock, temperature and power of
+ * a GPU worker's device, as its family reads them (NVML on NVIDIA);
+ * nothing for a CPU worker or when they cannot be read (the series are
+ * then absent, not zero). */
 static void collect_device(kb_metrics *m, void *ctx)
 {
 	static kb_metric_family *clock, *temp, *power;
-	struct kb_gpu_sample smp;
+	struct kb_device_sample smp;
 
 	(void)ctx;
 	if (!clock) {
@@ -560,7 +452,7 @@ static void collect_device(kb_metrics *m, void *ctx)
 		power = kb_metrics_gauge(m, "kb_worker_device_power_watts",
 					 "Power draw of the worker's GPU (NVML).", "gpu");
 	}
-	if (!dev.info.ok || kb_gpu_sample(&dev.info, &smp) < 0)
+	if (!dev.info.ok || dev.family->sample(&dev.info, &smp) < 0)
 		return;
 	if (smp.sm_mhz >= 0)
 		kb_gauge_set(kb_metric_get1(clock, cfg.gpu), smp.sm_mhz * 1e6);
@@ -645,7 +537,7 @@ static int cmd_service(int argc, char **argv)
 	name_worker();
 	kb_log_init("worker", kb_log_level_parse(cfg.log_level), cfg.log_json);
 	kb_config_log(cfg_table, KB_ARRAY_LEN(cfg_table));
-	if (check_sandbox() < 0 || setup_gpu(cfg.gpu_require) < 0)
+	if (check_sandbox() < 0 || setup_device(cfg.gpu_require) < 0)
 		return 1;
 	sweep_workdir();
 	setup_python();
@@ -719,7 +611,7 @@ static int cmd_selftest(int argc, char **argv)
 		return 1;
 	name_worker();
 	kb_log_init("worker", kb_log_level_parse(cfg.log_level), cfg.log_json);
-	if (check_sandbox() < 0 || setup_gpu(cfg.gpu_require) < 0)
+	if (check_sandbox() < 0 || setup_device(cfg.gpu_require) < 0)
 		return 1;
 	sweep_workdir();
 	setup_python();
@@ -984,7 +876,7 @@ static int cmd_eval(int argc, char **argv)
 		    cfg.log_json);
 	kb_config_log(cfg_table, KB_ARRAY_LEN(cfg_table));
 	if (check_sandbox() < 0 || load_task(argv[optind], &t) < 0 ||
-	    setup_gpu(0) < 0)
+	    setup_device(0) < 0)
 		return 1;
 	sweep_workdir();
 	if (kb_lang_find(t.lang) && kb_lang_find(t.lang)->python)
