@@ -63,6 +63,7 @@
 
 #include "device.h"
 #include "eval.h"
+#include "eval_ready.h"
 #include "jobdir.h"
 #include "kb_config.h"
 #include "kb_lang.h"

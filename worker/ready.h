@@ -1,5 +1,5 @@
 /* kb_held: a sandboxed run started before its job is known, released
- * when the job comes. Python tasks use it (eval.h, kb_eval_ready): the
+ * when the job comes. Python tasks use it (eval_ready.h): the
  * interpreter and torch take 2-4 s to start, longer than the rest of a
  * test-mode job, so the worker starts the next job's harness run ahead,
  * in a fresh sandbox of its own exactly as for any run, running

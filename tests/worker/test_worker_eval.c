@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "eval.h"
+#include "eval_ready.h"
 #include "jobdir.h"
 #include "kb_budget.h"
 #include "kb_cases.h"
