@@ -12,16 +12,16 @@
  * (kb_taskstore.h). Redis also holds each job's lease (kb_lease.h), so
  * that one job is evaluated once however often it is delivered.
  *
- * For each job (eval.c): a fresh directory under KB_WORKDIR receives the
- * task files; the language's builder compiles them (compile/); the
- * problem's own harness runs once per entry of the run plan (plan.c, the
- * table in docs/internals.md), each run in the sandbox (kb_sandbox.c) with
+ * For each job (run/eval.c): a fresh directory under KB_WORKDIR receives
+ * the task files; the language's builder compiles them (compile/); the
+ * problem's own harness runs once per entry of the run plan (run/plan.c,
+ * the table in docs/internals.md), each run in the sandbox (sandbox/) with
  * a minimal environment, a wall-clock limit and a pipe on fd 3 for its
  * report; the reports become a verdict, a fault and maybe a score
- * (verdict.c). Progress events go out as stages start; the Result goes out
- * once, and only when Kafka has acknowledged it is the offset committed
- * (service.c), so a crash anywhere means the job runs again, never that it
- * is lost. Infrastructure failures are retried here before they are
+ * (run/verdict.c). Progress events go out as stages start; the Result
+ * goes out once, and only when Kafka has acknowledged it is the offset
+ * committed (service/service.c), so a crash anywhere means the job runs
+ * again, never that it is lost. Infrastructure failures are retried here before they are
  * reported, and are never charged to the user.
  *
  * The secret seed enters the job directory only as already-combined case
