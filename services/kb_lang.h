@@ -1,7 +1,7 @@
 /* kb_lang: the languages a task.yml's `lang:` may name, and what every
  * service needs to know of each (the gateway's task checks and Discord
  * templates, the worker's builds, runs, profiles and selftest). This is
- * the one list of them; the worker's builders (worker/build/builders.c)
+ * the one list of them; the worker's builders (worker/compile/builders.c)
  * are a table indexed by enum kb_lang_id, not a second list of names.
  *
  * Pure and thread-safe; the table and its strings are static.

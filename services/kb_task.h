@@ -31,7 +31,7 @@
  *    (required), "include_dirs", "defines", "compile_flags", "flags",
  *    "libraries" and our own "loader" ("child": the harness loads the
  *    submission, built alone as a shared object, in its confined child;
- *    worker/build/build.h). Scalars are kept as written, lists are joined with '\n',
+ *    worker/compile/build.h). Scalars are kept as written, lists are joined with '\n',
  *    a map (upstream's "defines") becomes "K=V" lines; null is "". Upstream's
  *    top-level "libraries" list is accepted and stored as config
  *    "libraries". Upstream's "validation" is refused (not supported).

@@ -7,7 +7,7 @@
 # waits, bound threads, a short spin. Prints per run the p10/p50/p90 of all
 # timed samples and each benchmark's mean and best (us). Measures; does not
 # judge. The worker runs CPU harnesses with OMP_WAIT_POLICY=passive
-# (worker/eval.c) because of what this shows on many-core hosts.
+# (worker/run/eval.c) because of what this shows on many-core hosts.
 #
 # usage: bench/cpu/omp_wait.sh [REV]
 set -eu

@@ -6,7 +6,7 @@
 # leaderboard mode REPS times per variant, the variants interleaved, as
 # plain processes. A variant is a set of environment entries; the first is
 # what the worker gives CPU runs today (OMP_WAIT_POLICY=passive,
-# worker/eval.c). A variant whose first word is "watcher" runs a build
+# worker/run/eval.c). A variant whose first word is "watcher" runs a build
 # that keeps the guard's watcher thread (guard.c: a parent thread that
 # spins, at SCHED_IDLE, while a request runs; the CPU driver turns it off
 # since 2026-11-26), with the rest of its entries; one whose first word is

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Test-mode turnaround of a small Python job through `kb-worker eval`,
-# with and without held runs (KB_PYTHON_READY, worker/ready.h): ROUNDS
+# with and without held runs (KB_PYTHON_READY, worker/run/ready.h): ROUNDS
 # rounds of `--repeat 4` each way, alternating, each job timed from its
 # start to its Result; then the median of each.
 #

@@ -44,7 +44,7 @@
 #                    sched_setaffinity; the parent keeps every CPU for its
 #                    flush). Default: unpinned, as the worker runs it.
 # Both sides get OMP_WAIT_POLICY=passive, as the worker gives CPU harness
-# runs (worker/eval.c). Needs root (or user namespaces), like the worker.
+# runs (worker/run/eval.c). Needs root (or user namespaces), like the worker.
 # Exit status: 0 when every run passed its checks, 1 otherwise; the ratios
 # are reported, not judged.
 set -eu

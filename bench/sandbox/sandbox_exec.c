@@ -5,10 +5,12 @@
  * outside, fails in the sandbox".
  *
  * Usage: kb-sandbox-exec [--gpu N] [--timeout S] DIR PROGRAM [ARG...]
+ *   --gpu N gives the run NVIDIA GPU N (/dev/nvidiaN) alone.
  *   DIR becomes the run's writable work directory and cwd (PROGRAM may
  *   live there: ./prog). The environment is PATH, and LD_LIBRARY_PATH
  *   when set. Needs root (or user namespaces) like the worker.
  */
+#include "device.h"
 #include "kb_sandbox.h"
 
 #include <stdio.h>
@@ -28,6 +30,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--gpu")) {
 			o.gpu = o.gpu_restrict = 1;
 			o.gpu_index = atoi(argv[i + 1]);
+			o.gpu_family = &kb_device_nvidia;
 		} else if (!strcmp(argv[i], "--timeout")) {
 			o.wall_timeout_s = atof(argv[i + 1]);
 		} else {

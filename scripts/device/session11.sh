@@ -1,5 +1,5 @@
 #!/bin/bash
-# Device run 11 (H100): Python jobs with held runs (worker/ready.h), one
+# Device run 11 (H100): Python jobs with held runs (worker/run/ready.h), one
 # part per call (each within the 10-minute cap):
 #
 #   bash scripts/device/session11.sh turn   test-mode turnaround of

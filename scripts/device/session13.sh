@@ -4,7 +4,7 @@
 #
 #   bash scripts/device/session13.sh heldmem
 #        what held Python runs cost the GPU host while they wait for a job
-#        (worker/ready.py: the harness's parent and child, torch imported,
+#        (worker/run/ready.py: the harness's parent and child, torch imported,
 #        no CUDA context): the platform started from the bundle
 #        (scripts/run.sh dist: a CPU worker and one per GPU, each holding
 #        a run), left idle 20 s, then every held process's RSS and PSS
@@ -13,7 +13,7 @@
 #
 #   bash scripts/device/session13.sh nvfloor
 #        the floor of a new .cu file's build with the worker's nvcc flags
-#        (worker/build/build_cu.c): vectoradd's submission_ok.cu against a
+#        (worker/compile/build_cu.c): vectoradd's submission_ok.cu against a
 #        file holding only an empty custom_kernel, three runs each
 #        alternating, and `nvcc --time` of the empty file per phase.
 #

@@ -100,7 +100,7 @@ END_TEST
 
 /* A Python problem (problems/harness/python) through the same services;
  * its first run is the held run the idle worker started ahead
- * (KB_PYTHON_READY, worker/ready.h). */
+ * (KB_PYTHON_READY, worker/run/ready.h). */
 START_TEST(python_submission_is_ranked)
 {
 	char log[300], line[512];

@@ -7,7 +7,7 @@
 # `files` flat into a fresh directory (the submission under the name of the
 # @SUBMISSION@ entry); links every config.sources entry but the submission
 # into eval.out and the submission alone into submission.so, with `cc -O3
-# -march=native -fopenmp` (worker/build/build_c.c); writes the cases file ("k: v;
+# -march=native -fopenmp` (worker/compile/build_c.c); writes the cases file ("k: v;
 # k: v" per line) and runs `./eval.out <mode> cases.txt` with POPCORN_FD on
 # a file and KBH_SUBMISSION naming the shared object -- and checks exit
 # codes and reports for the example submissions and for the hostile ones

@@ -13,8 +13,8 @@ check reports as its parser does (tests of problems/harness/python).
 
 KB_PYTHON names the interpreter (default /usr/bin/python3: Debian's, with
 python3-torch); KBH_TEST_WORK a directory to keep the runs in;
-KBH_TEST_HELD=1 runs the harness as a held run (worker/ready.h): started
-as worker/ready.py with the go socket on fd 4, told the harness's
+KBH_TEST_HELD=1 runs the harness as a held run (worker/run/ready.h): started
+as worker/run/ready.py with the go socket on fd 4, told the harness's
 arguments once it has imported torch, as the worker does for a Python
 job's first run (runs with a seed or a report on another descriptor than
 3, which the worker never holds, run as usual).
@@ -181,7 +181,7 @@ def run(task, mode, cases, secret=None, env=None, timeout=280, fd=3,
         ours, theirs = socket.socketpair()
         e["KB_READY_FD"] = "4"
         go = "".join("arg %s\n" % a for a in argv[1:]) + "go\n"
-        argv = [PYTHON, os.path.join(ROOT, "worker", "ready.py")]
+        argv = [PYTHON, os.path.join(ROOT, "worker", "run", "ready.py")]
 
     def child_fds():
         # the report's descriptor at its number (dup2 clears close-on-

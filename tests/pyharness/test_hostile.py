@@ -1,7 +1,7 @@
 """The Python harness's hostile suite on the CPU: every submission in
 hostile/ (but those marked gpu-only) must be contained as hostile_cases.py
 says. Run by CTest (pyharness_hostile; pyharness_hostile_held: the same
-with KBH_TEST_HELD=1, the harness started by worker/ready.py before its
+with KBH_TEST_HELD=1, the harness started by worker/run/ready.py before its
 job as the worker starts a Python job's first run); `test_hostile.py
 NAME...` runs some."""
 import sys

@@ -1,7 +1,7 @@
-/* A fake libnvidia-ml for the device fault watch (worker/gpu.c): the NVML
- * calls the worker makes, for one device, scripted by the environment of
- * the process that loads it. Each variable is read when it matters, so a
- * test may set it before the call.
+/* A fake libnvidia-ml for the device fault watch
+ * (worker/device/nvidia_nvml.c): the NVML calls the worker makes, for one
+ * device, scripted by the environment of the process that loads it. Each
+ * variable is read when it matters, so a test may set it before the call.
  *
  *   FAKE_NVML_PCI     the device's PCI bus id (default 0000:18:00.0);
  *                     any other id is NVML_ERROR_NOT_FOUND

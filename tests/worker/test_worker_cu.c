@@ -21,7 +21,7 @@
 #include "build.h"
 #include "build_int.h"
 #include "eval.h"
-#include "gpu.h"
+#include "nvidia.h"
 #include "jobdir.h"
 #include "kb_log.h"
 #include "kb_report.h"
@@ -156,29 +156,29 @@ START_TEST(test_arch_for_cc)
 	char out[16];
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		ck_assert_int_eq(kb_gpu_arch_for_cc(table[i].major,
+		ck_assert_int_eq(kb_nvidia_arch_for_cc(table[i].major,
 						    table[i].minor, out,
 						    sizeof(out)), 0);
 		ck_assert_str_eq(out, table[i].arch);
-		ck_assert(kb_gpu_arch_valid(out));
+		ck_assert(kb_nvidia_arch_valid(out));
 	}
-	ck_assert_int_eq(kb_gpu_arch_for_cc(3, 5, out, sizeof(out)), -EINVAL);
-	ck_assert_int_eq(kb_gpu_arch_for_cc(9, 0, out, 3), -EINVAL);
+	ck_assert_int_eq(kb_nvidia_arch_for_cc(3, 5, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(kb_nvidia_arch_for_cc(9, 0, out, 3), -EINVAL);
 }
 END_TEST
 
 START_TEST(test_arch_for_name)
 {
-	ck_assert_str_eq(kb_gpu_arch_for_name("H100"), "90a");
-	ck_assert_str_eq(kb_gpu_arch_for_name("h100"), "90a");
-	ck_assert_str_eq(kb_gpu_arch_for_name("H200"), "90a");
-	ck_assert_str_eq(kb_gpu_arch_for_name("A100"), "80");
-	ck_assert_str_eq(kb_gpu_arch_for_name("L4"), "89");
-	ck_assert_str_eq(kb_gpu_arch_for_name("T4"), "75");
-	ck_assert_str_eq(kb_gpu_arch_for_name("B200"), "100a");
-	ck_assert_ptr_null(kb_gpu_arch_for_name("CPU"));
-	ck_assert_ptr_null(kb_gpu_arch_for_name("MI300"));
-	ck_assert_ptr_null(kb_gpu_arch_for_name(NULL));
+	ck_assert_str_eq(kb_nvidia_arch_for_name("H100"), "90a");
+	ck_assert_str_eq(kb_nvidia_arch_for_name("h100"), "90a");
+	ck_assert_str_eq(kb_nvidia_arch_for_name("H200"), "90a");
+	ck_assert_str_eq(kb_nvidia_arch_for_name("A100"), "80");
+	ck_assert_str_eq(kb_nvidia_arch_for_name("L4"), "89");
+	ck_assert_str_eq(kb_nvidia_arch_for_name("T4"), "75");
+	ck_assert_str_eq(kb_nvidia_arch_for_name("B200"), "100a");
+	ck_assert_ptr_null(kb_nvidia_arch_for_name("CPU"));
+	ck_assert_ptr_null(kb_nvidia_arch_for_name("MI300"));
+	ck_assert_ptr_null(kb_nvidia_arch_for_name(NULL));
 }
 END_TEST
 
@@ -191,18 +191,18 @@ START_TEST(test_arch_valid)
 					  "90a,code=sm_80"};
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		ck_assert_msg(kb_gpu_arch_valid(good[i]), "%s", good[i]);
+		ck_assert_msg(kb_nvidia_arch_valid(good[i]), "%s", good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_msg(!kb_gpu_arch_valid(bad[i]), "%s", bad[i]);
-	ck_assert(!kb_gpu_arch_valid(NULL));
+		ck_assert_msg(!kb_nvidia_arch_valid(bad[i]), "%s", bad[i]);
+	ck_assert(!kb_nvidia_arch_valid(NULL));
 }
 END_TEST
 
 /* No libcuda here (or no GPU): the probe says why, and leaves no child. */
 START_TEST(test_probe_reports_failure)
 {
-	struct kb_gpu_info g;
-	int rc = kb_gpu_probe(&g, 30);
+	struct kb_device_info g;
+	int rc = kb_nvidia_probe(&g, 30);
 
 	if (rc == 0) {
 		/* A machine with a GPU: then it must make sense. */
@@ -215,6 +215,65 @@ START_TEST(test_probe_reports_failure)
 	ck_assert_int_eq(g.minor, -1);
 	ck_assert_msg(g.why[0], "no reason given");
 	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+}
+END_TEST
+
+/* ---- the device table: which family, which device nodes --------------- */
+
+START_TEST(test_device_families)
+{
+	ck_assert_ptr_eq(kb_device_family_for("CPU"), &kb_device_cpu);
+	ck_assert_ptr_eq(kb_device_family_for("cpu"), &kb_device_cpu);
+	ck_assert_ptr_eq(kb_device_family_for("MI300"), &kb_device_amd);
+	ck_assert_ptr_eq(kb_device_family_for("mi250x"), &kb_device_amd);
+	ck_assert_ptr_eq(kb_device_family_for("H100"), &kb_device_nvidia);
+	ck_assert_ptr_eq(kb_device_family_for(NULL), &kb_device_nvidia);
+	ck_assert_int_eq(kb_device_cpu.has_device, 0);
+	ck_assert_int_eq(kb_device_nvidia.has_device, 1);
+	ck_assert_str_eq(kb_device_nvidia.run_env, "CUDA_VISIBLE_DEVICES");
+}
+END_TEST
+
+/* What the sandbox binds of /dev/<entry> for a GPU run; "" for nothing. */
+static const char *node(const struct kb_device_family *own, int restrict_,
+			int index, const char *entry)
+{
+	static char path[300];
+
+	if (!kb_device_dev_node(own, restrict_, index, entry, path,
+				sizeof(path)))
+		path[0] = '\0';
+	return path;
+}
+
+START_TEST(test_device_nodes)
+{
+	const struct kb_device_family *nv = &kb_device_nvidia,
+				      *amd = &kb_device_amd;
+
+	/* An NVIDIA worker restricted to GPU 3: its node and the shared
+	 * ones; AMD's nodes where the host has them, whole. */
+	ck_assert_str_eq(node(nv, 1, 3, "nvidia3"), "/dev/nvidia3");
+	ck_assert_str_eq(node(nv, 1, 3, "nvidia2"), "");
+	ck_assert_str_eq(node(nv, 1, 3, "nvidia12"), "");
+	ck_assert_str_eq(node(nv, 1, 3, "nvidiactl"), "/dev/nvidiactl");
+	ck_assert_str_eq(node(nv, 1, 3, "nvidia-uvm"), "/dev/nvidia-uvm");
+	ck_assert_str_eq(node(nv, 1, 3, "nvidia-caps"), "/dev/nvidia-caps");
+	ck_assert_str_eq(node(nv, 1, 3, "kfd"), "/dev/kfd");
+	ck_assert_str_eq(node(nv, 1, 3, "dri"), "/dev/dri");
+	ck_assert_str_eq(node(nv, 1, 3, "null"), "");
+	ck_assert_str_eq(node(nv, 1, 3, "shm"), "");
+	/* Unrestricted: every GPU's. */
+	ck_assert_str_eq(node(nv, 0, 3, "nvidia2"), "/dev/nvidia2");
+	ck_assert_str_eq(node(NULL, 0, -1, "nvidia0"), "/dev/nvidia0");
+	/* An AMD worker restricted to renderD128: that render node and
+	 * /dev/kfd; no NVIDIA GPU's node, the shared ones stay. */
+	ck_assert_str_eq(node(amd, 1, 128, "dri"), "/dev/dri/renderD128");
+	ck_assert_str_eq(node(amd, 1, 128, "kfd"), "/dev/kfd");
+	ck_assert_str_eq(node(amd, 1, 128, "nvidia0"), "");
+	ck_assert_str_eq(node(amd, 1, 128, "nvidiactl"), "/dev/nvidiactl");
+	ck_assert_str_eq(node(amd, 1, -1, "dri"), "/dev/dri");
+	ck_assert_str_eq(node(amd, 0, 128, "dri"), "/dev/dri");
 }
 END_TEST
 
@@ -1122,7 +1181,7 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 START_TEST(test_gpu_eval)
 {
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
-	struct kb_gpu_info dev = {.ok = 1, .name = "NVIDIA H100 (probed)",
+	struct kb_device_info dev = {.ok = 1, .name = "NVIDIA H100 (probed)",
 				  .cc_major = 9, .cuda_driver = 12040,
 				  .minor = 3};
 	struct kb_eval_opts o = {
@@ -1224,7 +1283,7 @@ END_TEST
 START_TEST(test_sysinfo_fallback)
 {
 	Kb__SystemInfo si = KB__SYSTEM_INFO__INIT;
-	struct kb_gpu_info dev = {.ok = 1, .name = "NVIDIA A100-SXM4-80GB",
+	struct kb_device_info dev = {.ok = 1, .name = "NVIDIA A100-SXM4-80GB",
 				  .cuda_driver = 12080, .minor = -1};
 	Kb__RunResult rr = KB__RUN_RESULT__INIT;
 	Kb__RunResult *runs[] = {&rr};
@@ -1255,6 +1314,8 @@ static Suite *suite(void)
 	tcase_add_test(pure, test_arch_for_name);
 	tcase_add_test(pure, test_arch_valid);
 	tcase_add_test(pure, test_probe_reports_failure);
+	tcase_add_test(pure, test_device_families);
+	tcase_add_test(pure, test_device_nodes);
 	tcase_add_test(pure, test_submission_file);
 	tcase_add_test(pure, test_cache_key);
 	tcase_add_test(pure, test_sysinfo_fallback);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "eval.h"
+#include "eval_ready.h"
 #include "jobdir.h"
 #include "kb_budget.h"
 #include "kb_cases.h"
@@ -154,7 +155,7 @@ START_TEST(test_wrong_fails)
 }
 END_TEST
 
-/* CPU harness runs get OMP_WAIT_POLICY=passive (worker/eval.c: spinning
+/* CPU harness runs get OMP_WAIT_POLICY=passive (worker/run/eval.c: spinning
  * OpenMP threads in the stopped-between-calls child wrecked timings on
  * many cores). The submission sums correctly only when it sees it. */
 START_TEST(test_cpu_env_omp_passive)
@@ -517,7 +518,7 @@ START_TEST(test_python_upstream)
 }
 END_TEST
 
-/* Python jobs start ahead (KB_PYTHON_READY, worker/ready.h): with
+/* Python jobs start ahead (KB_PYTHON_READY, worker/run/ready.h): with
  * --repeat 2 each job takes a held run, whose interpreter imported torch
  * before the job, and passes or fails as it would in a fresh one. The
  * submission prints its own command line and descriptors: in a held run

@@ -1,4 +1,4 @@
-/* The device fault watch (worker/gpu.h): which Xids are the device's
+/* The NVIDIA device fault watch (worker/device/nvidia.h): which Xids are the device's
  * fault, the watch against a fake libnvidia-ml scripted through FAKE_NVML_*
  * (fake_nvml.c), and whole evaluations on a GPU worker whose run ends
  * with the harness's "device API error" after user code started.
@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "eval.h"
-#include "gpu.h"
+#include "nvidia.h"
 #include "jobdir.h"
 #include "kb_log.h"
 #include "kb_util.h"
@@ -24,7 +25,7 @@
 
 #define PCI "0000:18:00.0"
 
-static const struct kb_gpu_info device = {
+static const struct kb_device_info device = {
 	.ok = 1,
 	.name = "NVIDIA H100 80GB HBM3",
 	.cc_major = 9,
@@ -47,18 +48,18 @@ START_TEST(test_xid_classification)
 	};
 
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
-		ck_assert_msg(kb_gpu_xid_is_device_fault(faults[i]),
+		ck_assert_msg(kb_nvidia_xid_is_device_fault(faults[i]),
 			      "Xid %u should be a device fault", faults[i]);
-		ck_assert_ptr_nonnull(kb_gpu_xid_name(faults[i]));
+		ck_assert_ptr_nonnull(kb_nvidia_xid_name(faults[i]));
 	}
 	for (size_t i = 0; i < sizeof(not_faults) / sizeof(not_faults[0]); i++)
-		ck_assert_msg(!kb_gpu_xid_is_device_fault(not_faults[i]),
+		ck_assert_msg(!kb_nvidia_xid_is_device_fault(not_faults[i]),
 			      "Xid %u should not be a device fault",
 			      not_faults[i]);
-	ck_assert_str_eq(kb_gpu_xid_name(79), "GPU has fallen off the bus");
-	ck_assert_str_eq(kb_gpu_xid_name(48), "double-bit ECC error");
-	ck_assert_str_eq(kb_gpu_xid_name(13), "graphics engine exception");
-	ck_assert_ptr_null(kb_gpu_xid_name(12345));
+	ck_assert_str_eq(kb_nvidia_xid_name(79), "GPU has fallen off the bus");
+	ck_assert_str_eq(kb_nvidia_xid_name(48), "double-bit ECC error");
+	ck_assert_str_eq(kb_nvidia_xid_name(13), "graphics engine exception");
+	ck_assert_ptr_null(kb_nvidia_xid_name(12345));
 }
 END_TEST
 
@@ -106,35 +107,35 @@ static unsigned long long registered(void)
  * before the watch starts), and what the watch must make of it. */
 static const struct watch_case {
 	const char *script[4]; /* "FAKE_NVML_...=value" */
-	enum kb_gpu_watch_result result;
+	enum kb_device_watch_result result;
 	const char *why;
 	unsigned long long registered; /* event types the watch asked for */
 } watch_cases[] = {
-	{{"FAKE_NVML_XID=79"}, KB_GPU_WATCH_FAULT,
+	{{"FAKE_NVML_XID=79"}, KB_DEVICE_WATCH_FAULT,
 	 "Xid 79 (GPU has fallen off the bus)", 0x8 | 0x2},
-	{{"FAKE_NVML_XID=13"}, KB_GPU_WATCH_CLEAN,
+	{{"FAKE_NVML_XID=13"}, KB_DEVICE_WATCH_CLEAN,
 	 "Xid 13 (graphics engine exception)", 0x8 | 0x2},
 	/* No event at all, with and without ECC. */
-	{{NULL}, KB_GPU_WATCH_CLEAN, "", 0x8 | 0x2},
-	{{"FAKE_NVML_ECC=3"}, KB_GPU_WATCH_CLEAN, "", 0x8 | 0x2},
+	{{NULL}, KB_DEVICE_WATCH_CLEAN, "", 0x8 | 0x2},
+	{{"FAKE_NVML_ECC=3"}, KB_DEVICE_WATCH_CLEAN, "", 0x8 | 0x2},
 	/* NVML's "unknown Xid". */
-	{{"FAKE_NVML_XID=999"}, KB_GPU_WATCH_CLEAN,
+	{{"FAKE_NVML_XID=999"}, KB_DEVICE_WATCH_CLEAN,
 	 "Xid 999 (not a device fault)", 0x8 | 0x2},
-	{{"FAKE_NVML_XID=13,95"}, KB_GPU_WATCH_FAULT,
+	{{"FAKE_NVML_XID=13,95"}, KB_DEVICE_WATCH_FAULT,
 	 "Xid 95 (uncontained ECC error)", 0x8 | 0x2},
-	{{"FAKE_NVML_ECC=0,2"}, KB_GPU_WATCH_FAULT,
+	{{"FAKE_NVML_ECC=0,2"}, KB_DEVICE_WATCH_FAULT,
 	 "uncorrected ECC errors 0 -> 2", 0x8 | 0x2},
 	/* A device with neither event type: the ECC count alone. */
 	{{"FAKE_NVML_EVENTS=0", "FAKE_NVML_XID=79", "FAKE_NVML_ECC=7,8"},
-	 KB_GPU_WATCH_FAULT, "uncorrected ECC errors 7 -> 8", 0},
+	 KB_DEVICE_WATCH_FAULT, "uncorrected ECC errors 7 -> 8", 0},
 	/* The DBE's Xid reads as the consequential 43 (NVML reports the
 	 * latest Xid); the ECC event itself is the evidence. */
-	{{"FAKE_NVML_DBE=1", "FAKE_NVML_XID=48,43"}, KB_GPU_WATCH_FAULT,
+	{{"FAKE_NVML_DBE=1", "FAKE_NVML_XID=48,43"}, KB_DEVICE_WATCH_FAULT,
 	 "double-bit ECC error", 0x8 | 0x2},
-	{{"FAKE_NVML_LOST=1"}, KB_GPU_WATCH_FAULT, "the GPU is lost (NVML)",
+	{{"FAKE_NVML_LOST=1"}, KB_DEVICE_WATCH_FAULT, "the GPU is lost (NVML)",
 	 0x8 | 0x2},
 	{{"FAKE_NVML_EVENTS=0", "FAKE_NVML_ECC=0", "FAKE_NVML_LOST=1"},
-	 KB_GPU_WATCH_FAULT, "the GPU is lost (NVML)", 0},
+	 KB_DEVICE_WATCH_FAULT, "the GPU is lost (NVML)", 0},
 };
 
 /* Points NVML at the fake and sets its script: "VAR=value" each. */
@@ -156,12 +157,12 @@ START_TEST(test_watch)
 {
 	const struct watch_case *c = &watch_cases[_i];
 	char err[256] = "", why[160] = "junk";
-	struct kb_gpu_watch *w;
+	struct kb_device_watch *w;
 
 	play_script(c->script, sizeof(c->script) / sizeof(c->script[0]));
-	w = kb_gpu_watch_start(&device, err, sizeof(err));
+	w = kb_device_nvidia.watch_start(&device, err, sizeof(err));
 	ck_assert_msg(w != NULL, "no watch: %s", err);
-	ck_assert_int_eq(kb_gpu_watch_end(w, why, sizeof(why)), c->result);
+	ck_assert_int_eq(kb_device_watch_end(w, why, sizeof(why)), c->result);
 	ck_assert_str_eq(why, c->why);
 	ck_assert_uint_eq(registered(), c->registered);
 	ck_assert_int_eq(open_sets(), 0);
@@ -175,28 +176,28 @@ START_TEST(test_nvml_missing_is_unknown)
 	ck_assert_int_eq(setenv("KB_NVML_LIB", "/nonexistent/libnvidia-ml.so.1",
 				1),
 			 0);
-	ck_assert_ptr_null(kb_gpu_watch_start(&device, err, sizeof(err)));
+	ck_assert_ptr_null(kb_device_nvidia.watch_start(&device, err, sizeof(err)));
 	ck_assert_msg(strstr(err, "cannot load /nonexistent/libnvidia-ml.so.1"),
 		      "%s", err);
-	ck_assert_int_eq(kb_gpu_watch_end(NULL, why, sizeof(why)),
-			 KB_GPU_WATCH_UNKNOWN);
+	ck_assert_int_eq(kb_device_watch_end(NULL, why, sizeof(why)),
+			 KB_DEVICE_WATCH_UNKNOWN);
 }
 END_TEST
 
 START_TEST(test_cannot_watch)
 {
-	struct kb_gpu_info other = device, none = {0};
+	struct kb_device_info other = device, none = {0};
 	char err[256] = "";
 
 	use_fake();
-	ck_assert_ptr_null(kb_gpu_watch_start(&none, err, sizeof(err)));
+	ck_assert_ptr_null(kb_device_nvidia.watch_start(&none, err, sizeof(err)));
 	ck_assert_str_eq(err, "no NVIDIA device was read at start-up");
 	snprintf(other.pci_bus_id, sizeof(other.pci_bus_id), "0000:99:00.0");
-	ck_assert_ptr_null(kb_gpu_watch_start(&other, err, sizeof(err)));
+	ck_assert_ptr_null(kb_device_nvidia.watch_start(&other, err, sizeof(err)));
 	ck_assert_str_eq(err, "NVML does not know device 0000:99:00.0");
 	/* No event type supported and ECC off: nothing to watch with. */
 	setenv("FAKE_NVML_EVENTS", "0", 1);
-	ck_assert_ptr_null(kb_gpu_watch_start(&device, err, sizeof(err)));
+	ck_assert_ptr_null(kb_device_nvidia.watch_start(&device, err, sizeof(err)));
 	ck_assert_msg(strstr(err, "neither Xid events nor ECC counts"), "%s",
 		      err);
 	ck_assert_int_eq(open_sets(), 0);
@@ -205,16 +206,16 @@ END_TEST
 
 START_TEST(test_sample_reads_the_fake)
 {
-	struct kb_gpu_sample s;
+	struct kb_device_sample s;
 	char drv[64];
 
 	/* KB_NVML_LIB serves the system info readings too. */
 	use_fake();
-	ck_assert_int_eq(kb_gpu_sample(&device, &s), 0);
+	ck_assert_int_eq(kb_device_nvidia.sample(&device, &s), 0);
 	ck_assert_int_eq(s.sm_mhz, 1980);
 	ck_assert_int_eq(s.temp_c, 41);
 	ck_assert_int_eq(s.power_mw, 300000);
-	ck_assert_int_eq(kb_gpu_driver_string(drv, sizeof(drv)), 0);
+	ck_assert_int_eq(kb_nvidia_driver_string(drv, sizeof(drv)), 0);
 	ck_assert_str_eq(drv, "550.54.15");
 }
 END_TEST

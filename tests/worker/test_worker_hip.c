@@ -1,6 +1,6 @@
 /* The AMD worker without an AMD GPU: the device read from a fake amdgpu
- * sysfs tree (KFD topology, hwmon, RAS counters) through gpu.h's probe,
- * sample and fault watch; the gfx target helpers; and, with Debian's
+ * sysfs tree (KFD topology, hwmon, RAS counters) through the AMD family's
+ * probe, sample, description and fault watch (worker/device/amd.h); the gfx target helpers; and, with Debian's
  * hipcc, `kb-worker eval` on pmpp_hip/vectoradd through the real sandbox
  * (the build for gfx90a succeeds, the run ends as the platform's fault:
  * no device) and on a submission that does not compile (the user's).
@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "amdgpu.h"
-#include "gpu.h"
+#include "amd.h"
+#include "device.h"
 #include "jobdir.h"
 #include "kb_util.h"
 #include "pbutil.h"
@@ -62,12 +62,12 @@ static void setup(void)
 	put(DEV "/ras/umc_err_count", "ue: 0\nce: 3\n");
 	put(DEV "/ras/gfx_err_count", "ue: 1\nce: 0\n");
 	put("module/amdgpu/version", "6.8.5\n");
-	kb_amdgpu_set_sysfs_root(root);
+	kb_amd_set_sysfs_root(root);
 }
 
 static void teardown(void)
 {
-	kb_amdgpu_set_sysfs_root(NULL);
+	kb_amd_set_sysfs_root(NULL);
 	kb_jobdir_remove(root);
 	free(root);
 }
@@ -76,39 +76,39 @@ START_TEST(test_gfx_names)
 {
 	char s[32];
 
-	ck_assert_int_eq(kb_amdgpu_gfx_name(90402, s, sizeof(s)), 0);
+	ck_assert_int_eq(kb_amd_gfx_name(90402, s, sizeof(s)), 0);
 	ck_assert_str_eq(s, "gfx942");
-	ck_assert_int_eq(kb_amdgpu_gfx_name(90010, s, sizeof(s)), 0);
+	ck_assert_int_eq(kb_amd_gfx_name(90010, s, sizeof(s)), 0);
 	ck_assert_str_eq(s, "gfx90a");
-	ck_assert_int_eq(kb_amdgpu_gfx_name(90500, s, sizeof(s)), 0);
+	ck_assert_int_eq(kb_amd_gfx_name(90500, s, sizeof(s)), 0);
 	ck_assert_str_eq(s, "gfx950");
-	ck_assert_int_eq(kb_amdgpu_gfx_name(110000, s, sizeof(s)), 0);
+	ck_assert_int_eq(kb_amd_gfx_name(110000, s, sizeof(s)), 0);
 	ck_assert_str_eq(s, "gfx1100");
-	ck_assert_int_lt(kb_amdgpu_gfx_name(0, s, sizeof(s)), 0);
-	ck_assert_int_eq(kb_amdgpu_arch_valid("gfx942"), 1);
-	ck_assert_int_eq(kb_amdgpu_arch_valid("gfx90a:sramecc+:xnack-"), 1);
-	ck_assert_int_eq(kb_amdgpu_arch_valid("gfx1100"), 1);
-	ck_assert_int_eq(kb_amdgpu_arch_valid("90a"), 0);
-	ck_assert_int_eq(kb_amdgpu_arch_valid("gfx9"), 0);
-	ck_assert_int_eq(kb_amdgpu_arch_valid("gfx942;rm -rf"), 0);
-	ck_assert_int_eq(kb_amdgpu_arch_valid("gfx942:xnack"), 0);
-	ck_assert_str_eq(kb_amdgpu_arch_for_name("MI300"), "gfx942");
-	ck_assert_str_eq(kb_amdgpu_arch_for_name("mi300x"), "gfx942");
-	ck_assert_str_eq(kb_amdgpu_arch_for_name("MI250X"), "gfx90a");
-	ck_assert_str_eq(kb_amdgpu_arch_for_name("MI355X"), "gfx950");
-	ck_assert_ptr_null(kb_amdgpu_arch_for_name("H100"));
-	ck_assert_int_eq(kb_amdgpu_is_amd_name("MI300"), 1);
-	ck_assert_int_eq(kb_amdgpu_is_amd_name("H100"), 0);
+	ck_assert_int_lt(kb_amd_gfx_name(0, s, sizeof(s)), 0);
+	ck_assert_int_eq(kb_amd_arch_valid("gfx942"), 1);
+	ck_assert_int_eq(kb_amd_arch_valid("gfx90a:sramecc+:xnack-"), 1);
+	ck_assert_int_eq(kb_amd_arch_valid("gfx1100"), 1);
+	ck_assert_int_eq(kb_amd_arch_valid("90a"), 0);
+	ck_assert_int_eq(kb_amd_arch_valid("gfx9"), 0);
+	ck_assert_int_eq(kb_amd_arch_valid("gfx942;rm -rf"), 0);
+	ck_assert_int_eq(kb_amd_arch_valid("gfx942:xnack"), 0);
+	ck_assert_str_eq(kb_amd_arch_for_name("MI300"), "gfx942");
+	ck_assert_str_eq(kb_amd_arch_for_name("mi300x"), "gfx942");
+	ck_assert_str_eq(kb_amd_arch_for_name("MI250X"), "gfx90a");
+	ck_assert_str_eq(kb_amd_arch_for_name("MI355X"), "gfx950");
+	ck_assert_ptr_null(kb_amd_arch_for_name("H100"));
+	ck_assert_int_eq(kb_amd_is_amd_name("MI300"), 1);
+	ck_assert_int_eq(kb_amd_is_amd_name("H100"), 0);
 }
 END_TEST
 
 START_TEST(test_probe)
 {
-	struct kb_gpu_info g;
+	struct kb_device_info g;
 
-	ck_assert_int_eq(kb_gpu_probe_amd(&g, NULL), 0);
+	ck_assert_int_eq(kb_amd_probe(&g, NULL), 0);
 	ck_assert_int_eq(g.ok, 1);
-	ck_assert_int_eq(g.amd, 1);
+	ck_assert_ptr_eq(g.family, &kb_device_amd);
 	ck_assert_str_eq(g.gfx, "gfx942");
 	ck_assert_str_eq(g.name, "AMD Instinct MI300X");
 	ck_assert_str_eq(g.pci_bus_id, "0000:c1:00.0");
@@ -117,68 +117,71 @@ START_TEST(test_probe)
 
 	/* ROCR_VISIBLE_DEVICES=1: the second GPU node (the CPU node does
 	 * not count), no product name */
-	ck_assert_int_eq(kb_gpu_probe_amd(&g, "1,0"), 0);
+	ck_assert_int_eq(kb_amd_probe(&g, "1,0"), 0);
 	ck_assert_str_eq(g.gfx, "gfx90a");
 	ck_assert_str_eq(g.name, "AMD gfx90a");
 	ck_assert_str_eq(g.pci_bus_id, "0000:21:00.0");
 	ck_assert_int_eq(g.render_minor, 136);
 
-	ck_assert_int_eq(kb_gpu_probe_amd(&g, "2"), -1);
+	ck_assert_int_eq(kb_amd_probe(&g, "2"), -1);
 	ck_assert_ptr_nonnull(strstr(g.why, "no AMD GPU 2"));
-	ck_assert_int_eq(kb_gpu_probe_amd(&g, "GPU-abc"), -1);
-	kb_amdgpu_set_sysfs_root("/nonexistent");
-	ck_assert_int_eq(kb_gpu_probe_amd(&g, NULL), -1);
+	ck_assert_int_eq(kb_amd_probe(&g, "GPU-abc"), -1);
+	kb_amd_set_sysfs_root("/nonexistent");
+	ck_assert_int_eq(kb_amd_probe(&g, NULL), -1);
 	ck_assert_ptr_nonnull(strstr(g.why, "no KFD topology"));
 }
 END_TEST
 
 START_TEST(test_sample_and_driver)
 {
-	struct kb_gpu_info g;
-	struct kb_gpu_sample s;
-	char drv[64];
+	struct kb_device_info g;
+	struct kb_device_sample s;
+	struct kb_device_desc desc;
 
-	ck_assert_int_eq(kb_gpu_probe_amd(&g, NULL), 0);
-	ck_assert_int_eq(kb_gpu_sample(&g, &s), 0);
+	ck_assert_int_eq(kb_amd_probe(&g, NULL), 0);
+	ck_assert_int_eq(kb_device_amd.sample(&g, &s), 0);
 	ck_assert_int_eq(s.sm_mhz, 2100);
 	ck_assert_int_eq(s.temp_c, 61);
 	ck_assert_int_eq(s.power_mw, 412000);
-	ck_assert_int_eq(kb_gpu_device_driver(&g, drv, sizeof(drv)), 0);
-	ck_assert_str_eq(drv, "6.8.5");
+	ck_assert_int_eq(kb_device_amd.describe(&g, "MI300", &desc), 0);
+	ck_assert_str_eq(desc.driver, "6.8.5");
 }
 END_TEST
 
 START_TEST(test_watch)
 {
-	struct kb_gpu_info g;
-	struct kb_gpu_watch *w;
+	struct kb_device_info g;
+	struct kb_device_watch *w;
 	char err[256], why[256];
 
-	ck_assert_int_eq(kb_gpu_probe_amd(&g, NULL), 0);
+	ck_assert_int_eq(kb_amd_probe(&g, NULL), 0);
 	/* clean run; corrected errors do not count */
-	ck_assert_ptr_nonnull(w = kb_gpu_watch_start(&g, err, sizeof(err)));
+	ck_assert_ptr_nonnull(
+		w = kb_device_amd.watch_start(&g, err, sizeof(err)));
 	put(DEV "/ras/umc_err_count", "ue: 0\nce: 9\n");
-	ck_assert_int_eq(kb_gpu_watch_end(w, why, sizeof(why)),
-			 KB_GPU_WATCH_CLEAN);
+	ck_assert_int_eq(kb_device_watch_end(w, why, sizeof(why)),
+			 KB_DEVICE_WATCH_CLEAN);
 	/* an uncorrectable error during the run: the device's fault */
-	ck_assert_ptr_nonnull(w = kb_gpu_watch_start(&g, err, sizeof(err)));
+	ck_assert_ptr_nonnull(
+		w = kb_device_amd.watch_start(&g, err, sizeof(err)));
 	put(DEV "/ras/umc_err_count", "ue: 2\nce: 9\n");
-	ck_assert_int_eq(kb_gpu_watch_end(w, why, sizeof(why)),
-			 KB_GPU_WATCH_FAULT);
+	ck_assert_int_eq(kb_device_watch_end(w, why, sizeof(why)),
+			 KB_DEVICE_WATCH_FAULT);
 	ck_assert_str_eq(why, "uncorrectable RAS errors 1 -> 3");
 	/* the device fell off the bus */
-	ck_assert_ptr_nonnull(w = kb_gpu_watch_start(&g, err, sizeof(err)));
+	ck_assert_ptr_nonnull(
+		w = kb_device_amd.watch_start(&g, err, sizeof(err)));
 	{
 		char *cmd = kb__xasprintf("rm -rf '%s" DEV "'", root);
 		ck_assert_int_eq(system(cmd), 0);
 		free(cmd);
 	}
-	ck_assert_int_eq(kb_gpu_watch_end(w, why, sizeof(why)),
-			 KB_GPU_WATCH_FAULT);
+	ck_assert_int_eq(kb_device_watch_end(w, why, sizeof(why)),
+			 KB_DEVICE_WATCH_FAULT);
 	ck_assert_ptr_nonnull(strstr(why, "gone"));
 	/* a device without RAS counters has no watch */
-	ck_assert_int_eq(kb_gpu_probe_amd(&g, "1"), 0);
-	ck_assert_ptr_null(kb_gpu_watch_start(&g, err, sizeof(err)));
+	ck_assert_int_eq(kb_amd_probe(&g, "1"), 0);
+	ck_assert_ptr_null(kb_device_amd.watch_start(&g, err, sizeof(err)));
 	ck_assert_ptr_nonnull(strstr(err, "no RAS error counters"));
 }
 END_TEST

@@ -54,6 +54,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct kb_device_family;
+
 struct kb_sandbox_opts {
 	const char *workdir;    /* writable directory, becomes cwd */
 	char *const *argv;      /* argv[0]: absolute path or name looked up in PATH of env */
@@ -72,13 +74,16 @@ struct kb_sandbox_opts {
 	char *const *ro_paths;  /* extra host paths bound read-only into an isolated
 				 * run (e.g. "/opt/conda"); NULL-terminated or NULL.
 				 * KB_SANDBOX_RO_PATHS (colon-separated) adds more. */
-	int gpu_restrict;       /* with gpu: of the per-GPU nodes /dev/nvidiaN bind only
-				 * N = gpu_index, so a worker's run sees its own GPU
-				 * alone (AMD's /dev/dri is bound whole) */
+	/* With gpu, which device nodes the run gets: every family's nodes
+	 * present in /dev, as the device table (device.h,
+	 * kb_device_dev_node) names them; with gpu_restrict, of the
+	 * per-device nodes of gpu_family (NVIDIA: /dev/nvidiaN; AMD:
+	 * /dev/dri/renderDN beside /dev/kfd) only the one numbered
+	 * gpu_index, and of other families' none, so a worker's run sees
+	 * its own GPU alone. */
+	int gpu_restrict;
 	int gpu_index;
-	int gpu_render_minor;   /* with gpu_restrict on an AMD host: of /dev/dri
-				 * bind only renderD<N> (N = this, >= 128),
-				 * beside /dev/kfd; 0 = all of /dev/dri */
+	const struct kb_device_family *gpu_family; /* NULL: none */
 	const char *cwd;        /* working directory; NULL = workdir. It must be
 				 * inside the workdir or one of the bound paths
 				 * (a read-only one will do: then only the workdir

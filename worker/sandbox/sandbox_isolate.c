@@ -13,6 +13,7 @@
 #include "kb_sandbox.h"
 #include "sandbox_internal.h"
 
+#include "device.h"
 #include "kb_log.h"
 
 #include <dirent.h>
@@ -78,27 +79,11 @@ static int add_path_list(struct kb__sb_plan *p, const char *list)
 	return 0;
 }
 
-/* Whether /dev/<name> is a per-GPU node of another GPU than index. */
-static int other_gpu(const char *name, int index)
-{
-	char *end;
-	long n;
-
-	if (strncmp(name, "nvidia", 6) == 0 && name[6] >= '0' && name[6] <= '9') {
-		n = strtol(name + 6, &end, 10);
-		return *end == '\0' && n != index;
-	}
-	return 0;
-}
-
-/* GPU device nodes present on this host: NVIDIA (nvidia*, nvidia-caps/),
- * AMD (kfd, dri/). With restrict, only GPU index's own /dev/nvidiaN; the
- * shared control nodes (nvidiactl, nvidia-uvm, ...) always; on AMD, with
- * a render minor, /dev/kfd and that one /dev/dri/renderD<N> (what a HIP
- * program needs of its GPU: ROCm skips the GPUs whose render node it
- * cannot open), else the whole of dri/. */
-static int add_gpu_nodes(struct kb__sb_plan *p, int restrict_, int index,
-			 int render_minor)
+/* The device nodes present on this host that a GPU run gets, as the
+ * device table names them (kb_device_dev_node): each family's shared
+ * nodes, and its per-device nodes (with restrict, only the worker's own
+ * of its own family). */
+static int add_gpu_nodes(struct kb__sb_plan *p, const struct kb_sandbox_opts *o)
 {
 	DIR *d = opendir("/dev");
 	struct dirent *e;
@@ -107,17 +92,10 @@ static int add_gpu_nodes(struct kb__sb_plan *p, int restrict_, int index,
 
 	if (!d)
 		return -errno;
-	while (rc == 0 && (e = readdir(d))) {
-		if (!(strncmp(e->d_name, "nvidia", 6) == 0 || strcmp(e->d_name, "kfd") == 0 ||
-		      strcmp(e->d_name, "dri") == 0) ||
-		    (restrict_ && other_gpu(e->d_name, index)))
-			continue;
-		if (restrict_ && render_minor >= 128 && strcmp(e->d_name, "dri") == 0)
-			snprintf(path, sizeof(path), "/dev/dri/renderD%d", render_minor);
-		else
-			snprintf(path, sizeof(path), "/dev/%s", e->d_name);
-		rc = add_bind(p, path, path, SB_BIND_DEV, 1);
-	}
+	while (rc == 0 && (e = readdir(d)))
+		if (kb_device_dev_node(o->gpu_family, o->gpu_restrict, o->gpu_index, e->d_name,
+				       path, sizeof(path)))
+			rc = add_bind(p, path, path, SB_BIND_DEV, 1);
 	closedir(d);
 	return rc;
 }
@@ -231,7 +209,7 @@ int kb__sb_isolate_prepare(const struct kb_sandbox_opts *o, struct kb__sb_plan *
 	if (getenv("KB_SANDBOX_RO_PATHS") && (rc = add_path_list(p, getenv("KB_SANDBOX_RO_PATHS"))) < 0)
 		goto toomany;
 	if (o->gpu) {
-		if ((rc = add_gpu_nodes(p, o->gpu_restrict, o->gpu_index, o->gpu_render_minor)) < 0)
+		if ((rc = add_gpu_nodes(p, o)) < 0)
 			goto toomany;
 		if ((rc = add_bind(p, "/sys", "/sys", SB_BIND_RO, 1)) < 0)
 			goto toomany;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # kbg_build.sh: builds a CUDA or HIP problem with a submission the way
-# the worker does (worker/build/build_cu.c, worker/build/build_hip.c), for the tests
+# the worker does (worker/compile/build_cu.c, worker/compile/build_hip.c), for the tests
 # and the GPU scripts.
 #
 #   kbg_build.sh [-a ARCH] [-c CACHE] [-w WORKDIR] PROBLEM_DIR SUBMISSION
@@ -31,7 +31,7 @@
 #      common harness sources compile once for all problems;
 #   3. the submission alone into submission.so (-shared, the shared
 #      runtime, no undefined symbols, custom_kernel required).
-# For a gfx target the same steps with hipcc and worker/build/build_hip.c's
+# For a gfx target the same steps with hipcc and worker/compile/build_hip.c's
 # flags (the HIP runtime is always shared).
 # Run it as the worker does:
 #   KBH_SUBMISSION=WORKDIR/submission.so POPCORN_FD=3 WORKDIR/eval.out ...
@@ -64,7 +64,7 @@ NVCC=${NVCC:-nvcc}
 
 case $arch in
 gfx*)
-	# ---- worker/build/build_hip.c's HIP_FLAGS ----
+	# ---- worker/compile/build_hip.c's HIP_FLAGS ----
 	NVCC=${HIPCC:-hipcc}
 	GENCODE=$(echo "$arch" | tr ',' '\n' | sed 's/^/--offload-arch=/' | tr '\n' ' ')
 	CUFLAGS="-std=c++20 -DNDEBUG -O3 -fno-strict-aliasing"
@@ -74,7 +74,7 @@ gfx*)
 	SOLIBS=
 	;;
 *)
-	# ---- worker/build/build_cu.c's CU_FLAGS ----
+	# ---- worker/compile/build_cu.c's CU_FLAGS ----
 	GENCODE="-gencode=arch=compute_${arch},code=sm_${arch}"
 	CUFLAGS="--std=c++20 -DNDEBUG -Xcompiler=-Wno-psabi \
 -Xcompiler=-fno-strict-aliasing --expt-extended-lambda \

@@ -105,7 +105,7 @@ class Guard:
         now. Raises OSError."""
         self._sched_self = os.open("/proc/thread-self/schedstat",
                                    os.O_RDONLY | os.O_CLOEXEC)
-        # A held run (worker/ready.py) started our child before the job,
+        # A held run (worker/run/ready.py) started our child before the job,
         # with torch imported: it gets the same arguments.
         ready = sys.modules.get("kb_ready")
         pre = ready.take_child() if ready is not None else None

@@ -3,7 +3,7 @@
  * worker uses next. Included by the crossrun submissions; every attempt is
  * logged to stderr as "crossrun: <attempt>: <outcome>".
  *
- * The job's layout (worker/jobdir.h): the run's working directory is its
+ * The job's layout (worker/run/jobdir.h): the run's working directory is its
  * own scratch; ../task and ../out hold the task's files and the build's
  * outputs; $HOME is the job's, kept across its commands. VICTIM (defined
  * by the including file) is a host path the worker must never write.

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "eval_ready.h"
 #include "kb_kafka.h"
 #include "kb_keys.h"
 #include "kb_lease.h"

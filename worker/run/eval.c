@@ -1,16 +1,14 @@
 #include "eval.h"
+#include "eval_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "build.h"
@@ -25,37 +23,9 @@
 #include "profile.h"
 #include "profile_collect.h"
 #include "python.h"
-#include "ready.h"
 #include "starve.h"
 #include "sysinfo.h"
 #include "verdict.h"
-
-struct job {
-	const struct kb_eval_opts *o;
-	const Kb__Submission *s;
-	const Kb__Task *t;
-	Kb__Result *r;
-	struct kb_jobdir jd;
-	char cache[PATH_MAX];
-	char toolkit[64];
-	int loads_submission; /* the harness loads J/out/submission.so */
-	int python;           /* a py task: the interpreter's environment */
-	int seed_env;         /* give the run POPCORN_SEED (py secret run) */
-	int ncu_env;          /* the run is under ncu: POPCORN_NCU=1 */
-	char ncu[PATH_MAX];   /* profile mode of cu tasks: the ncu to run */
-	char ncu_root[PATH_MAX]; /* its installation, bound into runs */
-	struct kb_eval_ready *held; /* the held run this job took for its
-				     * first run (J is the held run's), or
-				     * NULL */
-	size_t trace_left;    /* bytes of traces the Result may still take */
-	struct kb_plan_run plan[KB_PLAN_MAX];
-	size_t nplan;
-	struct kb_run_outcome runs[KB_PLAN_MAX];
-	char infra[256];
-	char rejected[256];
-	char build_msg[256];
-	struct kb_verdict_in vin;
-};
 
 static int cancelled(const struct job *j)
 {
@@ -81,9 +51,14 @@ static void set_infra(struct job *j, const char *fmt, ...)
 	j->vin.infra = j->infra;
 }
 
+static const struct kb_device_family *family(const struct job *j)
+{
+	return kb_device_family_for(j->o->gpu);
+}
+
 static int is_gpu(const struct job *j)
 {
-	return strcasecmp(j->o->gpu, "CPU") != 0;
+	return family(j)->has_device;
 }
 
 static const char *cuda_home(const struct job *j)
@@ -91,23 +66,6 @@ static const char *cuda_home(const struct job *j)
 	return j->o->cuda_home && j->o->cuda_home[0] ? j->o->cuda_home
 						     : "/usr/local/cuda";
 }
-
-/* The complete environment of one command: nothing is inherited. HOME is
- * the job's J/home (the user's caches, kept across the job's commands),
- * TMPDIR the command's own scratch. Python tasks also get their caches in
- * J/home and the interpreter's directory first on PATH (a virtual
- * environment's tools: ninja). The report channel's descriptor, the
- * submission's shared object and the secret seed (py: POPCORN_SEED, as
- * upstream's eval.py reads it) are given only to harness runs; the GPU's
- * variables to every command that gets the GPU. */
-struct env {
-	char *v[32];
-	size_t n;       /* entries of v */
-	char home[PATH_MAX + 8], tmpdir[PATH_MAX + 8], path[2 * PATH_MAX + 64];
-	char ld[PATH_MAX + 4096], visible[192], sub[PATH_MAX + 32];
-	char cuda[PATH_MAX + 16], seed[48];
-	char cache[4][PATH_MAX + 32];
-};
 
 static void python_env(const struct job *j, struct env *e, size_t *n)
 {
@@ -156,9 +114,10 @@ static void make_env(const struct job *j, int harness, int gpu, struct env *e)
 				 "LD_LIBRARY_PATH=%s/lib64:%s", cuda_home(j),
 				 KB_EVAL_GPU_LD_PATH);
 		e->v[n++] = e->ld;
-		if (j->o->gpu_visible && j->o->gpu_visible[0]) {
-			snprintf(e->visible, sizeof(e->visible),
-				 "CUDA_VISIBLE_DEVICES=%s", j->o->gpu_visible);
+		if (j->o->gpu_visible && j->o->gpu_visible[0] &&
+		    family(j)->run_env) {
+			snprintf(e->visible, sizeof(e->visible), "%s=%s",
+				 family(j)->run_env, j->o->gpu_visible);
 			e->v[n++] = e->visible;
 		}
 	}
@@ -199,14 +158,6 @@ static void make_env(const struct job *j, int harness, int gpu, struct env *e)
 	e->n = n;
 }
 
-/* A command's sandbox options and the storage they point into. */
-struct sb_args {
-	struct env e;
-	char *ro[7 + KB_PYTHON_DIRS];
-	char *rw[2];
-	struct kb_sandbox_opts so;
-};
-
 static long online_cpus(void)
 {
 	const long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -219,9 +170,9 @@ static long online_cpus(void)
  * J/home read-write (Python tasks also the interpreter's directories,
  * read-only); the GPU only when gpu is set: builds never get it,
  * compiling needs none. */
-static void sandbox_args(const struct job *j, const struct kb_argv *argv,
-			 const char *cwd, double timeout_s, int want_report,
-			 int gpu, size_t output_limit, struct sb_args *a)
+void kb__eval_sandbox_args(const struct job *j, const struct kb_argv *argv,
+			   const char *cwd, double timeout_s, int want_report,
+			   int gpu, size_t output_limit, struct sb_args *a)
 {
 	const long ncpu = online_cpus();
 	const char *home = cuda_home(j);
@@ -254,7 +205,7 @@ static void sandbox_args(const struct job *j, const struct kb_argv *argv,
 		.rw_paths = a->rw,
 		.gpu_restrict = gpu && is_gpu(j) && j->o->gpu_restrict,
 		.gpu_index = j->o->gpu_index,
-		.gpu_render_minor = j->o->gpu_render_minor,
+		.gpu_family = family(j),
 	};
 
 	/* A toolkit outside /usr must be bound into isolated runs (the task,
@@ -273,7 +224,7 @@ static void sandbox_args(const struct job *j, const struct kb_argv *argv,
 	make_env(j, want_report, a->so.gpu, &a->e);
 }
 
-/* Runs argv as sandbox_args() describes it. */
+/* Runs argv as kb__eval_sandbox_args() describes it. */
 static int sandbox(const struct job *j, const struct kb_argv *argv,
 		   const char *cwd, double timeout_s, int want_report, int gpu,
 		   size_t output_limit, struct kb_sandbox_result *r, char *err,
@@ -282,8 +233,8 @@ static int sandbox(const struct job *j, const struct kb_argv *argv,
 	kb_eval_sandbox_fn run = j->o->sandbox ? j->o->sandbox : kb_sandbox_run;
 	struct sb_args a;
 
-	sandbox_args(j, argv, cwd, timeout_s, want_report, gpu, output_limit,
-		     &a);
+	kb__eval_sandbox_args(j, argv, cwd, timeout_s, want_report, gpu,
+			      output_limit, &a);
 	memset(r, 0, sizeof(*r));
 	return run(&a.so, r, err, err_size);
 }
@@ -500,7 +451,7 @@ static void finish_run(struct job *j, const struct kb_plan_run *p,
 
 /* Makes the run's fresh scratch and writes its cases file there. Returns
  * 0, or -1 with the infra error set. */
-static int prepare_run(struct job *j, const struct kb_plan_run *p)
+int kb__eval_prepare_run(struct job *j, const struct kb_plan_run *p)
 {
 	char err[256] = "";
 	size_t n;
@@ -536,17 +487,17 @@ static int prepare_run(struct job *j, const struct kb_plan_run *p)
 	return 0;
 }
 
-/* The device fault watch of a GPU run (gpu.h), or NULL. Without one,
+/* The device fault watch of a GPU run (device.h), or NULL. Without one,
  * runs are judged by what the harness says alone. */
-static struct kb_gpu_watch *start_watch(const struct job *j)
+static struct kb_device_watch *start_watch(const struct job *j)
 {
 	static atomic_int warned;
-	struct kb_gpu_watch *w;
+	struct kb_device_watch *w;
 	char err[256] = "";
 
 	if (!is_gpu(j))
 		return NULL;
-	w = kb_gpu_watch_start(j->o->device, err, sizeof(err));
+	w = family(j)->watch_start(j->o->device, err, sizeof(err));
 	if (!w && !atomic_exchange(&warned, 1))
 		kb_warn("gpu=%s: no device fault watch: %s; a device fault "
 			"after user code started is charged to the user",
@@ -556,25 +507,25 @@ static struct kb_gpu_watch *start_watch(const struct job *j)
 
 /* Ends the watch; fault gets the evidence of a device fault, else "". */
 static void end_watch(const struct job *j, const struct kb_plan_run *p,
-		      struct kb_gpu_watch *w, char *fault, size_t fault_size)
+		      struct kb_device_watch *w, char *fault, size_t fault_size)
 {
 	char why[160];
 
 	fault[0] = '\0';
 	if (!w)
 		return;
-	switch (kb_gpu_watch_end(w, why, sizeof(why))) {
-	case KB_GPU_WATCH_FAULT:
+	switch (kb_device_watch_end(w, why, sizeof(why))) {
+	case KB_DEVICE_WATCH_FAULT:
 		snprintf(fault, fault_size, "%s", why);
 		kb_warn("run sub=%" PRIu64 " key=%s gpu=%s: device fault: %s",
 			j->s->id, p->key, j->o->gpu, why);
 		break;
-	case KB_GPU_WATCH_UNKNOWN:
+	case KB_DEVICE_WATCH_UNKNOWN:
 		kb_warn("run sub=%" PRIu64 " key=%s gpu=%s: device fault "
 			"watch failed: %s",
 			j->s->id, p->key, j->o->gpu, why);
 		break;
-	case KB_GPU_WATCH_CLEAN:
+	case KB_DEVICE_WATCH_CLEAN:
 		if (why[0])
 			kb_info("run sub=%" PRIu64 " key=%s gpu=%s: %s",
 				j->s->id, p->key, j->o->gpu, why);
@@ -583,7 +534,7 @@ static void end_watch(const struct job *j, const struct kb_plan_run *p,
 }
 
 /* Profile mode of a cu task: the harness run under Nsight Compute. */
-static int under_ncu(const struct job *j, const struct kb_plan_run *p)
+int kb__eval_under_ncu(const struct job *j, const struct kb_plan_run *p)
 {
 	return p->profile && j->ncu[0];
 }
@@ -626,7 +577,7 @@ static void collect_profile(struct job *j, size_t i,
 
 	kb__profile__init(pf);
 	rr->profile = pf;
-	if (under_ncu(j, p))
+	if (kb__eval_under_ncu(j, p))
 		kb_profile_collect_ncu(&c, sr, pf);
 	else if (j->python)
 		kb_profile_collect_torch(&c, rr, pf);
@@ -641,80 +592,6 @@ static void collect_profile(struct job *j, size_t i,
 							: j->trace_left;
 }
 
-/* ---- the next Python run, started ahead (ready.h) ---- */
-
-/* How long a held run waits for a job before it ends (the next job then
- * starts another). */
-#define READY_HOLD_S 3600.0
-/* After a held run failed (ready_backoff), the next waits this long,
- * doubled for each failure in a row (at most READY_HOLD_S). */
-#define READY_RETRY_S 10.0
-/* How long a job waits for a held run to finish starting. */
-#define READY_SETTLE_S 60.0
-
-struct kb_eval_ready {
-	pthread_mutex_t mu;
-	int busy;             /* a job or a start has it */
-	struct kb_eval_opts o;
-	struct job j;         /* J, the options, the interpreter: as a job's */
-	struct kb_argv argv;  /* the interpreter and J/out/kb_ready.py */
-	struct sb_args a;
-	struct kb_held h;
-	double t0;            /* when it started */
-	unsigned taken;       /* jobs that took one */
-	unsigned failures;    /* held runs in a row that failed */
-	double next_start;    /* none starts before (kb_mono_s()) */
-};
-
-static void ready_put(struct kb_eval_ready *rd);
-static void ready_drop(struct kb_eval_ready *rd);
-static void ready_backoff(struct kb_eval_ready *rd);
-
-/* Hands argv (the run's: the held run's interpreter, then its arguments)
- * to the held run this job took. Returns 1 when it runs there; 0 when it
- * cannot (the held run ended before the job came): then J/step is fresh
- * again with the cases for a sandbox of its own; -1 with the infra error
- * set. Either way the job no longer holds it. */
-static int held_release(struct job *j, const struct kb_plan_run *p,
-			const struct kb_argv *argv)
-{
-	struct kb_eval_ready *rd = j->held;
-	int rc = -EINVAL;
-
-	if (strcmp(argv->v[0], rd->argv.v[0]) == 0)
-		rc = kb_held_release(&rd->h, argv->v + 1,
-				     p->timeout_s);
-	if (rc == 0)
-		return 1;
-	kb_warn("sub=%" PRIu64 ": the held Python run cannot take the "
-		"job (%s): a fresh sandbox runs it", j->s->id,
-		rc == -EPIPE ? "it had ended" : strerror(-rc));
-	kb_held_discard(&rd->h);
-	ready_put(rd);
-	j->held = NULL;
-	kb_jobdir_step_end(&j->jd);
-	return prepare_run(j, p) < 0 ? -1 : 0;
-}
-
-/* Waits for the held run the job released (held_release()). */
-static int held_join(struct job *j, struct kb_sandbox_result *r, char *err,
-		     size_t err_size)
-{
-	struct kb_eval_ready *rd = j->held;
-	int rc = kb_held_join(&rd->h, r, err, err_size);
-
-	ready_put(rd);
-	j->held = NULL;
-	/* Ended before the sandbox saw the release (ready.py died just
-	 * before the job came): nothing of the job ran; not the user's. */
-	if (rc == 0 && !r->infra_error && !r->released) {
-		r->infra_error = 1;
-		snprintf(r->infra_msg, sizeof(r->infra_msg),
-			 "the held Python run ended before its job started");
-	}
-	return rc;
-}
-
 /* One harness run through the sandbox, the device watched. Returns 0, or
  * -1 with the infra error set (the run never finished). */
 static int run_one(struct job *j, const struct kb_builder *b, size_t i)
@@ -723,7 +600,7 @@ static int run_one(struct job *j, const struct kb_builder *b, size_t i)
 	struct kb_run_outcome *o = &j->runs[i];
 	struct kb_sandbox_result sr;
 	struct kb_argv argv = {0};
-	struct kb_gpu_watch *watch;
+	struct kb_device_watch *watch;
 	struct kb_starve_sample before, after;
 	char err[256] = "", fault[160];
 	Kb__RunResult *rr;
@@ -736,23 +613,23 @@ static int run_one(struct job *j, const struct kb_builder *b, size_t i)
 		kb_argv_free(&argv);
 		return -1;
 	}
-	if (prepare_run(j, p) < 0) {
+	if (kb__eval_prepare_run(j, p) < 0) {
 		kb_argv_free(&argv);
 		return -1;
 	}
-	if (under_ncu(j, p))
+	if (kb__eval_under_ncu(j, p))
 		wrap_ncu(j, &argv);
-	j->ncu_env = under_ncu(j, p);
+	j->ncu_env = kb__eval_under_ncu(j, p);
 	progress(j, p->stage, p->progress);
 	watch = start_watch(j);
 	kb_starve_sample(&before);
-	held = j->held ? held_release(j, p, &argv) : 0;
+	held = j->held ? kb__eval_held_release(j, p, &argv) : 0;
 	if (held < 0) {
 		end_watch(j, p, watch, fault, sizeof(fault));
 		kb_argv_free(&argv);
 		return -1;
 	}
-	rc = held ? held_join(j, &sr, err, sizeof(err))
+	rc = held ? kb__eval_held_join(j, &sr, err, sizeof(err))
 		  : sandbox(j, &argv, j->jd.step, p->timeout_s, 1, 1, 0, &sr,
 			    err, sizeof(err));
 	kb_starve_sample(&after);
@@ -892,238 +769,6 @@ static const struct kb_builder *check_submission(struct job *j)
 	return b;
 }
 
-/* ---- the held run: taking it, starting the next ---- */
-
-/* Gives back what a job or a start took. */
-static void ready_put(struct kb_eval_ready *rd)
-{
-	pthread_mutex_lock(&rd->mu);
-	rd->busy = 0;
-	pthread_mutex_unlock(&rd->mu);
-}
-
-/* A held run still starting (importing torch) would share the CPUs with
- * the job about to run, whose timings it would disturb: the job waits
- * until it is ready. One that is not ready within READY_SETTLE_S is
- * ended and counts as a failure. */
-static void ready_settle(struct kb_eval_ready *rd)
-{
-	pthread_mutex_lock(&rd->mu);
-	if (rd->busy || !kb_held_alive(&rd->h)) {
-		pthread_mutex_unlock(&rd->mu);
-		return;
-	}
-	rd->busy = 1;
-	pthread_mutex_unlock(&rd->mu);
-	switch (kb_held_wait_ready(&rd->h, READY_SETTLE_S)) {
-	case 1:
-		break;
-	case 0:
-		kb_warn("the held Python run was not ready after %.0f s: "
-			"ended", kb_mono_s() - rd->t0);
-		kb_held_discard(&rd->h);
-		ready_drop(rd);
-		ready_backoff(rd);
-		break;
-	default: /* it ended: ready_drop says how */
-		ready_drop(rd);
-	}
-	ready_put(rd);
-}
-
-/* Whether the job's first command can be the held run: its first harness
- * run, of a Python task, with the environment every held run has (no
- * secret seed, not under Nsight Compute), the real sandbox and no
- * compile step before it (which needs J/step first). */
-static int ready_fits(const struct job *j, const struct kb_builder *b)
-{
-	return j->python && j->o->python && !j->o->sandbox &&
-	       !j->o->build_only && j->nplan > 0 && !j->plan[0].secret &&
-	       !under_ncu(j, &j->plan[0]) &&
-	       !(b->build && kb_build_py_compiles(&j->s->code));
-}
-
-/* Takes the held run for job j when one is waiting: J becomes the job's
- * directory (its J/step the scratch of the first run). */
-static void ready_take(struct kb_eval_ready *rd, struct job *j)
-{
-	pthread_mutex_lock(&rd->mu);
-	if (rd->busy || !kb_held_alive(&rd->h)) {
-		pthread_mutex_unlock(&rd->mu);
-		return;
-	}
-	rd->busy = 1;
-	pthread_mutex_unlock(&rd->mu);
-	j->jd = rd->j.jd;
-	/* The held run's options keep pointing at rd->j.jd's paths, which
-	 * stay; its descriptors are the job's now. */
-	rd->j.jd.fd = rd->j.jd.lock_fd = rd->j.jd.out_fd = -1;
-	rd->j.jd.step_fd = -1;
-	j->held = rd;
-	rd->taken++;
-	rd->failures = 0;
-	kb_debug("sub=%" PRIu64 " takes the held Python run started %.1f s "
-		 "ago (%s)", j->s->id, kb_mono_s() - rd->t0,
-		 kb_held_wait_ready(&rd->h, 0.001) == 1 ? "ready"
-							 : "not ready");
-}
-
-struct kb_eval_ready *kb_eval_ready_new(void)
-{
-	struct kb_eval_ready *rd = kb__xcalloc(1, sizeof(*rd));
-
-	pthread_mutex_init(&rd->mu, NULL);
-	rd->j.jd.fd = -1;
-	return rd;
-}
-
-/* One more held run in a row failed: the next waits longer and longer
- * (READY_RETRY_S doubled per failure, at most READY_HOLD_S). */
-static void ready_backoff(struct kb_eval_ready *rd)
-{
-	rd->failures++;
-	rd->next_start = kb_mono_s() +
-			 fmin(READY_RETRY_S * (1 << (rd->failures < 9
-							     ? rd->failures : 9)),
-			      READY_HOLD_S);
-}
-
-/* Ends a held run that no job took and releases its J (rd is busy). */
-static void ready_drop(struct kb_eval_ready *rd)
-{
-	struct kb_sandbox_result r;
-	char err[256] = "";
-	int rc;
-
-	if (kb_held_alive(&rd->h)) {
-		kb_held_discard(&rd->h);
-	} else if (rd->h.started) {
-		double lived = kb_mono_s() - rd->t0;
-
-		rc = kb_held_join(&rd->h, &r, err, sizeof(err));
-		if (rc == 0 && !r.infra_error && r.timed_out) {
-			kb_info("the held Python run reached its hold limit "
-				"(%.0f s) unused", lived);
-		} else {
-			/* Ended by itself: a broken interpreter or sandbox. */
-			ready_backoff(rd);
-			kb_warn("the held Python run ended before a job came "
-				"(after %.1f s; the next in %.0f s): %s%s%.2000s",
-				lived, rd->next_start - kb_mono_s(),
-				rc < 0 || r.infra_error ? err : "it exited",
-				r.err && r.err_len ? "; stderr: " : "",
-				r.err ? r.err : "");
-		}
-		kb_sandbox_result_clear(&r);
-	}
-	if (rd->j.jd.fd >= 0)
-		kb_jobdir_close(&rd->j.jd, 0);
-	rd->j.jd.fd = -1;
-	kb_argv_free(&rd->argv);
-}
-
-int kb_eval_ready_start(struct kb_eval_ready *rd, const struct kb_eval_opts *o)
-{
-	char err[256] = "", script[PATH_MAX + 32];
-	double cap;
-	int rc;
-
-	if (!rd || !o->python || !o->python->torch[0] || o->sandbox)
-		return 0;
-	pthread_mutex_lock(&rd->mu);
-	if (rd->busy || kb_held_alive(&rd->h)) {
-		pthread_mutex_unlock(&rd->mu);
-		return 0;
-	}
-	rd->busy = 1;
-	pthread_mutex_unlock(&rd->mu);
-	ready_drop(rd); /* one that ended unused */
-	if (kb_mono_s() < rd->next_start) {
-		ready_put(rd);
-		return 0;
-	}
-	rd->o = *o;
-	rd->o.ready = NULL; /* nothing of a job's: */
-	rd->o.progress = NULL;
-	rd->o.progress_ctx = NULL;
-	rd->o.cancel = NULL;
-	memset(&rd->j, 0, sizeof(rd->j));
-	rd->j.o = &rd->o;
-	rd->j.python = 1;
-	rd->j.jd.fd = -1;
-	rc = kb_jobdir_open(&rd->j.jd, o->workdir, 0, err, sizeof(err));
-	if (rc == 0)
-		rc = kb_jobdir_step_begin(&rd->j.jd, err, sizeof(err));
-	if (rc == 0 &&
-	    (rc = kb_jobdir_write_at(rd->j.jd.out_fd, KB_READY_SCRIPT,
-				     kb_ready_py, strlen(kb_ready_py),
-				     0444)) < 0)
-		snprintf(err, sizeof(err), "%s: %s", KB_READY_SCRIPT,
-			 strerror(-rc));
-	if (rc == 0) {
-		snprintf(script, sizeof(script), "%s/" KB_READY_SCRIPT,
-			 rd->j.jd.out);
-		kb_argv_push(&rd->argv, o->python->exe);
-		kb_argv_push(&rd->argv, script);
-		/* The run's own limit is set when it is released; its CPU
-		 * time limit must allow the longest run. */
-		cap = o->run_timeout_cap_s > 0 ? o->run_timeout_cap_s
-						: READY_HOLD_S;
-		sandbox_args(&rd->j, &rd->argv, rd->j.jd.step, cap, 1, 1, 0,
-			     &rd->a);
-		/* The go socket's number in the run (kb_sandbox.h). */
-		rd->a.e.v[rd->a.e.n++] = "KB_READY_FD=4";
-		rd->a.e.v[rd->a.e.n] = NULL;
-		rd->t0 = kb_mono_s();
-		rc = kb_held_start(&rd->h, &rd->a.so, READY_HOLD_S, err,
-				   sizeof(err));
-	}
-	if (rc < 0) {
-		ready_drop(rd);
-		ready_backoff(rd);
-		kb_warn("cannot start a held Python run (the next in %.0f s): "
-			"%s", rd->next_start - kb_mono_s(), err);
-	}
-	ready_put(rd);
-	return rc;
-}
-
-int kb_eval_ready_wait(struct kb_eval_ready *rd, double timeout_s)
-{
-	int rc;
-
-	pthread_mutex_lock(&rd->mu);
-	rc = rd->busy ? 0
-	     : !kb_held_alive(&rd->h) ? -1
-	     : kb_held_wait_ready(&rd->h, timeout_s);
-	pthread_mutex_unlock(&rd->mu);
-	return rc;
-}
-
-unsigned kb_eval_ready_taken(struct kb_eval_ready *rd)
-{
-	unsigned n;
-
-	pthread_mutex_lock(&rd->mu);
-	n = rd->taken;
-	pthread_mutex_unlock(&rd->mu);
-	return n;
-}
-
-void kb_eval_ready_free(struct kb_eval_ready *rd)
-{
-	if (!rd)
-		return;
-	pthread_mutex_lock(&rd->mu);
-	if (rd->busy)
-		kb_warn("a held Python run is freed while in use");
-	rd->busy = 1;
-	pthread_mutex_unlock(&rd->mu);
-	ready_drop(rd);
-	pthread_mutex_destroy(&rd->mu);
-	free(rd);
-}
-
 static Kb__Result *new_result(const struct kb_eval_opts *o,
 			      const Kb__Submission *s)
 {
@@ -1194,9 +839,9 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	    kb_lang_get(b->lang)->ncu && find_ncu(&j) < 0)
 		goto done;
 	if (o.ready)
-		ready_settle(o.ready);
-	if (o.ready && ready_fits(&j, b))
-		ready_take(o.ready, &j);
+		kb__eval_ready_settle(o.ready);
+	if (o.ready && kb__eval_ready_fits(&j, b))
+		kb__eval_ready_take(o.ready, &j);
 	if (!j.held &&
 	    kb_jobdir_open(&j.jd, o.workdir, s->id, err, sizeof(err)) < 0) {
 		set_infra(&j, "%s", err);
@@ -1218,11 +863,7 @@ Kb__Result *kb_eval_run(const struct kb_eval_opts *opts,
 	}
 	run_all(&j, b);
 done:
-	if (j.held) { /* the job ended before its first run */
-		kb_held_discard(&j.held->h);
-		ready_put(j.held);
-		j.held = NULL;
-	}
+	kb__eval_held_drop(&j);
 	kb_sysinfo_end(o.gpu, o.device, j.r->system);
 	kb_sysinfo_apply_report(j.r->system, j.r->runs, j.r->n_runs);
 	if (!j.r->system->runtime[0] && j.toolkit[0])

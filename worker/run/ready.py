@@ -1,4 +1,4 @@
-"""kb_ready: a Python harness run started before its job (worker/ready.h).
+"""kb_ready: a Python harness run started before its job (worker/run/ready.h).
 
 The worker starts this script in a fresh sandbox, exactly as it starts a
 harness run, before any job has arrived: same uid, namespaces, cgroup,

@@ -1,9 +1,9 @@
 /* kb_held: a sandboxed run started before its job is known, released
- * when the job comes. Python tasks use it (eval.h, kb_eval_ready): the
+ * when the job comes. Python tasks use it (eval_ready.h): the
  * interpreter and torch take 2-4 s to start, longer than the rest of a
  * test-mode job, so the worker starts the next job's harness run ahead,
  * in a fresh sandbox of its own exactly as for any run, running
- * worker/ready.py (embedded here), which imports torch, starts our
+ * worker/run/ready.py (embedded here), which imports torch, starts our
  * harness's child and waits. Nothing is shared between jobs: each held
  * run serves one job's first run, then ends as every run does; the
  * next job gets a new one.
@@ -32,7 +32,7 @@
 
 #include "kb_sandbox.h"
 
-/* The launcher's text (worker/ready.py), NUL-terminated. */
+/* The launcher's text (worker/run/ready.py), NUL-terminated. */
 extern const char kb_ready_py[];
 #define KB_READY_SCRIPT "kb_ready.py"
 

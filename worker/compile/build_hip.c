@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "amdgpu.h"
+#include "amd.h"
 #include "pbutil.h"
 
 #define DEFAULT_HIP_HOME "/usr"
@@ -162,7 +162,7 @@ enum kb_build_state kb__build_hip(struct kb_build_ctx *c, Kb__CompileResult *cr,
 							 : DEFAULT_HIP_HOME;
 	enum kb_build_state st = KB_BUILD_INFRA;
 
-	if (!c->hip_arch || !kb_amdgpu_arch_valid(c->hip_arch)) {
+	if (!c->hip_arch || !kb_amd_arch_valid(c->hip_arch)) {
 		/* Not an AMD worker, or one that could not tell its device:
 		 * retrying here cannot help. */
 		snprintf(msg, msg_size,

@@ -1,5 +1,5 @@
-/* kb_amdgpu: see amdgpu.h. */
-#include "amdgpu.h"
+/* kb_amd: the AMD family of the device table (see amd.h). */
+#include "amd.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -11,9 +11,13 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
+#include "device_int.h"
+#include "kb_lang.h"
+#include "kb_log.h"
+
 static const char *sysfs = "/sys";
 
-void kb_amdgpu_set_sysfs_root(const char *root)
+void kb_amd_set_sysfs_root(const char *root)
 {
 	sysfs = root ? root : "/sys";
 }
@@ -58,7 +62,7 @@ static int node_cmp(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-int kb_amdgpu_gfx_name(unsigned version, char *out, size_t out_size)
+int kb_amd_gfx_name(unsigned version, char *out, size_t out_size)
 {
 	unsigned major = version / 10000, minor = version / 100 % 100,
 		 step = version % 100;
@@ -69,7 +73,7 @@ int kb_amdgpu_gfx_name(unsigned version, char *out, size_t out_size)
 	return 0;
 }
 
-int kb_amdgpu_arch_valid(const char *s)
+int kb_amd_arch_valid(const char *s)
 {
 	size_t n = 0;
 
@@ -98,7 +102,7 @@ static const struct {
 	{"MI100", "gfx908"},
 };
 
-const char *kb_amdgpu_arch_for_name(const char *gpu)
+const char *kb_amd_arch_for_name(const char *gpu)
 {
 	for (size_t i = 0; gpu && i < sizeof(amd_table) / sizeof(amd_table[0]);
 	     i++)
@@ -108,7 +112,7 @@ const char *kb_amdgpu_arch_for_name(const char *gpu)
 	return NULL;
 }
 
-int kb_amdgpu_is_amd_name(const char *gpu)
+int kb_amd_is_amd_name(const char *gpu)
 {
 	return gpu && strncasecmp(gpu, "MI", 2) == 0;
 }
@@ -153,13 +157,16 @@ static void device_dir(const char *pci, char *out, size_t size)
 	snprintf(out, size, "%s/bus/pci/devices/%s", sysfs, pci);
 }
 
-int kb_amdgpu_probe(struct kb_amdgpu_dev *g, const char *visible)
+int kb_amd_probe(struct kb_device_info *g, const char *visible)
 {
 	char props[8192], path[4400], name[128] = "";
 	long long ver, loc, dom, render;
 	int index = 0;
 
 	memset(g, 0, sizeof(*g));
+	g->family = &kb_device_amd;
+	g->minor = -1;
+	g->render_minor = -1;
 	if (visible && *visible) {
 		char *end;
 		long v = strtol(visible, &end, 10);
@@ -181,7 +188,7 @@ int kb_amdgpu_probe(struct kb_amdgpu_dev *g, const char *visible)
 	dom = prop(props, "domain");
 	render = prop(props, "drm_render_minor");
 	if (ver <= 0 ||
-	    kb_amdgpu_gfx_name((unsigned)ver, g->gfx, sizeof(g->gfx)) < 0) {
+	    kb_amd_gfx_name((unsigned)ver, g->gfx, sizeof(g->gfx)) < 0) {
 		snprintf(g->why, sizeof(g->why),
 			 "AMD GPU %d: no usable gfx_target_version", index);
 		return -1;
@@ -201,6 +208,7 @@ int kb_amdgpu_probe(struct kb_amdgpu_dev *g, const char *visible)
 		snprintf(g->name, sizeof(g->name), "%s", name);
 	else
 		snprintf(g->name, sizeof(g->name), "AMD %s", g->gfx);
+	g->ok = 1;
 	return 0;
 }
 
@@ -239,8 +247,15 @@ static int hwmon_dir(const char *dev, char *out, size_t size)
 	return rc;
 }
 
-int kb_amdgpu_sample(const char *pci, int *sm_mhz, int *temp_c, int *power_mw)
+/* The engine clock (the level of pp_dpm_sclk marked "*"), the junction
+ * (else first) temperature and the power from the device's hwmon
+ * directory. */
+static int amd_sample(const struct kb_device_info *g,
+		      struct kb_device_sample *s)
 {
+	const char *pci = g && g->ok ? g->pci_bus_id : NULL;
+	int *sm_mhz = &s->sm_mhz, *temp_c = &s->temp_c,
+	    *power_mw = &s->power_mw;
 	char dev[4200], hw[4600], path[4800], label[32];
 	long long v;
 
@@ -275,7 +290,9 @@ int kb_amdgpu_sample(const char *pci, int *sm_mhz, int *temp_c, int *power_mw)
 	return 0;
 }
 
-int kb_amdgpu_driver_string(char *out, size_t out_size)
+/* The amdgpu driver's version (its module's, else the kernel's release)
+ * into out; 0, or -1 with out = "". */
+static int driver_string(char *out, size_t out_size)
 {
 	char path[4200];
 	struct utsname u;
@@ -295,9 +312,24 @@ int kb_amdgpu_driver_string(char *out, size_t out_size)
 	return -1;
 }
 
+/* The driver is named for a device that was read only: a worker that
+ * found none cannot say which driver its runs would meet. */
+static int amd_describe(const struct kb_device_info *g, const char *gpu,
+			struct kb_device_desc *out)
+{
+	kb__device_name(g, gpu, out->name, sizeof(out->name));
+	out->runtime = "";
+	if (!g || !g->ok) {
+		out->driver[0] = '\0';
+		return -1;
+	}
+	return driver_string(out->driver, sizeof(out->driver));
+}
+
 /* ---- the fault watch ---- */
 
-struct kb_amdgpu_watch {
+struct amd_watch {
+	struct kb_device_watch base;
 	char dev[4200];
 	long long ue;
 };
@@ -329,10 +361,11 @@ static long long ras_ue(const char *dev)
 	return sum;
 }
 
-struct kb_amdgpu_watch *kb_amdgpu_watch_start(const char *pci, char *errstr,
-					      size_t errstr_size)
+static struct kb_device_watch *amd_watch_start(const struct kb_device_info *g,
+					       char *errstr, size_t errstr_size)
 {
-	struct kb_amdgpu_watch w, *out;
+	const char *pci = g && g->ok ? g->pci_bus_id : NULL;
+	struct amd_watch w = {.base.family = &kb_device_amd}, *out;
 
 	if (!pci || !pci[0]) {
 		snprintf(errstr, errstr_size,
@@ -352,35 +385,104 @@ struct kb_amdgpu_watch *kb_amdgpu_watch_start(const char *pci, char *errstr,
 		return NULL;
 	}
 	*out = w;
-	return out;
+	return &out->base;
 }
 
-/* Results as gpu.h's enum kb_gpu_watch_result. */
-enum { WATCH_UNKNOWN = -1, WATCH_CLEAN = 0, WATCH_FAULT = 1 };
-
-int kb_amdgpu_watch_end(struct kb_amdgpu_watch *w, char *why, size_t why_size)
+/* kb_device_watch_end has handled NULL and cleared why. */
+static enum kb_device_watch_result amd_watch_end(struct kb_device_watch *base,
+						 char *why, size_t why_size)
 {
-	int r = WATCH_CLEAN;
+	struct amd_watch *w = (struct amd_watch *)base;
+	enum kb_device_watch_result r = KB_DEVICE_WATCH_CLEAN;
 	struct stat st;
 	long long ue;
 
-	if (why_size)
-		why[0] = '\0';
-	if (!w) {
-		snprintf(why, why_size, "no device fault watch");
-		return WATCH_UNKNOWN;
-	}
 	if (stat(w->dev, &st) < 0) {
 		snprintf(why, why_size, "the GPU is gone from the PCI bus");
-		r = WATCH_FAULT;
+		r = KB_DEVICE_WATCH_FAULT;
 	} else if ((ue = ras_ue(w->dev)) < 0) {
 		snprintf(why, why_size, "RAS error counters unreadable");
-		r = WATCH_UNKNOWN;
+		r = KB_DEVICE_WATCH_UNKNOWN;
 	} else if (ue > w->ue) {
 		snprintf(why, why_size, "uncorrectable RAS errors %lld -> %lld",
 			 w->ue, ue);
-		r = WATCH_FAULT;
+		r = KB_DEVICE_WATCH_FAULT;
 	}
 	free(w);
 	return r;
 }
+
+/* ---- the table's entry ---- */
+
+/* Reads the device and decides the hipcc target and what runs see:
+ * /dev/kfd and the device's own render node. */
+static int amd_setup(const struct kb_device_cfg *c, struct kb_device *d)
+{
+	const char *vis = getenv("ROCR_VISIBLE_DEVICES");
+	const char *arch_from;
+
+	if (!vis || !*vis)
+		vis = getenv("HIP_VISIBLE_DEVICES");
+	if (c->arch[0] && !kb_amd_arch_valid(c->arch)) {
+		kb_error("KB_HIP_ARCH must be a gfx target such as gfx942 or "
+			 "gfx90a, not \"%s\"",
+			 c->arch);
+		return -1;
+	}
+	if (kb_amd_probe(&d->info, vis) == 0)
+		kb_info("gpu=%s device \"%s\" %s pci=%s render=%d", c->gpu,
+			d->info.name, d->info.gfx, d->info.pci_bus_id,
+			d->info.render_minor);
+	else if (kb__device_unread(c, &d->info, "AMD") < 0)
+		return -1;
+	arch_from = kb__device_pick_arch(c, d, d->info.ok ? d->info.gfx : "",
+					 kb_amd_arch_for_name(c->gpu));
+	if (!arch_from)
+		kb_warn("gpu=%s: no gfx target known: hip builds will fail "
+			"(set KB_HIP_ARCH)",
+			c->gpu);
+	d->restrict_ = c->restrict_ && d->info.ok &&
+		       d->info.render_minor >= 128;
+	d->node = d->restrict_ ? d->info.render_minor : -1;
+	kb_info("gpu=%s arch=%s (%s) runs: %s", c->gpu,
+		d->arch[0] ? d->arch : "none", arch_from ? arch_from : "-",
+		d->restrict_ ? "/dev/kfd and its render node alone"
+			     : "every GPU node");
+	return 0;
+}
+
+/* /dev/kfd, and /dev/dri: with restrict_ and the worker's render node
+ * known (own >= 128), that one /dev/dri/renderD<own> alone (what a HIP
+ * program needs of its GPU: ROCm skips the GPUs whose render node it
+ * cannot open), else the whole of dri/. */
+static int amd_dev_node(const char *entry, int restrict_, int own, char *path,
+			size_t path_size)
+{
+	if (strcmp(entry, "kfd") == 0)
+		snprintf(path, path_size, "/dev/kfd");
+	else if (strcmp(entry, "dri") != 0)
+		return 0;
+	else if (restrict_ && own >= 128)
+		snprintf(path, path_size, "/dev/dri/renderD%d", own);
+	else
+		snprintf(path, path_size, "/dev/dri");
+	return 1;
+}
+
+/* Runs are not told their device by a variable: with KB_GPU_RESTRICT they
+ * get its render node alone, and ROCm enumerates only the GPUs whose node
+ * it can open. */
+const struct kb_device_family kb_device_amd = {
+	.name = "amd",
+	.has_device = 1,
+	.toolchain = KB_LANG_AMD,
+	.arch_setting = "KB_HIP_ARCH",
+	.run_env = NULL,
+	.claims = kb_amd_is_amd_name,
+	.setup = amd_setup,
+	.sample = amd_sample,
+	.describe = amd_describe,
+	.watch_start = amd_watch_start,
+	.watch_end = amd_watch_end,
+	.dev_node = amd_dev_node,
+};

@@ -19,7 +19,7 @@
  * stdout, stderr, specs and messages are left out of the Result.
  *
  * Python tasks: a worker may start the next job's first harness run ahead
- * (kb_eval_ready_*, ready.h): a sandbox of its own, like any run's, whose
+ * (eval_ready.h): a sandbox of its own, like any run's, whose
  * interpreter has imported torch before the job comes. The job takes it
  * for its first run when that run fits (not secret, not under Nsight
  * Compute, no compile step first); every other run, and every job when
@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu.h"
+#include "device.h"
 #include "kb.pb-c.h"
 #include "kb_sandbox.h"
 #include "python.h"
@@ -72,24 +72,22 @@ struct kb_eval_opts {
 				       * builds of the harness cache) */
 	const atomic_int *cancel;     /* when set nonzero, no new command starts */
 
-	/* GPU workers (gpu other than "CPU"); all may stay zero. Builds run
-	 * without the GPU; harness runs get the device nodes, PATH with
-	 * <cuda_home>/bin, LD_LIBRARY_PATH and CUDA_VISIBLE_DEVICES. */
+	/* GPU workers (gpu's device family has a device: device.h); all
+	 * may stay zero. Builds run without the GPU; harness runs get the
+	 * device nodes, PATH with <cuda_home>/bin, LD_LIBRARY_PATH and the
+	 * family's run_env (CUDA_VISIBLE_DEVICES). */
 	const char *cuda_arch;    /* nvcc target ("90a"); NULL: no cu builds */
 	const char *cuda_home;    /* toolkit root; NULL = /usr/local/cuda */
 	const char *cache_dir;    /* harness objects; NULL = <workdir>/cache */
 	const char *gpu_ld_path;  /* LD_LIBRARY_PATH of runs; NULL = default */
-	const char *gpu_visible;  /* CUDA_VISIBLE_DEVICES of runs, or NULL */
-	int gpu_restrict;         /* runs see /dev/nvidia<gpu_index> alone */
-	int gpu_index;
-	/* AMD workers: the hipcc target ("gfx942"; NULL: no hip builds),
-	 * ROCm's root (hipcc is <hip_home>/bin/hipcc; NULL = /usr), and with
-	 * gpu_restrict the render node runs get beside /dev/kfd
-	 * (/dev/dri/renderD<gpu_render_minor>; 0 = all of /dev/dri). */
+	const char *gpu_visible;  /* run_env's value for runs, or NULL */
+	int gpu_restrict;         /* runs see the device's own node alone: */
+	int gpu_index;            /* its number (kb_device.node) */
+	/* AMD workers: the hipcc target ("gfx942"; NULL: no hip builds) and
+	 * ROCm's root (hipcc is <hip_home>/bin/hipcc; NULL = /usr). */
 	const char *hip_arch;
 	const char *hip_home;
-	int gpu_render_minor;
-	const struct kb_gpu_info *device; /* the probed device, or NULL */
+	const struct kb_device_info *device; /* the probed device, or NULL */
 
 	/* Python tasks: the interpreter (KB_PYTHON); NULL: "python3" on the
 	 * sandbox's PATH, unless python_why says why there is none (then py
@@ -101,7 +99,7 @@ struct kb_eval_opts {
 	 * its sentinel (problems/harness/python/README.md, "The sentinel,
 	 * not yet the default"). */
 	int py_sentinel;
-	/* The held run (kb_eval_ready_new) a Python job may take for its
+	/* The held run (eval_ready.h) a Python job may take for its
 	 * first run, or NULL. The caller starts the next one
 	 * (kb_eval_ready_start) when the worker is idle: never while a job
 	 * runs, whose timings the interpreter's start would disturb. */
@@ -120,29 +118,6 @@ struct kb_eval_opts {
  * platform's included, is a verdict (out of memory aborts). The caller
  * owns the Result and frees it with kb__result__free_unpacked(r, NULL). */
 Kb__Result *kb_eval_run(const struct kb_eval_opts *o, const Kb__Submission *s);
-
-/* A worker's held Python run, empty until started. */
-struct kb_eval_ready *kb_eval_ready_new(void);
-
-/* Starts a held run for the next Python job of o, unless one is held or
- * in use, o has no Python with torch (or a fake sandbox), or the last
- * held runs failed (ended by themselves, could not start, or were not
- * ready within a minute): then it waits 10 s, doubled per failure in a
- * row, at most an hour. Cheap when there is nothing to do: call it on
- * every idle moment. The options must be those of the jobs it will serve.
- * Returns 0 (also when there is nothing to do) or -errno (logged; jobs
- * then run as usual). */
-int kb_eval_ready_start(struct kb_eval_ready *rd, const struct kb_eval_opts *o);
-
-/* Waits up to timeout_s until the held run has imported torch. Returns 1
- * ready, 0 not (yet), -1 none or it ended. */
-int kb_eval_ready_wait(struct kb_eval_ready *rd, double timeout_s);
-
-/* How many jobs have taken a held run of rd. */
-unsigned kb_eval_ready_taken(struct kb_eval_ready *rd);
-
-/* Ends the held run, if any, and frees rd (NULL is a no-op). */
-void kb_eval_ready_free(struct kb_eval_ready *rd);
 
 /* The Result of a job the worker will not evaluate (any more): an
  * infrastructure error with why as its error, never charged to the user.

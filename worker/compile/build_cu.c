@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "nvidia.h"
 #include "pbutil.h"
 
 #define DEFAULT_CUDA_HOME "/usr/local/cuda"
@@ -200,7 +200,7 @@ enum kb_build_state kb__build_cu(struct kb_build_ctx *c, Kb__CompileResult *cr,
 							   : DEFAULT_CUDA_HOME;
 	enum kb_build_state st = KB_BUILD_INFRA;
 
-	if (!c->cuda_arch || !kb_gpu_arch_valid(c->cuda_arch)) {
+	if (!c->cuda_arch || !kb_nvidia_arch_valid(c->cuda_arch)) {
 		/* A CPU worker, or a GPU worker that could not tell its
 		 * device: retrying here cannot help. */
 		snprintf(msg, msg_size,
