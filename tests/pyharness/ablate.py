@@ -51,7 +51,7 @@ def main(names):
     gpu = H.have_gpu()
     jobs = []
     for case in H.CASES:
-        if names and case["name"] not in names:
+        if not H.selected(case, names):
             continue
         if case.get("gpu_only") and not gpu:
             print("skipped (no GPU): %s" % case["name"])

@@ -346,6 +346,20 @@ CASES = [
 ]
 
 
+def selected(case, names):
+    """Whether the command line's names select case: every case without
+    names; "--alone" the cases marked alone, "--others" the rest (CTest
+    runs the two as separate tests, the first with nothing beside it);
+    else the cases named."""
+    if not names:
+        return True
+    if names == ["--alone"]:
+        return bool(case.get("alone"))
+    if names == ["--others"]:
+        return not case.get("alone")
+    return case["name"] in names
+
+
 def run_all(jobs):
     """Runs jobs, a list of (case, function of no arguments), and returns
     their results in the same order: the cases not marked `alone` two at a

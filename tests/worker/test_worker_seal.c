@@ -195,12 +195,18 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("worker_seal");
-	TCase *tc = tcase_create("seal");
+	/* Two cases, two CTest entries (CK_RUN_CASE): test-mode verdicts
+	 * beside other suites, ranked runs alone (CMakeLists.txt). */
+	TCase *tv = tcase_create("verdicts");
+	TCase *tc = tcase_create("ranked");
 
+	tcase_add_checked_fixture(tv, setup, teardown);
+	tcase_set_timeout(tv, 240);
+	tcase_add_loop_test(tv, same_verdicts, 0, 8);
+	tcase_add_loop_test(tv, wider_reference_dtype, 0, 2);
+	suite_add_tcase(s, tv);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 240);
-	tcase_add_loop_test(tc, same_verdicts, 0, 8);
-	tcase_add_loop_test(tc, wider_reference_dtype, 0, 2);
 	tcase_add_test(tc, sealed_leaderboard);
 	tcase_add_test(tc, timer_patch_gains_nothing);
 	tcase_add_test(tc, fake_report_gains_nothing);
