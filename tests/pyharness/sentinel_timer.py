@@ -11,6 +11,7 @@ logic around it, so that a change to it fails here first.
 
 import os
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -80,7 +81,7 @@ def check(cond, what):
 
 def timer():
     k = SimKernel()
-    words = [0, 0, 0]
+    words = [0] * S.N_WORDS
     resets = []
     t = S.Timer(k, words, lambda: resets.append(len(k.live)))
     # calibrated as on an H100, but for dev_ns: turn_ns 1 ns, so that the
@@ -173,6 +174,39 @@ def main():
     t.before_go()
     check(t.watch_seq != old and old not in k.live,
           "renewed: a new watch, the old one released")
+
+    # the armed handshake: arm() returns once the child says "armed",
+    # and the child's spin ends at go_word()
+    t, k, words, _ = timer()
+    seen = []
+
+    def child():
+        time.sleep(0.002)
+        words[S.W_ARMED] = 3
+        t0 = time.monotonic_ns()
+        while words[S.W_GO] != 3 and time.monotonic_ns() - t0 < 2e9:
+            pass
+        seen.append(words[S.W_GO])
+    th = threading.Thread(target=child)
+    th.start()
+    ok = t.arm(3, lambda: False)
+    t.go_word(3)
+    th.join()
+    check(ok and seen == [3] and t.arm_timeouts == 0,
+          "armed: arm() saw 'armed', the child saw 'go'")
+    # a child that never arms: poll() ends the wait (its reply or death),
+    # else ARM_MAX_NS, counted
+    t, k, words, _ = timer()
+    words[S.W_ARMED] = 2
+    check(not t.arm(3, lambda: True) and t.arm_timeouts == 0,
+          "not armed, the child replied: no wait")
+    saved, S.ARM_MAX_NS = S.ARM_MAX_NS, 1e6
+    try:
+        ok = t.arm(3, lambda: False)
+    finally:
+        S.ARM_MAX_NS = saved
+    check(not ok and t.arm_timeouts == 1,
+          "not armed in ARM_MAX_NS: a timeout, counted")
 
     print("%d failed" % len(FAILS))
     return 1 if FAILS else 0

@@ -4,6 +4,7 @@ its honest example (spread over RUNS runs), and on vectoradd the claim
 attack (claim_scale.py: every claim x 0.6), each with the sentinel
 (KBH_SENTINEL=1) and with the slack rule alone (the default).
 VARIANTS (environment) picks the variants: sent (KBH_SENTINEL=1), slack,
+sent-spin (the armed handshake: KBH_SENT_SPIN=1),
 sent-lN (the hold released N us after "started" at most), sent-wN
 (N us after an empty call's p90 "started", if not started).
 Prints per run each benchmark's mean, the sentinel's measured and claimed
@@ -21,10 +22,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import pyh_lib as L  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# sent: KBH_SENTINEL=1; slack: the default; sent-lN: the hold released
+# sent: KBH_SENTINEL=1; slack: the default; sent-spin: the armed
+# handshake (KBH_SENT_SPIN=1); sent-lN: the hold released
 # N us after "started" at most (KBH_SENT_LAUNCH_US); sent-wN: N us after
 # an empty call's p90 "started" (KBH_SENT_WAKE_US)
 VARIANTS = os.environ.get("VARIANTS", "sent slack").split()
+
+
+def variant_env(v):
+    """The harness's environment for a variant."""
+    if v == "slack":
+        return {}
+    env = {"KBH_SENTINEL": "1"}
+    if v == "sent-spin":
+        env["KBH_SENT_SPIN"] = "1"
+    elif v.startswith("sent-l"):
+        env["KBH_SENT_LAUNCH_US"] = v[6:]
+    elif v.startswith("sent-w"):
+        env["KBH_SENT_WAKE_US"] = v[6:]
+    return env
 
 
 def row(what, r, nb):
@@ -59,12 +75,7 @@ def main(argv):
             cases = t.cases("benchmarks", "")
             for k in range(runs):
                 for variant in VARIANTS:
-                    env = {} if variant == "slack" else \
-                        {"KBH_SENTINEL": "1", "KBH_SENT_LAUNCH_US":
-                         variant[6:]} if variant.startswith("sent-l") else \
-                        {"KBH_SENTINEL": "1", "KBH_SENT_WAKE_US":
-                         variant[6:]} if variant.startswith("sent-w") else \
-                        {"KBH_SENTINEL": "1"}
+                    env = variant_env(variant)
                     if os.environ.get("KBH_SENT_LOG"):
                         env["KBH_SENT_LOG"] = os.environ["KBH_SENT_LOG"]
                     t0 = time.monotonic()

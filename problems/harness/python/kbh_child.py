@@ -106,7 +106,7 @@ class Child:
         self.sticky = False
         self.prof = None
         self.page = None          # the sentinel's page (HELLO)
-        self.words = [0, 0, 0]
+        self.words = [0] * 5
         # References taken before any user code runs.
         self.Tensor = torch.Tensor
         self.copy_ = torch.Tensor.copy_
@@ -187,13 +187,14 @@ class Child:
 
     def hello(self, req, fds, r):
         if req.get("page"):
-            # The sentinel's page (kbh_sentinel): "started", "done" and
-            # "launched", the words call() writes.
+            # The sentinel's page (kbh_sentinel): "started", "done",
+            # "launched" and "armed", the words call() writes, and "go",
+            # the parent's (_armed()).
             if len(fds) != 1:
                 raise RuntimeError("HELLO without the sentinel's page")
             self.page = mmap.mmap(fds[0], mmap.PAGESIZE, mmap.MAP_SHARED,
                                   mmap.PROT_READ | mmap.PROT_WRITE)
-            self.words = (ctypes.c_uint32 * 3).from_buffer(self.page)
+            self.words = (ctypes.c_uint32 * 5).from_buffer(self.page)
         if (req["device"], req["ordinal"]) != (self.kind, self.ordinal):
             raise RuntimeError("the child chose device %s:%d, the parent "
                                "%s:%d" % (self.kind, self.ordinal,
@@ -214,6 +215,7 @@ class Child:
         busy = int(req["busy_ns"])
         if req.get("sent"):
             # as call() below, with a sleeping kernel for the call
+            self._armed(req)
             t0 = _now()
             self.words[0] = req["seq"]
             self.record(self.ev[0])
@@ -310,6 +312,7 @@ class Child:
             # ran. The parent holds the GPU until "launched", or a
             # calibrated while after "started" (then the launches are in
             # the sample, as in the claim's events).
+            self._armed(req)
             t0 = now()
             self.words[0] = req["seq"]
             self.record(self.ev[0])
@@ -343,6 +346,19 @@ class Child:
         r.t0, r.t1 = t0, t1
         r.claim = self.elapsed(*self.ev) * 1e6 if self.kind == "cuda" \
             else t1 - t0
+
+    def _armed(self, req):
+        """The armed handshake (kbh_sentinel.Timer.arm): "armed", then a
+        spin until the parent's "go", so that the call starts as "go" is
+        given rather than when this process wakes from SIGCONT."""
+        if not req.get("spin"):
+            return
+        seq, words = req["seq"], self.words
+        words[3] = seq
+        t = _now()
+        while words[4] != seq:
+            if _now() - t > 2e9:
+                break
 
     def _contiguous(self, out):
         """A plain tensor result in another layout is made contiguous inside

@@ -284,6 +284,7 @@ def _run(mode, path, rep, state):
             timer.launch_ns = float(os.environ["KBH_SENT_LAUNCH_US"]) * 1e3
         if os.environ.get("KBH_SENT_WAKE_US"):
             timer.margin = float(os.environ["KBH_SENT_WAKE_US"]) * 1e3
+        timer.spin = os.environ.get("KBH_SENT_SPIN") == "1"
 
     dog = Watchdog()
     watchdog_s = dict(kbh_timing.DEFAULT_WATCHDOG_S,

@@ -327,9 +327,18 @@ class Guard:
             self._gone("its channel to the harness is closed (%s)"
                        % e.strerror)
         rd0 = self._run_delay() if timed else 0
+        armed = timer is not None and timer.spin
+        if armed:
+            # the armed handshake (kbh_sentinel.Timer.arm): continued
+            # first, "go" on the page once it spins
+            self._cont()
+            timer.arm(self.seq, self._replied)
         tc = timer.before_go() if timer is not None else None
         t_go = time.monotonic_ns()
-        self._cont()
+        if armed:
+            timer.go_word(self.seq)
+        else:
+            self._cont()
         if tc is not None:
             tc.t_go = t_go
             try:

@@ -206,7 +206,9 @@ class CaseRun:
         run.device.sync()
         try:
             w, rep = run.guard.request(kbh_wire.CALL,
-                                       {"slot": s, "sent": timer is not None},
+                                       {"slot": s, "sent": timer is not None,
+                                        "spin": timer is not None and
+                                        timer.spin},
                                        probe=run.device.probe, timed=timed,
                                        timer=timer)
         except kbh_guard.ChildDied as e:
@@ -396,7 +398,7 @@ class Run:
             t.ensure_watch()
             dev.sync()
             w, r = self.guard.request(
-                kbh_wire.CAL, {"busy_ns": 0, "sent": True,
+                kbh_wire.CAL, {"busy_ns": 0, "sent": True, "spin": t.spin,
                                "cycles": dev.sleep_cycles(SPIN_NS)
                                if test else 0},
                 timed=True, timer=t)
@@ -426,16 +428,19 @@ class Run:
         t.renew_ns = int(cal.short_ns / 2)
         t.last_long = False
         t.hold_timeouts = t.early_probes = t.outside_calls = 0
+        t.arm_timeouts = 0
         return ("device path overhead %.1f us, host path %.1f us (from go "
                 "%.1f us), end probe p90 %.1f us, time slice test %.1f us "
                 "(short calls below %.1f us), done %.1f us after the probe; "
                 "the hold released at launched, or %.1f us after go "
-                "(started p%d + %.1f us), or %.1f us after started"
+                "(started p%d + %.1f us), or %.1f us after started; %s"
                 % (cal.dev_ns / 1e3, cal.rel_ns / 1e3, cal.go_ns / 1e3,
                    cal.probe_ns / 1e3, slice_ns / 1e3, cal.short_ns / 1e3,
                    cal.tail_ns / 1e3, (t.wake_ns + t.margin) / 1e3,
                    SENT_LAUNCH_Q * 100, t.margin / 1e3,
-                   t.launch_ns / 1e3))
+                   t.launch_ns / 1e3,
+                   "go to an armed child" if t.spin else
+                   "go with SIGCONT"))
 
     # ---- the submission -----------------------------------------------
 
@@ -644,8 +649,9 @@ class Run:
                       statistics.median(c.measured))
             rep.bench(i, "low_claims", c.low_claims)
             rep.bench(i, "host_path", "%d (hold timeouts %d, early probes "
-                      "%d in the run)" % (c.host_path, t.hold_timeouts,
-                                          t.early_probes))
+                      "%d, arm timeouts %d in the run)"
+                      % (c.host_path, t.hold_timeouts, t.early_probes,
+                         t.arm_timeouts))
             rep.bench(i, "outside", c.outside)
         else:
             rep.bench(i, "clamped", "%d (%d not explained by load, %d of "

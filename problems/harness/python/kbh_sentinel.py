@@ -52,6 +52,13 @@ ALLOW_REL = 0.01
 # this harness's release (Timer.hold)
 WAKE_MARGIN_NS = 50e3
 LAUNCH_MAX_NS = 1e6
+# the armed handshake (Timer.arm): how long the parent waits for "armed"
+ARM_MAX_NS = 2e9
+
+# the shared page's words: the child writes the first four, the parent
+# the last
+W_STARTED, W_DONE, W_LAUNCHED, W_ARMED, W_GO = range(5)
+N_WORDS = 5
 
 DEVICE, HOST, HOST_GO = 0, 1, 2
 PATH_NAMES = ("device", "host", "host-go")
@@ -326,6 +333,11 @@ class Timer:
         self.wake_ns = RELEASE_MAX_NS       # "started" after "go" (p90)
         self.launch_ns = LAUNCH_MAX_NS      # "launched" after "started"
         self.hold_timeouts = self.early_probes = self.outside_calls = 0
+        # The armed handshake: the parent continues the child before
+        # "go", the child says "armed" and spins on the page until "go",
+        # so "go" finds it awake (KBH_SENT_SPIN=1; arm())
+        self.spin = False
+        self.arm_timeouts = 0
 
     def watching(self):
         return bool(self.watch_seq or self.probe_seq)
@@ -365,6 +377,29 @@ class Timer:
         self.watch_seq, self.watch_t0 = seq, time.monotonic_ns()
         self.watch_dev = n.start_ns
 
+    def arm(self, seq, poll):
+        """The armed handshake, after the child was continued and before
+        before_go(): spins until the child says "armed" (it has read the
+        request and spins until "go"), poll() says the reply is there or
+        it died, or ARM_MAX_NS passed. What the child does meanwhile on
+        the GPU, the watch charges to this call as a head start; what it
+        does on the host it could do before any call (its inputs live on
+        the device). Returns whether it armed."""
+        words, i = self.words, 0
+        t = time.monotonic_ns()
+        while words[W_ARMED] != seq:
+            i += 1
+            if (i & 63) == 0:
+                if poll():
+                    return False
+                if time.monotonic_ns() - t > ARM_MAX_NS:
+                    self.arm_timeouts += 1
+                    return False
+        return True
+
+    def go_word(self, seq):
+        self.words[W_GO] = seq
+
     def before_go(self):
         """Right before the request goes out: a TCall for it."""
         if self.renew_ns and time.monotonic_ns() - self.watch_t0 > \
@@ -382,8 +417,8 @@ class Timer:
         hold = self.watch_seq
         limit = tc.t_go + self.wake_ns + self.margin
         words, rec, timed_out, i = self.words, None, False, 0
-        while words[2] != seq:
-            if not tc.t_start and words[0] == seq:
+        while words[W_LAUNCHED] != seq:
+            if not tc.t_start and words[W_STARTED] == seq:
                 tc.t_start = time.monotonic_ns()
                 limit = tc.t_start + self.launch_ns
             rec = self.k.ended(hold)
@@ -430,7 +465,7 @@ class Timer:
         """Spins until the child says "done" (or poll() says the reply is
         there, or it died); returns the parent's clock then."""
         words, i = self.words, 0
-        while words[1] != seq:
+        while words[W_DONE] != seq:
             i += 1
             if (i & 63) == 0 and poll():
                 break
@@ -479,7 +514,7 @@ def open_timer(drv, ptx_path):
         ptx = f.read()
     kernel = Kernel(drv, ptx)
     fd, page = kbh_slots.sealed_memfd("kbh-sentinel", mmap.PAGESIZE)
-    words = (ctypes.c_uint32 * 3).from_buffer(page)
+    words = (ctypes.c_uint32 * N_WORDS).from_buffer(page)
     t = Timer(kernel, words, drv.reset_persisting_l2)
     t.page = page
     return t, fd
