@@ -113,7 +113,9 @@ static void plot_form(struct kb_buf *b, const char *lb,
 	kb_web_esc(b, g->gpu);
 	kb_buf_printf(b, "\"><label>Contestant <select name=\"user\">");
 	option(b, "", "top 5", !o->user);
-	for (size_t i = 0; i < g->nrank && i < 50; i++)
+	/* Every ranked contestant the page has (web_data.c's RANK_MAX): a
+	 * contestant far down the board wants their own line too. */
+	for (size_t i = 0; i < g->nrank; i++)
 		option(b, g->rank[i].user_id,
 		       g->rank[i].user_name && *g->rank[i].user_name
 			       ? g->rank[i].user_name

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,6 +252,31 @@ START_TEST(plot_choices)
 }
 END_TEST
 
+/* Every ranked contestant can be picked, not only the first 50. */
+START_TEST(plot_lists_every_contestant)
+{
+	enum { N = 120 };
+	static struct kb_web_rank many[N];
+	static char ids[N][8], names[N][8];
+
+	for (int i = 0; i < N; i++) {
+		snprintf(ids[i], sizeof ids[i], "u%d", i + 1);
+		snprintf(names[i], sizeof names[i], "n%d", i + 1);
+		many[i] = (struct kb_web_rank){i + 1, ids[i], names[i],
+					       (i + 1) * 1e-3, 1000, 100 + i};
+	}
+	struct kb_web_gpu g = {"H100", many, N, N, hist, 6, 1};
+	struct kb_web_board bd = board(&g, 1, -1);
+	char *html = render(&bd);
+
+	ck_assert_ptr_nonnull(
+		strstr(html, "<option value=\"u51\">n51</option>"));
+	ck_assert_ptr_nonnull(
+		strstr(html, "<option value=\"u120\">n120</option>"));
+	free(html);
+}
+END_TEST
+
 START_TEST(reference_tab)
 {
 	const char *names[] = {"submission.cu", "task.h", "reference.cu",
@@ -402,6 +428,7 @@ int main(void)
 	tcase_add_test(tc, code_links_after_deadline);
 	tcase_add_test(tc, leader_drawn_above_record);
 	tcase_add_test(tc, plot_choices);
+	tcase_add_test(tc, plot_lists_every_contestant);
 	tcase_add_test(tc, reference_tab);
 	tcase_add_test(tc, description_is_markdown);
 	tcase_add_test(tc, not_sealed_notice);
