@@ -262,8 +262,8 @@ START_TEST(plot_lists_every_contestant)
 	for (int i = 0; i < N; i++) {
 		snprintf(ids[i], sizeof ids[i], "u%d", i + 1);
 		snprintf(names[i], sizeof names[i], "n%d", i + 1);
-		many[i] = (struct kb_web_rank){i + 1, ids[i], names[i],
-					       (i + 1) * 1e-3, 1000, 100 + i};
+		many[i] = (struct kb_web_rank){i + 1,          ids[i], names[i],
+					       (i + 1) * 1e-3, 1000,   100 + i};
 	}
 	struct kb_web_gpu g = {"H100", many, N, N, hist, 6, 1};
 	struct kb_web_board bd = board(&g, 1, -1);
