@@ -1,7 +1,8 @@
 """On a GPU host: the Python harness's timing with and without the
 sentinel (issue 29; kbh_sentinel.py). For each problem, leaderboard runs of
 its honest example (spread over RUNS runs), and on vectoradd the claim
-attack (claim_scale.py: every claim x 0.6), each with the sentinel
+attacks (claim_scale.py: every claim x 0.6; claim_shift.py: 30 us less),
+each with the sentinel
 (KBH_SENTINEL=1) and with the slack rule alone (the default).
 VARIANTS (environment) picks the variants: sent (KBH_SENTINEL=1), slack,
 sent-spin (the armed handshake: KBH_SENT_SPIN=1),
@@ -67,6 +68,7 @@ def main(argv):
         subs = [("ok", os.path.join(L.PROBLEMS, pd, "submission_ok.py"))]
         if p == "vectoradd":
             subs.append(("claim0.6", os.path.join(HERE, "claim_scale.py")))
+            subs.append(("claim-30us", os.path.join(HERE, "claim_shift.py")))
         for name, path in subs:
             t = L.stage(pd, path, name=name)
             cache = os.path.join(os.path.dirname(t.dir), "cache")
