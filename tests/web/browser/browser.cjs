@@ -192,7 +192,6 @@ async function main() {
       (await page.textContent('li.board[data-lb="vectorsum_cpu"] .meta')).match(/open.*participant/) !== null);
     const csp = (await page.request.get(api + '/')).headers()['content-security-policy'] || '';
     check('pages carry a strict CSP', /script-src 'self'/.test(csp), csp);
-    await page.screenshot({ path: path.join(shots, 'index.png'), fullPage: true });
 
     /* 2. A ranked CPU submission appears on the board page live. */
     await page.goto(api + '/web/lb/vectorsum_cpu');
@@ -218,6 +217,11 @@ async function main() {
     check('plot is labelled', plot && (await plot.getAttribute('aria-labelledby')) !== null);
     await page.screenshot({ path: path.join(shots, 'leaderboard.png'), fullPage: true });
     await boardExtras(page);
+    /* The index once a board has a ranked row (docs/web.md's picture). */
+    await page.goto(api + '/');
+    check('index shows the ranked row',
+      (await page.textContent('li.board[data-lb="vectorsum_cpu"]')).includes('1 participant'));
+    await page.screenshot({ path: path.join(shots, 'index.png'), fullPage: true });
 
     /* 4. Signing in shows the user's own submissions and reports; a
        queued one (H100: no worker here) as a readable pending view. */
