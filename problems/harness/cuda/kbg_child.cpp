@@ -195,7 +195,7 @@ static void child_call(struct child *c, const struct op_call *a,
 		return;
 	}
 #ifdef KBG_HOSTILE_EARLY_DONE
-	/* Test only (scripts/device/timing_hostile.sh): a child whose driver
+	/* Test only (bench/gpu/timing.sh hostile): a child whose driver
 	 * was patched to say "done" before its work ends. */
 	if (!a->empty) {
 		*t1 = kbh_now_ns();
