@@ -24,8 +24,9 @@
  * calls until the stopping rule says stop (kbh_stop_check), and report
  * the statistics, the cost and whether the case is suspect. Each call is
  * staged, run in the child, validated and checked by kbg_case.cpp; one
- * whose hold timed out is checked but not kept as a sample (it counts as
- * warm-up). The parent ends with _exit after killing the child.
+ * whose hold in the child timed out (no sentinel) is checked but not kept
+ * as a sample: it counts as warm-up. The parent ends with _exit after
+ * killing the child.
  *
  * README.md beside this file has the rest: the process split and what a
  * reply may claim, one call step by step, the hold and the sentinel,
