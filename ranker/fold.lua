@@ -21,6 +21,8 @@
 -- ARGV[7] score in seconds, text that reads back as the exact double
 --         (the shortest of %.15g/%.16g/%.17g; "" when not scored)
 -- ARGV[8] submitted_ms       ARGV[9] done_ms
+-- K_PATTERN.rank (the key prelude made from services/kb_keys.h, compiled
+-- in front) reads the board and gpu back from KEYS[3].
 --
 -- Every value written comes from ARGV (never TIME), so a re-delivered Result
 -- is byte-identical in effect; and it is not applied at all, because
@@ -93,8 +95,9 @@ if scored then
     when = submitted
   end
   redis.call('ZADD', hist_key, when, id .. ':' .. score_s .. ':' .. user)
-  redis.call('ZADD', uhist_key, when, id .. ':' .. score_s .. ':' ..
-             string.match(rank_key, '^kb:rank:(.*)$'))
+  local lb, gpu = string.match(rank_key, K_PATTERN.rank)
+  redis.call('ZADD', uhist_key, when, id .. ':' .. score_s .. ':' .. lb ..
+             ':' .. gpu)
 else
   redis.call('HSET', sub_key, 'status', 'done', 'verdict', verdict,
              'done_ms', done_s)

@@ -15,13 +15,13 @@
 -- whose bytes sort as its value, so ZRANGE kb:rankorder:<lb>:<gpu> a b is
 -- the ranking's entries a..b and ZRANK a user's place. Deciding whether a
 -- result beats a user's best is comparing two members, so the order is
--- written here once.
+-- written here once. Keys are built by K (the prelude made from
+-- services/kb_keys.h, compiled in front of this library).
 
 -- The keys of the ranking of lb on gpu.
 local function rank_keys(lb, gpu)
-  return {rank = 'kb:rank:' .. lb .. ':' .. gpu,
-          info = 'kb:rankinfo:' .. lb .. ':' .. gpu,
-          order = 'kb:rankorder:' .. lb .. ':' .. gpu}
+  return {rank = K.rank(lb, gpu), info = K.rank_info(lb, gpu),
+          order = K.rank_order(lb, gpu)}
 end
 
 -- Times and ids of a best whose kb:rankinfo cannot be read sort after any
@@ -107,8 +107,8 @@ local function rank_repair(k, lb, gpu, user, deleted_id)
     return 0
   end
   local best, best_entry = nil, nil
-  for _, other in ipairs(redis.call('ZRANGE', 'kb:subs:user:' .. user .. ':' .. lb, 0, -1)) do
-    local o = redis.call('HMGET', 'kb:sub:' .. other, 'gpu', 'status', 'score',
+  for _, other in ipairs(redis.call('ZRANGE', K.subs_user_board(user, lb), 0, -1)) do
+    local o = redis.call('HMGET', K.sub(other), 'gpu', 'status', 'score',
                          'submitted_ms', 'deleted_ms')
     local sc = tonumber(o[3])
     if o[1] == gpu and o[2] == 'done' and sc and sc > 0 and tonumber(o[4]) and

@@ -1,9 +1,17 @@
-/* kb_keys: the Redis key schema, the one header the services build keys
- * from (docs/internals.md "Redis keys" says what each holds and who
- * writes it). Each name is a printf format; its arguments follow it.
+/* kb_keys: the Redis key schema, the one place keys are spelled, for C
+ * and Lua alike (docs/internals.md "Redis keys" says what each holds and
+ * who writes it). Each name is a printf format; its arguments follow it.
  * Names that become parts of keys (boards, gpus, users) never contain ':'.
- * The Lua scripts take their keys as KEYS[] from these, except where a
- * script walks from one record to others (named in its header).
+ *
+ * The Lua scripts take their keys as KEYS[], built by the C side from
+ * these, except where a script walks from one record to others. There it
+ * calls the prelude the build compiles in front of every script
+ * (cmake/lua_keys.cmake): KB_KEY_RANK becomes K.rank(a1, a2), the
+ * arguments joined as the format says, and K_PATTERN.rank the Lua
+ * pattern that reads them back. So a definition here holds only string
+ * literals and <inttypes.h> macros, and a format only %s, %d and
+ * [a-z0-9_:]; the build stops on anything else. tests/layout
+ * (layout_keys) holds C files and Lua scripts to this header.
  */
 #ifndef KB_KEYS_H
 #define KB_KEYS_H

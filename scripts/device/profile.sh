@@ -1,5 +1,5 @@
 #!/bin/sh
-# Device run (H100): issue 17 item 3, profile mode on a real GPU.
+# Profile mode on this machine's GPU (issue 17 item 3), end to end.
 #
 #   sh scripts/device/profile.sh [all|diag|cuda|py]     (repo root, dist/ built)
 #

@@ -2,6 +2,7 @@
 """Layout checks of the source tree, run by CTest (tests/layout/).
 
 usage: check_layout.py SOURCE_DIR boundaries|cycles|keys|langs
+       check_layout.py SOURCE_DIR keys-selftest
 
 boundaries  No service compiles or includes another's files. A file in a
             service folder (SERVICES) may include only headers of its own
@@ -14,11 +15,19 @@ cycles      No two files include each other, directly or round a longer
             are not checked against each other: a folder's main.c may use
             its subfolders while they use the folder's shared header.
 keys        The Redis key schema is written once, in services/kb_keys.h:
-            no other C file of the services (tests/ aside: the suites
+            no other C file and no Lua script (tests/ aside: the suites
             spell keys out to check the schema from outside) has a
-            string literal holding a "kb:<name>" key; it builds keys
-            from the KB_KEY_* formats. Keys inside Lua scripts (.lua
-            files, and Lua text in C strings, allow-listed) may stay.
+            string literal holding a "kb:<name>" key. C builds keys
+            from the KB_KEY_* formats; Lua from the prelude that the
+            build makes of them (cmake/lua_keys.cmake: K.sub(id) for
+            KB_KEY_SUB), and every K.<name> or K_PATTERN.<name> a
+            script names must be a KB_KEY_<NAME> of the header. Lua
+            text in C strings is allow-listed.
+keys-selftest
+            Runs the keys check on the fixture tree tests/layout/data/keys
+            (its own kb_keys.h, no allow list) and passes when it reports
+            exactly the lines that end in the comment "layout: expect"
+            there, so that the check is seen to fail where it must.
 langs       The task languages are listed once, in services/kb_lang.c:
             no other C file of the services (tests/ aside) has a string
             literal that is a language's name ("c", "cu", "hip", "py")
@@ -110,6 +119,9 @@ class Allow:
 
     def __init__(self, path):
         self.entries = []
+        self.path = path
+        if path is None:  # no exceptions
+            return
         with open(path) as fh:
             for n, line in enumerate(fh, 1):
                 line = line.split("#", 1)[0].strip()
@@ -119,7 +131,6 @@ class Allow:
                 if not m:
                     sys.exit("%s:%d: not 'RULE FROM -> TO'" % (path, n))
                 self.entries.append([m.group(1), m.group(2), m.group(3), n, 0])
-        self.path = path
 
     def allows(self, rule, a, b):
         for e in self.entries:
@@ -243,11 +254,54 @@ C_SOURCE = re.compile(r"\.(c|h)$")
 C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 C_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 KEY = re.compile(r"\bkb:[a-z_]+")
+# Lua: long comments, line comments, long strings, quoted strings (each
+# from its first character, so that one kind inside another is not seen).
+LUA_TOKEN = re.compile(r"--\[(=*)\[.*?\]\1\]|--[^\n]*|\[(=*)\[.*?\]\2\]|"
+                       r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"", re.S)
+LUA_KEY_USE = re.compile(r"(?<![\w.])(K|K_PATTERN)\.(\w+)")
+KEY_DEFINE = re.compile(r"^\s*#\s*define\s+KB_KEY_([A-Z0-9_]+)\b", re.M)
+
+
+def check_lua_keys(root, f, names, allow):
+    """A Lua script: "kb:" keys in string literals, and K.<name> uses that
+    the schema does not define."""
+    bad = []
+    with open(os.path.join(root, f), errors="replace") as fh:
+        text = fh.read()
+    line = lambda pos: text.count("\n", 0, pos) + 1
+    code, last = [], 0
+    for m in LUA_TOKEN.finditer(text):
+        code.append((last, text[last:m.start()]))
+        last = m.end()
+        if m.group(0).startswith("--"):
+            continue
+        for k in KEY.findall(m.group(0)):
+            if not allow.allows("key", f, k):
+                bad.append("%s:%d writes the Redis key %s by hand (use K.* "
+                           "of the prelude made from %s)"
+                           % (f, line(m.start()), k, KEY_SCHEMA))
+    code.append((last, text[last:]))
+    for start, chunk in code:
+        for m in LUA_KEY_USE.finditer(chunk):
+            if m.group(2).upper() not in names:
+                bad.append("%s:%d uses %s.%s, which %s does not define "
+                           "(KB_KEY_%s)" % (f, line(start + m.start()),
+                                            m.group(1), m.group(2),
+                                            KEY_SCHEMA, m.group(2).upper()))
+    return bad
 
 
 def check_keys(root, files, allow):
     bad = []
+    try:
+        with open(os.path.join(root, KEY_SCHEMA)) as fh:
+            names = set(KEY_DEFINE.findall(fh.read()))
+    except OSError:
+        names = set()
     for f in files:
+        if f.endswith(".lua") and top(f) != "tests":
+            bad += check_lua_keys(root, f, names, allow)
+            continue
         if not C_SOURCE.search(f) or f == KEY_SCHEMA or \
                 top(f) == "tests":
             continue
@@ -289,12 +343,44 @@ def check_langs(root, files, allow):
     return bad
 
 
+KEYS_FIXTURE = "tests/layout/data/keys"
+EXPECT = re.compile(r"layout: expect\s*(\*/)?\s*$")
+
+
+def keys_selftest(root):
+    """The keys check on its fixture tree must report exactly the lines
+    that end in the comment "layout: expect" (one problem each)."""
+    fixture = os.path.join(root, KEYS_FIXTURE)
+    files = [os.path.relpath(os.path.join(d, n), fixture)
+             for d, _, names in os.walk(fixture) for n in names]
+    expected = set()
+    for f in files:
+        with open(os.path.join(fixture, f), errors="replace") as fh:
+            expected |= {"%s:%d" % (f, n) for n, l in enumerate(fh, 1)
+                         if EXPECT.search(l)}
+    reported = check_keys(fixture, sorted(files), Allow(None))
+    for r in reported:
+        print("reported: " + r)
+    got = [r.split(" ", 1)[0] for r in reported]
+    bad = ["%s: marked, not reported" % e for e in sorted(expected - set(got))]
+    bad += ["%s: reported, not marked" % g for g in sorted(set(got) - expected)]
+    bad += ["%s: reported %d times" % (g, got.count(g))
+            for g in sorted(set(got)) if got.count(g) > 1]
+    for b in bad:
+        print("FAIL: " + b)
+    print("layout keys-selftest: %d expected, %d reported, %d problem(s)"
+          % (len(expected), len(reported), len(bad)))
+    return 1 if bad or not expected else 0
+
+
 def main(argv):
     if len(argv) != 3 or argv[2] not in ("boundaries", "cycles", "keys",
-                                         "langs"):
+                                         "langs", "keys-selftest"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     root = os.path.abspath(argv[1])
+    if argv[2] == "keys-selftest":
+        return keys_selftest(root)
     allow = Allow(os.path.join(root, "tests/layout/allow.txt"))
     files = tree_files(root)
     check = {"boundaries": check_boundaries, "cycles": check_cycles,

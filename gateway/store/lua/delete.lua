@@ -11,6 +11,8 @@
 -- KEYS[1] kb:sub:<id>
 -- ARGV[1] id   ARGV[2] the requesting user id ("" for an admin)
 -- ARGV[3] now (epoch ms)
+-- K.<name>(...) builds the other keys it names, as services/kb_keys.h
+-- spells them (a prelude made from the header, compiled in front).
 --
 -- Returns {0, 404|403} or {1, lb, gpu, ranking_changed (0/1)}.
 
@@ -27,17 +29,17 @@ end
 lb = lb or ''
 gpu = gpu or ''
 redis.call('HSET', key, 'status', 'deleted', 'deleted_ms', ARGV[3])
-redis.call('ZREM', 'kb:subs:user:' .. owner, id)
-redis.call('ZREM', 'kb:subs:user:' .. owner .. ':' .. lb, id)
-redis.call('ZREM', 'kb:subs:lb:' .. lb, id)
-redis.call('ZREM', 'kb:subs:all', id)
-redis.call('ZREM', 'kb:queued:' .. gpu, id)
-redis.call('SREM', 'kb:running:' .. gpu, id)
+redis.call('ZREM', K.subs_user(owner), id)
+redis.call('ZREM', K.subs_user_board(owner, lb), id)
+redis.call('ZREM', K.subs_board(lb), id)
+redis.call('ZREM', K.subs_all(), id)
+redis.call('ZREM', K.queued(gpu), id)
+redis.call('SREM', K.running(gpu), id)
 -- The score history (ranker/fold.lua writes its members from the same
 -- id, score text, user, board and gpu).
 if s[6] then
-  redis.call('ZREM', 'kb:hist:' .. lb .. ':' .. gpu, id .. ':' .. s[6] .. ':' .. owner)
-  redis.call('ZREM', 'kb:uhist:' .. owner, id .. ':' .. s[6] .. ':' .. lb .. ':' .. gpu)
+  redis.call('ZREM', K.hist(lb, gpu), id .. ':' .. s[6] .. ':' .. owner)
+  redis.call('ZREM', K.user_hist(owner), id .. ':' .. s[6] .. ':' .. lb .. ':' .. gpu)
 end
 
 -- The owner's entry, if this was their best, is the ranker's to repair

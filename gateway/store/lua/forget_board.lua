@@ -6,6 +6,8 @@
 -- KEYS[5] kb:lbdyn              KEYS[6] kb:lbdeleted
 -- ARGV[1] the board's name   ARGV[2] "1" to drop its rankings too
 -- ARGV[3..] the board's gpus
+-- K.<name>(...) builds the other keys it names, as services/kb_keys.h
+-- spells them (a prelude made from the header, compiled in front).
 --
 -- The board's record goes and its secret with it (a board made again gets
 -- a new one), so do the access it granted, its rate limits and its place
@@ -18,7 +20,7 @@
 -- Returns 1.
 
 for _, code in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-  local key = 'kb:invite:' .. code
+  local key = K.invite(code)
   local lbs = redis.call('HGET', key, 'leaderboards')
   if lbs then
     local keep = {}
@@ -40,8 +42,8 @@ redis.call('SADD', KEYS[6], ARGV[1])
 if ARGV[2] == '1' then
   for i = 3, #ARGV do
     rank_purge(rank_keys(ARGV[1], ARGV[i]))
-    redis.call('DEL', 'kb:hist:' .. ARGV[1] .. ':' .. ARGV[i])
+    redis.call('DEL', K.hist(ARGV[1], ARGV[i]))
   end
-  redis.call('DEL', 'kb:subs:lb:' .. ARGV[1])
+  redis.call('DEL', K.subs_board(ARGV[1]))
 end
 return 1

@@ -2,6 +2,8 @@
 --
 -- KEYS[1] kb:invite:<code>
 -- ARGV[1] user id   ARGV[2] user name   ARGV[3] now (epoch ms)
+-- K.<name>(...) builds the other keys it names, as services/kb_keys.h
+-- spells them (a prelude made from the header, compiled in front).
 --
 -- An invite is a hash: leaderboards (names joined by ","), created_ms, and
 -- once claimed user_id, user_name, claimed_ms. A code is claimed once; the
@@ -22,6 +24,6 @@ if not inv[2] then
              'claimed_ms', ARGV[3])
 end
 for lb in string.gmatch(inv[1], '[^,]+') do
-  redis.call('SADD', 'kb:lbaccess:' .. lb, ARGV[1])
+  redis.call('SADD', K.board_access(lb), ARGV[1])
 end
 return {1, inv[1]}

@@ -6,6 +6,8 @@
 -- ARGV[1] user id   ARGV[2] name   ARGV[3] cli id   ARGV[4] provider
 -- ARGV[5] "1" to reset (move an existing account to this CLI id)
 -- ARGV[6] now (epoch ms)
+-- K.<name>(...) builds the other keys it names, as services/kb_keys.h
+-- spells them (a prelude made from the header, compiled in front).
 --
 -- A reset replaces an account's CLI id, so it needs more than a login at
 -- the provider (which a victim can be talked into finishing): /auth/init
@@ -36,7 +38,7 @@ elseif u[2] and u[2] ~= '' then
     'to replace it'}
 end
 if u[2] and u[2] ~= '' then
-  redis.call('DEL', 'kb:cli:' .. u[2])
+  redis.call('DEL', K.cli(u[2]))
 end
 if not u[1] then
   redis.call('HSET', KEYS[2], 'name', ARGV[2], 'created_ms', ARGV[6],
@@ -45,5 +47,5 @@ end
 redis.call('HSET', KEYS[2], 'cli_id', ARGV[3], 'provider', ARGV[4])
 redis.call('SET', KEYS[3], ARGV[1])
 redis.call('DEL', KEYS[1])
-redis.call('SADD', 'kb:users', ARGV[1])
+redis.call('SADD', K.users(), ARGV[1])
 return {1}

@@ -25,6 +25,8 @@
 -- ARGV[12] the most unfinished jobs a user may have on one gpu ("0": none)
 -- ARGV[13] ms after which an unfinished job no longer counts for that
 -- ARGV[14] seconds an unranked submission's code is kept ("0": for ever)
+-- K.<name>(...) builds the other keys it names, as services/kb_keys.h
+-- spells them (a prelude made from the header, compiled in front).
 --
 -- kb:active:<uid>:<gpu> holds the user's jobs on the gpu that were not
 -- finished when last looked at (member id, score submitted_ms); the cap
@@ -84,7 +86,7 @@ if not admin then
                '(' .. (now - tonumber(ARGV[13])))
     local open = 0
     for _, sid in ipairs(redis.call('ZRANGE', KEYS[14], 0, -1)) do
-      local st = redis.call('HGET', 'kb:sub:' .. sid, 'status')
+      local st = redis.call('HGET', K.sub(sid), 'status')
       if st == 'queued' or st == 'running' then
         open = open + 1
       else
@@ -110,7 +112,7 @@ elseif not redis.call('SET', KEYS[7], ARGV[8], 'NX', 'EX', code_ttl) then
     redis.call('EXPIRE', KEYS[7], code_ttl)
   end
 end
-redis.call('HSET', 'kb:sub:' .. id, 'user_id', uid, 'user_name', u[1],
+redis.call('HSET', K.sub(id), 'user_id', uid, 'user_name', u[1],
   'lb', lb, 'gpu', gpu, 'mode', mode, 'file_name', ARGV[6],
   'code_sha', ARGV[7], 'submitted_ms', ARGV[9], 'status', 'queued',
   'stage', 'queued', 'stage_ms', ARGV[9])

@@ -15,8 +15,7 @@
  * generator, a device reference, a checker, the cost model, and `call`,
  * the one line that invokes the submission's custom_kernel. The driver
  * owns memory, staging, L2 flushes, timing, the stopping rule, the report
- * and the exit code (kbg_main.cu's header tells how each measurement rule
- * is met).
+ * and the exit code (README.md tells how each measurement rule is met).
  *
  * Streams: every hook enqueues its work on the legacy default stream
  * (stream 0 in code compiled without --default-stream per-thread) and may
@@ -30,7 +29,7 @@
  * Processes: `call` runs in the untrusted child process, which has its
  * own CUDA context and sees only the work slots (CUDA IPC mappings);
  * every other hook runs in the trusted parent, which never calls user
- * code (kbg_main.cu's theory of operation).
+ * code (README.md, "The process split").
  *
  * Thread-safety: single-threaded driver.
  */

@@ -1,6 +1,6 @@
 /* kbg_case.cpp: the GPU timing driver's cases and calls, in the parent
- * (kbg_main.cu's theory of operation: buffers of one case, seeds,
- * expected results, one call's steps 1-3, 5 and 6).
+ * (README.md: "One call", its buffers and steps 1-3, 5 and 6; the
+ * measurement rules for seeds and expected results).
  *
  * A case's validation and setup (no GPU), its buffers (data sets, the
  * work slots exported to the child, the expected result, scratch), and
@@ -184,7 +184,7 @@ int kbg__make_set(struct ctx *x, int s)
 }
 
 /* One buffer the child will map: its own whole 2 MiB blocks (see
- * kbg_main.cu's theory), zeroed (it must show nothing of earlier
+ * README.md, "fresh inputs, rotated buffers"), zeroed (it must show nothing of earlier
  * allocations), and its IPC handle. */
 static int alloc_exported(struct ctx *x, size_t bytes, void **p,
 			  cudaIpcMemHandle_t *h, const char *what)
@@ -266,7 +266,7 @@ static int clear_truth(struct ctx *x)
 	return KBG_OK;
 }
 
-/* Step 4 and 5 of kbg_main.cu's theory: the CALL request on slot w, its
+/* Steps 4 and 5 of one call (README.md): the CALL request on slot w, its
  * reply validated, the sample made. Writes "user-code: started" before
  * the first. Returns as kbg__child_request. */
 static int run_call(struct ctx *x, int w, struct sample *out)

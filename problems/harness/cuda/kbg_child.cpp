@@ -1,5 +1,5 @@
-/* kbg_child.cpp: the GPU timing driver's child side (kbg_main.cu's
- * theory of operation: the child, one call's step 4).
+/* kbg_child.cpp: the GPU timing driver's child side (README.md: the
+ * child in "The process split", step 4 of "One call").
  *
  * Runs in the untrusted process, interleaved with user code: nothing here
  * decides anything; it only does what a request says and reports.
@@ -129,7 +129,7 @@ static void child_open(struct child *c, const struct op_open *a,
 	c->open = 1;
 }
 
-/* The timed region (kbg_main.cu's theory, step 4). t0 right before the
+/* The timed region (README.md, "One call", step 4). t0 right before the
  * hold is launched, t1 right after the synchronize: as guard.h asks, the
  * claim covers everything the device did for the call. */
 static void child_call(struct child *c, const struct op_call *a,
@@ -195,7 +195,7 @@ static void child_call(struct child *c, const struct op_call *a,
 		return;
 	}
 #ifdef KBG_HOSTILE_EARLY_DONE
-	/* Test only (scripts/device/timing_hostile.sh): a child whose driver
+	/* Test only (bench/gpu/timing.sh hostile): a child whose driver
 	 * was patched to say "done" before its work ends. */
 	if (!a->empty) {
 		*t1 = kbh_now_ns();

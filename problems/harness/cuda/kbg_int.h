@@ -7,7 +7,7 @@
  * the parent's state, the error macros, and every function one file
  * calls in another (external linkage, hidden visibility, prefix kbg__;
  * each is described where it is defined). kbg_main.cu's header comment
- * is the theory of operation.
+ * is the theory of operation in short, README.md the whole of it.
  *
  * Thread-safety: none; each of the two processes runs the driver on one
  * thread.
@@ -43,8 +43,8 @@ const uint64_t kHoldTimeoutNs = 1000000;
 /* Address space reserved for the guard's arena (it holds one reply
  * record; the guard wants at least 64 MiB of address space). */
 const size_t kArenaMax = (size_t)64 << 20;
-/* Size granule of every buffer exported to the child (see kbg_main.cu's
- * theory). */
+/* Size granule of every buffer exported to the child (README.md, "fresh
+ * inputs, rotated buffers"). */
 const size_t kIpcGranule = (size_t)2 << 20;
 /* Empty requests timed before any user code (system.guard). */
 const int kCalCalls = 24;

@@ -1,5 +1,6 @@
 /* kbg_main.cu: the GPU timing driver (main of every CUDA problem's
- * eval.out).
+ * eval.out): main(), the modes and the report's per-case results and
+ * last lines.
  *
  *     POPCORN_FD=<fd> ./eval.out test|benchmark|profile|leaderboard cases.txt
  *
@@ -9,209 +10,28 @@
  * (harness.c), opens the report (exit 111 without POPCORN_FD) and then,
  * before any CUDA call, splits:
  *
- *   parent (trusted): everything that decides a result. It owns the
- *     report, parses the mode (exit 2) and every case, running the
- *     problem's host-side setup on each (exit 113 on any bad case),
- *     removes the cases file when the worker asks (KBH_CASES_UNLINK=1)
- *     and draws the run key (getrandom); creates its own CUDA context,
- *     reads the device's attributes, opens NVML (dlopen; optional),
- *     writes the system.* keys; makes every device allocation, generates
- *     and stages the data, flushes L2, runs the reference, checks every
- *     output and input, keeps the statistics and writes every verdict.
- *     It never maps or calls user code.
- *   child (untrusted, kbh_guard_start): the only process that loads the
- *     submission and calls custom_kernel. Confined by the guard (no fds
- *     above 2 but its "done" pipe, its own seccomp filter: no new
- *     processes, no exec, no ptrace, no signals to others; the parent is
- *     not dumpable), it creates its own CUDA context and serves the
- *     parent's requests (kbg__child_op): INIT, LOAD (the guard's: the
- *     submission), OPEN (maps the work slots the parent exported with
- *     CUDA IPC), CALL (the timed region), BASELINE, PROFILE, CLOSE. It has
- *     no report channel and no key; the parent's memory, its device
- *     allocations and its context are out of its reach. What it sends back is a reply
- *     record in the guard's shared arena (struct kbg_reply: its event
- *     times, hold flags and a CUDA error code), read by the parent once
- *     the child is stopped again, and treated as a claim.
- * So nothing the submission does (write to any fd, exit(0), exit(110),
- * exit handlers, its own clock_gettime, patching the driver's code in its
- * process) can write, end or alter the report: the worst it can do is
- * crash (status fail, check: fail, exit 115) or lie about its own time
- * (below).
+ *   parent (trusted, kbg_run): owns the report, the mode (exit 2), the
+ *     cases (exit 113), the run key, every device allocation, the data,
+ *     the reference, the checks, the statistics and every verdict. It
+ *     never maps or calls user code.
+ *   child (untrusted, kbh_guard_start): confined; the only process that
+ *     loads the submission and calls custom_kernel. It serves the
+ *     parent's requests (kbg__child_op, kbg_child.cpp), and what it sends
+ *     back (struct kbg_reply) is a claim the parent checks.
  *
- * Buffers of one case, all in the parent's context, separate cudaMallocs:
- * `sets` data sets, each its inputs as generated (pristine) and, for data
- * sets made once per case, the expected result in host memory; one device
- * buffer for the expected result of the call being checked; a scratch
- * buffer for reference and check; two work slots (inputs and outputs the
- * submission gets), used alternately so consecutive calls see different
- * addresses. Only the slots are exported (cudaIpcGetMemHandle of each
- * allocation's base): at case start an OPEN request hands the child their
- * handles, at case end CLOSE has it unmap them before the parent frees
- * them. Every slot buffer is a multiple of 2 MiB (zeroed when made): the
- * driver may sub-allocate small cudaMallocs from one 2 MiB block and
- * shares the whole block through IPC, so a small output must not share
- * a block with, say, the expected result. The child never gets a handle
- * or pointer to anything else.
+ * A mode here is a loop over the cases: test makes one checked call per
+ * case; benchmark, leaderboard and profile make warm-up calls, then timed
+ * calls until the stopping rule says stop (kbh_stop_check), and report
+ * the statistics, the cost and whether the case is suspect. Each call is
+ * staged, run in the child, validated and checked by kbg_case.cpp; one
+ * whose hold in the child timed out (no sentinel) is checked but not kept
+ * as a sample: it counts as warm-up. The parent ends with _exit after
+ * killing the child.
  *
- * Seeds: a case's first call (test mode's only one) uses data from the
- * case seed alone, so failures replay; every later call's data (and the
- * choice among data sets, and every set but the first) also depends on
- * the run key, 64 bits from getrandom() drawn after the split, in the
- * parent: no file, argument or call count predicts the inputs of a timed
- * call.
- *
- * Expected results: never on the device while the submission runs. With
- * fresh data the reference runs only after the call (and its work) ended,
- * on inputs regenerated from the seed; a set's result is copied in from
- * host memory after the call. The device buffer and the reference's
- * scratch are zeroed after every check. (They are in the parent's context
- * as well, which the child cannot map.)
- *
- * One call (every call is staged the same way, warm-up included); the
- * child is stopped (SIGSTOP) throughout 1-3 and 6:
- *   1. data (parent): fresh data (layout.fresh, and test mode) is
- *      generated into set 0 from the call's seed; otherwise a set is
- *      drawn at random among sets made once per case;
- *   2. the set's inputs are copied into the slot's inputs (device to
- *      device) and the slot's outputs are poisoned with 0xFF bytes (NaN for
- *      floats, 0xFFFFFFFF for integers), so unwritten output fails;
- *   3. L2 is flushed: persisting lines (a submission's access-policy
- *      window) are made normal (cudaCtxResetPersistingL2Cache), then
- *      kbg_flush_bytes(L2) = 4x L2 (>= 64 MiB) is streamed through it with
- *      L2-allocating loads (kbg_dev.cu), and the parent synchronises its
- *      context (L2 is physical: the flush holds for the child's context
- *      too);
- *   4. CALL request (child): stamp t0; (benchmark, leaderboard, profile)
- *      the hold on the legacy stream (kbg_dev_hold: a kernel taking every
- *      thread slot of every SM that waits until the host releases it, at
- *      most kHoldTimeoutNs); start event on the legacy default stream;
- *      problem->call (the submission's custom_kernel) on the slot's
- *      buffers as mapped in the child; end event; release the hold;
- *      cudaDeviceSynchronize(); stamp t1; a tail event, synchronised; the
- *      event times go into the reply. The parent reads its own clock
- *      around the request (t_go, t_seen: guard.c);
- *   5. the reply is validated (parent): well-formed (every number finite
- *      and >= 0, flags 0 or 1, its sequence number); [t0, t1] inside
- *      [t_go, t_seen] and the event time start->end no longer than
- *      t_seen - t_go (else the call's timing is forged: the case is
- *      suspect and the sample becomes the window). Benchmark and
- *      leaderboard modes on NVIDIA GPUs score the parent's own
- *      measurement of the call (README.md, "The sentinel"), which the
- *      claim may refine by at most max(1 %, 2 us) (kbg_time_score).
- *      Elsewhere (test and profile modes, HIP, and the test-only
- *      -DKBG_NO_SENTINEL) the sample is the child's event time, so a
- *      child that tampers with the driver's code in its process can
- *      claim a shorter time than it
- *      took -- never longer than the parent's window, and never below
- *      the physical floor without the case being suspect;
- *   6. the expected result is made (fresh: regenerate, reference; sets:
- *      copied from host memory), the output is checked against it, and the
- *      slot's inputs are compared bytewise with the pristine set (a
- *      submission that modifies its inputs fails). In benchmark and
- *      leaderboard modes every call is checked; in profile mode the first
- *      and the last.
- *
- * Why the legacy stream and the tail event: work the submission launches
- * on the legacy stream, or on any blocking stream it created, is ordered
- * before the end event (the legacy stream waits for all blocking streams),
- * so the event pair covers it. Work on a non-blocking stream or from
- * another thread is not; cudaDeviceSynchronize() waits for it, and the gap
- * elapsed(end, tail) then grows by however long it outlived the end event.
- * The median gap is compared with the same gap measured with no
- * submission work (BASELINE; kbg_outlives); a larger one marks the case
- * suspect. Both gaps are the child's claims: the check catches honest
- * driver code timing a submission that leaves work behind, not a child
- * that rewrites the driver (that one is bounded as in 5).
- *
- * Why the hold: without it the device is idle when the host records the
- * start event, so the event runs at once and the clock then waits for
- * the host to launch the submission's first kernel. That host latency
- * (several microseconds, drifting with the CPU's state over hundreds of
- * milliseconds) was in every sample and made ranked scores of one
- * submission differ by over 1% between processes (bench/gpu/run.sh (b);
- * bench/results/h100-bench-gpu-hold-2026-11-22.txt). Held, the start
- * event and the whole call are enqueued before the device reaches them.
- * The hold occupies every SM, so work on a non-blocking stream cannot run
- * unseen meanwhile: it starts when the timed call starts, and the gap
- * check above still sees it. A call that blocks on the device inside
- * custom_kernel (a synchronize, a synchronous copy, its own stream
- * synchronised before it returns, as the task text allows) waits for the
- * hold's timeout; its start event then ran when the hold ended, which may
- * be after the submission's own work started, so such a call's sample is
- * not kept (it counts as warm-up; hold_timeouts) and, from the second
- * such call of a run, timed calls are not held any more: the start event
- * runs as the call starts and the sample keeps the host's launch latency,
- * never less than the work took. Modules load eagerly
- * (CUDA_MODULE_LOADING=EAGER), so a first launch does not block. Not held: copy
- * engine work (cudaMemcpyAsync) on a non-blocking stream can run during
- * the hold, for as long as the host spends inside custom_kernel. The
- * hold, its mapped release word and the events all live in the child's
- * context; the parent's context is idle (synchronised) during a request.
- * With the sentinel (ranked modes on NVIDIA GPUs) the hold is the
- * parent's watch instead (README.md, "The sentinel"), released when the
- * child says it launched, or kbg_time_release_ns after "go" (an empty
- * call's launch + 20 us: a call that blocks inside custom_kernel, or
- * spends host time before its GPU work), counted in hold_timeouts; such
- * a call is timed from the release, on the host path, and kept.
- *
- * Timing modes: before any user code, a few CALL requests that skip
- * custom_kernel measure the guard's own overhead (system.guard). Per
- * case, warm-up calls (kbg_limits: at least warmup_min, until warmup_ns
- * has passed, at most warmup_max) are staged and checked like timed ones
- * but not recorded. Then samples are taken until the stopping rule
- * (harness.h kbh_stop_check: relative standard error < 0.1% after
- * min_runs, or max_runs, or the wall-time cap) says stop. Reported:
- * benchmark.<i>.{spec,runs,mean,std,err,best,worst} (ns), bytes, gbps,
- * flops, gflops, tflops, floor_ns, stop, warmup, gap_ns, sample_wall_ns,
- * window_ns (the parent's median request window t_seen - t_go of the
- * timed calls: an upper bound of every sample), hold (on/off: off only
- * where the hold could not be set up), hold_timeouts (calls, warm-up
- * included, whose hold timed out), status. status is "suspect"
- * (benchmark.<i>.error says why) when a call's timing was forged (5),
- * when the best sample is below the physical floor (kbg_peak_derive), or
- * when work outlived the timed region.
- *
- * Faults: an error before the submission first ran is the platform's
- * (exit 110). After it ran, CUDA errors are the submission's (the failing
- * test or benchmark gets status fail with the CUDA error, exit 112),
- * except those that only a broken device or driver produces
- * (kbg_is_infra_error: ECC, lost device, driver mismatch), which stay
- * 110; the child reports a code (never a message: the parent formats it
- * with cudaGetErrorString), and the same rules apply to it. A sticky
- * error in the child's context (one a later synchronize still returns)
- * leaves it unable to run anything: the remaining tests are reported as
- * not run. When the child dies or exits during a request after user code
- * ran (a crash, exit() in custom_kernel), the case gets status fail with
- * an error naming how it ended (kbh_guard_death), `crash: <why>`,
- * check: fail, and the run exits 115. Bad cases exit 113, a missing
- * POPCORN_FD 111, bad usage 2; the parent's watchdog exits 114 (the
- * child dies with it: PR_SET_PDEATHSIG). Right before the first request
- * that runs custom_kernel the report gets "user-code: started" (the
- * worker reads it: harnesses that share their process with the
- * submission cannot tell their own 110 from the submission's).
- *
- * The submission: not part of this executable. The worker builds it
- * alone into a shared object (KBH_SUBMISSION names it); after INIT and
- * the calibration, the child loads it (kbh_guard_load: dlopen after its
- * confinement, so whatever runs on load runs there) and reference.cu calls
- * KBH_ENTRY(custom_kernel). The parent never maps it. Both this
- * executable and the object use the shared CUDA runtime: one runtime and
- * one context in the child.
- *
- * Files: kbg_int.h, the driver's internal header (constants, the request
- * protocol, the child's and the parent's state, what the files call in
- * each other: kbg__*); kbg_child.cpp, the child's side (kbg__child_op);
- * kbg_parent.cpp, the parent's helpers (messages, error classes), device
- * and system information and its requests to the child; kbg_case.cpp,
- * cases, their buffers and one call; this file, the modes, the report's
- * last lines and main(). Device kernels (the flush, the hold,
- * comparisons) are kbg_dev.cu's, pure host decisions kbg_model.c's, NVML
- * kbg_sys.c's. The driver's files hold no device code, so all but this one
- * are .cpp: nvcc hands them to the host compiler alone (about 1 s each
- * instead of the 3-4 s its CUDA pipeline spends on any .cu file, which
- * every cold harness build pays per file; hipcc compiles .cpp as HIP
- * either way). This file, host code too, keeps the name the records and
- * documents use.
+ * README.md beside this file has the rest: the process split and what a
+ * reply may claim, one call step by step, the hold and the sentinel,
+ * how each measurement rule is met, what a case reports, whose fault
+ * each error is and which file does what.
  */
 #include "kbg_int.h"
 #include "kbg_sys.h"

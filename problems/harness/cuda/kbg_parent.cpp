@@ -1,6 +1,6 @@
 /* kbg_parent.cpp: the GPU timing driver's parent side, its helpers and
- * its requests to the child (kbg_main.cu's theory of operation: the
- * parent, one call's step 5, faults).
+ * its requests to the child (README.md: the parent in "The process
+ * split", step 5 of "One call", the CUDA errors rule).
  *
  * Messages and the error classes (the submission's, the platform's),
  * the device's attributes and the system.* keys, and every request the

@@ -3,8 +3,8 @@
 // device's whole persisting set-aside: lines in the set-aside survive a
 // streaming flush (pygpubench#49), so inputs at the same address could
 // stay in L2 from one timed call to the next. The harness makes
-// persisting lines normal before every flush (kbg_main.cu, step 3):
-// the window must buy nothing. bench/gpu/persist_l2.sh measures it against
+// persisting lines normal before every flush (problems/harness/cuda/
+// README.md, "One call", step 3): the window must buy nothing. bench/gpu/persist_l2.sh measures it against
 // itself built with KBH_NO_WINDOW defined (the same kernel and stream, no
 // window), with and without that reset, on a case that fits the set-aside.
 #include <stddef.h>
