@@ -18,9 +18,9 @@
 #include "kb_log.h"
 #include "kb_report.h"
 #include "kb_util.h"
+#include "problems.h"
 #include "store.h"
 #include "submit.h"
-#include "web/web.h"
 
 #define POLL_MS 200
 #define TICK_MS 250
@@ -171,6 +171,23 @@ void kb_gw_events_outlook(struct kb_gw_events *e, const char *gpu, long position
 		out->wait_s = mean * (double)(position - 1 + out->busy) / out->workers;
 }
 
+void kb_gw_queue_note(struct kb_gw *g, const char *gpu, long position,
+		      struct kb_gw_outlook *o, char *note, size_t note_size)
+{
+	kb_gw_events_outlook(g->events, gpu, position, kb_now_ms(),
+			     g->cfg.worker_stale_s * 1000, o);
+	note[0] = '\0';
+	/* Accepted all the same: a worker that starts (or comes back) runs
+	 * it, which a refusal would not. */
+	if (o->workers == 0)
+		snprintf(note, note_size,
+			 "no worker online for %s: the submission waits in the "
+			 "queue until one serves it", gpu);
+	else if (o->wait_s >= 0)
+		snprintf(note, note_size, "expected to start in about %.0f s",
+			 o->wait_s < 1 ? 1 : o->wait_s);
+}
+
 static void on_progress(struct kb_gw_events *e, const Kb__ResultEvent *ev)
 {
 	const Kb__Progress *p = ev->progress;
@@ -212,6 +229,7 @@ static void on_result(struct kb_gw_events *e, const Kb__ResultEvent *ev)
 		struct kb_gw_hub_msg m = {
 			.type = KB_GW_EV_RESULT, .id = id, .position = -1,
 			.elapsed_ms = -1, .payload = buf, .payload_len = len,
+			.board = r->leaderboard, .gpu = gpu, .user = r->user_id,
 		};
 		kb_gw_hub_publish(e->g->hub, &m);
 		/* The packed Result holds the secret run's output. */
@@ -224,9 +242,6 @@ static void on_result(struct kb_gw_events *e, const Kb__ResultEvent *ev)
 		snprintf(prefix, sizeof(prefix), "%s|%s|", r->leaderboard, gpu);
 		kb_gw_cache_invalidate(e->g->cache, prefix);
 	}
-	/* The web pages drop their copies once the ranker's fold is visible. */
-	if (r->leaderboard && gpu)
-		kb_gw_web_result(e->g, r->leaderboard, gpu, r->user_id, id);
 }
 
 static void *consumer_main(void *arg)

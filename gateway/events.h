@@ -70,6 +70,14 @@ void kb_gw_events_outlook(struct kb_gw_events *e, const char *gpu,
 			  long position, int64_t now_ms, int64_t stale_ms,
 			  struct kb_gw_outlook *out);
 
+/* What every answer about a submission queued on gpu at position (1 =
+ * next; < 1 unknown) says of its wait: fills o and note with
+ * one sentence: "no worker online for H100: ..." when none serves the gpu,
+ * else "expected to start in about N s" when that can be told, else "".
+ * Thread-safe. */
+void kb_gw_queue_note(struct kb_gw *g, const char *gpu, long position,
+		      struct kb_gw_outlook *o, char *note, size_t note_size);
+
 /* Applies the shared board state now (as the ticker does every two
  * seconds): for tests and for the admin endpoints after a change. */
 void kb_gw_boards_sync(struct kb_gw *g);

@@ -123,7 +123,7 @@ struct kb_gw {
 	struct kb_gw_config cfg;
 	struct kb_problemset ps;
 	/* The board table: boards[0..nboards) are valid; appended under
-	 * boards_mu (problems.c), read without a lock. */
+	 * a lock (problems.h), read without one (the calls below). */
 	struct kb_gw_lb **boards;
 	atomic_size_t nboards;
 	size_t cap_boards;
@@ -144,46 +144,8 @@ struct kb_gw {
 	struct kb_gw_web *web;   /* the web pages (web/web.h); NULL when off */
 };
 
-/* problems.c: loads cfg.problems into the board table, reads every task
- * file and renders the per-board JSON. Secret seeds are left 0 (store.c
- * sets them). Returns 0 or negative with errstr set. Call from main()
- * before the daemon starts; kb_gw_lbs_free() after it stopped. */
-int kb_gw_lbs_load(struct kb_gw *g, char *errstr, size_t errstr_size);
-void kb_gw_lbs_free(struct kb_gw *g);
-
-/* Loads <problems_dev>/<directory> as board name and appends it (not yet
- * initialised in Redis). Returns the board, or NULL with errstr set and
- * *status the HTTP status to answer (400 bad directory or task, 507 the
- * table is full). hidden: appended as deleted, for a board that is to
- * replace another once it is ready (kb_gw_lb_swap). Thread-safe. */
-struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
-				      const char *name, int hidden, int *status,
-				      char *errstr, size_t errstr_size);
-
-/* Appends a board for a task already loaded (a problem set's entry, its
- * gpus and deadline as the set gives them); directory is recorded as
- * where it came from, under problems_dev. On success the board owns t;
- * on failure (NULL, *status 400 or 507, errstr set) the caller keeps it.
- * Thread-safe. */
-struct kb_gw_lb *kb_gw_lb_add_task(struct kb_gw *g, struct kb_task *t,
-				   const char *directory, int hidden, int *status,
-				   char *errstr, size_t errstr_size);
-
-/* A hidden board takes old's place: it is shown, then old is hidden (a
- * listing in between may show both for an instant; a lookup by name
- * finds the newer first). */
-void kb_gw_lb_swap(struct kb_gw *g, struct kb_gw_lb *old, struct kb_gw_lb *fresh);
-
-/* Deletes a live board here and, through Redis (kb:lbdeleted, one
- * script: store.h kb_gw_board_mark_deleted), for every gateway; purge
- * also drops its rankings and submission index. Then drops its cached
- * rankings. Returns 0 or a store code (nothing changed then). */
-int kb_gw_lb_delete(struct kb_gw *g, struct kb_gw_lb *lb, int purge);
-/* Held around a change of the board object that serves a name together
- * with its kb:lbdyn record (update-problems' update, the sync's swap), so
- * that two of them never act on one name at once. */
-void kb_gw_boards_change_lock(void);
-void kb_gw_boards_change_unlock(void);
+/* ---- reading the board table (boards.c); what changes it is
+ * problems.h ---- */
 
 /* The live (not deleted) board named name, or NULL. Names match
  * case-insensitively (an exact match first); lb->task->name is the
@@ -194,10 +156,6 @@ const struct kb_gw_lb *kb_gw_lb_find(const struct kb_gw *g, const char *name);
 const char *kb_gw_lb_gpu(const struct kb_gw_lb *lb, const char *gpu);
 /* Some live board's spelling of gpu, or NULL when none offers it. */
 const char *kb_gw_gpu_canon(const struct kb_gw *g, const char *gpu);
-/* Rewrites the route's board and gpu parameters (kb_route_param_kinds)
- * to their canonical spelling where they name one; others stay as sent. */
-struct kb_route;
-void kb_gw_canon_route(const struct kb_gw *g, struct kb_route *route);
 /* The board at index i (deleted or not), or NULL. */
 struct kb_gw_lb *kb_gw_lb_at(const struct kb_gw *g, size_t i);
 size_t kb_gw_lb_count(const struct kb_gw *g);
@@ -207,9 +165,5 @@ int kb_gw_lb_has_gpu(const struct kb_gw_lb *lb, const char *gpu);
 size_t kb_gw_live_gpus(const struct kb_gw *g, const char **out, size_t max);
 /* 1 if some live board offers gpu. */
 int kb_gw_gpu_known(const struct kb_gw *g, const char *gpu);
-
-/* Builds the leaderboard list body (live boards); exposed for tests. Never
- * includes a secret seed. Returns a malloc'd string or NULL. */
-char *kb_gw_render_leaderboards(const struct kb_gw *g, int with_closed);
 
 #endif

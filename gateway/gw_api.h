@@ -1,6 +1,6 @@
 /* gw_api: the gateway's stable in-process API for other front ends.
  *
- * The HTTP handlers and the Discord interactions code (gateway/discord_*.c)
+ * The HTTP handlers and the Discord interactions code (discord/discord.h)
  * create submissions and follow them through the same three calls, so a
  * submission behaves the same whichever door it came in by:
  *
@@ -15,14 +15,6 @@
  * user id with kb_gw_user_external(), which creates the user on first use.
  * The OAuth login of the CLI (/auth/cli/discord) creates the same user id,
  * so a person is one user whichever way they arrive.
- *
- * Routes: router.c's table has the row POST /discord/interactions
- * (KB_ROUTE_DISCORD_INTERACTIONS). A file gateway/discord_*.c that defines
- *     const struct kb_gw_handler kb_gw_discord_interactions_handler;
- * (http.h) is compiled in by gateway/CMakeLists.txt, which then defines
- * KB_GW_DISCORD; without one the route answers 404. With KB_GW_DISCORD,
- * main() also calls kb_gw_discord_start() after the HTTP daemon is up and
- * kb_gw_discord_stop() while draining (declared below; defined there).
  *
  * Thread-safety: every call here is thread-safe. kb_gw_submit() blocks up
  * to KB_KAFKA_TIMEOUT_MS (+2 s) for the broker's acknowledgement and does
@@ -166,13 +158,5 @@ void kb_gw_watch_close(struct kb_gw_watch *w);
 
 /* The readable report (as /user/submissions/{id} "report"), malloc'd. */
 char *kb_gw_result_report(const Kb__Result *r);
-
-/* ---- Discord (defined in gateway/discord_*.c when present) ---- */
-
-/* Called once by main() after the HTTP daemon started; returns 0 or a
- * negative code (startup then fails with errstr). */
-int kb_gw_discord_start(struct kb_gw *g, char *errstr, size_t errstr_size);
-/* Called once by main() on shutdown, before the producer is flushed. */
-void kb_gw_discord_stop(struct kb_gw *g);
 
 #endif

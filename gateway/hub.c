@@ -55,11 +55,19 @@ struct stripe {
 	struct kb_gw_watch *head;
 };
 
+struct listener {
+	kb_gw_hub_listen_fn fn;
+	void *ctx;
+};
+
 struct kb_gw_hub {
 	struct stripe s[STRIPES];
 	size_t queue_max;
 	atomic_int closed;
 	atomic_size_t count;
+	pthread_rwlock_t listen_mu; /* the listeners */
+	struct listener listeners[KB_GW_HUB_LISTENERS_MAX];
+	size_t nlisteners;
 };
 
 static void blob_put(struct blob *b)
@@ -82,6 +90,7 @@ kb_gw_hub *kb_gw_hub_new(size_t queue_max)
 		return NULL;
 	for (int i = 0; i < STRIPES; i++)
 		pthread_mutex_init(&h->s[i].mu, NULL);
+	pthread_rwlock_init(&h->listen_mu, NULL);
 	h->queue_max = queue_max ? queue_max : 1;
 	atomic_init(&h->closed, 0);
 	atomic_init(&h->count, 0);
@@ -94,6 +103,7 @@ void kb_gw_hub_destroy(kb_gw_hub *h)
 		return;
 	for (int i = 0; i < STRIPES; i++)
 		pthread_mutex_destroy(&h->s[i].mu);
+	pthread_rwlock_destroy(&h->listen_mu);
 	free(h);
 }
 
@@ -277,7 +287,36 @@ size_t kb_gw_hub_publish(kb_gw_hub *h, const struct kb_gw_hub_msg *m)
 	}
 	pthread_mutex_unlock(&s->mu);
 	blob_put(b);
+	pthread_rwlock_rdlock(&h->listen_mu);
+	for (size_t i = 0; i < h->nlisteners; i++)
+		h->listeners[i].fn(m, h->listeners[i].ctx);
+	pthread_rwlock_unlock(&h->listen_mu);
 	return n;
+}
+
+int kb_gw_hub_listen(kb_gw_hub *h, kb_gw_hub_listen_fn fn, void *ctx)
+{
+	int rc = -ENOSPC;
+
+	pthread_rwlock_wrlock(&h->listen_mu);
+	if (h->nlisteners < KB_GW_HUB_LISTENERS_MAX) {
+		h->listeners[h->nlisteners++] = (struct listener){fn, ctx};
+		rc = 0;
+	}
+	pthread_rwlock_unlock(&h->listen_mu);
+	return rc;
+}
+
+void kb_gw_hub_unlisten(kb_gw_hub *h, kb_gw_hub_listen_fn fn, void *ctx)
+{
+	pthread_rwlock_wrlock(&h->listen_mu);
+	for (size_t i = 0; i < h->nlisteners; i++) {
+		if (h->listeners[i].fn != fn || h->listeners[i].ctx != ctx)
+			continue;
+		h->listeners[i] = h->listeners[--h->nlisteners];
+		break;
+	}
+	pthread_rwlock_unlock(&h->listen_mu);
 }
 
 void kb_gw_hub_tick(kb_gw_hub *h, int64_t now_ms)

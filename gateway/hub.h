@@ -12,13 +12,19 @@
  * A watcher may also ask to be woken on a timer (keep-alives, fallback
  * polls): kb_gw_hub_tick() wakes every watcher whose timer is due.
  *
+ * A module that follows every submission rather than one (the web feed,
+ * which drops the pages a Result changes) listens instead: a listener
+ * hears every message published, whatever its id.
+ *
  * The hub does no I/O. Result payloads travel packed (one refcounted copy
  * shared by all watchers of an id) and are unpacked by the reader.
  *
  * Locking: the table is split into stripes, each with a mutex; a watcher
  * has its own mutex and condition variable. Wake callbacks run with the
  * stripe's lock held (so a watcher cannot be closed under them) and must
- * not call into the hub. All calls are thread-safe.
+ * not call into the hub. Listeners run under a read lock of their own
+ * table (so one cannot be removed under its call) and must not block or
+ * call into the hub. All calls are thread-safe.
  */
 #ifndef KB_GW_HUB_H
 #define KB_GW_HUB_H
@@ -49,6 +55,9 @@ struct kb_gw_hub_msg {
 	/* A state read back from Redis rather than seen on Kafka: dropped
 	 * for watchers that already got this stage (and position). */
 	int synthetic;
+	/* RESULT seen on Kafka: the Result's board, gpu and user, for
+	 * listeners (each may be NULL). */
+	const char *board, *gpu, *user;
 };
 
 /* Subscribes. tick_ms > 0 asks for a wake every tick_ms (see
@@ -57,8 +66,23 @@ struct kb_gw_hub_msg {
 struct kb_gw_watch *kb_gw_hub_watch(kb_gw_hub *h, uint64_t id, int tick_ms,
 				    kb_gw_wake_fn wake, void *ctx);
 
-/* Queues m for every watcher of m->id; returns how many got it. */
+/* Queues m for every watcher of m->id, then hands it to every listener;
+ * returns how many watchers got it. */
 size_t kb_gw_hub_publish(kb_gw_hub *h, const struct kb_gw_hub_msg *m);
+
+/* A listener: called on the publisher's thread for every message
+ * published (kb_gw_hub_publish, not kb_gw_hub_push); m is valid during
+ * the call only. */
+typedef void (*kb_gw_hub_listen_fn)(const struct kb_gw_hub_msg *m, void *ctx);
+
+#define KB_GW_HUB_LISTENERS_MAX 4
+
+/* Adds a listener. Returns 0, or -ENOSPC when KB_GW_HUB_LISTENERS_MAX
+ * listen already. */
+int kb_gw_hub_listen(kb_gw_hub *h, kb_gw_hub_listen_fn fn, void *ctx);
+/* Removes the listener (fn, ctx); once this returns, fn is neither
+ * running for it nor called again. Unknown ones are ignored. */
+void kb_gw_hub_unlisten(kb_gw_hub *h, kb_gw_hub_listen_fn fn, void *ctx);
 
 /* Queues m for one watcher (the initial state on open). Returns 1 if
  * queued, 0 if dropped (a duplicate or after the final event). */

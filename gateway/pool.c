@@ -5,8 +5,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "store.h"
-
 struct job {
 	void (*fn)(void *arg);
 	void *arg;
@@ -21,6 +19,7 @@ struct kb_gw_pool {
 	int stopping;
 	size_t n;
 	pthread_t *th;
+	void (*thread_exit)(void);
 };
 
 static void *pool_main(void *arg)
@@ -44,17 +43,20 @@ static void *pool_main(void *arg)
 		j->fn(j->arg);
 		free(j);
 	}
-	kb_gw_redis_drop(); /* a job may have used this thread's connection */
+	if (p->thread_exit)
+		p->thread_exit();
 	return NULL;
 }
 
-struct kb_gw_pool *kb_gw_pool_new(size_t n, size_t max_waiting)
+struct kb_gw_pool *kb_gw_pool_new(size_t n, size_t max_waiting,
+				  void (*thread_exit)(void))
 {
 	struct kb_gw_pool *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
 	p->max_waiting = max_waiting;
+	p->thread_exit = thread_exit;
 	p->th = calloc(n ? n : 1, sizeof(*p->th));
 	if (!p->th) {
 		free(p);

@@ -14,8 +14,12 @@
 struct kb_gw_pool;
 
 /* Starts n threads (n >= 1) that take at most max_waiting jobs waiting
- * for a thread (0: no bound). NULL when out of resources. */
-struct kb_gw_pool *kb_gw_pool_new(size_t n, size_t max_waiting);
+ * for a thread (0: no bound). Each thread calls thread_exit (if not NULL)
+ * as it ends: what a job may have left with the thread, such as its Redis
+ * connection (kb_gw_redis_drop), goes with it. NULL when out of
+ * resources. */
+struct kb_gw_pool *kb_gw_pool_new(size_t n, size_t max_waiting,
+				  void (*thread_exit)(void));
 
 /* Queues fn(arg). Returns 0, -EAGAIN when max_waiting jobs wait already,
  * or -ESHUTDOWN after kb_gw_pool_destroy() began (fn is then not run). */

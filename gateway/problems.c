@@ -2,6 +2,8 @@
  * from disk, the Task protobuf each Submission carries is built, and the
  * bodies of GET /leaderboards and GET /gpus/<lb> are rendered. After that
  * nothing here changes, so request threads share it without locks. */
+#include "problems.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -13,14 +15,11 @@
 #include <strings.h>
 
 #include "cache.h"
-#include "gateway.h"
 #include "kb_cases.h"
 #include "kb_seal.h"
 #include "kb_taskstore.h"
 #include "kb_time.h"
 #include "kb_util.h"
-#include "router.h"
-#include "rules.h"
 #include "store.h"
 
 #define TASK_FILE_MAX (16u << 20)
@@ -314,25 +313,6 @@ void kb_gw_lb_swap(struct kb_gw *g, struct kb_gw_lb *old, struct kb_gw_lb *fresh
 	atomic_fetch_add(&g->boards_gen, 1);
 }
 
-size_t kb_gw_live_gpus(const struct kb_gw *g, const char **out, size_t max)
-{
-	size_t n = 0, nb = kb_gw_lb_count(g);
-
-	for (size_t i = 0; i < nb; i++) {
-		const struct kb_gw_lb *lb = kb_gw_lb_at(g, i);
-		if (!lb || atomic_load(&lb->deleted))
-			continue;
-		for (size_t k = 0; k < lb->task->ngpus; k++) {
-			size_t j = 0;
-			while (j < n && strcmp(out[j], lb->task->gpus[k]) != 0)
-				j++;
-			if (j == n && n < max)
-				out[n++] = lb->task->gpus[k];
-		}
-	}
-	return n;
-}
-
 int kb_gw_lb_delete(struct kb_gw *g, struct kb_gw_lb *lb, int purge)
 {
 	char prefix[160];
@@ -359,97 +339,6 @@ void kb_gw_lbs_free(struct kb_gw *g)
 	g->boards = NULL;
 	atomic_store(&g->nboards, 0);
 	kb_problemset_clear(&g->ps);
-}
-
-size_t kb_gw_lb_count(const struct kb_gw *g)
-{
-	return atomic_load(&g->nboards);
-}
-
-struct kb_gw_lb *kb_gw_lb_at(const struct kb_gw *g, size_t i)
-{
-	return i < atomic_load(&g->nboards) ? g->boards[i] : NULL;
-}
-
-/* Names match case-insensitively (popcorn-cli lower-cases them); an
- * exact match comes first, so boards that differ only in case (which
- * task.yml allows) each stay reachable under their own spelling. */
-const struct kb_gw_lb *kb_gw_lb_find(const struct kb_gw *g, const char *name)
-{
-	size_t n = atomic_load(&g->nboards);
-
-	if (!name)
-		return NULL;
-	/* Newest first: a board re-created under a deleted one's name wins. */
-	for (int fold = 0; fold < 2; fold++)
-		for (size_t i = n; i-- > 0;) {
-			const struct kb_gw_lb *lb = g->boards[i];
-			if (!atomic_load(&lb->deleted) &&
-			    (fold ? strcasecmp(lb->task->name, name)
-				  : strcmp(lb->task->name, name)) == 0)
-				return lb;
-		}
-	return NULL;
-}
-
-const char *kb_gw_lb_gpu(const struct kb_gw_lb *lb, const char *gpu)
-{
-	const struct kb_task *t = lb->task;
-
-	if (!gpu)
-		return NULL;
-	for (int fold = 0; fold < 2; fold++)
-		for (size_t i = 0; i < t->ngpus; i++)
-			if ((fold ? strcasecmp(t->gpus[i], gpu) : strcmp(t->gpus[i], gpu)) == 0)
-				return t->gpus[i];
-	return NULL;
-}
-
-int kb_gw_lb_has_gpu(const struct kb_gw_lb *lb, const char *gpu)
-{
-	return kb_gw_lb_gpu(lb, gpu) != NULL;
-}
-
-const char *kb_gw_gpu_canon(const struct kb_gw *g, const char *gpu)
-{
-	size_t n = atomic_load(&g->nboards);
-	const char *folded = NULL;
-
-	for (size_t i = 0; gpu && i < n; i++) {
-		const struct kb_task *t = g->boards[i]->task;
-		if (atomic_load(&g->boards[i]->deleted))
-			continue;
-		for (size_t k = 0; k < t->ngpus; k++) {
-			if (strcmp(t->gpus[k], gpu) == 0)
-				return t->gpus[k];
-			if (!folded && strcasecmp(t->gpus[k], gpu) == 0)
-				folded = t->gpus[k];
-		}
-	}
-	return folded;
-}
-
-int kb_gw_gpu_known(const struct kb_gw *g, const char *gpu)
-{
-	return kb_gw_gpu_canon(g, gpu) != NULL;
-}
-
-void kb_gw_canon_route(const struct kb_gw *g, struct kb_route *route)
-{
-	const char *kinds = kb_route_param_kinds(route->id);
-	const struct kb_gw_lb *lb = NULL;
-
-	for (size_t i = 0; kinds[i] && i < route->nparams; i++) {
-		const char *canon = NULL;
-		if (kinds[i] == 'l')
-			canon = (lb = kb_gw_lb_find(g, route->params[i])) ? lb->task->name
-									  : NULL;
-		else if (kinds[i] == 'g')
-			canon = lb ? kb_gw_lb_gpu(lb, route->params[i])
-				   : kb_gw_gpu_canon(g, route->params[i]);
-		if (canon && strlen(canon) < KB_ROUTE_PARAM_MAX)
-			snprintf(route->params[i], KB_ROUTE_PARAM_MAX, "%s", canon);
-	}
 }
 
 /* A case line as upstream's task dict: {"k": v}, integers as numbers. A

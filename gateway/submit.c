@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw_metrics.h"
+#include "http/metrics.h"
 #include "hub.h"
 #include "kb_log.h"
 #include "kb_report.h"
@@ -315,23 +315,6 @@ int kb_gw_user_external(struct kb_gw *g, const char *provider,
 	if (rc == 0)
 		snprintf(out, out_size, "%s", id);
 	return rc;
-}
-
-void kb_gw_queue_note(struct kb_gw *g, const char *gpu, long position,
-		      struct kb_gw_outlook *o, char *note, size_t note_size)
-{
-	kb_gw_events_outlook(g->events, gpu, position, kb_now_ms(),
-			     g->cfg.worker_stale_s * 1000, o);
-	note[0] = '\0';
-	/* Accepted all the same: a worker that starts (or comes back) runs
-	 * it, which a refusal would not. */
-	if (o->workers == 0)
-		snprintf(note, note_size,
-			 "no worker online for %s: the submission waits in the "
-			 "queue until one serves it", gpu);
-	else if (o->wait_s >= 0)
-		snprintf(note, note_size, "expected to start in about %.0f s",
-			 o->wait_s < 1 ? 1 : o->wait_s);
 }
 
 int kb_gw_push_state(struct kb_gw *g, struct kb_gw_watch *w, uint64_t id)

@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 #include "gateway.h"
-#include "events.h"
 #include "gw_api.h"
 #include "kb_mode.h"
 #include "store.h"
@@ -67,13 +66,5 @@ struct kb_gw_watch *kb_gw_watch_open_tick(struct kb_gw *g, uint64_t id,
  * so a stage a watcher already has is not repeated. Returns 0 or a
  * negative store code (then nothing was queued). */
 int kb_gw_push_state(struct kb_gw *g, struct kb_gw_watch *w, uint64_t id);
-
-/* What every answer about a submission queued on gpu at position (1 =
- * next; < 1 unknown) says of its wait: fills o (events.h) and note with
- * one sentence: "no worker online for H100: ..." when none serves the gpu,
- * else "expected to start in about N s" when that can be told, else "".
- * Thread-safe. */
-void kb_gw_queue_note(struct kb_gw *g, const char *gpu, long position,
-		      struct kb_gw_outlook *o, char *note, size_t note_size);
 
 #endif

@@ -1,8 +1,9 @@
 /* kb_dc: the Discord front end inside kb-gateway, its shared state and the
  * seams between its files (internal to gateway/discord_*.c).
  *
- *   discord_bot.c       configuration, start/stop, the job threads, and
- *                       the helpers that turn answers into REST calls
+ *   discord_bot.c       configuration, start/stop, the job threads
+ *   discord_reply.c     the helpers that turn answers into REST calls,
+ *                       and those every command shares
  *   discord_handler.c   POST /discord/interactions: signature, dispatch
  *   discord_leaderboard.c  the read-only /leaderboard commands, autocomplete
  *   discord_submit.c    /leaderboard submit: intake and the tracker thread
@@ -95,7 +96,8 @@ int kb__dc_job_submit(struct kb_dc *dc, kb_dc_job_fn fn, const char *body,
 /* 1 once shutdown began (jobs still in line should not start new work). */
 int kb__dc_stopping(struct kb_dc *dc);
 
-/* ---- answering (all enqueue REST calls; none blocks) ---- */
+/* ---- answering (discord_reply.c; all enqueue REST calls, none
+ * blocks) ---- */
 
 /* Edits the original (deferred) response to text: the first part of it
  * when longer than a message, the rest as follow-ups with the same
@@ -120,7 +122,7 @@ void kb__dc_channel_message(struct kb_dc *dc, const char *channel_id,
 			    size_t nfiles, const char *mention_user,
 			    const char *what);
 
-/* ---- shared helpers ---- */
+/* ---- shared helpers (discord_reply.c) ---- */
 
 /* An ephemeral message of printf text, cut to one message's length. */
 json_t *kb__dc_sayf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "discord.h"
 #include "discord_bot.h"
 #include "http.h"
 #include "kb_keys.h"

@@ -30,6 +30,7 @@
 #include "kb_log.h"
 #include "kb_time.h"
 #include "kb_util.h"
+#include "problems.h"
 #include "results.h"
 #include "rules.h"
 #include "store.h"

@@ -1,6 +1,6 @@
-/* The public and user endpoints, the helpers every endpoint file shares,
- * and the dispatch from route to handler. Each endpoint is a begin() on
- * the headers and, for those with a body, a finish() on it (see http.h).
+/* The public and user endpoints and the helpers every endpoint file
+ * shares (routes.h). Each endpoint is a begin() on the headers and, for
+ * those with a body, a finish() on it (see http.h).
  *
  * Order of checks on POST /submission/{lb}/{gpu}/{mode}, all decided from
  * the headers before a byte of the body is read: CLI id (401, or 403 for a
@@ -19,203 +19,22 @@
 #include "bodies.h"
 #include "cache.h"
 #include "events.h"
-#include "http.h"
 #include "kb_log.h"
 #include "kb_time.h"
 #include "kb_util.h"
+#include "problems.h"
 #include "queue.h"
 #include "results.h"
+#include "routes.h"
 #include "submit.h"
 
-/* Multipart framing around the file: boundaries, part headers, small
- * extra fields. Generous, since it only bounds what we read. */
-#define MULTIPART_OVERHEAD (64u << 10)
 #define JOIN_BODY_MAX (4u << 10)
 #define RANKING_DEFAULT_LIMIT 100
 #define RANKING_MAX_LIMIT 1000
 #define USER_LIST_DEFAULT 50
 #define USER_LIST_MAX 100
 
-/* ---- shared helpers (http.h) ---- */
-
-void kb_gw_store_failed(struct kb_gw_req *r, int rc)
-{
-	if (rc == -EIO)
-		kb_gw_reply_error(r, 503, "store unavailable, retry later");
-	else
-		kb_gw_reply_error(r, 500, "internal error");
-}
-
-int kb_gw_authenticate(struct kb_gw_req *r)
-{
-	const char *cli = kb_gw_header(r, "X-Popcorn-Cli-Id");
-	int rc;
-
-	if (!cli || !*cli) {
-		kb_gw_reply_error(r, 401, "missing X-Popcorn-Cli-Id header");
-		return -1;
-	}
-	if (!kb_rules_cli_id_ok(cli)) {
-		kb_gw_reply_error(r, 401, "invalid or unauthorized X-Popcorn-Cli-Id");
-		return -1;
-	}
-	rc = kb_gw_user_by_cli(r->g, cli, &r->user);
-	if (rc == -ENOENT) {
-		kb_gw_reply_error(r, 401, "invalid or unauthorized X-Popcorn-Cli-Id");
-		return -1;
-	}
-	if (rc < 0) {
-		kb_gw_store_failed(r, rc);
-		return -1;
-	}
-	if (r->user.banned) {
-		kb_gw_reply_error(r, 403, "user is banned");
-		return -1;
-	}
-	r->has_user = 1;
-	return 0;
-}
-
-int kb_gw_authenticate_optional(struct kb_gw_req *r)
-{
-	const char *cli = kb_gw_header(r, "X-Popcorn-Cli-Id");
-
-	if (!cli || !*cli)
-		return 0;
-	return kb_gw_authenticate(r);
-}
-
-int kb_gw_is_admin(struct kb_gw_req *r)
-{
-	const char *why = "";
-
-	return kb_rules_admin(kb_gw_header(r, "Authorization"),
-			      r->g->cfg.admin_token, &why) == 0;
-}
-
-int kb_gw_require_admin(struct kb_gw_req *r)
-{
-	const char *why = "";
-	int st = kb_rules_admin(kb_gw_header(r, "Authorization"),
-				r->g->cfg.admin_token, &why);
-
-	if (st) {
-		kb_gw_reply_error(r, st, "%s", why);
-		return -1;
-	}
-	return 0;
-}
-
-int kb_gw_board_and_gpu(struct kb_gw_req *r, const char *lb, const char *gpu)
-{
-	r->lb = kb_gw_lb_find(r->g, lb);
-	if (!r->lb) {
-		kb_gw_reply_error(r, 404, "unknown leaderboard '%s'", lb);
-		return -1;
-	}
-	if (gpu && !kb_gw_lb_has_gpu(r->lb, gpu)) {
-		kb_gw_reply_error(r, 404, "gpu '%s' is not offered for leaderboard '%s'",
-				  gpu, lb);
-		return -1;
-	}
-	return 0;
-}
-
-int kb_gw_board_access(struct kb_gw_req *r)
-{
-	int allowed = 0, rc;
-
-	if (!atomic_load(&r->lb->closed) || kb_gw_is_admin(r))
-		return 0;
-	if (kb_gw_authenticate_optional(r) < 0)
-		return -1;
-	if (!r->has_user) {
-		kb_gw_reply_error(r, 401, "authentication required for closed "
-					  "leaderboard");
-		return -1;
-	}
-	rc = kb_gw_has_access(r->g, r->lb->task->name, r->user.id, &allowed);
-	if (rc < 0) {
-		kb_gw_store_failed(r, rc);
-		return -1;
-	}
-	if (!allowed) {
-		kb_gw_reply_error(r, 403, "you do not have access to this leaderboard");
-		return -1;
-	}
-	return 0;
-}
-
-int kb_gw_expect_json(struct kb_gw_req *r, uint64_t cap)
-{
-	const char *why = "";
-	int st;
-
-	r->body_cap = cap;
-	st = kb_rules_content_length(kb_gw_header(r, "Content-Length"), cap, &why);
-	if (st) {
-		kb_gw_reply_error(r, st, "%s", why);
-		return -1;
-	}
-	r->body = KB_GW_BODY_JSON;
-	return 0;
-}
-
-int kb_gw_expect_file(struct kb_gw_req *r)
-{
-	const struct kb_gw_config *cfg = &r->g->cfg;
-	char boundary[KB_MULTIPART_BOUNDARY_MAX + 1];
-	const char *why = "";
-	int st;
-
-	r->body_cap = (uint64_t)cfg->max_file_bytes + MULTIPART_OVERHEAD;
-	st = kb_rules_content_length(kb_gw_header(r, "Content-Length"),
-				     r->body_cap, &why);
-	if (st) {
-		if (st == 413)
-			kb_gw_reply_error(r, 413, "file too large (limit %ld bytes)",
-					  cfg->max_file_bytes);
-		else
-			kb_gw_reply_error(r, st, "%s", why);
-		return -1;
-	}
-	if (kb_multipart_boundary(kb_gw_header(r, "Content-Type"), boundary,
-				  sizeof(boundary)) != 0) {
-		kb_gw_reply_error(r, 400, "expected a multipart/form-data body "
-					  "with a boundary");
-		return -1;
-	}
-	r->mp = kb_multipart_new(boundary, "file", (size_t)cfg->max_file_bytes);
-	if (!r->mp) {
-		kb_gw_reply_error(r, 500, "internal error");
-		return -1;
-	}
-	r->body = KB_GW_BODY_MULTIPART;
-	return 0;
-}
-
-const char *kb_gw_take_file(struct kb_gw_req *r, size_t *len,
-			    const char **file_name)
-{
-	int rc = kb_multipart_finish(r->mp);
-
-	if (rc == -EFBIG) {
-		kb_gw_reply_error(r, 413, "file too large (limit %ld bytes)",
-				  r->g->cfg.max_file_bytes);
-		return NULL;
-	}
-	if (rc < 0) {
-		kb_gw_reply_error(r, 400, "malformed multipart body: %s",
-				  kb_multipart_error(r->mp));
-		return NULL;
-	}
-	if (!kb_multipart_found(r->mp)) {
-		kb_gw_reply_error(r, 400, "missing form field 'file'");
-		return NULL;
-	}
-	*file_name = kb_multipart_filename(r->mp);
-	return kb_multipart_data(r->mp, len);
-}
+/* ---- shared helpers (routes.h) ---- */
 
 void kb_gw_reply_submit_error(struct kb_gw_req *r,
 			      const struct kb_gw_submit_res *res)
@@ -237,9 +56,33 @@ static void health_begin(struct kb_gw_req *r)
 	kb_gw_reply_health(r);
 }
 
+static char *render_all_boards(void *g)
+{
+	return kb_gw_render_leaderboards(g, 1);
+}
+
+static char *render_public_boards(void *g)
+{
+	return kb_gw_render_leaderboards(g, 0);
+}
+
+/* Re-rendered when the board table or a visibility changed (boards_gen);
+ * one body with closed boards, one without (shared slots 0 and 1). */
 static void leaderboards_begin(struct kb_gw_req *r)
 {
-	kb_gw_reply_leaderboards(r);
+	unsigned gen = atomic_load(&r->g->boards_gen);
+	int anon;
+
+	/* A closed board is listed to admins and signed-in users only: no
+	 * anonymous surface names it. */
+	if (kb_gw_is_admin(r))
+		anon = 0;
+	else if (kb_gw_authenticate_optional(r) < 0)
+		return;
+	else
+		anon = !r->has_user;
+	kb_gw_reply_shared(r, (unsigned)anon, gen,
+			   anon ? render_public_boards : render_all_boards, r->g);
 }
 
 static void gpus_begin(struct kb_gw_req *r)
@@ -283,7 +126,7 @@ static void submit_begin(struct kb_gw_req *r)
 }
 
 /* The runner_queue of a submission queued at position (< 1: unknown) on
- * gpu, with queued jobs there; note gets what its wait is (submit.h). */
+ * gpu, with queued jobs there; note gets what its wait is (events.h). */
 static json_t *runner_queue_json(struct kb_gw *g, const char *gpu, long queued,
 				 long position, char *note, size_t note_size)
 {
@@ -816,7 +659,7 @@ static void runner_queue_begin(struct kb_gw_req *r)
 	kb_gw_reply_json(r, 200, o);
 }
 
-/* ---- dispatch ---- */
+/* ---- the table (routes.h) ---- */
 
 static void no_body(struct kb_gw_req *r)
 {
@@ -829,7 +672,17 @@ static void not_enabled(struct kb_gw_req *r)
 				  "gateway");
 }
 
-static const struct kb_gw_handler handlers[KB_ROUTE_COUNT] = {
+/* Not served here: the metrics show admin activity, per-GPU queues and
+ * busy workers, so they have a listener of their own (KB_METRICS_PORT,
+ * loopback by default; main.c). */
+static void metrics_begin(struct kb_gw_req *r)
+{
+	kb_gw_reply_error(r, 404,
+			  "metrics are served on their own listener "
+			  "(KB_METRICS_ADDR:KB_METRICS_PORT), not here");
+}
+
+const struct kb_gw_handler kb_gw_api_handlers[KB_ROUTE_COUNT] = {
 	[KB_ROUTE_NONE] = {no_body, no_body},
 	[KB_ROUTE_HEALTH] = {health_begin, no_body},
 	[KB_ROUTE_LEADERBOARDS] = {leaderboards_begin, no_body},
@@ -844,25 +697,5 @@ static const struct kb_gw_handler handlers[KB_ROUTE_COUNT] = {
 	[KB_ROUTE_SUBMISSION_COUNT] = {submission_count_begin, no_body},
 	[KB_ROUTE_RUNNER_QUEUE] = {runner_queue_begin, no_body},
 	[KB_ROUTE_DISCORD_INTERACTIONS] = {not_enabled, no_body},
+	[KB_ROUTE_METRICS] = {metrics_begin, no_body},
 };
-
-const struct kb_gw_handler *kb_gw_handler_for(enum kb_route_id id)
-{
-	if ((size_t)id >= KB_ROUTE_COUNT)
-		return &handlers[KB_ROUTE_NONE];
-#ifdef KB_GW_DISCORD
-	if (id == KB_ROUTE_DISCORD_INTERACTIONS)
-		return &kb_gw_discord_interactions_handler;
-#endif
-	const struct kb_gw_handler *tables[] = {handlers, kb_gw_admin_handlers,
-						kb_gw_export_handlers,
-						kb_gw_auth_handlers,
-						kb_gw_stream_handlers,
-						kb_gw_problems_handlers,
-						kb_gw_metrics_handlers,
-						kb_gw_web_handlers};
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		if (tables[t][id].begin)
-			return &tables[t][id];
-	return &handlers[KB_ROUTE_NONE];
-}

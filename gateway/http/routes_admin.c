@@ -9,10 +9,11 @@
 
 #include "bodies.h"
 #include "events.h"
-#include "http.h"
 #include "kb_log.h"
 #include "kb_util.h"
+#include "problems.h"
 #include "results.h"
+#include "routes.h"
 
 #define ADMIN_BODY_MAX (64u << 10)
 

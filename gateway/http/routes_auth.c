@@ -36,11 +36,11 @@
 #include <curl/curl.h>
 
 #include "bodies.h"
-#include "http.h"
 #include "kb_log.h"
 #include "kb_util.h"
 #include "limiter.h"
 #include "oauth.h"
+#include "routes.h"
 
 #define COOKIE_PREFIX "kb_login_"
 

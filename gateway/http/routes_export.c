@@ -20,10 +20,10 @@
 #include <string.h>
 
 #include "bodies.h"
-#include "http.h"
 #include "kb_log.h"
 #include "kb_util.h"
 #include "results.h"
+#include "routes.h"
 
 #define EXPORT_BODY_MAX (64u << 10)
 #define EXPORT_BLOCK (64u << 10)

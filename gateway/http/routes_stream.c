@@ -31,12 +31,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
+#include "events.h"
 #include "kb_log.h"
 #include "kb_time.h"
 #include "kb_util.h"
 #include "limiter.h"
 #include "results.h"
+#include "routes.h"
 #include "submit.h"
 
 #define BLOCK_SIZE (32u << 10)

@@ -59,11 +59,12 @@
 #include <fcntl.h>
 
 #include "gateway.h"
-#include "http.h"
 #include "kb_archive.h"
 #include "kb_log.h"
 #include "kb_seal.h"
 #include "kb_util.h"
+#include "problems.h"
+#include "routes.h"
 #include "store.h"
 
 #define ARCHIVE_MAX (256L << 20)

@@ -1,7 +1,7 @@
 /* The feed: from "a Result arrived" to "the pages show it".
  *
- * The events thread hands every Result to kb_gw_web_result(), which only
- * queues it (bounded; a full queue drops the oldest, whose page then ages
+ * The feed listens to the hub (hub.h), where the events thread publishes
+ * every Result it sees on Kafka; the listener (on_hub) only queues it (bounded; a full queue drops the oldest, whose page then ages
  * out of the cache by its TTL). The feed thread, every POLL_MS, asks Redis
  * in one pipeline whether kb:res:<id>:<gpu> exists for each queued Result:
  * the ranker writes that key in the same script that updates the ranking,
@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "hub.h"
 #include "kb_keys.h"
 #include "kb_log.h"
 #include "kb_util.h"
@@ -70,12 +71,16 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-void kb_gw_web_result(struct kb_gw *g, const char *lb, const char *gpu,
-		      const char *user, uint64_t id)
+/* A hub listener (runs on the events thread): queues a Result seen on
+ * Kafka. Never blocks. */
+static void on_hub(const struct kb_gw_hub_msg *m, void *ctx)
 {
-	struct kb_gw_web *w = g->web;
+	struct kb_gw_web *w = ctx;
+	const char *lb = m->board, *gpu = m->gpu, *user = m->user;
+	uint64_t id = m->id;
 
-	if (!w || !lb || !*lb || !gpu || !*gpu || id == 0)
+	if (m->type != KB_GW_EV_RESULT || m->synthetic || !lb || !*lb || !gpu ||
+	    !*gpu || id == 0)
 		return;
 	pthread_mutex_lock(&w->mu);
 	if (w->npending == KB_WEB_PENDING_MAX) {
@@ -332,11 +337,22 @@ int kb__web_feed_start(struct kb_gw_web *w, char *errstr, size_t errstr_size)
 		return -1;
 	}
 	w->started = 1;
+	if (w->g->hub) {
+		if (kb_gw_hub_listen(w->g->hub, on_hub, w) < 0) {
+			snprintf(errstr, errstr_size, "the hub has no room for the "
+						      "web feed's listener");
+			return -1;
+		}
+		w->listening = 1;
+	}
 	return 0;
 }
 
 void kb__web_feed_stop(struct kb_gw_web *w)
 {
+	if (w->listening)
+		kb_gw_hub_unlisten(w->g->hub, on_hub, w);
+	w->listening = 0;
 	if (!w->started)
 		return;
 	atomic_store(&w->stop, 1);

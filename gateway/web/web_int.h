@@ -33,6 +33,7 @@ struct kb_gw_web {
 	atomic_uint gen;            /* bumped on every visible change */
 	pthread_t th;
 	int started;
+	int listening;              /* on g->hub (kb__web_feed_start) */
 	atomic_int stop;
 	pthread_mutex_t mu;         /* pending, streams, closed */
 	pthread_cond_t cv;
@@ -52,7 +53,22 @@ int kb__web_feed_start(struct kb_gw_web *w, char *errstr, size_t errstr_size);
 void kb__web_feed_stop(struct kb_gw_web *w);
 void kb__web_events_begin(struct kb_gw_req *r);
 
-/* web_pages.c: the security headers every web answer carries. */
-void kb__web_headers(struct MHD_Response *resp, const char *content_type);
+/* Same-origin everything, no inline script or style, no framing: the
+ * pages show text other people wrote (user names, problem descriptions),
+ * and a signed-in page holds a CLI id. */
+#define KB__WEB_CSP                                                           \
+	"default-src 'self'; script-src 'self'; style-src 'self'; "           \
+	"img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; " \
+	"base-uri 'none'; form-action 'self'"
+
+/* The security headers every web answer carries (pages and streams). */
+static inline void kb__web_headers(struct MHD_Response *resp,
+				   const char *content_type)
+{
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	MHD_add_response_header(resp, "Content-Security-Policy", KB__WEB_CSP);
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+}
 
 #endif

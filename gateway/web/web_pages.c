@@ -21,22 +21,6 @@
 extern const char kb_web_css[];
 extern const char kb_web_js[];
 
-/* Same-origin everything, no inline script or style, no framing: the
- * pages show text other people wrote (user names, problem descriptions),
- * and a signed-in page holds a CLI id. */
-#define CSP                                                                   \
-	"default-src 'self'; script-src 'self'; style-src 'self'; "           \
-	"img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; " \
-	"base-uri 'none'; form-action 'self'"
-
-void kb__web_headers(struct MHD_Response *resp, const char *content_type)
-{
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-	MHD_add_response_header(resp, "Content-Security-Policy", CSP);
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-}
-
 static struct MHD_Response *html_response(char *data, size_t len)
 {
 	struct MHD_Response *resp =

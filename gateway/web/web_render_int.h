@@ -1,6 +1,7 @@
 /* The renderer's own helpers, shared by its files (web_render.c: the
- * common parts, the index, the user pages; web_board.c: a board and its
- * code pages; web_plot.c: the plot). Not for other modules. */
+ * common parts and the index; web_board.c: a board and its code pages;
+ * web_user.c: a user's page; web_plot.c: the plot). Not for other
+ * modules. */
 #ifndef KB_WEB_RENDER_INT_H
 #define KB_WEB_RENDER_INT_H
 

@@ -1,6 +1,6 @@
-/* kb_gw_metrics: the gateway's Prometheus metrics, served on GET /metrics
- * of the API port (KB_METRICS=0 turns both the counting and the route
- * off: /metrics answers 404 then).
+/* kb_gw_metrics: the API's Prometheus counters, served with the rest of
+ * the gateway's metrics on the metrics listener (KB_METRICS=0 turns the
+ * counting off; GET /metrics on the API port answers 404 either way):
  *
  *   kb_gateway_http_requests_total{route,code}      every request, once,
  *                                                   when it completes
@@ -11,19 +11,10 @@
  *       (401), forbidden (403: banned, deadline, closed), unknown_board
  *       (404), too_large (413), rate_limited (429), unavailable (503),
  *       error (other)
- *   kb_gateway_sse_clients{kind}                    open streams: submission
- *                                                   (POST /{lb}/{gpu}/{mode}),
- *                                                   board (GET /web/events)
- *   kb_gateway_requests_in_flight
- *   kb_queue_depth{gpu}        consumer lag of kb-worker.<gpu> (queued and
- *                              running jobs; -1 when the broker cannot say)
- *   kb_queue_running{gpu}      jobs a worker reported working on
- *   kb_gateway_workers_seen{gpu,state}  workers heard of on kb.results
- *                              within KB_WORKER_STALE_S, idle or busy
  *
- * plus the Kafka client errors every service counts (kb_kafka.h). The
- * queue and worker gauges are read at scrape time (collectors), never on
- * a request path. Request counting is two relaxed atomic additions and a
+ * plus the process's own and the Kafka client errors every service
+ * counts (kb_kafka.h). The gauges read at scrape time are the program's
+ * (gauges.h). Request counting is two relaxed atomic additions and a
  * histogram bucket; the series of a (route, status) pair is looked up
  * once and kept in a table indexed by both.
  *
@@ -36,9 +27,9 @@
 #include "gateway.h"
 #include "router.h"
 
-/* Registers the families and collectors when g->cfg.metrics is set (else
- * every call below does nothing). Returns 0, or -ENOMEM. */
-int kb_gw_metrics_init(struct kb_gw *g);
+/* Registers the families when g->cfg.metrics is set (else every call
+ * below does nothing). Returns 0, or -ENOMEM. */
+int kb_gw_metrics_init(const struct kb_gw *g);
 
 /* A request completed with status after seconds. */
 void kb_gw_metrics_request(enum kb_route_id route, int status, double seconds);
