@@ -22,7 +22,7 @@
 #ifndef KB_GW_GAUGES_H
 #define KB_GW_GAUGES_H
 
-#include "gateway.h"
+#include "base/gateway.h"
 
 /* Registers the gauges and their collector when g->cfg.metrics is set
  * (else does nothing). Returns 0, or -ENOMEM. */

@@ -33,12 +33,14 @@
  * nothing dangling). OAuth code exchanges run on a small pool of their
  * own (KB_AUTH_POOL_THREADS, bounded), so that logins cannot hold up
  * submissions. A streaming submission holds no thread either: its
- * connection is suspended between events (http/routes_stream.c).
+ * connection is suspended between events (routes/stream.c).
  * Each request is logged once, when it completes (method, path, status,
  * ms, submission id); bodies, CLI ids, tokens and seeds never; and
- * counted for GET /metrics (http/metrics.h, gauges.h). The same process serves the
- * web leaderboard (web/web.h): cached server-rendered pages, dropped when
- * the ranker has folded a Result that changes them.
+ * counted for GET /metrics (http/metrics.h, gauges.h). The same process
+ * serves the web leaderboard (web/web.h): cached server-rendered pages,
+ * dropped when the ranker has folded a Result that changes them. Each
+ * endpoint is its folder's (routes/, web/, discord/); main() gathers
+ * their handlers into the route table it hands the HTTP server.
  *
  * SIGTERM/SIGINT only set a flag and wake the main thread (kb_signal),
  * which then stops accepting connections, ends every open stream with an
@@ -58,28 +60,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "base/cache.h"
+#include "base/gateway.h"
+#include "base/hub.h"
+#include "base/limiter.h"
+#include "base/pool.h"
+#include "base/queue.h"
+#include "core/api.h"
+#include "core/events.h"
+#include "core/problems.h"
+#include "core/reconcile.h"
 #include "discord/discord.h"
-#include "events.h"
-#include "gateway.h"
 #include "gauges.h"
-#include "gw_api.h"
-#include "http.h"
+#include "http/http.h"
 #include "http/metrics.h"
-#include "hub.h"
 #include "kb_config.h"
 #include "kb_kafka.h"
 #include "kb_log.h"
 #include "kb_metrics_http.h"
 #include "kb_signal.h"
 #include "kb_util.h"
-#include "limiter.h"
-#include "pool.h"
-#include "problems.h"
-#include "queue.h"
-#include "reconcile.h"
-#include "routes.h"
-#include "store.h"
+#include "routes/routes.h"
+#include "store/store.h"
 #include "web/web.h"
 
 /* Client addresses whose /auth rate is tracked at once (about 200 bytes

@@ -13,11 +13,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "metrics.h"
+#include "base/limiter.h"
+#include "base/pool.h"
 #include "kb_log.h"
 #include "kb_util.h"
-#include "limiter.h"
-#include "pool.h"
+#include "metrics.h"
 
 /* Bytes of a refused body we still read (and drop) so that the client can
  * read our answer; past this the connection is closed instead. */

@@ -13,7 +13,7 @@
  * blocking threads (kb_gw_defer, pool.h) while the connection is
  * suspended. A streaming response (SSE) does not hold its thread either:
  * its connection is suspended while it waits for events and resumed when
- * one arrives (routes_stream.c).
+ * one arrives (routes/stream.c).
  *
  * Request lifecycle: on the first call the URL length, the size of the
  * headers (431), the route (404/405) and the query parameters (400 for
@@ -34,11 +34,11 @@
 #include <microhttpd.h>
 #include <stdint.h>
 
-#include "gateway.h"
+#include "base/gateway.h"
 #include "multipart.h"
 #include "router.h"
 #include "rules.h"
-#include "store.h"
+#include "store/store.h"
 
 struct kb_gw_http;
 struct kb_gw_stream;

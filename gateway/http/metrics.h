@@ -24,7 +24,7 @@
 #ifndef KB_GW_METRICS_H
 #define KB_GW_METRICS_H
 
-#include "gateway.h"
+#include "base/gateway.h"
 #include "router.h"
 
 /* Registers the families when g->cfg.metrics is set (else every call

@@ -1,6 +1,6 @@
 /* kb_gw_web: the web leaderboard, served by kb-gateway itself.
  *
- * Pages (server-rendered HTML, web_render.h; one stylesheet and one small
+ * Pages (server-rendered HTML, render.h; one stylesheet and one small
  * script compiled into the binary, no build step, no third-party asset):
  *
  *   GET /                              the competitions and leaderboards
@@ -28,7 +28,7 @@
  *
  * Rendered pages are cached (their own kb_gw_cache, KB_WEB_CACHE_MS) and
  * dropped as soon as the ranker has folded a Result that changes them
- * (web_feed.c): the feed listens to the hub (hub.h), where the events
+ * (feed.c): the feed listens to the hub (hub.h), where the events
  * thread publishes each Result; the feed
  * thread waits until kb:res:<id>:<gpu> exists (the ranker's fold is
  * visible), then drops the board's, the index's and the user's pages and
@@ -51,8 +51,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gateway.h"
-#include "http.h"
+#include "base/gateway.h"
+#include "http/http.h"
 
 /* Makes the page cache, starts the feed thread and has it listen to
  * g->hub. Returns 0, or -1 with errstr set. With cfg.web off, does

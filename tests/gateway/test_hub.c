@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hub.h"
+#include "base/hub.h"
 #include "kb_check_main.h"
 
 static atomic_int wakes;
