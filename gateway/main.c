@@ -29,10 +29,10 @@
  * delivery, which runs on a pool of KB_POOL_THREADS blocking threads while
  * the connection is suspended (pool.c, kb_gw_defer), so no HTTP thread
  * waits on the broker; a 202 means "queued", and a broker outage is a 503
- * with the record marked failed (submit.c says why the order leaves
- * nothing dangling). OAuth code exchanges run on a small pool of their
- * own (KB_AUTH_POOL_THREADS, bounded), so that logins cannot hold up
- * submissions. A streaming submission holds no thread either: its
+ * with the record marked failed (core/submit.c says why the order
+ * leaves nothing dangling). OAuth code exchanges run on a small pool of
+ * their own (KB_AUTH_POOL_THREADS, bounded), so that logins cannot hold
+ * up submissions. A streaming submission holds no thread either: its
  * connection is suspended between events (routes/stream.c).
  * Each request is logged once, when it completes (method, path, status,
  * ms, submission id); bodies, CLI ids, tokens and seeds never; and

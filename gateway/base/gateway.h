@@ -123,7 +123,7 @@ struct kb_gw {
 	struct kb_gw_config cfg;
 	struct kb_problemset ps;
 	/* The board table: boards[0..nboards) are valid; appended under
-	 * a lock (problems.h), read without one (the calls below). */
+	 * a lock (core/problems.h), read without one (the calls below). */
 	struct kb_gw_lb **boards;
 	atomic_size_t nboards;
 	size_t cap_boards;
@@ -145,7 +145,7 @@ struct kb_gw {
 };
 
 /* ---- reading the board table (boards.c); what changes it is
- * problems.h ---- */
+ * core/problems.h ---- */
 
 /* The live (not deleted) board named name, or NULL. Names match
  * case-insensitively (an exact match first); lb->task->name is the

@@ -2,7 +2,7 @@
  * loaded once at startup (every task file read from disk, the Task
  * protobuf each Submission carries built, the per-board bodies rendered);
  * admins add, replace and delete boards later. Reading the table is
- * gateway.h's (boards.c).
+ * base/gateway.h's (base/boards.c).
  */
 #ifndef KB_GW_PROBLEMS_H
 #define KB_GW_PROBLEMS_H
