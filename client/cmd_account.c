@@ -211,7 +211,7 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 	if (!*cfg_path)
 		return KB_EXIT_USAGE;
 	/* A reset sends the current CLI id with /auth/init: the server moves
-	 * only the account that id proves (gateway/http/routes_auth.c). */
+	 * only the account that id proves (gateway/routes/auth.c). */
 	if (!kb_cli_api(c, o.reset, &ec))
 		return ec;
 

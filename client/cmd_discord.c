@@ -1,7 +1,7 @@
 /* kb discord register|commands: puts KernelBot's slash commands on Discord.
  *
  * The command set and the registration call live with the bot, in the
- * gateway (gateway/discord/discord_commands.c), and ship as the kb-discord program;
+ * gateway (gateway/discord/commands.c), and ship as the kb-discord program;
  * kb runs it so that one tool does what a user needs. kb-discord is looked
  * for next to kb (an installed or bundled tree), in the build tree, then in
  * PATH.

@@ -15,7 +15,7 @@
  *   that the oldest messages are deleted, consumed or not. The default
  *   of eight partitions per topic gives a submissions topic 40 MiB; a
  *   submission whose message is deleted before a worker got it is
- *   re-published by the gateway's reconciler (gateway/reconcile.h).
+ *   re-published by the gateway's reconciler (gateway/core/reconcile.h).
  * - A consumer group's first JoinGroup waits a fixed 3 s (the mock's
  *   group.initial.rebalance.delay.ms); later rebalances wait
  *   session.timeout.ms - 1000 ms, and dead members are noticed by a 1 s

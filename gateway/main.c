@@ -29,16 +29,18 @@
  * delivery, which runs on a pool of KB_POOL_THREADS blocking threads while
  * the connection is suspended (pool.c, kb_gw_defer), so no HTTP thread
  * waits on the broker; a 202 means "queued", and a broker outage is a 503
- * with the record marked failed (submit.c says why the order leaves
- * nothing dangling). OAuth code exchanges run on a small pool of their
- * own (KB_AUTH_POOL_THREADS, bounded), so that logins cannot hold up
- * submissions. A streaming submission holds no thread either: its
- * connection is suspended between events (http/routes_stream.c).
+ * with the record marked failed (core/submit.c says why the order
+ * leaves nothing dangling). OAuth code exchanges run on a small pool of
+ * their own (KB_AUTH_POOL_THREADS, bounded), so that logins cannot hold
+ * up submissions. A streaming submission holds no thread either: its
+ * connection is suspended between events (routes/stream.c).
  * Each request is logged once, when it completes (method, path, status,
  * ms, submission id); bodies, CLI ids, tokens and seeds never; and
- * counted for GET /metrics (gw_metrics.h). The same process serves the
- * web leaderboard (web/web.h): cached server-rendered pages, dropped when
- * the ranker has folded a Result that changes them.
+ * counted for GET /metrics (http/metrics.h, gauges.h). The same process
+ * serves the web leaderboard (web/web.h): cached server-rendered pages,
+ * dropped when the ranker has folded a Result that changes them. Each
+ * endpoint is its folder's (routes/, web/, discord/); main() gathers
+ * their handlers into the route table it hands the HTTP server.
  *
  * SIGTERM/SIGINT only set a flag and wake the main thread (kb_signal),
  * which then stops accepting connections, ends every open stream with an
@@ -58,24 +60,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "events.h"
-#include "gateway.h"
-#include "gw_api.h"
-#include "gw_metrics.h"
-#include "http.h"
-#include "hub.h"
+#include "base/cache.h"
+#include "base/gateway.h"
+#include "base/hub.h"
+#include "base/limiter.h"
+#include "base/pool.h"
+#include "base/queue.h"
+#include "core/api.h"
+#include "core/events.h"
+#include "core/problems.h"
+#include "core/reconcile.h"
+#include "discord/discord.h"
+#include "gauges.h"
+#include "http/http.h"
+#include "http/metrics.h"
 #include "kb_config.h"
 #include "kb_kafka.h"
 #include "kb_log.h"
 #include "kb_metrics_http.h"
 #include "kb_signal.h"
 #include "kb_util.h"
-#include "limiter.h"
-#include "pool.h"
-#include "queue.h"
-#include "reconcile.h"
-#include "store.h"
+#include "routes/routes.h"
+#include "store/store.h"
 #include "web/web.h"
 
 /* Client addresses whose /auth rate is tracked at once (about 200 bytes
@@ -289,6 +295,30 @@ static kb_producer *open_producer(char *err, size_t errsize)
 			       errsize);
 }
 
+/* The route table the HTTP server dispatches on, one handler per route
+ * id: the API's endpoints (routes.h), the web pages and, when built in,
+ * Discord's interactions endpoint; a route nobody serves answers 500. */
+static struct kb_gw_handler routes[KB_ROUTE_COUNT];
+
+static void routes_fill(void)
+{
+	const struct kb_gw_handler *tables[] = {
+		kb_gw_api_handlers, kb_gw_admin_handlers, kb_gw_export_handlers,
+		kb_gw_auth_handlers, kb_gw_stream_handlers, kb_gw_problems_handlers,
+		kb_gw_web_handlers,
+	};
+
+	for (size_t id = 0; id < KB_ROUTE_COUNT; id++)
+		for (size_t t = 0; t < KB_ARRAY_LEN(tables); t++)
+			if (tables[t][id].begin) {
+				routes[id] = tables[t][id];
+				break;
+			}
+#ifdef KB_GW_DISCORD
+	routes[KB_ROUTE_DISCORD_INTERACTIONS] = kb_gw_discord_interactions_handler;
+#endif
+}
+
 /* Stops accepting, lets requests in flight finish (bounded), stops. */
 static void drain(struct kb_gw_http *http)
 {
@@ -362,7 +392,8 @@ int main(int argc, char **argv)
 	/* The main thread needs no Redis connection while serving. */
 	kb_gw_redis_drop();
 	/* Before anything uses the port: KB_HTTP_PORT=0 takes a free one. */
-	bound = kb_gw_http_bind(&G, err, sizeof(err));
+	routes_fill();
+	bound = kb_gw_http_bind(&G, routes, err, sizeof(err));
 	if (!bound) {
 		kb_error("http: %s", err);
 		goto out;
@@ -380,9 +411,10 @@ int main(int argc, char **argv)
 		G.cfg.http_threads = n > 0 ? n : 2;
 	}
 	G.hub = kb_gw_hub_new(32);
-	G.pool = kb_gw_pool_new((size_t)G.cfg.pool_threads, 0);
+	G.pool = kb_gw_pool_new((size_t)G.cfg.pool_threads, 0, kb_gw_redis_drop);
 	G.auth_pool = kb_gw_pool_new((size_t)G.cfg.auth_pool_threads,
-				     16 * (size_t)G.cfg.auth_pool_threads);
+				     16 * (size_t)G.cfg.auth_pool_threads,
+				     kb_gw_redis_drop);
 	G.auth_limits = kb_gw_limiter_new(AUTH_ADDRESSES_MAX);
 	G.stream_slots = kb_gw_limiter_new(STREAM_USERS_MAX);
 	G.cache = kb_gw_cache_new(1024, G.cfg.ranking_cache_ms, kb_gw_response_destroy);
@@ -397,7 +429,7 @@ int main(int argc, char **argv)
 		kb_error("kafka: %s", err);
 		goto out;
 	}
-	if (kb_gw_metrics_init(&G) < 0) {
+	if (kb_gw_metrics_init(&G) < 0 || kb_gw_gauges_init(&G) < 0) {
 		kb_error("metrics: out of memory");
 		goto out;
 	}

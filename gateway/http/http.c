@@ -13,11 +13,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "gw_metrics.h"
+#include "base/limiter.h"
+#include "base/pool.h"
 #include "kb_log.h"
 #include "kb_util.h"
-#include "limiter.h"
-#include "pool.h"
+#include "metrics.h"
 
 /* Bytes of a refused body we still read (and drop) so that the client can
  * read our answer; past this the connection is closed instead. */
@@ -29,11 +29,11 @@ struct kb_gw_http {
 	struct kb_gw *g;
 	struct MHD_Daemon *daemon;
 	int fd; /* bound, not yet the daemon's; -1 after kb_gw_http_start */
+	const struct kb_gw_handler *routes; /* by route id */
 	struct MHD_Response *health;
-	pthread_mutex_t lb_mu; /* the /leaderboards bodies: [0] with closed
-				  boards, [1] without (anonymous readers) */
-	unsigned lb_gen[2];
-	struct MHD_Response *lb_resp[2];
+	pthread_mutex_t shared_mu; /* the shared bodies (kb_gw_reply_shared) */
+	unsigned shared_gen[KB_GW_SHARED_MAX];
+	struct MHD_Response *shared_resp[KB_GW_SHARED_MAX];
 	atomic_int closing;    /* kb_gw_http_quiesce() was called */
 };
 
@@ -166,39 +166,34 @@ void kb_gw_reply_health(struct kb_gw_req *r)
 	queue(r, 200, r->http->health);
 }
 
-void kb_gw_reply_leaderboards(struct kb_gw_req *r)
+void kb_gw_reply_shared(struct kb_gw_req *r, unsigned slot, unsigned gen,
+			char *(*render)(void *ctx), void *ctx)
 {
 	struct kb_gw_http *h = r->http;
-	unsigned gen = atomic_load(&h->g->boards_gen);
-	int anon;
 
-	/* A closed board is listed to admins and signed-in users only: no
-	 * anonymous surface names it. */
-	if (kb_gw_is_admin(r))
-		anon = 0;
-	else if (kb_gw_authenticate_optional(r) < 0)
+	if (slot >= KB_GW_SHARED_MAX) {
+		kb_gw_reply_error(r, 500, "internal error");
 		return;
-	else
-		anon = !r->has_user;
-	pthread_mutex_lock(&h->lb_mu);
-	if (!h->lb_resp[anon] || h->lb_gen[anon] != gen) {
-		char *body = kb_gw_render_leaderboards(h->g, !anon);
+	}
+	pthread_mutex_lock(&h->shared_mu);
+	if (!h->shared_resp[slot] || h->shared_gen[slot] != gen) {
+		char *body = render(ctx);
 		struct MHD_Response *resp =
 			body ? kb_gw_json_response(body, strlen(body),
 						   MHD_RESPMEM_MUST_FREE)
 			     : NULL;
 		if (resp) {
-			if (h->lb_resp[anon])
-				MHD_destroy_response(h->lb_resp[anon]);
-			h->lb_resp[anon] = resp;
-			h->lb_gen[anon] = gen;
+			if (h->shared_resp[slot])
+				MHD_destroy_response(h->shared_resp[slot]);
+			h->shared_resp[slot] = resp;
+			h->shared_gen[slot] = gen;
 		} else {
 			free(body);
 		}
 	}
-	if (h->lb_resp[anon])
-		queue(r, 200, h->lb_resp[anon]);
-	pthread_mutex_unlock(&h->lb_mu);
+	if (h->shared_resp[slot])
+		queue(r, 200, h->shared_resp[slot]);
+	pthread_mutex_unlock(&h->shared_mu);
 	if (!r->status)
 		kb_gw_reply_error(r, 500, "internal error");
 }
@@ -276,6 +271,43 @@ static enum MHD_Result check_query(void *cls, enum MHD_ValueKind kind,
 	return MHD_NO;
 }
 
+static void no_handler(struct kb_gw_req *r)
+{
+	kb_gw_reply_error(r, 500, "internal error");
+}
+
+/* The route's handler; one that is missing answers 500 (a table bug: the
+ * router matched a route nobody serves). */
+static const struct kb_gw_handler *handler_of(const struct kb_gw_req *r)
+{
+	static const struct kb_gw_handler none = {no_handler, no_handler};
+
+	if ((size_t)r->route.id >= KB_ROUTE_COUNT ||
+	    !r->http->routes[r->route.id].begin)
+		return &none;
+	return &r->http->routes[r->route.id];
+}
+
+/* Rewrites the route's board and gpu parameters (kb_route_param_kinds) to
+ * their canonical spelling where they name one; others stay as sent. */
+static void canon_route(const struct kb_gw *g, struct kb_route *route)
+{
+	const char *kinds = kb_route_param_kinds(route->id);
+	const struct kb_gw_lb *lb = NULL;
+
+	for (size_t i = 0; kinds[i] && i < route->nparams; i++) {
+		const char *canon = NULL;
+		if (kinds[i] == 'l')
+			canon = (lb = kb_gw_lb_find(g, route->params[i])) ? lb->task->name
+									  : NULL;
+		else if (kinds[i] == 'g')
+			canon = lb ? kb_gw_lb_gpu(lb, route->params[i])
+				   : kb_gw_gpu_canon(g, route->params[i]);
+		if (canon && strlen(canon) < KB_ROUTE_PARAM_MAX)
+			snprintf(route->params[i], KB_ROUTE_PARAM_MAX, "%s", canon);
+	}
+}
+
 static void begin(struct kb_gw_req *r, const char *method, const char *url)
 {
 	struct header_sum hs = {0};
@@ -300,14 +332,14 @@ static void begin(struct kb_gw_req *r, const char *method, const char *url)
 		kb_gw_reply_error(r, 405, "Method Not Allowed");
 		return;
 	}
-	kb_gw_canon_route(r->g, &r->route);
+	canon_route(r->g, &r->route);
 	struct query_check q = {.id = r->route.id};
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_query, &q);
 	if (q.found) {
 		kb_gw_reply_error(r, 400, "unknown query parameter '%s'", q.bad);
 		return;
 	}
-	kb_gw_handler_for(r->route.id)->begin(r);
+	handler_of(r)->begin(r);
 	if (!r->status && r->body == KB_GW_BODY_NONE && !atomic_load(&r->defer_state))
 		kb_gw_reply_error(r, 500, "internal error"); /* a handler bug */
 }
@@ -522,7 +554,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		*upload_data_size = 0;
 		return body_piece(r, upload_data, n);
 	}
-	const struct kb_gw_handler *hd = kb_gw_handler_for(r->route.id);
+	const struct kb_gw_handler *hd = handler_of(r);
 	if (r->body_status)
 		kb_gw_reply_error(r, r->body_status, "%s", r->body_why);
 	else if (hd->finish)
@@ -588,8 +620,9 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr,
 	return atomic_load(&h->closing) ? MHD_NO : MHD_YES;
 }
 
-struct kb_gw_http *kb_gw_http_bind(struct kb_gw *g, char *errstr,
-				   size_t errstr_size)
+struct kb_gw_http *kb_gw_http_bind(struct kb_gw *g,
+				   const struct kb_gw_handler *routes,
+				   char *errstr, size_t errstr_size)
 {
 	struct kb_gw_http *h = calloc(1, sizeof(*h));
 	struct sockaddr_storage ss;
@@ -601,8 +634,9 @@ struct kb_gw_http *kb_gw_http_bind(struct kb_gw *g, char *errstr,
 		return NULL;
 	}
 	h->g = g;
+	h->routes = routes;
 	h->fd = -1;
-	pthread_mutex_init(&h->lb_mu, NULL);
+	pthread_mutex_init(&h->shared_mu, NULL);
 	memset(&ss, 0, sizeof(ss));
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
@@ -693,9 +727,9 @@ void kb_gw_http_stop(struct kb_gw_http *h)
 		close(h->fd);
 	if (h->health)
 		MHD_destroy_response(h->health);
-	for (int i = 0; i < 2; i++)
-		if (h->lb_resp[i])
-			MHD_destroy_response(h->lb_resp[i]);
-	pthread_mutex_destroy(&h->lb_mu);
+	for (int i = 0; i < KB_GW_SHARED_MAX; i++)
+		if (h->shared_resp[i])
+			MHD_destroy_response(h->shared_resp[i]);
+	pthread_mutex_destroy(&h->shared_mu);
 	free(h);
 }

@@ -1,7 +1,8 @@
 /* kb_gw_http: libmicrohttpd glue. Owns the daemon, the per-request state,
- * the request log and the shared response bodies; the endpoints live in
- * routes.c (reads, user), routes_admin.c, routes_auth.c, routes_export.c,
- * routes_sync.c and routes_stream.c.
+ * the request log and the shared response bodies, and says what a handler
+ * may ask of its request (request.c). The endpoints are not here: the
+ * route table, one handler per route id (router.h), comes from main()
+ * (the API's routes/, the web pages, Discord) through kb_gw_http_bind().
  *
  * Threading: MHD runs an internal pool of cfg.http_threads threads (one
  * per CPU by default), each with its own epoll set; a connection stays on
@@ -12,7 +13,7 @@
  * blocking threads (kb_gw_defer, pool.h) while the connection is
  * suspended. A streaming response (SSE) does not hold its thread either:
  * its connection is suspended while it waits for events and resumed when
- * one arrives (routes_stream.c).
+ * one arrives (routes/stream.c).
  *
  * Request lifecycle: on the first call the URL length, the size of the
  * headers (431), the route (404/405) and the query parameters (400 for
@@ -33,12 +34,11 @@
 #include <microhttpd.h>
 #include <stdint.h>
 
-#include "gateway.h"
-#include "gw_api.h"
+#include "base/gateway.h"
 #include "multipart.h"
 #include "router.h"
 #include "rules.h"
-#include "store.h"
+#include "store/store.h"
 
 struct kb_gw_http;
 struct kb_gw_stream;
@@ -116,10 +116,13 @@ void kb_gw_client_addr(struct kb_gw_req *r, char *out, size_t out_size);
 /* Binds cfg.http_addr:http_port and sets cfg.http_port to the port bound
  * (KB_HTTP_PORT=0: one the kernel picks), so that whatever is derived from
  * the port is right before the first request. Serves nothing yet: a
- * connection is refused until kb_gw_http_start(). Returns NULL with errstr
- * set. */
-struct kb_gw_http *kb_gw_http_bind(struct kb_gw *g, char *errstr,
-				   size_t errstr_size);
+ * connection is refused until kb_gw_http_start(). routes: the handler of
+ * each route id, KB_ROUTE_COUNT of them (a route without begin() answers
+ * 500), kept until kb_gw_http_stop(). Returns NULL with errstr set. */
+struct kb_gw_handler;
+struct kb_gw_http *kb_gw_http_bind(struct kb_gw *g,
+				   const struct kb_gw_handler *routes,
+				   char *errstr, size_t errstr_size);
 
 /* Listens on h's socket and starts the daemon. Returns 0, or -1 with
  * errstr set (h is then only for kb_gw_http_stop). */
@@ -153,10 +156,19 @@ struct MHD_Response *kb_gw_json_response(const char *s, size_t len,
 /* Releases a struct MHD_Response * (the ranking cache's destructor). */
 void kb_gw_response_destroy(void *resp);
 
-/* GET /health and GET /leaderboards (re-rendered when the board table or
- * a visibility changed). */
+/* GET /health. */
 void kb_gw_reply_health(struct kb_gw_req *r);
-void kb_gw_reply_leaderboards(struct kb_gw_req *r);
+
+/* Bodies that requests share until their generation moves (the
+ * /leaderboards lists): KB_GW_SHARED_MAX slots, each holding the response
+ * made at some generation. */
+#define KB_GW_SHARED_MAX 2
+/* Replies 200 with slot's body when it was made at gen, else with one
+ * made now from render(ctx) (a malloc'd JSON text), which later requests
+ * at gen then share; when render fails, with the slot's older body, or
+ * 500 when it has none. */
+void kb_gw_reply_shared(struct kb_gw_req *r, unsigned slot, unsigned gen,
+			char *(*render)(void *ctx), void *ctx);
 
 /* Request header / query argument, or NULL. */
 const char *kb_gw_header(struct kb_gw_req *r, const char *name);
@@ -168,23 +180,9 @@ struct kb_gw_handler {
 	void (*begin)(struct kb_gw_req *r);
 	void (*finish)(struct kb_gw_req *r);
 };
-const struct kb_gw_handler *kb_gw_handler_for(enum kb_route_id id);
 
-/* The handler tables of the endpoint files, indexed by route id (entries
- * for other routes are zero). */
-extern const struct kb_gw_handler kb_gw_admin_handlers[KB_ROUTE_COUNT];
-extern const struct kb_gw_handler kb_gw_export_handlers[KB_ROUTE_COUNT];
-extern const struct kb_gw_handler kb_gw_auth_handlers[KB_ROUTE_COUNT];
-extern const struct kb_gw_handler kb_gw_stream_handlers[KB_ROUTE_COUNT];
-extern const struct kb_gw_handler kb_gw_problems_handlers[KB_ROUTE_COUNT];
-extern const struct kb_gw_handler kb_gw_metrics_handlers[KB_ROUTE_COUNT];
-extern const struct kb_gw_handler kb_gw_web_handlers[KB_ROUTE_COUNT];
-#ifdef KB_GW_DISCORD
-/* Defined in gateway/discord_*.c (see gw_api.h). */
-extern const struct kb_gw_handler kb_gw_discord_interactions_handler;
-#endif
+/* What a handler asks of its request (request.c). */
 
-/* Helpers shared by the endpoint files (routes.c). */
 /* Resolves X-Popcorn-Cli-Id into r->user. Returns 0, or replies (400
  * missing, 401 unknown, 403 banned, 503) and returns -1. */
 int kb_gw_authenticate(struct kb_gw_req *r);
@@ -202,30 +200,14 @@ int kb_gw_board_and_gpu(struct kb_gw_req *r, const char *lb, const char *gpu);
 int kb_gw_board_access(struct kb_gw_req *r);
 /* Answers a store error: 503 for -EIO, else 500. */
 void kb_gw_store_failed(struct kb_gw_req *r, int rc);
-/* Ends a submission deletion, given kb_gw_sub_delete's rc and outputs:
- * 404 (not_found) for -ENOENT, 403 for -EPERM, kb_gw_store_failed for
- * other errors; else drops the board's cached pages when its ranking
- * changed, logs "deleted by <by>" and replies {"status": "ok",
- * "submission_id": id}. */
-void kb_gw_sub_deleted(struct kb_gw_req *r, uint64_t id, int rc,
-		       const char *not_found, const char *lb, const char *gpu,
-		       int changed, const char *by);
 /* Declares a JSON body of at most cap bytes; replies 413/400 on a bad
  * Content-Length and returns -1. */
 int kb_gw_expect_json(struct kb_gw_req *r, uint64_t cap);
 /* Declares the multipart body of a submission (one "file" field). */
 int kb_gw_expect_file(struct kb_gw_req *r);
-/* The header checks of every way of submitting (the caller authenticated
- * already): board and gpu (404), mode (400), then declares the file body.
- * Sets r->lb and r->mode. Returns 0 or replies and returns -1. */
-int kb_gw_submission_headers(struct kb_gw_req *r, const char *lb,
-			     const char *gpu, const char *mode);
 /* After the multipart body: checks it and returns the file (or replies
  * and returns NULL). */
 const char *kb_gw_take_file(struct kb_gw_req *r, size_t *len,
 			    const char **file_name);
-/* Replies to a kb_gw_submit() failure (Retry-After on 429). */
-void kb_gw_reply_submit_error(struct kb_gw_req *r,
-			      const struct kb_gw_submit_res *res);
 
 #endif

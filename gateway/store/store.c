@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "kb_keys.h"
 #include "kb_log.h"
 #include "kb_redis.h"
 #include "kb_util.h"
-#include "store_internal.h"
 
 #define REDIS_TIMEOUT_MS 2000
 #define RECONNECT_BACKOFF_S 0.25

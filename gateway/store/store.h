@@ -27,8 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gateway.h"
-#include "reconcile_rules.h"
+#include "base/gateway.h"
+#include "base/reconcile_rules.h"
 
 /* This thread's connection, or NULL (then errstr says why). */
 redisContext *kb_gw_redis(const struct kb_gw *g, char *errstr,
@@ -181,7 +181,7 @@ int kb_gw_queue_position(const struct kb_gw *g, const char *gpu, uint64_t id,
  * /admin/stats count alike). */
 int kb_gw_queued_count(const struct kb_gw *g, const char *gpu, long *count);
 
-/* ---- queue (store_queue.c) ---- */
+/* ---- queue (queue.c) ---- */
 
 /* After the broker acknowledged a Submission: notes where its message is
  * (kcluster, kpart, koff, published_ms; profile, packed, when given) on a
@@ -255,7 +255,7 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 int kb_gw_ranking_count(const struct kb_gw *g, const char *lb, const char *gpu,
 			const char *user_id, long *count);
 
-/* ---- the dataset export (store_export.c) ---- */
+/* ---- the dataset export (export.c) ---- */
 
 /* A ranked and passing submission (mode leaderboard, verdict passed,
  * a score) chosen for the export. */
@@ -299,7 +299,7 @@ int kb_gw_export_row(const struct kb_gw *g, const struct kb_gw_export_pick *pk,
 		     struct kb_gw_export_rec *out);
 void kb_gw_export_rec_free(struct kb_gw_export_rec *rec);
 
-/* ---- policy and administration (store_admin.c) ---- */
+/* ---- policy and administration (admin.c) ---- */
 
 /* kb:admin accepting: 1 accepting (the default), 0 stopped. */
 int kb_gw_set_accepting(const struct kb_gw *g, int accepting);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "web_render.h"
+#include "render.h"
 
 /* Emphasis nests at most this deep: a hostile description cannot make
  * the recursion deep. */

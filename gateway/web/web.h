@@ -1,6 +1,6 @@
 /* kb_gw_web: the web leaderboard, served by kb-gateway itself.
  *
- * Pages (server-rendered HTML, web_render.h; one stylesheet and one small
+ * Pages (server-rendered HTML, render.h; one stylesheet and one small
  * script compiled into the binary, no build step, no third-party asset):
  *
  *   GET /                              the competitions and leaderboards
@@ -28,7 +28,8 @@
  *
  * Rendered pages are cached (their own kb_gw_cache, KB_WEB_CACHE_MS) and
  * dropped as soon as the ranker has folded a Result that changes them
- * (web_feed.c): the events thread reports each Result here; the feed
+ * (feed.c): the feed listens to the hub (hub.h), where the events
+ * thread publishes each Result; the feed
  * thread waits until kb:res:<id>:<gpu> exists (the ranker's fold is
  * visible), then drops the board's, the index's and the user's pages and
  * the API's cached rankings of that board, bumps the feed generation and
@@ -50,11 +51,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gateway.h"
-#include "router.h"
+#include "base/gateway.h"
+#include "http/http.h"
 
-/* Makes the page cache and starts the feed thread. Returns 0, or -1 with
- * errstr set. With cfg.web off, does nothing (the routes answer 404). */
+/* Makes the page cache, starts the feed thread and has it listen to
+ * g->hub. Returns 0, or -1 with errstr set. With cfg.web off, does
+ * nothing (the routes answer 404). */
 int kb_gw_web_start(struct kb_gw *g, char *errstr, size_t errstr_size);
 
 /* Ends every event stream (they then close) and refuses new ones. */
@@ -63,10 +65,9 @@ void kb_gw_web_close_streams(struct kb_gw *g);
 /* Stops the feed thread and frees. Safe when never started. */
 void kb_gw_web_stop(struct kb_gw *g);
 
-/* The events thread saw a Result of submission id for board lb, gpu gpu,
- * user user (may be NULL): queue it for the feed. Never blocks. */
-void kb_gw_web_result(struct kb_gw *g, const char *lb, const char *gpu,
-		      const char *user, uint64_t id);
+/* The pages' handlers, indexed by route id (http.h; entries for other
+ * routes are zero). */
+extern const struct kb_gw_handler kb_gw_web_handlers[KB_ROUTE_COUNT];
 
 /* Open GET /web/events streams. */
 size_t kb_gw_web_streams(struct kb_gw *g);

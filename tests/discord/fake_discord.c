@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "http/multipart.h"
 #include "kb_util.h"
-#include "multipart.h"
 
 #define CALLS_MAX 4096
 #define RULES_MAX 32

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "discord_commands.h"
-#include "discord_interaction.h"
-#include "discord_rest.h"
-#include "discord_text.h"
-#include "discord_verify.h"
-#include "kb_util.h"
+#include "discord/commands.h"
+#include "discord/interaction.h"
+#include "discord/rest.h"
+#include "discord/text.h"
+#include "discord/verify.h"
 #include "kb_check_main.h"
+#include "kb_util.h"
 
 /* ---- signatures ---- */
 

@@ -10,13 +10,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "discord_commands.h"
-#include "discord_rest.h"
+#include "discord/commands.h"
+#include "discord/rest.h"
 #include "fake_discord.h"
 #include "kb_budget.h"
+#include "kb_check_main.h"
 #include "kb_log.h"
 #include "kb_util.h"
-#include "kb_check_main.h"
 
 static struct fake_discord *fd;
 static struct kb_dc_rest *rest;

@@ -5,10 +5,10 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "bodies.h"
-#include "kb_time.h"
-#include "rules.h"
+#include "http/bodies.h"
+#include "http/rules.h"
 #include "kb_check_main.h"
+#include "kb_time.h"
 
 #define LEN(s) strlen(s)
 

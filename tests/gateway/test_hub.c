@@ -1,13 +1,15 @@
 /* The hub: fan-out by submission id, bounded queues that keep the final
- * event, synthetic duplicates, ticks, idle detection, close_all, and many
- * threads publishing and watching at once. */
+ * event, synthetic duplicates, ticks, idle detection, close_all,
+ * listeners, and many threads publishing and watching at once. */
 #include <check.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hub.h"
+#include "base/hub.h"
 #include "kb_check_main.h"
 
 static atomic_int wakes;
@@ -235,6 +237,62 @@ START_TEST(threads)
 }
 END_TEST
 
+struct heard {
+	int n;
+	uint64_t last_id;
+	char board[32];
+};
+
+static void listener(const struct kb_gw_hub_msg *m, void *ctx)
+{
+	struct heard *h = ctx;
+
+	h->n++;
+	h->last_id = m->id;
+	snprintf(h->board, sizeof(h->board), "%s", m->board ? m->board : "");
+}
+
+START_TEST(listeners_hear_every_publish)
+{
+	kb_gw_hub *h = kb_gw_hub_new(4);
+	struct kb_gw_watch *w = kb_gw_hub_watch(h, 3, 0, NULL, NULL);
+	struct heard a = {0}, b = {0};
+	struct kb_gw_event ev;
+
+	ck_assert_int_eq(kb_gw_hub_listen(h, listener, &a), 0);
+	ck_assert_int_eq(kb_gw_hub_listen(h, listener, &b), 0);
+	/* Whatever the id, watched or not. */
+	struct kb_gw_hub_msg m = status(3, "testing");
+	ck_assert_uint_eq(kb_gw_hub_publish(h, &m), 1);
+	m = status(99, "compiling");
+	m.board = "vectorsum_cpu";
+	ck_assert_uint_eq(kb_gw_hub_publish(h, &m), 0);
+	ck_assert_int_eq(a.n, 2);
+	ck_assert_int_eq(b.n, 2);
+	ck_assert_uint_eq(a.last_id, 99);
+	ck_assert_str_eq(a.board, "vectorsum_cpu");
+	/* A push to one watcher is not a publication. */
+	m = status(3, "benchmarking");
+	ck_assert_int_eq(kb_gw_hub_push(w, &m), 1);
+	ck_assert_int_eq(a.n, 2);
+	/* Removed, a listener hears nothing more; the other still does. */
+	kb_gw_hub_unlisten(h, listener, &a);
+	kb_gw_hub_unlisten(h, listener, &a);
+	m = status(3, "ranked_run");
+	kb_gw_hub_publish(h, &m);
+	ck_assert_int_eq(a.n, 2);
+	ck_assert_int_eq(b.n, 3);
+	/* The table is bounded. */
+	for (int i = 1; i < KB_GW_HUB_LISTENERS_MAX; i++)
+		ck_assert_int_eq(kb_gw_hub_listen(h, listener, &a), 0);
+	ck_assert_int_eq(kb_gw_hub_listen(h, listener, &a), -ENOSPC);
+	while (kb_gw_watch_next(w, &ev) == 1)
+		kb_gw_event_clear(&ev);
+	kb_gw_watch_close(w);
+	kb_gw_hub_destroy(h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gateway_hub");
@@ -244,6 +302,7 @@ int main(void)
 	tcase_add_test(tc, bounded_keeps_final);
 	tcase_add_test(tc, synthetic_duplicates_and_bad_payload);
 	tcase_add_test(tc, ticks_idle_and_close_all);
+	tcase_add_test(tc, listeners_hear_every_publish);
 	tcase_add_test(tc, threads);
 	suite_add_tcase(s, tc);
 	return kb_check_run(s);

@@ -5,7 +5,7 @@
 #include <sodium.h>
 #include <stdio.h>
 
-#include "limiter.h"
+#include "base/limiter.h"
 #include "kb_check_main.h"
 
 START_TEST(rate_per_window)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "multipart.h"
+#include "http/multipart.h"
 
 #define B "----kbBoundary7MA4YWxk"
 #define FILE_PART(name, fname, data)                                           \

@@ -3,7 +3,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "reconcile_rules.h"
+#include "base/reconcile_rules.h"
 #include "kb_check_main.h"
 
 static struct kb_gw_log log_now(void)

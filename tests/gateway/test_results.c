@@ -1,10 +1,10 @@
-/* gateway/results.c without a server: how a finished submission's
+/* gateway/core/results.c without a server: how a finished submission's
  * outcome reads (upstream's job object, which popcorn-cli prints). */
 #include <check.h>
 #include <string.h>
 
+#include "core/results.h"
 #include "kb_check_main.h"
-#include "results.h"
 
 /* The job error of a compile error whose compiler wrote stderr. */
 static void compile_error_says(const char *stderr_text, char *out, size_t size)

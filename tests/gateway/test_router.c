@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "router.h"
+#include "http/router.h"
 #include "kb_check_main.h"
 
 static struct kb_route R;

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kb_time.h"
-#include "rules.h"
-#include "seed.h"
+#include "base/seed.h"
+#include "http/rules.h"
 #include "kb_check_main.h"
+#include "kb_time.h"
 
 static const char *why;
 

@@ -22,13 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/seed.h"
 #include "fake_oauth.h"
 #include "gw_env.h"
 #include "gw_login.h"
+#include "kb_check_main.h"
 #include "kb_kafka.h"
 #include "kb_util.h"
-#include "seed.h"
-#include "kb_check_main.h"
 
 #define CODE "float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
 #define CODE2 "float custom_kernel(const float *d, unsigned long n) { return 1; }\n"

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Layout checks of the source tree, run by CTest (tests/layout/).
 
-usage: check_layout.py SOURCE_DIR boundaries|cycles|keys|langs
+usage: check_layout.py SOURCE_DIR boundaries|cycles|folders|keys|langs
        check_layout.py SOURCE_DIR keys-selftest
+       check_layout.py --self-test folders
 
 boundaries  No service compiles or includes another's files. A file in a
             service folder (SERVICES) may include only headers of its own
@@ -12,8 +13,20 @@ boundaries  No service compiles or includes another's files. A file in a
 cycles      No two files include each other, directly or round a longer
             circle: checked between files and between modules (x.c and
             x.h count as one module x), and reported by folder. Folders
-            are not checked against each other: a folder's main.c may use
-            its subfolders while they use the folder's shared header.
+            are not compared here: a folder's main.c may use its
+            subfolders while they use the folder's shared header (the
+            worker's); the gateway's folders are the next check's.
+folders     A service whose folders are libraries of their own (FOLDERED:
+            the gateway) declares in its CMakeLists.txt which folders each
+            folder uses ("kb_gw_folder(core base store http)"; "." is
+            the service's own top folder, its programs). A file of one
+            folder may include a header of another only when its folder
+            declares that one, and names it by its path from the service's
+            folder ("http/rules.h"), the only include directory. The
+            declarations name known folders, cover every folder that
+            holds sources, and make no circle. --self-test folders runs
+            the check on small made-up trees (one of each fault, and one
+            without) and fails unless it finds exactly their faults.
 keys        The Redis key schema is written once, in services/kb_keys.h:
             no other C file and no Lua script (tests/ aside: the suites
             spell keys out to check the schema from outside) has a
@@ -36,11 +49,13 @@ langs       The task languages are listed once, in services/kb_lang.c:
 
 `#include "name"` resolves as the compiler's quote form does for us: the
 includer's own folder first, else the one file of the tree whose path
-ends in /name (CMake puts each library's folder on the include path, and
-header names are unique outside problem folders). Generated protobuf-c
-headers (*.pb-c.h) belong to proto/. An include that names no file of the
-tree (or several: task.h of the problem folders, which is staged beside
-the submission at run time) is no edge.
+ends in /name (CMake puts each library's folder on the include path; the
+gateway's one include directory is its own folder, so that its files
+name another folder's header by its path, "http/rules.h"). Generated
+protobuf-c headers (*.pb-c.h) belong to proto/. An include that names no
+file of the tree (or several: task.h of the problem folders, which is
+staged beside the submission at run time; a bare internal.h outside the
+folders that have one) is no edge.
 
 Known violations, each with its reason and the work that removes it, are
 listed in tests/layout/allow.txt; an entry that no longer matches anything
@@ -249,6 +264,139 @@ def check_cycles(root, files, allow):
     return bad
 
 
+# Services whose folders are libraries of their own, each declaring the
+# folders it uses: service -> (its CMakeLists.txt, the declaring call).
+FOLDERED = {"gateway": ("gateway/CMakeLists.txt", "kb_gw_folder")}
+
+
+def declared_folders(root, cmake, call):
+    """{folder: set of folders it uses} from the `call(folder dep...)`
+    lines of cmake (comments dropped), with the line of each."""
+    uses, lines = {}, {}
+    with open(os.path.join(root, cmake)) as fh:
+        for n, line in enumerate(fh, 1):
+            m = re.match(r"\s*%s\(([^)]*)\)" % re.escape(call),
+                         line.split("#", 1)[0])
+            if m and m.group(1).split():
+                words = m.group(1).split()
+                uses[words[0]] = set(words[1:])
+                lines[words[0]] = n
+    return uses, lines
+
+
+def folder_of(service, path):
+    """The folder of a file of service: its first directory below the
+    service's, or "." for the service's own files."""
+    parts = path[len(service) + 1:].split("/")
+    return parts[0] if len(parts) > 1 else "."
+
+
+def check_folders(root, files, allow):
+    bad = []
+    srcs, edges = include_edges(root, files)
+    for service, (cmake, call) in sorted(FOLDERED.items()):
+        uses, lines = declared_folders(root, cmake, call)
+        where = lambda f: "%s:%d" % (cmake, lines[f])
+        if not uses:
+            bad.append("%s declares no folder (%s(...) lines)" % (cmake, call))
+            continue
+        # The declarations: known folders, no circle, every folder.
+        for f in sorted(uses):
+            for d in sorted(uses[f] - set(uses)):
+                bad.append("%s: folder %s uses %s, which is not declared"
+                           % (where(f), f, d))
+        for comp in cycles(sorted(uses), [(f, d) for f in uses
+                                          for d in uses[f] if d in uses]):
+            bad.append("%s: folders use each other: %s"
+                       % (cmake, " <-> ".join(comp)))
+        held = {folder_of(service, f) for f in srcs
+                if f.startswith(service + "/")}
+        for f in sorted(held - set(uses)):
+            bad.append("%s: folder %s/%s holds sources but is not declared "
+                       "(%s(%s ...))" % (cmake, service, f, call, f))
+        # The includes: declared, and by path.
+        for a, b in edges:
+            if not (a.startswith(service + "/") and
+                    b.startswith(service + "/")):
+                continue
+            fa, fb = folder_of(service, a), folder_of(service, b)
+            if fa == fb:
+                continue
+            if fb not in uses.get(fa, ()) and \
+                    not allow.allows("folder", a, b):
+                bad.append("%s includes %s, but folder %s does not use %s "
+                           "(%s)" % (a, b, fa, fb, cmake))
+            with open(os.path.join(root, a), errors="replace") as fh:
+                names = [m.group(1) for m in map(INCLUDE.match, fh) if m]
+            path = b[len(service) + 1:]
+            if path not in names:
+                bad.append("%s includes %s by its name: write \"%s\""
+                           % (a, b, path))
+    allow.report_unused(("folder",))
+    return bad
+
+
+def self_test_folders():
+    """Runs check_folders on made-up trees: each must give exactly its
+    faults. Returns the failures (empty: the check works)."""
+    import tempfile
+    cmake = ("kb_gw_folder(base)  # the bottom\n"
+             "kb_gw_folder(http base)\n"
+             "kb_gw_folder(core base http)\n"
+             "kb_gw_folder(. base http core)\n")
+    good = {
+        "gateway/CMakeLists.txt": cmake,
+        "gateway/main.c": '#include "core/core.h"\n#include "main.h"\n',
+        "gateway/main.h": "",
+        "gateway/base/base.h": "",
+        "gateway/http/http.h": '#include "base/base.h"\n',
+        "gateway/core/core.h": '#include "http/http.h"\n',
+        "gateway/core/core.c": '#include "core.h"\n#include "base/base.h"\n',
+    }
+    cases = [
+        ("a tree that keeps its declarations", {}, []),
+        ("an include the folder does not declare",
+         {"gateway/http/http.c": '#include "core/core.h"\n'},
+         ["gateway/http/http.c includes gateway/core/core.h, but folder "
+          "http does not use core"]),
+        ("a header of another folder named by its name",
+         {"gateway/core/core.c": '#include "core.h"\n#include "base.h"\n'},
+         ["gateway/core/core.c includes gateway/base/base.h by its name"]),
+        ("declarations in a circle",
+         {"gateway/CMakeLists.txt": cmake + "kb_gw_folder(base core)\n"},
+         ["folders use each other: base <-> core <-> http"]),
+        ("a folder declared to use an unknown one",
+         {"gateway/CMakeLists.txt": cmake.replace("(http base)",
+                                                  "(http base web)")},
+         ["folder http uses web, which is not declared"]),
+        ("a folder of sources not declared",
+         {"gateway/web/web.c": '#include "base/base.h"\n'},
+         ["folder gateway/web holds sources but is not declared",
+          "gateway/web/web.c includes gateway/base/base.h, but folder web "
+          "does not use base"]),
+    ]
+    failures = []
+    for what, change, expect in cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "tests/layout"))
+            open(os.path.join(tmp, "tests/layout/allow.txt"), "w").close()
+            tree = dict(good, **change)
+            for path, text in tree.items():
+                os.makedirs(os.path.dirname(os.path.join(tmp, path)),
+                            exist_ok=True)
+                with open(os.path.join(tmp, path), "w") as fh:
+                    fh.write(text)
+            got = check_folders(tmp, sorted(tree), Allow(os.path.join(
+                tmp, "tests/layout/allow.txt")))
+        missed = [e for e in expect if not any(e in g for g in got)]
+        extra = [g for g in got if not any(e in g for e in expect)]
+        if missed or extra:
+            failures.append("%s: expected %s, got %s" % (what, expect, got))
+        else:
+            print("ok: %s (%d fault(s) found)" % (what, len(got)))
+    return failures
+
+
 KEY_SCHEMA = "services/kb_keys.h"
 C_SOURCE = re.compile(r"\.(c|h)$")
 C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
@@ -374,8 +522,13 @@ def keys_selftest(root):
 
 
 def main(argv):
-    if len(argv) != 3 or argv[2] not in ("boundaries", "cycles", "keys",
-                                         "langs", "keys-selftest"):
+    if argv[1:] == ["--self-test", "folders"]:
+        failures = self_test_folders()
+        for f in failures:
+            print("FAIL: " + f)
+        return 1 if failures else 0
+    if len(argv) != 3 or argv[2] not in ("boundaries", "cycles", "folders",
+                                         "keys", "langs", "keys-selftest"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     root = os.path.abspath(argv[1])
@@ -384,7 +537,8 @@ def main(argv):
     allow = Allow(os.path.join(root, "tests/layout/allow.txt"))
     files = tree_files(root)
     check = {"boundaries": check_boundaries, "cycles": check_cycles,
-             "keys": check_keys, "langs": check_langs}[argv[2]]
+             "folders": check_folders, "keys": check_keys,
+             "langs": check_langs}[argv[2]]
     bad = check(root, files, allow)
     for b in bad:
         print("FAIL: " + b)

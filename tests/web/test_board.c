@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kb_check_main.h"
-#include "web_render.h"
+#include "web/render.h"
 
 #define DAY 86400000LL
 #define NOW (100 * DAY)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "kb_check_main.h"
-#include "markdown.h"
+#include "web/markdown.h"
 
 static char out[8192];
 

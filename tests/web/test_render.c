@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kb_check_main.h"
-#include "web_render.h"
+#include "web/render.h"
 
 START_TEST(user_text_is_escaped)
 {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bodies.h"
-#include "rules.h"
+#include "http/bodies.h"
+#include "http/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "multipart.h"
+#include "http/multipart.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

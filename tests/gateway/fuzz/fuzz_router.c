@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/multipart.h"
+#include "http/router.h"
+#include "http/rules.h"
 #include "kb_time.h"
 #include "kb_util.h"
-#include "multipart.h"
-#include "router.h"
-#include "rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
