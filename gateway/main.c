@@ -389,6 +389,12 @@ int main(int argc, char **argv)
 		kb_error("redis: %s", err);
 		goto out;
 	}
+	/* The boards update-problems or an admin made (kb:lbdyn), and what
+	 * was deleted or closed, before the port serves: a restarted
+	 * gateway must not answer for a moment without them. */
+	kb_gw_boards_sync(&G);
+	kb_info("%zu leaderboards with those made at run time",
+		kb_gw_lb_count(&G));
 	/* The main thread needs no Redis connection while serving. */
 	kb_gw_redis_drop();
 	/* Before anything uses the port: KB_HTTP_PORT=0 takes a free one. */
