@@ -11,7 +11,8 @@
 #include <curl/curl.h>
 
 #define CONNECT_TIMEOUT_S 10L
-#define BODY_MAX (64u << 20) /* a non-streamed response larger than this is refused */
+#define BODY_MAX                                                               \
+	(64u << 20) /* a non-streamed response larger than this is refused */
 #define USER_AGENT "kb/" KB_CLIENT_VERSION " (KernelBot in C)"
 
 volatile sig_atomic_t kb_api_interrupted;
@@ -101,7 +102,8 @@ int kb_api_path_add(struct kb_buf *b, const char *segment)
 
 int kb_api_query_add(struct kb_buf *b, const char *key, const char *value)
 {
-	int rc = kb_buf_append(b, b->data && strchr(b->data, '?') ? "&" : "?", 1);
+	int rc = kb_buf_append(b, b->data && strchr(b->data, '?') ? "&" : "?",
+			       1);
 
 	if (rc == 0)
 		rc = escaped_add(b, key);
@@ -139,7 +141,8 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *opaque)
 	if (n >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
 		/* A new header block (after a 100 Continue, say). */
 		x->resp->content_type[0] = '\0';
-	} else if (n > sizeof(ct) - 1 && strncasecmp(buf, ct, sizeof(ct) - 1) == 0) {
+	} else if (n > sizeof(ct) - 1 &&
+		   strncasecmp(buf, ct, sizeof(ct) - 1) == 0) {
 		const char *v = buf + sizeof(ct) - 1;
 		size_t vlen = n - (sizeof(ct) - 1);
 		while (vlen && (*v == ' ' || *v == '\t')) {
@@ -164,7 +167,8 @@ static size_t on_write(char *buf, size_t size, size_t nmemb, void *opaque)
 
 	if (!x->decided) {
 		x->decided = 1;
-		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->resp->status);
+		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE,
+				  &x->resp->status);
 		x->streaming = x->stream && x->stream->on_data &&
 			       kb_api_ok(x->resp) &&
 			       kb_api_is_type(x->resp, "text/event-stream");
@@ -206,9 +210,9 @@ static int on_progress(void *opaque, curl_off_t dltotal, curl_off_t dlnow,
 }
 
 /* Sets the options every call shares; returns the header list to free. */
-static struct curl_slist *common(struct kb_api *a, struct xfer *x, const char *path,
-				 long timeout_s, long stall_s, char *url_out,
-				 size_t url_size)
+static struct curl_slist *common(struct kb_api *a, struct xfer *x,
+				 const char *path, long timeout_s, long stall_s,
+				 char *url_out, size_t url_size)
 {
 	struct curl_slist *hdrs = NULL, *t;
 	char line[512];
@@ -234,7 +238,8 @@ static struct curl_slist *common(struct kb_api *a, struct xfer *x, const char *p
 	/* No "Expect: 100-continue" round trip before a body. */
 	t = curl_slist_append(hdrs, "Expect:");
 	hdrs = t ? t : hdrs;
-	t = curl_slist_append(hdrs, "Accept: application/json, text/event-stream");
+	t = curl_slist_append(hdrs,
+			      "Accept: application/json, text/event-stream");
 	hdrs = t ? t : hdrs;
 	if (a->cli_id) {
 		snprintf(line, sizeof(line), "X-Popcorn-Cli-Id: %s", a->cli_id);
@@ -255,7 +260,8 @@ static int perform(struct kb_api *a, struct xfer *x, const char *method,
 	cc = curl_easy_perform(a->h);
 	curl_easy_setopt(a->h, CURLOPT_ERRORBUFFER, NULL);
 	if (cc == CURLE_OK) {
-		curl_easy_getinfo(a->h, CURLINFO_RESPONSE_CODE, &x->resp->status);
+		curl_easy_getinfo(a->h, CURLINFO_RESPONSE_CODE,
+				  &x->resp->status);
 		return 0;
 	}
 	if (kb_api_interrupted) {
@@ -265,8 +271,9 @@ static int perform(struct kb_api *a, struct xfer *x, const char *method,
 	if (x->stopped)
 		return -ECANCELED;
 	if (x->too_big) {
-		snprintf(errstr, errstr_size, "%s %s: response larger than %u bytes",
-			 method, url, BODY_MAX);
+		snprintf(errstr, errstr_size,
+			 "%s %s: response larger than %u bytes", method, url,
+			 BODY_MAX);
 		return -EIO;
 	}
 	snprintf(errstr, errstr_size, "%s %s: %s", method, url,
@@ -279,8 +286,8 @@ static int perform(struct kb_api *a, struct xfer *x, const char *method,
 }
 
 int kb_api_call(struct kb_api *a, const char *method, const char *path,
-		const json_t *json_body, long timeout_s, struct kb_api_resp *resp,
-		char *errstr, size_t errstr_size)
+		const json_t *json_body, long timeout_s,
+		struct kb_api_resp *resp, char *errstr, size_t errstr_size)
 {
 	struct xfer x = {.resp = resp, .h = a->h};
 	struct curl_slist *hdrs, *t;
@@ -300,7 +307,8 @@ int kb_api_call(struct kb_api *a, const char *method, const char *path,
 		t = curl_slist_append(hdrs, "Content-Type: application/json");
 		hdrs = t ? t : hdrs;
 		curl_easy_setopt(a->h, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(a->h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+		curl_easy_setopt(a->h, CURLOPT_POSTFIELDSIZE,
+				 (long)strlen(body));
 	} else if (strcmp(method, "POST") == 0) {
 		curl_easy_setopt(a->h, CURLOPT_POSTFIELDS, "");
 		curl_easy_setopt(a->h, CURLOPT_POSTFIELDSIZE, 0L);
@@ -351,22 +359,25 @@ int kb_api_post_file(struct kb_api *a, const char *path, const char *field,
 	return rc;
 }
 
-json_t *kb_api_json(const struct kb_api_resp *r, char *errstr, size_t errstr_size)
+json_t *kb_api_json(const struct kb_api_resp *r, char *errstr,
+		    size_t errstr_size)
 {
 	json_error_t je;
-	json_t *j = json_loadb(r->body.data ? r->body.data : "", r->body.len, 0, &je);
+	json_t *j = json_loadb(r->body.data ? r->body.data : "", r->body.len, 0,
+			       &je);
 
 	if (!j)
 		snprintf(errstr, errstr_size,
-			 "the server's answer is not JSON (%s, line %d)", je.text,
-			 je.line);
+			 "the server's answer is not JSON (%s, line %d)",
+			 je.text, je.line);
 	return j;
 }
 
 void kb_api_error_text(const struct kb_api_resp *r, char *out, size_t out_size)
 {
 	json_error_t je;
-	json_t *j = json_loadb(r->body.data ? r->body.data : "", r->body.len, 0, &je);
+	json_t *j = json_loadb(r->body.data ? r->body.data : "", r->body.len, 0,
+			       &je);
 	const char *msg = NULL;
 	char *dumped = NULL;
 
@@ -382,7 +393,8 @@ void kb_api_error_text(const struct kb_api_resp *r, char *out, size_t out_size)
 	if (msg)
 		snprintf(out, out_size, "HTTP %ld: %s", r->status, msg);
 	else if (r->body.len)
-		snprintf(out, out_size, "HTTP %ld: %.200s", r->status, r->body.data);
+		snprintf(out, out_size, "HTTP %ld: %.200s", r->status,
+			 r->body.data);
 	else
 		snprintf(out, out_size, "HTTP %ld", r->status);
 	free(dumped);

@@ -32,7 +32,7 @@ struct kb_api;
 struct kb_api_resp {
 	long status;            /* HTTP status; 0 before a response */
 	char content_type[128]; /* "" when absent */
-	struct kb_buf body;     /* the body, unless it went to a stream callback */
+	struct kb_buf body; /* the body, unless it went to a stream callback */
 };
 
 /* Streaming: when the response is 2xx with Content-Type text/event-stream,
@@ -67,8 +67,8 @@ int kb_api_query_add(struct kb_buf *b, const char *key, const char *value);
  * application/json. timeout_s 0 means no overall limit. Fills *resp (free
  * with kb_api_resp_free). */
 int kb_api_call(struct kb_api *a, const char *method, const char *path,
-		const json_t *json_body, long timeout_s, struct kb_api_resp *resp,
-		char *errstr, size_t errstr_size);
+		const json_t *json_body, long timeout_s,
+		struct kb_api_resp *resp, char *errstr, size_t errstr_size);
 
 /* POST of a multipart form with one file part named field (file name
  * filename, content data[0..len)). stream may be NULL. timeout_s 0 is no
@@ -90,7 +90,8 @@ int kb_api_ok(const struct kb_api_resp *r);
 int kb_api_is_type(const struct kb_api_resp *r, const char *mime);
 
 /* Parses the body as JSON; NULL (with errstr) if it is not. */
-json_t *kb_api_json(const struct kb_api_resp *r, char *errstr, size_t errstr_size);
+json_t *kb_api_json(const struct kb_api_resp *r, char *errstr,
+		    size_t errstr_size);
 
 /* "HTTP 404: <detail>" for an error response, taking the message from a
  * JSON {"detail": "..."} (FastAPI and our gateway) or {"message": "..."}

@@ -24,7 +24,8 @@ void kb_cli_list(FILE *f, const struct kb_cmd *const *table, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!table[i]->hidden)
-			fprintf(f, "    %-13s %s\n", table[i]->name, table[i]->summary);
+			fprintf(f, "    %-13s %s\n", table[i]->name,
+				table[i]->summary);
 }
 
 int kb_cli_dispatch(struct kb_cli *c, const struct kb_cmd *self,
@@ -33,15 +34,17 @@ int kb_cli_dispatch(struct kb_cli *c, const struct kb_cmd *self,
 {
 	const struct kb_cmd *cmd;
 
-	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
-			  strcmp(argv[1], "--help") == 0)) {
+	if (argc >= 2 &&
+	    (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		kb_cli_help(self);
 		return KB_EXIT_OK;
 	}
 	if (argc < 2) {
-		fprintf(stderr, "kb: %s needs one of these commands:\n", self->name);
+		fprintf(stderr, "kb: %s needs one of these commands:\n",
+			self->name);
 		kb_cli_list(stderr, table, n);
-		fprintf(stderr, "Run 'kb %s --help' for details.\n", self->name);
+		fprintf(stderr, "Run 'kb %s --help' for details.\n",
+			self->name);
 		return KB_EXIT_USAGE;
 	}
 	cmd = kb_cli_find(table, n, argv[1]);
@@ -96,8 +99,8 @@ const char *kb_cli_config_path(struct kb_cli *c)
 	if (c->config_path_opt) {
 		snprintf(c->config_path, sizeof(c->config_path), "%s",
 			 c->config_path_opt);
-	} else if (kb_cfg_default_path(c->config_path, sizeof(c->config_path), err,
-				       sizeof(err)) < 0) {
+	} else if (kb_cfg_default_path(c->config_path, sizeof(c->config_path),
+				       err, sizeof(err)) < 0) {
 		kb_cli_err("%s", err);
 		c->config_path[0] = '\0';
 	}
@@ -172,8 +175,9 @@ struct kb_api *kb_cli_api(struct kb_cli *c, int need_id, int *exit_code)
 		}
 	}
 	if (!url_ok(url)) {
-		kb_cli_err("API URL '%s' (from %s) must start with http:// or https://",
-			   url, c->api_url_from);
+		kb_cli_err(
+			"API URL '%s' (from %s) must start with http:// or https://",
+			url, c->api_url_from);
 		*exit_code = KB_EXIT_USAGE;
 		return NULL;
 	}
@@ -189,15 +193,17 @@ struct kb_api *kb_cli_api(struct kb_cli *c, int need_id, int *exit_code)
 			id = c->cfg.cli_id;
 		}
 		if (!id || !*id) {
-			kb_cli_err("no CLI id: %s has no cli_id and KB_CLI_ID is not "
-				   "set; run 'kb register discord' (or github) first",
-				   kb_cli_config_path(c));
+			kb_cli_err(
+				"no CLI id: %s has no cli_id and KB_CLI_ID is not "
+				"set; run 'kb register discord' (or github) first",
+				kb_cli_config_path(c));
 			*exit_code = KB_EXIT_USAGE;
 			return NULL;
 		}
 		if (!cli_id_ok(id)) {
-			kb_cli_err("the CLI id is not valid (it must be printable "
-				   "ASCII without spaces)");
+			kb_cli_err(
+				"the CLI id is not valid (it must be printable "
+				"ASCII without spaces)");
 			*exit_code = KB_EXIT_USAGE;
 			return NULL;
 		}
@@ -259,7 +265,8 @@ const char *kb_cli_cell(const json_t *o, const char *key, char *buf, size_t n)
 	if (json_is_string(v))
 		return json_string_value(v);
 	if (json_is_integer(v))
-		snprintf(buf, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		snprintf(buf, n, "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
 	else if (json_is_real(v))
 		snprintf(buf, n, "%g", json_real_value(v));
 	else if (json_is_boolean(v))
@@ -292,7 +299,8 @@ int kb_cli_common_opt(struct kb_cli *c, const struct kb_cmd *cmd, int opt,
 		return 1;
 	case '?':
 	case ':':
-		fprintf(stderr, "Run 'kb %s --help' for usage.\n", kb_cli_full(cmd));
+		fprintf(stderr, "Run 'kb %s --help' for usage.\n",
+			kb_cli_full(cmd));
 		*done = KB_EXIT_USAGE;
 		return 1;
 	default:

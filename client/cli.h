@@ -23,9 +23,9 @@
 /* Exit statuses (documented in kb --help). */
 enum {
 	KB_EXIT_OK = 0,
-	KB_EXIT_FAILED = 1,  /* the submission was evaluated and did not pass */
-	KB_EXIT_USAGE = 2,   /* bad arguments, no CLI id, a local I/O error */
-	KB_EXIT_API = 3,     /* network or API error; the platform's fault */
+	KB_EXIT_FAILED = 1, /* the submission was evaluated and did not pass */
+	KB_EXIT_USAGE = 2,  /* bad arguments, no CLI id, a local I/O error */
+	KB_EXIT_API = 3,    /* network or API error; the platform's fault */
 	KB_EXIT_INTERRUPTED = 130,
 };
 
@@ -33,9 +33,9 @@ enum {
 
 struct kb_cli {
 	/* Global options, set by main() before a command runs. */
-	int json;                /* --json: print the server's JSON */
-	int quiet;               /* --quiet: no progress on stderr */
-	const char *api_url_opt; /* --api-url, or NULL */
+	int json;                    /* --json: print the server's JSON */
+	int quiet;                   /* --quiet: no progress on stderr */
+	const char *api_url_opt;     /* --api-url, or NULL */
 	const char *config_path_opt; /* --config, or NULL */
 
 	/* Resolved lazily by kb_cli_api(). */
@@ -49,12 +49,12 @@ struct kb_cli {
 
 struct kb_cmd {
 	const char *name;
-	const char *summary;  /* one line for the command list */
-	const char *help;     /* the full manual text (NAME, SYNOPSIS, ...) */
+	const char *summary; /* one line for the command list */
+	const char *help;    /* the full manual text (NAME, SYNOPSIS, ...) */
 	/* argv[0] is the command's name; returns an exit status. */
 	int (*run)(struct kb_cli *c, int argc, char **argv);
-	int hidden;           /* not listed (aliases) */
-	const char *full;     /* "submissions list" for a subcommand; NULL
+	int hidden;       /* not listed (aliases) */
+	const char *full; /* "submissions list" for a subcommand; NULL
 				 means the same as name */
 };
 
@@ -123,7 +123,9 @@ const char *kb_cli_cell(const json_t *o, const char *key, char *buf, size_t n);
 	{"help", 0, NULL, KB_OPT_HELP}, {"json", 0, NULL, KB_OPT_JSON},        \
 		{"quiet", 0, NULL, KB_OPT_QUIET},                              \
 		{"api-url", 1, NULL, KB_OPT_API_URL},                          \
-		{"config", 1, NULL, KB_OPT_CONFIG}
+	{                                                                      \
+		"config", 1, NULL, KB_OPT_CONFIG                               \
+	}
 
 /* Handles a common option letter: 1 if it was one (help: *done set to
  * KB_EXIT_OK after printing the help), 0 otherwise. A '?' from getopt is

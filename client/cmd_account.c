@@ -37,7 +37,8 @@ struct provider {
 
 static const struct provider providers[] = {
 	{"discord", "Discord", "KB_DISCORD_CLIENT_ID",
-	 "https://discord.com/oauth2/authorize", "&response_type=code&scope=identify"},
+	 "https://discord.com/oauth2/authorize",
+	 "&response_type=code&scope=identify"},
 	{"github", "GitHub", "KB_GITHUB_CLIENT_ID",
 	 "https://github.com/login/oauth/authorize", ""},
 };
@@ -51,12 +52,13 @@ static char *make_state(const char *cli_id, int reset)
 
 	json_decref(j);
 	if (js) {
-		size_t n = sodium_base64_encoded_len(strlen(js),
-						     sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+		size_t n = sodium_base64_encoded_len(
+			strlen(js), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
 		out = malloc(n);
 		if (out)
-			sodium_bin2base64(out, n, (const unsigned char *)js, strlen(js),
-					  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+			sodium_bin2base64(
+				out, n, (const unsigned char *)js, strlen(js),
+				sodium_base64_VARIANT_URLSAFE_NO_PADDING);
 	}
 	free(js);
 	return out;
@@ -69,23 +71,26 @@ static char *make_state(const char *cli_id, int reset)
 static int make_url(struct kb_cli *c, const struct provider *p,
 		    const json_t *init, const char *state, struct kb_buf *url)
 {
-	const char *base = json_string_value(json_object_get(init, "authorize_url"));
+	const char *base =
+		json_string_value(json_object_get(init, "authorize_url"));
 	const char *client = getenv(p->env);
 
 	if (base && *base) {
-		kb_buf_printf(url, "%s%sstate=%s", base, strchr(base, '?') ? "&" : "?",
-			      state);
+		kb_buf_printf(url, "%s%sstate=%s", base,
+			      strchr(base, '?') ? "&" : "?", state);
 		return url->data ? 0 : -ENOMEM;
 	}
 	if (!client || !*client) {
-		kb_cli_err("register: the server did not send an authorization URL "
-			   "(\"authorize_url\" in /auth/init) and %s is not set; ask "
-			   "the server's operators for the %s OAuth client id",
-			   p->env, p->title);
+		kb_cli_err(
+			"register: the server did not send an authorization URL "
+			"(\"authorize_url\" in /auth/init) and %s is not set; ask "
+			"the server's operators for the %s OAuth client id",
+			p->env, p->title);
 		return -EINVAL;
 	}
 	char redirect[2200];
-	snprintf(redirect, sizeof(redirect), "%s/auth/cli/%s", c->api_url, p->name);
+	snprintf(redirect, sizeof(redirect), "%s/auth/cli/%s", c->api_url,
+		 p->name);
 	char *er = curl_easy_escape(NULL, redirect, 0);
 	char *ec = curl_easy_escape(NULL, client, 0);
 	if (er && ec)
@@ -111,8 +116,8 @@ static int wait_linked(struct kb_cli *c, const char *cli_id, long wait_s,
 	snprintf(err, err_size, "no answer yet");
 	while (!kb_api_interrupted && kb_mono_s() < end) {
 		struct kb_api_resp r;
-		int crc = kb_api_call(a, "GET", "/user/submissions?limit=1", NULL,
-				      CHECK_TIMEOUT_S, &r, err, err_size);
+		int crc = kb_api_call(a, "GET", "/user/submissions?limit=1",
+				      NULL, CHECK_TIMEOUT_S, &r, err, err_size);
 		long st = r.status;
 
 		if (crc == 0 && st != 401)
@@ -133,7 +138,9 @@ static int wait_linked(struct kb_cli *c, const char *cli_id, long wait_s,
 			break;
 		}
 		/* 401: not linked yet; 5xx or no answer: try again. */
-		for (int i = 0; i < (int)(CHECK_EVERY_S * 10) && !kb_api_interrupted; i++) {
+		for (int i = 0;
+		     i < (int)(CHECK_EVERY_S * 10) && !kb_api_interrupted;
+		     i++) {
 			struct timespec ts = {0, 100000000L};
 			nanosleep(&ts, NULL);
 		}
@@ -165,10 +172,8 @@ struct register_opts {
 static int run_register(struct kb_cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		KB_COMMON_LONGOPTS,
-		{"reset", 0, NULL, 'r'},
-		{"no-wait", 0, NULL, 'W'},
-		{"timeout", 1, NULL, 't'},
+		KB_COMMON_LONGOPTS,        {"reset", 0, NULL, 'r'},
+		{"no-wait", 0, NULL, 'W'}, {"timeout", 1, NULL, 't'},
 		{NULL, 0, NULL, 0},
 	};
 	struct register_opts o = {.wait_s = DEFAULT_WAIT_S};
@@ -196,17 +201,21 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 			char *end;
 			o.wait_s = strtol(optarg, &end, 10);
 			if (*end || o.wait_s <= 0)
-				return kb_cli_usage("register", "--timeout needs a "
-								"positive number of seconds");
+				return kb_cli_usage(
+					"register",
+					"--timeout needs a "
+					"positive number of seconds");
 		}
 	}
 	if (argc - optind == 1)
-		for (size_t i = 0; i < sizeof(providers) / sizeof(providers[0]); i++)
+		for (size_t i = 0; i < sizeof(providers) / sizeof(providers[0]);
+		     i++)
 			if (strcmp(argv[optind], providers[i].name) == 0)
 				p = &providers[i];
 	if (!p)
-		return kb_cli_usage("register", "choose a provider: kb register "
-						"discord, or kb register github");
+		return kb_cli_usage("register",
+				    "choose a provider: kb register "
+				    "discord, or kb register github");
 	cfg_path = kb_cli_config_path(c);
 	if (!*cfg_path)
 		return KB_EXIT_USAGE;
@@ -217,12 +226,15 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 
 	kb_buf_append(&path, "/auth/init", 10);
 	kb_api_query_add(&path, "provider", p->name);
-	init = path.data ? kb_cli_get_json(c, "GET", path.data, NULL, &ec) : NULL;
+	init = path.data ? kb_cli_get_json(c, "GET", path.data, NULL, &ec)
+			 : NULL;
 	if (!init)
 		goto out;
 	cli_id = json_string_value(json_object_get(init, "state"));
-	if (!cli_id || !*cli_id || strlen(cli_id) > 256 || strpbrk(cli_id, " \t\r\n")) {
-		kb_cli_err("register: /auth/init did not return a usable \"state\"");
+	if (!cli_id || !*cli_id || strlen(cli_id) > 256 ||
+	    strpbrk(cli_id, " \t\r\n")) {
+		kb_cli_err(
+			"register: /auth/init did not return a usable \"state\"");
 		ec = KB_EXIT_API;
 		goto out;
 	}
@@ -235,41 +247,51 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 	 * finish after kb stops waiting, and the id must then be in place. An
 	 * id on file is replaced only once the new one is confirmed. */
 	saved = !has_saved_id(cfg_path);
-	if (saved && kb_cfg_store(cfg_path, "cli_id", cli_id, err, sizeof(err)) < 0) {
+	if (saved &&
+	    kb_cfg_store(cfg_path, "cli_id", cli_id, err, sizeof(err)) < 0) {
 		kb_cli_err("register: %s", err);
 		ec = KB_EXIT_USAGE;
 		goto out;
 	}
 	FILE *say = c->json ? stderr : stdout;
-	fprintf(say, "Open this URL in a browser and sign in with %s:\n\n    %s\n\n",
+	fprintf(say,
+		"Open this URL in a browser and sign in with %s:\n\n    %s\n\n",
 		p->title, url.data);
 	fflush(say);
 	if (!c->quiet && saved)
 		fprintf(stderr, "Your new CLI id is saved in %s.\n", cfg_path);
 	else if (!c->quiet)
-		fprintf(stderr, "Your current CLI id stays in %s until the new "
-				"one (%s) is confirmed.\n", cfg_path, cli_id);
+		fprintf(stderr,
+			"Your current CLI id stays in %s until the new "
+			"one (%s) is confirmed.\n",
+			cfg_path, cli_id);
 
 	rc = 0;
 	if (!o.no_wait) {
 		if (!c->quiet)
-			fprintf(stderr, "Waiting up to %ld s for the sign-in to "
-					"finish (Ctrl-C stops waiting)...\n", o.wait_s);
+			fprintf(stderr,
+				"Waiting up to %ld s for the sign-in to "
+				"finish (Ctrl-C stops waiting)...\n",
+				o.wait_s);
 		rc = wait_linked(c, cli_id, o.wait_s, err, sizeof(err));
 	}
 	if (rc == 1 && !saved) {
-		if (kb_cfg_store(cfg_path, "cli_id", cli_id, err, sizeof(err)) < 0) {
-			kb_cli_err("register: the new id %s is confirmed but not "
-				   "saved: %s", cli_id, err);
+		if (kb_cfg_store(cfg_path, "cli_id", cli_id, err, sizeof(err)) <
+		    0) {
+			kb_cli_err(
+				"register: the new id %s is confirmed but not "
+				"saved: %s",
+				cli_id, err);
 			ec = KB_EXIT_USAGE;
 			goto out;
 		}
 		saved = 1;
 	}
 	if (c->json) {
-		json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:b,s:b}", "provider", p->name,
-				      "cli_id", cli_id, "authorize_url", url.data,
-				      "config_path", cfg_path, "is_reset", o.reset,
+		json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:b,s:b}", "provider",
+				      p->name, "cli_id", cli_id,
+				      "authorize_url", url.data, "config_path",
+				      cfg_path, "is_reset", o.reset,
 				      "confirmed", rc == 1);
 		if (j)
 			kb_cli_print_json(j);
@@ -283,14 +305,19 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 		break;
 	case 0:
 		if (!o.no_wait)
-			kb_cli_err("register: cannot confirm the sign-in with this "
-				   "server%s", saved ? "; the id is saved, try 'kb "
-				   "submissions list'" : "");
+			kb_cli_err(
+				"register: cannot confirm the sign-in with this "
+				"server%s",
+				saved ? "; the id is saved, try 'kb "
+					"submissions list'"
+				      : "");
 		ec = KB_EXIT_OK;
 		break;
 	case -EINTR:
-		kb_cli_err("register: stopped waiting%s", saved ? "; finish signing "
-			   "in and the saved id will work" : "");
+		kb_cli_err("register: stopped waiting%s",
+			   saved ? "; finish signing "
+				   "in and the saved id will work"
+				 : "");
 		ec = KB_EXIT_INTERRUPTED;
 		break;
 	case -EPERM:
@@ -298,16 +325,20 @@ static int run_register(struct kb_cli *c, int argc, char **argv)
 		ec = KB_EXIT_API;
 		break;
 	default:
-		kb_cli_err("register: the sign-in did not finish within %ld s (%s)%s",
-			   o.wait_s, err, saved ? "; the id is saved and will "
-			   "work once it does" : "");
+		kb_cli_err(
+			"register: the sign-in did not finish within %ld s (%s)%s",
+			o.wait_s, err,
+			saved ? "; the id is saved and will "
+				"work once it does"
+			      : "");
 		ec = KB_EXIT_API;
 		break;
 	}
 	if (rc != 1 && !saved)
 		kb_cli_err("register: your CLI id in %s is unchanged. Once the "
 			   "sign-in finishes, use the new id: KB_CLI_ID=%s, or "
-			   "cli_id: \"%s\" in that file", cfg_path, cli_id, cli_id);
+			   "cli_id: \"%s\" in that file",
+			   cfg_path, cli_id, cli_id);
 out:
 	json_decref(init);
 	free(state);
@@ -320,59 +351,58 @@ const struct kb_cmd kb_cmd_register = {
 	.name = "register",
 	.summary = "sign in with Discord or GitHub and save a CLI id",
 	.run = run_register,
-	.help =
-	"NAME\n"
-	"    kb register - link this machine to your Discord or GitHub account\n"
-	"\n"
-	"SYNOPSIS\n"
-	"    kb register [--reset] [--no-wait] [--timeout SECONDS] [--json]\n"
-	"                discord|github\n"
-	"\n"
-	"DESCRIPTION\n"
-	"    Asks the server for a new CLI id (GET /auth/init?provider=...)\n"
-	"    and prints a URL to open in a browser. The id is saved as cli_id\n"
-	"    in ~/.popcorn.yaml (other keys are kept; the file is replaced\n"
-	"    atomically and made private, mode 0600): at once when the file\n"
-	"    has no cli_id; otherwise only once the server accepts the new id,\n"
-	"    so that the id you have keeps working if the sign-in never\n"
-	"    finishes (kb then prints the new id to use once it does). Signing in there links the id\n"
-	"    to your account (the provider redirects to the server's\n"
-	"    /auth/cli/{provider}). kb then waits, checking every 2 s, until\n"
-	"    the server accepts the id, so that a script can go on at once.\n"
-	"\n"
-	"    The URL comes from the server (\"authorize_url\" in its /auth/init\n"
-	"    answer). A server that does not send one (upstream KernelBot) needs\n"
-	"    the OAuth application's client id in KB_DISCORD_CLIENT_ID or\n"
-	"    KB_GITHUB_CLIENT_ID; the redirect then goes to\n"
-	"    API_URL/auth/cli/{provider}.\n"
-	"\n"
-	"    The CLI id is a credential: anyone who has it can submit as you.\n"
-	"    Copy ~/.popcorn.yaml (or set KB_CLI_ID) to use it elsewhere.\n"
-	"\n"
-	"OPTIONS\n"
-	"    --reset\n"
-	"        Replace the CLI id of an account that already has one (the\n"
-	"        state sent to the provider says is_reset: true); the old id\n"
-	"        stops working. The current id (the config file's or\n"
-	"        KB_CLI_ID) goes with the request, as the proof of which\n"
-	"        account moves: without it there is nothing to reset.\n"
-	"    --no-wait\n"
-	"        Print the URL and exit 0 without waiting (the id is saved\n"
-	"        only where the file has none).\n"
-	"    --timeout SECONDS\n"
-	"        How long to wait for the sign-in (default 600).\n"
-	"    --json\n"
-	"        Print {\"provider\", \"cli_id\", \"authorize_url\", \"config_path\",\n"
-	"        \"is_reset\", \"confirmed\"} on stdout; the URL goes to stderr.\n"
-	"\n"
-	"ENVIRONMENT\n"
-	"    KB_DISCORD_CLIENT_ID, KB_GITHUB_CLIENT_ID\n"
-	"        OAuth client ids, used only when the server sends no URL.\n"
-	"\n"
-	"EXIT STATUS\n"
-	"    0 registered (or --no-wait); 2 usage error or the config file\n"
-	"    cannot be written; 3 API or network error, or the sign-in did not\n"
-	"    finish in time; 130 interrupted.\n",
+	.help = "NAME\n"
+		"    kb register - link this machine to your Discord or GitHub account\n"
+		"\n"
+		"SYNOPSIS\n"
+		"    kb register [--reset] [--no-wait] [--timeout SECONDS] [--json]\n"
+		"                discord|github\n"
+		"\n"
+		"DESCRIPTION\n"
+		"    Asks the server for a new CLI id (GET /auth/init?provider=...)\n"
+		"    and prints a URL to open in a browser. The id is saved as cli_id\n"
+		"    in ~/.popcorn.yaml (other keys are kept; the file is replaced\n"
+		"    atomically and made private, mode 0600): at once when the file\n"
+		"    has no cli_id; otherwise only once the server accepts the new id,\n"
+		"    so that the id you have keeps working if the sign-in never\n"
+		"    finishes (kb then prints the new id to use once it does). Signing in there links the id\n"
+		"    to your account (the provider redirects to the server's\n"
+		"    /auth/cli/{provider}). kb then waits, checking every 2 s, until\n"
+		"    the server accepts the id, so that a script can go on at once.\n"
+		"\n"
+		"    The URL comes from the server (\"authorize_url\" in its /auth/init\n"
+		"    answer). A server that does not send one (upstream KernelBot) needs\n"
+		"    the OAuth application's client id in KB_DISCORD_CLIENT_ID or\n"
+		"    KB_GITHUB_CLIENT_ID; the redirect then goes to\n"
+		"    API_URL/auth/cli/{provider}.\n"
+		"\n"
+		"    The CLI id is a credential: anyone who has it can submit as you.\n"
+		"    Copy ~/.popcorn.yaml (or set KB_CLI_ID) to use it elsewhere.\n"
+		"\n"
+		"OPTIONS\n"
+		"    --reset\n"
+		"        Replace the CLI id of an account that already has one (the\n"
+		"        state sent to the provider says is_reset: true); the old id\n"
+		"        stops working. The current id (the config file's or\n"
+		"        KB_CLI_ID) goes with the request, as the proof of which\n"
+		"        account moves: without it there is nothing to reset.\n"
+		"    --no-wait\n"
+		"        Print the URL and exit 0 without waiting (the id is saved\n"
+		"        only where the file has none).\n"
+		"    --timeout SECONDS\n"
+		"        How long to wait for the sign-in (default 600).\n"
+		"    --json\n"
+		"        Print {\"provider\", \"cli_id\", \"authorize_url\", \"config_path\",\n"
+		"        \"is_reset\", \"confirmed\"} on stdout; the URL goes to stderr.\n"
+		"\n"
+		"ENVIRONMENT\n"
+		"    KB_DISCORD_CLIENT_ID, KB_GITHUB_CLIENT_ID\n"
+		"        OAuth client ids, used only when the server sends no URL.\n"
+		"\n"
+		"EXIT STATUS\n"
+		"    0 registered (or --no-wait); 2 usage error or the config file\n"
+		"    cannot be written; 3 API or network error, or the sign-in did not\n"
+		"    finish in time; 130 interrupted.\n",
 };
 
 /* ---- kb join CODE ---- */
@@ -392,7 +422,8 @@ static int run_join(struct kb_cli *c, int argc, char **argv)
 			return done;
 	}
 	if (argc - optind != 1 || !*argv[optind])
-		return kb_cli_usage("join", "needs the invite code (kb join CODE)");
+		return kb_cli_usage("join",
+				    "needs the invite code (kb join CODE)");
 	if (!kb_cli_api(c, 1, &ec))
 		return ec;
 	body = json_pack("{s:s}", "code", argv[optind]);
@@ -417,7 +448,9 @@ static int run_join(struct kb_cli *c, int argc, char **argv)
 			size_t i;
 			printf("Leaderboards now open to you:");
 			json_array_foreach(lbs, i, v)
-				printf(" %s", json_string_value(v) ? json_string_value(v) : "?");
+				printf(" %s", json_string_value(v)
+						      ? json_string_value(v)
+						      : "?");
 			printf("\n");
 		}
 	}
@@ -429,23 +462,22 @@ const struct kb_cmd kb_cmd_join = {
 	.name = "join",
 	.summary = "redeem an invite code for closed leaderboards",
 	.run = run_join,
-	.help =
-	"NAME\n"
-	"    kb join - redeem an invite code\n"
-	"\n"
-	"SYNOPSIS\n"
-	"    kb join [--json] CODE\n"
-	"\n"
-	"DESCRIPTION\n"
-	"    Sends the invite code to the server (POST /user/join with the JSON\n"
-	"    body {\"code\": CODE}, as your CLI id), which opens the\n"
-	"    leaderboards or competition the code belongs to for your account.\n"
-	"    Prints the server's message and, if it lists them, the leaderboards.\n"
-	"\n"
-	"OPTIONS\n"
-	"    --json   Print the server's answer as JSON.\n"
-	"\n"
-	"EXIT STATUS\n"
-	"    0 joined; 2 usage error or no CLI id; 3 API or network error (an\n"
-	"    unknown or used-up code is an HTTP 4xx from the server).\n",
+	.help = "NAME\n"
+		"    kb join - redeem an invite code\n"
+		"\n"
+		"SYNOPSIS\n"
+		"    kb join [--json] CODE\n"
+		"\n"
+		"DESCRIPTION\n"
+		"    Sends the invite code to the server (POST /user/join with the JSON\n"
+		"    body {\"code\": CODE}, as your CLI id), which opens the\n"
+		"    leaderboards or competition the code belongs to for your account.\n"
+		"    Prints the server's message and, if it lists them, the leaderboards.\n"
+		"\n"
+		"OPTIONS\n"
+		"    --json   Print the server's answer as JSON.\n"
+		"\n"
+		"EXIT STATUS\n"
+		"    0 joined; 2 usage error or no CLI id; 3 API or network error (an\n"
+		"    unknown or used-up code is an HTTP 4xx from the server).\n",
 };

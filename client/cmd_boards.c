@@ -46,7 +46,8 @@ static int run_leaderboards(struct kb_cli *c, int argc, char **argv)
 	kb_cli_getopt_reset(argv, "kb leaderboards");
 	while ((opt = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
 		int done = -1;
-		if (kb_cli_common_opt(c, &kb_cmd_leaderboards, opt, &done) && done >= 0)
+		if (kb_cli_common_opt(c, &kb_cmd_leaderboards, opt, &done) &&
+		    done >= 0)
 			return done;
 	}
 	if (optind != argc)
@@ -67,25 +68,35 @@ static int run_leaderboards(struct kb_cli *c, int argc, char **argv)
 	} else {
 		printf("%-28s %-20s %-20s %s\n", "NAME", "GPUS", "DEADLINE",
 		       "DESCRIPTION");
-		json_array_foreach(list, i, lb) {
+		json_array_foreach(list, i, lb)
+		{
 			char gpus[256] = "", desc[64], cell[32], cell2[32];
 			const json_t *g;
 			size_t k;
 			const json_t *task = json_object_get(lb, "task");
-			const char *d = json_string_value(json_object_get(lb, "description"));
+			const char *d = json_string_value(
+				json_object_get(lb, "description"));
 
-			json_array_foreach(json_object_get(lb, "gpu_types"), k, g) {
+			json_array_foreach(json_object_get(lb, "gpu_types"), k,
+					   g)
+			{
 				size_t used = strlen(gpus);
-				snprintf(gpus + used, sizeof(gpus) - used, "%s%s",
-					 used ? "," : "", json_string_value(g) ? json_string_value(g) : "?");
+				snprintf(gpus + used, sizeof(gpus) - used,
+					 "%s%s", used ? "," : "",
+					 json_string_value(g)
+						 ? json_string_value(g)
+						 : "?");
 			}
 			if (!d)
-				d = json_string_value(json_object_get(task, "description"));
+				d = json_string_value(
+					json_object_get(task, "description"));
 			first_line(d, desc, sizeof(desc));
 			printf("%-28s %-20s %-20.20s %s\n",
 			       kb_cli_cell(lb, "name", cell, sizeof(cell)),
 			       *gpus ? gpus : "-",
-			       kb_cli_cell(lb, "deadline", cell2, sizeof(cell2)), desc);
+			       kb_cli_cell(lb, "deadline", cell2,
+					   sizeof(cell2)),
+			       desc);
 		}
 	}
 	json_decref(list);
@@ -96,23 +107,22 @@ const struct kb_cmd kb_cmd_leaderboards = {
 	.name = "leaderboards",
 	.summary = "list the leaderboards, their GPUs and deadlines",
 	.run = run_leaderboards,
-	.help =
-	"NAME\n"
-	"    kb leaderboards - list the leaderboards\n"
-	"\n"
-	"SYNOPSIS\n"
-	"    kb leaderboards [--json]\n"
-	"\n"
-	"DESCRIPTION\n"
-	"    Prints one line per leaderboard (GET /leaderboards): its name, the\n"
-	"    GPU types it accepts, its deadline and the first line of its\n"
-	"    description. Needs no account.\n"
-	"\n"
-	"OPTIONS\n"
-	"    --json    Print the server's list as JSON (with each task).\n"
-	"\n"
-	"EXIT STATUS\n"
-	"    0 success; 2 usage error; 3 API or network error.\n",
+	.help = "NAME\n"
+		"    kb leaderboards - list the leaderboards\n"
+		"\n"
+		"SYNOPSIS\n"
+		"    kb leaderboards [--json]\n"
+		"\n"
+		"DESCRIPTION\n"
+		"    Prints one line per leaderboard (GET /leaderboards): its name, the\n"
+		"    GPU types it accepts, its deadline and the first line of its\n"
+		"    description. Needs no account.\n"
+		"\n"
+		"OPTIONS\n"
+		"    --json    Print the server's list as JSON (with each task).\n"
+		"\n"
+		"EXIT STATUS\n"
+		"    0 success; 2 usage error; 3 API or network error.\n",
 };
 
 /* ---- kb ranking LB GPU ---- */
@@ -148,9 +158,11 @@ static int run_ranking(struct kb_cli *c, int argc, char **argv)
 	if (argc - optind != 2)
 		return kb_cli_usage("ranking", "needs a leaderboard and a GPU "
 					       "(kb ranking LB GPU)");
-	if ((limit && count_arg(limit, 1) < 0) || (offset && count_arg(offset, 0) < 0))
-		return kb_cli_usage("ranking", "--limit and --offset take a "
-					       "whole number (limit at least 1)");
+	if ((limit && count_arg(limit, 1) < 0) ||
+	    (offset && count_arg(offset, 0) < 0))
+		return kb_cli_usage("ranking",
+				    "--limit and --offset take a "
+				    "whole number (limit at least 1)");
 	if (!kb_cli_api(c, 0, &ec))
 		return ec;
 	kb_api_path_add(&path, "submissions");
@@ -160,7 +172,8 @@ static int run_ranking(struct kb_cli *c, int argc, char **argv)
 		kb_api_query_add(&path, "limit", limit);
 	if (offset)
 		kb_api_query_add(&path, "offset", offset);
-	list = path.data ? kb_cli_get_json(c, "GET", path.data, NULL, &ec) : NULL;
+	list = path.data ? kb_cli_get_json(c, "GET", path.data, NULL, &ec)
+			 : NULL;
 	kb_buf_free(&path);
 	if (!list)
 		return ec;
@@ -171,29 +184,38 @@ static int run_ranking(struct kb_cli *c, int argc, char **argv)
 		kb_cli_err("the ranking is not a list");
 		return KB_EXIT_API;
 	} else if (json_array_size(list) == 0) {
-		printf("No ranked submissions yet for %s on %s.\n", argv[optind],
-		       argv[optind + 1]);
+		printf("No ranked submissions yet for %s on %s.\n",
+		       argv[optind], argv[optind + 1]);
 	} else {
 		long base = offset ? count_arg(offset, 0) : 0;
-		printf("%-5s %-24s %-12s %-8s %-24s %s\n", "RANK", "USER", "SCORE",
-		       "ID", "FILE", "SUBMITTED");
-		json_array_foreach(list, i, e) {
-			char rank[24], score[32] = "-", c1[64], c2[64], c3[64], c4[64];
-			const json_t *sc = json_object_get(e, "submission_score");
+		printf("%-5s %-24s %-12s %-8s %-24s %s\n", "RANK", "USER",
+		       "SCORE", "ID", "FILE", "SUBMITTED");
+		json_array_foreach(list, i, e)
+		{
+			char rank[24], score[32] = "-", c1[64], c2[64], c3[64],
+				       c4[64];
+			const json_t *sc =
+				json_object_get(e, "submission_score");
 			if (!json_is_number(sc))
 				sc = json_object_get(e, "score");
 			if (json_is_number(sc))
-				kb_fmt_seconds(json_number_value(sc), score, sizeof(score));
+				kb_fmt_seconds(json_number_value(sc), score,
+					       sizeof(score));
 			if (json_is_integer(json_object_get(e, "rank")))
 				snprintf(rank, sizeof(rank), "%lld",
-					 (long long)json_integer_value(json_object_get(e, "rank")));
+					 (long long)json_integer_value(
+						 json_object_get(e, "rank")));
 			else
-				snprintf(rank, sizeof(rank), "%ld", base + (long)i + 1);
+				snprintf(rank, sizeof(rank), "%ld",
+					 base + (long)i + 1);
 			printf("%-5s %-24s %-12s %-8s %-24s %s\n", rank,
-			       kb_cli_cell(e, "user_name", c1, sizeof(c1)), score,
+			       kb_cli_cell(e, "user_name", c1, sizeof(c1)),
+			       score,
 			       kb_cli_cell(e, "submission_id", c2, sizeof(c2)),
-			       kb_cli_cell(e, "submission_name", c3, sizeof(c3)),
-			       kb_cli_cell(e, "submission_time", c4, sizeof(c4)));
+			       kb_cli_cell(e, "submission_name", c3,
+					   sizeof(c3)),
+			       kb_cli_cell(e, "submission_time", c4,
+					   sizeof(c4)));
 		}
 	}
 	json_decref(list);
@@ -204,28 +226,27 @@ const struct kb_cmd kb_cmd_ranking = {
 	.name = "ranking",
 	.summary = "show a leaderboard's ranking on one GPU",
 	.run = run_ranking,
-	.help =
-	"NAME\n"
-	"    kb ranking - show a leaderboard's ranking for one GPU type\n"
-	"\n"
-	"SYNOPSIS\n"
-	"    kb ranking [--limit N] [--offset N] [--json] LEADERBOARD GPU\n"
-	"\n"
-	"DESCRIPTION\n"
-	"    Prints the best ranked submission of each user, fastest first\n"
-	"    (GET /submissions/{lb}/{gpu}): rank, user, score (the mean time of\n"
-	"    the ranked runs), submission id, file name and time. Ties go to the\n"
-	"    earlier submission. Needs no account.\n"
-	"\n"
-	"OPTIONS\n"
-	"    -n, --limit N    At most N entries (the server's default otherwise).\n"
-	"    --offset N       Skip the first N entries.\n"
-	"    --json           Print the server's list as JSON.\n"
-	"\n"
-	"EXIT STATUS\n"
-	"    0 success; 2 usage error; 3 API or network error (an unknown\n"
-	"    leaderboard or GPU is an HTTP 404 from the server).\n"
-	"\n"
-	"EXAMPLES\n"
-	"    kb ranking vectorsum_cpu CPU --limit 10\n",
+	.help = "NAME\n"
+		"    kb ranking - show a leaderboard's ranking for one GPU type\n"
+		"\n"
+		"SYNOPSIS\n"
+		"    kb ranking [--limit N] [--offset N] [--json] LEADERBOARD GPU\n"
+		"\n"
+		"DESCRIPTION\n"
+		"    Prints the best ranked submission of each user, fastest first\n"
+		"    (GET /submissions/{lb}/{gpu}): rank, user, score (the mean time of\n"
+		"    the ranked runs), submission id, file name and time. Ties go to the\n"
+		"    earlier submission. Needs no account.\n"
+		"\n"
+		"OPTIONS\n"
+		"    -n, --limit N    At most N entries (the server's default otherwise).\n"
+		"    --offset N       Skip the first N entries.\n"
+		"    --json           Print the server's list as JSON.\n"
+		"\n"
+		"EXIT STATUS\n"
+		"    0 success; 2 usage error; 3 API or network error (an unknown\n"
+		"    leaderboard or GPU is an HTTP 404 from the server).\n"
+		"\n"
+		"EXAMPLES\n"
+		"    kb ranking vectorsum_cpu CPU --limit 10\n",
 };

@@ -36,14 +36,16 @@ static int exec_kb_discord(const char *action)
 		}
 	}
 	execvp("kb-discord", argv);
-	kb_cli_err("cannot run kb-discord (%s); it is built with kb-gateway", strerror(errno));
+	kb_cli_err("cannot run kb-discord (%s); it is built with kb-gateway",
+		   strerror(errno));
 	return 3;
 }
 
-static int run_action(struct kb_cli *c, const struct kb_cmd *cmd, const char *action,
-		      int argc, char **argv)
+static int run_action(struct kb_cli *c, const struct kb_cmd *cmd,
+		      const char *action, int argc, char **argv)
 {
-	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+	if (argc > 1 &&
+	    (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		kb_cli_help(cmd);
 		return 0;
 	}
@@ -64,7 +66,8 @@ static int run_commands(struct kb_cli *c, int argc, char **argv)
 }
 
 static const struct kb_cmd kb_cmd_discord_register = {
-	"register", "register the slash commands with Discord",
+	"register",
+	"register the slash commands with Discord",
 	"NAME\n"
 	"    kb discord register - register KernelBot's slash commands\n\n"
 	"SYNOPSIS\n"
@@ -84,17 +87,22 @@ static const struct kb_cmd kb_cmd_discord_register = {
 	"    answer is printed); 2 usage; 3 kb-discord not found.\n\n"
 	"SEE ALSO\n"
 	"    docs/discord.md\n",
-	run_register, 0, "discord register"};
+	run_register,
+	0,
+	"discord register"};
 
 static const struct kb_cmd kb_cmd_discord_commands = {
-	"commands", "print the slash command set as JSON",
+	"commands",
+	"print the slash command set as JSON",
 	"NAME\n"
 	"    kb discord commands - print the slash command set\n\n"
 	"SYNOPSIS\n"
 	"    kb discord commands\n\n"
 	"DESCRIPTION\n"
 	"    Prints, as JSON, exactly what kb discord register would send.\n",
-	run_commands, 0, "discord commands"};
+	run_commands,
+	0,
+	"discord commands"};
 
 static const struct kb_cmd *const discord_table[] = {
 	&kb_cmd_discord_register,
@@ -104,11 +112,13 @@ static const struct kb_cmd *const discord_table[] = {
 static int run_discord(struct kb_cli *c, int argc, char **argv)
 {
 	return kb_cli_dispatch(c, &kb_cmd_discord, discord_table,
-			       sizeof(discord_table) / sizeof(discord_table[0]), argc, argv);
+			       sizeof(discord_table) / sizeof(discord_table[0]),
+			       argc, argv);
 }
 
 const struct kb_cmd kb_cmd_discord = {
-	"discord", "set up the Discord bot (register its commands)",
+	"discord",
+	"set up the Discord bot (register its commands)",
 	"NAME\n"
 	"    kb discord - set up the Discord bot\n\n"
 	"SYNOPSIS\n"
@@ -119,4 +129,6 @@ const struct kb_cmd kb_cmd_discord = {
 	"    commands  prints the command set as JSON\n\n"
 	"    See docs/discord.md for creating the application and setting the\n"
 	"    interactions URL.\n",
-	run_discord, 0, NULL};
+	run_discord,
+	0,
+	NULL};

@@ -20,7 +20,8 @@ static int parse_common(struct kb_cli *c, const struct kb_cmd *cmd, int argc,
 
 	snprintf(name, sizeof(name), "kb %s", kb_cli_full(cmd));
 	kb_cli_getopt_reset(argv, name);
-	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
+	       -1) {
 		int done = -1;
 		if (kb_cli_common_opt(c, cmd, opt, &done)) {
 			if (done >= 0)
@@ -40,7 +41,8 @@ static int id_path(const struct kb_cmd *cmd, const char *s, struct kb_buf *b,
 {
 	*id = kb_cli_parse_id(s);
 	if (!*id)
-		return kb_cli_usage(kb_cli_full(cmd), "'%s' is not a submission id", s);
+		return kb_cli_usage(kb_cli_full(cmd),
+				    "'%s' is not a submission id", s);
 	kb_buf_printf(b, "/user/submissions/%llu", *id);
 	return b->data ? 0 : KB_EXIT_API;
 }
@@ -83,10 +85,8 @@ static const char *row_status(const json_t *e)
 static int run_list(struct kb_cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		KB_COMMON_LONGOPTS,
-		{"leaderboard", 1, NULL, 'l'},
-		{"limit", 1, NULL, 'n'},
-		{"offset", 1, NULL, 'o'},
+		KB_COMMON_LONGOPTS,      {"leaderboard", 1, NULL, 'l'},
+		{"limit", 1, NULL, 'n'}, {"offset", 1, NULL, 'o'},
 		{NULL, 0, NULL, 0},
 	};
 	struct list_opts o = {0};
@@ -94,8 +94,8 @@ static int run_list(struct kb_cli *c, int argc, char **argv)
 	const json_t *e;
 	json_t *list;
 	size_t i;
-	int ec = parse_common(c, &list_cmd, argc, argv, longopts, "hql:n:", list_opt,
-			      &o);
+	int ec = parse_common(c, &list_cmd, argc, argv, longopts,
+			      "hql:n:", list_opt, &o);
 
 	if (ec >= 0)
 		return ec;
@@ -110,7 +110,8 @@ static int run_list(struct kb_cli *c, int argc, char **argv)
 		kb_api_query_add(&path, "limit", o.limit);
 	if (o.offset)
 		kb_api_query_add(&path, "offset", o.offset);
-	list = path.data ? kb_cli_get_json(c, "GET", path.data, NULL, &ec) : NULL;
+	list = path.data ? kb_cli_get_json(c, "GET", path.data, NULL, &ec)
+			 : NULL;
 	kb_buf_free(&path);
 	if (!list)
 		return ec;
@@ -123,12 +124,16 @@ static int run_list(struct kb_cli *c, int argc, char **argv)
 	} else if (json_array_size(list) == 0) {
 		printf("No submissions.\n");
 	} else {
-		printf("%-8s %-22s %-22s %-8s %-20s %-9s %s\n", "ID", "LEADERBOARD",
-		       "FILE", "GPU", "SUBMITTED", "STATUS", "SCORE");
-		json_array_foreach(list, i, e) {
-			char b1[32], b2[64], b3[64], b4[32], b5[40], status[24], score[32] = "-";
+		printf("%-8s %-22s %-22s %-8s %-20s %-9s %s\n", "ID",
+		       "LEADERBOARD", "FILE", "GPU", "SUBMITTED", "STATUS",
+		       "SCORE");
+		json_array_foreach(list, i, e)
+		{
+			char b1[32], b2[64], b3[64], b4[32], b5[40], status[24],
+				score[32] = "-";
 			const char *st = row_status(e);
-			const char *gpu = json_string_value(json_object_get(e, "gpu_type"));
+			const char *gpu = json_string_value(
+				json_object_get(e, "gpu_type"));
 			double sc;
 
 			snprintf(status, sizeof(status), "%s", st);
@@ -136,11 +141,14 @@ static int run_list(struct kb_cli *c, int argc, char **argv)
 				kb_fmt_seconds(sc, score, sizeof(score));
 			printf("%-8s %-22.22s %-22.22s %-8s %-20.19s %-9s %s\n",
 			       kb_cli_cell(e, "id", b1, sizeof(b1)),
-			       kb_cli_cell(e, "leaderboard_name", b2, sizeof(b2)),
+			       kb_cli_cell(e, "leaderboard_name", b2,
+					   sizeof(b2)),
 			       kb_cli_cell(e, "file_name", b3, sizeof(b3)),
-			       gpu ? gpu : kb_cli_cell(e, "gpu", b4, sizeof(b4)),
-			       kb_cli_cell(e, "submission_time", b5, sizeof(b5)), status,
-			       score);
+			       gpu ? gpu
+				   : kb_cli_cell(e, "gpu", b4, sizeof(b4)),
+			       kb_cli_cell(e, "submission_time", b5,
+					   sizeof(b5)),
+			       status, score);
 		}
 	}
 	json_decref(list);
@@ -152,23 +160,22 @@ static const struct kb_cmd list_cmd = {
 	.full = "submissions list",
 	.summary = "list your submissions",
 	.run = run_list,
-	.help =
-	"NAME\n"
-	"    kb submissions list - list your submissions\n"
-	"\n"
-	"SYNOPSIS\n"
-	"    kb submissions list [--leaderboard LB] [--limit N] [--offset N] [--json]\n"
-	"\n"
-	"DESCRIPTION\n"
-	"    One line per submission, newest first (GET /user/submissions): id,\n"
-	"    leaderboard, file, GPU, time, status and score.\n"
-	"\n"
-	"OPTIONS\n"
-	"    -l, --leaderboard LB   Only this leaderboard's submissions.\n"
-	"    -n, --limit N          At most N (the server allows 1 to 100; 50 by\n"
-	"                           default).\n"
-	"    --offset N             Skip the newest N.\n"
-	"    --json                 Print the server's list as JSON.\n",
+	.help = "NAME\n"
+		"    kb submissions list - list your submissions\n"
+		"\n"
+		"SYNOPSIS\n"
+		"    kb submissions list [--leaderboard LB] [--limit N] [--offset N] [--json]\n"
+		"\n"
+		"DESCRIPTION\n"
+		"    One line per submission, newest first (GET /user/submissions): id,\n"
+		"    leaderboard, file, GPU, time, status and score.\n"
+		"\n"
+		"OPTIONS\n"
+		"    -l, --leaderboard LB   Only this leaderboard's submissions.\n"
+		"    -n, --limit N          At most N (the server allows 1 to 100; 50 by\n"
+		"                           default).\n"
+		"    --offset N             Skip the newest N.\n"
+		"    --json                 Print the server's list as JSON.\n",
 };
 
 /* ---- show ---- */
@@ -179,7 +186,8 @@ static void print_field(const char *label, const json_t *o, const char *key)
 	const json_t *v = json_object_get(o, key);
 
 	if (v && !json_is_null(v))
-		printf("%-13s %s\n", label, kb_cli_cell(o, key, buf, sizeof(buf)));
+		printf("%-13s %s\n", label,
+		       kb_cli_cell(o, key, buf, sizeof(buf)));
 }
 
 static int no_code_opt(int opt, void *arg)
@@ -200,13 +208,14 @@ static int run_show(struct kb_cli *c, int argc, char **argv)
 	unsigned long long id;
 	int no_code = 0;
 	json_t *j;
-	int ec = parse_common(c, &show_cmd, argc, argv, longopts, "hq", no_code_opt,
-			      &no_code);
+	int ec = parse_common(c, &show_cmd, argc, argv, longopts, "hq",
+			      no_code_opt, &no_code);
 
 	if (ec >= 0)
 		return ec;
 	if (argc - optind != 1)
-		return kb_cli_usage("submissions show", "needs one submission id");
+		return kb_cli_usage("submissions show",
+				    "needs one submission id");
 	ec = id_path(&show_cmd, argv[optind], &path, &id);
 	if (ec || !kb_cli_api(c, 1, &ec)) {
 		kb_buf_free(&path);
@@ -237,10 +246,11 @@ static int run_show(struct kb_cli *c, int argc, char **argv)
 	print_field("Stage:", j, "stage");
 	if (kb_result_done(j))
 		printf("%-13s %s\n", "Result:",
-		       o == KB_OUTCOME_PASSED	? "passed"
+		       o == KB_OUTCOME_PASSED   ? "passed"
 		       : o == KB_OUTCOME_FAILED ? "failed"
-		       : o == KB_OUTCOME_INFRA	? "not evaluated (platform error)"
-						: "unknown");
+		       : o == KB_OUTCOME_INFRA
+			       ? "not evaluated (platform error)"
+			       : "unknown");
 	if (kb_result_score(j, &sc)) {
 		kb_fmt_seconds(sc, score, sizeof(score));
 		printf("%-13s %s\n", "Score:", score);
@@ -261,21 +271,20 @@ static const struct kb_cmd show_cmd = {
 	.full = "submissions show",
 	.summary = "show one submission, its result and code",
 	.run = run_show,
-	.help =
-	"NAME\n"
-	"    kb submissions show - show one of your submissions\n"
-	"\n"
-	"SYNOPSIS\n"
-	"    kb submissions show [--no-code] [--json] ID\n"
-	"\n"
-	"DESCRIPTION\n"
-	"    Prints the submission's details, its runs and report once done, and\n"
-	"    its code (GET /user/submissions/{id}). Only your own submissions\n"
-	"    can be shown.\n"
-	"\n"
-	"OPTIONS\n"
-	"    --no-code   Leave the code out.\n"
-	"    --json      Print the server's record as JSON.\n",
+	.help = "NAME\n"
+		"    kb submissions show - show one of your submissions\n"
+		"\n"
+		"SYNOPSIS\n"
+		"    kb submissions show [--no-code] [--json] ID\n"
+		"\n"
+		"DESCRIPTION\n"
+		"    Prints the submission's details, its runs and report once done, and\n"
+		"    its code (GET /user/submissions/{id}). Only your own submissions\n"
+		"    can be shown.\n"
+		"\n"
+		"OPTIONS\n"
+		"    --no-code   Leave the code out.\n"
+		"    --json      Print the server's record as JSON.\n",
 };
 
 /* ---- delete ---- */
@@ -291,7 +300,8 @@ static int confirm(unsigned long long id)
 {
 	char line[32];
 
-	fprintf(stderr, "Delete submission %llu? This cannot be undone. [y/N] ", id);
+	fprintf(stderr, "Delete submission %llu? This cannot be undone. [y/N] ",
+		id);
 	fflush(stderr);
 	if (!fgets(line, sizeof(line), stdin))
 		return 0;
@@ -310,13 +320,14 @@ static int run_delete(struct kb_cli *c, int argc, char **argv)
 	unsigned long long id;
 	int yes = 0;
 	json_t *j;
-	int ec = parse_common(c, &delete_cmd, argc, argv, longopts, "hqyf", yes_opt,
-			      &yes);
+	int ec = parse_common(c, &delete_cmd, argc, argv, longopts, "hqyf",
+			      yes_opt, &yes);
 
 	if (ec >= 0)
 		return ec;
 	if (argc - optind != 1)
-		return kb_cli_usage("submissions delete", "needs one submission id");
+		return kb_cli_usage("submissions delete",
+				    "needs one submission id");
 	ec = id_path(&delete_cmd, argv[optind], &path, &id);
 	if (ec) {
 		kb_buf_free(&path);
@@ -325,9 +336,10 @@ static int run_delete(struct kb_cli *c, int argc, char **argv)
 	if (!yes) {
 		if (!isatty(STDIN_FILENO)) {
 			kb_buf_free(&path);
-			return kb_cli_usage("submissions delete",
-					    "not deleting without --yes when stdin "
-					    "is not a terminal");
+			return kb_cli_usage(
+				"submissions delete",
+				"not deleting without --yes when stdin "
+				"is not a terminal");
 		}
 		if (!confirm(id)) {
 			kb_buf_free(&path);
@@ -356,58 +368,57 @@ static const struct kb_cmd delete_cmd = {
 	.full = "submissions delete",
 	.summary = "delete one of your submissions",
 	.run = run_delete,
-	.help =
-	"NAME\n"
-	"    kb submissions delete - delete one of your submissions\n"
-	"\n"
-	"SYNOPSIS\n"
-	"    kb submissions delete [--yes] [--json] ID\n"
-	"\n"
-	"DESCRIPTION\n"
-	"    Deletes the submission (DELETE /user/submissions/{id}), its results\n"
-	"    and its place in any ranking. Asks first on a terminal; elsewhere\n"
-	"    (scripts) --yes is required, so nothing is deleted by accident.\n"
-	"\n"
-	"OPTIONS\n"
-	"    -y, --yes, -f, --force   Do not ask.\n"
-	"    --json                   Print the server's answer as JSON.\n",
+	.help = "NAME\n"
+		"    kb submissions delete - delete one of your submissions\n"
+		"\n"
+		"SYNOPSIS\n"
+		"    kb submissions delete [--yes] [--json] ID\n"
+		"\n"
+		"DESCRIPTION\n"
+		"    Deletes the submission (DELETE /user/submissions/{id}), its results\n"
+		"    and its place in any ranking. Asks first on a terminal; elsewhere\n"
+		"    (scripts) --yes is required, so nothing is deleted by accident.\n"
+		"\n"
+		"OPTIONS\n"
+		"    -y, --yes, -f, --force   Do not ask.\n"
+		"    --json                   Print the server's answer as JSON.\n",
 };
 
 /* ---- kb submissions ---- */
 
 static const struct kb_cmd *const sub_table[] = {&list_cmd, &show_cmd,
-						  &delete_cmd};
+						 &delete_cmd};
 
 static int run_submissions(struct kb_cli *c, int argc, char **argv)
 {
 	return kb_cli_dispatch(c, &kb_cmd_submissions, sub_table,
-			       sizeof(sub_table) / sizeof(sub_table[0]), argc, argv);
+			       sizeof(sub_table) / sizeof(sub_table[0]), argc,
+			       argv);
 }
 
 const struct kb_cmd kb_cmd_submissions = {
 	.name = "submissions",
 	.summary = "list, show or delete your submissions",
 	.run = run_submissions,
-	.help =
-	"NAME\n"
-	"    kb submissions - your submissions\n"
-	"\n"
-	"SYNOPSIS\n"
-	"    kb submissions list [--leaderboard LB] [--limit N] [--offset N]\n"
-	"    kb submissions show [--no-code] ID\n"
-	"    kb submissions delete [--yes] ID\n"
-	"    (each also takes --json)\n"
-	"\n"
-	"DESCRIPTION\n"
-	"    list    One line per submission, newest first.\n"
-	"    show    One submission: details, result, report and code.\n"
-	"    delete  Delete one submission; asks first unless --yes (required\n"
-	"            when stdin is not a terminal).\n"
-	"\n"
-	"    These need your CLI id (kb register). You can see and delete only\n"
-	"    your own submissions. 'kb submissions COMMAND --help' tells more.\n"
-	"\n"
-	"EXIT STATUS\n"
-	"    0 success; 2 usage error; 3 API or network error (an unknown id is\n"
-	"    an HTTP 404, someone else's an HTTP 403).\n",
+	.help = "NAME\n"
+		"    kb submissions - your submissions\n"
+		"\n"
+		"SYNOPSIS\n"
+		"    kb submissions list [--leaderboard LB] [--limit N] [--offset N]\n"
+		"    kb submissions show [--no-code] ID\n"
+		"    kb submissions delete [--yes] ID\n"
+		"    (each also takes --json)\n"
+		"\n"
+		"DESCRIPTION\n"
+		"    list    One line per submission, newest first.\n"
+		"    show    One submission: details, result, report and code.\n"
+		"    delete  Delete one submission; asks first unless --yes (required\n"
+		"            when stdin is not a terminal).\n"
+		"\n"
+		"    These need your CLI id (kb register). You can see and delete only\n"
+		"    your own submissions. 'kb submissions COMMAND --help' tells more.\n"
+		"\n"
+		"EXIT STATUS\n"
+		"    0 success; 2 usage error; 3 API or network error (an unknown id is\n"
+		"    an HTTP 404, someone else's an HTTP 403).\n",
 };

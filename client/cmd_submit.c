@@ -21,16 +21,16 @@
 #include "result.h"
 #include "sse.h"
 
-#define FILE_MAX (16u << 20)     /* the server enforces its own, smaller limit */
-#define DEFAULT_TIMEOUT_S 3600L  /* as popcorn-cli */
-#define STALL_S 300L             /* servers send a status at least every 15 s */
+#define FILE_MAX (16u << 20)    /* the server enforces its own, smaller limit */
+#define DEFAULT_TIMEOUT_S 3600L /* as popcorn-cli */
+#define STALL_S 300L            /* servers send a status at least every 15 s */
 #define ASYNC_TIMEOUT_S 120L
 #define POLL_CALL_TIMEOUT_S 60L
 #define POLL_MIN_S 0.5
 #define POLL_MAX_S 5.0
-#define POLL_RETRIES 5           /* consecutive failed polls before giving up */
+#define POLL_RETRIES 5 /* consecutive failed polls before giving up */
 
-enum { STOP_EVENT = 1 };         /* on_event: the final event arrived */
+enum { STOP_EVENT = 1 }; /* on_event: the final event arrived */
 enum { GO_FALLBACK = -1, GO_POLL = -2 };
 
 struct progress {
@@ -51,12 +51,12 @@ struct submit {
 	size_t len;
 	long timeout_s;
 	struct progress prog;
-	unsigned long long sub_id;    /* once the server has named it */
+	unsigned long long sub_id; /* once the server has named it */
 	struct kb_sse *sse;
-	int streamed;                 /* event-stream bytes arrived */
-	json_t *result, *error;       /* the final event, owned */
-	char warned[256];             /* the server's last warning, said */
-	char bad[256];                /* a malformed event */
+	int streamed;           /* event-stream bytes arrived */
+	json_t *result, *error; /* the final event, owned */
+	char warned[256];       /* the server's last warning, said */
+	char bad[256];          /* a malformed event */
 };
 
 /* ---- progress on stderr ---- */
@@ -178,8 +178,9 @@ static int on_event(const struct kb_sse_event *ev, void *opaque)
 	}
 	if (strcmp(ev->type, "result") == 0) {
 		if (!json_is_object(j)) {
-			snprintf(s->bad, sizeof(s->bad),
-				 "the server's result event is not a JSON object");
+			snprintf(
+				s->bad, sizeof(s->bad),
+				"the server's result event is not a JSON object");
 			json_decref(j);
 		} else {
 			note_id(s, j);
@@ -230,16 +231,17 @@ static int interrupted(struct submit *s)
 {
 	prog_end(&s->prog);
 	if (s->sub_id)
-		kb_cli_err("interrupted; submission %llu keeps running on the server "
-			   "('kb submissions show %llu' shows it later)",
-			   s->sub_id, s->sub_id);
+		kb_cli_err(
+			"interrupted; submission %llu keeps running on the server "
+			"('kb submissions show %llu' shows it later)",
+			s->sub_id, s->sub_id);
 	else
 		kb_cli_err("interrupted");
 	return KB_EXIT_INTERRUPTED;
 }
 
-__attribute__((format(printf, 2, 3))) static int
-api_error(struct submit *s, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int api_error(struct submit *s,
+							   const char *fmt, ...)
 {
 	va_list ap;
 
@@ -261,8 +263,9 @@ static int http_error(struct submit *s, const char *path,
 	kb_api_error_text(r, err, sizeof(err));
 	kb_cli_err("POST %s: %s", path, err);
 	if (r->status == 401)
-		kb_cli_err("the server does not know this CLI id; run 'kb register "
-			   "discord' (or github)");
+		kb_cli_err(
+			"the server does not know this CLI id; run 'kb register "
+			"discord' (or github)");
 	return KB_EXIT_API;
 }
 
@@ -297,8 +300,8 @@ static int final(struct submit *s, json_t *j)
 		if (text && *text)
 			printf("%s\n", text);
 		free(text);
-		printf("%s on %s/%s (%s%s): %s", s->base, s->t.leaderboard, s->t.gpu,
-		       id, s->mode, word[o]);
+		printf("%s on %s/%s (%s%s): %s", s->base, s->t.leaderboard,
+		       s->t.gpu, id, s->mode, word[o]);
 		if (o != KB_OUTCOME_PASSED && *why)
 			printf(" (%s)", why);
 		printf("%s\n", score);
@@ -365,7 +368,8 @@ static int plain_answer(struct submit *s, const char *path,
 	say_warning(s, j);
 	json_decref(j);
 	if (!s->sub_id)
-		return api_error(s, "POST %s: the answer names no submission id", path);
+		return api_error(
+			s, "POST %s: the answer names no submission id", path);
 	return GO_POLL;
 }
 
@@ -383,8 +387,9 @@ static int submit_stream(struct submit *s)
 		kb_buf_free(&path);
 		return api_error(s, "%s", "out of memory");
 	}
-	rc = kb_api_post_file(s->api, path.data, "file", s->base, s->code, s->len,
-			      &st, s->timeout_s, STALL_S, &r, err, sizeof(err));
+	rc = kb_api_post_file(s->api, path.data, "file", s->base, s->code,
+			      s->len, &st, s->timeout_s, STALL_S, &r, err,
+			      sizeof(err));
 	kb_sse_finish(s->sse);
 	if (rc == -EINTR) {
 		ec = interrupted(s);
@@ -403,8 +408,9 @@ static int submit_stream(struct submit *s)
 		kb_cli_err("the event stream ended without a result%s%s",
 			   rc < 0 ? ": " : "", rc < 0 ? err : "");
 		if (s->sub_id) {
-			kb_cli_err("following submission %llu by polling instead",
-				   s->sub_id);
+			kb_cli_err(
+				"following submission %llu by polling instead",
+				s->sub_id);
 			ec = GO_POLL;
 		} else {
 			ec = KB_EXIT_API;
@@ -433,8 +439,9 @@ static int submit_async(struct submit *s)
 	build_path(s, &path, 1);
 	if (!path.data)
 		return api_error(s, "%s", "out of memory");
-	rc = kb_api_post_file(s->api, path.data, "file", s->base, s->code, s->len,
-			      NULL, ASYNC_TIMEOUT_S, 0, &r, err, sizeof(err));
+	rc = kb_api_post_file(s->api, path.data, "file", s->base, s->code,
+			      s->len, NULL, ASYNC_TIMEOUT_S, 0, &r, err,
+			      sizeof(err));
 	if (rc == -EINTR)
 		ec = interrupted(s);
 	else if (rc < 0)
@@ -462,7 +469,8 @@ static int nap(struct submit *s, double sec)
 			last = now;
 		}
 		double left = end - now;
-		struct timespec ts = {0, (long)((left < 0.1 ? left : 0.1) * 1e9)};
+		struct timespec ts = {0,
+				      (long)((left < 0.1 ? left : 0.1) * 1e9)};
 		nanosleep(&ts, NULL);
 	}
 	return -1;
@@ -492,8 +500,8 @@ static int submit_poll(struct submit *s)
 			break;
 		}
 		delay = delay * 1.5 > POLL_MAX_S ? POLL_MAX_S : delay * 1.5;
-		rc = kb_api_call(s->api, "GET", path.data, NULL, POLL_CALL_TIMEOUT_S,
-				 &r, err, sizeof(err));
+		rc = kb_api_call(s->api, "GET", path.data, NULL,
+				 POLL_CALL_TIMEOUT_S, &r, err, sizeof(err));
 		if (rc == -EINTR) {
 			kb_api_resp_free(&r);
 			ec = interrupted(s);
@@ -532,9 +540,10 @@ static int submit_poll(struct submit *s)
 		json_decref(j);
 		if (kb_mono_s() > deadline) {
 			prog_end(&s->prog);
-			kb_cli_err("no result after %ld s; submission %llu is still "
-				   "running ('kb submissions show %llu' later)",
-				   s->timeout_s, s->sub_id, s->sub_id);
+			kb_cli_err(
+				"no result after %ld s; submission %llu is still "
+				"running ('kb submissions show %llu' later)",
+				s->timeout_s, s->sub_id, s->sub_id);
 			ec = KB_EXIT_API;
 			break;
 		}
@@ -563,12 +572,9 @@ static int mode_ok(const char *in, char *out, size_t n)
 static int run_submit(struct kb_cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		KB_COMMON_LONGOPTS,
-		{"leaderboard", 1, NULL, 'l'},
-		{"gpu", 1, NULL, 'g'},
-		{"mode", 1, NULL, 'm'},
-		{"timeout", 1, NULL, 't'},
-		{"no-stream", 0, NULL, 'n'},
+		KB_COMMON_LONGOPTS,        {"leaderboard", 1, NULL, 'l'},
+		{"gpu", 1, NULL, 'g'},     {"mode", 1, NULL, 'm'},
+		{"timeout", 1, NULL, 't'}, {"no-stream", 0, NULL, 'n'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *flag_lb = NULL, *flag_gpu = NULL, *mode = "test";
@@ -578,7 +584,8 @@ static int run_submit(struct kb_cli *c, int argc, char **argv)
 	int opt, no_stream = 0, ec, rc;
 
 	kb_cli_getopt_reset(argv, "kb submit");
-	while ((opt = getopt_long(argc, argv, "hql:g:m:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hql:g:m:", longopts, NULL)) !=
+	       -1) {
 		int done = -1;
 		if (kb_cli_common_opt(c, &kb_cmd_submit, opt, &done)) {
 			if (done >= 0)
@@ -599,8 +606,9 @@ static int run_submit(struct kb_cli *c, int argc, char **argv)
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || v <= 0)
-				return kb_cli_usage("submit", "--timeout needs a "
-							      "positive number of seconds");
+				return kb_cli_usage(
+					"submit", "--timeout needs a "
+						  "positive number of seconds");
 			s.timeout_s = v;
 			break;
 		}
@@ -610,12 +618,15 @@ static int run_submit(struct kb_cli *c, int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return kb_cli_usage("submit", optind >= argc
-						      ? "which file? (kb submit FILE)"
-						      : "one file at a time");
+		return kb_cli_usage("submit",
+				    optind >= argc
+					    ? "which file? (kb submit FILE)"
+					    : "one file at a time");
 	if (!mode_ok(mode, s.mode, sizeof(s.mode)))
-		return kb_cli_usage("submit", "unknown mode '%s' (test, benchmark, "
-					      "profile or leaderboard)", mode);
+		return kb_cli_usage("submit",
+				    "unknown mode '%s' (test, benchmark, "
+				    "profile or leaderboard)",
+				    mode);
 	s.file = argv[optind];
 	s.base = strrchr(s.file, '/') ? strrchr(s.file, '/') + 1 : s.file;
 	if (!*s.base)
@@ -631,8 +642,8 @@ static int run_submit(struct kb_cli *c, int argc, char **argv)
 		return kb_cli_usage("submit", "%s is empty", s.file);
 	}
 	if (kb_directives_parse(s.code, s.len, &d, err, sizeof(err)) < 0 ||
-	    kb_directives_resolve(&d, flag_lb, flag_gpu, &s.t, warn, sizeof(warn),
-				  err, sizeof(err)) < 0) {
+	    kb_directives_resolve(&d, flag_lb, flag_gpu, &s.t, warn,
+				  sizeof(warn), err, sizeof(err)) < 0) {
 		free(s.code);
 		return kb_cli_usage("submit", "%s: %s", s.file, err);
 	}
@@ -649,8 +660,8 @@ static int run_submit(struct kb_cli *c, int argc, char **argv)
 	s.prog.on = !c->quiet;
 	s.prog.tty = isatty(STDERR_FILENO);
 	s.prog.t0 = kb_mono_s();
-	snprintf(err, sizeof(err), "%s to %s on %s (%s)", s.base, s.t.leaderboard,
-		 s.t.gpu, s.mode);
+	snprintf(err, sizeof(err), "%s to %s on %s (%s)", s.base,
+		 s.t.leaderboard, s.t.gpu, s.mode);
 	prog_show(&s.prog, "submitting", err, 1);
 
 	ec = no_stream ? GO_FALLBACK : submit_stream(&s);
@@ -669,79 +680,78 @@ const struct kb_cmd kb_cmd_submit = {
 	.name = "submit",
 	.summary = "submit a file and wait for its result",
 	.run = run_submit,
-	.help =
-	"NAME\n"
-	"    kb submit - submit a kernel and wait for its evaluation\n"
-	"\n"
-	"SYNOPSIS\n"
-	"    kb submit [--leaderboard LB] [--gpu GPU] [--mode MODE]\n"
-	"              [--timeout SECONDS] [--no-stream] [--json] [--quiet] FILE\n"
-	"\n"
-	"DESCRIPTION\n"
-	"    Sends FILE to leaderboard LB for GPU type GPU and follows its\n"
-	"    evaluation: each stage (queued, compiling, testing, benchmarking,\n"
-	"    ...) is shown on stderr with the time elapsed since submitting, on\n"
-	"    one live line per stage on a terminal, one line per update\n"
-	"    otherwise. When the result arrives, the report goes to stdout,\n"
-	"    followed by a summary line:\n"
-	"\n"
-	"        kernel.cu on matmul/H100 (submission 42, test): PASSED\n"
-	"\n"
-	"    The leaderboard and GPU may be given in the file's first lines,\n"
-	"    as for popcorn-cli, in either comment style:\n"
-	"\n"
-	"        #!POPCORN leaderboard vectorsum_cpu\n"
-	"        //!POPCORN gpu CPU\n"
-	"\n"
-	"    --leaderboard and --gpu override these lines (with a note on stderr\n"
-	"    when they differ). If a gpu line lists several GPUs, the first is\n"
-	"    used. Two different leaderboard (or gpu) lines are an error.\n"
-	"\n"
-	"    A warning from the server (no worker online for the GPU: the\n"
-	"    submission waits in the queue until one starts) is printed on\n"
-	"    stderr as 'kb: warning: ...' before the wait, also with --quiet.\n"
-	"\n"
-	"    kb uses the streaming endpoint POST /{lb}/{gpu}/{mode}. A server\n"
-	"    without it (HTTP 404 or 405) is sent POST /submission/{lb}/{gpu}/{mode}\n"
-	"    instead, and kb polls GET /user/submissions/{id}, every 0.5 s at\n"
-	"    first and backing off to every 5 s, until it is done. If the stream\n"
-	"    breaks after the server named the submission, kb polls it too.\n"
-	"\n"
-	"OPTIONS\n"
-	"    -l, --leaderboard LB\n"
-	"        The leaderboard (problem). Sent in lower case, as popcorn-cli\n"
-	"        does. Default: the file's 'leaderboard' directive.\n"
-	"    -g, --gpu GPU\n"
-	"        The GPU type, e.g. H100, MI300 or CPU. Default: the file's 'gpu'\n"
-	"        directive.\n"
-	"    -m, --mode MODE\n"
-	"        test (correctness only; the default), benchmark (timings),\n"
-	"        profile, or leaderboard (tests, then ranked timed runs with a\n"
-	"        public and a secret seed; the score counts only if both pass).\n"
-	"    --timeout SECONDS\n"
-	"        Give up waiting after this long (default 3600). The submission\n"
-	"        keeps running on the server; exit status 3.\n"
-	"    --no-stream\n"
-	"        Skip the streaming endpoint: submit, then poll.\n"
-	"    --json\n"
-	"        Print the final result as JSON on stdout instead of the report:\n"
-	"        the data of the 'result' event (upstream: {\"status\",\n"
-	"        \"results\", \"reports\"}), or, after polling, the submission\n"
-	"        record. If the server reports an error, its 'error' event data.\n"
-	"    -q, --quiet\n"
-	"        No progress on stderr (warnings and errors still go there).\n"
-	"    Global options (--api-url, --config) may be given here too.\n"
-	"\n"
-	"EXIT STATUS\n"
-	"    0 the submission passed; 1 it was evaluated and did not pass\n"
-	"    (wrong, compile error, crash, timeout, suspect timing); 2 usage\n"
-	"    error (no file, unknown mode, no leaderboard or GPU, no CLI id);\n"
-	"    3 API or network error, or the platform could not evaluate it;\n"
-	"    130 interrupted (the submission keeps running on the server).\n"
-	"\n"
-	"EXAMPLES\n"
-	"    kb submit kernel.cu\n"
-	"    kb submit --gpu A100 --mode benchmark kernel.cu\n"
-	"    kb submit -l vectorsum_cpu -g CPU -m leaderboard sum.c && echo ranked\n"
-	"    kb --quiet --json submit sum.c > result.json\n",
+	.help = "NAME\n"
+		"    kb submit - submit a kernel and wait for its evaluation\n"
+		"\n"
+		"SYNOPSIS\n"
+		"    kb submit [--leaderboard LB] [--gpu GPU] [--mode MODE]\n"
+		"              [--timeout SECONDS] [--no-stream] [--json] [--quiet] FILE\n"
+		"\n"
+		"DESCRIPTION\n"
+		"    Sends FILE to leaderboard LB for GPU type GPU and follows its\n"
+		"    evaluation: each stage (queued, compiling, testing, benchmarking,\n"
+		"    ...) is shown on stderr with the time elapsed since submitting, on\n"
+		"    one live line per stage on a terminal, one line per update\n"
+		"    otherwise. When the result arrives, the report goes to stdout,\n"
+		"    followed by a summary line:\n"
+		"\n"
+		"        kernel.cu on matmul/H100 (submission 42, test): PASSED\n"
+		"\n"
+		"    The leaderboard and GPU may be given in the file's first lines,\n"
+		"    as for popcorn-cli, in either comment style:\n"
+		"\n"
+		"        #!POPCORN leaderboard vectorsum_cpu\n"
+		"        //!POPCORN gpu CPU\n"
+		"\n"
+		"    --leaderboard and --gpu override these lines (with a note on stderr\n"
+		"    when they differ). If a gpu line lists several GPUs, the first is\n"
+		"    used. Two different leaderboard (or gpu) lines are an error.\n"
+		"\n"
+		"    A warning from the server (no worker online for the GPU: the\n"
+		"    submission waits in the queue until one starts) is printed on\n"
+		"    stderr as 'kb: warning: ...' before the wait, also with --quiet.\n"
+		"\n"
+		"    kb uses the streaming endpoint POST /{lb}/{gpu}/{mode}. A server\n"
+		"    without it (HTTP 404 or 405) is sent POST /submission/{lb}/{gpu}/{mode}\n"
+		"    instead, and kb polls GET /user/submissions/{id}, every 0.5 s at\n"
+		"    first and backing off to every 5 s, until it is done. If the stream\n"
+		"    breaks after the server named the submission, kb polls it too.\n"
+		"\n"
+		"OPTIONS\n"
+		"    -l, --leaderboard LB\n"
+		"        The leaderboard (problem). Sent in lower case, as popcorn-cli\n"
+		"        does. Default: the file's 'leaderboard' directive.\n"
+		"    -g, --gpu GPU\n"
+		"        The GPU type, e.g. H100, MI300 or CPU. Default: the file's 'gpu'\n"
+		"        directive.\n"
+		"    -m, --mode MODE\n"
+		"        test (correctness only; the default), benchmark (timings),\n"
+		"        profile, or leaderboard (tests, then ranked timed runs with a\n"
+		"        public and a secret seed; the score counts only if both pass).\n"
+		"    --timeout SECONDS\n"
+		"        Give up waiting after this long (default 3600). The submission\n"
+		"        keeps running on the server; exit status 3.\n"
+		"    --no-stream\n"
+		"        Skip the streaming endpoint: submit, then poll.\n"
+		"    --json\n"
+		"        Print the final result as JSON on stdout instead of the report:\n"
+		"        the data of the 'result' event (upstream: {\"status\",\n"
+		"        \"results\", \"reports\"}), or, after polling, the submission\n"
+		"        record. If the server reports an error, its 'error' event data.\n"
+		"    -q, --quiet\n"
+		"        No progress on stderr (warnings and errors still go there).\n"
+		"    Global options (--api-url, --config) may be given here too.\n"
+		"\n"
+		"EXIT STATUS\n"
+		"    0 the submission passed; 1 it was evaluated and did not pass\n"
+		"    (wrong, compile error, crash, timeout, suspect timing); 2 usage\n"
+		"    error (no file, unknown mode, no leaderboard or GPU, no CLI id);\n"
+		"    3 API or network error, or the platform could not evaluate it;\n"
+		"    130 interrupted (the submission keeps running on the server).\n"
+		"\n"
+		"EXAMPLES\n"
+		"    kb submit kernel.cu\n"
+		"    kb submit --gpu A100 --mode benchmark kernel.cu\n"
+		"    kb submit -l vectorsum_cpu -g CPU -m leaderboard sum.c && echo ranked\n"
+		"    kb --quiet --json submit sum.c > result.json\n",
 };

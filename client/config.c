@@ -35,7 +35,8 @@ int kb_cfg_default_path(char *out, size_t out_size, char *errstr,
 			 "cannot find the home directory (HOME is not set)");
 		return -ENOENT;
 	}
-	if ((size_t)snprintf(out, out_size, "%s/.popcorn.yaml", home) >= out_size) {
+	if ((size_t)snprintf(out, out_size, "%s/.popcorn.yaml", home) >=
+	    out_size) {
 		snprintf(errstr, errstr_size, "home directory path too long");
 		return -ENAMETOOLONG;
 	}
@@ -52,7 +53,8 @@ void kb_cfg_clear(struct kb_cfg *c)
 	c->api_url = NULL;
 }
 
-static void parse_error(const yaml_parser_t *p, char *errstr, size_t errstr_size)
+static void parse_error(const yaml_parser_t *p, char *errstr,
+			size_t errstr_size)
 {
 	snprintf(errstr, errstr_size, "not valid YAML: %s at line %lu",
 		 p->problem ? p->problem : "syntax error",
@@ -78,7 +80,7 @@ static int node(struct walk *w, const char *scalar, size_t len)
 	w->is_key = 1;
 	if (!w->key || !scalar)
 		return 0;
-	char **slot = strcmp(w->key, "cli_id") == 0	 ? &w->cfg->cli_id
+	char **slot = strcmp(w->key, "cli_id") == 0    ? &w->cfg->cli_id
 		      : strcmp(w->key, "api_url") == 0 ? &w->cfg->api_url
 						       : NULL;
 	if (slot) {
@@ -103,8 +105,8 @@ int kb_cfg_parse(const char *buf, size_t len, struct kb_cfg *out, char *errstr,
 		snprintf(errstr, errstr_size, "out of memory");
 		return -ENOMEM;
 	}
-	yaml_parser_set_input_string(&p, (const unsigned char *)(buf ? buf : ""),
-				     len);
+	yaml_parser_set_input_string(
+		&p, (const unsigned char *)(buf ? buf : ""), len);
 	while (!end && rc == 0) {
 		if (!yaml_parser_parse(&p, &ev)) {
 			parse_error(&p, errstr, errstr_size);
@@ -123,11 +125,13 @@ int kb_cfg_parse(const char *buf, size_t len, struct kb_cfg *out, char *errstr,
 			break;
 		case YAML_SCALAR_EVENT:
 			if (depth == 0 && ev.data.scalar.length > 0) {
-				snprintf(errstr, errstr_size,
-					 "the top level is not a mapping of keys");
+				snprintf(
+					errstr, errstr_size,
+					"the top level is not a mapping of keys");
 				rc = -EINVAL;
 			} else if (depth == 1) {
-				rc = node(&w, (const char *)ev.data.scalar.value,
+				rc = node(&w,
+					  (const char *)ev.data.scalar.value,
 					  ev.data.scalar.length);
 			}
 			break;
@@ -137,9 +141,11 @@ int kb_cfg_parse(const char *buf, size_t len, struct kb_cfg *out, char *errstr,
 			break;
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
-			if (depth == 0 && ev.type == YAML_SEQUENCE_START_EVENT) {
-				snprintf(errstr, errstr_size,
-					 "the top level is a list, not a mapping of keys");
+			if (depth == 0 &&
+			    ev.type == YAML_SEQUENCE_START_EVENT) {
+				snprintf(
+					errstr, errstr_size,
+					"the top level is a list, not a mapping of keys");
 				rc = -EINVAL;
 			}
 			depth++;
@@ -220,10 +226,11 @@ static void emit_scalar(struct rewriter *r, const char *s, int quoted)
 {
 	yaml_event_t ev;
 
-	if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s,
-					  (int)strlen(s), !quoted, 1,
-					  quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
-						 : YAML_PLAIN_SCALAR_STYLE)) {
+	if (!yaml_scalar_event_initialize(
+		    &ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), !quoted,
+		    1,
+		    quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+			   : YAML_PLAIN_SCALAR_STYLE)) {
 		r->failed = 1;
 		return;
 	}
@@ -278,8 +285,9 @@ static int is_key_event(const yaml_event_t *ev, const char *key)
 	       memcmp(ev->data.scalar.value, key, ev->data.scalar.length) == 0;
 }
 
-int kb_cfg_update(const char *in, size_t len, const char *key, const char *value,
-		  struct kb_buf *out, char *errstr, size_t errstr_size)
+int kb_cfg_update(const char *in, size_t len, const char *key,
+		  const char *value, struct kb_buf *out, char *errstr,
+		  size_t errstr_size)
 {
 	struct rewriter r = {.key = key, .value = value};
 	yaml_parser_t p;
@@ -299,7 +307,8 @@ int kb_cfg_update(const char *in, size_t len, const char *key, const char *value
 	yaml_emitter_set_output(&r.e, write_handler, out);
 	yaml_emitter_set_unicode(&r.e, 1);
 	yaml_emitter_set_width(&r.e, -1);
-	yaml_parser_set_input_string(&p, (const unsigned char *)(in ? in : ""), len);
+	yaml_parser_set_input_string(&p, (const unsigned char *)(in ? in : ""),
+				     len);
 
 	while (!end && rc == 0 && !r.failed) {
 		if (!yaml_parser_parse(&p, &ev)) {
@@ -314,7 +323,8 @@ int kb_cfg_update(const char *in, size_t len, const char *key, const char *value
 		switch (ev.type) {
 		case YAML_STREAM_END_EVENT:
 			if (docs == 0)
-				emit_document(&r); /* empty or comment-only input */
+				emit_document(
+					&r); /* empty or comment-only input */
 			end = 1;
 			break;
 		case YAML_DOCUMENT_START_EVENT:
@@ -333,8 +343,9 @@ int kb_cfg_update(const char *in, size_t len, const char *key, const char *value
 					found = 1;
 					continue;
 				}
-				snprintf(errstr, errstr_size,
-					 "the top level is not a mapping of keys");
+				snprintf(
+					errstr, errstr_size,
+					"the top level is not a mapping of keys");
 				rc = -EINVAL;
 			} else if (depth == 1 && is_key) {
 				replace = is_key_event(&ev, key);
@@ -354,9 +365,11 @@ int kb_cfg_update(const char *in, size_t len, const char *key, const char *value
 		case YAML_MAPPING_START_EVENT:
 			if (!mine)
 				break;
-			if (depth == 0 && ev.type == YAML_SEQUENCE_START_EVENT) {
-				snprintf(errstr, errstr_size,
-					 "the top level is a list, not a mapping of keys");
+			if (depth == 0 &&
+			    ev.type == YAML_SEQUENCE_START_EVENT) {
+				snprintf(
+					errstr, errstr_size,
+					"the top level is a list, not a mapping of keys");
 				rc = -EINVAL;
 				break;
 			}
@@ -436,7 +449,8 @@ int kb_cfg_store(const char *path, const char *key, const char *value,
 	int fd, rc;
 
 	/* Follow a symlink so that a dotfile manager's link survives. */
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && realpath(path, target)) {
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
+	    realpath(path, target)) {
 		/* target resolved */
 	} else if (strlen(path) < sizeof(target)) {
 		strcpy(target, path);
@@ -462,8 +476,9 @@ int kb_cfg_store(const char *path, const char *key, const char *value,
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(errstr, errstr_size, "cannot create a file next to %s: %s",
-			 target, strerror(errno));
+		snprintf(errstr, errstr_size,
+			 "cannot create a file next to %s: %s", target,
+			 strerror(errno));
 		kb_buf_free(&out);
 		return rc;
 	}

@@ -51,8 +51,9 @@ void kb_cfg_clear(struct kb_cfg *c);
  * one-key document. Appends to *out (a kb_buf the caller frees). Returns
  * 0, or -EINVAL (input not YAML, top level not a mapping) / -ENOMEM with
  * errstr. */
-int kb_cfg_update(const char *in, size_t len, const char *key, const char *value,
-		  struct kb_buf *out, char *errstr, size_t errstr_size);
+int kb_cfg_update(const char *in, size_t len, const char *key,
+		  const char *value, struct kb_buf *out, char *errstr,
+		  size_t errstr_size);
 
 /* Sets key to value in the file at path (created if missing), by
  * kb_cfg_update() of its current content, written to a temporary file in

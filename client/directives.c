@@ -47,10 +47,11 @@ static int store(char *field, int *field_line, const char *what, const char *v,
 			 what, KB_DIR_NAME_MAX - 1);
 		return -EINVAL;
 	}
-	if (*field_line && (strlen(field) != vlen || memcmp(field, v, vlen) != 0)) {
+	if (*field_line &&
+	    (strlen(field) != vlen || memcmp(field, v, vlen) != 0)) {
 		snprintf(errstr, errstr_size,
-			 "line %d: %s '%.*s' conflicts with '%s' on line %d", line,
-			 what, (int)vlen, v, field, *field_line);
+			 "line %d: %s '%.*s' conflicts with '%s' on line %d",
+			 line, what, (int)vlen, v, field, *field_line);
 		return -EINVAL;
 	}
 	if (!*field_line) {
@@ -84,18 +85,22 @@ static int directive(const char *s, size_t n, int line, struct kb_directives *d,
 		return 0;
 	if (wl[0] == 11 && strncasecmp(w[0], "leaderboard", 11) == 0) {
 		if (count < 2) {
-			snprintf(errstr, errstr_size,
-				 "line %d: 'leaderboard' directive without a name", line);
+			snprintf(
+				errstr, errstr_size,
+				"line %d: 'leaderboard' directive without a name",
+				line);
 			return -EINVAL;
 		}
-		return store(d->leaderboard, &d->leaderboard_line, "leaderboard",
-			     w[1], wl[1], line, errstr, errstr_size);
+		return store(d->leaderboard, &d->leaderboard_line,
+			     "leaderboard", w[1], wl[1], line, errstr,
+			     errstr_size);
 	}
 	if ((wl[0] == 3 && strncasecmp(w[0], "gpu", 3) == 0) ||
 	    (wl[0] == 4 && strncasecmp(w[0], "gpus", 4) == 0)) {
 		if (count < 2) {
 			snprintf(errstr, errstr_size,
-				 "line %d: 'gpu' directive without a GPU name", line);
+				 "line %d: 'gpu' directive without a GPU name",
+				 line);
 			return -EINVAL;
 		}
 		int had = d->gpu_line != 0;
@@ -154,13 +159,14 @@ note(char *warn, size_t warn_size, const char *fmt, ...)
 }
 
 static int pick(char *dst, const char *flag, const char *dir, const char *what,
-		const char *opt, const char *dirname, char *warn, size_t warn_size,
-		char *errstr, size_t errstr_size)
+		const char *opt, const char *dirname, char *warn,
+		size_t warn_size, char *errstr, size_t errstr_size)
 {
 	if (flag && *flag) {
 		if (strlen(flag) >= KB_DIR_NAME_MAX) {
-			snprintf(errstr, errstr_size, "%s is longer than %d bytes",
-				 opt, KB_DIR_NAME_MAX - 1);
+			snprintf(errstr, errstr_size,
+				 "%s is longer than %d bytes", opt,
+				 KB_DIR_NAME_MAX - 1);
 			return -EINVAL;
 		}
 		if (dir && *dir && strcmp(dir, flag) != 0) {
@@ -195,8 +201,8 @@ int kb_directives_resolve(const struct kb_directives *d, const char *flag_lb,
 	if (errstr_size)
 		errstr[0] = '\0';
 	rc = pick(out->leaderboard, flag_lb, d ? d->leaderboard : NULL,
-		  "leaderboard", "--leaderboard", "leaderboard", warn, warn_size,
-		  errstr, errstr_size);
+		  "leaderboard", "--leaderboard", "leaderboard", warn,
+		  warn_size, errstr, errstr_size);
 	if (rc == 0)
 		rc = pick(out->gpu, flag_gpu, d ? d->gpu : NULL, "GPU", "--gpu",
 			  "gpu", warn, warn_size, errstr, errstr_size);

@@ -91,7 +91,8 @@ int main(int argc, char **argv)
 	}
 	cmd = kb_cli_find(kb_commands, kb_ncommands, argv[optind]);
 	if (!cmd) {
-		fprintf(stderr, "kb: unknown command '%s'; one of:\n", argv[optind]);
+		fprintf(stderr, "kb: unknown command '%s'; one of:\n",
+			argv[optind]);
 		kb_cli_list(stderr, kb_commands, kb_ncommands);
 		return KB_EXIT_USAGE;
 	}

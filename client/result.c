@@ -12,8 +12,8 @@
 /* Output of a run shown in a synthesised report, per stream. */
 #define LOG_MAX 2000
 
-__attribute__((format(printf, 3, 4))) static void
-set_why(char *why, size_t n, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void set_why(char *why, size_t n,
+							  const char *fmt, ...)
 {
 	va_list ap;
 
@@ -50,7 +50,8 @@ static enum kb_outcome results_outcome(const json_t *list, char *why, size_t n)
 		set_why(why, n, "the result lists no runs");
 		return KB_OUTCOME_UNKNOWN;
 	}
-	json_array_foreach(list, i, r) {
+	json_array_foreach(list, i, r)
+	{
 		const char *key;
 		const json_t *ev;
 
@@ -60,15 +61,19 @@ static enum kb_outcome results_outcome(const json_t *list, char *why, size_t n)
 				err && *err ? err : "no detail");
 			return KB_OUTCOME_FAILED;
 		}
-		json_object_foreach((json_t *)json_object_get(r, "runs"), key, ev) {
+		json_object_foreach((json_t *)json_object_get(r, "runs"), key,
+				    ev)
+		{
 			const json_t *comp = json_object_get(ev, "compilation");
 			const json_t *run = json_object_get(ev, "run");
-			if (json_is_object(comp) && get_bool(comp, "success") == 0) {
+			if (json_is_object(comp) &&
+			    get_bool(comp, "success") == 0) {
 				set_why(why, n, "compilation failed (%s)", key);
 				return KB_OUTCOME_FAILED;
 			}
-			if (json_is_object(run) && (get_bool(run, "success") == 0 ||
-						    get_bool(run, "passed") == 0)) {
+			if (json_is_object(run) &&
+			    (get_bool(run, "success") == 0 ||
+			     get_bool(run, "passed") == 0)) {
 				set_why(why, n, "run '%s' did not pass", key);
 				return KB_OUTCOME_FAILED;
 			}
@@ -87,7 +92,8 @@ static enum kb_outcome runs_outcome(const json_t *list, char *why, size_t n)
 		set_why(why, n, "no runs recorded");
 		return KB_OUTCOME_UNKNOWN;
 	}
-	json_array_foreach(list, i, r) {
+	json_array_foreach(list, i, r)
+	{
 		if (get_bool(r, "passed") != 1) {
 			set_why(why, n, "run '%s' did not pass",
 				get_str(r, "mode") ? get_str(r, "mode") : "?");
@@ -117,9 +123,11 @@ enum kb_outcome kb_result_outcome(const json_t *res, char *why, size_t why_size)
 	const char *js = get_str(job, "status"), *jerr = get_str(job, "error");
 	if (js && (strcmp(js, "failed") == 0 || strcmp(js, "timed_out") == 0 ||
 		   strcmp(js, "hacked") == 0)) {
-		set_why(why, why_size, "job %s: %s", js, jerr && *jerr ? jerr : "no detail");
-		return verdict && strcmp(verdict, "infra_error") == 0 ? KB_OUTCOME_INFRA
-								      : KB_OUTCOME_FAILED;
+		set_why(why, why_size, "job %s: %s", js,
+			jerr && *jerr ? jerr : "no detail");
+		return verdict && strcmp(verdict, "infra_error") == 0
+			       ? KB_OUTCOME_INFRA
+			       : KB_OUTCOME_FAILED;
 	}
 	if (verdict && *verdict) {
 		set_why(why, why_size, "verdict %s", verdict);
@@ -131,7 +139,8 @@ enum kb_outcome kb_result_outcome(const json_t *res, char *why, size_t why_size)
 	}
 	passed = get_bool(res, "passed");
 	if (passed >= 0) {
-		set_why(why, why_size, "%s", passed ? "passed" : "did not pass");
+		set_why(why, why_size, "%s",
+			passed ? "passed" : "did not pass");
 		return passed ? KB_OUTCOME_PASSED : KB_OUTCOME_FAILED;
 	}
 	if (status && strcmp(status, "failed") == 0) {
@@ -157,7 +166,8 @@ int kb_result_done(const json_t *rec)
 
 	if (done >= 0)
 		return done;
-	return status && (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0);
+	return status &&
+	       (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0);
 }
 
 int kb_result_score(const json_t *res, double *score)
@@ -173,7 +183,8 @@ int kb_result_score(const json_t *res, double *score)
 	}
 	if (!json_is_array(runs))
 		return 0;
-	json_array_foreach(runs, i, r) {
+	json_array_foreach(runs, i, r)
+	{
 		v = json_object_get(r, "score");
 		if (json_is_number(v) && get_bool(r, "secret") != 1) {
 			*score = json_number_value(v);
@@ -226,22 +237,31 @@ static void render_results(struct kb_buf *b, const json_t *list)
 	size_t i;
 	const json_t *r;
 
-	json_array_foreach(list, i, r) {
+	json_array_foreach(list, i, r)
+	{
 		const char *key;
 		const json_t *ev;
 		const char *err = get_str(r, "error");
 
 		if (err && *err)
 			kb_buf_printf(b, "error: %s\n", err);
-		json_object_foreach((json_t *)json_object_get(r, "runs"), key, ev) {
+		json_object_foreach((json_t *)json_object_get(r, "runs"), key,
+				    ev)
+		{
 			const json_t *comp = json_object_get(ev, "compilation");
 			const json_t *run = json_object_get(ev, "run");
 
-			if (json_is_object(comp) && get_bool(comp, "success") == 0) {
-				kb_buf_printf(b, "%s: compilation failed (exit %lld)\n", key,
-					      (long long)json_integer_value(
-						      json_object_get(comp, "exit_code")));
-				add_log(b, "compiler output", get_str(comp, "stderr"));
+			if (json_is_object(comp) &&
+			    get_bool(comp, "success") == 0) {
+				kb_buf_printf(
+					b,
+					"%s: compilation failed (exit %lld)\n",
+					key,
+					(long long)json_integer_value(
+						json_object_get(comp,
+								"exit_code")));
+				add_log(b, "compiler output",
+					get_str(comp, "stderr"));
 				continue;
 			}
 			if (!json_is_object(run)) {
@@ -251,9 +271,11 @@ static void render_results(struct kb_buf *b, const json_t *list)
 			char dur[32] = "";
 			const json_t *d = json_object_get(run, "duration");
 			if (json_is_number(d))
-				kb_fmt_seconds(json_number_value(d), dur, sizeof(dur));
+				kb_fmt_seconds(json_number_value(d), dur,
+					       sizeof(dur));
 			kb_buf_printf(b, "%s: %s%s%s%s\n", key,
-				      get_bool(run, "passed") == 1 ? "passed" : "failed",
+				      get_bool(run, "passed") == 1 ? "passed"
+								   : "failed",
 				      *dur ? " (" : "", dur, *dur ? ")" : "");
 			if (get_bool(run, "passed") != 1) {
 				add_log(b, "stdout", get_str(run, "stdout"));
@@ -268,7 +290,8 @@ static void render_runs(struct kb_buf *b, const json_t *list)
 	size_t i;
 	const json_t *r;
 
-	json_array_foreach(list, i, r) {
+	json_array_foreach(list, i, r)
+	{
 		const char *mode = get_str(r, "mode");
 		const char *runner = get_str(r, "runner");
 		const json_t *sc = json_object_get(r, "score");
@@ -281,7 +304,8 @@ static void render_runs(struct kb_buf *b, const json_t *list)
 		}
 		kb_buf_printf(b, "%s%s%s: %s%s%s\n", mode ? mode : "run",
 			      runner ? " on " : "", runner ? runner : "",
-			      get_bool(r, "passed") == 1 ? "passed" : "failed", score,
+			      get_bool(r, "passed") == 1 ? "passed" : "failed",
+			      score,
 			      get_bool(r, "secret") == 1 ? " [secret]" : "");
 	}
 }
@@ -299,7 +323,8 @@ char *kb_result_render(const json_t *res)
 	if (json_is_array(reports) && json_array_size(reports) > 0) {
 		size_t i;
 		const json_t *r;
-		json_array_foreach(reports, i, r) {
+		json_array_foreach(reports, i, r)
+		{
 			const char *s = json_string_value(r);
 			if (!s)
 				continue;

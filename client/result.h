@@ -22,8 +22,8 @@
 enum kb_outcome {
 	KB_OUTCOME_UNKNOWN = 0, /* nothing tells whether it passed */
 	KB_OUTCOME_PASSED,
-	KB_OUTCOME_FAILED,      /* the submission's fault: wrong, crash, ... */
-	KB_OUTCOME_INFRA,       /* the platform's fault: not charged */
+	KB_OUTCOME_FAILED, /* the submission's fault: wrong, crash, ... */
+	KB_OUTCOME_INFRA,  /* the platform's fault: not charged */
 };
 
 /* Decides the outcome, in this order: the "job" object's "status"
@@ -37,7 +37,8 @@ enum kb_outcome {
  * "runs" list of a record (every "passed" true). An empty list or none of
  * these is UNKNOWN. why (may be NULL) receives a short reason such as
  * "verdict compile_error" or "run 'test' did not pass". */
-enum kb_outcome kb_result_outcome(const json_t *res, char *why, size_t why_size);
+enum kb_outcome kb_result_outcome(const json_t *res, char *why,
+				  size_t why_size);
 
 /* 1 if a polled record is finished: "done" is true, or, without "done",
  * "status" is "done" or "failed". */

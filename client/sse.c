@@ -13,15 +13,15 @@ struct kb_sse {
 	kb_sse_cb cb;
 	void *opaque;
 	size_t max;
-	struct kb_buf line;  /* the current, unterminated line */
-	struct kb_buf type;  /* event: of the event being built */
-	struct kb_buf data;  /* data: lines of the event being built */
-	struct kb_buf id;    /* last event id (persists across events) */
-	int data_seen;       /* a data: line arrived for this event */
-	int pending;         /* any field arrived for this event */
-	int last_cr;         /* the previous chunk ended in CR */
-	int first_line;      /* BOM check still to do */
-	int dead;            /* an error or a stop happened */
+	struct kb_buf line; /* the current, unterminated line */
+	struct kb_buf type; /* event: of the event being built */
+	struct kb_buf data; /* data: lines of the event being built */
+	struct kb_buf id;   /* last event id (persists across events) */
+	int data_seen;      /* a data: line arrived for this event */
+	int pending;        /* any field arrived for this event */
+	int last_cr;        /* the previous chunk ended in CR */
+	int first_line;     /* BOM check still to do */
+	int dead;           /* an error or a stop happened */
 	unsigned long count;
 };
 

@@ -36,7 +36,7 @@ struct kb_sse_event {
 	const char *type; /* "message" unless an event: line said otherwise */
 	const char *data; /* NUL-terminated; may hold '\n' (multi-line) */
 	size_t data_len;
-	const char *id;   /* last event id seen on the stream, "" if none */
+	const char *id; /* last event id seen on the stream, "" if none */
 };
 
 /* Called once per dispatched event. The strings are valid only during the

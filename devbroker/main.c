@@ -117,7 +117,8 @@ static int topics_add_gpu(struct topics *t, const char *gpu)
 	int rc = kb_topic_submissions(topic, sizeof(topic), gpu);
 
 	if (rc != 0) {
-		kb_error("KB_DEVBROKER_GPUS: \"%s\" is not a valid GPU name", gpu);
+		kb_error("KB_DEVBROKER_GPUS: \"%s\" is not a valid GPU name",
+			 gpu);
 		return rc;
 	}
 	if ((rc = topics_add(t, topic)) != 0)
@@ -164,18 +165,22 @@ static int ports_free(int first, int n)
 {
 	for (int i = 0; i < n; i++) {
 		struct sockaddr_in a = {.sin_family = AF_INET,
-					.sin_port = htons((uint16_t)(first + i))};
-		int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+					.sin_port =
+						htons((uint16_t)(first + i))};
+		int one = 1,
+		    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
 
 		if (fd < 0)
 			return -errno;
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		rc = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
+		rc = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0
+								     : -errno;
 		close(fd);
 		if (rc != 0) {
-			kb_error("KB_DEVBROKER_PORT: 127.0.0.1:%d is not free: %s",
-				 first + i, strerror(-rc));
+			kb_error(
+				"KB_DEVBROKER_PORT: 127.0.0.1:%d is not free: %s",
+				first + i, strerror(-rc));
 			return rc;
 		}
 	}
@@ -241,7 +246,7 @@ static void waker_stop(struct waker *w)
 static void log_cb(const rd_kafka_t *rk, int level, const char *fac,
 		   const char *buf)
 {
-	int kl = level <= 3 ? KB_LOG_ERROR
+	int kl = level <= 3   ? KB_LOG_ERROR
 		 : level == 4 ? KB_LOG_WARN
 		 : level == 5 ? KB_LOG_INFO
 			      : KB_LOG_DEBUG;
@@ -296,9 +301,10 @@ int main(void)
 	}
 	level = kb_log_level_parse(cfg.log_level);
 	if (level < 0) {
-		kb_error("config: KB_LOG_LEVEL=\"%s\" is not debug, info, warn or "
-			 "error",
-			 cfg.log_level);
+		kb_error(
+			"config: KB_LOG_LEVEL=\"%s\" is not debug, info, warn or "
+			"error",
+			cfg.log_level);
 		goto out;
 	}
 	kb_log_init("devbroker", level, cfg.log_json);
@@ -329,7 +335,8 @@ int main(void)
 			"see the bootstrap line for the real addresses",
 			cfg.port);
 	if (!mc) {
-		kb_error("cannot create the mock cluster (see librdkafka's log)");
+		kb_error(
+			"cannot create the mock cluster (see librdkafka's log)");
 		goto out;
 	}
 

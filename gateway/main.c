@@ -119,7 +119,8 @@ static const struct kb_cfg_entry config[] = {
 	 * KB_HEADERS_MAX, ours. MHD clears it between requests, so bigger
 	 * costs throughput. */
 	{"KB_HTTP_CONN_MEMORY", KB_CFG_INT, "32768", 8192, 1 << 20, 0,
-	 &G.cfg.http_conn_memory, "bytes of buffer per connection (headers fit in it)"},
+	 &G.cfg.http_conn_memory,
+	 "bytes of buffer per connection (headers fit in it)"},
 	{"KB_REDIS_URL", KB_CFG_STRING, "redis://127.0.0.1:6379", 0, 0, 1,
 	 &G.cfg.redis_url, "Redis URL (may hold a password: masked)"},
 	{"KB_KAFKA_BROKERS", KB_CFG_STRING, "127.0.0.1:9092", 0, 0, 0,
@@ -130,17 +131,20 @@ static const struct kb_cfg_entry config[] = {
 	{"KB_ADMIN_TOKEN", KB_CFG_STRING, "", 0, 0, 1, &G.cfg.admin_token,
 	 "bearer token of the admin API; empty disables it"},
 	{"KB_PROBLEMS", KB_CFG_STRING, KB_DEFAULT_PROBLEMS, 0, 0, 0,
-	 &G.cfg.problems, "problem set: ':'-separated dirs and <set>.yaml files"},
+	 &G.cfg.problems,
+	 "problem set: ':'-separated dirs and <set>.yaml files"},
 	{"KB_PROBLEMS_DEV", KB_CFG_STRING, "", 0, 0, 0, &G.cfg.problems_dev,
 	 "directory of problems admins may add as <dir>-dev boards; empty: none"},
 	{"KB_SEAL_UPSTREAM", KB_CFG_BOOL, "1", 0, 0, 0, &G.cfg.seal_upstream,
 	 "upstream Python problems with a standard eval.py run under our "
 	 "harness (0: as upstream runs them)"},
 	{"KB_HARNESS_DIR", KB_CFG_STRING, KB_DEFAULT_HARNESS_DIR, 0, 0, 0,
-	 &G.cfg.harness_dir, "our harnesses (python.yml, python/), for sealed "
+	 &G.cfg.harness_dir,
+	 "our harnesses (python.yml, python/), for sealed "
 	 "upstream problems"},
 	{"KB_MAX_DYNAMIC_BOARDS", KB_CFG_INT, "64", 0, 4096, 0,
-	 &G.cfg.max_dynamic_boards, "admin-created boards this gateway can hold"},
+	 &G.cfg.max_dynamic_boards,
+	 "admin-created boards this gateway can hold"},
 	/* A problem source is untrusted input: what one update-problems may
 	 * write, extracting its archive and keeping the boards' files. */
 	{"KB_SYNC_MAX_BYTES", KB_CFG_INT, "268435456", 1024, 1L << 34, 0,
@@ -162,34 +166,42 @@ static const struct kb_cfg_entry config[] = {
 	{"KB_MAX_QUEUED_PER_GPU", KB_CFG_INT, "4", 0, 10000, 0,
 	 &G.cfg.max_queued_per_gpu,
 	 "unfinished submissions one user may have per GPU type (429 beyond; 0: none)"},
-	{"KB_QUEUED_FORGET_S", KB_CFG_INT, "86400", 60, 2592000, 0, &G.cfg.queued_forget_s,
+	{"KB_QUEUED_FORGET_S", KB_CFG_INT, "86400", 60, 2592000, 0,
+	 &G.cfg.queued_forget_s,
 	 "an unfinished submission counts against its user's cap this long at most"},
-	{"KB_CODE_TTL_S", KB_CFG_INT, "604800", 0, 31536000, 0, &G.cfg.code_ttl_s,
+	{"KB_CODE_TTL_S", KB_CFG_INT, "604800", 0, 31536000, 0,
+	 &G.cfg.code_ttl_s,
 	 "seconds the code of test/benchmark/profile submissions is kept after its "
 	 "last use (ranked code stays; 0: all code stays)"},
-	{"KB_SSE_MAX_PER_USER", KB_CFG_INT, "8", 0, 10000, 0, &G.cfg.sse_max_per_user,
+	{"KB_SSE_MAX_PER_USER", KB_CFG_INT, "8", 0, 10000, 0,
+	 &G.cfg.sse_max_per_user,
 	 "streams one user may hold open on this gateway (429 beyond; 0: none)"},
-	{"KB_SSE_KEEPALIVE_S", KB_CFG_INT, "15", 1, 300, 0, &G.cfg.sse_keepalive_s,
+	{"KB_SSE_KEEPALIVE_S", KB_CFG_INT, "15", 1, 300, 0,
+	 &G.cfg.sse_keepalive_s,
 	 "seconds between keep-alive comments on a quiet stream"},
 	{"KB_SSE_POLL_S", KB_CFG_INT, "5", 1, 300, 0, &G.cfg.sse_poll_s,
 	 "a stream that heard nothing this long re-reads its state from Redis"},
 	{"KB_SSE_MAX_S", KB_CFG_INT, "7200", 10, 86400, 0, &G.cfg.sse_max_s,
 	 "longest a stream waits for its result"},
-	{"KB_WORKER_STALE_S", KB_CFG_INT, "20", 1, 86400, 0, &G.cfg.worker_stale_s,
+	{"KB_WORKER_STALE_S", KB_CFG_INT, "20", 1, 86400, 0,
+	 &G.cfg.worker_stale_s,
 	 "a worker unheard of this long (workers send a heartbeat every "
 	 "KB_HEARTBEAT_S, 5 s) is not counted as available"},
 	{"KB_RANKING_CACHE_MS", KB_CFG_INT, "1000", 0, 600000, 0,
-	 &G.cfg.ranking_cache_ms, "how long a rendered ranking is reused (0: off)"},
+	 &G.cfg.ranking_cache_ms,
+	 "how long a rendered ranking is reused (0: off)"},
 	{"KB_QUEUE_CACHE_MS", KB_CFG_INT, "2000", 0, 600000, 0,
 	 &G.cfg.queue_cache_ms, "how long a measured queue backlog is reused"},
 	/* A login is one browser round trip: an id left pending for days
 	 * is only a chance for someone else to finish it. */
 	{"KB_AUTH_STATE_TTL_S", KB_CFG_INT, "600", 60, 3600, 0,
-	 &G.cfg.auth_state_ttl_s, "how long a CLI id from /auth/init waits for login"},
+	 &G.cfg.auth_state_ttl_s,
+	 "how long a CLI id from /auth/init waits for login"},
 	{"KB_AUTH_RATE_PER_MIN", KB_CFG_INT, "20", 0, 100000, 0,
 	 &G.cfg.auth_rate_per_min,
 	 "/auth requests a client address may make per minute (0: no limit)"},
-	{"KB_AUTH_POOL_THREADS", KB_CFG_INT, "4", 1, 256, 0, &G.cfg.auth_pool_threads,
+	{"KB_AUTH_POOL_THREADS", KB_CFG_INT, "4", 1, 256, 0,
+	 &G.cfg.auth_pool_threads,
 	 "threads for OAuth exchanges (apart from submissions'); 16 logins wait "
 	 "per thread, more get 503"},
 	{"KB_HTTP_CLIENT_IP_HEADER", KB_CFG_STRING, "", 0, 0, 0,
@@ -200,21 +212,26 @@ static const struct kb_cfg_entry config[] = {
 	 &G.cfg.oauth_redirect_base,
 	 "public base URL of this API for OAuth redirects (default http://addr:port)"},
 	{"KB_OAUTH_DISCORD_BASE", KB_CFG_STRING, "https://discord.com", 0, 0, 0,
-	 &G.cfg.oauth_discord_base, "Discord's base URL (tests: a fake provider)"},
+	 &G.cfg.oauth_discord_base,
+	 "Discord's base URL (tests: a fake provider)"},
 	{"KB_OAUTH_DISCORD_CLIENT_ID", KB_CFG_STRING, "", 0, 0, 0,
-	 &G.cfg.oauth_discord_id, "Discord OAuth client id; empty: no Discord login"},
+	 &G.cfg.oauth_discord_id,
+	 "Discord OAuth client id; empty: no Discord login"},
 	{"KB_OAUTH_DISCORD_CLIENT_SECRET", KB_CFG_STRING, "", 0, 0, 1,
 	 &G.cfg.oauth_discord_secret, "Discord OAuth client secret"},
 	{"KB_OAUTH_GITHUB_BASE", KB_CFG_STRING, "https://github.com", 0, 0, 0,
 	 &G.cfg.oauth_github_base, "GitHub's base URL (token endpoint)"},
-	{"KB_OAUTH_GITHUB_API_BASE", KB_CFG_STRING, "https://api.github.com", 0, 0, 0,
-	 &G.cfg.oauth_github_api_base, "GitHub's API base URL (user endpoint)"},
+	{"KB_OAUTH_GITHUB_API_BASE", KB_CFG_STRING, "https://api.github.com", 0,
+	 0, 0, &G.cfg.oauth_github_api_base,
+	 "GitHub's API base URL (user endpoint)"},
 	{"KB_OAUTH_GITHUB_CLIENT_ID", KB_CFG_STRING, "", 0, 0, 0,
-	 &G.cfg.oauth_github_id, "GitHub OAuth client id; empty: no GitHub login"},
+	 &G.cfg.oauth_github_id,
+	 "GitHub OAuth client id; empty: no GitHub login"},
 	{"KB_OAUTH_GITHUB_CLIENT_SECRET", KB_CFG_STRING, "", 0, 0, 1,
 	 &G.cfg.oauth_github_secret, "GitHub OAuth client secret"},
 	{"KB_OAUTH_TIMEOUT_MS", KB_CFG_INT, "10000", 100, 120000, 0,
-	 &G.cfg.oauth_timeout_ms, "timeout of each request to an OAuth provider"},
+	 &G.cfg.oauth_timeout_ms,
+	 "timeout of each request to an OAuth provider"},
 	{"KB_METRICS", KB_CFG_BOOL, "1", 0, 0, 0, &G.cfg.metrics,
 	 "count requests and serve Prometheus metrics on GET /metrics"},
 	/* Metrics show admin activity, queues and workers: never on the
@@ -226,7 +243,8 @@ static const struct kb_cfg_entry config[] = {
 	 &G.cfg.metrics_addr, "address of the GET /metrics listener"},
 	{"KB_WEB", KB_CFG_BOOL, "1", 0, 0, 0, &G.cfg.web,
 	 "serve the web leaderboard (/, /web/...)"},
-	{"KB_WEB_CACHE_MS", KB_CFG_INT, "10000", 0, 600000, 0, &G.cfg.web_cache_ms,
+	{"KB_WEB_CACHE_MS", KB_CFG_INT, "10000", 0, 600000, 0,
+	 &G.cfg.web_cache_ms,
 	 "longest a rendered page is reused; a ranked Result drops it at once "
 	 "(0: no cache)"},
 	{"KB_RECONCILE_S", KB_CFG_INT, "30", 0, 86400, 0, &G.cfg.reconcile_s,
@@ -281,16 +299,23 @@ static kb_producer *open_producer(char *err, size_t errsize)
 	 * name their task by reference and carry the code once; the limit
 	 * still fits an older gateway's events during an upgrade.) */
 	char timeout[32], maxmsg[32];
-	size_t max = G.task_bytes_max + 2 * (size_t)G.cfg.max_file_bytes + (64u << 10);
+	size_t max = G.task_bytes_max + 2 * (size_t)G.cfg.max_file_bytes +
+		     (64u << 10);
 	if (max < 1000000)
 		max = 1000000;
 	if (max > 1000000000)
 		max = 1000000000;
 	snprintf(timeout, sizeof(timeout), "%ld", G.cfg.kafka_timeout_ms);
 	snprintf(maxmsg, sizeof(maxmsg), "%zu", max);
-	const char *extra[] = {"message.timeout.ms", timeout, "linger.ms", "2",
-			       "message.max.bytes", maxmsg,
-			       "compression.type", "lz4", NULL};
+	const char *extra[] = {"message.timeout.ms",
+			       timeout,
+			       "linger.ms",
+			       "2",
+			       "message.max.bytes",
+			       maxmsg,
+			       "compression.type",
+			       "lz4",
+			       NULL};
 	return kb_producer_new(G.cfg.kafka_brokers, "kb-gateway", extra, err,
 			       errsize);
 }
@@ -303,8 +328,9 @@ static struct kb_gw_handler routes[KB_ROUTE_COUNT];
 static void routes_fill(void)
 {
 	const struct kb_gw_handler *tables[] = {
-		kb_gw_api_handlers, kb_gw_admin_handlers, kb_gw_export_handlers,
-		kb_gw_auth_handlers, kb_gw_stream_handlers, kb_gw_problems_handlers,
+		kb_gw_api_handlers,    kb_gw_admin_handlers,
+		kb_gw_export_handlers, kb_gw_auth_handlers,
+		kb_gw_stream_handlers, kb_gw_problems_handlers,
 		kb_gw_web_handlers,
 	};
 
@@ -315,7 +341,8 @@ static void routes_fill(void)
 				break;
 			}
 #ifdef KB_GW_DISCORD
-	routes[KB_ROUTE_DISCORD_INTERACTIONS] = kb_gw_discord_interactions_handler;
+	routes[KB_ROUTE_DISCORD_INTERACTIONS] =
+		kb_gw_discord_interactions_handler;
 #endif
 }
 
@@ -327,9 +354,10 @@ static void drain(struct kb_gw_http *http)
 
 	kb_gw_http_quiesce(http);
 	/* Streams would otherwise wait for results for hours. */
-	kb_gw_hub_close_all(G.hub, 503, "the gateway is shutting down; the "
-					"submission goes on: poll GET "
-					"/user/submissions/{id}");
+	kb_gw_hub_close_all(G.hub, 503,
+			    "the gateway is shutting down; the "
+			    "submission goes on: poll GET "
+			    "/user/submissions/{id}");
 	kb_gw_web_close_streams(&G);
 	while ((left = atomic_load(&G.inflight)) > 0 && kb_mono_s() < deadline)
 		sleep_ms(10);
@@ -355,19 +383,24 @@ int main(int argc, char **argv)
 #endif
 
 	if (argc > 1) {
-		fprintf(stderr, "usage: %s (configured by environment)\n", argv[0]);
+		fprintf(stderr, "usage: %s (configured by environment)\n",
+			argv[0]);
 		for (size_t i = 0; i < KB_ARRAY_LEN(config); i++)
-			fprintf(stderr, "  %-20s %s\n", config[i].env, config[i].help);
+			fprintf(stderr, "  %-20s %s\n", config[i].env,
+				config[i].help);
 		return 2;
 	}
-	if (kb_config_load(config, KB_ARRAY_LEN(config), err, sizeof(err)) < 0) {
+	if (kb_config_load(config, KB_ARRAY_LEN(config), err, sizeof(err)) <
+	    0) {
 		fprintf(stderr, "kb-gateway: %s\n", err);
 		return 2;
 	}
 	level = kb_log_level_parse(G.cfg.log_level);
 	if (level < 0) {
-		fprintf(stderr, "kb-gateway: KB_LOG_LEVEL '%s' is not debug, info, "
-				"warn or error\n", G.cfg.log_level);
+		fprintf(stderr,
+			"kb-gateway: KB_LOG_LEVEL '%s' is not debug, info, "
+			"warn or error\n",
+			G.cfg.log_level);
 		kb_config_free(config, KB_ARRAY_LEN(config));
 		return 2;
 	}
@@ -407,7 +440,8 @@ int main(int argc, char **argv)
 	if (!*G.cfg.oauth_redirect_base) {
 		char base[300];
 		int v6 = strchr(G.cfg.http_addr, ':') != NULL;
-		snprintf(base, sizeof(base), v6 ? "http://[%s]:%ld" : "http://%s:%ld",
+		snprintf(base, sizeof(base),
+			 v6 ? "http://[%s]:%ld" : "http://%s:%ld",
 			 G.cfg.http_addr, G.cfg.http_port);
 		free(G.cfg.oauth_redirect_base);
 		G.cfg.oauth_redirect_base = strdup(base);
@@ -417,16 +451,18 @@ int main(int argc, char **argv)
 		G.cfg.http_threads = n > 0 ? n : 2;
 	}
 	G.hub = kb_gw_hub_new(32);
-	G.pool = kb_gw_pool_new((size_t)G.cfg.pool_threads, 0, kb_gw_redis_drop);
+	G.pool =
+		kb_gw_pool_new((size_t)G.cfg.pool_threads, 0, kb_gw_redis_drop);
 	G.auth_pool = kb_gw_pool_new((size_t)G.cfg.auth_pool_threads,
 				     16 * (size_t)G.cfg.auth_pool_threads,
 				     kb_gw_redis_drop);
 	G.auth_limits = kb_gw_limiter_new(AUTH_ADDRESSES_MAX);
 	G.stream_slots = kb_gw_limiter_new(STREAM_USERS_MAX);
-	G.cache = kb_gw_cache_new(1024, G.cfg.ranking_cache_ms, kb_gw_response_destroy);
+	G.cache = kb_gw_cache_new(1024, G.cfg.ranking_cache_ms,
+				  kb_gw_response_destroy);
 	G.queue = kb_gw_queue_new(G.cfg.kafka_brokers, G.cfg.queue_cache_ms);
-	if (!G.hub || !G.cache || !G.queue || !G.pool || !G.auth_pool || !G.auth_limits ||
-	    !G.stream_slots || !G.cfg.oauth_redirect_base) {
+	if (!G.hub || !G.cache || !G.queue || !G.pool || !G.auth_pool ||
+	    !G.auth_limits || !G.stream_slots || !G.cfg.oauth_redirect_base) {
 		kb_error("out of memory");
 		goto out;
 	}
@@ -440,8 +476,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (G.cfg.metrics && G.cfg.metrics_port) {
-		metrics = kb_metrics_serve(kb_metrics_default(), G.cfg.metrics_addr,
-					   (int)G.cfg.metrics_port, err, sizeof(err));
+		metrics = kb_metrics_serve(kb_metrics_default(),
+					   G.cfg.metrics_addr,
+					   (int)G.cfg.metrics_port, err,
+					   sizeof(err));
 		if (!metrics) {
 			kb_error("metrics: %s", err);
 			goto out;

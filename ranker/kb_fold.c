@@ -34,9 +34,9 @@ int kb_fold_error_class(const char *msg)
 	 * loading finished, memory freed, ACLs fixed), so the caller waits
 	 * rather than dead-letter a good Result. */
 	static const char *const transient[] = {
-		"LOADING", "BUSY", "OOM", "READONLY", "MASTERDOWN", "TRYAGAIN",
-		"CLUSTERDOWN", "NOREPLICAS", "NOSCRIPT", "NOAUTH", "NOPERM",
-		"UNBLOCKED",
+		"LOADING",    "BUSY",     "OOM",         "READONLY",
+		"MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS",
+		"NOSCRIPT",   "NOAUTH",   "NOPERM",      "UNBLOCKED",
 	};
 
 	if (!msg)
@@ -84,7 +84,8 @@ int kb_fold_connect(kb_fold *f, char *errstr, size_t errstr_size)
 	if (!f->c)
 		return -EAGAIN;
 	if (kb_redis_script_load(f->c, &f->fold, errstr, errstr_size) != 0 ||
-	    kb_redis_script_load(f->c, &f->progress, errstr, errstr_size) != 0) {
+	    kb_redis_script_load(f->c, &f->progress, errstr, errstr_size) !=
+		    0) {
 		disconnect(f);
 		return -EAGAIN;
 	}
@@ -93,8 +94,8 @@ int kb_fold_connect(kb_fold *f, char *errstr, size_t errstr_size)
 
 /* Runs one script and returns its integer reply in *value. */
 static int eval_int(kb_fold *f, struct kb_redis_script *s, int nkeys, int argc,
-		    const char *const *argv, const size_t *argvlen, long long *value,
-		    char *errstr, size_t errstr_size)
+		    const char *const *argv, const size_t *argvlen,
+		    long long *value, char *errstr, size_t errstr_size)
 {
 	redisReply *reply;
 	int rc;
@@ -104,8 +105,8 @@ static int eval_int(kb_fold *f, struct kb_redis_script *s, int nkeys, int argc,
 		return rc;
 	/* kb_redis_eval() does not write through argv; its prototype merely
 	 * follows redisCommandArgv(). */
-	reply = kb_redis_eval(f->c, s, nkeys, argc, (const char **)argv, argvlen,
-			      errstr, errstr_size);
+	reply = kb_redis_eval(f->c, s, nkeys, argc, (const char **)argv,
+			      argvlen, errstr, errstr_size);
 	if (!reply) {
 		/* The script may or may not have run; the connection is in an
 		 * unknown state, so start over on the next call. */

@@ -60,7 +60,8 @@ int kb_result_is_scored(const Kb__Result *r)
 	return run_passed(r, "leaderboard") && run_passed(r, "private");
 }
 
-static char *strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *strdup_printf(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 
 static char *strdup_printf(const char *fmt, ...)
 {
@@ -128,7 +129,8 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 	int i;
 
 	memset(call, 0, sizeof(*call));
-	if (!ev || ev->event_case != KB__RESULT_EVENT__EVENT_RESULT || !ev->result) {
+	if (!ev || ev->event_case != KB__RESULT_EVENT__EVENT_RESULT ||
+	    !ev->result) {
 		kb_seterr(errstr, errstr_size, "event carries no result");
 		return -EINVAL;
 	}
@@ -141,22 +143,26 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 	}
 	if (ev->submission_id != 0 && r->submission_id != ev->submission_id) {
 		kb_seterr(errstr, errstr_size,
-			"result submission id %" PRIu64 " does not match event id %" PRIu64,
-			r->submission_id, ev->submission_id);
+			  "result submission id %" PRIu64
+			  " does not match event id %" PRIu64,
+			  r->submission_id, ev->submission_id);
 		return -EINVAL;
 	}
 	if (!key_part_ok(r->gpu)) {
-		kb_seterr(errstr, errstr_size, "result gpu \"%s\" invalid", r->gpu ? r->gpu : "");
+		kb_seterr(errstr, errstr_size, "result gpu \"%s\" invalid",
+			  r->gpu ? r->gpu : "");
 		return -EINVAL;
 	}
 	if (nonempty(ev->gpu) && strcmp(r->gpu, ev->gpu) != 0) {
-		kb_seterr(errstr, errstr_size, "result gpu \"%s\" does not match event gpu \"%s\"",
-			r->gpu, ev->gpu);
+		kb_seterr(errstr, errstr_size,
+			  "result gpu \"%s\" does not match event gpu \"%s\"",
+			  r->gpu, ev->gpu);
 		return -EINVAL;
 	}
 	if (!key_part_ok(r->leaderboard)) {
-		kb_seterr(errstr, errstr_size, "result leaderboard \"%s\" invalid",
-			r->leaderboard ? r->leaderboard : "");
+		kb_seterr(errstr, errstr_size,
+			  "result leaderboard \"%s\" invalid",
+			  r->leaderboard ? r->leaderboard : "");
 		return -EINVAL;
 	}
 	if (!nonempty(r->user_id)) {
@@ -178,7 +184,7 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 	call->score = call->score_s;
 	snprintf(call->submitted_s, sizeof(call->submitted_s), "%" PRId64,
 		 r->submitted_at_ms);
-	done_ms = r->finished_at_ms ? r->finished_at_ms
+	done_ms = r->finished_at_ms  ? r->finished_at_ms
 		  : r->started_at_ms ? r->started_at_ms
 				     : r->submitted_at_ms;
 	snprintf(call->done_s, sizeof(call->done_s), "%" PRId64, done_ms);
@@ -187,7 +193,8 @@ int kb_foldargs_result(const Kb__ResultEvent *ev, struct kb_fold_call *call,
 	call->keys[1] = strdup_printf(KB_KEY_SUB, call->id_s);
 	call->keys[2] = strdup_printf(KB_KEY_RANK, r->leaderboard, r->gpu);
 	call->keys[3] = strdup_printf(KB_KEY_RANK_INFO, r->leaderboard, r->gpu);
-	call->keys[4] = strdup_printf(KB_KEY_RANK_ORDER, r->leaderboard, r->gpu);
+	call->keys[4] =
+		strdup_printf(KB_KEY_RANK_ORDER, r->leaderboard, r->gpu);
 	call->keys[5] = strdup_printf(KB_KEY_HIST, r->leaderboard, r->gpu);
 	call->keys[6] = strdup_printf(KB_KEY_USER_HIST, r->user_id);
 	packed_len = kb__result__get_packed_size(r);
@@ -229,7 +236,8 @@ int kb_foldargs_progress(const Kb__ResultEvent *ev, int64_t stage_ms,
 			 size_t errstr_size)
 {
 	memset(call, 0, sizeof(*call));
-	if (!ev || ev->event_case != KB__RESULT_EVENT__EVENT_PROGRESS || !ev->progress) {
+	if (!ev || ev->event_case != KB__RESULT_EVENT__EVENT_PROGRESS ||
+	    !ev->progress) {
 		kb_seterr(errstr, errstr_size, "event carries no progress");
 		return -EINVAL;
 	}
@@ -242,7 +250,8 @@ int kb_foldargs_progress(const Kb__ResultEvent *ev, int64_t stage_ms,
 	call->stage = kb_report_stage_name(ev->progress->stage);
 	snprintf(call->key_s, sizeof(call->key_s), KB_KEY_SUB_N,
 		 ev->submission_id);
-	snprintf(call->stage_ms_s, sizeof(call->stage_ms_s), "%" PRId64, stage_ms);
+	snprintf(call->stage_ms_s, sizeof(call->stage_ms_s), "%" PRId64,
+		 stage_ms);
 	call->nkeys = KB_PROGRESS_NKEYS;
 	call->argc = KB_PROGRESS_NKEYS + KB_PROGRESS_NARGS;
 	call->argv[0] = call->key_s;

@@ -36,16 +36,16 @@ int kb_result_is_scored(const Kb__Result *r);
 #define KB_FOLD_NARGS 9
 
 struct kb_fold_call {
-	int nkeys;                /* KB_FOLD_NKEYS */
-	int argc;                 /* KB_FOLD_NKEYS + KB_FOLD_NARGS */
+	int nkeys; /* KB_FOLD_NKEYS */
+	int argc;  /* KB_FOLD_NKEYS + KB_FOLD_NARGS */
 	const char *argv[KB_FOLD_NKEYS + KB_FOLD_NARGS];
 	size_t argvlen[KB_FOLD_NKEYS + KB_FOLD_NARGS];
 
 	/* Read-only summary, for logging. */
 	uint64_t sub_id;
 	const char *gpu, *lb, *user, *mode, *verdict;
-	int scored;               /* kb_result_is_scored() */
-	const char *score;        /* the score, shortest text that reads back
+	int scored;        /* kb_result_is_scored() */
+	const char *score; /* the score, shortest text that reads back
 				   * exactly (at most %.17g); "" when !scored */
 
 	/* Storage behind argv; private. */

@@ -74,11 +74,14 @@ static const struct kb_cfg_entry config[] = {
 	 &cfg_brokers, "Kafka bootstrap servers, host:port[,host:port]"},
 	/* May carry a password, hence masked; the host is logged on connect. */
 	{"KB_REDIS_URL", KB_CFG_STRING, "redis://127.0.0.1:6379", 0, 0, 1,
-	 &cfg_redis_url, "Redis, redis://[[user]:password@]host[:port][/db] or unix:/path"},
+	 &cfg_redis_url,
+	 "Redis, redis://[[user]:password@]host[:port][/db] or unix:/path"},
 	{"KB_REDIS_TIMEOUT_MS", KB_CFG_INT, "5000", 100, 600000, 0,
-	 &cfg_redis_timeout_ms, "timeout for connecting to Redis and for each script"},
+	 &cfg_redis_timeout_ms,
+	 "timeout for connecting to Redis and for each script"},
 	{"KB_RANKER_BACKOFF_MAX_MS", KB_CFG_INT, "5000", 100, 600000, 0,
-	 &cfg_backoff_max_ms, "longest wait between retries while Redis or kb.dlq is down"},
+	 &cfg_backoff_max_ms,
+	 "longest wait between retries while Redis or kb.dlq is down"},
 	{"KB_LOG_LEVEL", KB_CFG_STRING, "info", 0, 0, 0, &cfg_log_level,
 	 "debug, info, warn or error"},
 	{"KB_LOG_JSON", KB_CFG_BOOL, "0", 0, 0, 0, &cfg_log_json,
@@ -88,7 +91,8 @@ static const struct kb_cfg_entry config[] = {
 	 "extra librdkafka consumer settings, key=value[,key=value]"},
 	{"KB_METRICS_PORT", KB_CFG_INT, "0", 0, 65535, 0, &cfg_metrics_port,
 	 "port of the Prometheus /metrics listener; 0: none"},
-	{"KB_METRICS_ADDR", KB_CFG_STRING, "127.0.0.1", 0, 0, 0, &cfg_metrics_addr,
+	{"KB_METRICS_ADDR", KB_CFG_STRING, "127.0.0.1", 0, 0, 0,
+	 &cfg_metrics_addr,
 	 "address of the /metrics listener (0.0.0.0 in a pod)"},
 };
 
@@ -102,13 +106,16 @@ static void metrics_init(kb_metrics *m)
 {
 	kb_metric_family *f;
 
-	M.folds = kb_metrics_counter(m, "kb_ranker_folds_total",
-				     "Results folded, by outcome: new, personal_best, "
-				     "duplicate (a re-delivery, skipped).", "outcome");
-	M.fold_seconds = kb_metrics_histogram(m, "kb_ranker_fold_seconds",
-					      "Time of one fold script, retries "
-					      "included.", NULL, kb_metrics_latency_bounds,
-					      KB_METRICS_LATENCY_NBOUNDS);
+	M.folds = kb_metrics_counter(
+		m, "kb_ranker_folds_total",
+		"Results folded, by outcome: new, personal_best, "
+		"duplicate (a re-delivery, skipped).",
+		"outcome");
+	M.fold_seconds = kb_metrics_histogram(
+		m, "kb_ranker_fold_seconds",
+		"Time of one fold script, retries "
+		"included.",
+		NULL, kb_metrics_latency_bounds, KB_METRICS_LATENCY_NBOUNDS);
 	f = kb_metrics_counter(m, "kb_ranker_progress_total",
 			       "Progress events recorded.", NULL);
 	M.progress = kb_metric_get0(f);
@@ -116,11 +123,13 @@ static void metrics_init(kb_metrics *m)
 			       "Events sent to kb.dlq.", NULL);
 	M.dlq = kb_metric_get0(f);
 	f = kb_metrics_counter(m, "kb_ranker_redis_retries_total",
-			       "Scripts retried because Redis was unavailable.", NULL);
+			       "Scripts retried because Redis was unavailable.",
+			       NULL);
 	M.retries = kb_metric_get0(f);
 	f = kb_metrics_gauge(m, "kb_ranker_consumer_lag",
 			     "Messages of kb.results not yet folded (group "
-			     "kb-ranker; -1 unknown).", NULL);
+			     "kb-ranker; -1 unknown).",
+			     NULL);
 	M.lag = kb_metric_get0(f);
 	/* Every outcome renders from the start, so rate() has a series. */
 	kb_metric_get1(M.folds, "new");
@@ -131,8 +140,8 @@ static void metrics_init(kb_metrics *m)
 static const char *outcome_label(int outcome)
 {
 	return outcome == KB_FOLD_DUPLICATE ? "duplicate"
-	       : outcome == KB_FOLD_BEST   ? "personal_best"
-					   : "new";
+	       : outcome == KB_FOLD_BEST    ? "personal_best"
+					    : "new";
 }
 
 struct ranker {
@@ -162,11 +171,13 @@ static const char **parse_extra(char *s, char *errstr, size_t errstr_size)
 		snprintf(errstr, errstr_size, "out of memory");
 		return NULL;
 	}
-	for (item = strtok_r(s, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+	for (item = strtok_r(s, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(item, '=');
 		if (!eq || eq == item || !eq[1]) {
 			snprintf(errstr, errstr_size,
-				 "KB_CONSUMER_EXTRA: \"%s\" is not key=value", item);
+				 "KB_CONSUMER_EXTRA: \"%s\" is not key=value",
+				 item);
 			free(list);
 			return NULL;
 		}
@@ -194,7 +205,8 @@ static int backoff(int *delay_ms)
 
 /* Copies m to kb.dlq with reason, waiting until the broker has it. Returns
  * 0 (commit m), -ECANCELED (stopping: leave m uncommitted) or -ENOMEM. */
-static int dead_letter(struct ranker *rk, const kb_message *m, const char *reason)
+static int dead_letter(struct ranker *rk, const kb_message *m,
+		       const char *reason)
 {
 	char err[512];
 	uint8_t *buf;
@@ -208,8 +220,10 @@ static int dead_letter(struct ranker *rk, const kb_message *m, const char *reaso
 		m->topic ? m->topic : "", m->partition, m->offset, reason);
 	while ((rc = kb_producer_send(rk->prod, KB_TOPIC_DLQ, m->key,
 				      m->key ? m->key_len : 0, buf, len,
-				      DLQ_SEND_TIMEOUT_MS, err, sizeof(err))) != 0) {
-		kb_warn("dead-letter send failed, retrying in %d ms: %s", delay, err);
+				      DLQ_SEND_TIMEOUT_MS, err, sizeof(err))) !=
+	       0) {
+		kb_warn("dead-letter send failed, retrying in %d ms: %s", delay,
+			err);
 		rc = backoff(&delay);
 		if (rc != 0)
 			break;
@@ -232,15 +246,17 @@ static int fold_result(struct ranker *rk, const kb_message *m,
 
 	if (kb_foldargs_result(ev, &call, err, sizeof(err)) != 0)
 		return dead_letter(rk, m, err);
-	while ((rc = kb_fold_result(rk->fold, &call, &outcome, err, sizeof(err))) != 0) {
+	while ((rc = kb_fold_result(rk->fold, &call, &outcome, err,
+				    sizeof(err))) != 0) {
 		if (rc == -EPROTO) {
-			kb_error("fold failed sub=%" PRIu64 " gpu=%s: %s", call.sub_id,
-				 call.gpu, err);
+			kb_error("fold failed sub=%" PRIu64 " gpu=%s: %s",
+				 call.sub_id, call.gpu, err);
 			rc = dead_letter(rk, m, err);
 			kb_fold_call_free(&call);
 			return rc;
 		}
-		kb_warn("redis unavailable sub=%" PRIu64 " gpu=%s, retrying in %d ms: %s",
+		kb_warn("redis unavailable sub=%" PRIu64
+			" gpu=%s, retrying in %d ms: %s",
 			call.sub_id, call.gpu, delay, err);
 		kb_counter_inc(M.retries);
 		rc = backoff(&delay);
@@ -251,8 +267,9 @@ static int fold_result(struct ranker *rk, const kb_message *m,
 	}
 	kb_info("fold sub=%" PRIu64 " gpu=%s lb=%s user=%s mode=%s verdict=%s "
 		"score=%s outcome=%s",
-		call.sub_id, call.gpu, call.lb, call.user, call.mode, call.verdict,
-		call.scored ? call.score : "none", kb_fold_outcome_name(outcome));
+		call.sub_id, call.gpu, call.lb, call.user, call.mode,
+		call.verdict, call.scored ? call.score : "none",
+		kb_fold_outcome_name(outcome));
 	if (outcome == KB_FOLD_DUPLICATE)
 		rk->n_duplicates++;
 	else
@@ -280,23 +297,26 @@ static int fold_progress(struct ranker *rk, const kb_message *m,
 	char err[512];
 	int delay = BACKOFF_MIN_MS, applied = 0, rc;
 
-	if (kb_foldargs_progress(ev, message_time_ms(m), &call, err, sizeof(err)) != 0)
+	if (kb_foldargs_progress(ev, message_time_ms(m), &call, err,
+				 sizeof(err)) != 0)
 		return dead_letter(rk, m, err);
-	while ((rc = kb_fold_progress(rk->fold, &call, &applied, err, sizeof(err))) != 0) {
+	while ((rc = kb_fold_progress(rk->fold, &call, &applied, err,
+				      sizeof(err))) != 0) {
 		if (rc == -EPROTO) {
 			kb_error("progress failed sub=%" PRIu64 " gpu=%s: %s",
 				 call.sub_id, call.gpu, err);
 			return dead_letter(rk, m, err);
 		}
-		kb_warn("redis unavailable sub=%" PRIu64 " gpu=%s, retrying in %d ms: %s",
+		kb_warn("redis unavailable sub=%" PRIu64
+			" gpu=%s, retrying in %d ms: %s",
 			call.sub_id, call.gpu, delay, err);
 		kb_counter_inc(M.retries);
 		rc = backoff(&delay);
 		if (rc != 0)
 			return rc;
 	}
-	kb_debug("progress sub=%" PRIu64 " gpu=%s stage=%s applied=%d", call.sub_id,
-		 call.gpu, call.stage, applied);
+	kb_debug("progress sub=%" PRIu64 " gpu=%s stage=%s applied=%d",
+		 call.sub_id, call.gpu, call.stage, applied);
 	rk->n_progress++;
 	kb_counter_inc(M.progress);
 	return 0;
@@ -320,11 +340,14 @@ static int handle(struct ranker *rk, const kb_message *m)
 		break;
 	case KB__RESULT_EVENT__EVENT_PROGRESS:
 		/* A worker's heartbeat (no submission) is for the gateways. */
-		rc = ev->submission_id == 0 && ev->progress ? 0
-							     : fold_progress(rk, m, ev);
+		rc = ev->submission_id == 0 && ev->progress
+			     ? 0
+			     : fold_progress(rk, m, ev);
 		break;
 	default:
-		rc = dead_letter(rk, m, "ResultEvent carries neither progress nor result");
+		rc = dead_letter(
+			rk, m,
+			"ResultEvent carries neither progress nor result");
 		break;
 	}
 	kb__result_event__free_unpacked(ev, NULL);
@@ -360,10 +383,12 @@ static int run(struct ranker *rk)
 		if (rc == 0)
 			continue;
 		rc = handle(rk, &m);
-		if (rc == 0 && kb_consumer_commit(rk->cons, &m, err, sizeof(err)) != 0)
+		if (rc == 0 &&
+		    kb_consumer_commit(rk->cons, &m, err, sizeof(err)) != 0)
 			/* Harmless beyond the wasted work: whoever gets the
 			 * partition next folds m again, as a duplicate. */
-			kb_warn("commit failed partition=%" PRId32 " offset=%" PRId64 ": %s",
+			kb_warn("commit failed partition=%" PRId32
+				" offset=%" PRId64 ": %s",
 				m.partition, m.offset, err);
 		kb_message_release(&m);
 		if (rc == -ECANCELED)
@@ -403,7 +428,8 @@ static void log_redis_target(const char *url)
 	else if (u.is_unix)
 		kb_info("redis connected path=%s db=%d", u.path, u.db);
 	else
-		kb_info("redis connected host=%s port=%d db=%d", u.host, u.port, u.db);
+		kb_info("redis connected host=%s port=%d db=%d", u.host, u.port,
+			u.db);
 }
 
 static void usage(FILE *f)
@@ -424,18 +450,21 @@ int main(int argc, char **argv)
 	int level, status = 0;
 
 	if (argc > 1) {
-		int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+		int help = strcmp(argv[1], "--help") == 0 ||
+			   strcmp(argv[1], "-h") == 0;
 		usage(help ? stdout : stderr);
 		return help ? 0 : 2;
 	}
-	if (kb_config_load(config, KB_ARRAY_LEN(config), err, sizeof(err)) != 0) {
+	if (kb_config_load(config, KB_ARRAY_LEN(config), err, sizeof(err)) !=
+	    0) {
 		fprintf(stderr, "kb-ranker: %s\n", err);
 		kb_config_free(config, KB_ARRAY_LEN(config));
 		return 2;
 	}
 	level = kb_log_level_parse(cfg_log_level);
 	if (level < 0) {
-		fprintf(stderr, "kb-ranker: KB_LOG_LEVEL: \"%s\" is not debug, info, warn or error\n",
+		fprintf(stderr,
+			"kb-ranker: KB_LOG_LEVEL: \"%s\" is not debug, info, warn or error\n",
 			cfg_log_level);
 		kb_config_free(config, KB_ARRAY_LEN(config));
 		return 2;
@@ -457,8 +486,10 @@ int main(int argc, char **argv)
 	if (cfg_metrics_port > 0) {
 		metrics_init(kb_metrics_default());
 		kb_metrics_process(kb_metrics_default(), "ranker");
-		metrics = kb_metrics_serve(kb_metrics_default(), cfg_metrics_addr,
-					   (int)cfg_metrics_port, err, sizeof(err));
+		metrics = kb_metrics_serve(kb_metrics_default(),
+					   cfg_metrics_addr,
+					   (int)cfg_metrics_port, err,
+					   sizeof(err));
 		if (!metrics) {
 			kb_error("%s", err);
 			status = 1;
@@ -491,8 +522,8 @@ int main(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
-	kb_info("consuming topic=%s group=%s brokers=%s", KB_TOPIC_RESULTS, GROUP,
-		cfg_brokers);
+	kb_info("consuming topic=%s group=%s brokers=%s", KB_TOPIC_RESULTS,
+		GROUP, cfg_brokers);
 
 	if (run(&rk) != 0)
 		status = 1;

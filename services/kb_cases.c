@@ -54,7 +54,7 @@ static int parse_part(const char *p, size_t n, struct kb_case *out,
 
 	if (!colon) {
 		kb_seterr(errstr, errstr_size, "case part '%.*s' has no ':'",
-		       (int)n, p);
+			  (int)n, p);
 		return -EINVAL;
 	}
 	while (k0 < colon && is_space(*k0))
@@ -68,28 +68,30 @@ static int parse_part(const char *p, size_t n, struct kb_case *out,
 	while (v1 > v0 && is_space(v1[-1]))
 		v1--;
 	if (k1 == k0) {
-		kb_seterr(errstr, errstr_size, "case part '%.*s' has an empty key",
-		       (int)n, p);
+		kb_seterr(errstr, errstr_size,
+			  "case part '%.*s' has an empty key", (int)n, p);
 		return -EINVAL;
 	}
 	for (const char *q = k0; q < k1; q++) {
 		if (!is_key_char(*q)) {
 			kb_seterr(errstr, errstr_size,
-			       "case key '%.*s' is not [A-Za-z0-9_]+",
-			       (int)(k1 - k0), k0);
+				  "case key '%.*s' is not [A-Za-z0-9_]+",
+				  (int)(k1 - k0), k0);
 			return -EINVAL;
 		}
 	}
 	if (v1 == v0) {
-		kb_seterr(errstr, errstr_size, "case key '%.*s' has an empty value",
-		       (int)(k1 - k0), k0);
+		kb_seterr(errstr, errstr_size,
+			  "case key '%.*s' has an empty value", (int)(k1 - k0),
+			  k0);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < out->n; i++) {
 		if (strlen(out->kv[i].key) == (size_t)(k1 - k0) &&
 		    memcmp(out->kv[i].key, k0, (size_t)(k1 - k0)) == 0) {
-			kb_seterr(errstr, errstr_size, "case key '%.*s' given twice",
-			       (int)(k1 - k0), k0);
+			kb_seterr(errstr, errstr_size,
+				  "case key '%.*s' given twice", (int)(k1 - k0),
+				  k0);
 			return -EINVAL;
 		}
 	}
@@ -187,10 +189,11 @@ char *kb_cases_render(char *const *cases, size_t n, int has_secret,
 			if (has_secret && strcmp(c.kv[j].key, "seed") == 0) {
 				uint64_t a;
 				if (kb_parse_u64_digits(v, &a) < 0) {
-					kb_seterr(errstr, errstr_size,
-					       "case %zu: seed '%s' is not an "
-					       "unsigned 64-bit integer",
-					       i, v);
+					kb_seterr(
+						errstr, errstr_size,
+						"case %zu: seed '%s' is not an "
+						"unsigned 64-bit integer",
+						i, v);
 					kb_case_clear(&c);
 					goto fail;
 				}

@@ -59,8 +59,8 @@ int kb_config_load_from(const struct kb_cfg_entry *table, size_t n,
 				*(char **)e->dst = NULL; /* optional, unset */
 				continue;
 			}
-			snprintf(errstr, errstr_size, "%s is required (%s)", e->env,
-				 e->help ? e->help : "no default");
+			snprintf(errstr, errstr_size, "%s is required (%s)",
+				 e->env, e->help ? e->help : "no default");
 			return -EINVAL;
 		}
 		switch (e->type) {
@@ -78,13 +78,15 @@ int kb_config_load_from(const struct kb_cfg_entry *table, size_t n,
 			long x;
 			if (parse_long(v, &x) != 0) {
 				snprintf(errstr, errstr_size,
-					 "%s=\"%s\" (%s) is not an integer", e->env, v, origin);
+					 "%s=\"%s\" (%s) is not an integer",
+					 e->env, v, origin);
 				return -EINVAL;
 			}
 			if (x < e->min || x > e->max) {
-				snprintf(errstr, errstr_size,
-					 "%s=%ld (%s) is out of range [%ld, %ld]", e->env,
-					 x, origin, e->min, e->max);
+				snprintf(
+					errstr, errstr_size,
+					"%s=%ld (%s) is out of range [%ld, %ld]",
+					e->env, x, origin, e->min, e->max);
 				return -EINVAL;
 			}
 			*(long *)e->dst = x;
@@ -92,14 +94,16 @@ int kb_config_load_from(const struct kb_cfg_entry *table, size_t n,
 		}
 		case KB_CFG_BOOL:
 			if (parse_bool(v, (int *)e->dst) != 0) {
-				snprintf(errstr, errstr_size,
-					 "%s=\"%s\" (%s) is not a boolean (1/0, true/false, yes/no, on/off)",
-					 e->env, v, origin);
+				snprintf(
+					errstr, errstr_size,
+					"%s=\"%s\" (%s) is not a boolean (1/0, true/false, yes/no, on/off)",
+					e->env, v, origin);
 				return -EINVAL;
 			}
 			break;
 		default:
-			snprintf(errstr, errstr_size, "%s: bad table entry", e->env);
+			snprintf(errstr, errstr_size, "%s: bad table entry",
+				 e->env);
 			return -EINVAL;
 		}
 	}
@@ -109,7 +113,8 @@ int kb_config_load_from(const struct kb_cfg_entry *table, size_t n,
 int kb_config_load(const struct kb_cfg_entry *table, size_t n, char *errstr,
 		   size_t errstr_size)
 {
-	return kb_config_load_from(table, n, env_get, NULL, errstr, errstr_size);
+	return kb_config_load_from(table, n, env_get, NULL, errstr,
+				   errstr_size);
 }
 
 void kb_config_log(const struct kb_cfg_entry *table, size_t n)
@@ -120,14 +125,17 @@ void kb_config_log(const struct kb_cfg_entry *table, size_t n)
 		case KB_CFG_STRING: {
 			const char *v = *(char **)e->dst;
 			kb_info("config %s=%s", e->env,
-				!v ? "(unset)" : e->secret ? "***" : v);
+				!v          ? "(unset)"
+				: e->secret ? "***"
+					    : v);
 			break;
 		}
 		case KB_CFG_INT:
 			kb_info("config %s=%ld", e->env, *(long *)e->dst);
 			break;
 		case KB_CFG_BOOL:
-			kb_info("config %s=%s", e->env, *(int *)e->dst ? "true" : "false");
+			kb_info("config %s=%s", e->env,
+				*(int *)e->dst ? "true" : "false");
 			break;
 		}
 	}

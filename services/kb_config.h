@@ -20,13 +20,13 @@ enum kb_cfg_type {
 };
 
 struct kb_cfg_entry {
-	const char *env;     /* environment variable, e.g. "KB_HTTP_PORT" */
+	const char *env; /* environment variable, e.g. "KB_HTTP_PORT" */
 	enum kb_cfg_type type;
-	const char *def;     /* default as text; NULL means required */
-	long min, max;       /* bounds for KB_CFG_INT */
-	int secret;          /* mask the value in kb_config_log() */
+	const char *def; /* default as text; NULL means required */
+	long min, max;   /* bounds for KB_CFG_INT */
+	int secret;      /* mask the value in kb_config_log() */
 	void *dst;
-	const char *help;    /* one line, shown in errors and --help */
+	const char *help; /* one line, shown in errors and --help */
 };
 
 /* Looks a variable up; returns NULL when unset. kb_config_load() uses

@@ -66,7 +66,7 @@ int kb_topic_submissions(char *buf, size_t size, const char *gpu)
 static void log_cb(const rd_kafka_t *rk, int level, const char *fac,
 		   const char *buf)
 {
-	int kl = level <= 2 ? KB_LOG_ERROR
+	int kl = level <= 2   ? KB_LOG_ERROR
 		 : level <= 4 ? KB_LOG_WARN
 		 : level == 5 ? KB_LOG_INFO
 			      : KB_LOG_DEBUG;
@@ -82,8 +82,7 @@ static int is_secret(const char *key)
 }
 
 /* Sets the settings every handle shares, then the caller's, then extra. */
-static rd_kafka_conf_t *conf_build(const char *brokers,
-				   const char *const *base,
+static rd_kafka_conf_t *conf_build(const char *brokers, const char *const *base,
 				   const char *const *extra, char *errstr,
 				   size_t errstr_size)
 {
@@ -96,7 +95,8 @@ static rd_kafka_conf_t *conf_build(const char *brokers,
 		return NULL;
 	}
 	if (!brokers || !*brokers) {
-		kb_seterr(errstr, errstr_size, "kafka: no bootstrap brokers given");
+		kb_seterr(errstr, errstr_size,
+			  "kafka: no bootstrap brokers given");
 		rd_kafka_conf_destroy(conf);
 		return NULL;
 	}
@@ -107,15 +107,18 @@ static rd_kafka_conf_t *conf_build(const char *brokers,
 		for (const char *const *kv = lists[l]; kv && kv[0]; kv += 2) {
 			if (!kv[1]) {
 				kb_seterr(errstr, errstr_size,
-					"kafka: setting %s has no value", kv[0]);
+					  "kafka: setting %s has no value",
+					  kv[0]);
 				rd_kafka_conf_destroy(conf);
 				return NULL;
 			}
 			if (rd_kafka_conf_set(conf, kv[0], kv[1], rderr,
-					      sizeof(rderr)) != RD_KAFKA_CONF_OK) {
+					      sizeof(rderr)) !=
+			    RD_KAFKA_CONF_OK) {
 				kb_seterr(errstr, errstr_size,
-					"kafka: setting %s=%s: %s", kv[0],
-					is_secret(kv[0]) ? "***" : kv[1], rderr);
+					  "kafka: setting %s=%s: %s", kv[0],
+					  is_secret(kv[0]) ? "***" : kv[1],
+					  rderr);
 				rd_kafka_conf_destroy(conf);
 				return NULL;
 			}
@@ -154,18 +157,20 @@ static void metrics_init(void)
 	producer_errors = kb_metrics_counter(
 		m, "kb_kafka_producer_errors_total",
 		"Kafka producer errors: produce (not queued), delivery (failed "
-		"report), timeout (no report in time), client, fatal.", "kind");
+		"report), timeout (no report in time), client, fatal.",
+		"kind");
 	consumer_errors = kb_metrics_counter(
 		m, "kb_kafka_consumer_errors_total",
 		"Kafka consumer errors: poll (error event), commit, client, "
-		"fatal, rebalance.", "kind");
+		"fatal, rebalance.",
+		"kind");
 }
 
 static void count_error(int producer, const char *kind)
 {
 	pthread_once(&metrics_once, metrics_init);
-	kb_counter_inc(kb_metric_get1(producer ? producer_errors : consumer_errors,
-				      kind));
+	kb_counter_inc(kb_metric_get1(
+		producer ? producer_errors : consumer_errors, kind));
 }
 
 /* A non-fatal client error. Connection trouble is already in librdkafka's
@@ -209,8 +214,7 @@ static void send_rec_unref(struct kb_producer *p, struct send_rec *r)
 		free(r);
 }
 
-static void dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m,
-		      void *opaque)
+static void dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
 	struct kb_producer *p = opaque;
 	struct send_rec *r = m->_private;
@@ -244,8 +248,8 @@ static void producer_error_cb(rd_kafka_t *rk, int err, const char *reason,
 	if (err == RD_KAFKA_RESP_ERR__FATAL) {
 		char buf[512];
 		rd_kafka_fatal_error(rk, buf, sizeof(buf));
-		kb_error("kafka: producer %s: fatal error: %s", rd_kafka_name(rk),
-			 buf);
+		kb_error("kafka: producer %s: fatal error: %s",
+			 rd_kafka_name(rk), buf);
 		count_error(1, "fatal");
 		atomic_store(&p->fatal, 1);
 		pthread_mutex_lock(&p->mu);
@@ -274,14 +278,12 @@ kb_producer *kb_producer_new(const char *brokers, const char *client_id,
 {
 	pthread_once(&metrics_once, metrics_init);
 	const char *const base[] = {
-		"client.id", client_id && *client_id ? client_id : "kb-producer",
-		"enable.idempotence", "true",
-		"acks", "all",
+		"client.id",
+		client_id && *client_id ? client_id : "kb-producer",
+		"enable.idempotence", "true", "acks", "all",
 		/* Latency over batching: a submission is one message. */
-		"linger.ms", "1",
-		"socket.nagle.disable", "true",
-		"log.connection.close", "false",
-		NULL};
+		"linger.ms", "1", "socket.nagle.disable", "true",
+		"log.connection.close", "false", NULL};
 	char rderr[512];
 	struct kb_producer *p = calloc(1, sizeof(*p));
 	rd_kafka_conf_t *conf;
@@ -311,7 +313,8 @@ kb_producer *kb_producer_new(const char *brokers, const char *client_id,
 		goto fail;
 	}
 	if (pthread_create(&p->poller, NULL, poller_main, p) != 0) {
-		kb_seterr(errstr, errstr_size, "kafka: cannot start poll thread");
+		kb_seterr(errstr, errstr_size,
+			  "kafka: cannot start poll thread");
 		rd_kafka_destroy(p->rk);
 		goto fail;
 	}
@@ -346,7 +349,7 @@ int kb_producer_send_at(kb_producer *p, const char *topic, const void *key,
 
 	if (atomic_load(&p->fatal)) {
 		kb_seterr(errstr, errstr_size,
-			"kafka: producer has a fatal error; recreate it");
+			  "kafka: producer has a fatal error; recreate it");
 		return -EIO;
 	}
 	r = calloc(1, sizeof(*r));
@@ -364,15 +367,16 @@ int kb_producer_send_at(kb_producer *p, const char *topic, const void *key,
 		/* No delivery report will come. */
 		free(r);
 		count_error(1, "produce");
-		kb_seterr(errstr, errstr_size, "kafka: produce to %s: %s", topic,
-			rd_kafka_err2str(err));
+		kb_seterr(errstr, errstr_size, "kafka: produce to %s: %s",
+			  topic, rd_kafka_err2str(err));
 		return -EIO;
 	}
 
 	deadline_after(&deadline, timeout_ms < 0 ? 0 : timeout_ms);
 	pthread_mutex_lock(&p->mu);
 	while (!r->done && !atomic_load(&p->fatal)) {
-		if (pthread_cond_timedwait(&p->cv, &p->mu, &deadline) == ETIMEDOUT)
+		if (pthread_cond_timedwait(&p->cv, &p->mu, &deadline) ==
+		    ETIMEDOUT)
 			break;
 	}
 	done = r->done;
@@ -389,17 +393,18 @@ int kb_producer_send_at(kb_producer *p, const char *topic, const void *key,
 		return 0;
 	count_error(1, done ? "delivery" : fatal ? "fatal" : "timeout");
 	if (done) {
-		kb_seterr(errstr, errstr_size, "kafka: delivery to %s failed: %s",
-			topic, rd_kafka_err2str(err));
+		kb_seterr(errstr, errstr_size,
+			  "kafka: delivery to %s failed: %s", topic,
+			  rd_kafka_err2str(err));
 		rc = -EIO;
 	} else if (fatal) {
 		kb_seterr(errstr, errstr_size,
-			"kafka: producer has a fatal error; recreate it");
+			  "kafka: producer has a fatal error; recreate it");
 		rc = -EIO;
 	} else {
 		kb_seterr(errstr, errstr_size,
-			"kafka: no delivery report from %s within %d ms", topic,
-			timeout_ms);
+			  "kafka: no delivery report from %s within %d ms",
+			  topic, timeout_ms);
 		rc = -ETIMEDOUT;
 	}
 	return rc;
@@ -457,7 +462,8 @@ int kb_producer_partitions(kb_producer *p, const char *topic, int32_t *parts,
 		err = md->topic_cnt == 1 ? md->topics[0].err
 					 : RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC;
 	if (!err)
-		for (int i = 0; i < md->topics[0].partition_cnt && *n < max; i++)
+		for (int i = 0; i < md->topics[0].partition_cnt && *n < max;
+		     i++)
 			parts[(*n)++] = md->topics[0].partitions[i].id;
 	if (md)
 		rd_kafka_metadata_destroy(md);
@@ -470,9 +476,9 @@ int kb_producer_partitions(kb_producer *p, const char *topic, int32_t *parts,
 	return 0;
 }
 
-int kb_producer_watermarks(kb_producer *p, const char *topic,
-			   int32_t partition, int64_t *low, int64_t *high,
-			   int timeout_ms, char *errstr, size_t errstr_size)
+int kb_producer_watermarks(kb_producer *p, const char *topic, int32_t partition,
+			   int64_t *low, int64_t *high, int timeout_ms,
+			   char *errstr, size_t errstr_size)
 {
 	rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
 		p->rk, topic, partition, low, high, timeout_ms);
@@ -564,10 +570,12 @@ static void parts_str(const rd_kafka_topic_partition_list_t *parts, char *buf,
 		const rd_kafka_topic_partition_t *tp = &parts->elems[i];
 		int w;
 		if (prev && strcmp(prev, tp->topic) == 0)
-			w = snprintf(buf + n, size - n, ",%" PRId32, tp->partition);
+			w = snprintf(buf + n, size - n, ",%" PRId32,
+				     tp->partition);
 		else
 			w = snprintf(buf + n, size - n, "%s%s[%" PRId32,
-				     prev ? "] " : "", tp->topic, tp->partition);
+				     prev ? "] " : "", tp->topic,
+				     tp->partition);
 		if (w < 0 || (size_t)w >= size - n) {
 			n = size;
 			break;
@@ -647,16 +655,23 @@ kb_consumer *kb_consumer_new(const char *brokers, const char *group,
 	pthread_once(&metrics_once, metrics_init);
 	/* fetch.wait.max.ms bounds how long a new message can sit on the
 	 * broker before an idle consumer's long-poll returns with it. */
-	const char *const base[] = {
-		"group.id", group,
-		"client.id", group,
-		"enable.auto.commit", "false",
-		"enable.auto.offset.store", "false",
-		"auto.offset.reset", "earliest",
-		"fetch.wait.max.ms", "10",
-		"socket.nagle.disable", "true",
-		"log.connection.close", "false",
-		NULL};
+	const char *const base[] = {"group.id",
+				    group,
+				    "client.id",
+				    group,
+				    "enable.auto.commit",
+				    "false",
+				    "enable.auto.offset.store",
+				    "false",
+				    "auto.offset.reset",
+				    "earliest",
+				    "fetch.wait.max.ms",
+				    "10",
+				    "socket.nagle.disable",
+				    "true",
+				    "log.connection.close",
+				    "false",
+				    NULL};
 	char rderr[512];
 	struct kb_consumer *c;
 	rd_kafka_conf_t *conf;
@@ -664,7 +679,8 @@ kb_consumer *kb_consumer_new(const char *brokers, const char *group,
 	rd_kafka_resp_err_t err;
 
 	if (!group || !*group || !topics || ntopics == 0) {
-		kb_seterr(errstr, errstr_size,
+		kb_seterr(
+			errstr, errstr_size,
 			"kafka: a consumer needs a group and at least one topic");
 		return NULL;
 	}
@@ -697,7 +713,7 @@ kb_consumer *kb_consumer_new(const char *brokers, const char *group,
 	rd_kafka_topic_partition_list_destroy(subs);
 	if (err) {
 		kb_seterr(errstr, errstr_size, "kafka: subscribe: %s",
-			rd_kafka_err2str(err));
+			  rd_kafka_err2str(err));
 		rd_kafka_destroy(c->rk);
 		goto fail;
 	}
@@ -726,8 +742,10 @@ int kb_consumer_poll(kb_consumer *c, int timeout_ms, kb_message *msg)
 	if (m->err) {
 		rd_kafka_resp_err_t err = m->err;
 		if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-			kb_debug("kafka: group=%s end of %s[%" PRId32 "] at %" PRId64,
-				 c->group, m->rkt ? rd_kafka_topic_name(m->rkt) : "?",
+			kb_debug("kafka: group=%s end of %s[%" PRId32
+				 "] at %" PRId64,
+				 c->group,
+				 m->rkt ? rd_kafka_topic_name(m->rkt) : "?",
 				 m->partition, m->offset);
 			rd_kafka_message_destroy(m);
 			return 0;
@@ -786,11 +804,13 @@ static int commit_at(kb_consumer *c, const kb_message *msg, int64_t offset,
 	rd_kafka_resp_err_t err;
 
 	if (!msg || !msg->topic) {
-		kb_seterr(errstr, errstr_size, "kafka: commit of an empty message");
+		kb_seterr(errstr, errstr_size,
+			  "kafka: commit of an empty message");
 		return -EINVAL;
 	}
 	parts = rd_kafka_topic_partition_list_new(1);
-	tp = rd_kafka_topic_partition_list_add(parts, msg->topic, msg->partition);
+	tp = rd_kafka_topic_partition_list_add(parts, msg->topic,
+					       msg->partition);
 	tp->offset = offset;
 	if (metadata) {
 		tp->metadata = strdup(metadata);
@@ -803,8 +823,9 @@ static int commit_at(kb_consumer *c, const kb_message *msg, int64_t offset,
 	if (err) {
 		count_error(0, "commit");
 		kb_seterr(errstr, errstr_size,
-			"kafka: commit %s[%" PRId32 "]@%" PRId64 ": %s", msg->topic,
-			msg->partition, offset, rd_kafka_err2str(err));
+			  "kafka: commit %s[%" PRId32 "]@%" PRId64 ": %s",
+			  msg->topic, msg->partition, offset,
+			  rd_kafka_err2str(err));
 		return -EIO;
 	}
 	return 0;
@@ -845,8 +866,8 @@ int kb_consumer_committed(kb_consumer *c, const kb_message *msg,
 		err = tp->err;
 	if (err) {
 		kb_seterr(errstr, errstr_size,
-			"kafka: committed offset of %s[%" PRId32 "]: %s",
-			msg->topic, msg->partition, rd_kafka_err2str(err));
+			  "kafka: committed offset of %s[%" PRId32 "]: %s",
+			  msg->topic, msg->partition, rd_kafka_err2str(err));
 		rd_kafka_topic_partition_list_destroy(parts);
 		return -EIO;
 	}
@@ -886,7 +907,8 @@ static int pause_all(kb_consumer *c, int pause)
 					parts->elems[i].partition)
 					->offset = parts->elems[i].offset;
 		if (at->cnt > 0) {
-			rd_kafka_error_t *e = rd_kafka_seek_partitions(c->rk, at, 0);
+			rd_kafka_error_t *e =
+				rd_kafka_seek_partitions(c->rk, at, 0);
 
 			if (e)
 				rd_kafka_error_destroy(e);
@@ -959,8 +981,8 @@ int64_t kb_consumer_lag(kb_consumer *c)
 
 	if (rd_kafka_assignment(c->rk, &parts) || !parts)
 		return -1;
-	if (parts->cnt == 0 ||
-	    rd_kafka_committed(c->rk, parts, 2000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+	if (parts->cnt == 0 || rd_kafka_committed(c->rk, parts, 2000) !=
+				       RD_KAFKA_RESP_ERR_NO_ERROR) {
 		rd_kafka_topic_partition_list_destroy(parts);
 		return -1;
 	}
@@ -968,9 +990,9 @@ int64_t kb_consumer_lag(kb_consumer *c)
 		rd_kafka_topic_partition_t *tp = &parts->elems[i];
 		int64_t lo, hi, from;
 		if (tp->err ||
-		    rd_kafka_query_watermark_offsets(c->rk, tp->topic,
-						     tp->partition, &lo, &hi,
-						     1000) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		    rd_kafka_query_watermark_offsets(
+			    c->rk, tp->topic, tp->partition, &lo, &hi, 1000) !=
+			    RD_KAFKA_RESP_ERR_NO_ERROR) {
 			lag = -1;
 			break;
 		}

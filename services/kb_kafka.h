@@ -68,14 +68,13 @@ int kb_producer_partitions(kb_producer *p, const char *topic, int32_t *parts,
 /* The first offset still in a partition's log (*low) and the next one to
  * be written (*high), asking the leader up to timeout_ms. Returns 0 or
  * -EIO with errstr set. */
-int kb_producer_watermarks(kb_producer *p, const char *topic,
-			   int32_t partition, int64_t *low, int64_t *high,
-			   int timeout_ms, char *errstr, size_t errstr_size);
+int kb_producer_watermarks(kb_producer *p, const char *topic, int32_t partition,
+			   int64_t *low, int64_t *high, int timeout_ms,
+			   char *errstr, size_t errstr_size);
 
 /* Queues one message without waiting. Returns 0 if queued, -EIO if not. */
 int kb_producer_send_async(kb_producer *p, const char *topic, const void *key,
-			   size_t key_len, const void *value,
-			   size_t value_len);
+			   size_t key_len, const void *value, size_t value_len);
 
 /* Serves delivery reports of async sends; call now and then. */
 void kb_producer_poll(kb_producer *p, int timeout_ms);

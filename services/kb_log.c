@@ -38,7 +38,8 @@ static size_t json_escape(char *buf, size_t size, size_t pos, const char *s)
 			buf[pos++] = '\\';
 			buf[pos++] = (char)c;
 		} else if (c < 0x20) {
-			pos += (size_t)snprintf(buf + pos, size - pos, "\\u%04x", c);
+			pos += (size_t)snprintf(buf + pos, size - pos,
+						"\\u%04x", c);
 		} else {
 			buf[pos++] = (char)c;
 		}
@@ -70,14 +71,16 @@ void kb__log(int level, const char *fmt, ...)
 	snprintf(ts + n, sizeof(ts) - n, ".%03ldZ", (long)(tv.tv_usec / 1000));
 
 	if (log_json) {
-		n = (size_t)snprintf(line, sizeof(line),
-				     "{\"ts\":\"%s\",\"lvl\":\"%s\",\"svc\":\"%s\",\"msg\":\"",
-				     ts, level_names[level], log_svc);
+		n = (size_t)snprintf(
+			line, sizeof(line),
+			"{\"ts\":\"%s\",\"lvl\":\"%s\",\"svc\":\"%s\",\"msg\":\"",
+			ts, level_names[level], log_svc);
 		n = json_escape(line, sizeof(line), n, msg);
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "\"}\n");
 	} else {
-		n = (size_t)snprintf(line, sizeof(line), "ts=%s lvl=%s svc=%s %s\n",
-				     ts, level_names[level], log_svc, msg);
+		n = (size_t)snprintf(line, sizeof(line),
+				     "ts=%s lvl=%s svc=%s %s\n", ts,
+				     level_names[level], log_svc, msg);
 	}
 	if (n >= sizeof(line)) {
 		n = sizeof(line) - 1;

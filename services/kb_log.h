@@ -21,7 +21,8 @@ void kb_log_init(const char *svc, int min_level, int json);
 /* Parses "debug", "info", "warn" or "error"; returns the level or -1. */
 int kb_log_level_parse(const char *s);
 
-void kb__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kb__log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 #define KB_LOG(level, ...)                                                     \
 	do {                                                                   \

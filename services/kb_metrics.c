@@ -20,9 +20,9 @@ enum kind { KIND_COUNTER, KIND_GAUGE, KIND_HISTOGRAM };
 struct kb_series {
 	const struct kb_metric_family *f;
 	uint64_t hash;
-	char **values;            /* f->nlabels strings, in this allocation */
-	_Atomic uint64_t v;       /* counter: count; gauge: the double's bits */
-	_Atomic uint64_t sum;     /* histogram: the double's bits */
+	char **values;        /* f->nlabels strings, in this allocation */
+	_Atomic uint64_t v;   /* counter: count; gauge: the double's bits */
+	_Atomic uint64_t sum; /* histogram: the double's bits */
 	_Atomic uint64_t buckets[]; /* histogram: nbounds + 1 (non-cumulative) */
 };
 
@@ -101,9 +101,11 @@ kb_metrics *kb_metrics_new(void)
 		return NULL;
 	pthread_mutex_init(&m->mu, NULL);
 	pthread_mutex_init(&m->render_mu, NULL);
-	m->dropped = family_new(m, KIND_COUNTER, "kb_metrics_series_dropped_total",
+	m->dropped = family_new(m, KIND_COUNTER,
+				"kb_metrics_series_dropped_total",
 				"Updates dropped because a metric family had "
-				"too many label combinations.", "metric", NULL, 0);
+				"too many label combinations.",
+				"metric", NULL, 0);
 	return m;
 }
 
@@ -153,7 +155,8 @@ static int parse_labels(kb_metric_family *f, const char *labels)
 	while (*p) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
-		if (f->nlabels == KB_METRICS_MAX_LABELS || n == 0 || n >= NAME_MAX_LEN)
+		if (f->nlabels == KB_METRICS_MAX_LABELS || n == 0 ||
+		    n >= NAME_MAX_LEN)
 			return -EINVAL;
 		memcpy(f->labels[f->nlabels], p, n);
 		f->labels[f->nlabels][n] = '\0';
@@ -171,7 +174,8 @@ static int parse_labels(kb_metric_family *f, const char *labels)
 
 static int same_shape(const kb_metric_family *a, const kb_metric_family *b)
 {
-	if (a->kind != b->kind || a->nlabels != b->nlabels || a->nbounds != b->nbounds)
+	if (a->kind != b->kind || a->nlabels != b->nlabels ||
+	    a->nbounds != b->nbounds)
 		return 0;
 	for (size_t i = 0; i < a->nlabels; i++)
 		if (strcmp(a->labels[i], b->labels[i]) != 0)
@@ -270,7 +274,8 @@ static uint64_t hash_values(const char *const *values, size_t n)
 	uint64_t h = 1469598103934665603ull;
 
 	for (size_t i = 0; i < n; i++) {
-		for (const unsigned char *p = (const unsigned char *)values[i]; *p; p++)
+		for (const unsigned char *p = (const unsigned char *)values[i];
+		     *p; p++)
 			h = (h ^ *p) * 1099511628211ull;
 		h = (h ^ 0xff) * 1099511628211ull;
 	}
@@ -341,7 +346,8 @@ kb_series *kb_metric_get(kb_metric_family *f, const char *const *values)
 		}
 		/* Empty: this combination is new. */
 		if (!fresh) {
-			if (atomic_fetch_add(&f->nseries, 1) >= KB_METRICS_MAX_SERIES) {
+			if (atomic_fetch_add(&f->nseries, 1) >=
+			    KB_METRICS_MAX_SERIES) {
 				atomic_fetch_sub(&f->nseries, 1);
 				break;
 			}
@@ -418,9 +424,9 @@ static void add_double(_Atomic uint64_t *a, double d)
 {
 	uint64_t old = atomic_load_explicit(a, memory_order_relaxed);
 
-	while (!atomic_compare_exchange_weak_explicit(a, &old, dbits(bitsd(old) + d),
-						      memory_order_relaxed,
-						      memory_order_relaxed))
+	while (!atomic_compare_exchange_weak_explicit(
+		a, &old, dbits(bitsd(old) + d), memory_order_relaxed,
+		memory_order_relaxed))
 		;
 }
 
@@ -562,8 +568,8 @@ static void put_series(struct kb_buf *b, const kb_metric_family *f,
 			cum += atomic_load(&s->buckets[i]);
 			if (i < f->nbounds)
 				shortest(f->bounds[i], le, sizeof(le));
-			put_sample(b, f, s, "_bucket", i < f->nbounds ? le : "+Inf",
-				   (double)cum);
+			put_sample(b, f, s, "_bucket",
+				   i < f->nbounds ? le : "+Inf", (double)cum);
 		}
 		put_sample(b, f, s, "_sum", NULL, bitsd(atomic_load(&s->sum)));
 		put_sample(b, f, s, "_count", NULL, (double)cum);
@@ -573,7 +579,8 @@ static void put_series(struct kb_buf *b, const kb_metric_family *f,
 
 char *kb_metrics_render(kb_metrics *m, size_t *len)
 {
-	static const char *const type_names[] = {"counter", "gauge", "histogram"};
+	static const char *const type_names[] = {"counter", "gauge",
+						 "histogram"};
 	struct kb_buf b = {0};
 
 	if (!m)
@@ -593,7 +600,8 @@ char *kb_metrics_render(kb_metrics *m, size_t *len)
 		const kb_metric_family *f = m->families[i];
 		kb_buf_printf(&b, "# HELP %s ", f->name);
 		put_escaped(&b, f->help, 0);
-		kb_buf_printf(&b, "\n# TYPE %s %s\n", f->name, type_names[f->kind]);
+		kb_buf_printf(&b, "\n# TYPE %s %s\n", f->name,
+			      type_names[f->kind]);
 		for (size_t k = 0; k < KB_METRICS_MAX_SERIES * 2; k++) {
 			const kb_series *s = atomic_load(&f->slots[k]);
 			if (s)

@@ -111,7 +111,7 @@ char *kb_metrics_render(kb_metrics *m, size_t *len);
 /* Common histogram bounds, in seconds. */
 extern const double kb_metrics_latency_bounds[]; /* 100 us .. 10 s, 15 */
 #define KB_METRICS_LATENCY_NBOUNDS 15
-extern const double kb_metrics_job_bounds[];     /* 50 ms .. 30 min, 14 */
+extern const double kb_metrics_job_bounds[]; /* 50 ms .. 30 min, 14 */
 #define KB_METRICS_JOB_NBOUNDS 14
 
 #endif

@@ -19,7 +19,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 			     const char *type, char *body, size_t len,
 			     enum MHD_ResponseMemoryMode mode)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, body, mode);
 	enum MHD_Result rc;
 
 	if (!r) {
@@ -41,8 +42,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  size_t *upload_size, void **con_cls)
 {
 	struct kb_metrics_server *s = cls;
-	static char notfound[] = "not found\n", badmethod[] = "method not allowed\n",
-		    ok[] = "ok\n";
+	static char notfound[] = "not found\n",
+		    badmethod[] = "method not allowed\n", ok[] = "ok\n";
 
 	(void)version;
 	(void)upload;
@@ -53,14 +54,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return MHD_YES;
 	}
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-		return reply(c, 405, "text/plain", badmethod, sizeof(badmethod) - 1,
-			     MHD_RESPMEM_PERSISTENT);
+		return reply(c, 405, "text/plain", badmethod,
+			     sizeof(badmethod) - 1, MHD_RESPMEM_PERSISTENT);
 	if (strcmp(url, "/health") == 0)
 		return reply(c, 200, "text/plain", ok, sizeof(ok) - 1,
 			     MHD_RESPMEM_PERSISTENT);
 	if (strcmp(url, "/metrics") != 0)
-		return reply(c, 404, "text/plain", notfound, sizeof(notfound) - 1,
-			     MHD_RESPMEM_PERSISTENT);
+		return reply(c, 404, "text/plain", notfound,
+			     sizeof(notfound) - 1, MHD_RESPMEM_PERSISTENT);
 	size_t len = 0;
 	char *text = kb_metrics_render(s->m, &len);
 	if (!text)
@@ -79,7 +80,8 @@ kb_metrics_server *kb_metrics_serve(kb_metrics *m, const char *addr, int port,
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 
 	if (!m || port < 1 || port > 65535) {
-		snprintf(errstr, errstr_size, "metrics: bad registry or port %d", port);
+		snprintf(errstr, errstr_size,
+			 "metrics: bad registry or port %d", port);
 		return NULL;
 	}
 	memset(&ss, 0, sizeof(ss));
@@ -102,14 +104,15 @@ kb_metrics_server *kb_metrics_serve(kb_metrics *m, const char *addr, int port,
 		return NULL;
 	}
 	s->m = m;
-	s->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, s,
-				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	s->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request,
+				s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
 				MHD_OPTION_END);
 	if (!s->d) {
-		snprintf(errstr, errstr_size, "metrics: cannot listen on %s:%d: %s",
-			 addr, port, strerror(errno));
+		snprintf(errstr, errstr_size,
+			 "metrics: cannot listen on %s:%d: %s", addr, port,
+			 strerror(errno));
 		free(s);
 		return NULL;
 	}

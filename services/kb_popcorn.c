@@ -72,34 +72,35 @@ static int check_indexed(struct family *f, const char *key, size_t lineno,
 
 	if (!dot || dot[1] == '\0') {
 		kb_seterr(errstr, errstr_size,
-		       "report line %zu: key '%s' is not %s.<i>.<field>",
-		       lineno, key, f->name);
+			  "report line %zu: key '%s' is not %s.<i>.<field>",
+			  lineno, key, f->name);
 		return -EINVAL;
 	}
 	i = parse_index(idx, (size_t)(dot - idx));
 	if (i < 0) {
 		kb_seterr(errstr, errstr_size,
-		       "report line %zu: key '%s' has a bad index", lineno, key);
+			  "report line %zu: key '%s' has a bad index", lineno,
+			  key);
 		return -EINVAL;
 	}
 	if (*f->count < 0) {
 		kb_seterr(errstr, errstr_size,
-		       "report line %zu: key '%s' comes before %s-count", lineno,
-		       key, f->name);
+			  "report line %zu: key '%s' comes before %s-count",
+			  lineno, key, f->name);
 		return -EINVAL;
 	}
 	if (i >= *f->count) {
 		kb_seterr(errstr, errstr_size,
-		       "report line %zu: index %ld of '%s' is not below "
-		       "%s-count %ld",
-		       lineno, i, key, f->name, *f->count);
+			  "report line %zu: index %ld of '%s' is not below "
+			  "%s-count %ld",
+			  lineno, i, key, f->name, *f->count);
 		return -EINVAL;
 	}
 	if (i < f->cur || i > f->cur + 1) {
 		kb_seterr(errstr, errstr_size,
-		       "report line %zu: index %ld of '%s' is out of order "
-		       "(after %ld)",
-		       lineno, i, key, f->cur);
+			  "report line %zu: index %ld of '%s' is out of order "
+			  "(after %ld)",
+			  lineno, i, key, f->cur);
 		return -EINVAL;
 	}
 	f->cur = i;
@@ -135,7 +136,7 @@ static int check_duplicates(const struct kb_popcorn *p, char *errstr,
 	for (size_t i = 1; i < p->n; i++) {
 		if (strcmp(v[i - 1]->key, v[i]->key) == 0) {
 			kb_seterr(errstr, errstr_size,
-			       "report: key '%s' given twice", v[i]->key);
+				  "report: key '%s' given twice", v[i]->key);
 			rc = -EINVAL;
 			break;
 		}
@@ -192,7 +193,7 @@ int kb_popcorn_parse(const char *buf, size_t len, struct kb_popcorn *out,
 
 	if (!kb_utf8_valid(buf, len)) {
 		kb_seterr(errstr, errstr_size,
-		       "report is not UTF-8 text (or holds NUL bytes)");
+			  "report is not UTF-8 text (or holds NUL bytes)");
 		return -EINVAL;
 	}
 	while (pos < len) {
@@ -207,24 +208,24 @@ int kb_popcorn_parse(const char *buf, size_t len, struct kb_popcorn *out,
 		pos += n + (nl ? 1 : 0);
 		if (!sep) {
 			kb_seterr(errstr, errstr_size,
-			       "report line %zu: no \": \" in '%.*s'", lineno,
-			       n > 80 ? 80 : (int)n, line);
+				  "report line %zu: no \": \" in '%.*s'",
+				  lineno, n > 80 ? 80 : (int)n, line);
 			rc = -EINVAL;
 			goto fail;
 		}
 		kn = (size_t)(sep - line);
 		if (kn == 0) {
-			kb_seterr(errstr, errstr_size, "report line %zu: empty key",
-			       lineno);
+			kb_seterr(errstr, errstr_size,
+				  "report line %zu: empty key", lineno);
 			rc = -EINVAL;
 			goto fail;
 		}
 		for (size_t i = 0; i < kn; i++) {
 			if (!is_key_char(line[i])) {
 				kb_seterr(errstr, errstr_size,
-				       "report line %zu: key '%.*s' is not "
-				       "[A-Za-z0-9_.-]+",
-				       lineno, (int)kn, line);
+					  "report line %zu: key '%.*s' is not "
+					  "[A-Za-z0-9_.-]+",
+					  lineno, (int)kn, line);
 				rc = -EINVAL;
 				goto fail;
 			}
@@ -244,9 +245,9 @@ int kb_popcorn_parse(const char *buf, size_t len, struct kb_popcorn *out,
 				out->check = 0;
 			} else {
 				kb_seterr(errstr, errstr_size,
-				       "report line %zu: check is '%s', not "
-				       "pass or fail",
-				       lineno, val);
+					  "report line %zu: check is '%s', not "
+					  "pass or fail",
+					  lineno, val);
 				rc = -EINVAL;
 				goto fail;
 			}
@@ -259,17 +260,19 @@ int kb_popcorn_parse(const char *buf, size_t len, struct kb_popcorn *out,
 			if (strcmp(key + fl, "-count") == 0) {
 				long c = parse_index(val, strlen(val));
 				if (c < 0) {
-					kb_seterr(errstr, errstr_size,
-					       "report line %zu: %s '%s' is not "
-					       "a count",
-					       lineno, key, val);
+					kb_seterr(
+						errstr, errstr_size,
+						"report line %zu: %s '%s' is not "
+						"a count",
+						lineno, key, val);
 					rc = -EINVAL;
 					goto fail;
 				}
 				if (*fam[f].count >= 0) {
-					kb_seterr(errstr, errstr_size,
-					       "report: key '%s' given twice",
-					       key);
+					kb_seterr(
+						errstr, errstr_size,
+						"report: key '%s' given twice",
+						key);
 					rc = -EINVAL;
 					goto fail;
 				}

@@ -38,8 +38,8 @@
 struct kb_popcorn {
 	struct kb_kv *kv; /* in report order */
 	size_t n;
-	int check;        /* 1 pass, 0 fail, -1 absent */
-	long test_count;  /* -1 when absent */
+	int check;       /* 1 pass, 0 fail, -1 absent */
+	long test_count; /* -1 when absent */
 	long benchmark_count;
 };
 

@@ -61,21 +61,22 @@ static int parse_unix(const char *url, const char *path,
 {
 	if (path[0] != '/') {
 		kb_seterr(errstr, errstr_size,
-			"redis url %s: the socket path must be absolute", url);
+			  "redis url %s: the socket path must be absolute",
+			  url);
 		return -EINVAL;
 	}
 	if (copy_n(out->path, sizeof(out->path), path, strlen(path)) != 0) {
 		kb_seterr(errstr, errstr_size,
-			"redis url: socket path longer than %zu bytes",
-			sizeof(out->path) - 1);
+			  "redis url: socket path longer than %zu bytes",
+			  sizeof(out->path) - 1);
 		return -EINVAL;
 	}
 	out->is_unix = 1;
 	return 0;
 }
 
-int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
-		       char *errstr, size_t errstr_size)
+int kb_redis_url_parse(const char *url, struct kb_redis_url *out, char *errstr,
+		       size_t errstr_size)
 {
 	static const char scheme[] = "redis://";
 	const char *p, *auth_end, *host, *host_end, *port = NULL, *db = NULL;
@@ -97,7 +98,7 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 	if (strncmp(url, scheme, sizeof(scheme) - 1) != 0) {
 		/* Not echoed: a mistyped URL may well carry a password. */
 		kb_seterr(errstr, errstr_size,
-			"redis url must start with redis:// or unix:");
+			  "redis url must start with redis:// or unix:");
 		return -EINVAL;
 	}
 	p = url + sizeof(scheme) - 1;
@@ -111,7 +112,8 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 	if (auth_end) {
 		const char *colon = memchr(p, ':', (size_t)(auth_end - p));
 		if (!colon) {
-			kb_seterr(errstr, errstr_size,
+			kb_seterr(
+				errstr, errstr_size,
 				"redis url: credentials must be [user]:password@");
 			return -EINVAL;
 		}
@@ -120,7 +122,7 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 		    copy_n(out->password, sizeof(out->password), colon + 1,
 			   (size_t)(auth_end - colon - 1)) != 0) {
 			kb_seterr(errstr, errstr_size,
-				"redis url: user or password too long");
+				  "redis url: user or password too long");
 			return -EINVAL;
 		}
 		p = auth_end + 1;
@@ -131,13 +133,14 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 		host = p + 1;
 		host_end = strchr(host, ']');
 		if (!host_end) {
-			kb_seterr(errstr, errstr_size, "redis url %s: missing ']'", safe);
+			kb_seterr(errstr, errstr_size,
+				  "redis url %s: missing ']'", safe);
 			return -EINVAL;
 		}
 		p = host_end + 1;
 		if (*p && *p != ':' && *p != '/') {
 			kb_seterr(errstr, errstr_size,
-				"redis url %s: junk after the address", safe);
+				  "redis url %s: junk after the address", safe);
 			return -EINVAL;
 		}
 	} else {
@@ -160,7 +163,7 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 		p = port + port_len;
 		if (parse_uint(port, port_len, 1, 65535, &v) != 0) {
 			kb_seterr(errstr, errstr_size,
-				"redis url %s: port must be 1..65535", safe);
+				  "redis url %s: port must be 1..65535", safe);
 			return -EINVAL;
 		}
 		out->port = (int)v;
@@ -170,7 +173,8 @@ int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
 		if (*db) {
 			if (parse_uint(db, strlen(db), 0, 1000000, &v) != 0) {
 				kb_seterr(errstr, errstr_size,
-					"redis url %s: db must be a number", safe);
+					  "redis url %s: db must be a number",
+					  safe);
 				return -EINVAL;
 			}
 			out->db = (int)v;
@@ -220,17 +224,19 @@ redisContext *kb_redis_connect(const char *url, int timeout_ms, char *errstr,
 		c = redisConnectWithTimeout(u.host, u.port, tv);
 	}
 	if (!c) {
-		kb_seterr(errstr, errstr_size, "redis %s: out of memory", where);
+		kb_seterr(errstr, errstr_size, "redis %s: out of memory",
+			  where);
 		return NULL;
 	}
 	if (c->err) {
-		kb_seterr(errstr, errstr_size, "redis %s: %s", where, c->errstr);
+		kb_seterr(errstr, errstr_size, "redis %s: %s", where,
+			  c->errstr);
 		redisFree(c);
 		return NULL;
 	}
 	if (redisSetTimeout(c, tv) != REDIS_OK) {
-		kb_seterr(errstr, errstr_size, "redis %s: cannot set timeout: %s",
-			where, c->errstr);
+		kb_seterr(errstr, errstr_size,
+			  "redis %s: cannot set timeout: %s", where, c->errstr);
 		redisFree(c);
 		return NULL;
 	}
@@ -252,7 +258,8 @@ redisContext *kb_redis_connect(const char *url, int timeout_ms, char *errstr,
 		char db[16];
 		snprintf(db, sizeof(db), "%d", u.db);
 		const char *argv[2] = {"SELECT", db};
-		if (simple_command(c, "SELECT", 2, argv, errstr, errstr_size) != 0) {
+		if (simple_command(c, "SELECT", 2, argv, errstr, errstr_size) !=
+		    0) {
 			redisFree(c);
 			return NULL;
 		}
@@ -272,12 +279,14 @@ int kb_redis_script_load(redisContext *c, struct kb_redis_script *s,
 	}
 	r = redisCommandArgv(c, 3, argv, NULL);
 	if (!r) {
-		kb_seterr(errstr, errstr_size, "redis SCRIPT LOAD: %s", c->errstr);
+		kb_seterr(errstr, errstr_size, "redis SCRIPT LOAD: %s",
+			  c->errstr);
 		return -EIO;
 	}
 	if (r->type != REDIS_REPLY_STRING || r->len != 40) {
 		kb_seterr(errstr, errstr_size, "redis SCRIPT LOAD: %s",
-			r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+			  r->type == REDIS_REPLY_ERROR ? r->str
+						       : "unexpected reply");
 		freeReplyObject(r);
 		return -EIO;
 	}
@@ -321,10 +330,9 @@ out:
 	return r;
 }
 
-redisReply *kb_redis_eval(redisContext *c, struct kb_redis_script *s,
-			  int nkeys, int argc, const char **argv,
-			  const size_t *argvlen, char *errstr,
-			  size_t errstr_size)
+redisReply *kb_redis_eval(redisContext *c, struct kb_redis_script *s, int nkeys,
+			  int argc, const char **argv, const size_t *argvlen,
+			  char *errstr, size_t errstr_size)
 {
 	redisReply *r;
 

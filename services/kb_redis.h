@@ -26,8 +26,8 @@ struct kb_redis_url {
 
 /* Pure parser, no I/O. Returns 0, or -EINVAL with errstr saying what is
  * wrong (the password never appears in errstr). Thread-safe. */
-int kb_redis_url_parse(const char *url, struct kb_redis_url *out,
-		       char *errstr, size_t errstr_size);
+int kb_redis_url_parse(const char *url, struct kb_redis_url *out, char *errstr,
+		       size_t errstr_size);
 
 /* Connects to a URL as above within timeout_ms, sends AUTH when the URL has
  * a password and SELECT when it names a db. The same timeout then applies
@@ -50,9 +50,8 @@ int kb_redis_script_load(redisContext *c, struct kb_redis_script *s,
  * redisCommandArgv); reloads the script once on NOSCRIPT. Returns the reply
  * (caller frees with freeReplyObject) or NULL with errstr set. A Redis error
  * reply is returned as a reply of type REDIS_REPLY_ERROR. */
-redisReply *kb_redis_eval(redisContext *c, struct kb_redis_script *s,
-			  int nkeys, int argc, const char **argv,
-			  const size_t *argvlen, char *errstr,
-			  size_t errstr_size);
+redisReply *kb_redis_eval(redisContext *c, struct kb_redis_script *s, int nkeys,
+			  int argc, const char **argv, const size_t *argvlen,
+			  char *errstr, size_t errstr_size);
 
 #endif

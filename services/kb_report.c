@@ -93,8 +93,8 @@ static const char *run_title(const char *key)
 	if (strncmp(key, "profile.", 8) == 0)
 		return "Profile";
 	static const char *const titles[][2] = {
-		{"test", "Tests"},	     {"benchmark", "Benchmarks"},
-		{"profile", "Profile"},	     {"leaderboard", "Ranked run"},
+		{"test", "Tests"},         {"benchmark", "Benchmarks"},
+		{"profile", "Profile"},    {"leaderboard", "Ranked run"},
 		{"private", "Secret run"},
 	};
 
@@ -120,8 +120,7 @@ static void put_run_head(struct out *o, const Kb__RunResult *rr)
 		return;
 	}
 	if (rr->timed_out)
-		put(o, "❌ %s timed out after %.2f s\n", title,
-		    rr->duration_s);
+		put(o, "❌ %s timed out after %.2f s\n", title, rr->duration_s);
 	else if (rr->signal)
 		put(o, "❌ %s crashed (signal %d: %s)\n", title, rr->signal,
 		    strsignal(rr->signal));
@@ -187,8 +186,8 @@ static void put_tests(struct out *o, const Kb__RunResult *rr)
 static int known_bench_key(const char *suffix)
 {
 	static const char *const known[] = {
-		"spec", "runs", "mean", "std", "err", "best", "worst",
-		"status", "error", "gbps", "gflops",
+		"spec",  "runs",   "mean",  "std",  "err",    "best",
+		"worst", "status", "error", "gbps", "gflops",
 	};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -208,15 +207,15 @@ static void put_throughput(struct out *o, const Kb__RunResult *rr, long i)
 	int first = 1;
 
 	if (gbps || gflops)
-		put(o, "    📈 %s%s%s%s%s\n", gbps ? gbps : "", gbps ? " GB/s" : "",
-		    gbps && gflops ? "   " : "", gflops ? gflops : "",
-		    gflops ? " GFLOP/s" : "");
+		put(o, "    📈 %s%s%s%s%s\n", gbps ? gbps : "",
+		    gbps ? " GB/s" : "", gbps && gflops ? "   " : "",
+		    gflops ? gflops : "", gflops ? " GFLOP/s" : "");
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "benchmark.%ld.", i);
 	for (size_t k = 0; k < rr->n_result; k++) {
 		const char *key = rr->result[k]->key;
 
-		if (strncmp(key, prefix, plen) != 0 || strchr(key + plen, '.') ||
-		    known_bench_key(key + plen))
+		if (strncmp(key, prefix, plen) != 0 ||
+		    strchr(key + plen, '.') || known_bench_key(key + plen))
 			continue;
 		put(o, "%s%s=%s", first ? "    " : " ", key + plen,
 		    rr->result[k]->value);
@@ -245,10 +244,12 @@ static void put_benchmarks(struct out *o, const Kb__RunResult *rr)
 		if (why)
 			put_block(o, "    ", why);
 		if (item(rr, "benchmark", i, "mean")) {
-			fmt_ns(mean, sizeof(mean), item(rr, "benchmark", i, "mean"));
+			fmt_ns(mean, sizeof(mean),
+			       item(rr, "benchmark", i, "mean"));
 			fmt_ns(pm, sizeof(pm),
 			       err ? err : item(rr, "benchmark", i, "std"));
-			fmt_ns(best, sizeof(best), item(rr, "benchmark", i, "best"));
+			fmt_ns(best, sizeof(best),
+			       item(rr, "benchmark", i, "best"));
 			fmt_ns(worst, sizeof(worst),
 			       item(rr, "benchmark", i, "worst"));
 			put(o, "    ⏱ %s ± %s\n", mean, pm);
@@ -280,8 +281,8 @@ static void put_profile(struct out *o, const Kb__RunResult *rr)
 
 	if (!p)
 		return;
-	put(o, "  🔬 %s (%s)\n", p->profiler && *p->profiler ? p->profiler : "profiler",
-	    rr->key);
+	put(o, "  🔬 %s (%s)\n",
+	    p->profiler && *p->profiler ? p->profiler : "profiler", rr->key);
 	if (p->error && *p->error) {
 		put(o, "  no profile: %s\n", p->error);
 		return;
@@ -444,14 +445,22 @@ int kb_report_stage_secret(Kb__Stage s)
 const char *kb_report_stage_name(Kb__Stage s)
 {
 	switch (s) {
-	case KB__STAGE__STAGE_QUEUED: return "queued";
-	case KB__STAGE__STAGE_COMPILING: return "compiling";
-	case KB__STAGE__STAGE_TESTING: return "testing";
-	case KB__STAGE__STAGE_BENCHMARKING: return "benchmarking";
-	case KB__STAGE__STAGE_RANKED_RUN: return "ranked_run";
-	case KB__STAGE__STAGE_SECRET_RUN: return "ranked_run";
-	case KB__STAGE__STAGE_DONE: return "done";
-	default: return "unspecified";
+	case KB__STAGE__STAGE_QUEUED:
+		return "queued";
+	case KB__STAGE__STAGE_COMPILING:
+		return "compiling";
+	case KB__STAGE__STAGE_TESTING:
+		return "testing";
+	case KB__STAGE__STAGE_BENCHMARKING:
+		return "benchmarking";
+	case KB__STAGE__STAGE_RANKED_RUN:
+		return "ranked_run";
+	case KB__STAGE__STAGE_SECRET_RUN:
+		return "ranked_run";
+	case KB__STAGE__STAGE_DONE:
+		return "done";
+	default:
+		return "unspecified";
 	}
 }
 

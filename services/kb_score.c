@@ -97,8 +97,8 @@ int kb_run_user_started(const char *report, size_t len)
 }
 
 enum kb_run_end kb_run_classify_started(int signaled, int exit_code,
-					int timed_out, int report_ok,
-					int check, int user_started)
+					int timed_out, int report_ok, int check,
+					int user_started)
 {
 	enum kb_run_end e = kb_run_classify(signaled, exit_code, timed_out,
 					    report_ok, check);

@@ -17,11 +17,11 @@ int kb_score_combine(const char *ranking_by, const double *means_ns, size_t n,
 
 /* How a single run of the harness ended, as the worker saw it. */
 enum kb_run_end {
-	KB_RUN_OK,        /* exit 0 and check: pass */
-	KB_RUN_FAILED,    /* the harness says tests failed (exit 112 / check: fail) */
-	KB_RUN_TIMEOUT,   /* killed by the wall-clock limit, or exit 114 */
-	KB_RUN_CRASHED,   /* signal, unexpected exit code, or a bad report */
-	KB_RUN_INFRA,     /* exit 110/111/113 or 2: the platform's fault
+	KB_RUN_OK,     /* exit 0 and check: pass */
+	KB_RUN_FAILED, /* the harness says tests failed (exit 112 / check: fail) */
+	KB_RUN_TIMEOUT, /* killed by the wall-clock limit, or exit 114 */
+	KB_RUN_CRASHED, /* signal, unexpected exit code, or a bad report */
+	KB_RUN_INFRA,   /* exit 110/111/113 or 2: the platform's fault
 			   * (unless user code had started, see
 			   * kb_run_classify_started) */
 };
@@ -67,7 +67,7 @@ int kb_run_user_started(const char *report, size_t len);
  * never write the line (upstream's) are classified as by
  * kb_run_classify. Everything else is as kb_run_classify. */
 enum kb_run_end kb_run_classify_started(int signaled, int exit_code,
-					int timed_out, int report_ok,
-					int check, int user_started);
+					int timed_out, int report_ok, int check,
+					int user_started);
 
 #endif

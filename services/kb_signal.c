@@ -32,7 +32,8 @@ int kb_signal_install(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
+	if (sigaction(SIGTERM, &sa, NULL) != 0 ||
+	    sigaction(SIGINT, &sa, NULL) != 0)
 		return -errno;
 	sa.sa_handler = SIG_IGN;
 	if (sigaction(SIGPIPE, &sa, NULL) != 0)

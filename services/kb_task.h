@@ -78,19 +78,19 @@ struct kb_kv {
 struct kb_task_file {
 	char *name;   /* name in the work directory; NULL for an include */
 	char *source; /* path relative to the task directory, or "@SUBMISSION@" */
-	int include;  /* {"include": source}: a manifest (kb_task_parse only;
+	int include; /* {"include": source}: a manifest (kb_task_parse only;
 		       * loading a task replaces it by its entries) */
 };
 
 struct kb_task {
-	char *name;        /* leaderboard name */
-	char *dir;         /* the problem directory */
+	char *name; /* leaderboard name */
+	char *dir;  /* the problem directory */
 	/* NULL for the operator's own sets; for a problem source that is
 	 * untrusted input (a synced archive, a board under KB_PROBLEMS_DEV)
 	 * the directory every path of the task stays inside: dir is in it,
 	 * and kb_task_read() opens files only beneath it, through no link. */
 	char *root;
-	char *lang;        /* c, cu, hip, py */
+	char *lang; /* c, cu, hip, py */
 	char *description;
 	struct kb_task_file *files;
 	size_t nfiles;
@@ -98,18 +98,18 @@ struct kb_task {
 	size_t nconfig;
 	struct kb_kv *templates; /* language name -> file name */
 	size_t ntemplates;
-	char **tests;      /* case lines */
+	char **tests; /* case lines */
 	size_t ntests;
 	char **benchmarks;
 	size_t nbenchmarks;
 	unsigned test_timeout, benchmark_timeout, ranked_timeout;
-	char *ranking_by;  /* "last", "mean" or "geom" */
+	char *ranking_by; /* "last", "mean" or "geom" */
 	int has_seed;
 	uint64_t seed;
 	int multi_gpu;
-	char **gpus;       /* from task.yml or the competition file */
+	char **gpus; /* from task.yml or the competition file */
 	size_t ngpus;
-	char *deadline;    /* ISO 8601 from the competition file, or NULL */
+	char *deadline; /* ISO 8601 from the competition file, or NULL */
 	/* An upstream Python task rewritten to run under our harness
 	 * (kb_seal.h): sealed is 1 and harness_dir the directory its
 	 * absolute harness sources lie beneath (read as named, outside

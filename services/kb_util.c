@@ -364,8 +364,8 @@ char *kb_truncate(const char *s, size_t len, size_t max)
 		/* Back over continuation bytes (10xxxxxx) so the cut lands
 		 * before a lead byte; a longest sequence has 3 of them, and
 		 * looking further back would only matter for invalid input. */
-		for (int i = 0; i < 3 && cut > 0 &&
-				((unsigned char)s[cut] & 0xC0) == 0x80;
+		for (int i = 0;
+		     i < 3 && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80;
 		     i++)
 			cut--;
 	}

@@ -105,10 +105,12 @@ static json_t *value(const ProtobufCFieldDescriptor *f, const void *p)
 	case PROTOBUF_C_TYPE_BOOL:
 		return json_boolean(*(const protobuf_c_boolean *)p);
 	case PROTOBUF_C_TYPE_ENUM: {
-		const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
-			f->descriptor, *(const int *)p);
+		const ProtobufCEnumValue *ev =
+			protobuf_c_enum_descriptor_get_value(f->descriptor,
+							     *(const int *)p);
 
-		return ev ? json_string(ev->name) : json_integer(*(const int *)p);
+		return ev ? json_string(ev->name)
+			  : json_integer(*(const int *)p);
 	}
 	case PROTOBUF_C_TYPE_STRING: {
 		const char *s = *(char *const *)p;
@@ -172,16 +174,20 @@ static json_t *repeated(const ProtobufCFieldDescriptor *f, const char *base)
 		const void *p = arr + i * size;
 
 		if (json_is_object(out)) {
-			const ProtobufCMessage *m = *(ProtobufCMessage *const *)p;
-			const char *k = *(char *const *)((const char *)m +
-							 m->descriptor->fields[0].offset);
-			const char *v = *(char *const *)((const char *)m +
-							 m->descriptor->fields[1].offset);
+			const ProtobufCMessage *m =
+				*(ProtobufCMessage *const *)p;
+			const char *k = *(
+				char *const *)((const char *)m +
+					       m->descriptor->fields[0].offset);
+			const char *v = *(
+				char *const *)((const char *)m +
+					       m->descriptor->fields[1].offset);
 
 			json_t *key = str(k ? k : "");
 
-			if (!key || json_object_set_new(out, json_string_value(key),
-							str(v ? v : "")) < 0) {
+			if (!key ||
+			    json_object_set_new(out, json_string_value(key),
+						str(v ? v : "")) < 0) {
 				json_decref(key);
 				goto fail;
 			}

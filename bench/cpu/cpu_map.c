@@ -179,9 +179,11 @@ int main(int argc, char **argv)
 				atomic_store(&stop, 1);
 				pthread_join(th, NULL);
 			}
-			uint64_t a = median(alone, rounds), w = median(with, rounds);
+			uint64_t a = median(alone, rounds),
+				 w = median(with, rounds);
 			printf("pair cpu %d with %d %s slowdown %.3f\n", home,
-			       cpus[k], m ? "compute" : "pause", (double)w / (double)a);
+			       cpus[k], m ? "compute" : "pause",
+			       (double)w / (double)a);
 		}
 	}
 	return 0;

@@ -12,14 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(x)                                                              \
-	do {                                                               \
-		cudaError_t e_ = (x);                                      \
-		if (e_ != cudaSuccess) {                                   \
-			fprintf(stderr, "copybw: %s: %s\n", #x,            \
-				cudaGetErrorString(e_));                   \
-			return 110;                                        \
-		}                                                          \
+#define CK(x)                                                                  \
+	do {                                                                   \
+		cudaError_t e_ = (x);                                          \
+		if (e_ != cudaSuccess) {                                       \
+			fprintf(stderr, "copybw: %s: %s\n", #x,                \
+				cudaGetErrorString(e_));                       \
+			return 110;                                            \
+		}                                                              \
 	} while (0)
 
 static __global__ void k_flush(const uint4 *p, size_t n16, unsigned *sink)
@@ -59,7 +59,8 @@ int main(int argc, char **argv)
 		return 2;
 	CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
 	CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-	flush = (size_t)l2 * 4 < ((size_t)64 << 20) ? (size_t)64 << 20 : (size_t)l2 * 4;
+	flush = (size_t)l2 * 4 < ((size_t)64 << 20) ? (size_t)64 << 20
+						    : (size_t)l2 * 4;
 	CK(cudaMalloc(&src, bytes));
 	CK(cudaMalloc(&dst, bytes));
 	CK(cudaMalloc(&fl, flush));

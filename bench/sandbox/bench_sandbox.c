@@ -43,7 +43,7 @@ static double pct(double *v, int n, double p)
 
 static int plain_run(void)
 {
-	char *argv[] = { "/bin/true", NULL };
+	char *argv[] = {"/bin/true", NULL};
 	pid_t pid = fork();
 	int st;
 
@@ -60,8 +60,8 @@ static int plain_run(void)
 
 static int sandbox_run(const char *workdir, int isolate)
 {
-	char *argv[] = { "/bin/true", NULL };
-	char *env[] = { "PATH=/usr/bin:/bin", NULL };
+	char *argv[] = {"/bin/true", NULL};
+	char *env[] = {"PATH=/usr/bin:/bin", NULL};
 	struct kb_sandbox_opts o;
 	struct kb_sandbox_result r;
 	char err[256];
@@ -83,7 +83,8 @@ static int sandbox_run(const char *workdir, int isolate)
 	return rc;
 }
 
-static int measure(const char *name, int n, int mode, const char *workdir, double *base)
+static int measure(const char *name, int n, int mode, const char *workdir,
+		   double *base)
 {
 	double *t = calloc((size_t)n, sizeof(double));
 
@@ -91,7 +92,8 @@ static int measure(const char *name, int n, int mode, const char *workdir, doubl
 		return -1;
 	for (int i = 0; i < n + 5; i++) {
 		double t0 = now_ms();
-		int rc = mode == 0 ? plain_run() : sandbox_run(workdir, mode == 2);
+		int rc = mode == 0 ? plain_run()
+				   : sandbox_run(workdir, mode == 2);
 		double dt = now_ms() - t0;
 		if (rc < 0) {
 			free(t);
@@ -104,8 +106,8 @@ static int measure(const char *name, int n, int mode, const char *workdir, doubl
 	double med = pct(t, n, 0.5), p90 = pct(t, n, 0.9);
 	if (!*base)
 		*base = med;
-	printf("%-26s median %7.2f ms  p90 %7.2f ms  ratio %6.1fx\n", name, med, p90,
-	       med / *base);
+	printf("%-26s median %7.2f ms  p90 %7.2f ms  ratio %6.1fx\n", name, med,
+	       p90, med / *base);
 	free(t);
 	return 0;
 }
@@ -125,8 +127,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	kb_sandbox_probe(&caps, NULL, 0);
-	printf("%d runs of /bin/true each; sandbox mode=%s cgroup=%s\n", n, caps.mode,
-	       caps.cgroup);
+	printf("%d runs of /bin/true each; sandbox mode=%s cgroup=%s\n", n,
+	       caps.mode, caps.cgroup);
 	int rc = measure("fork+execve", n, 0, workdir, &base);
 	if (rc == 0)
 		rc = measure("kb_sandbox_run isolate=0", n, 1, workdir, &base);

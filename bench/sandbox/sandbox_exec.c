@@ -38,8 +38,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - i < 2) {
-		fprintf(stderr, "usage: kb-sandbox-exec [--gpu N] [--timeout S] "
-				"DIR PROGRAM [ARG...]\n");
+		fprintf(stderr,
+			"usage: kb-sandbox-exec [--gpu N] [--timeout S] "
+			"DIR PROGRAM [ARG...]\n");
 		return 2;
 	}
 	static char path[4096], ldp[4096];

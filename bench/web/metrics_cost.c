@@ -38,10 +38,13 @@ static double now(void)
 int main(void)
 {
 	kb_metrics *m = kb_metrics_new();
-	req = kb_metric_get2(kb_metrics_counter(m, "r_total", "x", "route,code"), "ranking", "200");
+	req = kb_metric_get2(kb_metrics_counter(m, "r_total", "x",
+						"route,code"),
+			     "ranking", "200");
 	lat = kb_metric_get1(kb_metrics_histogram(m, "r_seconds", "x", "route",
 						  kb_metrics_latency_bounds,
-						  KB_METRICS_LATENCY_NBOUNDS), "ranking");
+						  KB_METRICS_LATENCY_NBOUNDS),
+			     "ranking");
 	for (int threads = 1; threads <= 2; threads++) {
 		pthread_t th[2];
 		double t0 = now();
@@ -50,8 +53,8 @@ int main(void)
 		for (int i = 0; i < threads; i++)
 			pthread_join(th[i], NULL);
 		double dt = now() - t0;
-		printf("%d thread(s): %.1f ns per request (wall per thread)\n", threads,
-		       dt * 1e9 / N);
+		printf("%d thread(s): %.1f ns per request (wall per thread)\n",
+		       threads, dt * 1e9 / N);
 	}
 	kb_metrics_destroy(m);
 	return 0;

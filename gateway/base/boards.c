@@ -45,7 +45,8 @@ const char *kb_gw_lb_gpu(const struct kb_gw_lb *lb, const char *gpu)
 		return NULL;
 	for (int fold = 0; fold < 2; fold++)
 		for (size_t i = 0; i < t->ngpus; i++)
-			if ((fold ? strcasecmp(t->gpus[i], gpu) : strcmp(t->gpus[i], gpu)) == 0)
+			if ((fold ? strcasecmp(t->gpus[i], gpu)
+				  : strcmp(t->gpus[i], gpu)) == 0)
 				return t->gpus[i];
 	return NULL;
 }

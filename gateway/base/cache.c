@@ -111,7 +111,8 @@ void kb_gw_cache_invalidate(struct kb_gw_cache *c, const char *prefix)
 
 	pthread_rwlock_wrlock(&c->lock);
 	for (size_t i = 0; i < c->n; i++)
-		if (c->slots[i].value && strncmp(c->slots[i].key, prefix, len) == 0)
+		if (c->slots[i].value &&
+		    strncmp(c->slots[i].key, prefix, len) == 0)
 			drop(c, &c->slots[i]);
 	pthread_rwlock_unlock(&c->lock);
 }

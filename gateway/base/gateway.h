@@ -23,7 +23,7 @@
 struct kb_gw_config {
 	char *http_addr;
 	long http_port;
-	long http_threads;          /* 0 at load: one per online CPU */
+	long http_threads; /* 0 at load: one per online CPU */
 	long http_conn_memory;
 	long pool_threads;
 	char *redis_url;
@@ -42,10 +42,10 @@ struct kb_gw_config {
 	char *log_level;
 	int log_json;
 	long rate_test, rate_leaderboard; /* default hourly limits, 0 none */
-	long max_queued_per_gpu;    /* unfinished jobs per user and gpu, 0 none */
+	long max_queued_per_gpu; /* unfinished jobs per user and gpu, 0 none */
 	long queued_forget_s;
-	long code_ttl_s;            /* unranked code kept, 0 for ever */
-	long sse_max_per_user;      /* open streams per user here, 0 none */
+	long code_ttl_s;              /* unranked code kept, 0 for ever */
+	long sse_max_per_user;        /* open streams per user here, 0 none */
 	long http_per_ip_connections; /* 0 none */
 	long http_max_connections;
 	long sse_keepalive_s, sse_poll_s, sse_max_s;
@@ -53,7 +53,7 @@ struct kb_gw_config {
 	long ranking_cache_ms;
 	long queue_cache_ms;
 	long auth_state_ttl_s;
-	long auth_rate_per_min;     /* /auth requests per client address */
+	long auth_rate_per_min; /* /auth requests per client address */
 	long auth_pool_threads;
 	char *http_client_ip_header; /* "" the TCP peer is the client */
 	char *oauth_redirect_base;
@@ -64,7 +64,7 @@ struct kb_gw_config {
 	int metrics;       /* GET /metrics and the counting behind it */
 	int web;           /* the web pages (gateway/web/) */
 	long web_cache_ms; /* how long a rendered page is reused */
-	long reconcile_s;       /* reconciler pass interval, 0 off (reconcile.h) */
+	long reconcile_s;  /* reconciler pass interval, 0 off (reconcile.h) */
 	long reconcile_grace_s; /* an unplaced record waits this long */
 	long reconcile_max;     /* re-publishes before a record is ended */
 	/* Anonymous live-feed streams (GET /web/events): in all (at most
@@ -79,11 +79,11 @@ struct kb_gw_config {
 /* One leaderboard. */
 struct kb_gw_lb {
 	const struct kb_task *task;
-	long index;             /* position in the board table (id - 1) */
-	int dynamic;            /* created through the admin API */
-	char *directory;        /* dynamic: its directory under problems_dev */
-	int64_t deadline_ms;    /* -1: none */
-	atomic_int closed;      /* visibility "closed" (refreshed from Redis) */
+	long index;          /* position in the board table (id - 1) */
+	int dynamic;         /* created through the admin API */
+	char *directory;     /* dynamic: its directory under problems_dev */
+	int64_t deadline_ms; /* -1: none */
+	atomic_int closed;   /* visibility "closed" (refreshed from Redis) */
 	atomic_int deleted;
 	/* The board secret. Never logged, never served, never published:
 	 * ranked Submissions carry seeds derived from it (seed.h). */
@@ -99,14 +99,14 @@ struct kb_gw_lb {
 	size_t submission_file; /* SIZE_MAX when the task has none */
 	char **file_contents;   /* read from disk at load, per task file */
 	size_t *file_lens;
-	size_t task_bytes;      /* sum of file_lens */
+	size_t task_bytes; /* sum of file_lens */
 	/* pb packed, as the task store keeps it; Submissions carry task_ref
 	 * (kb_taskstore.h). task_stored: written to Redis by this process. */
 	uint8_t *task_packed;
 	size_t task_len;
 	char task_ref[65];
 	atomic_int task_stored;
-	char *gpus_json;        /* the body of GET /gpus/<name> */
+	char *gpus_json;          /* the body of GET /gpus/<name> */
 	struct kb_task *own_task; /* dynamic boards own their task */
 };
 
@@ -127,21 +127,21 @@ struct kb_gw {
 	struct kb_gw_lb **boards;
 	atomic_size_t nboards;
 	size_t cap_boards;
-	atomic_uint boards_gen;  /* bumped on every create/delete */
-	size_t task_bytes_max;   /* the largest board's task files, in all */
+	atomic_uint boards_gen; /* bumped on every create/delete */
+	size_t task_bytes_max;  /* the largest board's task files, in all */
 	kb_producer *producer;
-	atomic_long inflight;    /* requests between first call and completion */
+	atomic_long inflight; /* requests between first call and completion */
 	struct kb_gw_hub *hub;
 	struct kb_gw_events *events;
 	struct kb_gw_cache *cache;
 	struct kb_gw_queue *queue;
 	struct kb_gw_http *http;
-	struct kb_gw_pool *pool;     /* blocking steps (pool.h) */
+	struct kb_gw_pool *pool;      /* blocking steps (pool.h) */
 	struct kb_gw_pool *auth_pool; /* OAuth exchanges, apart from the rest */
-	struct kb_gw_limiter *auth_limits; /* /auth requests per address */
+	struct kb_gw_limiter *auth_limits;  /* /auth requests per address */
 	struct kb_gw_limiter *stream_slots; /* open streams per user */
-	void *discord;           /* owned by discord/, if built in */
-	struct kb_gw_web *web;   /* the web pages (web/web.h); NULL when off */
+	void *discord;                      /* owned by discord/, if built in */
+	struct kb_gw_web *web; /* the web pages (web/web.h); NULL when off */
 };
 
 /* ---- reading the board table (boards.c); what changes it is

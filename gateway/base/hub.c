@@ -41,7 +41,7 @@ struct kb_gw_watch {
 
 	pthread_mutex_t mu; /* everything below */
 	pthread_cond_t cv;
-	struct item *q;     /* ring of STATUS events */
+	struct item *q; /* ring of STATUS events */
 	size_t head, len, cap;
 	struct item final;
 	int has_final, final_taken;
@@ -200,7 +200,8 @@ static int push_locked(struct kb_gw_watch *w, const struct kb_gw_hub_msg *m,
 		w->last_event_ms = kb_now_ms();
 		return 1;
 	}
-	if (m->synthetic && strcmp(w->last_stage, m->stage ? m->stage : "") == 0 &&
+	if (m->synthetic &&
+	    strcmp(w->last_stage, m->stage ? m->stage : "") == 0 &&
 	    w->last_position == m->position)
 		return 0;
 	if (w->len == w->cap) { /* drop the oldest STATUS */
@@ -343,11 +344,14 @@ size_t kb_gw_hub_idle(kb_gw_hub *h, int64_t now_ms, int64_t idle_ms,
 	for (int i = 0; i < STRIPES && n < max; i++) {
 		struct stripe *s = &h->s[i];
 		pthread_mutex_lock(&s->mu);
-		for (struct kb_gw_watch *w = s->head; w && n < max; w = w->next) {
+		for (struct kb_gw_watch *w = s->head; w && n < max;
+		     w = w->next) {
 			pthread_mutex_lock(&w->mu);
-			int idle = !w->has_final && now_ms - w->last_event_ms >= idle_ms;
+			int idle = !w->has_final &&
+				   now_ms - w->last_event_ms >= idle_ms;
 			if (idle)
-				w->last_event_ms = now_ms; /* poll again later */
+				w->last_event_ms =
+					now_ms; /* poll again later */
 			pthread_mutex_unlock(&w->mu);
 			if (!idle)
 				continue;
@@ -365,8 +369,11 @@ size_t kb_gw_hub_idle(kb_gw_hub *h, int64_t now_ms, int64_t idle_ms,
 void kb_gw_hub_close_all(kb_gw_hub *h, int status, const char *message)
 {
 	struct kb_gw_hub_msg m = {
-		.type = KB_GW_EV_ERROR, .error_status = status, .message = message,
-		.position = -1, .elapsed_ms = -1,
+		.type = KB_GW_EV_ERROR,
+		.error_status = status,
+		.message = message,
+		.position = -1,
+		.elapsed_ms = -1,
 	};
 
 	atomic_store(&h->closed, 1);
@@ -470,7 +477,8 @@ int kb_gw_watch_wait(struct kb_gw_watch *w, int timeout_ms,
 	}
 	pthread_mutex_lock(&w->mu);
 	while ((rc = take_locked(w, ev)) == 0)
-		if (pthread_cond_timedwait(&w->cv, &w->mu, &until) == ETIMEDOUT) {
+		if (pthread_cond_timedwait(&w->cv, &w->mu, &until) ==
+		    ETIMEDOUT) {
 			rc = take_locked(w, ev);
 			break;
 		}

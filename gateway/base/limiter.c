@@ -97,15 +97,16 @@ static void unlink_entry(struct kb_gw_limiter *l, struct entry *e)
 
 /* Finds key, or makes it (forgetting idle keys when the table is full).
  * NULL when every place is in use. l->mu held. */
-static struct entry *find(struct kb_gw_limiter *l, const char *key, int64_t now_ms,
-			  int create)
+static struct entry *find(struct kb_gw_limiter *l, const char *key,
+			  int64_t now_ms, int create)
 {
 	size_t len = strnlen(key, KEY_MAX - 1);
 	uint64_t h = hash(l, key, len);
 	struct entry *e;
 
 	for (e = *bucket(l, h); e; e = e->next)
-		if (e->h == h && strncmp(e->key, key, len) == 0 && e->key[len] == '\0')
+		if (e->h == h && strncmp(e->key, key, len) == 0 &&
+		    e->key[len] == '\0')
 			return e;
 	if (!create)
 		return NULL;
@@ -143,7 +144,9 @@ int64_t kb_gw_limiter_hit(struct kb_gw_limiter *l, const char *key, long max,
 			e->count = 0;
 		}
 		if (e->count >= max)
-			wait = e->window_end - now_ms > 0 ? e->window_end - now_ms : 1;
+			wait = e->window_end - now_ms > 0
+				       ? e->window_end - now_ms
+				       : 1;
 		else
 			e->count++;
 	}

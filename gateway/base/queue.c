@@ -101,13 +101,14 @@ static rd_kafka_t *open_handle(const struct kb_gw_queue *q, const char *gpu,
 
 	snprintf(group, sizeof(group), "kb-worker.%s", gpu);
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-		if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], errstr, errstr_size) !=
-		    RD_KAFKA_CONF_OK) {
+		if (rd_kafka_conf_set(conf, kv[i][0], kv[i][1], errstr,
+				      errstr_size) != RD_KAFKA_CONF_OK) {
 			rd_kafka_conf_destroy(conf);
 			return NULL;
 		}
 	rd_kafka_conf_set_log_cb(conf, log_cb);
-	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, errstr_size);
+	rd_kafka_t *rk =
+		rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, errstr_size);
 	if (!rk)
 		rd_kafka_conf_destroy(conf);
 	return rk;
@@ -138,24 +139,28 @@ static int measure(struct kb_gw_queue *q, struct entry *e, char *errstr,
 	}
 	err = rd_kafka_metadata(e->rk, 0, th, &md, QUERY_TIMEOUT_MS);
 	if (err) {
-		snprintf(errstr, errstr_size, "metadata: %s", rd_kafka_err2str(err));
+		snprintf(errstr, errstr_size, "metadata: %s",
+			 rd_kafka_err2str(err));
 		goto out;
 	}
 	if (md->topic_cnt != 1 || md->topics[0].err) {
 		/* No such topic yet: nothing was ever queued. */
 		if (md->topic_cnt == 1 &&
-		    md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+		    md->topics[0].err ==
+			    RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
 			rc = 0;
 			goto done;
 		}
 		snprintf(errstr, errstr_size, "metadata: %s",
-			 md->topic_cnt ? rd_kafka_err2str(md->topics[0].err) : "no topic");
+			 md->topic_cnt ? rd_kafka_err2str(md->topics[0].err)
+				       : "no topic");
 		goto out;
 	}
 	int np = md->topics[0].partition_cnt;
 	parts = rd_kafka_topic_partition_list_new(np > 0 ? np : 1);
 	for (int i = 0; i < np; i++)
-		rd_kafka_topic_partition_list_add(parts, topic, md->topics[0].partitions[i].id);
+		rd_kafka_topic_partition_list_add(
+			parts, topic, md->topics[0].partitions[i].id);
 	err = rd_kafka_committed(e->rk, parts, QUERY_TIMEOUT_MS);
 	if (err) {
 		snprintf(errstr, errstr_size, "committed offsets: %s",
@@ -164,15 +169,17 @@ static int measure(struct kb_gw_queue *q, struct entry *e, char *errstr,
 	}
 	for (int i = 0; i < parts->cnt; i++) {
 		int64_t lo = 0, hi = 0;
-		err = rd_kafka_query_watermark_offsets(e->rk, topic,
-						       parts->elems[i].partition, &lo,
-						       &hi, QUERY_TIMEOUT_MS);
+		err = rd_kafka_query_watermark_offsets(
+			e->rk, topic, parts->elems[i].partition, &lo, &hi,
+			QUERY_TIMEOUT_MS);
 		if (err) {
 			snprintf(errstr, errstr_size, "watermarks: %s",
 				 rd_kafka_err2str(err));
 			goto out;
 		}
-		int64_t at = parts->elems[i].offset >= 0 ? parts->elems[i].offset : lo;
+		int64_t at = parts->elems[i].offset >= 0
+				     ? parts->elems[i].offset
+				     : lo;
 		if (hi > at)
 			lag += (long)(hi - at);
 	}

@@ -24,9 +24,12 @@ uint64_t kb_gw_seed_derive(uint64_t board_secret, const char *board,
 	crypto_auth_hmacsha256_init(&st, key, sizeof(key));
 	/* The NULs (sizeof of the literal, strlen + 1 of the name) keep the
 	 * fields apart: no two (board, id) pairs give one message. */
-	crypto_auth_hmacsha256_update(&st, (const unsigned char *)domain, sizeof(domain));
-	crypto_auth_hmacsha256_update(&st, (const unsigned char *)board, strlen(board) + 1);
-	crypto_auth_hmacsha256_update(&st, (const unsigned char *)id, strlen(id));
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)domain,
+				      sizeof(domain));
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)board,
+				      strlen(board) + 1);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)id,
+				      strlen(id));
 	crypto_auth_hmacsha256_final(&st, mac);
 	for (int i = 0; i < 8; i++)
 		seed = seed << 8 | mac[i];

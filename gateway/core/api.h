@@ -36,12 +36,12 @@ struct kb_gw;
 /* ---- submitting ---- */
 
 struct kb_gw_submit_req {
-	const char *user_id;    /* an existing kb:user:<id> */
-	const char *lb;         /* leaderboard name */
-	const char *gpu;        /* one of the board's gpus */
-	const char *mode;       /* "test", "benchmark", "profile", "leaderboard" */
-	const char *file_name;  /* client's name; cleaned (NULL: "submission") */
-	const char *code;       /* the file; need not be NUL-terminated */
+	const char *user_id; /* an existing kb:user:<id> */
+	const char *lb;      /* leaderboard name */
+	const char *gpu;     /* one of the board's gpus */
+	const char *mode;    /* "test", "benchmark", "profile", "leaderboard" */
+	const char *file_name; /* client's name; cleaned (NULL: "submission") */
+	const char *code;      /* the file; need not be NUL-terminated */
 	size_t code_len;
 	/* Admin submissions skip the deadline, visibility, rate limits and
 	 * the maintenance stop (never the ban: a banned user stays out). */
@@ -61,10 +61,10 @@ struct kb_gw_submit_req {
 };
 
 struct kb_gw_submit_res {
-	uint64_t id;            /* on success */
-	int status;             /* 0 on success, else the HTTP status to answer */
-	char detail[384];       /* on failure: a sentence for the user */
-	long retry_after_s;     /* with 429: seconds until a slot frees */
+	uint64_t id;        /* on success */
+	int status;         /* 0 on success, else the HTTP status to answer */
+	char detail[384];   /* on failure: a sentence for the user */
+	long retry_after_s; /* with 429: seconds until a slot frees */
 	/* On success, the backlog of the gpu's queue when last measured
 	 * (runner_queue in the 202 answer); -1 when unknown. */
 	long queued_jobs;

@@ -81,7 +81,8 @@ static void heartbeat(struct kb_gw_events *e, const char *gpu, const char *name,
 			oldest = x;
 	}
 	if (!w)
-		w = e->nworkers < MAX_WORKERS ? &e->workers[e->nworkers++] : oldest;
+		w = e->nworkers < MAX_WORKERS ? &e->workers[e->nworkers++]
+					      : oldest;
 	snprintf(w->gpu, sizeof(w->gpu), "%s", gpu);
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	w->last_seen_ms = kb_now_ms();
@@ -103,7 +104,8 @@ size_t kb_gw_events_workers(struct kb_gw_events *e, const char *gpu,
 	pthread_mutex_lock(&e->mu);
 	for (size_t i = 0; i < e->nworkers && n < max; i++) {
 		const struct worker *w = &e->workers[i];
-		if (strcmp(w->gpu, gpu) != 0 || now_ms - w->last_seen_ms > stale_ms)
+		if (strcmp(w->gpu, gpu) != 0 ||
+		    now_ms - w->last_seen_ms > stale_ms)
 			continue;
 		snprintf(out[n].name, sizeof(out[n].name), "%s", w->name);
 		out[n].last_seen_ms = w->last_seen_ms;
@@ -117,11 +119,13 @@ size_t kb_gw_events_workers(struct kb_gw_events *e, const char *gpu,
 
 /* Notes how long a job of gpu took, from its worker taking it to its
  * Result. */
-static void job_took(struct kb_gw_events *e, const char *gpu, const Kb__Result *r)
+static void job_took(struct kb_gw_events *e, const char *gpu,
+		     const Kb__Result *r)
 {
 	struct recent *x = NULL;
 
-	if (!gpu || !*gpu || r->started_at_ms <= 0 || r->finished_at_ms < r->started_at_ms)
+	if (!gpu || !*gpu || r->started_at_ms <= 0 ||
+	    r->finished_at_ms < r->started_at_ms)
 		return;
 	pthread_mutex_lock(&e->mu);
 	for (size_t i = 0; i < e->nrecent && !x; i++)
@@ -132,7 +136,8 @@ static void job_took(struct kb_gw_events *e, const char *gpu, const Kb__Result *
 		snprintf(x->gpu, sizeof(x->gpu), "%s", gpu);
 	}
 	if (x) {
-		x->s[x->next] = (double)(r->finished_at_ms - r->started_at_ms) / 1000.0;
+		x->s[x->next] =
+			(double)(r->finished_at_ms - r->started_at_ms) / 1000.0;
 		x->next = (x->next + 1) % RECENT_JOBS;
 		if (x->n < RECENT_JOBS)
 			x->n++;
@@ -140,8 +145,9 @@ static void job_took(struct kb_gw_events *e, const char *gpu, const Kb__Result *
 	pthread_mutex_unlock(&e->mu);
 }
 
-void kb_gw_events_outlook(struct kb_gw_events *e, const char *gpu, long position,
-			  int64_t now_ms, int64_t stale_ms, struct kb_gw_outlook *out)
+void kb_gw_events_outlook(struct kb_gw_events *e, const char *gpu,
+			  long position, int64_t now_ms, int64_t stale_ms,
+			  struct kb_gw_outlook *out)
 {
 	double mean = -1;
 
@@ -152,7 +158,8 @@ void kb_gw_events_outlook(struct kb_gw_events *e, const char *gpu, long position
 	pthread_mutex_lock(&e->mu);
 	for (size_t i = 0; i < e->nworkers; i++) {
 		const struct worker *w = &e->workers[i];
-		if (strcmp(w->gpu, gpu) != 0 || now_ms - w->last_seen_ms > stale_ms)
+		if (strcmp(w->gpu, gpu) != 0 ||
+		    now_ms - w->last_seen_ms > stale_ms)
 			continue;
 		out->workers++;
 		out->busy += w->busy_with != 0;
@@ -168,7 +175,8 @@ void kb_gw_events_outlook(struct kb_gw_events *e, const char *gpu, long position
 	if (out->workers == 0 && now_ms - e->started_ms < stale_ms)
 		out->workers = -1;
 	if (out->workers > 0 && mean >= 0 && position >= 1)
-		out->wait_s = mean * (double)(position - 1 + out->busy) / out->workers;
+		out->wait_s = mean * (double)(position - 1 + out->busy) /
+			      out->workers;
 }
 
 void kb_gw_queue_note(struct kb_gw *g, const char *gpu, long position,
@@ -182,7 +190,8 @@ void kb_gw_queue_note(struct kb_gw *g, const char *gpu, long position,
 	if (o->workers == 0)
 		snprintf(note, note_size,
 			 "no worker online for %s: the submission waits in the "
-			 "queue until one serves it", gpu);
+			 "queue until one serves it",
+			 gpu);
 	else if (o->wait_s >= 0)
 		snprintf(note, note_size, "expected to start in about %.0f s",
 			 o->wait_s < 1 ? 1 : o->wait_s);
@@ -203,14 +212,19 @@ static void on_progress(struct kb_gw_events *e, const Kb__ResultEvent *ev)
 	if (kb_report_stage_secret(p->stage))
 		return;
 	struct kb_gw_hub_msg m = {
-		.type = KB_GW_EV_STATUS, .id = ev->submission_id, .stage = stage,
-		.message = p->message, .worker = p->worker, .position = -1,
+		.type = KB_GW_EV_STATUS,
+		.id = ev->submission_id,
+		.stage = stage,
+		.message = p->message,
+		.worker = p->worker,
+		.position = -1,
 		.elapsed_ms = p->elapsed_ms,
 	};
 	kb_gw_hub_publish(e->g->hub, &m);
 	if (ev->gpu && *ev->gpu &&
 	    kb_gw_store_job_event(e->g, ev->submission_id, ev->gpu, 0) < 0)
-		kb_debug("sub=%" PRIu64 " queue bookkeeping failed", ev->submission_id);
+		kb_debug("sub=%" PRIu64 " queue bookkeeping failed",
+			 ev->submission_id);
 }
 
 static void on_result(struct kb_gw_events *e, const Kb__ResultEvent *ev)
@@ -227,9 +241,15 @@ static void on_result(struct kb_gw_events *e, const Kb__ResultEvent *ev)
 	if (buf) {
 		kb__result__pack(r, buf);
 		struct kb_gw_hub_msg m = {
-			.type = KB_GW_EV_RESULT, .id = id, .position = -1,
-			.elapsed_ms = -1, .payload = buf, .payload_len = len,
-			.board = r->leaderboard, .gpu = gpu, .user = r->user_id,
+			.type = KB_GW_EV_RESULT,
+			.id = id,
+			.position = -1,
+			.elapsed_ms = -1,
+			.payload = buf,
+			.payload_len = len,
+			.board = r->leaderboard,
+			.gpu = gpu,
+			.user = r->user_id,
 		};
 		kb_gw_hub_publish(e->g->hub, &m);
 		/* The packed Result holds the secret run's output. */
@@ -252,21 +272,30 @@ static void *consumer_main(void *arg)
 		kb_message m;
 		int rc = kb_consumer_poll(e->cons, POLL_MS, &m);
 		if (rc < 0) {
-			kb_error("kb.results consumer failed (%d); streams fall back "
-				 "to polling Redis", rc);
+			kb_error(
+				"kb.results consumer failed (%d); streams fall back "
+				"to polling Redis",
+				rc);
 			break;
 		}
 		if (rc == 0)
 			continue;
 		static const uint8_t empty[1];
 		Kb__ResultEvent *ev = kb__result_event__unpack(
-			NULL, m.value ? m.value_len : 0, m.value ? m.value : empty);
+			NULL, m.value ? m.value_len : 0,
+			m.value ? m.value : empty);
 		if (!ev) {
-			kb_debug("kb.results: undecodable event at offset %" PRId64, m.offset);
+			kb_debug(
+				"kb.results: undecodable event at offset %" PRId64,
+				m.offset);
 		} else {
-			if (ev->event_case == KB__RESULT_EVENT__EVENT_PROGRESS && ev->progress)
+			if (ev->event_case ==
+				    KB__RESULT_EVENT__EVENT_PROGRESS &&
+			    ev->progress)
 				on_progress(e, ev);
-			else if (ev->event_case == KB__RESULT_EVENT__EVENT_RESULT && ev->result)
+			else if (ev->event_case ==
+					 KB__RESULT_EVENT__EVENT_RESULT &&
+				 ev->result)
 				on_result(e, ev);
 			kb__result_event__free_unpacked(ev, NULL);
 		}
@@ -280,7 +309,8 @@ static void *consumer_main(void *arg)
 
 static int reply_has(const redisReply *set, const char *name)
 {
-	for (size_t i = 0; set && set->type == REDIS_REPLY_ARRAY && i < set->elements; i++)
+	for (size_t i = 0;
+	     set && set->type == REDIS_REPLY_ARRAY && i < set->elements; i++)
 		if (set->element[i]->type == REDIS_REPLY_STRING &&
 		    strcmp(set->element[i]->str, name) == 0)
 			return 1;
@@ -325,9 +355,11 @@ void kb_gw_boards_sync(struct kb_gw *g)
 	/* Created elsewhere: load what kb:lbdyn names and we lack; updated
 	 * elsewhere (update-problems names another directory): load the new
 	 * one, and ours goes once it is there. */
-	for (size_t i = 0; dyn && dyn->type == REDIS_REPLY_ARRAY && i + 1 < dyn->elements;
+	for (size_t i = 0;
+	     dyn && dyn->type == REDIS_REPLY_ARRAY && i + 1 < dyn->elements;
 	     i += 2) {
-		const char *name = dyn->element[i]->str, *dir = dyn->element[i + 1]->str;
+		const char *name = dyn->element[i]->str,
+			   *dir = dyn->element[i + 1]->str;
 		const struct kb_gw_lb *have = kb_gw_lb_find(g, name);
 		char err[256];
 		int status;
@@ -336,11 +368,11 @@ void kb_gw_boards_sync(struct kb_gw *g)
 		if (have && (!have->dynamic || !have->directory ||
 			     strcmp(have->directory, dir) == 0))
 			continue;
-		struct kb_gw_lb *lb = kb_gw_lb_add_dynamic(g, dir, name, have != NULL,
-							    &status, err, sizeof(err));
+		struct kb_gw_lb *lb = kb_gw_lb_add_dynamic(
+			g, dir, name, have != NULL, &status, err, sizeof(err));
 		if (!lb) {
-			kb_warn("board %s (directory %s) cannot be loaded here: %s", name,
-				dir, err);
+			kb_warn("board %s (directory %s) cannot be loaded here: %s",
+				name, dir, err);
 			continue;
 		}
 		if (kb_gw_store_init_board(g, lb, NULL, err, sizeof(err)) < 0) {
@@ -380,7 +412,8 @@ static void *ticker_main(void *arg)
 		kb_gw_hub_tick(g->hub, now);
 		if (now >= next_poll) {
 			int64_t idle = g->cfg.sse_poll_s * 1000;
-			size_t n = kb_gw_hub_idle(g->hub, now, idle, ids, MAX_IDLE_POLL);
+			size_t n = kb_gw_hub_idle(g->hub, now, idle, ids,
+						  MAX_IDLE_POLL);
 			for (size_t i = 0; i < n && !atomic_load(&e->stop); i++)
 				kb_gw_push_state(g, NULL, ids[i]);
 			next_poll = now + 500;
@@ -424,7 +457,8 @@ struct kb_gw_events *kb_gw_events_start(struct kb_gw *g, char *errstr,
 		return NULL;
 	}
 	if (pthread_create(&e->consumer_th, NULL, consumer_main, e) != 0) {
-		snprintf(errstr, errstr_size, "cannot start the consumer thread");
+		snprintf(errstr, errstr_size,
+			 "cannot start the consumer thread");
 		kb_gw_events_stop(e);
 		return NULL;
 	}

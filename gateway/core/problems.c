@@ -28,7 +28,8 @@
 static int read_task_file(const struct kb_task *t, const char *rel, char **out,
 			  size_t *len, char *errstr, size_t errstr_size)
 {
-	return kb_task_read(t, rel, TASK_FILE_MAX, out, len, errstr, errstr_size);
+	return kb_task_read(t, rel, TASK_FILE_MAX, out, len, errstr,
+			    errstr_size);
 }
 
 static int build_lb(struct kb_gw_lb *lb, const struct kb_task *t, char *errstr,
@@ -61,8 +62,8 @@ static int build_lb(struct kb_gw_lb *lb, const struct kb_task *t, char *errstr,
 			continue;
 		}
 		int rc = read_task_file(t, t->files[i].source,
-					&lb->file_contents[i], &lb->file_lens[i],
-					errstr, errstr_size);
+					&lb->file_contents[i],
+					&lb->file_lens[i], errstr, errstr_size);
 		if (rc < 0)
 			return rc;
 		lb->task_bytes += lb->file_lens[i];
@@ -70,8 +71,8 @@ static int build_lb(struct kb_gw_lb *lb, const struct kb_task *t, char *errstr,
 		lb->pb_files[i].content.len = lb->file_lens[i];
 	}
 	if (lb->submission_file == SIZE_MAX) {
-		snprintf(errstr, errstr_size, "%s: no file has source %s", t->name,
-			 SUBMISSION_SOURCE);
+		snprintf(errstr, errstr_size, "%s: no file has source %s",
+			 t->name, SUBMISSION_SOURCE);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < nc; i++) {
@@ -115,7 +116,8 @@ static int build_lb(struct kb_gw_lb *lb, const struct kb_task *t, char *errstr,
 	lb->gpus_json = json_dumps(gpus, JSON_COMPACT);
 	json_decref(gpus);
 	if (!lb->gpus_json) {
-		snprintf(errstr, errstr_size, "%s: cannot render gpus", t->name);
+		snprintf(errstr, errstr_size, "%s: cannot render gpus",
+			 t->name);
 		return -EINVAL;
 	}
 	return 0;
@@ -138,7 +140,8 @@ static void lb_free(struct kb_gw_lb *lb)
 {
 	if (!lb)
 		return;
-	for (size_t f = 0; lb->file_contents && lb->task && f < lb->task->nfiles; f++)
+	for (size_t f = 0;
+	     lb->file_contents && lb->task && f < lb->task->nfiles; f++)
 		free(lb->file_contents[f]);
 	free(lb->file_contents);
 	free(lb->file_lens);
@@ -186,7 +189,8 @@ static struct kb_gw_lb *board_add(struct kb_gw *g, const struct kb_task *t,
 	if (n == g->cap_boards) {
 		pthread_mutex_unlock(&boards_mu);
 		*full = 1;
-		snprintf(errstr, errstr_size, "the leaderboard table is full "
+		snprintf(errstr, errstr_size,
+			 "the leaderboard table is full "
 			 "(KB_MAX_DYNAMIC_BOARDS)");
 		lb->own_task = NULL;
 		lb_free(lb);
@@ -205,12 +209,14 @@ static struct kb_gw_lb *board_add(struct kb_gw *g, const struct kb_task *t,
 
 int kb_gw_lbs_load(struct kb_gw *g, char *errstr, size_t errstr_size)
 {
-	int full, rc = kb_problemset_load(g->cfg.problems, &g->ps, errstr, errstr_size);
+	int full, rc = kb_problemset_load(g->cfg.problems, &g->ps, errstr,
+					  errstr_size);
 
 	if (rc < 0)
 		return rc;
 	g->cap_boards = g->ps.n + (size_t)g->cfg.max_dynamic_boards;
-	g->boards = calloc(g->cap_boards ? g->cap_boards : 1, sizeof(*g->boards));
+	g->boards =
+		calloc(g->cap_boards ? g->cap_boards : 1, sizeof(*g->boards));
 	if (!g->boards) {
 		snprintf(errstr, errstr_size, "out of memory");
 		return -ENOMEM;
@@ -235,20 +241,23 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 
 	*status = 400;
 	if (!g->cfg.problems_dev || !*g->cfg.problems_dev) {
-		snprintf(errstr, errstr_size, "no problem directory for admin-created "
+		snprintf(errstr, errstr_size,
+			 "no problem directory for admin-created "
 			 "leaderboards is configured (KB_PROBLEMS_DEV)");
 		return NULL;
 	}
 	/* A board under KB_PROBLEMS_DEV is confined to the top directory it
 	 * lies in there: an admin's <dir>, or the copy a sync kept. */
 	if (kb_path_beneath("", directory, rel, sizeof(rel)) < 0 || !*rel) {
-		snprintf(errstr, errstr_size, "directory '%s' is not inside "
-			 "KB_PROBLEMS_DEV", directory);
+		snprintf(errstr, errstr_size,
+			 "directory '%s' is not inside "
+			 "KB_PROBLEMS_DEV",
+			 directory);
 		return NULL;
 	}
 	size_t top = strcspn(rel, "/");
-	if (snprintf(path, sizeof(path), "%s/%.*s", g->cfg.problems_dev, (int)top,
-		     rel) >= (int)sizeof(path)) {
+	if (snprintf(path, sizeof(path), "%s/%.*s", g->cfg.problems_dev,
+		     (int)top, rel) >= (int)sizeof(path)) {
 		snprintf(errstr, errstr_size, "directory name too long");
 		return NULL;
 	}
@@ -265,7 +274,8 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 		return NULL;
 	}
 	if (t->ngpus == 0) {
-		snprintf(errstr, errstr_size, "no gpus specified in task.yml; add a "
+		snprintf(errstr, errstr_size,
+			 "no gpus specified in task.yml; add a "
 			 "'gpus:' list");
 		kb_task_clear(t);
 		free(t);
@@ -283,12 +293,13 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
 }
 
 struct kb_gw_lb *kb_gw_lb_add_task(struct kb_gw *g, struct kb_task *t,
-				   const char *directory, int hidden, int *status,
-				   char *errstr, size_t errstr_size)
+				   const char *directory, int hidden,
+				   int *status, char *errstr,
+				   size_t errstr_size)
 {
 	int full;
-	struct kb_gw_lb *lb =
-		board_add(g, t, t, directory, hidden, &full, errstr, errstr_size);
+	struct kb_gw_lb *lb = board_add(g, t, t, directory, hidden, &full,
+					errstr, errstr_size);
 
 	*status = lb ? 0 : full ? 507 : 400;
 	return lb;
@@ -306,7 +317,8 @@ void kb_gw_boards_change_unlock(void)
 	pthread_mutex_unlock(&change_mu);
 }
 
-void kb_gw_lb_swap(struct kb_gw *g, struct kb_gw_lb *old, struct kb_gw_lb *fresh)
+void kb_gw_lb_swap(struct kb_gw *g, struct kb_gw_lb *old,
+		   struct kb_gw_lb *fresh)
 {
 	atomic_store(&fresh->deleted, 0);
 	atomic_store(&old->deleted, 1);
@@ -370,8 +382,10 @@ static json_t *case_json(const char *line)
 static json_t *task_json(const struct kb_gw_lb *lb)
 {
 	const struct kb_task *t = lb->task;
-	json_t *task = json_object(), *files = json_object(), *cfg = json_object();
-	json_t *tests = json_array(), *benches = json_array(), *tpl = json_object();
+	json_t *task = json_object(), *files = json_object(),
+	       *cfg = json_object();
+	json_t *tests = json_array(), *benches = json_array(),
+	       *tpl = json_object();
 
 	for (size_t i = 0; i < t->nfiles; i++) {
 		if (i == lb->submission_file)
@@ -409,15 +423,19 @@ static json_t *task_json(const struct kb_gw_lb *lb)
 	json_object_set_new(task, "tests", tests);
 	json_object_set_new(task, "benchmarks", benches);
 	json_object_set_new(task, "templates", tpl);
-	json_object_set_new(task, "test_timeout", json_integer(t->test_timeout));
+	json_object_set_new(task, "test_timeout",
+			    json_integer(t->test_timeout));
 	json_object_set_new(task, "benchmark_timeout",
 			    json_integer(t->benchmark_timeout));
-	json_object_set_new(task, "ranked_timeout", json_integer(t->ranked_timeout));
+	json_object_set_new(task, "ranked_timeout",
+			    json_integer(t->ranked_timeout));
 	json_object_set_new(task, "ranking_by",
-			    json_string(t->ranking_by ? t->ranking_by : "last"));
+			    json_string(t->ranking_by ? t->ranking_by
+						      : "last"));
 	/* The task's public seed (task.yml), not the leaderboard's secret. */
 	json_object_set_new(task, "seed",
-			    t->has_seed ? json_integer((json_int_t)t->seed) : json_null());
+			    t->has_seed ? json_integer((json_int_t)t->seed)
+					: json_null());
 	json_object_set_new(task, "multi_gpu", json_boolean(t->multi_gpu));
 	return task;
 }
@@ -438,17 +456,22 @@ char *kb_gw_render_leaderboards(const struct kb_gw *g, int with_closed)
 		json_t *o = json_object(), *gpus = json_array();
 		for (size_t k = 0; k < t->ngpus; k++)
 			json_array_append_new(gpus, json_string(t->gpus[k]));
-		json_object_set_new(o, "id", json_integer((json_int_t)lb->index + 1));
+		json_object_set_new(o, "id",
+				    json_integer((json_int_t)lb->index + 1));
 		json_object_set_new(o, "name", json_string(t->name));
 		json_object_set_new(o, "description",
-				    json_string(t->description ? t->description : ""));
+				    json_string(t->description ? t->description
+							       : ""));
 		json_object_set_new(o, "deadline",
-				    t->deadline ? json_string(t->deadline) : json_null());
+				    t->deadline ? json_string(t->deadline)
+						: json_null());
 		json_object_set_new(o, "gpu_types", gpus);
 		json_object_set_new(o, "creator_id", json_integer(0));
 		json_object_set_new(o, "forum_id", json_integer(-1));
 		json_object_set_new(o, "visibility",
-				    json_string(atomic_load(&lb->closed) ? "closed" : "public"));
+				    json_string(atomic_load(&lb->closed)
+							? "closed"
+							: "public"));
 		json_object_set_new(o, "task", task_json(lb));
 		/* Ours: whether the trusted side times the board (kb_seal.h). */
 		const char *why = kb_seal_not_sealed(t);

@@ -33,13 +33,15 @@ struct kb_gw_lb *kb_gw_lb_add_dynamic(struct kb_gw *g, const char *directory,
  * on failure (NULL, *status 400 or 507, errstr set) the caller keeps it.
  * Thread-safe. */
 struct kb_gw_lb *kb_gw_lb_add_task(struct kb_gw *g, struct kb_task *t,
-				   const char *directory, int hidden, int *status,
-				   char *errstr, size_t errstr_size);
+				   const char *directory, int hidden,
+				   int *status, char *errstr,
+				   size_t errstr_size);
 
 /* A hidden board takes old's place: it is shown, then old is hidden (a
  * listing in between may show both for an instant; a lookup by name
  * finds the newer first). */
-void kb_gw_lb_swap(struct kb_gw *g, struct kb_gw_lb *old, struct kb_gw_lb *fresh);
+void kb_gw_lb_swap(struct kb_gw *g, struct kb_gw_lb *old,
+		   struct kb_gw_lb *fresh);
 
 /* Deletes a live board here and, through Redis (kb:lbdeleted, one
  * script: store.h kb_gw_board_mark_deleted), for every gateway; purge

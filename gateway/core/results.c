@@ -58,8 +58,9 @@ static json_t *kv_map(const Kb__RunResult *rr)
 	json_t *o = json_object();
 
 	for (size_t i = 0; i < rr->n_result; i++)
-		json_object_set_new(o, rr->result[i]->key ? rr->result[i]->key : "",
-				    kb_gw_jstr(rr->result[i]->value));
+		json_object_set_new(
+			o, rr->result[i]->key ? rr->result[i]->key : "",
+			kb_gw_jstr(rr->result[i]->value));
 	return o;
 }
 
@@ -69,19 +70,20 @@ static json_t *compile_json(const Kb__CompileResult *c)
 		return json_null();
 	return json_pack("{s:b,s:s,s:b,s:o,s:o,s:o,s:i,s:f}", "nvcc_found", 1,
 			 "nvcc_version", "", "success", c->success, "command",
-			 kb_gw_jstr(c->command), "stdout", kb_gw_jstr(c->stdout),
-			 "stderr", kb_gw_jstr(c->stderr), "exit_code", c->exit_code,
-			 "duration", c->duration_s);
+			 kb_gw_jstr(c->command), "stdout",
+			 kb_gw_jstr(c->stdout), "stderr", kb_gw_jstr(c->stderr),
+			 "exit_code", c->exit_code, "duration", c->duration_s);
 }
 
 /* What of the secret run shows was decided by kb_report_redact(). */
 static json_t *run_json(const Kb__RunResult *rr)
 {
 	return json_pack("{s:b,s:b,s:s,s:o,s:o,s:i,s:f,s:o,s:b}", "success",
-			 rr->success, "passed", rr->passed, "command", "", "stdout",
-			 kb_gw_jstr(rr->stdout), "stderr", kb_gw_jstr(rr->stderr),
-			 "exit_code", rr->exit_code, "duration", rr->duration_s,
-			 "result", kv_map(rr), "timed_out", rr->timed_out);
+			 rr->success, "passed", rr->passed, "command", "",
+			 "stdout", kb_gw_jstr(rr->stdout), "stderr",
+			 kb_gw_jstr(rr->stderr), "exit_code", rr->exit_code,
+			 "duration", rr->duration_s, "result", kv_map(rr),
+			 "timed_out", rr->timed_out);
 }
 
 /* A failed build as the run it stopped: not passed, with the compiler's
@@ -89,10 +91,11 @@ static json_t *run_json(const Kb__RunResult *rr)
 static json_t *compile_run_json(const Kb__CompileResult *c)
 {
 	return json_pack("{s:b,s:b,s:o,s:o,s:o,s:i,s:f,s:o,s:b}", "success", 0,
-			 "passed", 0, "command", kb_gw_jstr(c->command), "stdout",
-			 kb_gw_jstr(c->stdout), "stderr", kb_gw_jstr(c->stderr),
-			 "exit_code", c->exit_code, "duration", c->duration_s,
-			 "result", json_object(), "timed_out", 0);
+			 "passed", 0, "command", kb_gw_jstr(c->command),
+			 "stdout", kb_gw_jstr(c->stdout), "stderr",
+			 kb_gw_jstr(c->stderr), "exit_code", c->exit_code,
+			 "duration", c->duration_s, "result", json_object(),
+			 "timed_out", 0);
 }
 
 /* Upstream's profile object {profiler, trace (base64), download_url}, or
@@ -106,8 +109,8 @@ static json_t *profile_json(const Kb__RunResult *rr)
 	if (!p)
 		return json_null();
 	if (p->trace.len > 0) {
-		size_t n = sodium_base64_encoded_len(p->trace.len,
-						     sodium_base64_VARIANT_ORIGINAL);
+		size_t n = sodium_base64_encoded_len(
+			p->trace.len, sodium_base64_VARIANT_ORIGINAL);
 		char *b64 = malloc(n);
 		if (b64) {
 			sodium_bin2base64(b64, n, p->trace.data, p->trace.len,
@@ -116,20 +119,25 @@ static json_t *profile_json(const Kb__RunResult *rr)
 			free(b64);
 		}
 	}
-	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "profiler", kb_gw_jstr(p->profiler),
-			 "trace", trace, "download_url",
-			 p->download_url && *p->download_url ? kb_gw_jstr(p->download_url)
-							     : json_null(),
-			 "summary", kb_gw_jstr(p->summary), "error",
-			 p->error && *p->error ? kb_gw_jstr(p->error) : json_null());
+	return json_pack(
+		"{s:o,s:o,s:o,s:o,s:o}", "profiler", kb_gw_jstr(p->profiler),
+		"trace", trace, "download_url",
+		p->download_url && *p->download_url
+			? kb_gw_jstr(p->download_url)
+			: json_null(),
+		"summary", kb_gw_jstr(p->summary), "error",
+		p->error && *p->error ? kb_gw_jstr(p->error) : json_null());
 }
 
 const char *kb_gw_first_run_key(Kb__Mode m)
 {
 	switch (m) {
-	case KB__MODE__MODE_BENCHMARK: return "benchmark";
-	case KB__MODE__MODE_PROFILE: return "profile";
-	default: return "test"; /* test; a ranked submission starts with tests */
+	case KB__MODE__MODE_BENCHMARK:
+		return "benchmark";
+	case KB__MODE__MODE_PROFILE:
+		return "profile";
+	default:
+		return "test"; /* test; a ranked submission starts with tests */
 	}
 }
 
@@ -149,7 +157,8 @@ json_t *kb_gw_result_full(const Kb__Result *r)
 		json_object_set_new(ev, "start", kb_gw_jiso(r->started_at_ms));
 		json_object_set_new(ev, "end", kb_gw_jiso(r->finished_at_ms));
 		/* Upstream attaches the build to each run it preceded. */
-		json_object_set_new(ev, "compilation", compile_json(r->compile));
+		json_object_set_new(ev, "compilation",
+				    compile_json(r->compile));
 		json_object_set_new(ev, "run", run_json(rr));
 		json_object_set_new(ev, "profile", profile_json(rr));
 		json_object_set_new(runs, rr->key ? rr->key : "run", ev);
@@ -159,24 +168,27 @@ json_t *kb_gw_result_full(const Kb__Result *r)
 		json_t *ev = json_object();
 		json_object_set_new(ev, "start", kb_gw_jiso(r->started_at_ms));
 		json_object_set_new(ev, "end", kb_gw_jiso(r->finished_at_ms));
-		json_object_set_new(ev, "compilation", compile_json(r->compile));
+		json_object_set_new(ev, "compilation",
+				    compile_json(r->compile));
 		json_object_set_new(ev, "run", compile_run_json(r->compile));
 		json_object_set_new(ev, "profile", json_null());
 		json_object_set_new(runs, kb_gw_first_run_key(r->mode), ev);
 	}
 	sys = json_pack("{s:o,s:i,s:s,s:o,s:o,s:s,s:o,s:i,s:i,s:i,s:i}", "gpu",
-			kb_gw_jstr(si ? si->device_name : ""), "device_count", 1,
-			"cpu", "", "runtime", kb_gw_jstr(si ? si->runtime : ""),
-			"platform", kb_gw_jstr(si ? si->platform : ""), "torch", "",
-			"driver", kb_gw_jstr(si ? si->driver : ""), "sm_clock_start_mhz",
-			si ? si->sm_clock_start_mhz : 0, "sm_clock_end_mhz",
-			si ? si->sm_clock_end_mhz : 0, "temp_start_c",
-			si ? si->temp_start_c : 0, "temp_end_c", si ? si->temp_end_c : 0);
+			kb_gw_jstr(si ? si->device_name : ""), "device_count",
+			1, "cpu", "", "runtime",
+			kb_gw_jstr(si ? si->runtime : ""), "platform",
+			kb_gw_jstr(si ? si->platform : ""), "torch", "",
+			"driver", kb_gw_jstr(si ? si->driver : ""),
+			"sm_clock_start_mhz", si ? si->sm_clock_start_mhz : 0,
+			"sm_clock_end_mhz", si ? si->sm_clock_end_mhz : 0,
+			"temp_start_c", si ? si->temp_start_c : 0, "temp_end_c",
+			si ? si->temp_end_c : 0);
 	return json_pack("{s:b,s:o,s:o,s:o}", "success",
 			 r->verdict != KB__VERDICT__VERDICT_INFRA_ERROR &&
 				 r->fault != KB__FAULT__FAULT_INFRA,
-			 "error", kb_gw_jstr(r->error ? r->error : ""), "system", sys,
-			 "runs", runs);
+			 "error", kb_gw_jstr(r->error ? r->error : ""),
+			 "system", sys, "runs", runs);
 }
 
 json_t *kb_gw_result_event(const Kb__Result *r, uint64_t id)
@@ -221,19 +233,22 @@ static json_t *diagnostics_json(const Kb__Result *r, const Kb__RunResult *rr)
 {
 	const Kb__CompileResult *c = r->compile;
 	json_t *comp = c ? json_pack("{s:b,s:o,s:o,s:o,s:i,s:f}", "success",
-				     c->success, "command", kb_gw_jstr(c->command),
-				     "stdout", kb_gw_jstr(c->stdout), "stderr",
-				     kb_gw_jstr(c->stderr), "exit_code", c->exit_code,
-				     "duration", c->duration_s)
+				     c->success, "command",
+				     kb_gw_jstr(c->command), "stdout",
+				     kb_gw_jstr(c->stdout), "stderr",
+				     kb_gw_jstr(c->stderr), "exit_code",
+				     c->exit_code, "duration", c->duration_s)
 			 : json_null();
 
 	if (!rr)
 		return json_pack("{s:o,s:o,s:b,s:i,s:f,s:o}", "stdout",
-				 kb_gw_jstr(""), "stderr", kb_gw_jstr(""), "success", 0,
-				 "exit_code", c ? c->exit_code : -1, "duration",
+				 kb_gw_jstr(""), "stderr", kb_gw_jstr(""),
+				 "success", 0, "exit_code",
+				 c ? c->exit_code : -1, "duration",
 				 c ? c->duration_s : 0.0, "compilation", comp);
-	return json_pack("{s:o,s:o,s:b,s:i,s:f,s:o}", "stdout", kb_gw_jstr(rr->stdout),
-			 "stderr", kb_gw_jstr(rr->stderr), "success", rr->success,
+	return json_pack("{s:o,s:o,s:b,s:i,s:f,s:o}", "stdout",
+			 kb_gw_jstr(rr->stdout), "stderr",
+			 kb_gw_jstr(rr->stderr), "success", rr->success,
 			 "exit_code", rr->exit_code, "duration", rr->duration_s,
 			 "compilation", comp);
 }
@@ -263,18 +278,21 @@ json_t *kb_gw_result_runs(const Kb__Result *r)
 		int diag = !secret &&
 			   (m == KB_MODE_TEST || m == KB_MODE_BENCHMARK);
 		json_t *o = row_json(r, mode, secret);
-		json_object_set_new(o, "score", ranked && r->has_score
-							 ? json_real(r->score)
-							 : json_null());
+		json_object_set_new(o, "score",
+				    ranked && r->has_score ? json_real(r->score)
+							   : json_null());
 		json_object_set_new(o, "passed", json_boolean(rr->passed));
 		json_object_set_new(o, "success", json_boolean(rr->success));
-		json_object_set_new(o, "exit_code", json_integer(rr->exit_code));
-		json_object_set_new(o, "timed_out", json_boolean(rr->timed_out));
+		json_object_set_new(o, "exit_code",
+				    json_integer(rr->exit_code));
+		json_object_set_new(o, "timed_out",
+				    json_boolean(rr->timed_out));
 		json_object_set_new(o, "duration", json_real(rr->duration_s));
 		if (diag)
 			json_object_set_new(o, "result", kv_map(rr));
 		if (diag)
-			json_object_set_new(o, "diagnostics", diagnostics_json(r, rr));
+			json_object_set_new(o, "diagnostics",
+					    diagnostics_json(r, rr));
 		if (!secret && m == KB_MODE_PROFILE)
 			json_object_set_new(o, "profile", profile_json(rr));
 		json_array_append_new(runs, o);
@@ -286,11 +304,14 @@ json_t *kb_gw_result_runs(const Kb__Result *r)
 		json_object_set_new(o, "score", json_null());
 		json_object_set_new(o, "passed", json_false());
 		json_object_set_new(o, "success", json_false());
-		json_object_set_new(o, "exit_code", json_integer(r->compile->exit_code));
+		json_object_set_new(o, "exit_code",
+				    json_integer(r->compile->exit_code));
 		json_object_set_new(o, "timed_out", json_false());
-		json_object_set_new(o, "duration", json_real(r->compile->duration_s));
+		json_object_set_new(o, "duration",
+				    json_real(r->compile->duration_s));
 		json_object_set_new(o, "result", json_object());
-		json_object_set_new(o, "diagnostics", diagnostics_json(r, NULL));
+		json_object_set_new(o, "diagnostics",
+				    diagnostics_json(r, NULL));
 		json_array_append_new(runs, o);
 	}
 	return runs;
@@ -298,9 +319,10 @@ json_t *kb_gw_result_runs(const Kb__Result *r)
 
 /* ---- the job's outcome ---- */
 
-static void job_set(struct kb_gw_job *j, const char *status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void job_set(struct kb_gw_job *j, const char *status, const char *fmt, ...)
+static void job_set(struct kb_gw_job *j, const char *status, const char *fmt,
+		    ...) __attribute__((format(printf, 3, 4)));
+static void job_set(struct kb_gw_job *j, const char *status, const char *fmt,
+		    ...)
 {
 	va_list ap;
 
@@ -340,11 +362,14 @@ static const char *run_name(const Kb__RunResult *rr)
  * own before it), else the first non-blank line. */
 static void first_line(const Kb__CompileResult *c, char *out, size_t size)
 {
-	const char *t = c && c->stderr && *c->stderr ? c->stderr : c ? c->stdout : NULL;
+	const char *t = c && c->stderr && *c->stderr ? c->stderr
+			: c                          ? c->stdout
+						     : NULL;
 	const char *pick = NULL;
 
 	out[0] = '\0';
-	for (const char *l = t; l && *l && !pick; l += strcspn(l, "\n"), l += *l == '\n') {
+	for (const char *l = t; l && *l && !pick;
+	     l += strcspn(l, "\n"), l += *l == '\n') {
 		size_t n = strcspn(l, "\n");
 		const char *e = memmem(l, n, "error:", 6);
 
@@ -356,8 +381,11 @@ static void first_line(const Kb__CompileResult *c, char *out, size_t size)
 	while (pick && (*pick == '\n' || *pick == ' '))
 		pick++;
 	if (pick && *pick)
-		snprintf(out, size, ": %.*s", (int)strcspn(pick, "\n") > 200 ? 200
-			 : (int)strcspn(pick, "\n"), pick);
+		snprintf(out, size, ": %.*s",
+			 (int)strcspn(pick, "\n") > 200
+				 ? 200
+				 : (int)strcspn(pick, "\n"),
+			 pick);
 }
 
 /* Why a finished submission did not pass, in a clause. */
@@ -371,20 +399,24 @@ static void why_failed(const char *verdict, const Kb__Result *r, char *out,
 		first_line(r ? r->compile : NULL, line, sizeof(line));
 		snprintf(out, size, "compilation failed%s", line);
 	} else if (strcmp(verdict, "crashed") == 0 && rr && rr->signal)
-		snprintf(out, size, "%s crashed (signal %d)", run_name(rr), rr->signal);
+		snprintf(out, size, "%s crashed (signal %d)", run_name(rr),
+			 rr->signal);
 	else if (strcmp(verdict, "crashed") == 0 && rr && !is_secret(rr))
 		snprintf(out, size, "%s crashed (exit status %d)", run_name(rr),
 			 rr->exit_code);
 	else if (rr)
 		snprintf(out, size, "%s failed", run_name(rr));
 	else
-		snprintf(out, size, "%s", strcmp(verdict, "passed") == 0
-			 ? "no leaderboard score was recorded" : "it did not pass");
+		snprintf(out, size, "%s",
+			 strcmp(verdict, "passed") == 0
+				 ? "no leaderboard score was recorded"
+				 : "it did not pass");
 }
 
 void kb_gw_job_of(const struct kb_gw_job_in *in, struct kb_gw_job *out)
 {
-	const char *status = in->status, *verdict = in->verdict ? in->verdict : "";
+	const char *status = in->status,
+		   *verdict = in->verdict ? in->verdict : "";
 	const Kb__Result *r = in->result;
 	int ranked = kb_mode_parse(in->mode) == KB_MODE_LEADERBOARD;
 	char why[320];
@@ -397,21 +429,25 @@ void kb_gw_job_of(const struct kb_gw_job_in *in, struct kb_gw_job *out)
 		return;
 	}
 	if (strcmp(status, "done") != 0) { /* never queued, or given up */
-		job_set(out, "failed", "%s", in->error && *in->error ? in->error
+		job_set(out, "failed", "%s",
+			in->error && *in->error
+				? in->error
 				: "the submission could not be run");
 		return;
 	}
 	if (strcmp(verdict, "infra_error") == 0) {
 		job_set(out, "failed", "%s",
 			r && r->error && *r->error ? r->error
-			: in->error && *in->error ? in->error
-			: "the platform could not run this submission");
+			: in->error && *in->error
+				? in->error
+				: "the platform could not run this submission");
 		return;
 	}
 	if (strcmp(verdict, "suspect") == 0) {
 		job_set(out, "hacked", "%s",
-			r && r->error && *r->error ? r->error
-			: "timings below what the device can do; not ranked");
+			r && r->error && *r->error
+				? r->error
+				: "timings below what the device can do; not ranked");
 		return;
 	}
 	if (strcmp(verdict, "timeout") == 0) {
@@ -429,14 +465,16 @@ void kb_gw_job_of(const struct kb_gw_job_in *in, struct kb_gw_job *out)
 	}
 	why_failed(verdict, r, why, sizeof(why));
 	if (ranked)
-		job_set(out, "failed", "%s on %s; it will "
-			"not appear on the leaderboard", why,
-			in->gpu ? in->gpu : "?");
+		job_set(out, "failed",
+			"%s on %s; it will "
+			"not appear on the leaderboard",
+			why, in->gpu ? in->gpu : "?");
 	else
 		job_set(out, "failed", "%s", why);
 }
 
-void kb_gw_job_of_result(const Kb__Result *r, uint64_t id, struct kb_gw_job *out)
+void kb_gw_job_of_result(const Kb__Result *r, uint64_t id,
+			 struct kb_gw_job *out)
 {
 	struct kb_gw_job_in in = {
 		.id = id,
@@ -477,32 +515,47 @@ json_t *kb_gw_submission_json(uint64_t id, const struct kb_gw_sub_rec *rec,
 
 	json_object_set_new(o, "id", json_integer((json_int_t)id));
 	json_object_set_new(o, "leaderboard_id", json_integer(board_id));
-	json_object_set_new(o, "leaderboard_name", kb_gw_jstr(kb_gw_sub_field(rec, "lb")));
+	json_object_set_new(o, "leaderboard_name",
+			    kb_gw_jstr(kb_gw_sub_field(rec, "lb")));
 	json_object_set_new(o, "gpu", kb_gw_jstr(kb_gw_sub_field(rec, "gpu")));
-	json_object_set_new(o, "mode", kb_gw_jstr(kb_gw_sub_field(rec, "mode")));
-	json_object_set_new(o, "file_name", kb_gw_jstr(kb_gw_sub_field(rec, "file_name")));
-	json_object_set_new(o, "user_id", kb_gw_jstr(kb_gw_sub_field(rec, "user_id")));
-	json_object_set_new(o, "user_name", kb_gw_jstr(kb_gw_sub_field(rec, "user_name")));
+	json_object_set_new(o, "mode",
+			    kb_gw_jstr(kb_gw_sub_field(rec, "mode")));
+	json_object_set_new(o, "file_name",
+			    kb_gw_jstr(kb_gw_sub_field(rec, "file_name")));
+	json_object_set_new(o, "user_id",
+			    kb_gw_jstr(kb_gw_sub_field(rec, "user_id")));
+	json_object_set_new(o, "user_name",
+			    kb_gw_jstr(kb_gw_sub_field(rec, "user_name")));
 	json_object_set_new(o, "submission_time", kb_gw_jiso(ms));
 	json_object_set_new(o, "submitted_ms", json_integer(ms));
 	json_object_set_new(o, "status", kb_gw_jstr(status));
 	json_object_set_new(o, "done", json_boolean(done));
-	json_object_set_new(o, "stage", kb_gw_jstr(kb_gw_sub_field(rec, "stage")));
-	json_object_set_new(o, "stage_ms", stage_ms_s ? json_integer(strtoll(stage_ms_s, NULL, 10))
-						      : json_null());
-	json_object_set_new(o, "elapsed_ms",
-			    ms > 0 ? json_integer((done && done_ms > 0 ? done_ms : now_ms) - ms)
-				   : json_null());
-	json_object_set_new(o, "verdict", kb_gw_jstr(kb_gw_sub_field(rec, "verdict")));
-	json_object_set_new(o, "score", kb_gw_jnum(kb_gw_sub_field(rec, "score")));
+	json_object_set_new(o, "stage",
+			    kb_gw_jstr(kb_gw_sub_field(rec, "stage")));
+	json_object_set_new(
+		o, "stage_ms",
+		stage_ms_s ? json_integer(strtoll(stage_ms_s, NULL, 10))
+			   : json_null());
+	json_object_set_new(
+		o, "elapsed_ms",
+		ms > 0 ? json_integer((done && done_ms > 0 ? done_ms : now_ms) -
+				      ms)
+		       : json_null());
+	json_object_set_new(o, "verdict",
+			    kb_gw_jstr(kb_gw_sub_field(rec, "verdict")));
+	json_object_set_new(o, "score",
+			    kb_gw_jnum(kb_gw_sub_field(rec, "score")));
 	json_object_set_new(o, "error", kb_gw_jstr(error));
 	if (with_code)
 		json_object_set_new(o, "code",
-				    rec->code && rec->code->type == REDIS_REPLY_STRING
-					    ? kb_gw_jstr(rec->code->str) : json_null());
+				    rec->code && rec->code->type ==
+							    REDIS_REPLY_STRING
+					    ? kb_gw_jstr(rec->code->str)
+					    : json_null());
 
 	if (rec->res && rec->res->type == REDIS_REPLY_STRING)
-		res = kb__result__unpack(NULL, rec->res->len, (const uint8_t *)rec->res->str);
+		res = kb__result__unpack(NULL, rec->res->len,
+					 (const uint8_t *)rec->res->str);
 	if (res) {
 		kb_report_redact(res);
 		char *report = kb_report_render(res);
@@ -511,10 +564,12 @@ json_t *kb_gw_submission_json(uint64_t id, const struct kb_gw_sub_rec *rec,
 		free(report);
 		if (json_is_null(json_object_get(o, "verdict")))
 			json_object_set_new(o, "verdict",
-					    json_string(kb_report_verdict_name(res->verdict)));
+					    json_string(kb_report_verdict_name(
+						    res->verdict)));
 		if (json_is_null(json_object_get(o, "score")) && res->has_score)
 			json_object_set_new(o, "score", json_real(res->score));
-		if (json_is_null(json_object_get(o, "error")) && res->error && *res->error)
+		if (json_is_null(json_object_get(o, "error")) && res->error &&
+		    *res->error)
 			json_object_set_new(o, "error", kb_gw_jstr(res->error));
 	} else {
 		json_object_set_new(o, "runs", json_array());

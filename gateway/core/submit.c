@@ -99,7 +99,8 @@ int kb_gw_publish(struct kb_gw *g, const struct kb_gw_lb *lb_c,
 	/* The board's own secret stays here: the run gets a seed of its
 	 * own (seed.h). */
 	if (mode == KB_MODE_LEADERBOARD) {
-		sub.secret_seed = kb_gw_seed_derive(lb->secret_seed, lb->task->name, id);
+		sub.secret_seed =
+			kb_gw_seed_derive(lb->secret_seed, lb->task->name, id);
 		sub.has_secret_seed = 1;
 	}
 	sub.submitted_at_ms = s->submitted_ms;
@@ -114,8 +115,9 @@ int kb_gw_publish(struct kb_gw *g, const struct kb_gw_lb *lb_c,
 	rc = kb_topic_submissions(topic, sizeof(topic), s->gpu);
 	if (rc == 0) {
 		int n = snprintf(key, sizeof(key), "%" PRIu64, id);
-		rc = kb_producer_send_at(g->producer, topic, key, (size_t)n, buf,
-					 len, (int)g->cfg.kafka_timeout_ms + 2000,
+		rc = kb_producer_send_at(g->producer, topic, key, (size_t)n,
+					 buf, len,
+					 (int)g->cfg.kafka_timeout_ms + 2000,
 					 &part, &off, err, sizeof(err));
 		if (rc < 0)
 			kb_warn("sub=%" PRIu64 " gpu=%s publish failed: %s", id,
@@ -134,7 +136,8 @@ int kb_gw_publish(struct kb_gw *g, const struct kb_gw_lb *lb_c,
 				   err, sizeof(err)) < 0 ||
 	    kb_gw_sub_published(g, id, part, off, cluster, sub.profile) < 0)
 		kb_warn("sub=%" PRIu64 " published at [%" PRId32 "]@%" PRId64
-			" but not recorded", id, part, off);
+			" but not recorded",
+			id, part, off);
 	return 0;
 }
 
@@ -156,26 +159,31 @@ int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
 		return fail(res, 401, "unknown user");
 	mode = kb_mode_parse(req->mode);
 	if (mode == KB_MODE_INVALID)
-		return fail(res, 400, "unknown submission mode '%s' (expected test, "
+		return fail(res, 400,
+			    "unknown submission mode '%s' (expected test, "
 			    "benchmark, profile or leaderboard)",
 			    req->mode ? req->mode : "");
 	lb = kb_gw_lb_find(g, req->lb);
 	if (!lb)
-		return fail(res, 404, "unknown leaderboard '%s'", req->lb ? req->lb : "");
+		return fail(res, 404, "unknown leaderboard '%s'",
+			    req->lb ? req->lb : "");
 	const char *gpu = kb_gw_lb_gpu(lb, req->gpu);
 	if (!gpu)
-		return fail(res, 404, "gpu '%s' is not offered for leaderboard '%s'",
+		return fail(res, 404,
+			    "gpu '%s' is not offered for leaderboard '%s'",
 			    req->gpu ? req->gpu : "", lb->task->name);
 	int st = kb_rules_code(req->code, req->code_len,
 			       (size_t)g->cfg.max_file_bytes, &reason);
 	if (st) {
 		if (st == 413)
-			return fail(res, 413, "file too large (limit %ld bytes)",
+			return fail(res, 413,
+				    "file too large (limit %ld bytes)",
 				    g->cfg.max_file_bytes);
 		return fail(res, st, "%s", reason);
 	}
 	if (!req->admin && lb->deadline_ms >= 0 && now > lb->deadline_ms)
-		return fail(res, 403, "the deadline to submit to %s has passed (%s)",
+		return fail(res, 403,
+			    "the deadline to submit to %s has passed (%s)",
 			    lb->task->name, lb->task->deadline);
 	if (req->profile && mode == KB_MODE_PROFILE) {
 		char pwhy[256];
@@ -187,10 +195,14 @@ int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
 		pr->benchmark_index = req->profile->benchmark_index;
 		pr->ncu_launch_count = req->profile->ncu_launch_count;
 		snprintf(p->ncu_kernel_name, sizeof(p->ncu_kernel_name), "%s",
-			 req->profile->ncu_kernel_name ? req->profile->ncu_kernel_name : "");
-		snprintf(p->ncu_kernel_name_base, sizeof(p->ncu_kernel_name_base), "%s",
+			 req->profile->ncu_kernel_name
+				 ? req->profile->ncu_kernel_name
+				 : "");
+		snprintf(p->ncu_kernel_name_base,
+			 sizeof(p->ncu_kernel_name_base), "%s",
 			 req->profile->ncu_kernel_name_base
-				 ? req->profile->ncu_kernel_name_base : "");
+				 ? req->profile->ncu_kernel_name_base
+				 : "");
 		pr->ncu_kernel_name = p->ncu_kernel_name;
 		pr->ncu_kernel_name_base = p->ncu_kernel_name_base;
 		p->has_profile = 1;
@@ -212,8 +224,9 @@ int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
 		.code_len = req->code_len,
 		.submitted_ms = now,
 		.admin = req->admin,
-		.default_limit = mode == KB_MODE_LEADERBOARD ? g->cfg.rate_leaderboard
-							     : g->cfg.rate_test,
+		.default_limit = mode == KB_MODE_LEADERBOARD
+					 ? g->cfg.rate_leaderboard
+					 : g->cfg.rate_test,
 		.max_queued = g->cfg.max_queued_per_gpu,
 		.queued_forget_s = g->cfg.queued_forget_s,
 		.code_ttl_s = g->cfg.code_ttl_s,
@@ -228,12 +241,13 @@ int kb_gw_submit_record(struct kb_gw *g, const struct kb_gw_submit_req *req,
 		return status == 503 ? -EAGAIN : -EPERM;
 	}
 	if (rc < 0)
-		return fail(res, rc == -EIO ? 503 : 500, rc == -EIO
-			    ? "store unavailable, retry later" : "internal error");
+		return fail(res, rc == -EIO ? 503 : 500,
+			    rc == -EIO ? "store unavailable, retry later"
+				       : "internal error");
 	p->id = res->id = id;
 	if (req->open_watch)
-		res->watch = kb_gw_watch_open_tick(g, id, req->watch_tick_ms, req->wake,
-						   req->wake_ctx);
+		res->watch = kb_gw_watch_open_tick(g, id, req->watch_tick_ms,
+						   req->wake, req->wake_ctx);
 	return 0;
 }
 
@@ -241,21 +255,27 @@ int kb_gw_profile_check(const struct kb_gw_lb *lb, const Kb__ProfileRequest *pr,
 			char *why, size_t why_size)
 {
 	const char *name = pr->ncu_kernel_name ? pr->ncu_kernel_name : "";
-	const char *base = pr->ncu_kernel_name_base ? pr->ncu_kernel_name_base : "";
+	const char *base = pr->ncu_kernel_name_base ? pr->ncu_kernel_name_base
+						    : "";
 
 	if (lb->task->multi_gpu)
 		snprintf(why, why_size, "NCU profiling requires a single GPU");
 	else if (lb->task->nbenchmarks == 0)
-		snprintf(why, why_size, "this task has no benchmarks to profile");
-	else if (pr->has_benchmark_index && pr->benchmark_index >= lb->task->nbenchmarks)
-		snprintf(why, why_size, "benchmark_index must be between 0 and %zu",
+		snprintf(why, why_size,
+			 "this task has no benchmarks to profile");
+	else if (pr->has_benchmark_index &&
+		 pr->benchmark_index >= lb->task->nbenchmarks)
+		snprintf(why, why_size,
+			 "benchmark_index must be between 0 and %zu",
 			 lb->task->nbenchmarks - 1);
 	else if (strlen(name) > 1024)
-		snprintf(why, why_size, "ncu_kernel_name must contain 1..1024 characters "
+		snprintf(why, why_size,
+			 "ncu_kernel_name must contain 1..1024 characters "
 			 "without NUL");
-	else if (*base && strcmp(base, "function") != 0 && strcmp(base, "demangled") != 0 &&
-		 strcmp(base, "mangled") != 0)
-		snprintf(why, why_size, "ncu_kernel_name_base must be function, demangled, "
+	else if (*base && strcmp(base, "function") != 0 &&
+		 strcmp(base, "demangled") != 0 && strcmp(base, "mangled") != 0)
+		snprintf(why, why_size,
+			 "ncu_kernel_name_base must be function, demangled, "
 			 "or mangled");
 	else
 		return 0;
@@ -270,21 +290,27 @@ int kb_gw_submit_publish(struct kb_gw *g, struct kb_gw_pending *p,
 
 	res->id = p->id;
 	if (rc < 0) {
-		int mrc = kb_gw_sub_mark_failed(g, p->id, "submission queue unavailable");
+		int mrc = kb_gw_sub_mark_failed(g, p->id,
+						"submission queue unavailable");
 		if (mrc < 0)
-			kb_error("sub=%" PRIu64 " could not be marked failed (%d)", p->id, mrc);
+			kb_error("sub=%" PRIu64
+				 " could not be marked failed (%d)",
+				 p->id, mrc);
 		/* The watch hears of the failure from the caller, not the hub. */
 		if (res->watch) {
 			kb_gw_watch_close(res->watch);
 			res->watch = NULL;
 		}
-		return fail(res, 503, "submission queue unavailable, retry later "
-				      "(submission %" PRIu64 " was not queued)", p->id);
+		return fail(res, 503,
+			    "submission queue unavailable, retry later "
+			    "(submission %" PRIu64 " was not queued)",
+			    p->id);
 	}
 	kb_gw_metrics_submission(0);
-	kb_info("sub=%" PRIu64 " user=%s lb=%s gpu=%s mode=%s bytes=%zu%s queued", p->id,
-		p->s.user_id, p->s.lb, p->s.gpu, p->s.mode, p->s.code_len,
-		p->s.admin ? " admin=1" : "");
+	kb_info("sub=%" PRIu64
+		" user=%s lb=%s gpu=%s mode=%s bytes=%zu%s queued",
+		p->id, p->s.user_id, p->s.lb, p->s.gpu, p->s.mode,
+		p->s.code_len, p->s.admin ? " admin=1" : "");
 	if (kb_gw_queued_count(g, p->s.gpu, &res->queued_jobs) < 0)
 		res->queued_jobs = -1;
 	return 0;
@@ -320,8 +346,8 @@ int kb_gw_user_external(struct kb_gw *g, const char *provider,
 int kb_gw_push_state(struct kb_gw *g, struct kb_gw_watch *w, uint64_t id)
 {
 	struct kb_gw_sub_state st;
-	struct kb_gw_hub_msg m = {.id = id, .position = -1, .elapsed_ms = -1,
-				  .synthetic = 1};
+	struct kb_gw_hub_msg m = {
+		.id = id, .position = -1, .elapsed_ms = -1, .synthetic = 1};
 	int rc = kb_gw_sub_state(g, id, &st);
 
 	if (rc == -ENOENT) {

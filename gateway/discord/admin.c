@@ -22,7 +22,8 @@
 #include "kb_util.h"
 #include "store/store.h"
 
-static json_t *ban(struct kb_dc *dc, const struct kb_dc_interaction *it, int banned)
+static json_t *ban(struct kb_dc *dc, const struct kb_dc_interaction *it,
+		   int banned)
 {
 	const char *sf = kb_dc_opt_str(it, "user");
 	const char *name = sf ? kb_dc_resolved_user_name(it, sf) : NULL;
@@ -42,32 +43,39 @@ static json_t *ban(struct kb_dc *dc, const struct kb_dc_interaction *it, int ban
 			rc = kb_gw_user_set_banned(dc->g, uid, 1);
 	}
 	if (rc == -ENOENT)
-		return kb__dc_sayf("<@%s> has never used KernelBot; there is no ban to lift.", sf);
+		return kb__dc_sayf(
+			"<@%s> has never used KernelBot; there is no ban to lift.",
+			sf);
 	if (rc < 0)
 		return kb__dc_store_failed(rc);
-	kb_info("discord: admin=%s %s user=%s", it->user_id, banned ? "banned" : "unbanned",
-		uid);
-	return kb__dc_sayf(banned ? "🔨 <@%s> is banned: their submissions are refused."
-			  : "✅ <@%s> may submit again.", sf);
+	kb_info("discord: admin=%s %s user=%s", it->user_id,
+		banned ? "banned" : "unbanned", uid);
+	return kb__dc_sayf(
+		banned ? "🔨 <@%s> is banned: their submissions are refused."
+		       : "✅ <@%s> may submit again.",
+		sf);
 }
 
-static json_t *delete_submission(struct kb_dc *dc, const struct kb_dc_interaction *it)
+static json_t *delete_submission(struct kb_dc *dc,
+				 const struct kb_dc_interaction *it)
 {
 	const struct kb_dc_option *o = kb_dc_opt(it, "submission_id");
 	char lb[128], gpu[64];
 	int changed = 0, rc;
 
 	if (!o || o->num <= 0)
-		return kb__dc_sayf("❌ `submission_id` must be a positive number.");
-	rc = kb_gw_sub_delete(dc->g, (uint64_t)o->num, NULL, lb, sizeof(lb), gpu,
-			      sizeof(gpu), &changed);
+		return kb__dc_sayf(
+			"❌ `submission_id` must be a positive number.");
+	rc = kb_gw_sub_delete(dc->g, (uint64_t)o->num, NULL, lb, sizeof(lb),
+			      gpu, sizeof(gpu), &changed);
 	if (rc == -ENOENT)
 		return kb__dc_sayf("❌ There is no submission #%lld.", o->num);
 	if (rc < 0)
 		return kb__dc_store_failed(rc);
 	kb_info("discord: admin=%s deleted sub=%lld", it->user_id, o->num);
-	return kb__dc_sayf("🗑️ Submission #%lld (`%s` on %s) is deleted%s.", o->num, lb, gpu,
-		   changed ? "; the ranking was recomputed" : "");
+	return kb__dc_sayf(
+		"🗑️ Submission #%lld (`%s` on %s) is deleted%s.", o->num,
+		lb, gpu, changed ? "; the ranking was recomputed" : "");
 }
 
 /* ---- reload-problems ---- */
@@ -83,10 +91,15 @@ static void job_reload(struct kb_dc *dc, const struct kb_dc_interaction *it,
 
 	if (rc < 0) {
 		char *c = kb_dc_text_clean(err, strlen(err), 1500, 1);
-		kb_buf_printf(&b, "❌ The problem files on disk do not load, so a restart "
-				  "would fail too:\n```\n%s\n```", c ? c : "?");
+		kb_buf_printf(
+			&b,
+			"❌ The problem files on disk do not load, so a restart "
+			"would fail too:\n```\n%s\n```",
+			c ? c : "?");
 		free(c);
-		kb__dc_reply(dc, it, b.data ? b.data : "❌ The problem files do not load.",
+		kb__dc_reply(dc, it,
+			     b.data ? b.data
+				    : "❌ The problem files do not load.",
 			     NULL, 0, 1);
 		kb_buf_free(&b);
 		return;
@@ -100,7 +113,8 @@ static void job_reload(struct kb_dc *dc, const struct kb_dc_interaction *it,
 			continue;
 		}
 		if (kb__dc_task_fingerprint(t, NULL, NULL, a) < 0 ||
-		    kb__dc_task_fingerprint(lb->task, lb->file_contents, lb->file_lens, z) < 0 ||
+		    kb__dc_task_fingerprint(lb->task, lb->file_contents,
+					    lb->file_lens, z) < 0 ||
 		    memcmp(a, z, sizeof(a)) != 0)
 			kb_buf_printf(&changed, " `%s`", t->name);
 		else
@@ -112,8 +126,10 @@ static void job_reload(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		    !kb_problemset_find(&ps, lb->task->name))
 			kb_buf_printf(&gone, " `%s`", lb->task->name);
 	}
-	kb_buf_printf(&b, "**Problem definitions** (`KB_PROBLEMS`): %zu on disk, "
-			  "%zu unchanged.\n", ps.n, n_same);
+	kb_buf_printf(&b,
+		      "**Problem definitions** (`KB_PROBLEMS`): %zu on disk, "
+		      "%zu unchanged.\n",
+		      ps.n, n_same);
 	if (added.data)
 		kb_buf_printf(&b, "New on disk:%s\n", added.data);
 	if (changed.data)
@@ -121,14 +137,19 @@ static void job_reload(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	if (gone.data)
 		kb_buf_printf(&b, "No longer on disk:%s\n", gone.data);
 	if (added.data || changed.data || gone.data)
-		kb_buf_printf(&b, "A running gateway keeps the definitions it started with "
-				  "(every replica must judge alike), so apply these with a "
-				  "rolling restart of the gateways, e.g. `kubectl rollout "
-				  "restart deployment/kb-gateway`. Workers need no restart: "
-				  "each submission carries its task.");
+		kb_buf_printf(
+			&b,
+			"A running gateway keeps the definitions it started with "
+			"(every replica must judge alike), so apply these with a "
+			"rolling restart of the gateways, e.g. `kubectl rollout "
+			"restart deployment/kb-gateway`. Workers need no restart: "
+			"each submission carries its task.");
 	else
-		kb_buf_printf(&b, "Everything loaded matches the files: nothing to reload.");
-	kb__dc_reply(dc, it, b.data ? b.data : "⚠️ Out of memory.", NULL, 0, 1);
+		kb_buf_printf(
+			&b,
+			"Everything loaded matches the files: nothing to reload.");
+	kb__dc_reply(dc, it, b.data ? b.data : "⚠️ Out of memory.", NULL, 0,
+		     1);
 	kb_info("discord: admin=%s compared problem definitions", it->user_id);
 	kb_buf_free(&b);
 	kb_buf_free(&added);
@@ -150,9 +171,10 @@ json_t *kb__dc_cmd_admin(struct kb_dc *dc, const struct kb_dc_interaction *it,
 			return kb__dc_store_failed(rc);
 		kb_info("discord: admin=%s %s submissions", it->user_id,
 			on ? "started" : "stopped");
-		return kb__dc_sayf(on ? "▶️ KernelBot accepts submissions again."
-			      : "⏸️ KernelBot stopped accepting submissions (running ones "
-				"finish). `/admin start` resumes.");
+		return kb__dc_sayf(
+			on ? "▶️ KernelBot accepts submissions again."
+			   : "⏸️ KernelBot stopped accepting submissions (running ones "
+			     "finish). `/admin start` resumes.");
 	}
 	if (strcmp(sub, "ban") == 0)
 		return ban(dc, it, 1);

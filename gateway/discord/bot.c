@@ -34,13 +34,14 @@ static const struct kb_cfg_entry config[] = {
 	 "application id (snowflake)"},
 	{"DISCORD_BOT_TOKEN", KB_CFG_STRING, "", 0, 0, 1, &C.bot_token,
 	 "bot token (announcements, late results, registration)"},
-	{"DISCORD_API_BASE", KB_CFG_STRING, "https://discord.com/api/v10", 0, 0, 0,
-	 &C.api_base, "Discord REST API base URL"},
+	{"DISCORD_API_BASE", KB_CFG_STRING, "https://discord.com/api/v10", 0, 0,
+	 0, &C.api_base, "Discord REST API base URL"},
 	{"DISCORD_GUILD_ID", KB_CFG_STRING, "", 0, 0, 0, &C.guild_id,
 	 "guild for command registration; empty: global commands"},
 	{"DISCORD_ANNOUNCE_CHANNEL_ID", KB_CFG_STRING, "", 0, 0, 0,
 	 &C.announce_channel, "channel for top-3 announcements; empty: none"},
-	{"DISCORD_SUBMIT_CHANNEL_ID", KB_CFG_STRING, "", 0, 0, 0, &C.submit_channel,
+	{"DISCORD_SUBMIT_CHANNEL_ID", KB_CFG_STRING, "", 0, 0, 0,
+	 &C.submit_channel,
 	 "only accept submissions in this channel; empty: any"},
 	{"DISCORD_ADMIN_IDS", KB_CFG_STRING, "", 0, 0, 0, &C.admin_ids,
 	 "user and role ids allowed to run /admin (comma-separated)"},
@@ -48,7 +49,8 @@ static const struct kb_cfg_entry config[] = {
 	 "https://cdn.discordapp.com/,https://media.discordapp.net/", 0, 0, 0,
 	 &C.cdn_prefixes, "URL prefixes attachments may be fetched from"},
 	{"DISCORD_EDIT_INTERVAL_MS", KB_CFG_INT, "1000", 100, 60000, 0,
-	 &C.edit_interval_ms, "least time between two progress edits of a message"},
+	 &C.edit_interval_ms,
+	 "least time between two progress edits of a message"},
 	{"DISCORD_MAX_AGE_S", KB_CFG_INT, "300", 5, 3600, 0, &C.max_age_s,
 	 "oldest signed timestamp accepted"},
 	{"DISCORD_MAX_FUTURE_S", KB_CFG_INT, "60", 0, 3600, 0, &C.max_future_s,
@@ -59,12 +61,13 @@ static const struct kb_cfg_entry config[] = {
 	 &C.rest_timeout_ms, "timeout of one REST call"},
 	{"DISCORD_FETCH_TIMEOUT_MS", KB_CFG_INT, "15000", 500, 120000, 0,
 	 &C.fetch_timeout_ms, "timeout of one attachment download"},
-	{"DISCORD_FOLD_WAIT_MS", KB_CFG_INT, "15000", 0, 300000, 0, &C.fold_wait_ms,
+	{"DISCORD_FOLD_WAIT_MS", KB_CFG_INT, "15000", 0, 300000, 0,
+	 &C.fold_wait_ms,
 	 "how long a ranked result waits for the ranking before it is shown"},
 	{"DISCORD_DRAIN_MS", KB_CFG_INT, "5000", 0, 60000, 0, &C.drain_ms,
 	 "on shutdown, how long queued REST calls may still go out"},
-	{"DISCORD_MAX_BODY", KB_CFG_INT, "262144", 4096, 16777216, 0, &C.max_body,
-	 "largest interaction body accepted"},
+	{"DISCORD_MAX_BODY", KB_CFG_INT, "262144", 4096, 16777216, 0,
+	 &C.max_body, "largest interaction body accepted"},
 };
 
 struct kb_dc_job {
@@ -132,7 +135,8 @@ static void job_run(struct kb_dc *dc, struct kb_dc_job *j)
 	struct kb_dc_interaction it;
 	char err[128];
 
-	if (kb_dc_interaction_parse(j->body, j->len, &it, err, sizeof(err)) == 0)
+	if (kb_dc_interaction_parse(j->body, j->len, &it, err, sizeof(err)) ==
+	    0)
 		j->fn(dc, &it, j->received_ms);
 	else
 		kb_error("discord: queued interaction does not parse: %s", err);
@@ -170,33 +174,40 @@ static void *job_thread(void *arg)
 
 static int check_config(char *errstr, size_t errstr_size)
 {
-	if (!C.app_id[0] || strspn(C.app_id, "0123456789") != strlen(C.app_id)) {
-		snprintf(errstr, errstr_size, "DISCORD_APPLICATION_ID must be the "
-					      "application's id (digits) when "
-					      "DISCORD_PUBLIC_KEY is set");
+	if (!C.app_id[0] ||
+	    strspn(C.app_id, "0123456789") != strlen(C.app_id)) {
+		snprintf(errstr, errstr_size,
+			 "DISCORD_APPLICATION_ID must be the "
+			 "application's id (digits) when "
+			 "DISCORD_PUBLIC_KEY is set");
 		return -EINVAL;
 	}
-	if (strncmp(C.api_base, "http://", 7) != 0 && strncmp(C.api_base, "https://", 8) != 0) {
-		snprintf(errstr, errstr_size, "DISCORD_API_BASE must be an http(s) URL");
+	if (strncmp(C.api_base, "http://", 7) != 0 &&
+	    strncmp(C.api_base, "https://", 8) != 0) {
+		snprintf(errstr, errstr_size,
+			 "DISCORD_API_BASE must be an http(s) URL");
 		return -EINVAL;
 	}
 	const char *ids[] = {C.guild_id, C.announce_channel, C.submit_channel};
-	const char *names[] = {"DISCORD_GUILD_ID", "DISCORD_ANNOUNCE_CHANNEL_ID",
+	const char *names[] = {"DISCORD_GUILD_ID",
+			       "DISCORD_ANNOUNCE_CHANNEL_ID",
 			       "DISCORD_SUBMIT_CHANNEL_ID"};
 	for (size_t i = 0; i < 3; i++)
 		if (strspn(ids[i], "0123456789") != strlen(ids[i])) {
-			snprintf(errstr, errstr_size, "%s must be a snowflake (digits)",
-				 names[i]);
+			snprintf(errstr, errstr_size,
+				 "%s must be a snowflake (digits)", names[i]);
 			return -EINVAL;
 		}
 	if (strspn(C.admin_ids, "0123456789, \t") != strlen(C.admin_ids)) {
-		snprintf(errstr, errstr_size, "DISCORD_ADMIN_IDS must list user or "
-					      "role ids (digits, comma-separated)");
+		snprintf(errstr, errstr_size,
+			 "DISCORD_ADMIN_IDS must list user or "
+			 "role ids (digits, comma-separated)");
 		return -EINVAL;
 	}
 	if (C.announce_channel[0] && !C.bot_token[0]) {
-		snprintf(errstr, errstr_size, "DISCORD_ANNOUNCE_CHANNEL_ID needs "
-					      "DISCORD_BOT_TOKEN");
+		snprintf(errstr, errstr_size,
+			 "DISCORD_ANNOUNCE_CHANNEL_ID needs "
+			 "DISCORD_BOT_TOKEN");
 		return -EINVAL;
 	}
 	return 0;
@@ -225,7 +236,8 @@ static int start(struct kb_gw *g, char *errstr, size_t errstr_size)
 	struct kb_dc *dc;
 	int rc;
 
-	if (kb_config_load(config, KB_ARRAY_LEN(config), errstr, errstr_size) < 0)
+	if (kb_config_load(config, KB_ARRAY_LEN(config), errstr, errstr_size) <
+	    0)
 		return -EINVAL;
 	kb_config_log(config, KB_ARRAY_LEN(config));
 	if (!C.public_key[0]) {
@@ -242,7 +254,8 @@ static int start(struct kb_gw *g, char *errstr, size_t errstr_size)
 	pthread_mutex_init(&dc->mu, NULL);
 	pthread_cond_init(&dc->cv, NULL);
 	if (kb_dc_hex_decode(C.public_key, dc->pk, sizeof(dc->pk)) < 0) {
-		snprintf(errstr, errstr_size, "DISCORD_PUBLIC_KEY must be 64 hex digits");
+		snprintf(errstr, errstr_size,
+			 "DISCORD_PUBLIC_KEY must be 64 hex digits");
 		destroy(dc);
 		return -EINVAL;
 	}
@@ -275,8 +288,8 @@ static int start(struct kb_gw *g, char *errstr, size_t errstr_size)
 	for (long i = 0; i < C.job_threads; i++) {
 		rc = pthread_create(&dc->threads[i], NULL, job_thread, dc);
 		if (rc != 0) {
-			snprintf(errstr, errstr_size, "cannot start a job thread: %s",
-				 strerror(rc));
+			snprintf(errstr, errstr_size,
+				 "cannot start a job thread: %s", strerror(rc));
 			destroy(dc);
 			return -rc;
 		}

@@ -60,27 +60,35 @@ static json_t *command(struct kb_dc *dc, struct kb_gw_req *r,
 		if (strcmp(commands[i].name, it->command) == 0)
 			break;
 	if (i == sizeof(commands) / sizeof(commands[0])) {
-		char *name = kb_dc_text_clean(it->command, strlen(it->command), 96, 1);
+		char *name = kb_dc_text_clean(it->command, strlen(it->command),
+					      96, 1);
 		char msg[256];
-		snprintf(msg, sizeof(msg), "❓ Unknown command `/%s`. The commands "
-					   "may have changed: try `/leaderboard list`.",
+		snprintf(msg, sizeof(msg),
+			 "❓ Unknown command `/%s`. The commands "
+			 "may have changed: try `/leaderboard list`.",
 			 name ? name : "?");
 		free(name);
 		kb_warn("discord: unknown command user=%s", it->user_id);
 		return kb_dc_resp_message(msg, 1);
 	}
 	if (commands[i].admin && !kb__dc_is_admin(dc, it))
-		return kb_dc_resp_message("⛔ Only KernelBot admins may use `/admin`.", 1);
+		return kb_dc_resp_message(
+			"⛔ Only KernelBot admins may use `/admin`.", 1);
 	resp = commands[i].fn(dc, it, &defer);
 	if (resp || !defer)
 		return resp;
-	int rc = kb__dc_job_submit(dc, defer, r->json, r->json_len, kb_now_ms());
+	int rc =
+		kb__dc_job_submit(dc, defer, r->json, r->json_len, kb_now_ms());
 	if (rc == -ESHUTDOWN)
-		return kb_dc_resp_message("⏳ KernelBot is restarting; please try "
-					  "again in a minute.", 1);
+		return kb_dc_resp_message(
+			"⏳ KernelBot is restarting; please try "
+			"again in a minute.",
+			1);
 	if (rc < 0)
-		return kb_dc_resp_message("⏳ KernelBot is busy; please try again "
-					  "in a minute.", 1);
+		return kb_dc_resp_message(
+			"⏳ KernelBot is busy; please try again "
+			"in a minute.",
+			1);
 	return kb_dc_resp_deferred(1);
 }
 
@@ -102,7 +110,8 @@ static int first_delivery(struct kb_dc *dc, struct kb_gw_req *r,
 		return 0;
 	}
 	snprintf(key, sizeof(key), KB_KEY_DISCORD_SEEN, it->id);
-	rc = kb_gw_seen_once(dc->g, key, dc->cfg.max_age_s + dc->cfg.max_future_s);
+	rc = kb_gw_seen_once(dc->g, key,
+			     dc->cfg.max_age_s + dc->cfg.max_future_s);
 	if (rc < 0) {
 		kb_gw_store_failed(r, rc);
 		return 0;
@@ -151,14 +160,15 @@ static void interactions_finish(struct kb_gw_req *r)
 			  dc->cfg.max_future_s);
 	if (rc < 0) {
 		kb_info("discord: refused a request: %s",
-			rc == -ETIME ? "stale timestamp" : rc == -EBADMSG ? "bad signature"
-							   : "malformed signature headers");
+			rc == -ETIME     ? "stale timestamp"
+			: rc == -EBADMSG ? "bad signature"
+					 : "malformed signature headers");
 		kb__dc_release(dc);
 		kb_gw_reply_error(r, 401, "invalid request signature");
 		return;
 	}
-	if (kb_dc_interaction_parse(r->json ? r->json : "", r->json_len, &it, err,
-				    sizeof(err)) < 0) {
+	if (kb_dc_interaction_parse(r->json ? r->json : "", r->json_len, &it,
+				    err, sizeof(err)) < 0) {
 		kb__dc_release(dc);
 		kb_dc_interaction_clear(&it);
 		kb_gw_reply_error(r, 400, "malformed interaction: %s", err);
@@ -182,7 +192,8 @@ static void interactions_finish(struct kb_gw_req *r)
 		resp = command(dc, r, &it);
 		break;
 	default:
-		resp = kb_dc_resp_message("This interaction is not supported.", 1);
+		resp = kb_dc_resp_message("This interaction is not supported.",
+					  1);
 		break;
 	}
 	kb__dc_release(dc);

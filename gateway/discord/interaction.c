@@ -62,7 +62,8 @@ static int walk(struct kb_dc_interaction *it, json_t *opts, int depth,
 		snprintf(errstr, errstr_size, "malformed options");
 		return -EINVAL;
 	}
-	json_array_foreach(opts, i, o) {
+	json_array_foreach(opts, i, o)
+	{
 		int type = (int)json_integer_value(json_object_get(o, "type"));
 		if (!json_is_object(o)) {
 			snprintf(errstr, errstr_size, "malformed option");
@@ -71,13 +72,16 @@ static int walk(struct kb_dc_interaction *it, json_t *opts, int depth,
 		if (type == KB_DC_OPT_SUBCOMMAND || type == KB_DC_OPT_GROUP) {
 			const char *name = str_at(o, "name");
 			size_t n = strlen(it->command);
-			if (!name || n + 1 + strlen(name) >= sizeof(it->command)) {
-				snprintf(errstr, errstr_size, "malformed subcommand");
+			if (!name ||
+			    n + 1 + strlen(name) >= sizeof(it->command)) {
+				snprintf(errstr, errstr_size,
+					 "malformed subcommand");
 				return -EINVAL;
 			}
-			snprintf(it->command + n, sizeof(it->command) - n, " %s", name);
-			if (walk(it, json_object_get(o, "options"), depth + 1, errstr,
-				 errstr_size) < 0)
+			snprintf(it->command + n, sizeof(it->command) - n,
+				 " %s", name);
+			if (walk(it, json_object_get(o, "options"), depth + 1,
+				 errstr, errstr_size) < 0)
 				return -EINVAL;
 		} else if (add_leaf(it, o, errstr, errstr_size) < 0) {
 			return -EINVAL;
@@ -100,7 +104,8 @@ static void parse_user(struct kb_dc_interaction *it)
 	it->user_name = str_at(user, "global_name");
 	if (!it->user_name || !*it->user_name)
 		it->user_name = str_at(user, "username");
-	json_array_foreach(roles, i, r) {
+	json_array_foreach(roles, i, r)
+	{
 		if (json_is_string(r) && it->nroles < KB_DC_MAX_ROLES)
 			it->roles[it->nroles++] = json_string_value(r);
 	}
@@ -130,13 +135,15 @@ int kb_dc_interaction_parse(const char *body, size_t len,
 	out->guild_id = str_at(out->root, "guild_id");
 	out->channel_id = str_at(out->root, "channel_id");
 	if (!out->channel_id)
-		out->channel_id = str_at(json_object_get(out->root, "channel"), "id");
+		out->channel_id =
+			str_at(json_object_get(out->root, "channel"), "id");
 	parse_user(out);
 	if (out->type == KB_DC_IT_PING)
 		return 0;
 	if (!out->token || !out->application_id || !out->user_id) {
-		snprintf(errstr, errstr_size, "interaction without token, "
-					      "application_id or user");
+		snprintf(errstr, errstr_size,
+			 "interaction without token, "
+			 "application_id or user");
 		return -EINVAL;
 	}
 	if (out->type != KB_DC_IT_COMMAND && out->type != KB_DC_IT_AUTOCOMPLETE)
@@ -148,7 +155,8 @@ int kb_dc_interaction_parse(const char *body, size_t len,
 		return -EINVAL;
 	}
 	snprintf(out->command, sizeof(out->command), "%s", name);
-	return walk(out, json_object_get(data, "options"), 1, errstr, errstr_size);
+	return walk(out, json_object_get(data, "options"), 1, errstr,
+		    errstr_size);
 }
 
 void kb_dc_interaction_clear(struct kb_dc_interaction *it)
@@ -193,7 +201,8 @@ static json_t *resolved(const struct kb_dc_interaction *it, const char *kind)
 int kb_dc_attachment(const struct kb_dc_interaction *it, const char *id,
 		     struct kb_dc_attachment *out)
 {
-	json_t *a = id ? json_object_get(resolved(it, "attachments"), id) : NULL;
+	json_t *a = id ? json_object_get(resolved(it, "attachments"), id)
+		       : NULL;
 	json_t *size = json_object_get(a, "size");
 
 	memset(out, 0, sizeof(*out));
@@ -268,12 +277,14 @@ json_t *kb_dc_message_body(const char *content, int ephemeral,
 	json_object_set_new(o, "content", json_string(content ? content : ""));
 	json_object_set_new(o, "allowed_mentions", no_mentions(mention_user));
 	if (ephemeral)
-		json_object_set_new(o, "flags", json_integer(KB_DC_FLAG_EPHEMERAL));
+		json_object_set_new(o, "flags",
+				    json_integer(KB_DC_FLAG_EPHEMERAL));
 	if (nfiles) {
 		json_t *atts = json_array();
 		for (size_t i = 0; i < nfiles; i++)
 			json_array_append_new(atts, json_pack("{s:I,s:s}", "id",
-							      (json_int_t)i, "filename",
+							      (json_int_t)i,
+							      "filename",
 							      file_names[i]));
 		json_object_set_new(o, "attachments", atts);
 	}
@@ -292,8 +303,8 @@ json_t *kb_dc_resp_message(const char *content, int ephemeral)
 json_t *kb_dc_resp_deferred(int ephemeral)
 {
 	if (ephemeral)
-		return json_pack("{s:i,s:{s:i}}", "type", KB_DC_R_DEFERRED, "data",
-				 "flags", KB_DC_FLAG_EPHEMERAL);
+		return json_pack("{s:i,s:{s:i}}", "type", KB_DC_R_DEFERRED,
+				 "data", "flags", KB_DC_FLAG_EPHEMERAL);
 	return json_pack("{s:i}", "type", KB_DC_R_DEFERRED);
 }
 
@@ -311,8 +322,8 @@ static json_t *cut_string(const char *s, size_t max)
 	return json_stringn(s, i);
 }
 
-json_t *kb_dc_resp_choices(const char *const *names,
-			   const char *const *values, size_t n)
+json_t *kb_dc_resp_choices(const char *const *names, const char *const *values,
+			   size_t n)
 {
 	json_t *choices = json_array();
 
@@ -320,10 +331,11 @@ json_t *kb_dc_resp_choices(const char *const *names,
 		return NULL;
 	for (size_t i = 0; i < n && i < KB_DC_CHOICES_MAX; i++) {
 		const char *v = values && values[i] ? values[i] : names[i];
-		json_array_append_new(choices,
-				      json_pack("{s:o,s:o}", "name",
-						cut_string(names[i], CHOICE_NAME_MAX),
-						"value", cut_string(v, CHOICE_NAME_MAX)));
+		json_array_append_new(
+			choices,
+			json_pack("{s:o,s:o}", "name",
+				  cut_string(names[i], CHOICE_NAME_MAX),
+				  "value", cut_string(v, CHOICE_NAME_MAX)));
 	}
 	return json_pack("{s:i,s:{s:o}}", "type", KB_DC_R_AUTOCOMPLETE, "data",
 			 "choices", choices);

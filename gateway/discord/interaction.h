@@ -64,11 +64,11 @@ enum kb_dc_rtype {
 
 struct kb_dc_option {
 	const char *name;
-	int type;          /* enum kb_dc_opt_type */
-	const char *str;   /* string, user/channel/role/attachment ids; else NULL */
-	long long num;     /* integer, boolean */
-	double real;       /* number (and integer) */
-	int focused;       /* autocomplete: the option being typed */
+	int type;        /* enum kb_dc_opt_type */
+	const char *str; /* string, user/channel/role/attachment ids; else NULL */
+	long long num;   /* integer, boolean */
+	double real;     /* number (and integer) */
+	int focused;     /* autocomplete: the option being typed */
 };
 
 struct kb_dc_attachment {
@@ -84,11 +84,11 @@ struct kb_dc_interaction {
 	int type;
 	const char *id, *token, *application_id;
 	const char *guild_id, *channel_id; /* NULL outside a guild / unknown */
-	const char *user_id;   /* always set for commands */
-	const char *user_name; /* global_name, else username */
+	const char *user_id;               /* always set for commands */
+	const char *user_name;             /* global_name, else username */
 	const char *roles[KB_DC_MAX_ROLES];
 	size_t nroles;
-	char command[96];      /* "leaderboard submit ranked" */
+	char command[96]; /* "leaderboard submit ranked" */
 	struct kb_dc_option opts[KB_DC_MAX_OPTIONS];
 	size_t nopts;
 };
@@ -132,8 +132,8 @@ json_t *kb_dc_resp_message(const char *content, int ephemeral);
 json_t *kb_dc_resp_deferred(int ephemeral);
 /* choices: n names and values (value NULL: same as name); at most 25 are
  * used, names cut to 100 characters. */
-json_t *kb_dc_resp_choices(const char *const *names,
-			   const char *const *values, size_t n);
+json_t *kb_dc_resp_choices(const char *const *names, const char *const *values,
+			   size_t n);
 
 /* The body of a message create/edit (content, flags, allowed_mentions, and
  * one attachments entry per file name, ids 0..n-1). mention_user: a user id

@@ -42,15 +42,15 @@
 #include "verify.h"
 
 struct kb_dc_cfg {
-	char *public_key;    /* hex; "" turns the endpoint off */
+	char *public_key; /* hex; "" turns the endpoint off */
 	char *app_id;
-	char *bot_token;     /* secret */
+	char *bot_token; /* secret */
 	char *api_base;
 	char *guild_id;
 	char *announce_channel;
 	char *submit_channel; /* "" any channel */
-	char *admin_ids;     /* user and role ids */
-	char *cdn_prefixes;  /* URL prefixes scripts may be fetched from */
+	char *admin_ids;      /* user and role ids */
+	char *cdn_prefixes;   /* URL prefixes scripts may be fetched from */
 	long edit_interval_ms;
 	long max_age_s, max_future_s;
 	long job_threads;
@@ -88,7 +88,8 @@ void kb__dc_release(struct kb_dc *dc);
 
 /* A job: the interaction's raw body, re-parsed by the job thread, and the
  * command function that runs it. */
-typedef void (*kb_dc_job_fn)(struct kb_dc *dc, const struct kb_dc_interaction *it,
+typedef void (*kb_dc_job_fn)(struct kb_dc *dc,
+			     const struct kb_dc_interaction *it,
 			     int64_t received_ms);
 /* Queues a job (copies body). Returns 0, -ENOSPC or -ESHUTDOWN. */
 int kb__dc_job_submit(struct kb_dc *dc, kb_dc_job_fn fn, const char *body,
@@ -138,7 +139,8 @@ void kb__dc_user_id(const char *snowflake, char *out, size_t size);
  * a sentence in why. */
 const struct kb_gw_lb *kb__dc_board(struct kb_dc *dc,
 				    const struct kb_dc_interaction *it,
-				    const char *name, char *why, size_t why_size);
+				    const char *name, char *why,
+				    size_t why_size);
 
 /* ---- commands (each returns the immediate answer; *defer asks the
  * handler to answer "deferred" and run job on a job thread instead) ---- */
@@ -147,20 +149,33 @@ typedef json_t *(*kb_dc_cmd_fn)(struct kb_dc *dc,
 				const struct kb_dc_interaction *it,
 				kb_dc_job_fn *defer);
 
-json_t *kb__dc_cmd_list(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
-json_t *kb__dc_cmd_show(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
-json_t *kb__dc_cmd_show_personal(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
-json_t *kb__dc_cmd_task(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
-json_t *kb__dc_cmd_template(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
-json_t *kb__dc_cmd_get_submission(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
-json_t *kb__dc_cmd_submit(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
-json_t *kb__dc_cmd_admin(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
+json_t *kb__dc_cmd_list(struct kb_dc *, const struct kb_dc_interaction *,
+			kb_dc_job_fn *);
+json_t *kb__dc_cmd_show(struct kb_dc *, const struct kb_dc_interaction *,
+			kb_dc_job_fn *);
+json_t *kb__dc_cmd_show_personal(struct kb_dc *,
+				 const struct kb_dc_interaction *,
+				 kb_dc_job_fn *);
+json_t *kb__dc_cmd_task(struct kb_dc *, const struct kb_dc_interaction *,
+			kb_dc_job_fn *);
+json_t *kb__dc_cmd_template(struct kb_dc *, const struct kb_dc_interaction *,
+			    kb_dc_job_fn *);
+json_t *kb__dc_cmd_get_submission(struct kb_dc *,
+				  const struct kb_dc_interaction *,
+				  kb_dc_job_fn *);
+json_t *kb__dc_cmd_submit(struct kb_dc *, const struct kb_dc_interaction *,
+			  kb_dc_job_fn *);
+json_t *kb__dc_cmd_admin(struct kb_dc *, const struct kb_dc_interaction *,
+			 kb_dc_job_fn *);
 /* /admin ping, show-stats, delete-leaderboard, export (ops.c). */
-json_t *kb__dc_cmd_ops(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
+json_t *kb__dc_cmd_ops(struct kb_dc *, const struct kb_dc_interaction *,
+		       kb_dc_job_fn *);
 /* /admin verify-task (taskcheck.c). */
-json_t *kb__dc_cmd_verify_task(struct kb_dc *, const struct kb_dc_interaction *, kb_dc_job_fn *);
+json_t *kb__dc_cmd_verify_task(struct kb_dc *, const struct kb_dc_interaction *,
+			       kb_dc_job_fn *);
 /* The answer to an autocomplete interaction. */
-json_t *kb__dc_autocomplete(struct kb_dc *dc, const struct kb_dc_interaction *it);
+json_t *kb__dc_autocomplete(struct kb_dc *dc,
+			    const struct kb_dc_interaction *it);
 
 /* A fingerprint of everything a board's submissions depend on (its
  * task's settings, cases, gpus, deadline and files). contents: the

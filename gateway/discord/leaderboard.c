@@ -58,9 +58,10 @@ static int board_visible(struct kb_dc *dc, const struct kb_dc_interaction *it,
 
 static void store_error(char *buf, size_t size, int rc)
 {
-	snprintf(buf, size, rc == -EIO ? "⚠️ The store is unavailable right now; "
-					  "please try again in a minute."
-				       : "⚠️ Something went wrong reading the store.");
+	snprintf(buf, size,
+		 rc == -EIO ? "⚠️ The store is unavailable right now; "
+			      "please try again in a minute."
+			    : "⚠️ Something went wrong reading the store.");
 }
 
 /* Messages: either answered at once (one message) or by a job. */
@@ -107,11 +108,11 @@ static void send_parts(struct kb_dc *dc, const struct kb_dc_interaction *it,
 {
 	for (size_t i = 0; i < p->n; i++) {
 		if (i == 0)
-			kb__dc_edit(dc, it->application_id, it->token, p->v[0], NULL, 0, 0,
-				    "reply");
+			kb__dc_edit(dc, it->application_id, it->token, p->v[0],
+				    NULL, 0, 0, "reply");
 		else
-			kb__dc_followup(dc, it->application_id, it->token, p->v[i], 1, NULL,
-					"reply part");
+			kb__dc_followup(dc, it->application_id, it->token,
+					p->v[i], 1, NULL, "reply part");
 	}
 }
 
@@ -148,7 +149,8 @@ static void run_built(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	char err[512];
 
 	if (build(dc, it, &p, err, sizeof(err)) < 0)
-		kb__dc_edit(dc, it->application_id, it->token, err, NULL, 0, 0, "error");
+		kb__dc_edit(dc, it->application_id, it->token, err, NULL, 0, 0,
+			    "error");
 	else
 		send_parts(dc, it, &p);
 	parts_free(&p);
@@ -161,8 +163,11 @@ static int not_sealed_line(struct kb_buf *b, const struct kb_gw_lb *lb)
 	const char *why = kb_seal_not_sealed(lb->task);
 
 	if (why)
-		kb_buf_printf(b, "⚠️ **Not sealed**: %s; " KB_SEAL_NOT_SEALED_MEANS ".",
-			      why);
+		kb_buf_printf(
+			b,
+			"⚠️ **Not sealed**: %s; " KB_SEAL_NOT_SEALED_MEANS
+			".",
+			why);
 	return why != NULL;
 }
 
@@ -189,10 +194,13 @@ static int build_list(struct kb_dc *dc, const struct kb_dc_interaction *it,
 			continue;
 		fmt_date(lb->deadline_ms, when, sizeof(when));
 		kb_buf_printf(&b, "%-24s %-20s %s", lb->task->name,
-			      lb->deadline_ms >= 0 && lb->deadline_ms < now ? "ended" : when,
+			      lb->deadline_ms >= 0 && lb->deadline_ms < now
+				      ? "ended"
+				      : when,
 			      lb->task->lang);
 		for (size_t g = 0; g < lb->task->ngpus; g++)
-			kb_buf_printf(&b, "%s%s", g ? ", " : "  ", lb->task->gpus[g]);
+			kb_buf_printf(&b, "%s%s", g ? ", " : "  ",
+				      lb->task->gpus[g]);
 		if (atomic_load(&lb->closed))
 			kb_buf_printf(&b, "  (invite only)");
 		if (kb_seal_not_sealed(lb->task))
@@ -201,11 +209,14 @@ static int build_list(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	}
 	if (k == 0) {
 		free(lines);
-		return parts_text(out, "There are no open leaderboards right now.");
+		return parts_text(out,
+				  "There are no open leaderboards right now.");
 	}
 	char title[160];
-	snprintf(title, sizeof(title), "**Leaderboards** (%zu) — deadline, language, "
-				       "GPUs. Submit with `/leaderboard submit ranked`.", k);
+	snprintf(title, sizeof(title),
+		 "**Leaderboards** (%zu) — deadline, language, "
+		 "GPUs. Submit with `/leaderboard submit ranked`.",
+		 k);
 	int rc = kb_dc_text_pack(title, (const char *const *)lines, k, 1,
 				 KB_DC_CONTENT_MAX, &msgs, &nmsgs);
 	for (size_t i = 0; i < k; i++)
@@ -234,19 +245,20 @@ json_t *kb__dc_cmd_list(struct kb_dc *dc, const struct kb_dc_interaction *it,
 
 /* The gpus an answer covers: the option, or all of the board's. Returns
  * 0, or -EINVAL with err set. */
-static int gpus_of(const struct kb_gw_lb *lb, const char *gpu, const char ***gpus,
-		   size_t *n, char *err, size_t err_size)
+static int gpus_of(const struct kb_gw_lb *lb, const char *gpu,
+		   const char ***gpus, size_t *n, char *err, size_t err_size)
 {
 	if (gpu) {
 		if (!kb_gw_lb_has_gpu(lb, gpu)) {
 			char *c = kb_dc_text_clean(gpu, strlen(gpu), 32, 1);
-			snprintf(err, err_size, "❌ `%s` does not run on `%s`; it runs on: ",
+			snprintf(err, err_size,
+				 "❌ `%s` does not run on `%s`; it runs on: ",
 				 lb->task->name, c ? c : "?");
 			free(c);
 			for (size_t i = 0; i < lb->task->ngpus; i++) {
 				size_t l = strlen(err);
-				snprintf(err + l, err_size - l, "%s%s", i ? ", " : "",
-					 lb->task->gpus[i]);
+				snprintf(err + l, err_size - l, "%s%s",
+					 i ? ", " : "", lb->task->gpus[i]);
 			}
 			return -EINVAL;
 		}
@@ -265,11 +277,13 @@ static int gpus_of(const struct kb_gw_lb *lb, const char *gpu, const char ***gpu
 static int build_show(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		      struct parts *out, char *err, size_t err_size)
 {
-	const struct kb_gw_lb *lb = kb__dc_board(dc, it, kb__dc_opt_board(it), err, err_size);
+	const struct kb_gw_lb *lb =
+		kb__dc_board(dc, it, kb__dc_opt_board(it), err, err_size);
 	const char **gpus;
 	size_t ngpus;
 
-	if (!lb || gpus_of(lb, kb_dc_opt_str(it, "gpu"), &gpus, &ngpus, err, err_size) < 0)
+	if (!lb || gpus_of(lb, kb_dc_opt_str(it, "gpu"), &gpus, &ngpus, err,
+			   err_size) < 0)
 		return -EINVAL;
 	struct kb_buf note = {0};
 	if (not_sealed_line(&note, lb)) {
@@ -285,17 +299,21 @@ static int build_show(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		size_t n = 0;
 		long total = 0;
 		char title[256];
-		int rc = kb_gw_ranking(dc->g, lb->task->name, gpus[g], 0, SHOW_TOP, &e, &n);
+		int rc = kb_gw_ranking(dc->g, lb->task->name, gpus[g], 0,
+				       SHOW_TOP, &e, &n);
 		if (rc == 0)
-			rc = kb_gw_ranking_count(dc->g, lb->task->name, gpus[g], NULL, &total);
+			rc = kb_gw_ranking_count(dc->g, lb->task->name, gpus[g],
+						 NULL, &total);
 		if (rc < 0) {
 			free(e);
 			store_error(err, err_size, rc);
 			return rc;
 		}
 		if (n == 0) {
-			snprintf(title, sizeof(title), "**Ranking of `%s` on %s**: no ranked "
-						       "submissions yet.", lb->task->name, gpus[g]);
+			snprintf(title, sizeof(title),
+				 "**Ranking of `%s` on %s**: no ranked "
+				 "submissions yet.",
+				 lb->task->name, gpus[g]);
 			rc = parts_text(out, title);
 			free(e);
 			if (rc < 0)
@@ -307,18 +325,23 @@ static int build_show(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		for (size_t i = 0; lines && i < n; i++) {
 			char t[32], *name, *file;
 			kb_dc_fmt_seconds(e[i].score, t, sizeof(t));
-			name = kb_dc_text_clean(e[i].user_name, strlen(e[i].user_name), 18, 1);
-			file = kb_dc_text_clean(e[i].file_name, strlen(e[i].file_name), 24, 1);
-			if (asprintf(&lines[i], "#%-3ld %-18s %10s  %s", e[i].rank,
-				     name ? name : "?", t, file ? file : "") < 0)
+			name = kb_dc_text_clean(e[i].user_name,
+						strlen(e[i].user_name), 18, 1);
+			file = kb_dc_text_clean(e[i].file_name,
+						strlen(e[i].file_name), 24, 1);
+			if (asprintf(&lines[i], "#%-3ld %-18s %10s  %s",
+				     e[i].rank, name ? name : "?", t,
+				     file ? file : "") < 0)
 				lines[i] = NULL;
 			free(name);
 			free(file);
 		}
-		snprintf(title, sizeof(title), "**Ranking of `%s` on %s** (top %zu of %ld)",
+		snprintf(title, sizeof(title),
+			 "**Ranking of `%s` on %s** (top %zu of %ld)",
 			 lb->task->name, gpus[g], n, total);
-		rc = lines ? kb_dc_text_pack(title, (const char *const *)lines, n, 1,
-					     KB_DC_CONTENT_MAX, &msgs, &nmsgs)
+		rc = lines ? kb_dc_text_pack(title, (const char *const *)lines,
+					     n, 1, KB_DC_CONTENT_MAX, &msgs,
+					     &nmsgs)
 			   : -ENOMEM;
 		for (size_t i = 0; lines && i < n; i++)
 			free(lines[i]);
@@ -387,7 +410,8 @@ static int user_rank(struct kb_dc *dc, const char *lb, const char *gpu,
 static int build_personal(struct kb_dc *dc, const struct kb_dc_interaction *it,
 			  struct parts *out, char *err, size_t err_size)
 {
-	const struct kb_gw_lb *lb = kb__dc_board(dc, it, kb__dc_opt_board(it), err, err_size);
+	const struct kb_gw_lb *lb =
+		kb__dc_board(dc, it, kb__dc_opt_board(it), err, err_size);
 	const char *gpu_opt = kb_dc_opt_str(it, "gpu");
 	struct kb_gw_sub_list l = {0};
 	struct kb_buf head = {0};
@@ -412,11 +436,14 @@ static int build_personal(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		}
 		kb_dc_fmt_seconds(score, t, sizeof(t));
 		if (rank)
-			kb_buf_printf(&head, "\nBest on %s: **%s** (rank #%ld)", gpus[g], t, rank);
+			kb_buf_printf(&head, "\nBest on %s: **%s** (rank #%ld)",
+				      gpus[g], t, rank);
 		else
-			kb_buf_printf(&head, "\nNot ranked on %s yet.", gpus[g]);
+			kb_buf_printf(&head, "\nNot ranked on %s yet.",
+				      gpus[g]);
 	}
-	rc = kb_gw_sub_list_user(dc->g, uid, lb->task->name, 0, PERSONAL_LAST, &l);
+	rc = kb_gw_sub_list_user(dc->g, uid, lb->task->name, 0, PERSONAL_LAST,
+				 &l);
 	if (rc < 0) {
 		kb_buf_free(&head);
 		store_error(err, err_size, rc);
@@ -438,23 +465,32 @@ static int build_personal(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		if (score && *score)
 			kb_dc_fmt_seconds(strtod(score, NULL), t, sizeof(t));
 		fmt_date(ms ? strtoll(ms, NULL, 10) : -1, when, sizeof(when));
-		if (asprintf(&lines[k], "#%-6" PRIu64 " %-9s %-6s %-13s %10s  %s", l.ids[i],
-			     kb_dc_mode_label(mode), gpu ? gpu : "?",
-			     verdict && *verdict ? verdict : status ? status : "?", t,
-			     when) >= 0)
+		if (asprintf(&lines[k],
+			     "#%-6" PRIu64 " %-9s %-6s %-13s %10s  %s",
+			     l.ids[i], kb_dc_mode_label(mode), gpu ? gpu : "?",
+			     verdict && *verdict ? verdict
+			     : status            ? status
+						 : "?",
+			     t, when) >= 0)
 			k++;
 	}
 	kb_gw_sub_list_free(&l);
 	if (k == 0)
-		kb_buf_printf(&head, "\nNo submissions yet: `/leaderboard submit` sends one.");
+		kb_buf_printf(
+			&head,
+			"\nNo submissions yet: `/leaderboard submit` sends one.");
 	else
-		kb_buf_printf(&head, "\nYour last %zu (id, mode, gpu, verdict, score, time):", k);
+		kb_buf_printf(
+			&head,
+			"\nYour last %zu (id, mode, gpu, verdict, score, time):",
+			k);
 	rc = !lines || !head.data ? -ENOMEM
-		: k ? kb_dc_text_pack(head.data, (const char *const *)lines, k, 1,
-				      KB_DC_CONTENT_MAX, &msgs, &nmsgs)
-		    : 0;
+	     : k ? kb_dc_text_pack(head.data, (const char *const *)lines, k, 1,
+				   KB_DC_CONTENT_MAX, &msgs, &nmsgs)
+		 : 0;
 	if (rc == 0)
-		rc = k ? parts_add(out, msgs, nmsgs) : parts_text(out, head.data);
+		rc = k ? parts_add(out, msgs, nmsgs)
+		       : parts_text(out, head.data);
 	for (size_t i = 0; lines && i < k; i++)
 		free(lines[i]);
 	free(lines);
@@ -483,46 +519,55 @@ static void job_task(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		     int64_t received_ms)
 {
 	char err[256], when[40];
-	const struct kb_gw_lb *lb = kb__dc_board(dc, it, kb__dc_opt_board(it), err,
-						 sizeof(err));
+	const struct kb_gw_lb *lb =
+		kb__dc_board(dc, it, kb__dc_opt_board(it), err, sizeof(err));
 	struct kb_dc_file files[TASK_FILES_MAX + 1];
 	size_t nf = 0;
 	struct kb_buf b = {0};
 
 	if (!lb) {
-		kb__dc_edit(dc, it->application_id, it->token, err, NULL, 0, 0, "error");
+		kb__dc_edit(dc, it->application_id, it->token, err, NULL, 0, 0,
+			    "error");
 		return;
 	}
 	const struct kb_task *t = lb->task;
 	fmt_date(lb->deadline_ms, when, sizeof(when));
-	kb_buf_printf(&b, "**Task `%s`** · language %s · deadline %s · GPUs:", t->name,
-		      t->lang, when);
+	kb_buf_printf(&b, "**Task `%s`** · language %s · deadline %s · GPUs:",
+		      t->name, t->lang, when);
 	for (size_t i = 0; i < t->ngpus; i++)
 		kb_buf_printf(&b, " %s", t->gpus[i]);
 	kb_buf_printf(&b, "\n");
 	if (not_sealed_line(&b, lb))
 		kb_buf_printf(&b, "\n");
-	char *desc = kb_dc_text_clean(t->description, strlen(t->description), 0, 0);
-	char *fit = desc ? kb_dc_text_fit(desc, DESCRIPTION_MAX,
-					  "\n[… the whole description is attached]")
-			 : NULL;
+	char *desc =
+		kb_dc_text_clean(t->description, strlen(t->description), 0, 0);
+	char *fit =
+		desc ? kb_dc_text_fit(desc, DESCRIPTION_MAX,
+				      "\n[… the whole description is attached]")
+		     : NULL;
 	kb_buf_printf(&b, "%s\n", fit ? fit : "");
 	if (desc && fit && strcmp(desc, fit) != 0) {
-		files[nf++] = (struct kb_dc_file){(char *)"description.md", desc, strlen(desc)};
+		files[nf++] = (struct kb_dc_file){(char *)"description.md",
+						  desc, strlen(desc)};
 	}
 	for (size_t i = 0; i < t->nfiles && nf < TASK_FILES_MAX; i++) {
 		if (i == lb->submission_file || !lb->file_contents[i])
 			continue;
-		files[nf++] = (struct kb_dc_file){t->files[i].name, lb->file_contents[i],
+		files[nf++] = (struct kb_dc_file){t->files[i].name,
+						  lb->file_contents[i],
 						  lb->file_lens[i]};
 	}
 	if (nf)
-		kb_buf_printf(&b, "The task's files are attached (your file is `%s`).",
-			      lb->submission_file < t->nfiles ? t->files[lb->submission_file].name
-							      : "?");
-	char *msg = b.data ? kb_dc_text_fit(b.data, KB_DC_CONTENT_MAX, NULL) : NULL;
-	kb__dc_edit(dc, it->application_id, it->token, msg ? msg : "⚠️ Out of memory.",
-		    files, nf, 0, "task");
+		kb_buf_printf(
+			&b,
+			"The task's files are attached (your file is `%s`).",
+			lb->submission_file < t->nfiles
+				? t->files[lb->submission_file].name
+				: "?");
+	char *msg = b.data ? kb_dc_text_fit(b.data, KB_DC_CONTENT_MAX, NULL)
+			   : NULL;
+	kb__dc_edit(dc, it->application_id, it->token,
+		    msg ? msg : "⚠️ Out of memory.", files, nf, 0, "task");
 	free(msg);
 	free(fit);
 	free(desc);
@@ -544,7 +589,8 @@ json_t *kb__dc_cmd_task(struct kb_dc *dc, const struct kb_dc_interaction *it,
 
 /* The template entry for lang (case-insensitive), the only one when lang
  * is NULL and there is one, else NULL. */
-static const struct kb_kv *template_of(const struct kb_task *t, const char *lang)
+static const struct kb_kv *template_of(const struct kb_task *t,
+				       const char *lang)
 {
 	if (!lang)
 		return t->ntemplates == 1 ? &t->templates[0] : NULL;
@@ -557,14 +603,17 @@ static const struct kb_kv *template_of(const struct kb_task *t, const char *lang
 static int template_error(const struct kb_task *t, const char *lang, char *err,
 			  size_t size)
 {
-	char *c = kb_dc_text_clean(lang ? lang : "", lang ? strlen(lang) : 0, 32, 1);
+	char *c = kb_dc_text_clean(lang ? lang : "", lang ? strlen(lang) : 0,
+				   32, 1);
 
 	if (t->ntemplates == 0)
 		snprintf(err, size, "❌ `%s` has no templates.", t->name);
 	else
-		snprintf(err, size, lang ? "❌ `%s` has no template for `%s`. Choose one of:"
-					 : "❌ `%s` has several templates%s; choose one of:",
-			 t->name, lang ? c : "");
+		snprintf(
+			err, size,
+			lang ? "❌ `%s` has no template for `%s`. Choose one of:"
+			     : "❌ `%s` has several templates%s; choose one of:",
+			t->name, lang ? c : "");
 	for (size_t i = 0; i < t->ntemplates; i++) {
 		size_t l = strlen(err);
 		snprintf(err + l, size - l, " `%s`", t->templates[i].key);
@@ -577,30 +626,35 @@ static void job_template(struct kb_dc *dc, const struct kb_dc_interaction *it,
 			 int64_t received_ms)
 {
 	char err[512], path[PATH_MAX], fname[160];
-	const struct kb_gw_lb *lb = kb__dc_board(dc, it, kb__dc_opt_board(it), err,
-						 sizeof(err));
-	const struct kb_kv *tpl = lb ? template_of(lb->task, kb_dc_opt_str(it, "lang")) : NULL;
+	const struct kb_gw_lb *lb =
+		kb__dc_board(dc, it, kb__dc_opt_board(it), err, sizeof(err));
+	const struct kb_kv *tpl =
+		lb ? template_of(lb->task, kb_dc_opt_str(it, "lang")) : NULL;
 	char *code = NULL;
 	size_t len = 0;
 	struct kb_buf b = {0};
 
 	if (lb && !tpl)
-		template_error(lb->task, kb_dc_opt_str(it, "lang"), err, sizeof(err));
+		template_error(lb->task, kb_dc_opt_str(it, "lang"), err,
+			       sizeof(err));
 	if (!tpl) {
-		kb__dc_edit(dc, it->application_id, it->token, err, NULL, 0, 0, "error");
+		kb__dc_edit(dc, it->application_id, it->token, err, NULL, 0, 0,
+			    "error");
 		return;
 	}
 	if (kb_task_read(lb->task, tpl->value, 1u << 20, &code, &len, path,
 			 sizeof(path)) < 0) {
 		kb_error("discord: template %s", path);
 		kb__dc_edit(dc, it->application_id, it->token,
-			    "⚠️ The template cannot be read right now.", NULL, 0, 0, "error");
+			    "⚠️ The template cannot be read right now.",
+			    NULL, 0, 0, "error");
 		return;
 	}
 	const struct kb_lang *lang = kb_lang_find(lb->task->lang);
 	const char *cc = lang ? lang->comment : "//";
 	const char *ext = strrchr(tpl->value, '.');
-	snprintf(fname, sizeof(fname), "%s%s", lb->task->name, ext ? ext : ".txt");
+	snprintf(fname, sizeof(fname), "%s%s", lb->task->name,
+		 ext ? ext : ".txt");
 	kb_buf_printf(&b, "%s!POPCORN leaderboard %s\n", cc, lb->task->name);
 	if (lb->task->ngpus)
 		kb_buf_printf(&b, "%s!POPCORN gpu %s\n", cc, lb->task->gpus[0]);
@@ -608,25 +662,30 @@ static void job_template(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	kb_buf_append(&b, code, len);
 	struct kb_dc_file f = {fname, b.data, b.len};
 	char msg[300];
-	snprintf(msg, sizeof(msg), "**Starter code for `%s`** (%s). Submit it with "
-				   "`/leaderboard submit test`.", lb->task->name, tpl->key);
+	snprintf(msg, sizeof(msg),
+		 "**Starter code for `%s`** (%s). Submit it with "
+		 "`/leaderboard submit test`.",
+		 lb->task->name, tpl->key);
 	if (b.data)
-		kb__dc_edit(dc, it->application_id, it->token, msg, &f, 1, 0, "template");
+		kb__dc_edit(dc, it->application_id, it->token, msg, &f, 1, 0,
+			    "template");
 	free(code);
 	kb_buf_free(&b);
 }
 
-json_t *kb__dc_cmd_template(struct kb_dc *dc, const struct kb_dc_interaction *it,
+json_t *kb__dc_cmd_template(struct kb_dc *dc,
+			    const struct kb_dc_interaction *it,
 			    kb_dc_job_fn *defer)
 {
 	char err[512];
-	const struct kb_gw_lb *lb = kb__dc_board(dc, it, kb__dc_opt_board(it), err,
-						 sizeof(err));
+	const struct kb_gw_lb *lb =
+		kb__dc_board(dc, it, kb__dc_opt_board(it), err, sizeof(err));
 
 	if (!lb)
 		return error_msg(err);
 	if (!template_of(lb->task, kb_dc_opt_str(it, "lang"))) {
-		template_error(lb->task, kb_dc_opt_str(it, "lang"), err, sizeof(err));
+		template_error(lb->task, kb_dc_opt_str(it, "lang"), err,
+			       sizeof(err));
 		return error_msg(err);
 	}
 	*defer = job_template;
@@ -649,7 +708,8 @@ static int sub_id_of(const struct kb_dc_interaction *it, uint64_t *id)
 	return 0;
 }
 
-static void job_get_submission(struct kb_dc *dc, const struct kb_dc_interaction *it,
+static void job_get_submission(struct kb_dc *dc,
+			       const struct kb_dc_interaction *it,
 			       int64_t received_ms)
 {
 	struct kb_gw_sub_rec rec;
@@ -662,7 +722,8 @@ static void job_get_submission(struct kb_dc *dc, const struct kb_dc_interaction 
 	rc = kb_gw_sub_fetch(dc->g, id, 1, &rec);
 	if (rc < 0 && rc != -ENOENT) {
 		store_error(msg, sizeof(msg), rc);
-		kb__dc_edit(dc, it->application_id, it->token, msg, NULL, 0, 0, "error");
+		kb__dc_edit(dc, it->application_id, it->token, msg, NULL, 0, 0,
+			    "error");
 		return;
 	}
 	const char *owner = rc == 0 ? kb_gw_sub_field(&rec, "user_id") : NULL;
@@ -671,23 +732,29 @@ static void job_get_submission(struct kb_dc *dc, const struct kb_dc_interaction 
 		/* Others learn nothing of ids that are not theirs; admins may
 		 * hear that one does not exist. */
 		if (admin)
-			snprintf(msg, sizeof(msg), "❌ There is no submission #%" PRIu64 ".", id);
+			snprintf(msg, sizeof(msg),
+				 "❌ There is no submission #%" PRIu64 ".", id);
 		else
-			snprintf(msg, sizeof(msg), "❌ Submission #%" PRIu64 " is not one of "
-						   "your submissions.", id);
-		kb__dc_edit(dc, it->application_id, it->token, msg, NULL, 0, 0, "error");
+			snprintf(msg, sizeof(msg),
+				 "❌ Submission #%" PRIu64 " is not one of "
+				 "your submissions.",
+				 id);
+		kb__dc_edit(dc, it->application_id, it->token, msg, NULL, 0, 0,
+			    "error");
 		if (rc == 0)
 			kb_gw_sub_rec_free(&rec);
 		return;
 	}
-	const char *lb = kb_gw_sub_field(&rec, "lb"), *gpu = kb_gw_sub_field(&rec, "gpu");
+	const char *lb = kb_gw_sub_field(&rec, "lb"),
+		   *gpu = kb_gw_sub_field(&rec, "gpu");
 	const char *mode = kb_gw_sub_field(&rec, "mode");
 	const char *fname = kb_gw_sub_field(&rec, "file_name");
 	const char *status = kb_gw_sub_field(&rec, "status");
 	const char *verdict = kb_gw_sub_field(&rec, "verdict");
 	const char *score = kb_gw_sub_field(&rec, "score");
 	const char *ms = kb_gw_sub_field(&rec, "submitted_ms");
-	struct kb_dc_sub_head h = {id, lb ? lb : "?", gpu ? gpu : "?", mode ? mode : "?",
+	struct kb_dc_sub_head h = {id, lb ? lb : "?", gpu ? gpu : "?",
+				   mode ? mode : "?",
 				   fname ? fname : "submission"};
 	struct kb_buf b = {0};
 	struct kb_dc_file files[2];
@@ -697,11 +764,13 @@ static void job_get_submission(struct kb_dc *dc, const struct kb_dc_interaction 
 
 	fmt_date(ms ? strtoll(ms, NULL, 10) : -1, when, sizeof(when));
 	if (rec.res && rec.res->type == REDIS_REPLY_STRING)
-		res = kb__result__unpack(NULL, rec.res->len, (const uint8_t *)rec.res->str);
+		res = kb__result__unpack(NULL, rec.res->len,
+					 (const uint8_t *)rec.res->str);
 	if (res) {
 		kb_report_redact(res);
 		report = kb_gw_result_report(res);
-		text = kb_dc_render_result(&h, res, NULL, report != NULL, KB_DC_CONTENT_MAX - 200);
+		text = kb_dc_render_result(&h, res, NULL, report != NULL,
+					   KB_DC_CONTENT_MAX - 200);
 	}
 	if (text) {
 		kb_buf_printf(&b, "%s\nSubmitted %s.", text, when);
@@ -709,30 +778,39 @@ static void job_get_submission(struct kb_dc *dc, const struct kb_dc_interaction 
 		char t[32] = "";
 		if (score && *score)
 			kb_dc_fmt_seconds(strtod(score, NULL), t, sizeof(t));
-		kb_buf_printf(&b, "**Submission #%" PRIu64 "** · `%s` on **%s** · %s\n"
-				  "Submitted %s · status %s%s%s%s%s", id, h.lb, h.gpu,
-			      kb_dc_mode_label(h.mode), when, status ? status : "?",
-			      verdict ? " · verdict " : "", verdict ? verdict : "",
-			      *t ? " · score " : "", t);
-		if (status && strcmp(status, "done") != 0 && strcmp(status, "failed") != 0)
-			kb_buf_printf(&b, "\n*The submission is still running.*");
+		kb_buf_printf(&b,
+			      "**Submission #%" PRIu64
+			      "** · `%s` on **%s** · %s\n"
+			      "Submitted %s · status %s%s%s%s%s",
+			      id, h.lb, h.gpu, kb_dc_mode_label(h.mode), when,
+			      status ? status : "?",
+			      verdict ? " · verdict " : "",
+			      verdict ? verdict : "", *t ? " · score " : "", t);
+		if (status && strcmp(status, "done") != 0 &&
+		    strcmp(status, "failed") != 0)
+			kb_buf_printf(&b,
+				      "\n*The submission is still running.*");
 	}
 	if (strcmp(owner, uid) != 0) {
 		const char *who = kb_gw_sub_field(&rec, "user_name");
-		char *c = kb_dc_text_clean(who ? who : "?", who ? strlen(who) : 1, 64, 1);
+		char *c = kb_dc_text_clean(who ? who : "?",
+					   who ? strlen(who) : 1, 64, 1);
 		kb_buf_printf(&b, "\nBy **%s** (`%s`).", c ? c : "?", owner);
 		free(c);
 	}
 	if (rec.code && rec.code->type == REDIS_REPLY_STRING)
-		files[nf++] = (struct kb_dc_file){(char *)h.file_name, rec.code->str,
-						  rec.code->len};
+		files[nf++] = (struct kb_dc_file){(char *)h.file_name,
+						  rec.code->str, rec.code->len};
 	char rname[64];
 	snprintf(rname, sizeof(rname), "submission-%" PRIu64 "-report.txt", id);
 	if (report)
-		files[nf++] = (struct kb_dc_file){rname, report, strlen(report)};
-	char *msgtext = b.data ? kb_dc_text_fit(b.data, KB_DC_CONTENT_MAX, NULL) : NULL;
-	kb__dc_edit(dc, it->application_id, it->token, msgtext ? msgtext : "⚠️ Out of memory.",
-		    files, nf, 0, "get-submission");
+		files[nf++] =
+			(struct kb_dc_file){rname, report, strlen(report)};
+	char *msgtext = b.data ? kb_dc_text_fit(b.data, KB_DC_CONTENT_MAX, NULL)
+			       : NULL;
+	kb__dc_edit(dc, it->application_id, it->token,
+		    msgtext ? msgtext : "⚠️ Out of memory.", files, nf, 0,
+		    "get-submission");
 	free(msgtext);
 	kb_buf_free(&b);
 	free(text);
@@ -749,7 +827,8 @@ json_t *kb__dc_cmd_get_submission(struct kb_dc *dc,
 	uint64_t id;
 
 	if (sub_id_of(it, &id) < 0)
-		return error_msg("❌ `submission_id` must be a positive number.");
+		return error_msg(
+			"❌ `submission_id` must be a positive number.");
 	*defer = job_get_submission;
 	return NULL;
 }
@@ -768,7 +847,8 @@ static int contains_ci(const char *hay, const char *needle)
 	return 0;
 }
 
-json_t *kb__dc_autocomplete(struct kb_dc *dc, const struct kb_dc_interaction *it)
+json_t *kb__dc_autocomplete(struct kb_dc *dc,
+			    const struct kb_dc_interaction *it)
 {
 	const struct kb_dc_option *f = kb_dc_focused(it);
 	const char *names[BOARD_CHOICES];
@@ -778,24 +858,29 @@ json_t *kb__dc_autocomplete(struct kb_dc *dc, const struct kb_dc_interaction *it
 
 	if (!f)
 		return kb_dc_resp_choices(NULL, NULL, 0);
-	if (strcmp(f->name, "leaderboard") == 0 || strcmp(f->name, "leaderboard_name") == 0) {
+	if (strcmp(f->name, "leaderboard") == 0 ||
+	    strcmp(f->name, "leaderboard_name") == 0) {
 		size_t count = kb_gw_lb_count(dc->g);
 		for (size_t i = 0; i < count && n < BOARD_CHOICES; i++) {
 			const struct kb_gw_lb *lb = kb_gw_lb_at(dc->g, i);
-			if (lb && contains_ci(lb->task->name, typed) && board_visible(dc, it, lb))
+			if (lb && contains_ci(lb->task->name, typed) &&
+			    board_visible(dc, it, lb))
 				names[n++] = lb->task->name;
 		}
 	} else if (strcmp(f->name, "gpu") == 0) {
 		const char *board = kb__dc_opt_board(it);
-		const struct kb_gw_lb *lb = board ? kb__dc_board(dc, it, board, why, sizeof(why))
-						  : NULL;
+		const struct kb_gw_lb *lb =
+			board ? kb__dc_board(dc, it, board, why, sizeof(why))
+			      : NULL;
 		size_t count = kb_gw_lb_count(dc->g);
 		/* The chosen board's gpus, else every gpu of every board. */
 		for (size_t i = 0; i < count && n < BOARD_CHOICES; i++) {
-			const struct kb_gw_lb *b = lb ? lb : kb_gw_lb_at(dc->g, i);
+			const struct kb_gw_lb *b = lb ? lb
+						      : kb_gw_lb_at(dc->g, i);
 			if (!b || atomic_load(&b->deleted))
 				continue;
-			for (size_t g = 0; g < b->task->ngpus && n < BOARD_CHOICES; g++) {
+			for (size_t g = 0;
+			     g < b->task->ngpus && n < BOARD_CHOICES; g++) {
 				const char *gpu = b->task->gpus[g];
 				int seen = 0;
 				for (size_t k = 0; k < n; k++)
@@ -807,9 +892,10 @@ json_t *kb__dc_autocomplete(struct kb_dc *dc, const struct kb_dc_interaction *it
 				break;
 		}
 	} else if (strcmp(f->name, "lang") == 0) {
-		const struct kb_gw_lb *lb = kb__dc_board(dc, it, kb__dc_opt_board(it), why,
-							 sizeof(why));
-		for (size_t i = 0; lb && i < lb->task->ntemplates && n < BOARD_CHOICES; i++)
+		const struct kb_gw_lb *lb = kb__dc_board(
+			dc, it, kb__dc_opt_board(it), why, sizeof(why));
+		for (size_t i = 0;
+		     lb && i < lb->task->ntemplates && n < BOARD_CHOICES; i++)
 			if (contains_ci(lb->task->templates[i].key, typed))
 				names[n++] = lb->task->templates[i].key;
 	}

@@ -54,7 +54,8 @@ static const struct kb_gw_lb *admin_board(struct kb_dc *dc,
 {
 	char why[256];
 	const char *name = kb__dc_opt_board(it);
-	const struct kb_gw_lb *lb = kb__dc_board(dc, it, name, why, sizeof(why));
+	const struct kb_gw_lb *lb =
+		kb__dc_board(dc, it, name, why, sizeof(why));
 
 	if (!lb)
 		*refusal = kb_dc_resp_message(why, 1);
@@ -75,25 +76,33 @@ static json_t *ping(struct kb_dc *dc)
 	size_t n = kb_gw_live_gpus(dc->g, gpus, PING_GPUS_MAX);
 
 	if (rc < 0)
-		kb_buf_printf(&b, "🏓 Pong from this gateway, but the store does not answer "
-				  "(%s): submissions cannot be taken.\n",
-			      rc == -EIO ? "unreachable" : "unexpected reply");
+		kb_buf_printf(
+			&b,
+			"🏓 Pong from this gateway, but the store does not answer "
+			"(%s): submissions cannot be taken.\n",
+			rc == -EIO ? "unreachable" : "unexpected reply");
 	else
-		kb_buf_printf(&b, "🏓 Pong. Store: %.1f ms. Submissions: %s.\n", store_ms,
-			      accepting ? "accepted" : "**stopped** (`/admin start` resumes)");
-	kb_buf_printf(&b, "Workers seen in the last %ld s:", dc->g->cfg.worker_stale_s);
+		kb_buf_printf(&b,
+			      "🏓 Pong. Store: %.1f ms. Submissions: %s.\n",
+			      store_ms,
+			      accepting
+				      ? "accepted"
+				      : "**stopped** (`/admin start` resumes)");
+	kb_buf_printf(&b, "Workers seen in the last %ld s:",
+		      dc->g->cfg.worker_stale_s);
 	for (size_t i = 0; i < n; i++) {
-		size_t nw = kb_gw_events_workers(dc->g->events, gpus[i], now,
-						 dc->g->cfg.worker_stale_s * 1000, w,
-						 KB_ARRAY_LEN(w));
+		size_t nw = kb_gw_events_workers(
+			dc->g->events, gpus[i], now,
+			dc->g->cfg.worker_stale_s * 1000, w, KB_ARRAY_LEN(w));
 		size_t busy = 0;
 		for (size_t k = 0; k < nw; k++)
 			busy += w[k].busy_with != 0;
 		if (nw == 0)
 			kb_buf_printf(&b, "\n- %s: **none**", gpus[i]);
 		else
-			kb_buf_printf(&b, "\n- %s: %zu%s (%zu busy)", gpus[i], nw,
-				      nw == KB_ARRAY_LEN(w) ? "+" : "", busy);
+			kb_buf_printf(&b, "\n- %s: %zu%s (%zu busy)", gpus[i],
+				      nw, nw == KB_ARRAY_LEN(w) ? "+" : "",
+				      busy);
 	}
 	if (n == 0)
 		kb_buf_printf(&b, " no leaderboard is open.");
@@ -116,31 +125,42 @@ static void job_stats(struct kb_dc *dc, const struct kb_dc_interaction *it,
 			     last_day ? received_ms - 86400000 : 0, &st);
 
 	if (rc < 0) {
-		kb__dc_reply(dc, it, rc == -EIO ? "⚠️ The store is unavailable; try again "
-						 "in a minute."
-					       : "⚠️ The store answered unexpectedly.",
-			     NULL, 0, 1);
+		kb__dc_reply(
+			dc, it,
+			rc == -EIO
+				? "⚠️ The store is unavailable; try again "
+				  "in a minute."
+				: "⚠️ The store answered unexpectedly.",
+			NULL, 0, 1);
 		return;
 	}
 	/* The keys of GET /admin/stats (upstream's generate_stats). */
 	kb_buf_printf(&b, "**KernelBot stats** · %s%s%s · %s\n```\n",
-		      board ? "`" : "", board ? board->task->name : "all leaderboards",
-		      board ? "`" : "", last_day ? "last 24 hours" : "all time");
-	kb_buf_printf(&b, "num_submissions = %ld\nnum_users = %ld\nnum_ranked_entries = %ld\n"
-			  "sub_waiting = %ld\nqueued = %ld\nrunning = %ld\ndone = %ld\n"
-			  "failed = %ld\n", st.submissions, st.users, st.ranked_entries,
-		      st.by_status[0] + st.by_status[1], st.by_status[0], st.by_status[1],
-		      st.by_status[2], st.not_passed);
+		      board ? "`" : "",
+		      board ? board->task->name : "all leaderboards",
+		      board ? "`" : "",
+		      last_day ? "last 24 hours" : "all time");
+	kb_buf_printf(
+		&b,
+		"num_submissions = %ld\nnum_users = %ld\nnum_ranked_entries = %ld\n"
+		"sub_waiting = %ld\nqueued = %ld\nrunning = %ld\ndone = %ld\n"
+		"failed = %ld\n",
+		st.submissions, st.users, st.ranked_entries,
+		st.by_status[0] + st.by_status[1], st.by_status[0],
+		st.by_status[1], st.by_status[2], st.not_passed);
 	if (!last_day)
 		kb_buf_printf(&b, "num_unique_codes = %ld\n", st.unique_codes);
 	for (size_t i = 0; i < st.nrunners; i++) {
 		const struct kb_gw_runner_stats *r = &st.runners[i];
-		kb_buf_printf(&b, "num_run.%s = %ld\nruns_passed.%s = %ld\n"
-				  "runs_scored.%s = %ld\nruns_secret.%s = %ld\n", r->gpu,
-			      r->runs, r->gpu, r->passed, r->gpu, r->scored, r->gpu, r->secret);
+		kb_buf_printf(&b,
+			      "num_run.%s = %ld\nruns_passed.%s = %ld\n"
+			      "runs_scored.%s = %ld\nruns_secret.%s = %ld\n",
+			      r->gpu, r->runs, r->gpu, r->passed, r->gpu,
+			      r->scored, r->gpu, r->secret);
 	}
 	kb_buf_printf(&b, "```");
-	kb__dc_reply(dc, it, b.data ? b.data : "⚠️ Out of memory.", NULL, 0, 1);
+	kb__dc_reply(dc, it, b.data ? b.data : "⚠️ Out of memory.", NULL, 0,
+		     1);
 	kb_info("discord: admin=%s read the stats", it->user_id);
 	kb_buf_free(&b);
 }
@@ -158,7 +178,8 @@ static json_t *show_stats(struct kb_dc *dc, const struct kb_dc_interaction *it,
 
 /* ---- delete-leaderboard ---- */
 
-static json_t *delete_leaderboard(struct kb_dc *dc, const struct kb_dc_interaction *it)
+static json_t *delete_leaderboard(struct kb_dc *dc,
+				  const struct kb_dc_interaction *it)
 {
 	json_t *refusal = NULL;
 	const struct kb_gw_lb *lb = admin_board(dc, it, &refusal);
@@ -172,18 +193,24 @@ static json_t *delete_leaderboard(struct kb_dc *dc, const struct kb_dc_interacti
 	if (rc < 0)
 		return kb__dc_store_failed(rc);
 	if (has && !force)
-		return kb__dc_sayf("❌ `%s` has submissions. Deleting it drops its rankings "
-				   "too: add `force: True` to do that.", name);
+		return kb__dc_sayf(
+			"❌ `%s` has submissions. Deleting it drops its rankings "
+			"too: add `force: True` to do that.",
+			name);
 	if (!confirm || strcmp(confirm, name) != 0)
-		return kb__dc_sayf("⚠️ This deletes leaderboard `%s` on every gateway: it "
-				   "disappears from lists, takes no submissions%s. To go "
-				   "ahead, run the command again with `confirm: %s`.", name,
-				   has ? ", and its rankings and score history are dropped"
-				       : "", name);
+		return kb__dc_sayf(
+			"⚠️ This deletes leaderboard `%s` on every gateway: it "
+			"disappears from lists, takes no submissions%s. To go "
+			"ahead, run the command again with `confirm: %s`.",
+			name,
+			has ? ", and its rankings and score history are dropped"
+			    : "",
+			name);
 	rc = kb_gw_lb_delete(dc->g, (struct kb_gw_lb *)lb, force);
 	if (rc < 0)
 		return kb__dc_store_failed(rc);
-	kb_info("discord: admin=%s deleted board %s force=%d", it->user_id, name, force);
+	kb_info("discord: admin=%s deleted board %s force=%d", it->user_id,
+		name, force);
 	return kb__dc_sayf("🗑️ Leaderboard `%s` is deleted%s.", name,
 			   has ? " with its rankings" : "");
 }
@@ -210,9 +237,10 @@ static json_t *jiso(const char *ms)
 static int export_line(struct kb_buf *out, uint64_t id, const redisReply *row)
 {
 	json_t *o = json_pack(
-		"{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "submission_id",
-		(json_int_t)id, "user_id", jstr_or_null(kb_gw_list_value(row, "user_id")),
-		"user_name", jstr_or_null(kb_gw_list_value(row, "user_name")), "gpu",
+		"{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+		"submission_id", (json_int_t)id, "user_id",
+		jstr_or_null(kb_gw_list_value(row, "user_id")), "user_name",
+		jstr_or_null(kb_gw_list_value(row, "user_name")), "gpu",
 		jstr_or_null(kb_gw_list_value(row, "gpu")), "mode",
 		jstr_or_null(kb_gw_list_value(row, "mode")), "file_name",
 		jstr_or_null(kb_gw_list_value(row, "file_name")), "status",
@@ -269,7 +297,8 @@ static void csv_field(struct kb_buf *out, const char *s, int last)
 	if (strpbrk(s, ",\"\r\n")) {
 		kb_buf_append(out, "\"", 1);
 		for (const char *p = s; *p; p++)
-			kb_buf_append(out, *p == '"' ? "\"\"" : p, *p == '"' ? 2 : 1);
+			kb_buf_append(out, *p == '"' ? "\"\"" : p,
+				      *p == '"' ? 2 : 1);
 		kb_buf_append(out, "\"", 1);
 	} else {
 		kb_buf_append(out, s, strlen(s));
@@ -281,19 +310,21 @@ static int export_ranking(struct kb_dc *dc, const struct kb_gw_lb *lb,
 			  struct kb_buf *out, size_t *entries)
 {
 	*entries = 0;
-	kb_buf_printf(out, "gpu,rank,user_id,user_name,score_seconds,submission_id,"
-			   "submitted_at,file_name\n");
+	kb_buf_printf(out,
+		      "gpu,rank,user_id,user_name,score_seconds,submission_id,"
+		      "submitted_at,file_name\n");
 	for (size_t g = 0; g < lb->task->ngpus; g++) {
 		struct kb_gw_rank_entry *e = NULL;
 		size_t n = 0;
-		int rc = kb_gw_ranking(dc->g, lb->task->name, lb->task->gpus[g], 0,
-				       EXPORT_RANK_MAX, &e, &n);
+		int rc = kb_gw_ranking(dc->g, lb->task->name, lb->task->gpus[g],
+				       0, EXPORT_RANK_MAX, &e, &n);
 		if (rc < 0)
 			return rc;
 		for (size_t i = 0; i < n && out->len < EXPORT_MAX_BYTES; i++) {
 			char num[64], when[40] = "";
 			if (e[i].submitted_ms != INT64_MAX)
-				kb_time_iso8601(e[i].submitted_ms, when, sizeof(when));
+				kb_time_iso8601(e[i].submitted_ms, when,
+						sizeof(when));
 			csv_field(out, lb->task->gpus[g], 0);
 			snprintf(num, sizeof(num), "%ld", e[i].rank);
 			csv_field(out, num, 0);
@@ -322,30 +353,38 @@ static void job_export(struct kb_dc *dc, const struct kb_dc_interaction *it,
 
 	(void)received_ms;
 	if (!lb) {
-		kb__dc_reply(dc, it, "❌ That leaderboard was deleted meanwhile.", NULL, 0, 1);
+		kb__dc_reply(dc, it,
+			     "❌ That leaderboard was deleted meanwhile.", NULL,
+			     0, 1);
 		return;
 	}
 	rc = export_subs(dc, lb->task->name, &subs, &rows, &cut);
 	if (rc == 0)
 		rc = export_ranking(dc, lb, &rank, &entries);
 	if (rc < 0) {
-		kb__dc_reply(dc, it, rc == -EIO ? "⚠️ The store is unavailable; try again "
-						 "in a minute."
-					       : "⚠️ The export failed reading the store.",
-			     NULL, 0, 1);
+		kb__dc_reply(
+			dc, it,
+			rc == -EIO
+				? "⚠️ The store is unavailable; try again "
+				  "in a minute."
+				: "⚠️ The export failed reading the store.",
+			NULL, 0, 1);
 		goto out;
 	}
 	snprintf(fsubs, sizeof(fsubs), "%s-submissions.jsonl", lb->task->name);
 	snprintf(frank, sizeof(frank), "%s-rankings.csv", lb->task->name);
-	kb_buf_printf(&msg, "📦 Export of `%s`: %zu submission%s (`%s`, newest first, "
-			    "without code) and %zu ranked entr%s (`%s`).", lb->task->name,
-		      rows, rows == 1 ? "" : "s", fsubs, entries, entries == 1 ? "y" : "ies",
-		      frank);
+	kb_buf_printf(&msg,
+		      "📦 Export of `%s`: %zu submission%s (`%s`, newest first, "
+		      "without code) and %zu ranked entr%s (`%s`).",
+		      lb->task->name, rows, rows == 1 ? "" : "s", fsubs,
+		      entries, entries == 1 ? "y" : "ies", frank);
 	if (cut)
-		kb_buf_printf(&msg, "\n⚠️ The submissions file stops at %u MiB (Discord's "
-				    "upload limit); the HTTP API's `GET /admin/leaderboards/"
-				    "%s/submissions` pages through all of them.",
-			      EXPORT_MAX_BYTES >> 20, lb->task->name);
+		kb_buf_printf(
+			&msg,
+			"\n⚠️ The submissions file stops at %u MiB (Discord's "
+			"upload limit); the HTTP API's `GET /admin/leaderboards/"
+			"%s/submissions` pages through all of them.",
+			EXPORT_MAX_BYTES >> 20, lb->task->name);
 	kb_buf_printf(&msg, "\nThe dataset with code: `POST /admin/export`.");
 	/* An empty file is no attachment: a board without submissions gets
 	 * the rankings' header alone. */
@@ -353,17 +392,20 @@ static void job_export(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	size_t nf = 0;
 	if (subs.len)
 		files[nf++] = (struct kb_dc_file){fsubs, subs.data, subs.len};
-	files[nf++] = (struct kb_dc_file){frank, rank.data ? rank.data : "", rank.len};
-	kb__dc_reply(dc, it, msg.data ? msg.data : "📦 Export attached.", files, nf, 1);
-	kb_info("discord: admin=%s exported board %s rows=%zu entries=%zu", it->user_id,
-		lb->task->name, rows, entries);
+	files[nf++] = (struct kb_dc_file){frank, rank.data ? rank.data : "",
+					  rank.len};
+	kb__dc_reply(dc, it, msg.data ? msg.data : "📦 Export attached.", files,
+		     nf, 1);
+	kb_info("discord: admin=%s exported board %s rows=%zu entries=%zu",
+		it->user_id, lb->task->name, rows, entries);
 out:
 	kb_buf_free(&subs);
 	kb_buf_free(&rank);
 	kb_buf_free(&msg);
 }
 
-static json_t *export_board(struct kb_dc *dc, const struct kb_dc_interaction *it,
+static json_t *export_board(struct kb_dc *dc,
+			    const struct kb_dc_interaction *it,
 			    kb_dc_job_fn *defer)
 {
 	json_t *refusal = NULL;

@@ -29,8 +29,8 @@ static const struct kb_cfg_entry config[] = {
 	 "application id (snowflake)"},
 	{"DISCORD_BOT_TOKEN", KB_CFG_STRING, NULL, 0, 0, 1, &bot_token,
 	 "bot token of the application"},
-	{"DISCORD_API_BASE", KB_CFG_STRING, "https://discord.com/api/v10", 0, 0, 0,
-	 &api_base, "Discord REST API base URL"},
+	{"DISCORD_API_BASE", KB_CFG_STRING, "https://discord.com/api/v10", 0, 0,
+	 0, &api_base, "Discord REST API base URL"},
 	{"DISCORD_GUILD_ID", KB_CFG_STRING, "", 0, 0, 0, &guild_id,
 	 "register in this server only; empty: global commands"},
 };
@@ -40,7 +40,8 @@ static int usage(const char *argv0)
 	fprintf(stderr,
 		"usage: %s register   register the slash commands with Discord\n"
 		"       %s commands   print the command set as JSON\n"
-		"environment:\n", argv0, argv0);
+		"environment:\n",
+		argv0, argv0);
 	for (size_t i = 0; i < KB_ARRAY_LEN(config); i++)
 		fprintf(stderr, "  %-24s %s\n", config[i].env, config[i].help);
 	return 2;
@@ -64,12 +65,14 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "register") != 0)
 		return usage(argv[0]);
 	kb_log_init("discord", KB_LOG_INFO, 0);
-	if (kb_config_load(config, KB_ARRAY_LEN(config), err, sizeof(err)) < 0) {
+	if (kb_config_load(config, KB_ARRAY_LEN(config), err, sizeof(err)) <
+	    0) {
 		fprintf(stderr, "kb-discord: %s\n", err);
 		return 2;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	n = kb_dc_register(api_base, app_id, guild_id, bot_token, err, sizeof(err));
+	n = kb_dc_register(api_base, app_id, guild_id, bot_token, err,
+			   sizeof(err));
 	if (n < 0)
 		fprintf(stderr, "kb-discord: registration failed: %s\n", err);
 	else

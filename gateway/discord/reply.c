@@ -27,7 +27,8 @@ int kb__dc_stopping(struct kb_dc *dc)
 /* ---- answering ---- */
 
 static struct kb_dc_call *message_call(const char *method, const char *text,
-				       int ephemeral, const struct kb_dc_file *files,
+				       int ephemeral,
+				       const struct kb_dc_file *files,
 				       size_t nfiles, const char *mention,
 				       const char *what)
 {
@@ -52,7 +53,8 @@ static struct kb_dc_call *message_call(const char *method, const char *text,
 	}
 	c->json = s;
 	for (size_t i = 0; i < nfiles; i++)
-		if (kb_dc_call_add_file(c, files[i].name, files[i].data, files[i].len) < 0) {
+		if (kb_dc_call_add_file(c, files[i].name, files[i].data,
+					files[i].len) < 0) {
 			kb_dc_call_free(c);
 			return NULL;
 		}
@@ -61,7 +63,8 @@ static struct kb_dc_call *message_call(const char *method, const char *text,
 }
 
 static void submit_call(struct kb_dc *dc, struct kb_dc_call *c,
-			const char *path_fmt, ...) __attribute__((format(printf, 3, 4)));
+			const char *path_fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static void submit_call(struct kb_dc *dc, struct kb_dc_call *c,
 			const char *path_fmt, ...)
 {
@@ -90,7 +93,8 @@ void kb__dc_edit(struct kb_dc *dc, const char *app_id, const char *token,
 		 const char *text, const struct kb_dc_file *files,
 		 size_t nfiles, int coalesce, const char *what)
 {
-	struct kb_dc_call *c = message_call("PATCH", text, 0, files, nfiles, NULL, what);
+	struct kb_dc_call *c =
+		message_call("PATCH", text, 0, files, nfiles, NULL, what);
 	char key[800];
 
 	if (!c)
@@ -153,7 +157,8 @@ void kb__dc_reply(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	char **parts = NULL;
 	size_t n = 0;
 
-	if (kb_dc_text_split(text, KB_DC_CONTENT_MAX, &parts, &n) < 0 || n == 0) {
+	if (kb_dc_text_split(text, KB_DC_CONTENT_MAX, &parts, &n) < 0 ||
+	    n == 0) {
 		kb_error("discord: out of memory splitting a reply");
 		return;
 	}
@@ -163,12 +168,14 @@ void kb__dc_reply(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	for (size_t i = 1; i < n; i++) {
 		struct kb_dc_call *c = message_call("POST", parts[i], ephemeral,
 						    i + 1 == n ? files : NULL,
-						    i + 1 == n ? nfiles : 0, NULL, "reply part");
+						    i + 1 == n ? nfiles : 0,
+						    NULL, "reply part");
 		if (!c || kb_dc_call_set(&c->order_key, it->token) < 0) {
 			kb_dc_call_free(c);
 			break;
 		}
-		submit_call(dc, c, "/webhooks/%s/%s", it->application_id, it->token);
+		submit_call(dc, c, "/webhooks/%s/%s", it->application_id,
+			    it->token);
 	}
 	kb_dc_text_free_parts(parts, n);
 }
@@ -191,8 +198,10 @@ json_t *kb__dc_sayf(const char *fmt, ...)
 
 json_t *kb__dc_store_failed(int rc)
 {
-	return kb__dc_sayf(rc == -EIO ? "⚠️ The store is unavailable; nothing changed."
-				      : "⚠️ The store answered unexpectedly; nothing changed.");
+	return kb__dc_sayf(
+		rc == -EIO
+			? "⚠️ The store is unavailable; nothing changed."
+			: "⚠️ The store answered unexpectedly; nothing changed.");
 }
 
 const char *kb__dc_opt_board(const struct kb_dc_interaction *it)
@@ -214,7 +223,8 @@ void kb__dc_user_id(const char *snowflake, char *out, size_t size)
 
 const struct kb_gw_lb *kb__dc_board(struct kb_dc *dc,
 				    const struct kb_dc_interaction *it,
-				    const char *name, char *why, size_t why_size)
+				    const char *name, char *why,
+				    size_t why_size)
 {
 	const struct kb_gw_lb *lb = name ? kb_gw_lb_find(dc->g, name) : NULL;
 	char *clean;
@@ -223,14 +233,19 @@ const struct kb_gw_lb *kb__dc_board(struct kb_dc *dc,
 		char uid[96];
 		int allowed = 0;
 		kb__dc_user_id(it->user_id, uid, sizeof(uid));
-		if (kb_gw_has_access(dc->g, lb->task->name, uid, &allowed) < 0 || !allowed)
+		if (kb_gw_has_access(dc->g, lb->task->name, uid, &allowed) <
+			    0 ||
+		    !allowed)
 			lb = NULL;
 	}
 	if (lb)
 		return lb;
-	clean = kb_dc_text_clean(name ? name : "", name ? strlen(name) : 0, 64, 1);
-	snprintf(why, why_size, "There is no leaderboard `%s`. `/leaderboard list` "
-				"shows the open ones.", clean ? clean : "?");
+	clean = kb_dc_text_clean(name ? name : "", name ? strlen(name) : 0, 64,
+				 1);
+	snprintf(why, why_size,
+		 "There is no leaderboard `%s`. `/leaderboard list` "
+		 "shows the open ones.",
+		 clean ? clean : "?");
 	free(clean);
 	return NULL;
 }

@@ -18,7 +18,8 @@
 #include "kb_log.h"
 #include "kb_util.h"
 
-#define USER_AGENT "DiscordBot (https://github.com/gpu-mode/kernelbot, 1.0) kb-gateway"
+#define USER_AGENT                                                             \
+	"DiscordBot (https://github.com/gpu-mode/kernelbot, 1.0) kb-gateway"
 #define WAIT_CAP_S 600.0
 #define TRIES_5XX 5
 #define TRIES_429 20
@@ -46,7 +47,8 @@ static int header_is(const char *line, size_t len, const char *name, char *val,
 	const char *end = line + len;
 	while (v < end && (*v == ' ' || *v == '\t'))
 		v++;
-	while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+	while (end > v &&
+	       (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
 		end--;
 	size_t vn = (size_t)(end - v) < size - 1 ? (size_t)(end - v) : size - 1;
 	memcpy(val, v, vn);
@@ -77,7 +79,8 @@ void kb_dc_rl_header(struct kb_dc_rl *rl, const char *line, size_t len)
 			rl->has_remaining = 1;
 			rl->remaining = n;
 		}
-	} else if (header_is(line, len, "X-RateLimit-Reset-After", v, sizeof(v))) {
+	} else if (header_is(line, len, "X-RateLimit-Reset-After", v,
+			     sizeof(v))) {
 		if (parse_secs(v, &d) == 0)
 			rl->reset_after_s = d;
 	} else if (header_is(line, len, "Retry-After", v, sizeof(v))) {
@@ -110,9 +113,11 @@ double kb_dc_rl_wait(const struct kb_dc_rl *rl, long status, const char *body,
 			w = rl->reset_after_s;
 		else
 			w = 1.0;
-		*global = rl->global || json_is_true(json_object_get(j, "global"));
+		*global = rl->global ||
+			  json_is_true(json_object_get(j, "global"));
 		json_decref(j);
-	} else if (rl->has_remaining && rl->remaining == 0 && rl->reset_after_s > 0) {
+	} else if (rl->has_remaining && rl->remaining == 0 &&
+		   rl->reset_after_s > 0) {
 		w = rl->reset_after_s;
 	}
 	if (!isfinite(w) || w < 0)
@@ -126,8 +131,11 @@ void kb_dc_route_key(const char *path, char *out, size_t size)
 	static const struct {
 		const char *first;
 		int segs;
-	} tops[] = {{"webhooks", 3}, {"channels", 2}, {"guilds", 2},
-		    {"applications", 2}, {"interactions", 3}};
+	} tops[] = {{"webhooks", 3},
+		    {"channels", 2},
+		    {"guilds", 2},
+		    {"applications", 2},
+		    {"interactions", 3}};
 	const char *p = path;
 	int want = 1;
 	size_t n;
@@ -136,7 +144,8 @@ void kb_dc_route_key(const char *path, char *out, size_t size)
 		p++;
 	n = strcspn(p, "/?");
 	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
-		if (strlen(tops[i].first) == n && strncmp(p, tops[i].first, n) == 0)
+		if (strlen(tops[i].first) == n &&
+		    strncmp(p, tops[i].first, n) == 0)
 			want = tops[i].segs;
 	const char *end = p;
 	for (int s = 0; s < want && *end && *end != '?'; s++) {
@@ -185,7 +194,8 @@ int kb_dc_http_call(const char *method, const char *url, const char *bot_token,
 		return -EIO;
 	}
 	if (bot_token) {
-		snprintf(auth, sizeof(auth), "Authorization: Bot %s", bot_token);
+		snprintf(auth, sizeof(auth), "Authorization: Bot %s",
+			 bot_token);
 		h = curl_slist_append(h, auth);
 	}
 	if (nfiles) {
@@ -207,7 +217,8 @@ int kb_dc_http_call(const char *method, const char *url, const char *bot_token,
 	} else if (json) {
 		h = curl_slist_append(h, "Content-Type: application/json");
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, json);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(json));
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)strlen(json));
 	}
 	/* Custom request after the body options: they imply POST. */
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
@@ -221,14 +232,16 @@ int kb_dc_http_call(const char *method, const char *url, const char *bot_token,
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, &out->rl);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 5000 ? timeout_ms : 5000L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+			 timeout_ms < 5000 ? timeout_ms : 5000L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	cc = curl_easy_perform(c);
 	if (cc == CURLE_OK) {
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
 	} else {
-		snprintf(out->err, sizeof(out->err), "%s", curl_easy_strerror(cc));
+		snprintf(out->err, sizeof(out->err), "%s",
+			 curl_easy_strerror(cc));
 		out->status = 0;
 	}
 	out->body = body.data ? body.data : calloc(1, 1);
@@ -264,14 +277,15 @@ int kb_dc_http_call_patient(const char *method, const char *url,
 		if (i + 1 >= tries)
 			return rc;
 		if (out->status == 429) {
-			double w = kb_dc_rl_wait(&out->rl, 429, out->body, out->len, &global);
+			double w = kb_dc_rl_wait(&out->rl, 429, out->body,
+						 out->len, &global);
 			kb_warn("discord: rate limited on %s %s, retrying in %.2f s",
 				method, url, w);
 			kb_dc_http_resp_free(out);
 			sleep_s(w > 60 ? 60 : w);
 		} else if (out->status == 0 || out->status >= 500) {
-			kb_warn("discord: %s %s failed (%s), retrying", method, url,
-				out->status ? "server error" : out->err);
+			kb_warn("discord: %s %s failed (%s), retrying", method,
+				url, out->status ? "server error" : out->err);
 			kb_dc_http_resp_free(out);
 			sleep_s(backoff);
 			backoff *= 2;
@@ -312,7 +326,8 @@ int kb_dc_fetch(const char *url, size_t max, long timeout_ms, char **out,
 	curl_easy_cleanup(c);
 	if (body.too_big || cc == CURLE_FILESIZE_EXCEEDED) {
 		free(body.data);
-		snprintf(errstr, errstr_size, "file larger than %zu bytes", max);
+		snprintf(errstr, errstr_size, "file larger than %zu bytes",
+			 max);
 		return -EFBIG;
 	}
 	if (cc != CURLE_OK || status != 200) {
@@ -321,7 +336,8 @@ int kb_dc_fetch(const char *url, size_t max, long timeout_ms, char **out,
 			snprintf(errstr, errstr_size, "download failed: %s",
 				 curl_easy_strerror(cc));
 		else
-			snprintf(errstr, errstr_size, "download failed: HTTP %ld", status);
+			snprintf(errstr, errstr_size,
+				 "download failed: HTTP %ld", status);
 		return -EIO;
 	}
 	*out = body.data ? body.data : calloc(1, 1);
@@ -552,7 +568,8 @@ static struct job *pick(struct kb_dc_rest *r, int64_t now, int64_t *wake_ms)
 		char key[160];
 		if (j->call->order_key)
 			for (struct job *e = r->head; e != j; e = e->next)
-				if (same(e->call->order_key, j->call->order_key))
+				if (same(e->call->order_key,
+					 j->call->order_key))
 					blocked = 1;
 		if (blocked)
 			continue;
@@ -561,8 +578,9 @@ static struct job *pick(struct kb_dc_rest *r, int64_t now, int64_t *wake_ms)
 		int64_t ru = route_for(r, key)->until_ms;
 		due = ru > due ? ru : due;
 		if (j->call->min_gap_ms > 0 && j->call->coalesce_key) {
-			int64_t gap = gap_for(r, j->call->coalesce_key)->until_ms +
-				      j->call->min_gap_ms;
+			int64_t gap =
+				gap_for(r, j->call->coalesce_key)->until_ms +
+				j->call->min_gap_ms;
 			due = gap > due ? gap : due;
 		}
 		due = r->global_until_ms > due ? r->global_until_ms : due;
@@ -582,9 +600,9 @@ static void log_drop(const struct job *j, const struct kb_dc_http_resp *resp)
 {
 	char *b = kb_truncate(resp->body, resp->len, BODY_LOG_MAX);
 
-	kb_warn("discord: %s %s dropped: HTTP %ld %s%s", j->call->what[0] ? j->call->what : "call",
-		j->call->method, resp->status, resp->status ? "" : resp->err,
-		b ? b : "");
+	kb_warn("discord: %s %s dropped: HTTP %ld %s%s",
+		j->call->what[0] ? j->call->what : "call", j->call->method,
+		resp->status, resp->status ? "" : resp->err, b ? b : "");
 	free(b);
 }
 
@@ -599,10 +617,11 @@ static int perform(struct kb_dc_rest *r, struct job *j)
 	double wait;
 
 	snprintf(url, sizeof(url), "%s%s", r->api_base, c->path);
-	kb_dc_http_call(c->method, url, c->bot_auth ? r->bot_token : NULL, c->json,
-			c->files, c->nfiles, r->timeout_ms, &resp);
+	kb_dc_http_call(c->method, url, c->bot_auth ? r->bot_token : NULL,
+			c->json, c->files, c->nfiles, r->timeout_ms, &resp);
 	int64_t now = now_ms();
-	wait = kb_dc_rl_wait(&resp.rl, resp.status, resp.body, resp.len, &global);
+	wait = kb_dc_rl_wait(&resp.rl, resp.status, resp.body, resp.len,
+			     &global);
 	kb_dc_route_key(c->path, key, sizeof(key));
 
 	pthread_mutex_lock(&r->mu);
@@ -627,7 +646,8 @@ static int perform(struct kb_dc_rest *r, struct job *j)
 	} else if (resp.status >= 200 && resp.status < 300) {
 		r->st.sent++;
 		if (c->min_gap_ms > 0 && c->coalesce_key)
-			gap_for(r, c->coalesce_key)->until_ms = now; /* last delivery */
+			gap_for(r, c->coalesce_key)->until_ms =
+				now; /* last delivery */
 	}
 	if (!again && (resp.status < 200 || resp.status >= 300))
 		r->st.dropped++;
@@ -635,15 +655,17 @@ static int perform(struct kb_dc_rest *r, struct job *j)
 
 	if (resp.status == 429)
 		kb_info("discord: %s rate limited (%s), waiting %.2f s",
-			c->what[0] ? c->what : c->path, global ? "global" : "route", wait);
+			c->what[0] ? c->what : c->path,
+			global ? "global" : "route", wait);
 	else if (again)
-		kb_info("discord: %s got HTTP %ld %s, will retry", c->what[0] ? c->what : "call",
-			resp.status, resp.status ? "" : resp.err);
+		kb_info("discord: %s got HTTP %ld %s, will retry",
+			c->what[0] ? c->what : "call", resp.status,
+			resp.status ? "" : resp.err);
 	else if (resp.status < 200 || resp.status >= 300)
 		log_drop(j, &resp);
 	else
-		kb_debug("discord: %s %s -> %ld", c->method, c->what[0] ? c->what : "call",
-			 resp.status);
+		kb_debug("discord: %s %s -> %ld", c->method,
+			 c->what[0] ? c->what : "call", resp.status);
 	kb_dc_http_resp_free(&resp);
 	return again;
 }
@@ -654,7 +676,8 @@ static void requeue(struct kb_dc_rest *r, struct job *j)
 {
 	if (j->call->coalesce_key)
 		for (struct job *e = r->head; e; e = e->next)
-			if (same(e->call->coalesce_key, j->call->coalesce_key)) {
+			if (same(e->call->coalesce_key,
+				 j->call->coalesce_key)) {
 				job_free(j);
 				return;
 			}
@@ -746,8 +769,8 @@ struct kb_dc_rest *kb_dc_rest_new(const struct kb_dc_rest_cfg *cfg,
 		r->api_base[--n] = '\0';
 	int rc = pthread_create(&r->thread, NULL, sender, r);
 	if (rc != 0) {
-		snprintf(errstr, errstr_size, "cannot start the REST thread: %s",
-			 strerror(rc));
+		snprintf(errstr, errstr_size,
+			 "cannot start the REST thread: %s", strerror(rc));
 		kb_dc_rest_destroy(r, 0);
 		return NULL;
 	}

@@ -91,7 +91,8 @@ struct kb_dc_http_resp {
  * -EIO; out is always filled (free with kb_dc_http_resp_free). */
 int kb_dc_http_call(const char *method, const char *url, const char *bot_token,
 		    const char *json, const struct kb_dc_file *files,
-		    size_t nfiles, long timeout_ms, struct kb_dc_http_resp *out);
+		    size_t nfiles, long timeout_ms,
+		    struct kb_dc_http_resp *out);
 void kb_dc_http_resp_free(struct kb_dc_http_resp *r);
 
 /* The same, but waits out 429 answers (at most tries times, each wait
@@ -113,19 +114,19 @@ int kb_dc_fetch(const char *url, size_t max, long timeout_ms, char **out,
 
 struct kb_dc_call {
 	char method[8];
-	char *path;           /* under the API base, starts with '/' */
-	char *json;           /* NULL: no body */
+	char *path; /* under the API base, starts with '/' */
+	char *json; /* NULL: no body */
 	struct kb_dc_file *files;
 	size_t nfiles;
-	int bot_auth;         /* send the bot token */
-	char *order_key;      /* NULL: unordered */
-	char *coalesce_key;   /* NULL: never replaced */
+	int bot_auth;       /* send the bot token */
+	char *order_key;    /* NULL: unordered */
+	char *coalesce_key; /* NULL: never replaced */
 	int64_t not_before_ms;
 	int64_t retry_404_until_ms;
 	/* With coalesce_key: at least this long after the last delivered call
 	 * of that key (so edits reach Discord spaced, even after a retry). */
 	long min_gap_ms;
-	char what[64];        /* for log lines, e.g. "edit sub=42" */
+	char what[64]; /* for log lines, e.g. "edit sub=42" */
 };
 
 /* A new call (path from a format). NULL when out of memory. */

@@ -105,9 +105,10 @@ static int url_allowed(const char *prefixes, const char *url)
 }
 
 static void tracker_add(struct kb_dc_tracker *t, struct track *tr);
-static struct track *track_new(struct kb_dc *dc, const struct kb_dc_interaction *it,
-			       uint64_t id, const char *uid, const char *lb,
-			       const char *gpu, const char *mode, const char *file_name,
+static struct track *track_new(struct kb_dc *dc,
+			       const struct kb_dc_interaction *it, uint64_t id,
+			       const char *uid, const char *lb, const char *gpu,
+			       const char *mode, const char *file_name,
 			       int64_t received_ms);
 static int track_open(struct kb_dc_tracker *t, struct track *tr);
 
@@ -125,8 +126,8 @@ static void refuse(struct kb_dc *dc, const struct kb_dc_interaction *it,
 {
 	char *msg = kb_dc_render_refusal(what, detail);
 
-	kb__dc_edit(dc, it->application_id, it->token, msg ? msg : "❌ Refused.", NULL, 0,
-		    0, "refusal");
+	kb__dc_edit(dc, it->application_id, it->token, msg ? msg : "❌ Refused.",
+		    NULL, 0, 0, "refusal");
 	free(msg);
 }
 
@@ -147,7 +148,8 @@ static void job_submit(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		return;
 	}
 	if (!o || kb_dc_attachment(it, o->str, &att) < 0) {
-		refuse(dc, it, "Submission refused", "attach your file as `script`.");
+		refuse(dc, it, "Submission refused",
+		       "attach your file as `script`.");
 		return;
 	}
 	if (!url_allowed(dc->cfg.cdn_prefixes, att.url)) {
@@ -159,17 +161,19 @@ static void job_submit(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	}
 	/* The name as we may quote it in a message. */
 	fname = kb_dc_text_clean(att.filename, strlen(att.filename), 64, 1);
-	rc = kb_dc_fetch(att.url, max, dc->cfg.fetch_timeout_ms, &code, &len, err,
-			 sizeof(err));
+	rc = kb_dc_fetch(att.url, max, dc->cfg.fetch_timeout_ms, &code, &len,
+			 err, sizeof(err));
 	if (rc == -EFBIG) {
-		snprintf(err, sizeof(err), "`%s` is larger than the limit of %zu bytes.",
+		snprintf(err, sizeof(err),
+			 "`%s` is larger than the limit of %zu bytes.",
 			 fname ? fname : "?", max);
 		refuse(dc, it, "Submission refused", err);
 		free(fname);
 		return;
 	}
 	if (rc < 0) {
-		kb_warn("discord: attachment download failed user=%s: %s", it->user_id, err);
+		kb_warn("discord: attachment download failed user=%s: %s",
+			it->user_id, err);
 		refuse(dc, it, "Could not download your file",
 		       "Discord's CDN did not answer; please try again.");
 		free(fname);
@@ -187,10 +191,12 @@ static void job_submit(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	}
 
 	/* The leaderboard and gpu: options first, then the file's lines. */
-	const char *opt_lb = kb__dc_opt_board(it), *opt_gpu = kb_dc_opt_str(it, "gpu");
+	const char *opt_lb = kb__dc_opt_board(it),
+		   *opt_gpu = kb_dc_opt_str(it, "gpu");
 	if (opt_lb)
 		snprintf(lb_name, sizeof(lb_name), "%s", opt_lb);
-	else if (kb_dc_directive(code, len, "leaderboard", lb_name, sizeof(lb_name)) != 1)
+	else if (kb_dc_directive(code, len, "leaderboard", lb_name,
+				 sizeof(lb_name)) != 1)
 		lb_name[0] = '\0';
 	if (!lb_name[0]) {
 		refuse(dc, it, "Submission refused",
@@ -199,26 +205,31 @@ static void job_submit(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		free(code);
 		return;
 	}
-	const struct kb_gw_lb *lb = kb__dc_board(dc, it, lb_name, err, sizeof(err));
+	const struct kb_gw_lb *lb =
+		kb__dc_board(dc, it, lb_name, err, sizeof(err));
 	if (!lb) {
-		kb__dc_edit(dc, it->application_id, it->token, err, NULL, 0, 0, "refusal");
+		kb__dc_edit(dc, it->application_id, it->token, err, NULL, 0, 0,
+			    "refusal");
 		free(code);
 		return;
 	}
 	if (opt_gpu)
 		snprintf(gpu, sizeof(gpu), "%s", opt_gpu);
 	else if (kb_dc_directive(code, len, "gpu", gpu, sizeof(gpu)) != 1)
-		snprintf(gpu, sizeof(gpu), "%s", lb->task->ngpus ? lb->task->gpus[0] : "");
+		snprintf(gpu, sizeof(gpu), "%s",
+			 lb->task->ngpus ? lb->task->gpus[0] : "");
 
 	rc = kb_gw_user_external(dc->g, "discord", it->user_id,
-				 it->user_name ? it->user_name : it->user_id, uid, sizeof(uid));
+				 it->user_name ? it->user_name : it->user_id,
+				 uid, sizeof(uid));
 	if (rc == -EINVAL) /* a display name we cannot store: the id will do */
-		rc = kb_gw_user_external(dc->g, "discord", it->user_id, it->user_id, uid,
-					 sizeof(uid));
+		rc = kb_gw_user_external(dc->g, "discord", it->user_id,
+					 it->user_id, uid, sizeof(uid));
 	if (rc < 0) {
 		refuse(dc, it, "Submission refused",
-		       rc == -EIO ? "the store is unavailable; please try again in a minute."
-				  : "your Discord account cannot be used here.");
+		       rc == -EIO
+			       ? "the store is unavailable; please try again in a minute."
+			       : "your Discord account cannot be used here.");
 		free(code);
 		return;
 	}
@@ -249,12 +260,13 @@ static void job_submit(struct kb_dc *dc, const struct kb_dc_interaction *it,
 		refuse(dc, it, "Submission refused", res.detail);
 		return;
 	}
-	kb_info("discord: sub=%" PRIu64 " user=%s lb=%s gpu=%s mode=%s accepted", res.id,
-		uid, lb->task->name, gpu, mode);
+	kb_info("discord: sub=%" PRIu64
+		" user=%s lb=%s gpu=%s mode=%s accepted",
+		res.id, uid, lb->task->name, gpu, mode);
 	char name[256];
 	kb_rules_file_name(att.filename, name, sizeof(name));
-	struct track *tr = track_new(dc, it, res.id, uid, lb->task->name, gpu, mode, name,
-				     received_ms);
+	struct track *tr = track_new(dc, it, res.id, uid, lb->task->name, gpu,
+				     mode, name, received_ms);
 	if (tr) {
 		tr->before = before.podium;
 		tr->had_prev = before.had_prev;
@@ -262,10 +274,12 @@ static void job_submit(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	}
 	if (!tr || track_open(dc->tracker, tr) < 0) {
 		char msg[256];
-		snprintf(msg, sizeof(msg), "✅ Submission #%" PRIu64 " is queued. Follow it "
-					   "with `/leaderboard get-submission %" PRIu64 "`.",
+		snprintf(msg, sizeof(msg),
+			 "✅ Submission #%" PRIu64 " is queued. Follow it "
+			 "with `/leaderboard get-submission %" PRIu64 "`.",
 			 res.id, res.id);
-		kb__dc_edit(dc, it->application_id, it->token, msg, NULL, 0, 0, "accepted");
+		kb__dc_edit(dc, it->application_id, it->token, msg, NULL, 0, 0,
+			    "accepted");
 		return;
 	}
 	tracker_add(dc->tracker, tr);
@@ -280,34 +294,44 @@ json_t *kb__dc_cmd_submit(struct kb_dc *dc, const struct kb_dc_interaction *it,
 	char msg[512];
 
 	if (dc->cfg.submit_channel[0] &&
-	    (!it->channel_id || strcmp(it->channel_id, dc->cfg.submit_channel) != 0)) {
-		snprintf(msg, sizeof(msg), "❌ Submissions are only accepted in <#%s>.",
+	    (!it->channel_id ||
+	     strcmp(it->channel_id, dc->cfg.submit_channel) != 0)) {
+		snprintf(msg, sizeof(msg),
+			 "❌ Submissions are only accepted in <#%s>.",
 			 dc->cfg.submit_channel);
 		return kb_dc_resp_message(msg, 1);
 	}
 	if (!o || kb_dc_attachment(it, o->str, &att) < 0)
-		return kb_dc_resp_message("❌ Attach your file as the `script` option.", 1);
+		return kb_dc_resp_message(
+			"❌ Attach your file as the `script` option.", 1);
 	if (att.size > max) {
-		char *f = kb_dc_text_clean(att.filename, strlen(att.filename), 64, 1);
-		snprintf(msg, sizeof(msg), "❌ `%s` is %lld bytes; the limit is %ld bytes "
-					   "(1 MB).", f ? f : "?", att.size, max);
+		char *f = kb_dc_text_clean(att.filename, strlen(att.filename),
+					   64, 1);
+		snprintf(msg, sizeof(msg),
+			 "❌ `%s` is %lld bytes; the limit is %ld bytes "
+			 "(1 MB).",
+			 f ? f : "?", att.size, max);
 		free(f);
 		return kb_dc_resp_message(msg, 1);
 	}
-	const char *board = kb__dc_opt_board(it), *gpu = kb_dc_opt_str(it, "gpu");
+	const char *board = kb__dc_opt_board(it),
+		   *gpu = kb_dc_opt_str(it, "gpu");
 	if (board) {
-		const struct kb_gw_lb *lb = kb__dc_board(dc, it, board, msg, sizeof(msg));
+		const struct kb_gw_lb *lb =
+			kb__dc_board(dc, it, board, msg, sizeof(msg));
 		if (!lb)
 			return kb_dc_resp_message(msg, 1);
 		if (gpu && !kb_gw_lb_has_gpu(lb, gpu)) {
 			char *g = kb_dc_text_clean(gpu, strlen(gpu), 32, 1);
-			int n = snprintf(msg, sizeof(msg), "❌ `%s` does not run on `%s`. GPUs:",
+			int n = snprintf(msg, sizeof(msg),
+					 "❌ `%s` does not run on `%s`. GPUs:",
 					 lb->task->name, g ? g : "?");
 			free(g);
 			for (size_t i = 0; i < lb->task->ngpus && n > 0 &&
-					   (size_t)n < sizeof(msg); i++)
-				n += snprintf(msg + n, sizeof(msg) - (size_t)n, " `%s`",
-					      lb->task->gpus[i]);
+					   (size_t)n < sizeof(msg);
+			     i++)
+				n += snprintf(msg + n, sizeof(msg) - (size_t)n,
+					      " `%s`", lb->task->gpus[i]);
 			return kb_dc_resp_message(msg, 1);
 		}
 	}
@@ -333,9 +357,10 @@ static void wake(void *ctx)
 	}
 }
 
-static struct track *track_new(struct kb_dc *dc, const struct kb_dc_interaction *it,
-			       uint64_t id, const char *uid, const char *lb,
-			       const char *gpu, const char *mode, const char *file_name,
+static struct track *track_new(struct kb_dc *dc,
+			       const struct kb_dc_interaction *it, uint64_t id,
+			       const char *uid, const char *lb, const char *gpu,
+			       const char *mode, const char *file_name,
 			       int64_t received_ms)
 {
 	struct track *tr = calloc(1, sizeof(*tr));
@@ -347,7 +372,8 @@ static struct track *track_new(struct kb_dc *dc, const struct kb_dc_interaction 
 	snprintf(tr->app_id, sizeof(tr->app_id), "%s", it->application_id);
 	snprintf(tr->token, sizeof(tr->token), "%s", it->token);
 	snprintf(tr->snowflake, sizeof(tr->snowflake), "%s", it->user_id);
-	snprintf(tr->channel, sizeof(tr->channel), "%s", it->channel_id ? it->channel_id : "");
+	snprintf(tr->channel, sizeof(tr->channel), "%s",
+		 it->channel_id ? it->channel_id : "");
 	snprintf(tr->uid, sizeof(tr->uid), "%s", uid);
 	snprintf(tr->lb, sizeof(tr->lb), "%s", lb);
 	snprintf(tr->gpu, sizeof(tr->gpu), "%s", gpu);
@@ -355,8 +381,8 @@ static struct track *track_new(struct kb_dc *dc, const struct kb_dc_interaction 
 	snprintf(tr->file_name, sizeof(tr->file_name), "%s", file_name);
 	tr->created_ms = received_ms;
 	tr->ranked = kb_mode_parse(mode) == KB_MODE_LEADERBOARD;
-	tr->prog.head = (struct kb_dc_sub_head){tr->id, tr->lb, tr->gpu, tr->mode,
-						tr->file_name};
+	tr->prog.head = (struct kb_dc_sub_head){tr->id, tr->lb, tr->gpu,
+						tr->mode, tr->file_name};
 	tr->prog.position = -1;
 	tr->prog.started_ms = kb_now_ms();
 	tr->dirty = 1; /* "accepted" goes out at once */
@@ -399,8 +425,10 @@ static int ranking_read(struct kb_dc *dc, const char *lb, const char *gpu,
 	if (p) {
 		memset(p, 0, sizeof(*p));
 		for (size_t i = 0; i < n && i < 3; i++) {
-			snprintf(p->user_id[i], sizeof(p->user_id[i]), "%s", e[i].user_id);
-			snprintf(p->user_name[i], sizeof(p->user_name[i]), "%s", e[i].user_name);
+			snprintf(p->user_id[i], sizeof(p->user_id[i]), "%s",
+				 e[i].user_id);
+			snprintf(p->user_name[i], sizeof(p->user_name[i]), "%s",
+				 e[i].user_name);
 			p->score[i] = e[i].score;
 			p->n++;
 		}
@@ -458,28 +486,35 @@ static void send_final(struct track *tr, const char *text,
 
 	snprintf(what, sizeof(what), "final sub=%" PRIu64, tr->id);
 	if (token_alive(tr)) {
-		kb__dc_edit(tr->dc, tr->app_id, tr->token, text, files, nfiles, 1, what);
+		kb__dc_edit(tr->dc, tr->app_id, tr->token, text, files, nfiles,
+			    1, what);
 		return;
 	}
 	char *late = NULL;
-	if (asprintf(&late, "<@%s>, your submission finished:\n%s", tr->snowflake, text) < 0)
+	if (asprintf(&late, "<@%s>, your submission finished:\n%s",
+		     tr->snowflake, text) < 0)
 		late = NULL;
 	char *fit = late ? kb_dc_text_fit(late, KB_DC_CONTENT_MAX, NULL) : NULL;
-	kb__dc_channel_message(tr->dc, tr->channel, fit ? fit : text, files, nfiles,
-			       tr->snowflake, what);
+	kb__dc_channel_message(tr->dc, tr->channel, fit ? fit : text, files,
+			       nfiles, tr->snowflake, what);
 	free(fit);
 	free(late);
 }
 
 static void finish_error(struct track *tr, const char *why)
 {
-	char *clean = kb_dc_text_clean(why ? why : "", why ? strlen(why) : 0, 300, 0);
+	char *clean =
+		kb_dc_text_clean(why ? why : "", why ? strlen(why) : 0, 300, 0);
 	char *text = NULL;
 
-	if (asprintf(&text, "**Submission #%" PRIu64 "** · `%s` on **%s** · %s\n"
-			    "⚠️ %s\nIts result will be at `/leaderboard get-submission %"
-			    PRIu64 "`.", tr->id, tr->lb, tr->gpu, kb_dc_mode_label(tr->mode),
-		     clean && *clean ? clean : "KernelBot lost track of it.", tr->id) < 0)
+	if (asprintf(
+		    &text,
+		    "**Submission #%" PRIu64 "** · `%s` on **%s** · %s\n"
+		    "⚠️ %s\nIts result will be at `/leaderboard get-submission %" PRIu64
+		    "`.",
+		    tr->id, tr->lb, tr->gpu, kb_dc_mode_label(tr->mode),
+		    clean && *clean ? clean : "KernelBot lost track of it.",
+		    tr->id) < 0)
 		text = NULL;
 	if (text)
 		send_final(tr, text, NULL, 0);
@@ -498,7 +533,9 @@ static void finish_result(struct track *tr, int folded)
 	int have = 0, scored = tr->ranked && r->has_score;
 
 	if (scored && folded &&
-	    ranking_read(dc, tr->lb, tr->gpu, tr->uid, &after, &mine, &have) == 0 && have) {
+	    ranking_read(dc, tr->lb, tr->gpu, tr->uid, &after, &mine, &have) ==
+		    0 &&
+	    have) {
 		pl.known = 1;
 		pl.rank = mine.rank;
 		pl.best_score = mine.score;
@@ -511,7 +548,8 @@ static void finish_result(struct track *tr, int folded)
 	char *text = kb_dc_render_result(&tr->prog.head, r, scored ? &pl : NULL,
 					 report != NULL, KB_DC_CONTENT_MAX);
 	char fname[64];
-	snprintf(fname, sizeof(fname), "submission-%" PRIu64 "-report.txt", tr->id);
+	snprintf(fname, sizeof(fname), "submission-%" PRIu64 "-report.txt",
+		 tr->id);
 	struct kb_dc_file f = {fname, report, report ? strlen(report) : 0};
 	if (text)
 		send_final(tr, text, report ? &f : NULL, report ? 1 : 0);
@@ -521,25 +559,32 @@ static void finish_result(struct track *tr, int folded)
 	const struct kb_gw_lb *lb = kb_gw_lb_find(dc->g, tr->lb);
 	int public = scored && pl.known && lb && !atomic_load(&lb->closed);
 	if (public && pl.is_best) {
-		char *line = kb_dc_render_ranked_line(tr->snowflake, &tr->prog.head, &pl,
-						      r->score);
+		char *line = kb_dc_render_ranked_line(
+			tr->snowflake, &tr->prog.head, &pl, r->score);
 		char what[64];
-		snprintf(what, sizeof(what), "ranked line sub=%" PRIu64, tr->id);
+		snprintf(what, sizeof(what), "ranked line sub=%" PRIu64,
+			 tr->id);
 		if (line && token_alive(tr))
-			kb__dc_followup(dc, tr->app_id, tr->token, line, 0, tr->snowflake, what);
+			kb__dc_followup(dc, tr->app_id, tr->token, line, 0,
+					tr->snowflake, what);
 		else if (line)
-			kb__dc_channel_message(dc, tr->channel, line, NULL, 0, tr->snowflake, what);
+			kb__dc_channel_message(dc, tr->channel, line, NULL, 0,
+					       tr->snowflake, what);
 		free(line);
 	}
 	if (public && dc->cfg.announce_channel[0]) {
-		char *ann = kb_dc_render_announce(tr->lb, tr->gpu, &tr->before, &after);
+		char *ann = kb_dc_render_announce(tr->lb, tr->gpu, &tr->before,
+						  &after);
 		if (ann)
-			kb__dc_channel_message(dc, dc->cfg.announce_channel, ann, NULL, 0,
-					       tr->snowflake, "top-3 announcement");
+			kb__dc_channel_message(dc, dc->cfg.announce_channel,
+					       ann, NULL, 0, tr->snowflake,
+					       "top-3 announcement");
 		free(ann);
 	}
 	kb_info("discord: sub=%" PRIu64 " result sent%s", tr->id,
-		scored ? (pl.known ? " with placement" : " (ranking not folded yet)") : "");
+		scored ? (pl.known ? " with placement"
+				   : " (ranking not folded yet)")
+		       : "");
 	free(text);
 	free(report);
 	tr->finished = 1;
@@ -559,22 +604,25 @@ static void track_step(struct track *tr, int64_t now)
 	struct kb_gw_event ev;
 	int rc;
 
-	while (!tr->finished && !tr->waiting_fold && (rc = kb_gw_watch_next(tr->w, &ev)) == 1) {
+	while (!tr->finished && !tr->waiting_fold &&
+	       (rc = kb_gw_watch_next(tr->w, &ev)) == 1) {
 		if (ev.type == KB_GW_EV_STATUS) {
-			kb_dc_progress_stage(&tr->prog, ev.stage, ev.message, ev.position,
-					     kb_now_ms());
+			kb_dc_progress_stage(&tr->prog, ev.stage, ev.message,
+					     ev.position, kb_now_ms());
 			tr->dirty = 1;
 		} else if (ev.type == KB_GW_EV_RESULT && ev.result) {
 			tr->result = ev.result;
 			ev.result = NULL;
 			if (tr->ranked && tr->result->has_score) {
 				tr->waiting_fold = 1;
-				tr->fold_deadline_ms = now + dc->cfg.fold_wait_ms;
+				tr->fold_deadline_ms =
+					now + dc->cfg.fold_wait_ms;
 			} else {
 				finish_result(tr, 0);
 			}
 		} else {
-			finish_error(tr, ev.type == KB_GW_EV_ERROR ? ev.message : NULL);
+			finish_error(tr, ev.type == KB_GW_EV_ERROR ? ev.message
+								   : NULL);
 		}
 		kb_gw_event_clear(&ev);
 	}
@@ -585,8 +633,9 @@ static void track_step(struct track *tr, int64_t now)
 		int folded = 0;
 		memset(&st, 0, sizeof(st));
 		if (kb_gw_sub_state(dc->g, tr->id, &st) == 0)
-			folded = st.status && (strcmp(st.status, "done") == 0 ||
-					       strcmp(st.status, "failed") == 0);
+			folded = st.status &&
+				 (strcmp(st.status, "done") == 0 ||
+				  strcmp(st.status, "failed") == 0);
 		kb_gw_sub_state_free(&st);
 		if (folded || now >= tr->fold_deadline_ms) {
 			tr->waiting_fold = 0;
@@ -619,14 +668,18 @@ static void say_goodbye(struct track *tr)
 {
 	char *text = NULL;
 
-	if (asprintf(&text, "**Submission #%" PRIu64 "** · `%s` on **%s** · %s\n"
-			    "⏸️ KernelBot restarted and stopped following this message; "
-			    "your submission goes on. Its result will be at "
-			    "`/leaderboard get-submission %" PRIu64 "`.", tr->id, tr->lb,
-		     tr->gpu, kb_dc_mode_label(tr->mode), tr->id) >= 0 && token_alive(tr)) {
+	if (asprintf(&text,
+		     "**Submission #%" PRIu64 "** · `%s` on **%s** · %s\n"
+		     "⏸️ KernelBot restarted and stopped following this message; "
+		     "your submission goes on. Its result will be at "
+		     "`/leaderboard get-submission %" PRIu64 "`.",
+		     tr->id, tr->lb, tr->gpu, kb_dc_mode_label(tr->mode),
+		     tr->id) >= 0 &&
+	    token_alive(tr)) {
 		char what[64];
 		snprintf(what, sizeof(what), "goodbye sub=%" PRIu64, tr->id);
-		kb__dc_edit(tr->dc, tr->app_id, tr->token, text, NULL, 0, 1, what);
+		kb__dc_edit(tr->dc, tr->app_id, tr->token, text, NULL, 0, 1,
+			    what);
 	}
 	free(text);
 }
@@ -710,7 +763,8 @@ struct kb_dc_tracker *kb__dc_tracker_new(struct kb_dc *dc, char *errstr,
 	}
 	rc = pthread_create(&t->thread, NULL, tracker_thread, t);
 	if (rc != 0) {
-		snprintf(errstr, errstr_size, "cannot start the tracker: %s", strerror(rc));
+		snprintf(errstr, errstr_size, "cannot start the tracker: %s",
+			 strerror(rc));
 		kb__dc_tracker_destroy(t);
 		return NULL;
 	}

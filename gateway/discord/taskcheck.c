@@ -58,8 +58,9 @@ int kb__dc_task_fingerprint(const struct kb_task *t, char *const *contents,
 	digest_str(&st, t->lang);
 	digest_str(&st, t->description);
 	digest_str(&st, t->ranking_by);
-	snprintf(num, sizeof(num), "%u/%u/%u/%d/%" PRIu64 "/%d", t->test_timeout,
-		 t->benchmark_timeout, t->ranked_timeout, t->has_seed, t->seed, t->multi_gpu);
+	snprintf(num, sizeof(num), "%u/%u/%u/%d/%" PRIu64 "/%d",
+		 t->test_timeout, t->benchmark_timeout, t->ranked_timeout,
+		 t->has_seed, t->seed, t->multi_gpu);
 	digest_str(&st, num);
 	for (size_t i = 0; i < t->nconfig; i++) {
 		digest_str(&st, t->config[i].key);
@@ -83,8 +84,8 @@ int kb__dc_task_fingerprint(const struct kb_task *t, char *const *contents,
 		}
 		char err[512], *data = NULL;
 		size_t len = 0;
-		int rc = kb_task_read(t, t->files[i].source, 64u << 20, &data, &len,
-				      err, sizeof(err));
+		int rc = kb_task_read(t, t->files[i].source, 64u << 20, &data,
+				      &len, err, sizeof(err));
 		if (rc < 0)
 			return rc;
 		digest_add(&st, data, len);
@@ -93,7 +94,6 @@ int kb__dc_task_fingerprint(const struct kb_task *t, char *const *contents,
 	crypto_hash_sha256_final(&st, out);
 	return 0;
 }
-
 
 /* ---- verify-task ---- */
 
@@ -114,7 +114,10 @@ static void note(struct report *r, int level, const char *fmt, ...)
 	va_end(ap);
 	r->errors += level < 0;
 	r->warnings += level == 0;
-	kb_buf_printf(&r->lines, "%s %s\n", level < 0 ? "❌" : level == 0 ? "⚠️" : "✅",
+	kb_buf_printf(&r->lines, "%s %s\n",
+		      level < 0    ? "❌"
+		      : level == 0 ? "⚠️"
+				   : "✅",
 		      line);
 }
 
@@ -154,17 +157,20 @@ static int take_placement(struct kb_task *t, const struct kb_task *from)
 /* The board's task again from disk, loaded as the gateway loaded it: a
  * board of KB_PROBLEMS with the whole set (its competition file says
  * where it runs), an admin-created one from its directory. */
-static int reload(struct kb_dc *dc, const struct kb_gw_lb *lb, struct kb_task *t,
-		  char *err, size_t err_size)
+static int reload(struct kb_dc *dc, const struct kb_gw_lb *lb,
+		  struct kb_task *t, char *err, size_t err_size)
 {
 	const struct kb_task *old = lb->task;
 	struct kb_problemset ps = {0};
 	int rc;
 
 	if (lb->dynamic) {
-		rc = old->root ? kb_task_load_confined(old->root, kb_task_rel_dir(old),
-						       old->name, t, err, err_size)
-			       : kb_task_load_dir(old->dir, old->name, t, err, err_size);
+		rc = old->root ? kb_task_load_confined(old->root,
+						       kb_task_rel_dir(old),
+						       old->name, t, err,
+						       err_size)
+			       : kb_task_load_dir(old->dir, old->name, t, err,
+						  err_size);
 		if (rc == 0 && (rc = take_placement(t, old)) < 0)
 			snprintf(err, err_size, "out of memory");
 		return rc;
@@ -172,12 +178,14 @@ static int reload(struct kb_dc *dc, const struct kb_gw_lb *lb, struct kb_task *t
 	rc = kb_problemset_load(dc->g->cfg.problems, &ps, err, err_size);
 	if (rc < 0)
 		return rc;
-	struct kb_task *found = (struct kb_task *)kb_problemset_find(&ps, old->name);
+	struct kb_task *found =
+		(struct kb_task *)kb_problemset_find(&ps, old->name);
 	if (found) {
 		*t = *found;
 		memset(found, 0, sizeof(*found)); /* t owns it now */
 	} else {
-		snprintf(err, err_size, "`%s` is no longer in the problem set (KB_PROBLEMS)",
+		snprintf(err, err_size,
+			 "`%s` is no longer in the problem set (KB_PROBLEMS)",
 			 old->name);
 		rc = -ENOENT;
 	}
@@ -194,17 +202,19 @@ static void check_files(const struct kb_task *t, struct report *r)
 		size_t len = 0;
 		if (strcmp(t->files[i].source, "@SUBMISSION@") == 0)
 			continue;
-		if (kb_task_read(t, t->files[i].source, FILE_MAX, &data, &len, err,
-				 sizeof(err)) < 0) {
+		if (kb_task_read(t, t->files[i].source, FILE_MAX, &data, &len,
+				 err, sizeof(err)) < 0) {
 			char *c = clean(err);
-			note(r, -1, "file `%s`: %s", t->files[i].name, c ? c : "unreadable");
+			note(r, -1, "file `%s`: %s", t->files[i].name,
+			     c ? c : "unreadable");
 			free(c);
 			continue;
 		}
 		free(data);
 		n++;
 	}
-	note(r, 1, "task.yml loads (lang `%s`, ranking by %s); %zu task file%s read",
+	note(r, 1,
+	     "task.yml loads (lang `%s`, ranking by %s); %zu task file%s read",
 	     t->lang, t->ranking_by, n, n == 1 ? "" : "s");
 }
 
@@ -215,23 +225,27 @@ static void check_cases(const struct kb_task *t, struct report *r)
 	char *s;
 
 	if (t->ntests == 0)
-		note(r, -1, "no tests: test runs and every ranked run check nothing");
+		note(r, -1,
+		     "no tests: test runs and every ranked run check nothing");
 	if (t->nbenchmarks == 0)
-		note(r, 0, "no benchmarks: benchmark and ranked runs have nothing to time");
+		note(r, 0,
+		     "no benchmarks: benchmark and ranked runs have nothing to time");
 	s = kb_cases_render(t->tests, t->ntests, 1, probe, err, sizeof(err));
 	if (!s) {
 		note(r, -1, "tests: %s", err);
 		return;
 	}
 	free(s);
-	s = kb_cases_render(t->benchmarks, t->nbenchmarks, 1, probe, err, sizeof(err));
+	s = kb_cases_render(t->benchmarks, t->nbenchmarks, 1, probe, err,
+			    sizeof(err));
 	if (!s) {
 		note(r, -1, "benchmarks: %s", err);
 		return;
 	}
 	free(s);
 	if (t->ntests || t->nbenchmarks)
-		note(r, 1, "%zu test%s and %zu benchmark%s are well-formed, seeds and all",
+		note(r, 1,
+		     "%zu test%s and %zu benchmark%s are well-formed, seeds and all",
 		     t->ntests, t->ntests == 1 ? "" : "s", t->nbenchmarks,
 		     t->nbenchmarks == 1 ? "" : "s");
 }
@@ -254,30 +268,33 @@ static int check_source(const struct kb_task *t, const struct kb_gw_lb *lb,
 	size_t len = 0;
 	int bad = 0;
 
-	if (kb_task_read(t, rel, EXAMPLE_MAX, &code, &len, err, sizeof(err)) < 0) {
+	if (kb_task_read(t, rel, EXAMPLE_MAX, &code, &len, err, sizeof(err)) <
+	    0) {
 		char *e = clean(err);
-		note(r, -1, "%s `%s`: %s", what, c ? c : "?", e ? e : "unreadable");
+		note(r, -1, "%s `%s`: %s", what, c ? c : "?",
+		     e ? e : "unreadable");
 		free(e);
 		free(c);
 		return -1;
 	}
 	if (!lang_ext_ok(t->lang, rel)) {
-		note(r, -1, "%s `%s` is not a `%s` file", what, c ? c : "?", t->lang);
+		note(r, -1, "%s `%s` is not a `%s` file", what, c ? c : "?",
+		     t->lang);
 		bad = 1;
 	}
 	if (kb_dc_directive(code, len, "leaderboard", val, sizeof(val)) != 0 &&
 	    strcasecmp(val, lb->task->name) != 0) {
 		char *v = clean(val);
-		note(r, -1, "%s `%s` names leaderboard `%s`, not `%s`", what, c ? c : "?",
-		     v ? v : "?", lb->task->name);
+		note(r, -1, "%s `%s` names leaderboard `%s`, not `%s`", what,
+		     c ? c : "?", v ? v : "?", lb->task->name);
 		free(v);
 		bad = 1;
 	}
 	if (kb_dc_directive(code, len, "gpu", val, sizeof(val)) != 0 &&
 	    !kb_gw_lb_gpu(lb, val)) {
 		char *v = clean(val);
-		note(r, -1, "%s `%s` names GPU `%s`, which `%s` does not offer", what,
-		     c ? c : "?", v ? v : "?", lb->task->name);
+		note(r, -1, "%s `%s` names GPU `%s`, which `%s` does not offer",
+		     what, c ? c : "?", v ? v : "?", lb->task->name);
 		free(v);
 		bad = 1;
 	}
@@ -307,22 +324,27 @@ static int cmp_names(const void *a, const void *b)
  * (so that reports do not depend on directory order); caller frees. */
 static size_t find_examples(const struct kb_task *t, char **out, size_t max)
 {
-	static const char *const dirs[] = {"", "solutions/correct", "solutions/wrong"};
+	static const char *const dirs[] = {"", "solutions/correct",
+					   "solutions/wrong"};
 	size_t n = 0;
 
 	for (size_t d = 0; d < KB_ARRAY_LEN(dirs); d++) {
 		char path[4096];
-		snprintf(path, sizeof(path), "%s%s%s", t->dir, *dirs[d] ? "/" : "", dirs[d]);
+		snprintf(path, sizeof(path), "%s%s%s", t->dir,
+			 *dirs[d] ? "/" : "", dirs[d]);
 		DIR *dir = opendir(path);
 		struct dirent *e;
 		while (dir && (e = readdir(dir)) && n < max) {
-			if (e->d_name[0] == '.' || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN))
+			if (e->d_name[0] == '.' ||
+			    (e->d_type != DT_REG && e->d_type != DT_UNKNOWN))
 				continue;
-			if (!*dirs[d] && (strncmp(e->d_name, "submission", 10) != 0 ||
-					  is_task_file(t, e->d_name)))
+			if (!*dirs[d] &&
+			    (strncmp(e->d_name, "submission", 10) != 0 ||
+			     is_task_file(t, e->d_name)))
 				continue;
 			char *rel = NULL;
-			if (asprintf(&rel, "%s%s%s", dirs[d], *dirs[d] ? "/" : "", e->d_name) < 0)
+			if (asprintf(&rel, "%s%s%s", dirs[d],
+				     *dirs[d] ? "/" : "", e->d_name) < 0)
 				break;
 			out[n++] = rel;
 		}
@@ -337,11 +359,13 @@ static void check_examples(const struct kb_task *t, const struct kb_gw_lb *lb,
 			   struct report *r)
 {
 	char *ex[EXAMPLES_MAX];
-	size_t n = find_examples(t, ex, EXAMPLES_MAX), pass = 0, fail = 0, bad = 0;
+	size_t n = find_examples(t, ex, EXAMPLES_MAX), pass = 0, fail = 0,
+	       bad = 0;
 	struct kb_buf names = {0};
 
 	for (size_t i = 0; i < t->ntemplates; i++)
-		bad += check_source(t, lb, t->templates[i].value, "template", r) < 0;
+		bad += check_source(t, lb, t->templates[i].value, "template",
+				    r) < 0;
 	for (size_t i = 0; i < n; i++) {
 		int wrong = strstr(ex[i], "wrong") != NULL;
 		bad += check_source(t, lb, ex[i], "example", r) < 0;
@@ -354,15 +378,20 @@ static void check_examples(const struct kb_task *t, const struct kb_gw_lb *lb,
 		free(ex[i]);
 	}
 	if (t->ntemplates == 0)
-		note(r, 0, "no templates: `/leaderboard template` has nothing to offer");
+		note(r, 0,
+		     "no templates: `/leaderboard template` has nothing to offer");
 	if (n == 0)
-		note(r, 0, "no example submissions (`submission_*` or `solutions/`)");
+		note(r, 0,
+		     "no example submissions (`submission_*` or `solutions/`)");
 	else if (!pass || !fail)
 		note(r, 0, "no example that should %s", pass ? "fail" : "pass");
 	if (!bad && (n || t->ntemplates))
-		note(r, 1, "%zu template%s and %zu example%s name this board, its GPUs "
-			   "and language%s%s", t->ntemplates, t->ntemplates == 1 ? "" : "s",
-		     n, n == 1 ? "" : "s", n ? ": " : "", names.data ? names.data : "");
+		note(r, 1,
+		     "%zu template%s and %zu example%s name this board, its GPUs "
+		     "and language%s%s",
+		     t->ntemplates, t->ntemplates == 1 ? "" : "s", n,
+		     n == 1 ? "" : "s", n ? ": " : "",
+		     names.data ? names.data : "");
 	kb_buf_free(&names);
 }
 
@@ -378,45 +407,53 @@ static void job_verify(struct kb_dc *dc, const struct kb_dc_interaction *it,
 
 	(void)received_ms;
 	if (!lb) {
-		kb__dc_reply(dc, it, "❌ That leaderboard was deleted meanwhile.", NULL, 0, 1);
+		kb__dc_reply(dc, it,
+			     "❌ That leaderboard was deleted meanwhile.", NULL,
+			     0, 1);
 		return;
 	}
 	if (reload(dc, lb, &t, err, sizeof(err)) < 0) {
 		char *c = kb_dc_text_clean(err, strlen(err), 1500, 1);
-		note(&r, -1, "the task of `%s` cannot be read from disk:\n```\n%s\n```", lb->task->name,
-		     c ? c : "?");
+		note(&r, -1,
+		     "the task of `%s` cannot be read from disk:\n```\n%s\n```",
+		     lb->task->name, c ? c : "?");
 		free(c);
 	} else {
 		check_files(&t, &r);
 		check_cases(&t, &r);
 		check_examples(&t, lb, &r);
 		if (kb__dc_task_fingerprint(&t, NULL, NULL, now_fp) == 0 &&
-		    kb__dc_task_fingerprint(lb->task, lb->file_contents, lb->file_lens,
-					    loaded_fp) == 0) {
+		    kb__dc_task_fingerprint(lb->task, lb->file_contents,
+					    lb->file_lens, loaded_fp) == 0) {
 			if (memcmp(now_fp, loaded_fp, sizeof(now_fp)) == 0)
-				note(&r, 1, "the files match what this gateway serves");
+				note(&r, 1,
+				     "the files match what this gateway serves");
 			else
-				note(&r, 0, "the files changed since this gateway loaded them: "
-					    "a rolling restart applies them (`/admin "
-					    "reload-problems` lists every change)");
+				note(&r, 0,
+				     "the files changed since this gateway loaded them: "
+				     "a rolling restart applies them (`/admin "
+				     "reload-problems` lists every change)");
 		}
 	}
 	if (r.errors)
-		kb_buf_printf(&msg, "❌ **`%s`**: %zu problem%s", lb->task->name, r.errors,
-			      r.errors == 1 ? "" : "s");
+		kb_buf_printf(&msg, "❌ **`%s`**: %zu problem%s", lb->task->name,
+			      r.errors, r.errors == 1 ? "" : "s");
 	else
 		kb_buf_printf(&msg, "✅ **`%s`** is consistent", lb->task->name);
-	kb_buf_printf(&msg, "%s%zu warning%s.\n%s", r.errors ? ", " : "; ", r.warnings,
-		      r.warnings == 1 ? "" : "s", r.lines.data ? r.lines.data : "");
-	kb__dc_reply(dc, it, msg.data ? msg.data : "⚠️ Out of memory.", NULL, 0, 1);
-	kb_info("discord: admin=%s verified board %s errors=%zu warnings=%zu", it->user_id,
-		lb->task->name, r.errors, r.warnings);
+	kb_buf_printf(&msg, "%s%zu warning%s.\n%s", r.errors ? ", " : "; ",
+		      r.warnings, r.warnings == 1 ? "" : "s",
+		      r.lines.data ? r.lines.data : "");
+	kb__dc_reply(dc, it, msg.data ? msg.data : "⚠️ Out of memory.",
+		     NULL, 0, 1);
+	kb_info("discord: admin=%s verified board %s errors=%zu warnings=%zu",
+		it->user_id, lb->task->name, r.errors, r.warnings);
 	kb_buf_free(&msg);
 	kb_buf_free(&r.lines);
 	kb_task_clear(&t);
 }
 
-json_t *kb__dc_cmd_verify_task(struct kb_dc *dc, const struct kb_dc_interaction *it,
+json_t *kb__dc_cmd_verify_task(struct kb_dc *dc,
+			       const struct kb_dc_interaction *it,
 			       kb_dc_job_fn *defer)
 {
 	char why[256];

@@ -209,7 +209,8 @@ int kb_dc_text_split(const char *s, size_t max, char ***parts, size_t *n)
 		int hard;
 		if (kb_dc_text_units(p) <= max) {
 			size_t keep = left;
-			while (keep > 0 && (p[keep - 1] == ' ' || p[keep - 1] == '\n'))
+			while (keep > 0 &&
+			       (p[keep - 1] == ' ' || p[keep - 1] == '\n'))
 				keep--;
 			if (keep || *n == 0)
 				rc = push(parts, n, &cap, dupn(p, keep));
@@ -217,7 +218,8 @@ int kb_dc_text_split(const char *s, size_t max, char ***parts, size_t *n)
 		}
 		size_t cut = find_cut(p, left, max, &hard);
 		if (hard) {
-			cut = offset_for_units(p, left, max > wn ? max - wn : 1);
+			cut = offset_for_units(p, left,
+					       max > wn ? max - wn : 1);
 			if (cut == 0)
 				cut = seq_len(p, left) ? seq_len(p, left) : 1;
 			char *part = malloc(cut + strlen(WORD_NOTE) + 1);
@@ -229,7 +231,8 @@ int kb_dc_text_split(const char *s, size_t max, char ***parts, size_t *n)
 			p += cut;
 		} else {
 			size_t keep = cut;
-			while (keep > 0 && (p[keep - 1] == ' ' || p[keep - 1] == '\n'))
+			while (keep > 0 &&
+			       (p[keep - 1] == ' ' || p[keep - 1] == '\n'))
 				keep--;
 			if (keep)
 				rc = push(parts, n, &cap, dupn(p, keep));
@@ -249,7 +252,8 @@ int kb_dc_text_pack(const char *title, const char *const *lines, size_t n,
 		    int code, size_t max, char ***msgs, size_t *nmsgs)
 {
 	struct kb_buf cur = {0};
-	size_t cap = 0, cur_units = 0, open_units, overhead = code ? CODE_OVERHEAD : 0;
+	size_t cap = 0, cur_units = 0, open_units,
+	       overhead = code ? CODE_OVERHEAD : 0;
 	int rc = 0, have_lines = 0;
 
 	*msgs = NULL;
@@ -271,14 +275,18 @@ int kb_dc_text_pack(const char *title, const char *const *lines, size_t n,
 	do {                                                                   \
 		if (code)                                                      \
 			rc |= kb_buf_append(&cur, "```", 3);                   \
-		rc |= push(msgs, nmsgs, &cap, strdup(cur.data ? cur.data : "")); \
+		rc |= push(msgs, nmsgs, &cap,                                  \
+			   strdup(cur.data ? cur.data : ""));                  \
 	} while (0)
 
 	START();
 	open_units = cur_units;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		size_t room = max > overhead + open_units ? max - overhead - open_units : 1;
-		char *line = kb_dc_text_fit(lines[i], room > 1 ? room - 1 : 1, NULL);
+		size_t room = max > overhead + open_units
+				      ? max - overhead - open_units
+				      : 1;
+		char *line =
+			kb_dc_text_fit(lines[i], room > 1 ? room - 1 : 1, NULL);
 		size_t lu;
 		if (!line) {
 			rc = -ENOMEM;
@@ -321,13 +329,17 @@ void kb_dc_fmt_seconds(double s, char *out, size_t size)
 		snprintf(out, size, "?");
 		return;
 	}
-	while (i + 1 < sizeof(units) / sizeof(units[0]) && s * units[i].scale >= 999.5)
+	while (i + 1 < sizeof(units) / sizeof(units[0]) &&
+	       s * units[i].scale >= 999.5)
 		i++;
 	v = s * units[i].scale;
 	if (i == 0 && v >= 100)
 		snprintf(out, size, "%.0f %s", v, units[i].unit);
 	else
-		snprintf(out, size, v < 9.995 ? "%.2f %s" : v < 99.95 ? "%.1f %s" : "%.0f %s",
+		snprintf(out, size,
+			 v < 9.995   ? "%.2f %s"
+			 : v < 99.95 ? "%.1f %s"
+				     : "%.0f %s",
 			 v, units[i].unit);
 }
 
@@ -343,9 +355,9 @@ const char *kb_dc_mode_label(const char *mode)
 static const char *stage_label(const char *stage)
 {
 	static const char *const names[][2] = {
-		{"queued", "Queued"},		{"compiling", "Compiling"},
-		{"testing", "Testing"},		{"benchmarking", "Benchmarking"},
-		{"profiling", "Profiling"},	{"ranked_run", "Ranked run"},
+		{"queued", "Queued"},       {"compiling", "Compiling"},
+		{"testing", "Testing"},     {"benchmarking", "Benchmarking"},
+		{"profiling", "Profiling"}, {"ranked_run", "Ranked run"},
 		{"done", "Done"},
 	};
 
@@ -375,11 +387,13 @@ void kb_dc_progress_stage(struct kb_dc_progress *p, const char *stage,
 
 static int put_head(struct kb_buf *b, const struct kb_dc_sub_head *h)
 {
-	char *file = kb_dc_text_clean(h->file_name ? h->file_name : "", 
-				      h->file_name ? strlen(h->file_name) : 0, 64, 1);
-	int rc = kb_buf_printf(b, "**Submission #%llu** · `%s` on **%s** · %s · `%s`\n",
-			       (unsigned long long)h->id, h->lb, h->gpu,
-			       kb_dc_mode_label(h->mode), file ? file : "?");
+	char *file = kb_dc_text_clean(h->file_name ? h->file_name : "",
+				      h->file_name ? strlen(h->file_name) : 0,
+				      64, 1);
+	int rc = kb_buf_printf(
+		b, "**Submission #%llu** · `%s` on **%s** · %s · `%s`\n",
+		(unsigned long long)h->id, h->lb, h->gpu,
+		kb_dc_mode_label(h->mode), file ? file : "?");
 	free(file);
 	return rc;
 }
@@ -401,12 +415,14 @@ char *kb_dc_render_progress(const struct kb_dc_progress *p, int64_t now_ms)
 			continue;
 		}
 		rc = kb_buf_printf(&b, "⏳ %s", stage_label(p->stages[i]));
-		if (rc == 0 && strcmp(p->stages[i], "queued") == 0 && p->position > 0)
+		if (rc == 0 && strcmp(p->stages[i], "queued") == 0 &&
+		    p->position > 0)
 			rc = kb_buf_printf(&b, " — position %ld", p->position);
 		if (rc == 0 && p->message[0] &&
 		    strcasecmp(p->message, stage_label(p->stages[i])) != 0 &&
 		    strcasecmp(p->message, p->stages[i]) != 0) {
-			char *m = kb_dc_text_clean(p->message, strlen(p->message), 150, 0);
+			char *m = kb_dc_text_clean(p->message,
+						   strlen(p->message), 150, 0);
 			rc = m ? kb_buf_printf(&b, " — %s", m) : -ENOMEM;
 			free(m);
 		}
@@ -478,8 +494,10 @@ static const char *verdict_line(Kb__Verdict v)
 
 static const char *medal(long rank)
 {
-	return rank == 1 ? "🥇 First place" : rank == 2 ? "🥈 Second place"
-		: rank == 3 ? "🥉 Third place" : NULL;
+	return rank == 1   ? "🥇 First place"
+	       : rank == 2 ? "🥈 Second place"
+	       : rank == 3 ? "🥉 Third place"
+			   : NULL;
 }
 
 static int put_placement(struct kb_buf *b, const struct kb_dc_placement *pl,
@@ -488,17 +506,23 @@ static int put_placement(struct kb_buf *b, const struct kb_dc_placement *pl,
 	char now[32], prev[32];
 
 	if (!pl->known)
-		return kb_buf_printf(b, "Placement: the ranking is not updated yet; "
-					"see `/leaderboard show` in a moment.\n");
+		return kb_buf_printf(
+			b, "Placement: the ranking is not updated yet; "
+			   "see `/leaderboard show` in a moment.\n");
 	kb_dc_fmt_seconds(pl->best_score, now, sizeof(now));
 	kb_dc_fmt_seconds(pl->prev_score, prev, sizeof(prev));
 	if (!pl->is_best)
-		return kb_buf_printf(b, "Successful, but your best on %s stays %s "
-					"(rank #%ld).\n", gpu, now, pl->rank);
-	int rc = medal(pl->rank) ? kb_buf_printf(b, "%s on %s", medal(pl->rank), gpu)
-				 : kb_buf_printf(b, "Rank **#%ld** on %s", pl->rank, gpu);
+		return kb_buf_printf(b,
+				     "Successful, but your best on %s stays %s "
+				     "(rank #%ld).\n",
+				     gpu, now, pl->rank);
+	int rc = medal(pl->rank)
+			 ? kb_buf_printf(b, "%s on %s", medal(pl->rank), gpu)
+			 : kb_buf_printf(b, "Rank **#%ld** on %s", pl->rank,
+					 gpu);
 	if (rc == 0 && pl->first_success)
-		rc = kb_buf_printf(b, " · 🍾 your first successful submission");
+		rc = kb_buf_printf(b,
+				   " · 🍾 your first successful submission");
 	else if (rc == 0 && pl->had_prev)
 		rc = kb_buf_printf(b, " · personal best (was %s)", prev);
 	return rc ? rc : kb_buf_printf(b, "\n");
@@ -512,14 +536,15 @@ static int put_run(struct kb_buf *b, const Kb__RunResult *rr)
 	int rc = 0;
 
 	if (strcmp(rr->key, "private") == 0)
-		return kb_buf_printf(b, "%s %s %s\n", rr->passed ? "✅" : "❌", label,
-				     rr->passed ? "passed" : "failed");
+		return kb_buf_printf(b, "%s %s %s\n", rr->passed ? "✅" : "❌",
+				     label, rr->passed ? "passed" : "failed");
 	if (rr->timed_out)
-		return kb_buf_printf(b, "⏱️ %s timed out after %.1f s\n", label,
-				     rr->duration_s);
+		return kb_buf_printf(b, "⏱️ %s timed out after %.1f s\n",
+				     label, rr->duration_s);
 	if (!rr->success && !tc && !bc)
-		return kb_buf_printf(b, "💥 %s crashed (exit code %d%s)\n", label,
-				     rr->exit_code, rr->signal ? ", killed by a signal" : "");
+		return kb_buf_printf(b, "💥 %s crashed (exit code %d%s)\n",
+				     label, rr->exit_code,
+				     rr->signal ? ", killed by a signal" : "");
 	if (tc) {
 		long n = strtol(tc, NULL, 10), pass = 0, first_fail = -1;
 		for (long i = 0; i < n; i++) {
@@ -530,21 +555,28 @@ static int put_run(struct kb_buf *b, const Kb__RunResult *rr)
 				first_fail = i;
 		}
 		rc = kb_buf_printf(b, "%s %s: %ld/%ld passed\n",
-				   pass == n && rr->passed ? "✅" : "❌", label, pass, n);
+				   pass == n && rr->passed ? "✅" : "❌", label,
+				   pass, n);
 		if (rc == 0 && first_fail >= 0) {
-			const char *spec = kv_item(rr, "test", first_fail, "spec");
-			const char *err = kv_item(rr, "test", first_fail, "error");
+			const char *spec =
+				kv_item(rr, "test", first_fail, "spec");
+			const char *err =
+				kv_item(rr, "test", first_fail, "error");
 			if (!err)
-				err = kv_item(rr, "test", first_fail, "message");
+				err = kv_item(rr, "test", first_fail,
+					      "message");
 			char *cs = kb_dc_text_clean(spec ? spec : "",
-						    spec ? strlen(spec) : 0, 120, 1);
-			char *ce = kb_dc_text_clean(err ? err : "", err ? strlen(err) : 0,
+						    spec ? strlen(spec) : 0,
+						    120, 1);
+			char *ce = kb_dc_text_clean(err ? err : "",
+						    err ? strlen(err) : 0,
 						    REPORT_ERROR_MAX, 1);
 			if (!cs || !ce)
 				rc = -ENOMEM;
 			else
-				rc = kb_buf_printf(b, "> first failure: `%s`%s%s\n", cs,
-						   *ce ? ": " : "", ce);
+				rc = kb_buf_printf(
+					b, "> first failure: `%s`%s%s\n", cs,
+					*ce ? ": " : "", ce);
 			free(cs);
 			free(ce);
 		}
@@ -566,18 +598,20 @@ static int put_run(struct kb_buf *b, const Kb__RunResult *rr)
 		kb_dc_fmt_seconds(lo, a, sizeof(a));
 		kb_dc_fmt_seconds(hi, z, sizeof(z));
 		if (have == 0)
-			rc = kb_buf_printf(b, "%s %s: %ld benchmarks, no timings\n",
-					   rr->passed ? "✅" : "❌", label, n);
+			rc = kb_buf_printf(
+				b, "%s %s: %ld benchmarks, no timings\n",
+				rr->passed ? "✅" : "❌", label, n);
 		else if (have == 1)
 			rc = kb_buf_printf(b, "%s %s: 1 benchmark, mean %s\n",
 					   rr->passed ? "✅" : "❌", label, a);
 		else
-			rc = kb_buf_printf(b, "%s %s: %ld benchmarks, means %s … %s\n",
-					   rr->passed ? "✅" : "❌", label, have, a, z);
+			rc = kb_buf_printf(
+				b, "%s %s: %ld benchmarks, means %s … %s\n",
+				rr->passed ? "✅" : "❌", label, have, a, z);
 	}
 	if (rc == 0 && !tc && !bc)
-		rc = kb_buf_printf(b, "%s %s %s\n", rr->passed ? "✅" : "❌", label,
-				   rr->passed ? "passed" : "failed");
+		rc = kb_buf_printf(b, "%s %s %s\n", rr->passed ? "✅" : "❌",
+				   label, rr->passed ? "passed" : "failed");
 	return rc;
 }
 
@@ -607,9 +641,13 @@ char *kb_dc_render_result(const struct kb_dc_sub_head *h, const Kb__Result *r,
 	struct kb_gw_job job;
 	kb_gw_job_of_result(r, h->id, &job);
 	if (rc == 0)
-		rc = kb_buf_printf(&b, "%s", strcmp(job.status, "failed") == 0 &&
-					 r->verdict == KB__VERDICT__VERDICT_PASSED
-					 ? "❌ **Not ranked**" : verdict_line(r->verdict));
+		rc = kb_buf_printf(
+			&b, "%s",
+			strcmp(job.status, "failed") == 0 &&
+					r->verdict ==
+						KB__VERDICT__VERDICT_PASSED
+				? "❌ **Not ranked**"
+				: verdict_line(r->verdict));
 	if (rc == 0 && r->has_score) {
 		kb_dc_fmt_seconds(r->score, score, sizeof(score));
 		rc = kb_buf_printf(&b, " — score **%s**", score);
@@ -626,15 +664,18 @@ char *kb_dc_render_result(const struct kb_dc_sub_head *h, const Kb__Result *r,
 		rc = put_placement(&b, pl, h->gpu);
 	if (rc == 0 && r->compile && !r->compile->success)
 		rc = put_block(&b, "Compiler output:",
-			       r->compile->stderr && *r->compile->stderr ? r->compile->stderr
-									 : r->compile->stdout);
+			       r->compile->stderr && *r->compile->stderr
+				       ? r->compile->stderr
+				       : r->compile->stdout);
 	for (size_t i = 0; rc == 0 && i < r->n_runs; i++)
 		rc = put_run(&b, r->runs[i]);
 	/* The stderr of the first run that crashed, as a hint. */
 	for (size_t i = 0; rc == 0 && i < r->n_runs; i++) {
 		const Kb__RunResult *rr = r->runs[i];
-		if (!rr->success && !rr->timed_out && strcmp(rr->key, "private") != 0) {
-			rc = put_block(&b, "Program output (stderr):", rr->stderr);
+		if (!rr->success && !rr->timed_out &&
+		    strcmp(rr->key, "private") != 0) {
+			rc = put_block(&b,
+				       "Program output (stderr):", rr->stderr);
 			break;
 		}
 	}
@@ -644,9 +685,10 @@ char *kb_dc_render_result(const struct kb_dc_sub_head *h, const Kb__Result *r,
 		kb_buf_free(&b);
 		return NULL;
 	}
-	char *out = kb_dc_text_fit(b.data, max,
-				   attached ? "\n[… cut; the full report is attached]"
-					    : "\n[… cut]");
+	char *out = kb_dc_text_fit(
+		b.data, max,
+		attached ? "\n[… cut; the full report is attached]"
+			 : "\n[… cut]");
 	kb_buf_free(&b);
 	return out;
 }
@@ -671,13 +713,16 @@ char *kb_dc_render_ranked_line(const char *discord_user_id,
 	else if (rc == 0 && !pl->is_best)
 		rc = kb_buf_printf(&b, "> successful on %s: %s", h->gpu, t);
 	else if (rc == 0 && pl->first_success && !medal(pl->rank))
-		rc = kb_buf_printf(&b, "> 🍾 first successful submission on %s: %s (#%ld)",
-				   h->gpu, t, pl->rank);
+		rc = kb_buf_printf(
+			&b,
+			"> 🍾 first successful submission on %s: %s (#%ld)",
+			h->gpu, t, pl->rank);
 	else if (rc == 0 && medal(pl->rank))
-		rc = kb_buf_printf(&b, "> %s on %s: %s", medal(pl->rank), h->gpu, t);
+		rc = kb_buf_printf(&b, "> %s on %s: %s", medal(pl->rank),
+				   h->gpu, t);
 	else if (rc == 0)
-		rc = kb_buf_printf(&b, "> personal best on %s: %s (#%ld)", h->gpu, t,
-				   pl->rank);
+		rc = kb_buf_printf(&b, "> personal best on %s: %s (#%ld)",
+				   h->gpu, t, pl->rank);
 	if (rc != 0) {
 		kb_buf_free(&b);
 		return NULL;
@@ -687,8 +732,8 @@ char *kb_dc_render_ranked_line(const char *discord_user_id,
 
 char *kb_dc_render_refusal(const char *what, const char *detail)
 {
-	char *d = kb_dc_text_clean(detail ? detail : "", detail ? strlen(detail) : 0,
-				   1500, 0);
+	char *d = kb_dc_text_clean(detail ? detail : "",
+				   detail ? strlen(detail) : 0, 1500, 0);
 	char *out = NULL;
 
 	if (d && asprintf(&out, "❌ %s: %s", what, d) < 0)
@@ -725,7 +770,8 @@ static int put_who(struct kb_buf *b, const struct kb_dc_podium *p, size_t i)
 
 	if (sf)
 		return kb_buf_printf(b, "<@%s>", sf);
-	char *n = kb_dc_text_clean(p->user_name[i], strlen(p->user_name[i]), 64, 1);
+	char *n = kb_dc_text_clean(p->user_name[i], strlen(p->user_name[i]), 64,
+				   1);
 	int rc = n ? kb_buf_printf(b, "**%s**", n) : -ENOMEM;
 	free(n);
 	return rc;
@@ -737,7 +783,8 @@ char *kb_dc_render_announce(const char *lb, const char *gpu,
 {
 	static const char *const medals[] = {"🥇", "🥈", "🥉"};
 	int new_first = after->n > 0 &&
-			(before->n == 0 || strcmp(after->user_id[0], before->user_id[0]) != 0);
+			(before->n == 0 ||
+			 strcmp(after->user_id[0], before->user_id[0]) != 0);
 	int changed = new_first;
 	struct kb_buf b = {0};
 	char t[32];
@@ -762,7 +809,9 @@ char *kb_dc_render_announce(const char *lb, const char *gpu,
 		kb_dc_fmt_seconds(after->score[i], t, sizeof(t));
 		rc = put_who(&b, after, i);
 		if (rc == 0)
-			rc = kb_buf_printf(&b, " enters the top 3 at #%zu with %s.\n", i + 1, t);
+			rc = kb_buf_printf(
+				&b, " enters the top 3 at #%zu with %s.\n",
+				i + 1, t);
 	}
 	for (size_t i = 0; rc == 0 && i < before->n; i++) {
 		if (rank_in(after, before->user_id[i]))
@@ -800,7 +849,8 @@ int kb_dc_directive(const char *code, size_t len, const char *key, char *out,
 		size_t n;
 		if ((size_t)(le - q) > 10 && memcmp(q, "#!POPCORN", 9) == 0)
 			q += 9;
-		else if ((size_t)(le - q) > 11 && memcmp(q, "//!POPCORN", 10) == 0)
+		else if ((size_t)(le - q) > 11 &&
+			 memcmp(q, "//!POPCORN", 10) == 0)
 			q += 10;
 		else
 			q = NULL;
@@ -808,7 +858,8 @@ int kb_dc_directive(const char *code, size_t len, const char *key, char *out,
 			while (q < le && (*q == ' ' || *q == '\t'))
 				q++;
 			n = 0;
-			while (q + n < le && q[n] != ' ' && q[n] != '\t' && q[n] != '\r')
+			while (q + n < le && q[n] != ' ' && q[n] != '\t' &&
+			       q[n] != '\r')
 				n++;
 			int match = (n == kn && strncasecmp(q, key, n) == 0) ||
 				    (strcmp(key, "gpu") == 0 && n == 4 &&
@@ -818,8 +869,9 @@ int kb_dc_directive(const char *code, size_t len, const char *key, char *out,
 				while (q < le && (*q == ' ' || *q == '\t'))
 					q++;
 				n = 0;
-				while (q + n < le && q[n] != ' ' && q[n] != '\t' &&
-				       q[n] != '\r' && q[n] != ',')
+				while (q + n < le && q[n] != ' ' &&
+				       q[n] != '\t' && q[n] != '\r' &&
+				       q[n] != ',')
 					n++;
 				if (n > 0) {
 					if (n >= size)

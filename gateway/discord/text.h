@@ -83,13 +83,13 @@ char *kb_dc_render_progress(const struct kb_dc_progress *p, int64_t now_ms);
 /* Where a ranked result stands, as the tracker found it after the ranker
  * folded it. */
 struct kb_dc_placement {
-	int known;          /* 0: the ranking could not be read in time */
-	int is_best;        /* this submission is now the user's entry */
-	long rank;          /* the user's rank (1-based), 0 unknown */
-	int first_success;  /* the user had no entry before */
+	int known;         /* 0: the ranking could not be read in time */
+	int is_best;       /* this submission is now the user's entry */
+	long rank;         /* the user's rank (1-based), 0 unknown */
+	int first_success; /* the user had no entry before */
 	int had_prev;
-	double prev_score;  /* the user's best before, when had_prev */
-	double best_score;  /* the user's entry now */
+	double prev_score; /* the user's best before, when had_prev */
+	double best_score; /* the user's entry now */
 };
 
 /* The short report: header, verdict and score, placement (ranked), tests

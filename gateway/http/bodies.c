@@ -73,7 +73,8 @@ int kb_gw_body_user(const char *buf, size_t len, struct kb_gw_body_user *out,
 	if (!o)
 		return 400;
 	st = string_field(o, "name", out->name, sizeof(out->name),
-			  kb_rules_user_name_ok, "name must be 1 to 64 bytes of text",
+			  kb_rules_user_name_ok,
+			  "name must be 1 to 64 bytes of text",
 			  "name must be 1 to 64 bytes of text", why);
 	json_decref(o);
 	return st;
@@ -89,7 +90,8 @@ int kb_gw_body_join(const char *buf, size_t len, struct kb_gw_body_join *out,
 	if (!o)
 		return 400;
 	st = string_field(o, "code", out->code, sizeof(out->code), code_ok,
-			  "Missing required field: code", "invalid invite code", why);
+			  "Missing required field: code", "invalid invite code",
+			  why);
 	json_decref(o);
 	return st;
 }
@@ -124,10 +126,11 @@ int kb_gw_body_invites(const char *buf, size_t len,
 			*why = "Must provide 'leaderboards' list or 'leaderboard' string";
 			return 400;
 		}
-		int st = string_field(o, "leaderboard", out->lbs[0], sizeof(out->lbs[0]),
-				      lb_name_ok,
-				      "Must provide 'leaderboards' list or 'leaderboard' string",
-				      "invalid leaderboard name", why);
+		int st = string_field(
+			o, "leaderboard", out->lbs[0], sizeof(out->lbs[0]),
+			lb_name_ok,
+			"Must provide 'leaderboards' list or 'leaderboard' string",
+			"invalid leaderboard name", why);
 		json_decref(o);
 		if (st)
 			return st;
@@ -139,9 +142,11 @@ int kb_gw_body_invites(const char *buf, size_t len,
 		*why = "at most 16 leaderboards per invite";
 		return 400;
 	}
-	json_array_foreach(list, i, v) {
+	json_array_foreach(list, i, v)
+	{
 		const char *s = json_string_value(v);
-		if (!s || strlen(s) != json_string_length(v) || !lb_name_ok(s)) {
+		if (!s || strlen(s) != json_string_length(v) ||
+		    !lb_name_ok(s)) {
 			json_decref(o);
 			*why = "leaderboards must be a list of leaderboard names";
 			return 400;
@@ -185,9 +190,11 @@ int kb_gw_body_export(const char *buf, size_t len,
 		*why = bad_list;
 		return 400;
 	}
-	json_array_foreach(list, i, v) {
+	json_array_foreach(list, i, v)
+	{
 		const char *s = json_string_value(v);
-		if (!s || strlen(s) != json_string_length(v) || !lb_name_ok(s)) {
+		if (!s || strlen(s) != json_string_length(v) ||
+		    !lb_name_ok(s)) {
 			json_decref(o);
 			*why = bad_list;
 			return 400;
@@ -215,8 +222,8 @@ int kb_gw_body_rate(const char *buf, size_t len, struct kb_gw_body_rate *out,
 	memset(out, 0, sizeof(*out));
 	if (!o)
 		return 400;
-	st = string_field(o, "mode_category", out->category, sizeof(out->category),
-			  kb_rules_category_ok,
+	st = string_field(o, "mode_category", out->category,
+			  sizeof(out->category), kb_rules_category_ok,
 			  "mode_category must be 'test' or 'leaderboard'",
 			  "mode_category must be 'test' or 'leaderboard'", why);
 	if (st) {
@@ -281,8 +288,9 @@ int kb_gw_body_lb_create(const char *buf, size_t len,
 		return 400;
 	/* A directory is one plain name under KB_PROBLEMS_DEV: no path
 	 * separators, no "..", so it cannot leave that directory. */
-	st = string_field(o, "directory", out->directory, sizeof(out->directory),
-			  lb_name_ok, "Missing required field: directory",
+	st = string_field(o, "directory", out->directory,
+			  sizeof(out->directory), lb_name_ok,
+			  "Missing required field: directory",
 			  "Invalid problem directory", why);
 	if (!st && (strcmp(out->directory, ".") == 0 ||
 		    strstr(out->directory, "..") != NULL)) {
@@ -331,7 +339,8 @@ int kb_gw_oauth_state_parse(const char *state, struct kb_gw_oauth_state *out,
 		return 400;
 	}
 	st = string_field(o, "cli_id", out->cli_id, sizeof(out->cli_id),
-			  kb_rules_cli_id_ok, "Invalid state parameter: no cli_id",
+			  kb_rules_cli_id_ok,
+			  "Invalid state parameter: no cli_id",
 			  "Invalid state parameter: bad cli_id", why);
 	reset = json_object_get(o, "is_reset");
 	if (!st && reset && !json_is_null(reset) && !json_is_boolean(reset)) {
@@ -340,7 +349,8 @@ int kb_gw_oauth_state_parse(const char *state, struct kb_gw_oauth_state *out,
 	}
 	out->reset = json_is_true(reset);
 	if (!st && json_object_get(o, "nonce"))
-		st = string_field(o, "nonce", out->nonce, sizeof(out->nonce), nonce_ok,
+		st = string_field(o, "nonce", out->nonce, sizeof(out->nonce),
+				  nonce_ok,
 				  "Invalid state parameter: empty nonce",
 				  "Invalid state parameter: bad nonce", why);
 	json_decref(o);
@@ -350,7 +360,8 @@ int kb_gw_oauth_state_parse(const char *state, struct kb_gw_oauth_state *out,
 int kb_gw_oauth_state_encode(const struct kb_gw_oauth_state *st, char *out,
 			     size_t out_size)
 {
-	json_t *o = json_pack("{s:s,s:b}", "cli_id", st->cli_id, "is_reset", st->reset);
+	json_t *o = json_pack("{s:s,s:b}", "cli_id", st->cli_id, "is_reset",
+			      st->reset);
 	char *js;
 	int rc = 0;
 
@@ -360,11 +371,13 @@ int kb_gw_oauth_state_encode(const struct kb_gw_oauth_state *st, char *out,
 	json_decref(o);
 	if (!js)
 		return -ENOMEM;
-	if (sodium_base64_encoded_len(strlen(js), sodium_base64_VARIANT_URLSAFE_NO_PADDING) >
+	if (sodium_base64_encoded_len(
+		    strlen(js), sodium_base64_VARIANT_URLSAFE_NO_PADDING) >
 	    out_size)
 		rc = -E2BIG;
 	else
-		sodium_bin2base64(out, out_size, (const unsigned char *)js, strlen(js),
+		sodium_bin2base64(out, out_size, (const unsigned char *)js,
+				  strlen(js),
 				  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
 	free(js);
 	return rc;

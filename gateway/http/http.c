@@ -34,7 +34,7 @@ struct kb_gw_http {
 	pthread_mutex_t shared_mu; /* the shared bodies (kb_gw_reply_shared) */
 	unsigned shared_gen[KB_GW_SHARED_MAX];
 	struct MHD_Response *shared_resp[KB_GW_SHARED_MAX];
-	atomic_int closing;    /* kb_gw_http_quiesce() was called */
+	atomic_int closing; /* kb_gw_http_quiesce() was called */
 };
 
 struct MHD_Response *kb_gw_json_response(const char *s, size_t len,
@@ -105,8 +105,9 @@ static void reply_error_v(struct kb_gw_req *r, int status, long retry_s,
 	/* Details may quote a client's path segment; JSON needs UTF-8. */
 	char *clean = kb_gw_utf8_sanitize(detail, strlen(detail), &n);
 	json_t *o = json_object();
-	json_object_set_new(o, "detail", json_stringn(clean ? clean : "error",
-						      clean ? n : 5));
+	json_object_set_new(o, "detail",
+			    json_stringn(clean ? clean : "error",
+					 clean ? n : 5));
 	free(clean);
 	char *s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
@@ -123,12 +124,14 @@ static void reply_error_v(struct kb_gw_req *r, int status, long retry_s,
 			MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
 						r->route.allow);
 		if (status == 401 && is_admin_route(r->route.id))
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-						"Bearer");
+			MHD_add_response_header(
+				resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+				"Bearer");
 		if (retry_s > 0) {
 			char v[32];
 			snprintf(v, sizeof(v), "%ld", retry_s);
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, v);
+			MHD_add_response_header(resp,
+						MHD_HTTP_HEADER_RETRY_AFTER, v);
 		}
 	}
 	queue(r, status, resp);
@@ -205,7 +208,8 @@ const char *kb_gw_header(struct kb_gw_req *r, const char *name)
 
 const char *kb_gw_query(struct kb_gw_req *r, const char *name)
 {
-	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
+					   name);
 }
 
 static void copy_for_log(char *dst, size_t size, const char *src)
@@ -214,7 +218,9 @@ static void copy_for_log(char *dst, size_t size, const char *src)
 
 	for (; src && src[i] && i + 1 < size; i++) {
 		unsigned char c = (unsigned char)src[i];
-		dst[i] = (c < 0x21 || c >= 0x7f || c == '"' || c == '\\') ? '?' : (char)c;
+		dst[i] = (c < 0x21 || c >= 0x7f || c == '"' || c == '\\')
+				 ? '?'
+				 : (char)c;
 	}
 	dst[i] = '\0';
 }
@@ -298,13 +304,15 @@ static void canon_route(const struct kb_gw *g, struct kb_route *route)
 	for (size_t i = 0; kinds[i] && i < route->nparams; i++) {
 		const char *canon = NULL;
 		if (kinds[i] == 'l')
-			canon = (lb = kb_gw_lb_find(g, route->params[i])) ? lb->task->name
-									  : NULL;
+			canon = (lb = kb_gw_lb_find(g, route->params[i]))
+					? lb->task->name
+					: NULL;
 		else if (kinds[i] == 'g')
 			canon = lb ? kb_gw_lb_gpu(lb, route->params[i])
 				   : kb_gw_gpu_canon(g, route->params[i]);
 		if (canon && strlen(canon) < KB_ROUTE_PARAM_MAX)
-			snprintf(route->params[i], KB_ROUTE_PARAM_MAX, "%s", canon);
+			snprintf(route->params[i], KB_ROUTE_PARAM_MAX, "%s",
+				 canon);
 	}
 }
 
@@ -319,8 +327,10 @@ static void begin(struct kb_gw_req *r, const char *method, const char *url)
 	}
 	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, sum_headers, &hs);
 	if (hs.total > (size_t)r->g->cfg.headers_max) {
-		kb_gw_reply_error(r, 431, "request header fields too large (limit %ld "
-					  "bytes)", r->g->cfg.headers_max);
+		kb_gw_reply_error(r, 431,
+				  "request header fields too large (limit %ld "
+				  "bytes)",
+				  r->g->cfg.headers_max);
 		return;
 	}
 	rc = kb_route_match(method, url, &r->route);
@@ -334,13 +344,16 @@ static void begin(struct kb_gw_req *r, const char *method, const char *url)
 	}
 	canon_route(r->g, &r->route);
 	struct query_check q = {.id = r->route.id};
-	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_query, &q);
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_query,
+				  &q);
 	if (q.found) {
-		kb_gw_reply_error(r, 400, "unknown query parameter '%s'", q.bad);
+		kb_gw_reply_error(r, 400, "unknown query parameter '%s'",
+				  q.bad);
 		return;
 	}
 	handler_of(r)->begin(r);
-	if (!r->status && r->body == KB_GW_BODY_NONE && !atomic_load(&r->defer_state))
+	if (!r->status && r->body == KB_GW_BODY_NONE &&
+	    !atomic_load(&r->defer_state))
 		kb_gw_reply_error(r, 500, "internal error"); /* a handler bug */
 }
 
@@ -361,8 +374,9 @@ static void defer_refused(struct kb_gw_req *r)
 
 static void defer_busy(struct kb_gw_req *r)
 {
-	kb_gw_reply_error_retry(r, 503, 5, "too many requests of this kind in "
-					   "progress, retry later");
+	kb_gw_reply_error_retry(r, 503, 5,
+				"too many requests of this kind in "
+				"progress, retry later");
 }
 
 void kb_gw_defer_to(struct kb_gw_req *r, struct kb_gw_pool *pool,
@@ -391,8 +405,10 @@ void kb_gw_defer(struct kb_gw_req *r, void (*work)(struct kb_gw_req *r),
 
 void kb_gw_client_addr(struct kb_gw_req *r, char *out, size_t out_size)
 {
-	const char *hdr = *r->g->cfg.http_client_ip_header
-		? kb_gw_header(r, r->g->cfg.http_client_ip_header) : NULL;
+	const char *hdr =
+		*r->g->cfg.http_client_ip_header
+			? kb_gw_header(r, r->g->cfg.http_client_ip_header)
+			: NULL;
 	const union MHD_ConnectionInfo *ci;
 	struct in6_addr a6;
 	struct in_addr a4;
@@ -414,7 +430,8 @@ void kb_gw_client_addr(struct kb_gw_req *r, char *out, size_t out_size)
 			goto v6;
 		return;
 	}
-	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	ci = MHD_get_connection_info(r->conn,
+				     MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (!ci || !ci->client_addr)
 		return;
 	if (ci->client_addr->sa_family == AF_INET) {
@@ -457,7 +474,8 @@ static enum MHD_Result body_piece(struct kb_gw_req *r, const char *data,
 				 r->g->cfg.max_file_bytes);
 		} else if (rc == -ENOMEM) {
 			r->body_status = 500;
-			snprintf(r->body_why, sizeof(r->body_why), "out of memory");
+			snprintf(r->body_why, sizeof(r->body_why),
+				 "out of memory");
 		} else if (rc < 0) {
 			r->body_status = 400;
 			snprintf(r->body_why, sizeof(r->body_why),
@@ -484,10 +502,10 @@ static enum MHD_Result body_piece(struct kb_gw_req *r, const char *data,
  * Transfer-Encoding). */
 static int has_body(struct MHD_Connection *conn)
 {
-	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_CONTENT_LENGTH);
-	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	const char *cl = MHD_lookup_connection_value(
+		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *te = MHD_lookup_connection_value(
+		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 
 	if (te)
 		return 1;
@@ -566,8 +584,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	return r->queued;
 }
 
-static void on_completed(void *cls, struct MHD_Connection *conn,
-			 void **con_cls, enum MHD_RequestTerminationCode toe)
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
 {
 	struct kb_gw_http *h = cls;
 	struct kb_gw_req *r = *con_cls;
@@ -644,7 +662,8 @@ struct kb_gw_http *kb_gw_http_bind(struct kb_gw *g,
 		in4->sin_family = AF_INET;
 		in4->sin_port = htons((uint16_t)g->cfg.http_port);
 		len = sizeof(*in4);
-	} else if (inet_pton(AF_INET6, g->cfg.http_addr, &in6->sin6_addr) == 1) {
+	} else if (inet_pton(AF_INET6, g->cfg.http_addr, &in6->sin6_addr) ==
+		   1) {
 		in6->sin6_family = AF_INET6;
 		in6->sin6_port = htons((uint16_t)g->cfg.http_port);
 		len = sizeof(*in6);
@@ -656,11 +675,14 @@ struct kb_gw_http *kb_gw_http_bind(struct kb_gw *g,
 		return NULL;
 	}
 	/* As libmicrohttpd binds its own: address reuse on, IPv6 only. */
-	h->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	h->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		       0);
 	if (h->fd < 0 ||
-	    setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) <
+		    0 ||
 	    (ss.ss_family == AF_INET6 &&
-	     setsockopt(h->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+	     setsockopt(h->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) <
+		     0) ||
 	    bind(h->fd, (struct sockaddr *)&ss, len) < 0 ||
 	    getsockname(h->fd, (struct sockaddr *)&ss, &len) < 0) {
 		snprintf(errstr, errstr_size, "cannot listen on %s:%ld: %s",
@@ -668,8 +690,8 @@ struct kb_gw_http *kb_gw_http_bind(struct kb_gw *g,
 		kb_gw_http_stop(h);
 		return NULL;
 	}
-	g->cfg.http_port = ntohs(ss.ss_family == AF_INET ? in4->sin_port
-							 : in6->sin6_port);
+	g->cfg.http_port =
+		ntohs(ss.ss_family == AF_INET ? in4->sin_port : in6->sin6_port);
 	return h;
 }
 
@@ -678,7 +700,8 @@ int kb_gw_http_start(struct kb_gw_http *h, char *errstr, size_t errstr_size)
 	static const char health[] = "{\"status\":\"ok\"}";
 	struct kb_gw *g = h->g;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-			 MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+			 MHD_USE_ITC | MHD_USE_ERROR_LOG |
+			 MHD_ALLOW_SUSPEND_RESUME;
 
 	h->health = kb_gw_json_response(health, sizeof(health) - 1,
 					MHD_RESPMEM_PERSISTENT);
@@ -698,10 +721,11 @@ int kb_gw_http_start(struct kb_gw_http *h, char *errstr, size_t errstr_size)
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)g->cfg.http_threads,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)g->cfg.http_conn_memory,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)g->cfg.http_max_connections,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)g->cfg.http_per_ip_connections,
-		MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)g->cfg.http_conn_memory, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)g->cfg.http_max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned)g->cfg.http_per_ip_connections, MHD_OPTION_END);
 	if (!h->daemon) {
 		snprintf(errstr, errstr_size, "cannot serve on %s:%ld: %s",
 			 g->cfg.http_addr, g->cfg.http_port, strerror(errno));

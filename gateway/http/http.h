@@ -53,9 +53,9 @@ struct kb_gw_req {
 	char method[16];
 	char path[160]; /* for the log line: control characters replaced, cut */
 	struct kb_route route;
-	int status;            /* the status queued; 0 before */
+	int status; /* the status queued; 0 before */
 	enum MHD_Result queued;
-	uint64_t sub_id;       /* for the log line, when one was made */
+	uint64_t sub_id; /* for the log line, when one was made */
 	/* A submission route: its refusal, whichever check makes it (auth,
 	 * board, size, body, policy), is counted once in
 	 * kb_gateway_submissions_total (sub_counted: already). */
@@ -63,12 +63,12 @@ struct kb_gw_req {
 
 	/* The body begin() accepted. */
 	enum kb_gw_body body;
-	uint64_t body_cap;     /* bytes of body accepted in all */
+	uint64_t body_cap; /* bytes of body accepted in all */
 	uint64_t received;
-	int body_status;       /* first refusal found while streaming */
+	int body_status; /* first refusal found while streaming */
 	char body_why[160];
 	kb_multipart *mp;
-	char *json;            /* raw body bytes (NUL-terminated) */
+	char *json; /* raw body bytes (NUL-terminated) */
 	size_t json_len;
 
 	/* Filled by begin() for finish(). */
@@ -81,9 +81,9 @@ struct kb_gw_req {
 	/* A step deferred to the pool (kb_gw_defer). */
 	void (*defer_work)(struct kb_gw_req *r);
 	void (*defer_done)(struct kb_gw_req *r);
-	atomic_int defer_state;  /* 0 none, 1 running, 2 finished */
-	int begin_later;         /* no body: handle on the second callback */
-	void *pending;           /* the handler's state across the step */
+	atomic_int defer_state; /* 0 none, 1 running, 2 finished */
+	int begin_later;        /* no body: handle on the second callback */
+	void *pending;          /* the handler's state across the step */
 	void (*pending_free)(void *pending); /* if the request ends first */
 
 	/* A slot of slot_key taken in slot (limiter.h), given back when the

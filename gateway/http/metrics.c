@@ -29,15 +29,16 @@ int kb_gw_metrics_init(const struct kb_gw *g)
 		return 0;
 	kb_metrics_process(m, "gateway");
 	M.requests = kb_metrics_counter(m, "kb_gateway_http_requests_total",
-					"HTTP requests by route and status.", "route,code");
-	M.latency = kb_metrics_histogram(m, "kb_gateway_http_request_duration_seconds",
-					 "Time from a request's first byte to its "
-					 "completion (a stream: its whole life).",
-					 "route", kb_metrics_latency_bounds,
-					 KB_METRICS_LATENCY_NBOUNDS);
-	M.submissions = kb_metrics_counter(m, "kb_gateway_submissions_total",
-					   "Submissions accepted, or refused by reason.",
-					   "result,reason");
+					"HTTP requests by route and status.",
+					"route,code");
+	M.latency = kb_metrics_histogram(
+		m, "kb_gateway_http_request_duration_seconds",
+		"Time from a request's first byte to its "
+		"completion (a stream: its whole life).",
+		"route", kb_metrics_latency_bounds, KB_METRICS_LATENCY_NBOUNDS);
+	M.submissions = kb_metrics_counter(
+		m, "kb_gateway_submissions_total",
+		"Submissions accepted, or refused by reason.", "result,reason");
 	if (!M.requests || !M.latency || !M.submissions)
 		return -ENOMEM;
 	kb_metric_get2(M.submissions, "accepted", "");
@@ -87,16 +88,34 @@ void kb_gw_metrics_submission(int status)
 	if (!M.on)
 		return;
 	switch (status) {
-	case 0: reason = ""; break;
-	case 400: reason = "invalid"; break;
-	case 401: reason = "unauthenticated"; break;
-	case 403: reason = "forbidden"; break;
-	case 404: reason = "unknown_board"; break;
-	case 413: reason = "too_large"; break;
-	case 429: reason = "rate_limited"; break;
-	case 503: reason = "unavailable"; break;
-	default: reason = "error"; break;
+	case 0:
+		reason = "";
+		break;
+	case 400:
+		reason = "invalid";
+		break;
+	case 401:
+		reason = "unauthenticated";
+		break;
+	case 403:
+		reason = "forbidden";
+		break;
+	case 404:
+		reason = "unknown_board";
+		break;
+	case 413:
+		reason = "too_large";
+		break;
+	case 429:
+		reason = "rate_limited";
+		break;
+	case 503:
+		reason = "unavailable";
+		break;
+	default:
+		reason = "error";
+		break;
 	}
-	kb_counter_inc(kb_metric_get2(M.submissions, status ? "refused" : "accepted",
-				      reason));
+	kb_counter_inc(kb_metric_get2(M.submissions,
+				      status ? "refused" : "accepted", reason));
 }

@@ -23,7 +23,7 @@
 #define PARAM_MAX 4096         /* one parameter value */
 
 enum state {
-	ST_PREAMBLE,   /* before the first delimiter */
+	ST_PREAMBLE, /* before the first delimiter */
 	ST_AFTER_DELIM,
 	ST_CLOSE_DASH, /* saw "-" after a delimiter, need the second */
 	ST_PADDING,    /* spaces/tabs after a delimiter */
@@ -318,7 +318,8 @@ static int parse_disposition(kb_multipart *m, const char *value)
 			snprintf(name, sizeof(name), "%s", val);
 		} else if (strcasecmp(key, "filename") == 0) {
 			if (have_filename++)
-				return fail(m, -EINVAL, "part has two filenames");
+				return fail(m, -EINVAL,
+					    "part has two filenames");
 			memcpy(fname, val, strlen(val) + 1);
 		}
 	}
@@ -362,7 +363,8 @@ static int header_line(kb_multipart *m)
 			return fail(m, -EINVAL, "malformed part header");
 	if (strcasecmp(line, "Content-Disposition") == 0) {
 		if (m->has_disposition++)
-			return fail(m, -EINVAL, "two Content-Disposition headers");
+			return fail(m, -EINVAL,
+				    "two Content-Disposition headers");
 		return parse_disposition(m, colon + 1);
 	}
 	if (strcasecmp(line, "Content-Transfer-Encoding") == 0) {
@@ -371,7 +373,8 @@ static int header_line(kb_multipart *m)
 		if (!(n == 4 && strncasecmp(v, "7bit", 4) == 0) &&
 		    !(n == 4 && strncasecmp(v, "8bit", 4) == 0) &&
 		    !(n == 6 && strncasecmp(v, "binary", 6) == 0))
-			return fail(m, -EINVAL, "unsupported transfer encoding");
+			return fail(m, -EINVAL,
+				    "unsupported transfer encoding");
 	}
 	return 0; /* Content-Type and others: not needed */
 }
@@ -399,7 +402,8 @@ static int header_byte(kb_multipart *m, unsigned char c)
 {
 	if (m->state == ST_HEADER_LF) {
 		if (c != '\n')
-			return fail(m, -EINVAL, "CR without LF in part headers");
+			return fail(m, -EINVAL,
+				    "CR without LF in part headers");
 		if (m->line_len == 0)
 			return end_headers(m);
 		int r = header_line(m);
@@ -462,7 +466,8 @@ int kb_multipart_feed(kb_multipart *m, const void *data, size_t len)
 			break;
 		case ST_DELIM_LF:
 			if (p[i++] != '\n')
-				fail(m, -EINVAL, "boundary line not ended by CRLF");
+				fail(m, -EINVAL,
+				     "boundary line not ended by CRLF");
 			else
 				start_part(m);
 			break;
@@ -483,7 +488,8 @@ int kb_multipart_finish(kb_multipart *m)
 	if (m->err)
 		return m->err;
 	if (m->state != ST_EPILOGUE)
-		return fail(m, -EINVAL, "body ends before the closing boundary");
+		return fail(m, -EINVAL,
+			    "body ends before the closing boundary");
 	return 0;
 }
 
@@ -520,7 +526,8 @@ int kb_multipart_keep_text(kb_multipart *m, const char *name)
 	if (!name || strlen(name) >= sizeof(m->texts[0].name) ||
 	    m->ntexts == KB_MULTIPART_TEXTS || strcmp(name, m->field) == 0)
 		return -EINVAL;
-	snprintf(m->texts[m->ntexts++].name, sizeof(m->texts[0].name), "%s", name);
+	snprintf(m->texts[m->ntexts++].name, sizeof(m->texts[0].name), "%s",
+		 name);
 	return 0;
 }
 

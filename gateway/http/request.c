@@ -28,12 +28,14 @@ int kb_gw_authenticate(struct kb_gw_req *r)
 		return -1;
 	}
 	if (!kb_rules_cli_id_ok(cli)) {
-		kb_gw_reply_error(r, 401, "invalid or unauthorized X-Popcorn-Cli-Id");
+		kb_gw_reply_error(r, 401,
+				  "invalid or unauthorized X-Popcorn-Cli-Id");
 		return -1;
 	}
 	rc = kb_gw_user_by_cli(r->g, cli, &r->user);
 	if (rc == -ENOENT) {
-		kb_gw_reply_error(r, 401, "invalid or unauthorized X-Popcorn-Cli-Id");
+		kb_gw_reply_error(r, 401,
+				  "invalid or unauthorized X-Popcorn-Cli-Id");
 		return -1;
 	}
 	if (rc < 0) {
@@ -86,8 +88,9 @@ int kb_gw_board_and_gpu(struct kb_gw_req *r, const char *lb, const char *gpu)
 		return -1;
 	}
 	if (gpu && !kb_gw_lb_has_gpu(r->lb, gpu)) {
-		kb_gw_reply_error(r, 404, "gpu '%s' is not offered for leaderboard '%s'",
-				  gpu, lb);
+		kb_gw_reply_error(
+			r, 404, "gpu '%s' is not offered for leaderboard '%s'",
+			gpu, lb);
 		return -1;
 	}
 	return 0;
@@ -102,8 +105,9 @@ int kb_gw_board_access(struct kb_gw_req *r)
 	if (kb_gw_authenticate_optional(r) < 0)
 		return -1;
 	if (!r->has_user) {
-		kb_gw_reply_error(r, 401, "authentication required for closed "
-					  "leaderboard");
+		kb_gw_reply_error(r, 401,
+				  "authentication required for closed "
+				  "leaderboard");
 		return -1;
 	}
 	rc = kb_gw_has_access(r->g, r->lb->task->name, r->user.id, &allowed);
@@ -112,7 +116,8 @@ int kb_gw_board_access(struct kb_gw_req *r)
 		return -1;
 	}
 	if (!allowed) {
-		kb_gw_reply_error(r, 403, "you do not have access to this leaderboard");
+		kb_gw_reply_error(r, 403,
+				  "you do not have access to this leaderboard");
 		return -1;
 	}
 	return 0;
@@ -124,7 +129,8 @@ int kb_gw_expect_json(struct kb_gw_req *r, uint64_t cap)
 	int st;
 
 	r->body_cap = cap;
-	st = kb_rules_content_length(kb_gw_header(r, "Content-Length"), cap, &why);
+	st = kb_rules_content_length(kb_gw_header(r, "Content-Length"), cap,
+				     &why);
 	if (st) {
 		kb_gw_reply_error(r, st, "%s", why);
 		return -1;
@@ -145,7 +151,8 @@ int kb_gw_expect_file(struct kb_gw_req *r)
 				     r->body_cap, &why);
 	if (st) {
 		if (st == 413)
-			kb_gw_reply_error(r, 413, "file too large (limit %ld bytes)",
+			kb_gw_reply_error(r, 413,
+					  "file too large (limit %ld bytes)",
 					  cfg->max_file_bytes);
 		else
 			kb_gw_reply_error(r, st, "%s", why);
@@ -153,8 +160,9 @@ int kb_gw_expect_file(struct kb_gw_req *r)
 	}
 	if (kb_multipart_boundary(kb_gw_header(r, "Content-Type"), boundary,
 				  sizeof(boundary)) != 0) {
-		kb_gw_reply_error(r, 400, "expected a multipart/form-data body "
-					  "with a boundary");
+		kb_gw_reply_error(r, 400,
+				  "expected a multipart/form-data body "
+				  "with a boundary");
 		return -1;
 	}
 	r->mp = kb_multipart_new(boundary, "file", (size_t)cfg->max_file_bytes);

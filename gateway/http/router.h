@@ -32,54 +32,54 @@
 
 enum kb_route_id {
 	KB_ROUTE_NONE = 0,
-	KB_ROUTE_HEALTH,          /* GET  /health */
-	KB_ROUTE_LEADERBOARDS,    /* GET  /leaderboards */
-	KB_ROUTE_GPUS,            /* GET  /gpus/{lb} */
-	KB_ROUTE_SUBMIT,          /* POST /submission/{lb}/{gpu}/{mode} */
-	KB_ROUTE_USER_SUBMISSION, /* GET  /user/submissions/{id} */
-	KB_ROUTE_RANKING,         /* GET  /submissions/{lb}/{gpu} */
-	KB_ROUTE_ADMIN_USERS,     /* POST /admin/users */
-	KB_ROUTE_ADMIN_USER_CLI,  /* DELETE /admin/users/{user_id}/cli-id */
-	KB_ROUTE_USER_SUBMISSIONS,       /* GET    /user/submissions */
+	KB_ROUTE_HEALTH,           /* GET  /health */
+	KB_ROUTE_LEADERBOARDS,     /* GET  /leaderboards */
+	KB_ROUTE_GPUS,             /* GET  /gpus/{lb} */
+	KB_ROUTE_SUBMIT,           /* POST /submission/{lb}/{gpu}/{mode} */
+	KB_ROUTE_USER_SUBMISSION,  /* GET  /user/submissions/{id} */
+	KB_ROUTE_RANKING,          /* GET  /submissions/{lb}/{gpu} */
+	KB_ROUTE_ADMIN_USERS,      /* POST /admin/users */
+	KB_ROUTE_ADMIN_USER_CLI,   /* DELETE /admin/users/{user_id}/cli-id */
+	KB_ROUTE_USER_SUBMISSIONS, /* GET    /user/submissions */
 	KB_ROUTE_USER_SUBMISSION_DELETE, /* DELETE /user/submissions/{id} */
-	KB_ROUTE_SUBMISSION_COUNT,       /* GET    /submission_count/{lb}/{gpu} */
-	KB_ROUTE_RUNNER_QUEUE,           /* GET    /runner_queue/{gpu} */
-	KB_ROUTE_AUTH_INIT,              /* GET    /auth/init */
-	KB_ROUTE_AUTH_CLI,               /* GET    /auth/cli/{provider} */
-	KB_ROUTE_AUTH_START,             /* GET    /auth/start/{provider} */
-	KB_ROUTE_USER_JOIN,              /* POST   /user/join */
-	KB_ROUTE_ADMIN_START,            /* POST   /admin/start */
-	KB_ROUTE_ADMIN_STOP,             /* POST   /admin/stop */
-	KB_ROUTE_ADMIN_BAN,              /* POST   /admin/ban/{user_id} */
-	KB_ROUTE_ADMIN_UNBAN,            /* DELETE /admin/ban/{user_id} */
-	KB_ROUTE_ADMIN_LB_CREATE,        /* POST   /admin/leaderboards */
-	KB_ROUTE_ADMIN_LB_DELETE,        /* DELETE /admin/leaderboards/{lb} */
-	KB_ROUTE_ADMIN_LB_VISIBILITY,    /* POST   /admin/leaderboards/{lb}/visibility */
-	KB_ROUTE_ADMIN_LB_SUBMISSIONS,   /* GET    /admin/leaderboards/{lb}/submissions */
-	KB_ROUTE_ADMIN_LB_INVITES,       /* GET    /admin/leaderboards/{lb}/invites */
-	KB_ROUTE_ADMIN_RATE_SET,         /* PUT    /admin/leaderboards/{lb}/rate-limits */
-	KB_ROUTE_ADMIN_RATE_GET,         /* GET    /admin/leaderboards/{lb}/rate-limits */
-	KB_ROUTE_ADMIN_RATE_DELETE,      /* DELETE /admin/leaderboards/{lb}/rate-limits/{cat} */
-	KB_ROUTE_ADMIN_INVITES,          /* POST   /admin/invites */
-	KB_ROUTE_ADMIN_INVITE_REVOKE,    /* DELETE /admin/invites/{code} */
-	KB_ROUTE_ADMIN_STATS,            /* GET    /admin/stats */
-	KB_ROUTE_ADMIN_UPDATE_PROBLEMS,  /* POST   /admin/update-problems */
-	KB_ROUTE_ADMIN_SUBMISSION,       /* GET    /admin/submissions/{id} */
-	KB_ROUTE_ADMIN_SUBMISSION_DELETE,/* DELETE /admin/submissions/{id} */
-	KB_ROUTE_ADMIN_SUBMIT,           /* POST   /admin/submission/{lb}/{gpu}/{mode} */
-	KB_ROUTE_ADMIN_EXPORT,           /* POST   /admin/export (JSON Lines) */
-	KB_ROUTE_DISCORD_INTERACTIONS,   /* POST   /discord/interactions */
-	KB_ROUTE_STREAM,                 /* POST   /{lb}/{gpu}/{mode} (SSE) */
-	KB_ROUTE_PROFILE,                /* POST   /profile/{lb}/{gpu} (SSE) */
-	KB_ROUTE_METRICS,                /* GET    /metrics (Prometheus) */
-	KB_ROUTE_WEB_INDEX,              /* GET    / (web pages: gateway/web/) */
-	KB_ROUTE_WEB_BOARD,              /* GET    /web/lb/{lb} */
-	KB_ROUTE_WEB_TEMPLATE,           /* GET    /web/lb/{lb}/template/{lang} */
-	KB_ROUTE_WEB_CODE,               /* GET    /web/lb/{lb}/code/{id} */
-	KB_ROUTE_WEB_USER,               /* GET    /web/user/{user_id} */
-	KB_ROUTE_WEB_ME,                 /* GET    /web/me */
-	KB_ROUTE_WEB_STATIC,             /* GET    /web/static/{file} */
-	KB_ROUTE_WEB_EVENTS,             /* GET    /web/events?lb= (SSE) */
+	KB_ROUTE_SUBMISSION_COUNT, /* GET    /submission_count/{lb}/{gpu} */
+	KB_ROUTE_RUNNER_QUEUE,     /* GET    /runner_queue/{gpu} */
+	KB_ROUTE_AUTH_INIT,        /* GET    /auth/init */
+	KB_ROUTE_AUTH_CLI,         /* GET    /auth/cli/{provider} */
+	KB_ROUTE_AUTH_START,       /* GET    /auth/start/{provider} */
+	KB_ROUTE_USER_JOIN,        /* POST   /user/join */
+	KB_ROUTE_ADMIN_START,      /* POST   /admin/start */
+	KB_ROUTE_ADMIN_STOP,       /* POST   /admin/stop */
+	KB_ROUTE_ADMIN_BAN,        /* POST   /admin/ban/{user_id} */
+	KB_ROUTE_ADMIN_UNBAN,      /* DELETE /admin/ban/{user_id} */
+	KB_ROUTE_ADMIN_LB_CREATE,  /* POST   /admin/leaderboards */
+	KB_ROUTE_ADMIN_LB_DELETE,  /* DELETE /admin/leaderboards/{lb} */
+	KB_ROUTE_ADMIN_LB_VISIBILITY, /* POST   /admin/leaderboards/{lb}/visibility */
+	KB_ROUTE_ADMIN_LB_SUBMISSIONS, /* GET    /admin/leaderboards/{lb}/submissions */
+	KB_ROUTE_ADMIN_LB_INVITES, /* GET    /admin/leaderboards/{lb}/invites */
+	KB_ROUTE_ADMIN_RATE_SET, /* PUT    /admin/leaderboards/{lb}/rate-limits */
+	KB_ROUTE_ADMIN_RATE_GET, /* GET    /admin/leaderboards/{lb}/rate-limits */
+	KB_ROUTE_ADMIN_RATE_DELETE, /* DELETE /admin/leaderboards/{lb}/rate-limits/{cat} */
+	KB_ROUTE_ADMIN_INVITES,           /* POST   /admin/invites */
+	KB_ROUTE_ADMIN_INVITE_REVOKE,     /* DELETE /admin/invites/{code} */
+	KB_ROUTE_ADMIN_STATS,             /* GET    /admin/stats */
+	KB_ROUTE_ADMIN_UPDATE_PROBLEMS,   /* POST   /admin/update-problems */
+	KB_ROUTE_ADMIN_SUBMISSION,        /* GET    /admin/submissions/{id} */
+	KB_ROUTE_ADMIN_SUBMISSION_DELETE, /* DELETE /admin/submissions/{id} */
+	KB_ROUTE_ADMIN_SUBMIT, /* POST   /admin/submission/{lb}/{gpu}/{mode} */
+	KB_ROUTE_ADMIN_EXPORT, /* POST   /admin/export (JSON Lines) */
+	KB_ROUTE_DISCORD_INTERACTIONS, /* POST   /discord/interactions */
+	KB_ROUTE_STREAM,               /* POST   /{lb}/{gpu}/{mode} (SSE) */
+	KB_ROUTE_PROFILE,              /* POST   /profile/{lb}/{gpu} (SSE) */
+	KB_ROUTE_METRICS,              /* GET    /metrics (Prometheus) */
+	KB_ROUTE_WEB_INDEX,            /* GET    / (web pages: gateway/web/) */
+	KB_ROUTE_WEB_BOARD,            /* GET    /web/lb/{lb} */
+	KB_ROUTE_WEB_TEMPLATE,         /* GET    /web/lb/{lb}/template/{lang} */
+	KB_ROUTE_WEB_CODE,             /* GET    /web/lb/{lb}/code/{id} */
+	KB_ROUTE_WEB_USER,             /* GET    /web/user/{user_id} */
+	KB_ROUTE_WEB_ME,               /* GET    /web/me */
+	KB_ROUTE_WEB_STATIC,           /* GET    /web/static/{file} */
+	KB_ROUTE_WEB_EVENTS,           /* GET    /web/events?lb= (SSE) */
 	KB_ROUTE_COUNT
 };
 

@@ -249,7 +249,8 @@ int kb_rules_name_ok(const char *s, size_t max)
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == '-'))
 			return 0;
 	}
 	return 1;

@@ -43,8 +43,9 @@ static void users_finish(struct kb_gw_req *r)
 		return;
 	}
 	kb_info("admin created user=%s", user_id); /* never the CLI id */
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:s}", "user_id", user_id,
-					   "cli_id", cli_id, "name", b.name));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:s,s:s}", "user_id", user_id,
+				   "cli_id", cli_id, "name", b.name));
 }
 
 /* Answers a failed change of user uid (404 unknown, 503/500 store) and
@@ -70,11 +71,13 @@ static void user_cli_begin(struct kb_gw_req *r)
 
 	if (kb_gw_require_admin(r) < 0)
 		return;
-	rc = kb_rules_user_id_ok(uid) ? kb_gw_user_clear_cli(r->g, uid) : -ENOENT;
+	rc = kb_rules_user_id_ok(uid) ? kb_gw_user_clear_cli(r->g, uid)
+				      : -ENOENT;
 	if (user_failed(r, uid, rc))
 		return;
 	kb_info("admin: user=%s CLI id cleared", uid);
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s}", "status", "ok", "user_id", uid));
+	kb_gw_reply_json(
+		r, 200, json_pack("{s:s,s:s}", "status", "ok", "user_id", uid));
 }
 
 /* ---- POST /admin/start, /admin/stop ---- */
@@ -91,8 +94,9 @@ static void accepting(struct kb_gw_req *r, int on)
 		return;
 	}
 	kb_info("admin: submissions %s", on ? "accepted" : "stopped");
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:b}", "status", "ok",
-					   "accepts_jobs", on));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:b}", "status", "ok", "accepts_jobs",
+				   on));
 }
 
 static void start_begin(struct kb_gw_req *r)
@@ -114,12 +118,14 @@ static void ban(struct kb_gw_req *r, int on)
 
 	if (kb_gw_require_admin(r) < 0)
 		return;
-	rc = kb_rules_user_id_ok(uid) ? kb_gw_user_set_banned(r->g, uid, on) : -ENOENT;
+	rc = kb_rules_user_id_ok(uid) ? kb_gw_user_set_banned(r->g, uid, on)
+				      : -ENOENT;
 	if (user_failed(r, uid, rc))
 		return;
 	kb_info("admin: user=%s banned=%d", uid, on);
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:b}", "status", "ok", "user_id",
-					   uid, "banned", on));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:s,s:b}", "status", "ok", "user_id",
+				   uid, "banned", on));
 }
 
 static void ban_begin(struct kb_gw_req *r)
@@ -149,18 +155,19 @@ static void lb_create_finish(struct kb_gw_req *r)
 	 * name. */
 	snprintf(name, sizeof(name), "%s-dev", b.directory);
 	const struct kb_gw_lb *old = kb_gw_lb_find(r->g, name);
-	if (old && (rc = kb_gw_lb_delete(r->g, (struct kb_gw_lb *)old, 1)) < 0) {
+	if (old &&
+	    (rc = kb_gw_lb_delete(r->g, (struct kb_gw_lb *)old, 1)) < 0) {
 		kb_gw_store_failed(r, rc);
 		return;
 	}
-	struct kb_gw_lb *lb = kb_gw_lb_add_dynamic(r->g, b.directory, name, 0, &st,
-						    err, sizeof(err));
+	struct kb_gw_lb *lb = kb_gw_lb_add_dynamic(r->g, b.directory, name, 0,
+						   &st, err, sizeof(err));
 	if (!lb) {
 		kb_gw_reply_error(r, st, "%s", err);
 		return;
 	}
-	rc = kb_gw_store_init_board(r->g, lb, b.closed ? "closed" : "public", err,
-				    sizeof(err));
+	rc = kb_gw_store_init_board(r->g, lb, b.closed ? "closed" : "public",
+				    err, sizeof(err));
 	if (rc == 0)
 		rc = kb_gw_board_record(r->g, name, b.directory);
 	if (rc < 0) {
@@ -170,9 +177,10 @@ static void lb_create_finish(struct kb_gw_req *r)
 	}
 	atomic_fetch_add(&r->g->boards_gen, 1);
 	kb_info("admin created board %s from %s", name, b.directory);
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:s}", "status", "ok",
-					   "leaderboard", name, "visibility",
-					   b.closed ? "closed" : "public"));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:s,s:s}", "status", "ok",
+				   "leaderboard", name, "visibility",
+				   b.closed ? "closed" : "public"));
 }
 
 static void lb_delete_begin(struct kb_gw_req *r)
@@ -194,8 +202,10 @@ static void lb_delete_begin(struct kb_gw_req *r)
 		return;
 	}
 	if (has && !force) {
-		kb_gw_reply_error(r, 400, "leaderboard '%s' has submissions; delete "
-					  "it with force=true", r->lb->task->name);
+		kb_gw_reply_error(r, 400,
+				  "leaderboard '%s' has submissions; delete "
+				  "it with force=true",
+				  r->lb->task->name);
 		return;
 	}
 	rc = kb_gw_lb_delete(r->g, (struct kb_gw_lb *)r->lb, force);
@@ -204,9 +214,10 @@ static void lb_delete_begin(struct kb_gw_req *r)
 		return;
 	}
 	kb_info("admin deleted board %s force=%d", r->lb->task->name, force);
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:b}", "status", "ok",
-					   "leaderboard", r->lb->task->name, "force",
-					   force));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:s,s:b}", "status", "ok",
+				   "leaderboard", r->lb->task->name, "force",
+				   force));
 }
 
 static void lb_board_json_begin(struct kb_gw_req *r)
@@ -220,14 +231,15 @@ static void lb_board_json_begin(struct kb_gw_req *r)
 static void visibility_finish(struct kb_gw_req *r)
 {
 	const char *why = "";
-	int closed = 0, rc, st = kb_gw_body_visibility(r->json, r->json_len, &closed,
-						     &why);
+	int closed = 0, rc,
+	    st = kb_gw_body_visibility(r->json, r->json_len, &closed, &why);
 
 	if (st) {
 		kb_gw_reply_error(r, st, "%s", why);
 		return;
 	}
-	rc = kb_gw_set_visibility(r->g, r->lb->task->name, closed ? "closed" : "public");
+	rc = kb_gw_set_visibility(r->g, r->lb->task->name,
+				  closed ? "closed" : "public");
 	if (rc < 0) {
 		kb_gw_store_failed(r, rc);
 		return;
@@ -236,9 +248,10 @@ static void visibility_finish(struct kb_gw_req *r)
 	atomic_fetch_add(&r->g->boards_gen, 1);
 	kb_info("admin: board %s visibility=%s", r->lb->task->name,
 		closed ? "closed" : "public");
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:s}", "status", "ok",
-					   "leaderboard", r->lb->task->name,
-					   "visibility", closed ? "closed" : "public"));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:s,s:s}", "status", "ok",
+				   "leaderboard", r->lb->task->name,
+				   "visibility", closed ? "closed" : "public"));
 }
 
 static int admin_board(struct kb_gw_req *r)
@@ -258,8 +271,8 @@ static void lb_submissions_begin(struct kb_gw_req *r)
 
 	if (admin_board(r) < 0)
 		return;
-	rc = kb_rules_page(kb_gw_query(r, "limit"), kb_gw_query(r, "offset"), 100,
-			   1000, &limit, &offset, &why);
+	rc = kb_rules_page(kb_gw_query(r, "limit"), kb_gw_query(r, "offset"),
+			   100, 1000, &limit, &offset, &why);
 	if (rc) {
 		kb_gw_reply_error(r, rc, "%s", why);
 		return;
@@ -273,21 +286,31 @@ static void lb_submissions_begin(struct kb_gw_req *r)
 	for (size_t i = 0; i < l.n; i++) {
 		json_array_append_new(ids, json_integer((json_int_t)l.ids[i]));
 		const redisReply *row = l.rows[i];
-		json_array_append_new(subs, json_pack(
-			"{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id", (json_int_t)l.ids[i],
-			"user_id", kb_gw_jstr(kb_gw_list_value(row, "user_id")),
-			"user_name", kb_gw_jstr(kb_gw_list_value(row, "user_name")),
-			"gpu", kb_gw_jstr(kb_gw_list_value(row, "gpu")),
-			"mode", kb_gw_jstr(kb_gw_list_value(row, "mode")),
-			"status", kb_gw_jstr(kb_gw_list_value(row, "status")),
-			"verdict", kb_gw_jstr(kb_gw_list_value(row, "verdict")),
-			"score", kb_gw_jnum(kb_gw_list_value(row, "score"))));
+		json_array_append_new(
+			subs,
+			json_pack(
+				"{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
+				(json_int_t)l.ids[i], "user_id",
+				kb_gw_jstr(kb_gw_list_value(row, "user_id")),
+				"user_name",
+				kb_gw_jstr(kb_gw_list_value(row, "user_name")),
+				"gpu", kb_gw_jstr(kb_gw_list_value(row, "gpu")),
+				"mode",
+				kb_gw_jstr(kb_gw_list_value(row, "mode")),
+				"status",
+				kb_gw_jstr(kb_gw_list_value(row, "status")),
+				"verdict",
+				kb_gw_jstr(kb_gw_list_value(row, "verdict")),
+				"score",
+				kb_gw_jnum(kb_gw_list_value(row, "score"))));
 	}
 	kb_gw_sub_list_free(&l);
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:I,s:I,s:o,s:o}", "status", "ok",
-					   "leaderboard", r->lb->task->name, "limit",
-					   (json_int_t)limit, "offset", (json_int_t)offset,
-					   "submission_ids", ids, "submissions", subs));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:s,s:I,s:I,s:o,s:o}", "status", "ok",
+				   "leaderboard", r->lb->task->name, "limit",
+				   (json_int_t)limit, "offset",
+				   (json_int_t)offset, "submission_ids", ids,
+				   "submissions", subs));
 }
 
 static void lb_invites_begin(struct kb_gw_req *r)
@@ -305,24 +328,32 @@ static void lb_invites_begin(struct kb_gw_req *r)
 	}
 	json_t *list = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(list, json_pack(
-			"{s:s,s:o,s:o,s:o,s:o}", "code", iv[i].code, "user_id",
-			iv[i].user_id[0] ? kb_gw_jstr(iv[i].user_id) : json_null(),
-			"user_name", iv[i].user_name[0] ? kb_gw_jstr(iv[i].user_name) : json_null(),
-			"claimed_at", kb_gw_jiso(iv[i].claimed_ms), "created_at",
-			kb_gw_jiso(iv[i].created_ms)));
+		json_array_append_new(
+			list,
+			json_pack("{s:s,s:o,s:o,s:o,s:o}", "code", iv[i].code,
+				  "user_id",
+				  iv[i].user_id[0] ? kb_gw_jstr(iv[i].user_id)
+						   : json_null(),
+				  "user_name",
+				  iv[i].user_name[0]
+					  ? kb_gw_jstr(iv[i].user_name)
+					  : json_null(),
+				  "claimed_at", kb_gw_jiso(iv[i].claimed_ms),
+				  "created_at", kb_gw_jiso(iv[i].created_ms)));
 	free(iv);
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:o}", "status", "ok",
-					   "leaderboard", r->lb->task->name,
-					   "invites", list));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:s,s:o}", "status", "ok",
+				   "leaderboard", r->lb->task->name, "invites",
+				   list));
 }
 
 /* ---- rate limits ---- */
 
 static json_t *rate_json(const char *lb, const char *cat, long max)
 {
-	return json_pack("{s:s,s:s,s:I}", "leaderboard_name", lb, "mode_category", cat,
-			 "max_submissions_per_hour", (json_int_t)max);
+	return json_pack("{s:s,s:s,s:I}", "leaderboard_name", lb,
+			 "mode_category", cat, "max_submissions_per_hour",
+			 (json_int_t)max);
 }
 
 static void rate_set_finish(struct kb_gw_req *r)
@@ -340,11 +371,12 @@ static void rate_set_finish(struct kb_gw_req *r)
 		kb_gw_store_failed(r, rc);
 		return;
 	}
-	kb_info("admin: board %s rate limit %s=%ld/h", r->lb->task->name, b.category,
-		b.max);
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:o}", "status", "ok", "rate_limit",
-					   rate_json(r->lb->task->name, b.category,
-						     b.max)));
+	kb_info("admin: board %s rate limit %s=%ld/h", r->lb->task->name,
+		b.category, b.max);
+	kb_gw_reply_json(
+		r, 200,
+		json_pack("{s:s,s:o}", "status", "ok", "rate_limit",
+			  rate_json(r->lb->task->name, b.category, b.max)));
 }
 
 static void rate_get_begin(struct kb_gw_req *r)
@@ -366,14 +398,17 @@ static void rate_get_begin(struct kb_gw_req *r)
 	for (int i = 0; i < 2; i++) {
 		if (!max[i] && !def[i])
 			continue;
-		json_t *o = rate_json(r->lb->task->name, cats[i], max[i] ? max[i] : def[i]);
-		json_object_set_new(o, "source", json_string(max[i] ? "leaderboard"
-								    : "default"));
+		json_t *o = rate_json(r->lb->task->name, cats[i],
+				      max[i] ? max[i] : def[i]);
+		json_object_set_new(o, "source",
+				    json_string(max[i] ? "leaderboard"
+						       : "default"));
 		json_array_append_new(list, o);
 	}
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:o}", "status", "ok",
-					   "leaderboard", r->lb->task->name,
-					   "rate_limits", list));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:s,s:o}", "status", "ok",
+				   "leaderboard", r->lb->task->name,
+				   "rate_limits", list));
 }
 
 static void rate_delete_begin(struct kb_gw_req *r)
@@ -384,7 +419,9 @@ static void rate_delete_begin(struct kb_gw_req *r)
 	if (admin_board(r) < 0)
 		return;
 	if (!kb_rules_category_ok(cat)) {
-		kb_gw_reply_error(r, 400, "mode_category must be 'test' or 'leaderboard'");
+		kb_gw_reply_error(
+			r, 400,
+			"mode_category must be 'test' or 'leaderboard'");
 		return;
 	}
 	rc = kb_gw_rate_set(r->g, r->lb->task->name, cat, 0);
@@ -392,9 +429,10 @@ static void rate_delete_begin(struct kb_gw_req *r)
 		kb_gw_store_failed(r, rc);
 		return;
 	}
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:s}", "status", "ok",
-					   "leaderboard", r->lb->task->name,
-					   "mode_category", cat));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:s,s:s}", "status", "ok",
+				   "leaderboard", r->lb->task->name,
+				   "mode_category", cat));
 }
 
 /* ---- invites ---- */
@@ -411,12 +449,13 @@ static void invites_finish(struct kb_gw_req *r)
 	}
 	for (size_t i = 0; i < b.n; i++) {
 		if (!kb_gw_lb_find(r->g, b.lbs[i])) {
-			kb_gw_reply_error(r, 404, "unknown leaderboard '%s'", b.lbs[i]);
+			kb_gw_reply_error(r, 404, "unknown leaderboard '%s'",
+					  b.lbs[i]);
 			return;
 		}
 		names[i] = b.lbs[i];
 	}
-	char (*codes)[33] = calloc((size_t)b.count, sizeof(*codes));
+	char(*codes)[33] = calloc((size_t)b.count, sizeof(*codes));
 	if (!codes) {
 		kb_gw_reply_error(r, 500, "out of memory");
 		return;
@@ -434,8 +473,9 @@ static void invites_finish(struct kb_gw_req *r)
 		json_array_append_new(list, json_string(codes[k]));
 	free(codes);
 	kb_info("admin made %ld invite code(s) for %zu board(s)", b.count, b.n);
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:o,s:o}", "status", "ok",
-					   "leaderboards", lbs, "codes", list));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:o,s:o}", "status", "ok",
+				   "leaderboards", lbs, "codes", list));
 }
 
 static void invite_revoke_begin(struct kb_gw_req *r)
@@ -458,8 +498,9 @@ static void invite_revoke_begin(struct kb_gw_req *r)
 		kb_gw_store_failed(r, rc);
 		return;
 	}
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:s,s:b}", "status", "ok", "code",
-					   code, "was_claimed", claimed));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:s,s:b}", "status", "ok", "code",
+				   code, "was_claimed", claimed));
 }
 
 /* ---- GET /admin/stats ---- */
@@ -474,7 +515,8 @@ static void stats_begin(struct kb_gw_req *r)
 		return;
 	last_day = kb_rules_bool(kb_gw_query(r, "last_day_only"), 0);
 	if (last_day < 0) {
-		kb_gw_reply_error(r, 400, "last_day_only must be true or false");
+		kb_gw_reply_error(r, 400,
+				  "last_day_only must be true or false");
 		return;
 	}
 	if (lb && kb_gw_board_and_gpu(r, lb, NULL) < 0)
@@ -488,15 +530,17 @@ static void stats_begin(struct kb_gw_req *r)
 		"{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:b}", "num_submissions",
 		(json_int_t)st.submissions, "num_users", (json_int_t)st.users,
 		"num_ranked_entries", (json_int_t)st.ranked_entries, "queued",
-		(json_int_t)st.by_status[0], "running", (json_int_t)st.by_status[1],
-		"done", (json_int_t)st.by_status[2], "failed", (json_int_t)st.not_passed,
-		"leaderboard", lb ? json_string(lb) : json_null(), "last_day_only",
-		last_day);
+		(json_int_t)st.by_status[0], "running",
+		(json_int_t)st.by_status[1], "done",
+		(json_int_t)st.by_status[2], "failed",
+		(json_int_t)st.not_passed, "leaderboard",
+		lb ? json_string(lb) : json_null(), "last_day_only", last_day);
 	/* Upstream's keys (its generate_stats): waiting submissions, and per
 	 * runner (GPU type) "num_run.<gpu>" and friends; num_unique_codes
 	 * all-time only, as there. */
-	json_object_set_new(s, "sub_waiting",
-			    json_integer((json_int_t)(st.by_status[0] + st.by_status[1])));
+	json_object_set_new(
+		s, "sub_waiting",
+		json_integer((json_int_t)(st.by_status[0] + st.by_status[1])));
 	if (!last_day)
 		json_object_set_new(s, "num_unique_codes",
 				    json_integer((json_int_t)st.unique_codes));
@@ -512,10 +556,12 @@ static void stats_begin(struct kb_gw_req *r)
 		for (size_t k = 0; k < sizeof(kv) / sizeof(kv[0]); k++) {
 			char key[96];
 			snprintf(key, sizeof(key), "%s.%s", kv[k].key, rs->gpu);
-			json_object_set_new(s, key, json_integer((json_int_t)kv[k].v));
+			json_object_set_new(s, key,
+					    json_integer((json_int_t)kv[k].v));
 		}
 	}
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:o}", "status", "ok", "stats", s));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:o}", "status", "ok", "stats", s));
 }
 
 /* ---- /admin/submissions/{id} ---- */
@@ -548,14 +594,16 @@ static void submission_begin(struct kb_gw_req *r)
 		kb_gw_store_failed(r, rc);
 		return;
 	}
-	const struct kb_gw_lb *lb = kb_gw_lb_find(r->g, kb_gw_sub_field(&rec, "lb"));
+	const struct kb_gw_lb *lb =
+		kb_gw_lb_find(r->g, kb_gw_sub_field(&rec, "lb"));
 	json_t *o = kb_gw_submission_json(id, &rec, lb ? lb->index + 1 : 0,
 					  kb_now_ms(), 1);
 	kb_gw_sub_rec_free(&rec);
 	/* Upstream's admin view names the id so (its SubmissionItem). */
 	json_object_set_new(o, "submission_id", json_integer((json_int_t)id));
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:o}", "status", "ok",
-					   "submission", o));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:o}", "status", "ok", "submission",
+				   o));
 }
 
 static void submission_delete_begin(struct kb_gw_req *r)
@@ -581,7 +629,8 @@ const struct kb_gw_handler kb_gw_admin_handlers[KB_ROUTE_COUNT] = {
 	[KB_ROUTE_ADMIN_UNBAN] = {unban_begin, NULL},
 	[KB_ROUTE_ADMIN_LB_CREATE] = {admin_json_begin, lb_create_finish},
 	[KB_ROUTE_ADMIN_LB_DELETE] = {lb_delete_begin, NULL},
-	[KB_ROUTE_ADMIN_LB_VISIBILITY] = {lb_board_json_begin, visibility_finish},
+	[KB_ROUTE_ADMIN_LB_VISIBILITY] = {lb_board_json_begin,
+					  visibility_finish},
 	[KB_ROUTE_ADMIN_LB_SUBMISSIONS] = {lb_submissions_begin, NULL},
 	[KB_ROUTE_ADMIN_LB_INVITES] = {lb_invites_begin, NULL},
 	[KB_ROUTE_ADMIN_RATE_SET] = {lb_board_json_begin, rate_set_finish},

@@ -36,12 +36,12 @@ struct export_board {
 struct export_state {
 	struct kb_gw *g;
 	struct export_board *boards;
-	size_t nboards, board;  /* board: the one being written */
+	size_t nboards, board; /* board: the one being written */
 	struct kb_gw_export_pick *picks;
 	size_t npicks, pick;
-	int loaded;             /* picks of boards[board] read */
-	struct kb_buf out;      /* the row being sent */
-	size_t sent;            /* bytes of out sent */
+	int loaded;        /* picks of boards[board] read */
+	struct kb_buf out; /* the row being sent */
+	size_t sent;       /* bytes of out sent */
 	size_t rows, missing_code;
 };
 
@@ -79,19 +79,22 @@ static int render_row(struct export_state *st)
 		return rc;
 	json_t *o = json_pack(
 		"{s:I,s:I,s:s,s:s,s:o,s:s,s:o,s:o,s:s,s:f,s:b,s:s,s:s,s:o}",
-		"submission_id", (json_int_t)pk->id, "leaderboard_id", (json_int_t)b->id,
-		"problem_name", b->name, "user_id", pk->user_id, "user_name",
-		kb_gw_jstr(rec.user_name ? rec.user_name : ""), "code_id", pk->code_sha,
-		"file_name", kb_gw_jstr(rec.file_name), "submission_time",
-		kb_gw_jiso(pk->submitted_ms), "status", "succeeded", "score", pk->score,
-		"passed", 1, "mode", "leaderboard", "runner", pk->gpu, "code",
+		"submission_id", (json_int_t)pk->id, "leaderboard_id",
+		(json_int_t)b->id, "problem_name", b->name, "user_id",
+		pk->user_id, "user_name",
+		kb_gw_jstr(rec.user_name ? rec.user_name : ""), "code_id",
+		pk->code_sha, "file_name", kb_gw_jstr(rec.file_name),
+		"submission_time", kb_gw_jiso(pk->submitted_ms), "status",
+		"succeeded", "score", pk->score, "passed", 1, "mode",
+		"leaderboard", "runner", pk->gpu, "code",
 		rec.code ? code_json(rec.code, rec.code_len) : json_null());
 	/* Ranked code is kept for ever (submit.lua); a row without it says
 	 * so rather than vanishing from the dataset. */
 	if (o && !rec.code) {
 		json_object_set_new(o, "code_missing", json_true());
 		st->missing_code++;
-		kb_warn("admin export: sub=%" PRIu64 " has no code blob", pk->id);
+		kb_warn("admin export: sub=%" PRIu64 " has no code blob",
+			pk->id);
 	}
 	kb_gw_export_rec_free(&rec);
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -113,7 +116,8 @@ static int next_row(struct export_state *st)
 {
 	while (st->board < st->nboards) {
 		if (!st->loaded) {
-			int rc = kb_gw_export_picks(st->g, st->boards[st->board].name,
+			int rc = kb_gw_export_picks(st->g,
+						    st->boards[st->board].name,
 						    &st->picks, &st->npicks);
 			if (rc < 0)
 				return rc;
@@ -169,9 +173,8 @@ static int by_name(const void *a, const void *b)
 
 /* The boards the body names (404 for an unknown one), or every live
  * board; in name order, as upstream's export. NULL after a reply. */
-static struct export_board *export_boards(struct kb_gw_req *r,
-					  const struct kb_gw_body_export *b,
-					  size_t *n)
+static struct export_board *
+export_boards(struct kb_gw_req *r, const struct kb_gw_body_export *b, size_t *n)
 {
 	size_t cap = b->n ? b->n : kb_gw_lb_count(r->g), k = 0;
 	struct export_board *v = calloc(cap ? cap : 1, sizeof(*v));
@@ -186,7 +189,8 @@ static struct export_board *export_boards(struct kb_gw_req *r,
 			lb = kb_gw_lb_find(r->g, b->lbs[i]);
 			if (!lb) {
 				free(v);
-				kb_gw_reply_error(r, 404, "unknown leaderboard '%s'",
+				kb_gw_reply_error(r, 404,
+						  "unknown leaderboard '%s'",
 						  b->lbs[i]);
 				return NULL;
 			}
@@ -215,13 +219,15 @@ static int refuse_active(struct kb_gw_req *r, const struct export_board *v,
 	for (size_t i = 0; i < n; i++) {
 		const struct kb_gw_lb *lb = kb_gw_lb_find(r->g, v[i].name);
 		if (lb && lb->deadline_ms > now)
-			kb_buf_printf(&names, "%s%s", names.len ? ", " : "", v[i].name);
+			kb_buf_printf(&names, "%s%s", names.len ? ", " : "",
+				      v[i].name);
 	}
 	if (!names.len)
 		return 0;
-	kb_gw_reply_error(r, 409, "Cannot export active leaderboards to the public "
-				  "dataset: %s (their deadline has not passed; "
-				  "\"private\": true exports them for admins)",
+	kb_gw_reply_error(r, 409,
+			  "Cannot export active leaderboards to the public "
+			  "dataset: %s (their deadline has not passed; "
+			  "\"private\": true exports them for admins)",
 			  names.data);
 	kb_buf_free(&names);
 	return -1;
@@ -278,10 +284,13 @@ static void export_finish(struct kb_gw_req *r)
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 				"application/x-ndjson");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
-				"attachment; filename=\"kernelbot-export.jsonl\"");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	kb_info("admin export of %zu board(s)%s", n, private_export ? " (private)" : "");
+	MHD_add_response_header(
+		resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+		"attachment; filename=\"kernelbot-export.jsonl\"");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				"no-store");
+	kb_info("admin export of %zu board(s)%s", n,
+		private_export ? " (private)" : "");
 	kb_gw_reply_response(r, 200, resp);
 	MHD_destroy_response(resp);
 }

@@ -49,7 +49,8 @@ static json_t *call(const struct kb_gw_config *cfg, const char *url,
 	h = curl_slist_append(h, "Accept: application/json");
 	h = curl_slist_append(h, "User-Agent: kb-gateway");
 	if (bearer) {
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", bearer);
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
+			 bearer);
 		h = curl_slist_append(h, auth);
 		sodium_memzero(auth, sizeof(auth));
 	}
@@ -63,7 +64,8 @@ static json_t *call(const struct kb_gw_config *cfg, const char *url,
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 #else
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS, CURLPROTO_HTTP | CURLPROTO_HTTPS);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS,
+			 CURLPROTO_HTTP | CURLPROTO_HTTPS);
 #endif
 	if (form)
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, form);
@@ -72,10 +74,13 @@ static json_t *call(const struct kb_gw_config *cfg, const char *url,
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (cr != CURLE_OK || code < 200 || code >= 300) {
 		*status = 401;
-		snprintf(why, why_size, "failed to communicate with the %s: %s", what,
-			 cr != CURLE_OK ? curl_easy_strerror(cr) : "HTTP error");
+		snprintf(why, why_size, "failed to communicate with the %s: %s",
+			 what,
+			 cr != CURLE_OK ? curl_easy_strerror(cr)
+					: "HTTP error");
 		kb_warn("oauth: %s: %s (HTTP %ld)", what,
-			cr != CURLE_OK ? curl_easy_strerror(cr) : "refused", code);
+			cr != CURLE_OK ? curl_easy_strerror(cr) : "refused",
+			code);
 		goto out;
 	}
 	j = body.data ? json_loadb(body.data, body.len, 0, NULL) : NULL;
@@ -83,8 +88,10 @@ static json_t *call(const struct kb_gw_config *cfg, const char *url,
 		json_decref(j);
 		j = NULL;
 		*status = 502;
-		snprintf(why, why_size, "the %s answered something that is not a "
-					"JSON object", what);
+		snprintf(why, why_size,
+			 "the %s answered something that is not a "
+			 "JSON object",
+			 what);
 	}
 out:
 	if (body.data)
@@ -103,7 +110,8 @@ static int add_field(char *form, size_t size, size_t *used, const char *key,
 
 	if (!esc)
 		return -ENOMEM;
-	n = snprintf(form + *used, size - *used, "%s%s=%s", *used ? "&" : "", key, esc);
+	n = snprintf(form + *used, size - *used, "%s%s=%s", *used ? "&" : "",
+		     key, esc);
 	curl_free(esc);
 	if (n < 0 || (size_t)n >= size - *used)
 		return -E2BIG;
@@ -125,19 +133,22 @@ int kb_gw_oauth_exchange(const struct kb_gw_config *cfg, const char *provider,
 	memset(out, 0, sizeof(*out));
 	if (!kb_gw_oauth_configured(cfg, provider)) {
 		*status = 503;
-		snprintf(why, why_size, "login with %s is not configured on this server",
+		snprintf(why, why_size,
+			 "login with %s is not configured on this server",
 			 provider);
 		return -ENOTSUP;
 	}
 	rc |= add_field(form, sizeof(form), &used, "client_id",
 			discord ? cfg->oauth_discord_id : cfg->oauth_github_id);
 	rc |= add_field(form, sizeof(form), &used, "client_secret",
-			discord ? cfg->oauth_discord_secret : cfg->oauth_github_secret);
+			discord ? cfg->oauth_discord_secret
+				: cfg->oauth_github_secret);
 	if (discord)
 		rc |= add_field(form, sizeof(form), &used, "grant_type",
 				"authorization_code");
 	rc |= add_field(form, sizeof(form), &used, "code", code);
-	rc |= add_field(form, sizeof(form), &used, "redirect_uri", redirect_uri);
+	rc |= add_field(form, sizeof(form), &used, "redirect_uri",
+			redirect_uri);
 	if (rc) {
 		sodium_memzero(form, sizeof(form));
 		*status = 400;
@@ -145,12 +156,13 @@ int kb_gw_oauth_exchange(const struct kb_gw_config *cfg, const char *provider,
 		return -EINVAL;
 	}
 	if (discord)
-		snprintf(url, sizeof(url), "%s/api/oauth2/token", cfg->oauth_discord_base);
+		snprintf(url, sizeof(url), "%s/api/oauth2/token",
+			 cfg->oauth_discord_base);
 	else
 		snprintf(url, sizeof(url), "%s/login/oauth/access_token",
 			 cfg->oauth_github_base);
-	j = call(cfg, url, form, NULL, discord ? "Discord token endpoint"
-					       : "GitHub token endpoint",
+	j = call(cfg, url, form, NULL,
+		 discord ? "Discord token endpoint" : "GitHub token endpoint",
 		 status, why, why_size);
 	sodium_memzero(form, sizeof(form));
 	if (!j)
@@ -167,18 +179,20 @@ int kb_gw_oauth_exchange(const struct kb_gw_config *cfg, const char *provider,
 	json_decref(j);
 
 	if (discord)
-		snprintf(url, sizeof(url), "%s/api/users/@me", cfg->oauth_discord_base);
+		snprintf(url, sizeof(url), "%s/api/users/@me",
+			 cfg->oauth_discord_base);
 	else
-		snprintf(url, sizeof(url), "%s/user", cfg->oauth_github_api_base);
-	j = call(cfg, url, NULL, token, discord ? "Discord user endpoint"
-						: "GitHub user endpoint",
+		snprintf(url, sizeof(url), "%s/user",
+			 cfg->oauth_github_api_base);
+	j = call(cfg, url, NULL, token,
+		 discord ? "Discord user endpoint" : "GitHub user endpoint",
 		 status, why, why_size);
 	sodium_memzero(token, sizeof(token));
 	if (!j)
 		return -EIO;
 	json_t *id = json_object_get(j, "id");
-	const char *name = json_string_value(json_object_get(j, discord ? "username"
-									 : "login"));
+	const char *name = json_string_value(
+		json_object_get(j, discord ? "username" : "login"));
 	if (json_is_integer(id))
 		snprintf(out->id, sizeof(out->id), "%" JSON_INTEGER_FORMAT,
 			 json_integer_value(id));
@@ -189,7 +203,8 @@ int kb_gw_oauth_exchange(const struct kb_gw_config *cfg, const char *provider,
 	json_decref(j);
 	if (!kb_rules_name_ok(out->id, 64) || !out->name[0]) {
 		*status = 502;
-		snprintf(why, why_size, "failed to retrieve the user id or name from %s",
+		snprintf(why, why_size,
+			 "failed to retrieve the user id or name from %s",
 			 discord ? "Discord" : "GitHub");
 		return -EPROTO;
 	}

@@ -24,12 +24,13 @@
 #include "base/gateway.h"
 
 struct kb_gw_oauth_user {
-	char id[65];    /* the provider's user id, [0-9A-Za-z_-] */
-	char name[65];  /* username / login */
+	char id[65];   /* the provider's user id, [0-9A-Za-z_-] */
+	char name[65]; /* username / login */
 };
 
 /* 1 when the provider has a client id and secret configured. */
-int kb_gw_oauth_configured(const struct kb_gw_config *cfg, const char *provider);
+int kb_gw_oauth_configured(const struct kb_gw_config *cfg,
+			   const char *provider);
 
 /* Exchanges code for the user's identity. Returns 0, or a negative code
  * with *status (401 provider refused or unreachable, 502 malformed

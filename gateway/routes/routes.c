@@ -41,9 +41,9 @@ void kb_gw_reply_submit_error(struct kb_gw_req *r,
 {
 	r->sub_counted = 1; /* kb_gw_submit counted its own refusal */
 	if (res->status == 429)
-		kb_gw_reply_error_retry(r, 429, res->retry_after_s > 0 ? res->retry_after_s : 1,
-					"%s (retry in %ld s)", res->detail,
-					res->retry_after_s);
+		kb_gw_reply_error_retry(
+			r, 429, res->retry_after_s > 0 ? res->retry_after_s : 1,
+			"%s (retry in %ld s)", res->detail, res->retry_after_s);
 	else
 		kb_gw_reply_error(r, res->status ? res->status : 500, "%s",
 				  res->status ? res->detail : "internal error");
@@ -82,7 +82,8 @@ static void leaderboards_begin(struct kb_gw_req *r)
 	else
 		anon = !r->has_user;
 	kb_gw_reply_shared(r, (unsigned)anon, gen,
-			   anon ? render_public_boards : render_all_boards, r->g);
+			   anon ? render_public_boards : render_all_boards,
+			   r->g);
 }
 
 static void gpus_begin(struct kb_gw_req *r)
@@ -90,8 +91,9 @@ static void gpus_begin(struct kb_gw_req *r)
 	if (kb_gw_board_and_gpu(r, r->route.params[0], NULL) < 0 ||
 	    kb_gw_board_access(r) < 0)
 		return;
-	struct MHD_Response *resp = kb_gw_json_response(
-		r->lb->gpus_json, strlen(r->lb->gpus_json), MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *resp =
+		kb_gw_json_response(r->lb->gpus_json, strlen(r->lb->gpus_json),
+				    MHD_RESPMEM_PERSISTENT);
 	kb_gw_reply_response(r, 200, resp);
 	if (resp)
 		MHD_destroy_response(resp);
@@ -102,15 +104,17 @@ static void gpus_begin(struct kb_gw_req *r)
 /* ---- POST /submission/{lb}/{gpu}/{mode} ---- */
 
 int kb_gw_submission_headers(struct kb_gw_req *r, const char *lb,
-			      const char *gpu, const char *mode)
+			     const char *gpu, const char *mode)
 {
 	if (kb_gw_board_and_gpu(r, lb, gpu) < 0)
 		return -1;
 	r->mode = kb_mode_parse(mode);
 	if (r->mode == KB_MODE_INVALID) {
-		kb_gw_reply_error(r, 400,
-				  "unknown submission mode '%s' (expected test, "
-				  "benchmark, profile or leaderboard)", mode);
+		kb_gw_reply_error(
+			r, 400,
+			"unknown submission mode '%s' (expected test, "
+			"benchmark, profile or leaderboard)",
+			mode);
 		return -1;
 	}
 	return kb_gw_expect_file(r);
@@ -122,7 +126,7 @@ static void submit_begin(struct kb_gw_req *r)
 	if (kb_gw_authenticate(r) < 0)
 		return;
 	kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],
-			   r->route.params[2]);
+				 r->route.params[2]);
 }
 
 /* The runner_queue of a submission queued at position (< 1: unknown) on
@@ -135,12 +139,14 @@ static json_t *runner_queue_json(struct kb_gw *g, const char *gpu, long queued,
 	kb_gw_queue_note(g, gpu, position, &o, note, note_size);
 	if (queued < 0)
 		return json_null();
-	return json_pack("{s:s,s:s,s:I,s:o,s:o}", "runner", "kb-worker", "gpu", gpu,
-			 "queued_jobs", (json_int_t)queued, "workers_online",
+	return json_pack("{s:s,s:s,s:I,s:o,s:o}", "runner", "kb-worker", "gpu",
+			 gpu, "queued_jobs", (json_int_t)queued,
+			 "workers_online",
 			 o.workers >= 0 ? json_integer(o.workers) : json_null(),
 			 "estimated_wait_s",
-			 o.wait_s >= 0 ? json_integer((json_int_t)(o.wait_s + 0.5))
-				       : json_null());
+			 o.wait_s >= 0
+				 ? json_integer((json_int_t)(o.wait_s + 0.5))
+				 : json_null());
 }
 
 /* A background submission between its halves (submit.h). */
@@ -165,14 +171,16 @@ static void publish_done(struct kb_gw_req *r)
 	} else {
 		char note[160];
 		long position = 0;
-		if (kb_gw_queue_position(r->g, d->p.s.gpu, d->res.id, &position) < 0)
+		if (kb_gw_queue_position(r->g, d->p.s.gpu, d->res.id,
+					 &position) < 0)
 			position = 0;
-		json_t *rq = runner_queue_json(r->g, d->p.s.gpu, d->res.queued_jobs,
-					       position, note, sizeof(note));
+		json_t *rq = runner_queue_json(r->g, d->p.s.gpu,
+					       d->res.queued_jobs, position,
+					       note, sizeof(note));
 		json_t *o = json_pack("{s:{s:I,s:I},s:s,s:o}", "details", "id",
 				      (json_int_t)d->res.id, "job_status_id",
-				      (json_int_t)d->res.id, "status", "accepted",
-				      "runner_queue", rq);
+				      (json_int_t)d->res.id, "status",
+				      "accepted", "runner_queue", rq);
 		/* A gpu no worker serves is said at once, not left to a
 		 * silent wait. */
 		if (strncmp(note, "no worker", 9) == 0)
@@ -234,7 +242,7 @@ static void admin_submit_begin(struct kb_gw_req *r)
 	if (kb_gw_require_admin(r) < 0 || kb_gw_authenticate(r) < 0)
 		return;
 	kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],
-			   r->route.params[2]);
+				 r->route.params[2]);
 }
 
 static void admin_submit_finish(struct kb_gw_req *r)
@@ -277,9 +285,11 @@ static json_t *sub_runner_queue(struct kb_gw_req *r, uint64_t id,
 	long queued = -1;
 	if (kb_gw_queued_count(r->g, gpu, &queued) < 0)
 		queued = -1;
-	json_t *rq = runner_queue_json(r->g, gpu, queued, position, note, sizeof(note));
+	json_t *rq = runner_queue_json(r->g, gpu, queued, position, note,
+				       sizeof(note));
 	if (json_is_object(rq))
-		json_object_set_new(rq, "note", note[0] ? kb_gw_jstr(note) : json_null());
+		json_object_set_new(rq, "note",
+				    note[0] ? kb_gw_jstr(note) : json_null());
 	return rq;
 }
 
@@ -289,7 +299,8 @@ static void user_submission_begin(struct kb_gw_req *r)
 	uint64_t id;
 	int rc;
 
-	if (kb_gw_authenticate(r) < 0 || parse_id(r, r->route.params[0], &id) < 0)
+	if (kb_gw_authenticate(r) < 0 ||
+	    parse_id(r, r->route.params[0], &id) < 0)
 		return;
 	rc = kb_gw_sub_fetch(r->g, id, 1, &rec);
 	if (rc == -ENOENT) {
@@ -303,12 +314,13 @@ static void user_submission_begin(struct kb_gw_req *r)
 	const char *owner = kb_gw_sub_field(&rec, "user_id");
 	if (!owner || strcmp(owner, r->user.id) != 0) {
 		kb_gw_sub_rec_free(&rec);
-		kb_gw_reply_error(r, 403, "not authorized to view this submission");
+		kb_gw_reply_error(r, 403,
+				  "not authorized to view this submission");
 		return;
 	}
-	json_t *o = kb_gw_submission_json(id, &rec,
-					  board_id_of(r->g, kb_gw_sub_field(&rec, "lb")),
-					  kb_now_ms(), 1);
+	json_t *o = kb_gw_submission_json(
+		id, &rec, board_id_of(r->g, kb_gw_sub_field(&rec, "lb")),
+		kb_now_ms(), 1);
 	json_object_set_new(o, "runner_queue", sub_runner_queue(r, id, &rec));
 	kb_gw_sub_rec_free(&rec);
 	kb_gw_reply_json(r, 200, o);
@@ -325,7 +337,8 @@ void kb_gw_sub_deleted(struct kb_gw_req *r, uint64_t id, int rc,
 		return;
 	}
 	if (rc == -EPERM) {
-		kb_gw_reply_error(r, 403, "not authorized to delete this submission");
+		kb_gw_reply_error(r, 403,
+				  "not authorized to delete this submission");
 		return;
 	}
 	if (rc < 0) {
@@ -336,9 +349,11 @@ void kb_gw_sub_deleted(struct kb_gw_req *r, uint64_t id, int rc,
 		snprintf(prefix, sizeof(prefix), "%s|%s|", lb, gpu);
 		kb_gw_cache_invalidate(r->g->cache, prefix);
 	}
-	kb_info("sub=%" PRIu64 " deleted by %s ranking_changed=%d", id, by, changed);
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:I}", "status", "ok",
-					   "submission_id", (json_int_t)id));
+	kb_info("sub=%" PRIu64 " deleted by %s ranking_changed=%d", id, by,
+		changed);
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:I}", "status", "ok", "submission_id",
+				   (json_int_t)id));
 }
 
 static void user_submission_delete_begin(struct kb_gw_req *r)
@@ -347,12 +362,14 @@ static void user_submission_delete_begin(struct kb_gw_req *r)
 	uint64_t id;
 	int changed = 0, rc;
 
-	if (kb_gw_authenticate(r) < 0 || parse_id(r, r->route.params[0], &id) < 0)
+	if (kb_gw_authenticate(r) < 0 ||
+	    parse_id(r, r->route.params[0], &id) < 0)
 		return;
-	rc = kb_gw_sub_delete(r->g, id, r->user.id, lb, sizeof(lb), gpu, sizeof(gpu),
-			      &changed);
+	rc = kb_gw_sub_delete(r->g, id, r->user.id, lb, sizeof(lb), gpu,
+			      sizeof(gpu), &changed);
 	snprintf(by, sizeof(by), "its owner user=%s", r->user.id);
-	kb_gw_sub_deleted(r, id, rc, "submission not found", lb, gpu, changed, by);
+	kb_gw_sub_deleted(r, id, rc, "submission not found", lb, gpu, changed,
+			  by);
 }
 
 /* ?limit (1..max, default def) and ?offset (>= 0), strictly: out-of-range
@@ -360,13 +377,15 @@ static void user_submission_delete_begin(struct kb_gw_req *r)
 static int strict_page(struct kb_gw_req *r, long def, long max, long *limit,
 		       long *offset)
 {
-	const char *ls = kb_gw_query(r, "limit"), *os = kb_gw_query(r, "offset");
+	const char *ls = kb_gw_query(r, "limit"),
+		   *os = kb_gw_query(r, "offset");
 	uint64_t v;
 
 	*limit = def;
 	*offset = 0;
 	if (ls && (kb_parse_u64(ls, &v) != 0 || v < 1 || v > (uint64_t)max)) {
-		kb_gw_reply_error(r, 400, "limit must be between 1 and %ld", max);
+		kb_gw_reply_error(r, 400, "limit must be between 1 and %ld",
+				  max);
 		return -1;
 	}
 	if (ls)
@@ -393,17 +412,22 @@ static json_t *list_item(uint64_t id, const redisReply *row)
 		kb_time_iso8601(strtoll(ms_s, NULL, 10), when, sizeof(when));
 	if (status && strcmp(status, "done") == 0)
 		json_array_append_new(runs, json_pack("{s:o,s:O}", "gpu_type",
-						      kb_gw_jstr(gpu), "score", score));
-	json_t *o = json_pack(
-		"{s:I,s:o,s:o,s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
-		(json_int_t)id, "leaderboard_name", kb_gw_jstr(kb_gw_list_value(row, "lb")),
-		"file_name", kb_gw_jstr(kb_gw_list_value(row, "file_name")),
-		"submission_time", when, "done",
-		status && (strcmp(status, "done") == 0 || strcmp(status, "failed") == 0),
-		"gpu_type", kb_gw_jstr(gpu), "mode", kb_gw_jstr(kb_gw_list_value(row, "mode")),
-		"status", kb_gw_jstr(status), "stage", kb_gw_jstr(kb_gw_list_value(row, "stage")),
-		"verdict", kb_gw_jstr(kb_gw_list_value(row, "verdict")), "score", score,
-		"runs", runs);
+						      kb_gw_jstr(gpu), "score",
+						      score));
+	json_t *o =
+		json_pack("{s:I,s:o,s:o,s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+			  "id", (json_int_t)id, "leaderboard_name",
+			  kb_gw_jstr(kb_gw_list_value(row, "lb")), "file_name",
+			  kb_gw_jstr(kb_gw_list_value(row, "file_name")),
+			  "submission_time", when, "done",
+			  status && (strcmp(status, "done") == 0 ||
+				     strcmp(status, "failed") == 0),
+			  "gpu_type", kb_gw_jstr(gpu), "mode",
+			  kb_gw_jstr(kb_gw_list_value(row, "mode")), "status",
+			  kb_gw_jstr(status), "stage",
+			  kb_gw_jstr(kb_gw_list_value(row, "stage")), "verdict",
+			  kb_gw_jstr(kb_gw_list_value(row, "verdict")), "score",
+			  score, "runs", runs);
 	struct kb_gw_job_in in = {
 		.id = id,
 		.status = status,
@@ -424,7 +448,8 @@ static void user_submissions_begin(struct kb_gw_req *r)
 	int rc;
 
 	if (kb_gw_authenticate(r) < 0 ||
-	    strict_page(r, USER_LIST_DEFAULT, USER_LIST_MAX, &limit, &offset) < 0)
+	    strict_page(r, USER_LIST_DEFAULT, USER_LIST_MAX, &limit, &offset) <
+		    0)
 		return;
 	if (lb && !kb_rules_name_ok(lb, 64)) {
 		kb_gw_reply_error(r, 400, "invalid leaderboard name");
@@ -476,12 +501,14 @@ static void user_join_finish(struct kb_gw_req *r)
 	}
 	json_t *list = json_array();
 	char *save = NULL;
-	for (char *t = strtok_r(lbs, ",", &save); t; t = strtok_r(NULL, ",", &save))
+	for (char *t = strtok_r(lbs, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save))
 		json_array_append_new(list, json_string(t));
 	kb_info("user=%s joined %zu closed leaderboard(s)", r->user.id,
 		json_array_size(list));
-	kb_gw_reply_json(r, 200, json_pack("{s:s,s:o}", "status", "ok",
-					   "leaderboards", list));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:s,s:o}", "status", "ok", "leaderboards",
+				   list));
 }
 
 /* ---- GET /submissions/{lb}/{gpu} ---- */
@@ -494,22 +521,30 @@ static json_t *ranking_json(const struct kb_gw_lb *lb, const char *gpu,
 	for (size_t i = 0; i < n; i++) {
 		char when[40];
 		int known = e[i].submitted_ms != INT64_MAX;
-		kb_time_iso8601(known ? e[i].submitted_ms : 0, when, sizeof(when));
+		kb_time_iso8601(known ? e[i].submitted_ms : 0, when,
+				sizeof(when));
 		json_t *o = json_object();
 		json_object_set_new(o, "rank", json_integer(e[i].rank));
 		json_object_set_new(o, "user_id", kb_gw_jstr(e[i].user_id));
 		json_object_set_new(o, "user_name", kb_gw_jstr(e[i].user_name));
 		json_object_set_new(o, "score", json_real(e[i].score));
-		json_object_set_new(o, "submission_score", json_real(e[i].score));
-		json_object_set_new(o, "submission_id",
-				    e[i].sub_id ? json_integer((json_int_t)e[i].sub_id)
-						: json_null());
-		json_object_set_new(o, "submission_name", kb_gw_jstr(e[i].file_name));
-		json_object_set_new(o, "submitted_at", known ? json_string(when) : json_null());
-		json_object_set_new(o, "submission_time", known ? json_string(when) : json_null());
-		json_object_set_new(o, "submitted_ms", known ? json_integer(e[i].submitted_ms)
-							     : json_null());
-		json_object_set_new(o, "leaderboard_name", json_string(lb->task->name));
+		json_object_set_new(o, "submission_score",
+				    json_real(e[i].score));
+		json_object_set_new(
+			o, "submission_id",
+			e[i].sub_id ? json_integer((json_int_t)e[i].sub_id)
+				    : json_null());
+		json_object_set_new(o, "submission_name",
+				    kb_gw_jstr(e[i].file_name));
+		json_object_set_new(o, "submitted_at",
+				    known ? json_string(when) : json_null());
+		json_object_set_new(o, "submission_time",
+				    known ? json_string(when) : json_null());
+		json_object_set_new(o, "submitted_ms",
+				    known ? json_integer(e[i].submitted_ms)
+					  : json_null());
+		json_object_set_new(o, "leaderboard_name",
+				    json_string(lb->task->name));
 		json_object_set_new(o, "gpu_type", kb_gw_jstr(gpu));
 		json_array_append_new(list, o);
 	}
@@ -547,10 +582,11 @@ static void ranking_begin(struct kb_gw_req *r)
 		kb_gw_reply_error(r, rc, "%s", why);
 		return;
 	}
-	snprintf(key, sizeof(key), "%s|%s|%ld|%ld", r->lb->task->name, gpu, limit,
-		 offset);
+	snprintf(key, sizeof(key), "%s|%s|%ld|%ld", r->lb->task->name, gpu,
+		 limit, offset);
 	struct cached_use u = {r};
-	if (r->g->cache && kb_gw_cache_use(r->g->cache, key, use_cached, &u) == 0)
+	if (r->g->cache &&
+	    kb_gw_cache_use(r->g->cache, key, use_cached, &u) == 0)
 		return;
 	rc = kb_gw_ranking(r->g, r->lb->task->name, gpu, offset, limit, &e, &n);
 	if (rc < 0) {
@@ -562,7 +598,8 @@ static void ranking_begin(struct kb_gw_req *r)
 	char *s = json_dumps(list, JSON_COMPACT);
 	json_decref(list);
 	struct MHD_Response *resp =
-		s ? kb_gw_json_response(s, strlen(s), MHD_RESPMEM_MUST_FREE) : NULL;
+		s ? kb_gw_json_response(s, strlen(s), MHD_RESPMEM_MUST_FREE)
+		  : NULL;
 	if (!resp) {
 		free(s);
 		kb_gw_reply_error(r, 500, "internal error");
@@ -570,7 +607,8 @@ static void ranking_begin(struct kb_gw_req *r)
 	}
 	kb_gw_reply_response(r, 200, resp);
 	if (r->g->cache)
-		kb_gw_cache_put(r->g->cache, key, resp); /* keeps our reference */
+		kb_gw_cache_put(r->g->cache, key,
+				resp); /* keeps our reference */
 	else
 		MHD_destroy_response(resp);
 }
@@ -583,20 +621,22 @@ static void submission_count_begin(struct kb_gw_req *r)
 	long count = 0;
 	int rc;
 
-	if (kb_gw_board_and_gpu(r, r->route.params[0], r->route.params[1]) < 0 ||
+	if (kb_gw_board_and_gpu(r, r->route.params[0], r->route.params[1]) <
+		    0 ||
 	    kb_gw_board_access(r) < 0)
 		return;
 	if (user && !kb_rules_user_id_ok(user)) {
 		kb_gw_reply_error(r, 400, "invalid user_id");
 		return;
 	}
-	rc = kb_gw_ranking_count(r->g, r->lb->task->name, r->route.params[1], user,
-				 &count);
+	rc = kb_gw_ranking_count(r->g, r->lb->task->name, r->route.params[1],
+				 user, &count);
 	if (rc < 0) {
 		kb_gw_store_failed(r, rc);
 		return;
 	}
-	kb_gw_reply_json(r, 200, json_pack("{s:I}", "count", (json_int_t)count));
+	kb_gw_reply_json(r, 200,
+			 json_pack("{s:I}", "count", (json_int_t)count));
 }
 
 /* ---- GET /runner_queue/{gpu} ---- */
@@ -611,7 +651,8 @@ static void runner_queue_begin(struct kb_gw_req *r)
 	int rc;
 
 	if (!kb_gw_gpu_known(r->g, gpu)) {
-		kb_gw_reply_error(r, 404, "no leaderboard offers gpu '%s'", gpu);
+		kb_gw_reply_error(r, 404, "no leaderboard offers gpu '%s'",
+				  gpu);
 		return;
 	}
 	rc = kb_gw_running_count(r->g, gpu, &running);
@@ -619,21 +660,29 @@ static void runner_queue_begin(struct kb_gw_req *r)
 		kb_gw_store_failed(r, rc);
 		return;
 	}
-	int lag_rc = r->g->queue ? kb_gw_queue_lag(r->g->queue, gpu, &lag, err, sizeof(err))
+	int lag_rc = r->g->queue ? kb_gw_queue_lag(r->g->queue, gpu, &lag, err,
+						   sizeof(err))
 				 : -EIO;
-	size_t nw = kb_gw_events_workers(r->g->events, gpu, now,
-					 r->g->cfg.worker_stale_s * 1000, w, 64);
+	size_t nw = kb_gw_events_workers(
+		r->g->events, gpu, now, r->g->cfg.worker_stale_s * 1000, w, 64);
 	long idle = 0;
 	json_t *workers = json_array();
 	for (size_t i = 0; i < nw; i++) {
 		char seen[40];
 		kb_time_iso8601(w[i].last_seen_ms, seen, sizeof(seen));
 		idle += w[i].busy_with == 0;
-		json_array_append_new(workers, json_pack(
-			"{s:o,s:s,s:o,s:o}", "name", kb_gw_jstr(w[i].name), "last_seen", seen,
-			"busy_with", w[i].busy_with ? json_integer((json_int_t)w[i].busy_with)
-						    : json_null(),
-			"stage", w[i].busy_with ? kb_gw_jstr(w[i].stage) : json_null()));
+		json_array_append_new(
+			workers,
+			json_pack("{s:o,s:s,s:o,s:o}", "name",
+				  kb_gw_jstr(w[i].name), "last_seen", seen,
+				  "busy_with",
+				  w[i].busy_with
+					  ? json_integer(
+						    (json_int_t)w[i].busy_with)
+					  : json_null(),
+				  "stage",
+				  w[i].busy_with ? kb_gw_jstr(w[i].stage)
+						 : json_null()));
 	}
 	/* Queued: the accepted records no worker has taken, as /admin/stats
 	 * counts them; the topic's backlog beside it (messages of deleted or
@@ -646,16 +695,20 @@ static void runner_queue_begin(struct kb_gw_req *r)
 		return;
 	}
 	struct kb_gw_outlook ol;
-	kb_gw_events_outlook(r->g->events, gpu, 0, now, r->g->cfg.worker_stale_s * 1000, &ol);
-	const char *status = nw == 0 ? (ol.workers < 0 ? "starting" : "unavailable")
-			   : idle > 0 ? "available" : "busy";
-	json_t *o = json_pack("{s:s,s:s,s:I,s:o,s:I,s:I,s:I,s:s,s:o,s:o}", "runner",
-			      "kb-worker", "gpu", gpu, "queued_jobs", (json_int_t)queued,
-			      "backlog", lag_rc == 0 ? json_integer(backlog) : json_null(),
-			      "running_jobs", (json_int_t)running, "available_runners",
-			      (json_int_t)nw, "idle_runners", (json_int_t)idle, "status",
-			      status, "error", lag_rc == 0 ? json_null() : kb_gw_jstr(err),
-			      "workers", workers);
+	kb_gw_events_outlook(r->g->events, gpu, 0, now,
+			     r->g->cfg.worker_stale_s * 1000, &ol);
+	const char *status =
+		nw == 0    ? (ol.workers < 0 ? "starting" : "unavailable")
+		: idle > 0 ? "available"
+			   : "busy";
+	json_t *o = json_pack(
+		"{s:s,s:s,s:I,s:o,s:I,s:I,s:I,s:s,s:o,s:o}", "runner",
+		"kb-worker", "gpu", gpu, "queued_jobs", (json_int_t)queued,
+		"backlog", lag_rc == 0 ? json_integer(backlog) : json_null(),
+		"running_jobs", (json_int_t)running, "available_runners",
+		(json_int_t)nw, "idle_runners", (json_int_t)idle, "status",
+		status, "error", lag_rc == 0 ? json_null() : kb_gw_jstr(err),
+		"workers", workers);
 	kb_gw_reply_json(r, 200, o);
 }
 
@@ -668,8 +721,9 @@ static void no_body(struct kb_gw_req *r)
 
 static void not_enabled(struct kb_gw_req *r)
 {
-	kb_gw_reply_error(r, 404, "Discord interactions are not enabled on this "
-				  "gateway");
+	kb_gw_reply_error(r, 404,
+			  "Discord interactions are not enabled on this "
+			  "gateway");
 }
 
 /* Not served here: the metrics show admin activity, per-GPU queues and
@@ -690,7 +744,8 @@ const struct kb_gw_handler kb_gw_api_handlers[KB_ROUTE_COUNT] = {
 	[KB_ROUTE_SUBMIT] = {submit_begin, submit_finish},
 	[KB_ROUTE_ADMIN_SUBMIT] = {admin_submit_begin, admin_submit_finish},
 	[KB_ROUTE_USER_SUBMISSION] = {user_submission_begin, no_body},
-	[KB_ROUTE_USER_SUBMISSION_DELETE] = {user_submission_delete_begin, no_body},
+	[KB_ROUTE_USER_SUBMISSION_DELETE] = {user_submission_delete_begin,
+					     no_body},
 	[KB_ROUTE_USER_SUBMISSIONS] = {user_submissions_begin, no_body},
 	[KB_ROUTE_USER_JOIN] = {user_join_begin, user_join_finish},
 	[KB_ROUTE_RANKING] = {ranking_begin, no_body},

@@ -47,16 +47,16 @@ struct kb_gw_stream {
 	struct kb_gw_watch *w;
 	pthread_mutex_t mu; /* everything below */
 	int suspended;
-	int finished;       /* the final event is in out (or was sent) */
+	int finished; /* the final event is in out (or was sent) */
 	uint64_t id;
-	double t0;          /* kb_mono_s() of the request */
+	double t0; /* kb_mono_s() of the request */
 	int64_t keepalive_ms, next_keepalive, deadline;
 	struct kb_buf out;
 	size_t off;
 	char last_stage[24];
 	long last_position;
 	struct kb_gw *g;
-	char gpu[64];      /* the record's spelling */
+	char gpu[64]; /* the record's spelling */
 };
 
 static void wake(void *ctx)
@@ -71,7 +71,8 @@ static void wake(void *ctx)
 	pthread_mutex_unlock(&st->mu);
 }
 
-static void append_event(struct kb_gw_stream *st, const char *name, json_t *data)
+static void append_event(struct kb_gw_stream *st, const char *name,
+			 json_t *data)
 {
 	/* Status times print short ("3.66", not "3.6600000000000001"); the
 	 * result keeps every digit of its scores. */
@@ -101,20 +102,25 @@ static void format_status(struct kb_gw_stream *st, const struct kb_gw_event *ev)
 	char note[160] = "", start[40] = "";
 
 	if (queued)
-		kb_gw_queue_note(st->g, st->gpu, ev->position, &o, note, sizeof(note));
+		kb_gw_queue_note(st->g, st->gpu, ev->position, &o, note,
+				 sizeof(note));
 	if (o.wait_s >= 0)
 		kb_time_iso8601(kb_now_ms() + (int64_t)(o.wait_s * 1000), start,
-				 sizeof(start));
+				sizeof(start));
 	if (queued && ev->position > 0)
-		snprintf(msg, sizeof(msg), "Submission %" PRIu64 " queued (position %ld)%s%s",
+		snprintf(msg, sizeof(msg),
+			 "Submission %" PRIu64 " queued (position %ld)%s%s",
 			 st->id, ev->position, note[0] ? "; " : "", note);
 	else if (queued && note[0])
-		snprintf(msg, sizeof(msg), "Submission %" PRIu64 " queued; %s", st->id, note);
+		snprintf(msg, sizeof(msg), "Submission %" PRIu64 " queued; %s",
+			 st->id, note);
 	else if (strcmp(ev->stage, "queued") == 0 && ev->worker[0])
-		snprintf(msg, sizeof(msg), "Submission %" PRIu64 " picked up by %s",
-			 st->id, ev->worker);
+		snprintf(msg, sizeof(msg),
+			 "Submission %" PRIu64 " picked up by %s", st->id,
+			 ev->worker);
 	else if (ev->elapsed_ms >= 0)
-		snprintf(msg, sizeof(msg), "Submission %" PRIu64 ": %s (%.1f s)", st->id,
+		snprintf(msg, sizeof(msg),
+			 "Submission %" PRIu64 ": %s (%.1f s)", st->id,
 			 ev->stage, (double)ev->elapsed_ms / 1000.0);
 	else
 		snprintf(msg, sizeof(msg), "Submission %" PRIu64 ": %s", st->id,
@@ -123,34 +129,47 @@ static void format_status(struct kb_gw_stream *st, const struct kb_gw_event *ev)
 	json_object_set_new(j, "status", json_string(ev->stage));
 	json_object_set_new(j, "stage", json_string(ev->stage));
 	json_object_set_new(j, "message", kb_gw_jstr(msg));
-	json_object_set_new(j, "submission_id", json_integer((json_int_t)st->id));
-	json_object_set_new(j, "elapsed_time",
-			    json_real((double)(int64_t)((kb_mono_s() - st->t0) * 100) / 100));
+	json_object_set_new(j, "submission_id",
+			    json_integer((json_int_t)st->id));
+	json_object_set_new(
+		j, "elapsed_time",
+		json_real((double)(int64_t)((kb_mono_s() - st->t0) * 100) /
+			  100));
 	json_object_set_new(j, "worker_elapsed_ms",
-			    ev->elapsed_ms >= 0 ? json_integer(ev->elapsed_ms) : json_null());
+			    ev->elapsed_ms >= 0 ? json_integer(ev->elapsed_ms)
+						: json_null());
 	json_object_set_new(j, "position",
-			    ev->position > 0 ? json_integer(ev->position) : json_null());
-	json_object_set_new(j, "worker", ev->worker[0] ? kb_gw_jstr(ev->worker)
-						       : json_null());
+			    ev->position > 0 ? json_integer(ev->position)
+					     : json_null());
+	json_object_set_new(j, "worker",
+			    ev->worker[0] ? kb_gw_jstr(ev->worker)
+					  : json_null());
 	if (queued) {
 		json_object_set_new(j, "workers_online",
-				    o.workers >= 0 ? json_integer(o.workers) : json_null());
-		json_object_set_new(j, "estimated_wait_s",
-				    o.wait_s >= 0 ? json_integer((json_int_t)(o.wait_s + 0.5))
-						  : json_null());
+				    o.workers >= 0 ? json_integer(o.workers)
+						   : json_null());
+		json_object_set_new(
+			j, "estimated_wait_s",
+			o.wait_s >= 0
+				? json_integer((json_int_t)(o.wait_s + 0.5))
+				: json_null());
 		json_object_set_new(j, "estimated_start",
-				    start[0] ? json_string(start) : json_null());
-		json_object_set_new(j, "warning", o.workers == 0 ? kb_gw_jstr(note)
-								  : json_null());
+				    start[0] ? json_string(start)
+					     : json_null());
+		json_object_set_new(j, "warning",
+				    o.workers == 0 ? kb_gw_jstr(note)
+						   : json_null());
 	}
 	append_event(st, "status", j);
 }
 
-static void format_error(struct kb_gw_stream *st, int status, const char *detail)
+static void format_error(struct kb_gw_stream *st, int status,
+			 const char *detail)
 {
-	append_event(st, "error", json_pack("{s:s,s:o,s:i,s:I}", "status", "error",
-					    "detail", kb_gw_jstr(detail), "status_code",
-					    status, "submission_id", (json_int_t)st->id));
+	append_event(st, "error",
+		     json_pack("{s:s,s:o,s:i,s:I}", "status", "error", "detail",
+			       kb_gw_jstr(detail), "status_code", status,
+			       "submission_id", (json_int_t)st->id));
 	st->finished = 1;
 }
 
@@ -161,11 +180,13 @@ static void format_event(struct kb_gw_stream *st, const struct kb_gw_event *ev)
 		format_status(st, ev);
 		break;
 	case KB_GW_EV_RESULT:
-		append_event(st, "result", kb_gw_result_event(ev->result, st->id));
+		append_event(st, "result",
+			     kb_gw_result_event(ev->result, st->id));
 		st->finished = 1;
 		break;
 	case KB_GW_EV_ERROR:
-		format_error(st, ev->error_status ? ev->error_status : 500, ev->message);
+		format_error(st, ev->error_status ? ev->error_status : 500,
+			     ev->message);
 		break;
 	}
 }
@@ -180,7 +201,9 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
 	pthread_mutex_lock(&st->mu);
 	for (;;) {
 		if (st->off < st->out.len) {
-			size_t k = st->out.len - st->off < max ? st->out.len - st->off : max;
+			size_t k = st->out.len - st->off < max
+					   ? st->out.len - st->off
+					   : max;
 			memcpy(buf, st->out.data + st->off, k);
 			st->off += k;
 			if (st->off == st->out.len)
@@ -204,8 +227,10 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
 		}
 		int64_t now = kb_now_ms();
 		if (now >= st->deadline) {
-			format_error(st, 504, "no result yet; the submission goes on: poll "
-					      "GET /user/submissions/{id}");
+			format_error(
+				st, 504,
+				"no result yet; the submission goes on: poll "
+				"GET /user/submissions/{id}");
 			continue;
 		}
 		if (now >= st->next_keepalive) {
@@ -244,14 +269,18 @@ static int take_stream_slot(struct kb_gw_req *r)
 	int rc = kb_gw_limiter_take(r->g->stream_slots, r->user.id, max);
 
 	if (rc == -EBUSY) {
-		kb_gw_reply_error_retry(r, 429, 30, "at most %ld streams per user may be "
-				       "open at once; wait for one to end, or submit with "
-				       "POST /submission/... and poll GET "
-				       "/user/submissions/{id}", max);
+		kb_gw_reply_error_retry(
+			r, 429, 30,
+			"at most %ld streams per user may be "
+			"open at once; wait for one to end, or submit with "
+			"POST /submission/... and poll GET "
+			"/user/submissions/{id}",
+			max);
 		return -1;
 	}
 	if (rc < 0) {
-		kb_gw_reply_error_retry(r, 503, 30, "too many streams open, retry later");
+		kb_gw_reply_error_retry(r, 503, 30,
+					"too many streams open, retry later");
 		return -1;
 	}
 	if (max > 0) {
@@ -312,8 +341,9 @@ static void stream_start(struct kb_gw_req *r)
 	if (!st->w) {
 		/* Made, but we cannot follow it here: say so in the stream. */
 		pthread_mutex_lock(&st->mu);
-		format_error(st, 503, "the submission was made but cannot be followed "
-				      "here; poll GET /user/submissions/{id}");
+		format_error(st, 503,
+			     "the submission was made but cannot be followed "
+			     "here; poll GET /user/submissions/{id}");
 		pthread_mutex_unlock(&st->mu);
 	}
 	struct MHD_Response *resp = MHD_create_response_from_callback(
@@ -323,8 +353,10 @@ static void stream_start(struct kb_gw_req *r)
 		kb_gw_reply_error(r, 500, "out of memory");
 		return;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/event-stream");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				"no-cache");
 	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
 	/* Keep-alives keep the line busy; a suspended stream cannot time
 	 * out anyway. */
@@ -335,7 +367,8 @@ static void stream_start(struct kb_gw_req *r)
 
 /* Records the submission (with profile options, or NULL), then streams
  * it. */
-static void stream_submit(struct kb_gw_req *r, const Kb__ProfileRequest *profile)
+static void stream_submit(struct kb_gw_req *r,
+			  const Kb__ProfileRequest *profile)
 {
 	struct deferred_stream *d;
 	const char *fn = NULL;
@@ -375,7 +408,9 @@ static void stream_submit(struct kb_gw_req *r, const Kb__ProfileRequest *profile
 		.wake_ctx = st,
 		/* Wakes for keep-alives and the deadline, a little more often
 		 * than needed so neither is late by a whole period. */
-		.watch_tick_ms = (int)(st->keepalive_ms < 5000 ? st->keepalive_ms : 5000),
+		.watch_tick_ms = (int)(st->keepalive_ms < 5000
+					       ? st->keepalive_ms
+					       : 5000),
 	};
 	if (kb_gw_submit_record(r->g, &req, &d->res, &d->p) < 0) {
 		kb_gw_reply_submit_error(r, &d->res);
@@ -384,7 +419,8 @@ static void stream_submit(struct kb_gw_req *r, const Kb__ProfileRequest *profile
 	}
 	r->sub_id = st->id = d->res.id;
 	st->g = r->g;
-	snprintf(st->gpu, sizeof(st->gpu), "%s", d->p.s.gpu ? d->p.s.gpu : req.gpu);
+	snprintf(st->gpu, sizeof(st->gpu), "%s",
+		 d->p.s.gpu ? d->p.s.gpu : req.gpu);
 	/* Until the stream starts, the watch's wakes find it unsuspended
 	 * and do nothing; its events wait in the queue. */
 	st->w = d->res.watch;
@@ -401,7 +437,9 @@ static void stream_finish(struct kb_gw_req *r)
 /* ---- POST /profile/{lb}/{gpu}: popcorn-cli's hosted profiling ---- */
 
 static const char *const profile_fields[] = {
-	"benchmark_index", "ncu_kernel_name", "ncu_kernel_name_base",
+	"benchmark_index",
+	"ncu_kernel_name",
+	"ncu_kernel_name_base",
 	"ncu_launch_count",
 };
 
@@ -412,7 +450,8 @@ static void profile_begin(struct kb_gw_req *r)
 	    kb_gw_submission_headers(r, r->route.params[0], r->route.params[1],
 				     "profile") < 0)
 		return;
-	for (size_t i = 0; i < sizeof(profile_fields) / sizeof(profile_fields[0]); i++)
+	for (size_t i = 0;
+	     i < sizeof(profile_fields) / sizeof(profile_fields[0]); i++)
 		kb_multipart_keep_text(r->mp, profile_fields[i]);
 }
 
@@ -444,15 +483,19 @@ static void profile_finish(struct kb_gw_req *r)
 	/* The form is read once the body is complete: kb_gw_take_file (in
 	 * stream_submit) reports a malformed body first. */
 	if (kb_multipart_finish(r->mp) == 0) {
-		if ((has = form_uint(r, "benchmark_index", 0, &pr.benchmark_index)) < 0 ||
-		    form_uint(r, "ncu_launch_count", 1, &pr.ncu_launch_count) < 0)
+		if ((has = form_uint(r, "benchmark_index", 0,
+				     &pr.benchmark_index)) < 0 ||
+		    form_uint(r, "ncu_launch_count", 1, &pr.ncu_launch_count) <
+			    0)
 			return;
 		pr.has_benchmark_index = has == 1;
 		name = kb_multipart_text(r->mp, "ncu_kernel_name");
 		base = kb_multipart_text(r->mp, "ncu_kernel_name_base");
 		if (name && (!*name || !kb_utf8_valid(name, strlen(name)))) {
-			kb_gw_reply_error(r, 400, "ncu_kernel_name must contain 1..1024 "
-						  "characters without NUL");
+			kb_gw_reply_error(
+				r, 400,
+				"ncu_kernel_name must contain 1..1024 "
+				"characters without NUL");
 			return;
 		}
 		pr.ncu_kernel_name = (char *)(name ? name : "");

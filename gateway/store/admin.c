@@ -54,8 +54,8 @@ int kb_gw_set_visibility(const struct kb_gw *g, const char *lb,
 	return simple(g, r, rc);
 }
 
-int kb_gw_has_access(const struct kb_gw *g, const char *lb,
-		     const char *user_id, int *allowed)
+int kb_gw_has_access(const struct kb_gw *g, const char *lb, const char *user_id,
+		     int *allowed)
 {
 	int rc;
 	redisReply *r = kb__gw_cmd(
@@ -91,7 +91,8 @@ int kb_gw_rate_get(const struct kb_gw *g, const char *lb, long max[2])
 	max[0] = max[1] = 0;
 	if (!r)
 		return rc;
-	for (size_t i = 0; i < 2 && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
+	for (size_t i = 0;
+	     i < 2 && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
 		if (r->element[i]->type == REDIS_REPLY_STRING)
 			max[i] = strtol(r->element[i]->str, NULL, 10);
 	freeReplyObject(r);
@@ -110,8 +111,8 @@ int kb_gw_invites_create(const struct kb_gw *g, const char *const *lbs,
 	if (!c)
 		return -EIO;
 	for (size_t i = 0; i < nlbs; i++)
-		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-					 i ? "," : "", lbs[i]);
+		used += (size_t)snprintf(list + used, sizeof(list) - used,
+					 "%s%s", i ? "," : "", lbs[i]);
 	snprintf(ms, sizeof(ms), "%" PRId64, kb_now_ms());
 	for (long k = 0; k < count; k++)
 		kb_random_hex(codes[k], 16);
@@ -190,18 +191,21 @@ int kb_gw_invites_list(const struct kb_gw *g, const char *lb,
 		if ((rc = kb__gw_read_replies(c, &h, 1)) < 0)
 			break;
 		if (h->type == REDIS_REPLY_ARRAY && h->elements == 4 &&
-		    h->element[2]->type == REDIS_REPLY_STRING) { /* revoked: skip */
+		    h->element[2]->type ==
+			    REDIS_REPLY_STRING) { /* revoked: skip */
 			struct kb_gw_invite *iv = &(*out)[(*n)++];
-			snprintf(iv->code, sizeof(iv->code), "%s", m->element[i]->str);
+			snprintf(iv->code, sizeof(iv->code), "%s",
+				 m->element[i]->str);
 			if (h->element[0]->type == REDIS_REPLY_STRING)
 				snprintf(iv->user_id, sizeof(iv->user_id), "%s",
 					 h->element[0]->str);
 			if (h->element[1]->type == REDIS_REPLY_STRING)
-				snprintf(iv->user_name, sizeof(iv->user_name), "%s",
-					 h->element[1]->str);
+				snprintf(iv->user_name, sizeof(iv->user_name),
+					 "%s", h->element[1]->str);
 			iv->created_ms = strtoll(h->element[2]->str, NULL, 10);
 			if (h->element[3]->type == REDIS_REPLY_STRING)
-				iv->claimed_ms = strtoll(h->element[3]->str, NULL, 10);
+				iv->claimed_ms =
+					strtoll(h->element[3]->str, NULL, 10);
 		}
 		freeReplyObject(h);
 	}
@@ -289,8 +293,10 @@ static void count_submission(struct kb_gw_stats *out, redisReply **f,
 {
 	static const char *const statuses[5] = {"queued", "running", "done",
 						"failed", "deleted"};
-	const char *status = field(f[0]), *gpu = field(f[1]), *mode = field(f[2]);
-	const char *verdict = field(f[3]), *score = field(f[4]), *sha = field(f[5]);
+	const char *status = field(f[0]), *gpu = field(f[1]),
+		   *mode = field(f[2]);
+	const char *verdict = field(f[3]), *score = field(f[4]),
+		   *sha = field(f[5]);
 	struct kb_gw_runner_stats *rs = NULL;
 
 	for (int k = 0; status && k < 5; k++)
@@ -343,21 +349,26 @@ int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
 	redisAppendCommand(c, "SCARD " KB_KEY_USERS);
 	if ((rc = kb__gw_read_replies(c, r, 2)) < 0)
 		return rc;
-	out->submissions = r[0]->type == REDIS_REPLY_INTEGER ? (long)r[0]->integer : 0;
-	out->users = r[1]->type == REDIS_REPLY_INTEGER ? (long)r[1]->integer : 0;
+	out->submissions =
+		r[0]->type == REDIS_REPLY_INTEGER ? (long)r[0]->integer : 0;
+	out->users = r[1]->type == REDIS_REPLY_INTEGER ? (long)r[1]->integer
+						       : 0;
 	kb__gw_free_replies(r, 2);
 
 	/* Status counts over (at most) the 10000 newest submissions. */
-	ids = kb__gw_cmd(g, &rc, "ZREVRANGEBYSCORE %s +inf %s LIMIT 0 10000", index, lo);
+	ids = kb__gw_cmd(g, &rc, "ZREVRANGEBYSCORE %s +inf %s LIMIT 0 10000",
+			 index, lo);
 	if (!ids)
 		return rc;
-	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++)
+	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements;
+	     i++)
 		redisAppendCommand(c,
 				   "HMGET " KB_KEY_SUB
 				   " status gpu mode verdict score code_sha",
 				   ids->element[i]->str);
 	json_t *codes = json_object();
-	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++) {
+	for (size_t i = 0; ids->type == REDIS_REPLY_ARRAY && i < ids->elements;
+	     i++) {
 		redisReply *s;
 		if ((rc = kb__gw_read_replies(c, &s, 1)) < 0)
 			break;
@@ -374,7 +385,8 @@ int kb_gw_stats(const struct kb_gw *g, const char *lb, int64_t since_ms,
 	/* Ranked entries over the boards asked for. */
 	for (size_t i = 0; i < kb_gw_lb_count(g); i++) {
 		const struct kb_gw_lb *b = kb_gw_lb_at(g, i);
-		if (atomic_load(&b->deleted) || (lb && strcmp(b->task->name, lb) != 0))
+		if (atomic_load(&b->deleted) ||
+		    (lb && strcmp(b->task->name, lb) != 0))
 			continue;
 		for (size_t k = 0; k < b->task->ngpus; k++) {
 			redisReply *z = kb__gw_cmd(g, &rc, "ZCARD " KB_KEY_RANK,
@@ -411,8 +423,13 @@ int kb_gw_board_mark_deleted(const struct kb_gw *g, const char *name,
 	char keys[4][160];
 	/* kb__gw_eval() takes 32 arguments: 24 gpus, far more than a board
 	 * lists. */
-	const char *argv[32] = {keys[0], keys[1], keys[2], keys[3],
-				KB_KEY_BOARDS_DYNAMIC, KB_KEY_BOARDS_DELETED, name,
+	const char *argv[32] = {keys[0],
+				keys[1],
+				keys[2],
+				keys[3],
+				KB_KEY_BOARDS_DYNAMIC,
+				KB_KEY_BOARDS_DELETED,
+				name,
 				purge_rankings ? "1" : "0"};
 	const struct kb_gw_lb *lb = kb_gw_lb_find(g, name);
 	redisReply *r;
@@ -422,7 +439,8 @@ int kb_gw_board_mark_deleted(const struct kb_gw *g, const char *name,
 	snprintf(keys[1], sizeof(keys[1]), KB_KEY_BOARD_ACCESS, name);
 	snprintf(keys[2], sizeof(keys[2]), KB_KEY_BOARD_INVITES, name);
 	snprintf(keys[3], sizeof(keys[3]), KB_KEY_BOARD_RATES, name);
-	for (size_t k = 0; lb && k < lb->task->ngpus && argc < (int)KB_ARRAY_LEN(argv); k++)
+	for (size_t k = 0;
+	     lb && k < lb->task->ngpus && argc < (int)KB_ARRAY_LEN(argv); k++)
 		argv[argc++] = lb->task->gpus[k];
 	r = kb__gw_eval(g, &rc, KB__GW_FORGET_BOARD, 6, argc, argv, NULL);
 	if (r)
@@ -474,7 +492,8 @@ int kb_gw_board_sync(const struct kb_gw *g, redisReply **dyn,
 		closed[i] = 0;
 		secrets[i] = 0;
 		if (v->type == REDIS_REPLY_ARRAY && v->elements == 2) {
-			const redisReply *vis = v->element[0], *sec = v->element[1];
+			const redisReply *vis = v->element[0],
+					 *sec = v->element[1];
 			closed[i] = vis->type == REDIS_REPLY_STRING &&
 				    strcmp(vis->str, "closed") == 0;
 			if (sec->type != REDIS_REPLY_STRING ||

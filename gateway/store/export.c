@@ -18,9 +18,9 @@
 /* Submissions read per ZSCAN step (one pipeline of HMGETs). */
 #define SCAN_COUNT 512
 
-static const char *const pick_fields[] = {"mode", "status", "verdict", "score",
-					  "user_id", "code_sha", "gpu",
-					  "submitted_ms"};
+static const char *const pick_fields[] = {"mode",  "status",      "verdict",
+					  "score", "user_id",     "code_sha",
+					  "gpu",   "submitted_ms"};
 #define NPICK_FIELDS (sizeof(pick_fields) / sizeof(pick_fields[0]))
 
 struct picks {
@@ -30,8 +30,10 @@ struct picks {
 
 static const char *field(const redisReply *row, size_t i)
 {
-	const redisReply *e = row->type == REDIS_REPLY_ARRAY && i < row->elements
-		? row->element[i] : NULL;
+	const redisReply *e = row->type == REDIS_REPLY_ARRAY &&
+					      i < row->elements
+				      ? row->element[i]
+				      : NULL;
 	return e && e->type == REDIS_REPLY_STRING ? e->str : NULL;
 }
 
@@ -117,8 +119,8 @@ static int consider(struct picks *p, uint64_t id, const redisReply *row)
 	const char *score = field(row, 3);
 	struct kb_gw_export_pick e = {.id = id};
 
-	if (!kb_gw_ranked_pass(field(row, 0), field(row, 1), field(row, 2), score,
-			       &e.score))
+	if (!kb_gw_ranked_pass(field(row, 0), field(row, 1), field(row, 2),
+			       score, &e.score))
 		return 0;
 	if (copy(e.user_id, sizeof(e.user_id), field(row, 4)) ||
 	    copy(e.code_sha, sizeof(e.code_sha), field(row, 5)) ||
@@ -164,7 +166,8 @@ static int scan_page(const struct kb_gw *g, const redisReply *keys,
 		const char *argv[2 + NPICK_FIELDS];
 		char key[64];
 		const redisReply *m = keys->element[2 * i];
-		if (m->type != REDIS_REPLY_STRING || kb_parse_u64(m->str, &ids[sent]))
+		if (m->type != REDIS_REPLY_STRING ||
+		    kb_parse_u64(m->str, &ids[sent]))
 			continue;
 		snprintf(key, sizeof(key), KB_KEY_SUB, m->str);
 		argv[0] = "HMGET";
@@ -254,8 +257,9 @@ int kb_gw_export_row(const struct kb_gw *g, const struct kb_gw_export_pick *pk,
 	}
 	/* The user's name now (upstream joins its user table), else the
 	 * name recorded with the submission. */
-	out->user_name = out->r[1]->type == REDIS_REPLY_STRING ? out->r[1]->str
-							       : field(out->r[0], 0);
+	out->user_name = out->r[1]->type == REDIS_REPLY_STRING
+				 ? out->r[1]->str
+				 : field(out->r[0], 0);
 	out->file_name = field(out->r[0], 1);
 	if (out->r[2]->type == REDIS_REPLY_STRING) {
 		out->code = out->r[2]->str;

@@ -43,7 +43,8 @@ redisContext *kb_gw_redis(const struct kb_gw *g, char *errstr,
 		return tl_conn;
 	now = kb_mono_s();
 	if (now < tl_retry_at) {
-		snprintf(errstr, errstr_size, "redis unavailable (backing off)");
+		snprintf(errstr, errstr_size,
+			 "redis unavailable (backing off)");
 		return NULL;
 	}
 	pthread_once(&conn_once, conn_key_init);
@@ -75,7 +76,8 @@ int kb__gw_read_replies(redisContext *c, redisReply **r, int n)
 	for (int i = 0; i < n; i++) {
 		void *p = NULL;
 		if (redisGetReply(c, &p) != REDIS_OK || !p) {
-			kb_warn("redis: %s", c->errstr[0] ? c->errstr : "no reply");
+			kb_warn("redis: %s",
+				c->errstr[0] ? c->errstr : "no reply");
 			for (int k = 0; k < i; k++)
 				freeReplyObject(r[k]);
 			kb_gw_redis_drop();
@@ -127,8 +129,8 @@ redisReply *kb__gw_cmd(const struct kb_gw *g, int *rc, const char *fmt, ...)
 /* ---- scripts ---- */
 
 extern const char kb_gw_auth_lua[], kb_gw_submit_lua[], kb_gw_delete_lua[],
-	kb_gw_join_lua[], kb_gw_link_lua[], kb_gw_login_lua[], kb_gw_forget_board_lua[],
-	kb_gw_rank_rebuild_lua[];
+	kb_gw_join_lua[], kb_gw_link_lua[], kb_gw_login_lua[],
+	kb_gw_forget_board_lua[], kb_gw_rank_rebuild_lua[];
 
 static const char *const script_src[KB__GW_NSCRIPTS] = {
 	[KB__GW_AUTH] = kb_gw_auth_lua,
@@ -270,8 +272,9 @@ int kb_gw_store_init_board(const struct kb_gw *g, struct kb_gw_lb *lb,
 		ok = 0;
 	if (ok) {
 		const redisReply *v = r[3]->element[1];
-		atomic_store(&lb->closed, v->type == REDIS_REPLY_STRING &&
-						  strcmp(v->str, "closed") == 0);
+		atomic_store(&lb->closed,
+			     v->type == REDIS_REPLY_STRING &&
+				     strcmp(v->str, "closed") == 0);
 		/* A static board deleted by an admin stays deleted. */
 		if (!lb->dynamic && r[4]->type == REDIS_REPLY_INTEGER &&
 		    r[4]->integer == 1)
@@ -301,8 +304,8 @@ int kb_gw_store_init(struct kb_gw *g, char *errstr, size_t errstr_size)
 		memcpy(script_sha[s], rs.sha, sizeof(rs.sha));
 	}
 	for (size_t i = 0; i < kb_gw_lb_count(g); i++) {
-		int rc = kb_gw_store_init_board(g, kb_gw_lb_at(g, i), NULL, errstr,
-						errstr_size);
+		int rc = kb_gw_store_init_board(g, kb_gw_lb_at(g, i), NULL,
+						errstr, errstr_size);
 		if (rc < 0)
 			return rc;
 	}
@@ -340,8 +343,8 @@ int kb_gw_user_by_cli(const struct kb_gw *g, const char *cli_id,
 	return 0;
 }
 
-int kb_gw_user_create(const struct kb_gw *g, const char *name,
-		      char user_id[33], char cli_id[65])
+int kb_gw_user_create(const struct kb_gw *g, const char *name, char user_id[33],
+		      char cli_id[65])
 {
 	char err[256], ms[32];
 	redisContext *c = kb_gw_redis(g, err, sizeof(err));
@@ -455,9 +458,10 @@ static int refusal(const redisReply *r, int *status, char *why, size_t why_size)
 	return -EPERM;
 }
 
-int kb_gw_login_step(const struct kb_gw *g, const char *step, const char *cli_id,
-		     const char *provider, const char *nonce_sha, long *ttl_left,
-		     int *status, char *why, size_t why_size)
+int kb_gw_login_step(const struct kb_gw *g, const char *step,
+		     const char *cli_id, const char *provider,
+		     const char *nonce_sha, long *ttl_left, int *status,
+		     char *why, size_t why_size)
 {
 	char key[192];
 	const char *argv[4] = {key, step, provider, nonce_sha};
@@ -487,8 +491,9 @@ int kb_gw_auth_link(const struct kb_gw *g, const char *user_id,
 		    int reset, int *status, char *why, size_t why_size)
 {
 	char k1[192], k2[192], k3[192], ms[32];
-	const char *argv[9] = {k1, k2, k3, user_id, name, cli_id, provider,
-			       reset ? "1" : "0", ms};
+	const char *argv[9] = {k1,   k2,     k3,       user_id,
+			       name, cli_id, provider, reset ? "1" : "0",
+			       ms};
 	int rc;
 	redisReply *r;
 
@@ -502,7 +507,9 @@ int kb_gw_auth_link(const struct kb_gw *g, const char *user_id,
 	rc = -EPROTO;
 	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
 	    r->element[0]->type == REDIS_REPLY_INTEGER)
-		rc = r->element[0]->integer == 1 ? 0 : refusal(r, status, why, why_size);
+		rc = r->element[0]->integer == 1
+			     ? 0
+			     : refusal(r, status, why, why_size);
 	freeReplyObject(r);
 	return rc;
 }
@@ -581,7 +588,8 @@ int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
 		    r->element[1]->type == REDIS_REPLY_INTEGER &&
 		    r->element[2]->type == REDIS_REPLY_STRING) {
 			*id = (uint64_t)r->element[1]->integer;
-			snprintf(user_name, name_size, "%s", r->element[2]->str);
+			snprintf(user_name, name_size, "%s",
+				 r->element[2]->str);
 			rc = 0;
 		} else if (r->element[0]->integer == 0 && r->elements == 4) {
 			*status = (int)r->element[1]->integer;
@@ -722,8 +730,9 @@ int kb_gw_sub_delete(const struct kb_gw *g, uint64_t id, const char *user_id,
 }
 
 const char *const kb_gw_list_fields[] = {
-	"lb", "gpu", "mode", "file_name", "submitted_ms", "status", "stage",
-	"verdict", "score", "done_ms", "user_id", "user_name", NULL,
+	"lb",      "gpu",       "mode",    "file_name", "submitted_ms",
+	"status",  "stage",     "verdict", "score",     "done_ms",
+	"user_id", "user_name", NULL,
 };
 #define NLIST_FIELDS 12
 
@@ -731,7 +740,8 @@ const char *kb_gw_list_value(const redisReply *row, const char *field)
 {
 	for (size_t i = 0; kb_gw_list_fields[i]; i++)
 		if (strcmp(kb_gw_list_fields[i], field) == 0) {
-			if (!row || row->type != REDIS_REPLY_ARRAY || i >= row->elements ||
+			if (!row || row->type != REDIS_REPLY_ARRAY ||
+			    i >= row->elements ||
 			    row->element[i]->type != REDIS_REPLY_STRING)
 				return NULL;
 			return row->element[i]->str;
@@ -824,7 +834,8 @@ int kb_gw_queue_position(const struct kb_gw *g, const char *gpu, uint64_t id,
 			 long *position)
 {
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "ZRANK " KB_KEY_QUEUED " %" PRIu64, gpu, id);
+	redisReply *r =
+		kb__gw_cmd(g, &rc, "ZRANK " KB_KEY_QUEUED " %" PRIu64, gpu, id);
 
 	if (!r)
 		return rc;
@@ -857,9 +868,11 @@ int kb_gw_store_job_event(const struct kb_gw *g, uint64_t id, const char *gpu,
 		return -EIO;
 	redisAppendCommand(c, "ZREM " KB_KEY_QUEUED " %" PRIu64, gpu, id);
 	if (finished)
-		redisAppendCommand(c, "SREM " KB_KEY_RUNNING " %" PRIu64, gpu, id);
+		redisAppendCommand(c, "SREM " KB_KEY_RUNNING " %" PRIu64, gpu,
+				   id);
 	else
-		redisAppendCommand(c, "SADD " KB_KEY_RUNNING " %" PRIu64, gpu, id);
+		redisAppendCommand(c, "SADD " KB_KEY_RUNNING " %" PRIu64, gpu,
+				   id);
 	rc = kb__gw_read_replies(c, r, 2);
 	if (rc == 0)
 		kb__gw_free_replies(r, 2);
@@ -895,8 +908,10 @@ int kb_gw_running_count(const struct kb_gw *g, const char *gpu, long *count)
 		/* A worker reported it, so it runs, even while the ranker has
 		 * not recorded "running" yet. Finished (or gone) while no
 		 * gateway listened: forget it. */
-		if (s->type == REDIS_REPLY_STRING && strcmp(s->str, "done") != 0 &&
-		    strcmp(s->str, "failed") != 0 && strcmp(s->str, "deleted") != 0)
+		if (s->type == REDIS_REPLY_STRING &&
+		    strcmp(s->str, "done") != 0 &&
+		    strcmp(s->str, "failed") != 0 &&
+		    strcmp(s->str, "deleted") != 0)
 			(*count)++;
 		else
 			m->element[i]->type = REDIS_REPLY_NIL;
@@ -905,8 +920,9 @@ int kb_gw_running_count(const struct kb_gw *g, const char *gpu, long *count)
 	if (rc == 0)
 		for (size_t i = 0; i < m->elements; i++)
 			if (m->element[i]->type == REDIS_REPLY_NIL) {
-				redisReply *x = kb__gw_cmd(g, &rc, "SREM " KB_KEY_RUNNING " %s",
-							   gpu, m->element[i]->str);
+				redisReply *x = kb__gw_cmd(
+					g, &rc, "SREM " KB_KEY_RUNNING " %s",
+					gpu, m->element[i]->str);
 				if (x)
 					freeReplyObject(x);
 			}
@@ -940,9 +956,11 @@ int kb_gw_sub_state(const struct kb_gw *g, uint64_t id,
 	out->status = dup_field(h->element[0]);
 	out->stage = dup_field(h->element[1]);
 	out->stage_ms = h->element[2]->type == REDIS_REPLY_STRING
-				? strtoll(h->element[2]->str, NULL, 10) : 0;
+				? strtoll(h->element[2]->str, NULL, 10)
+				: 0;
 	out->submitted_ms = h->element[3]->type == REDIS_REPLY_STRING
-				    ? strtoll(h->element[3]->str, NULL, 10) : 0;
+				    ? strtoll(h->element[3]->str, NULL, 10)
+				    : 0;
 	out->gpu = dup_field(h->element[4]);
 	out->error = dup_field(h->element[5]);
 	if (h->element[6]->type == REDIS_REPLY_STRING) {
@@ -978,9 +996,10 @@ int kb_gw_ranking_count(const struct kb_gw *g, const char *lb, const char *gpu,
 			const char *user_id, long *count)
 {
 	int rc;
-	redisReply *r = user_id
-		? kb__gw_cmd(g, &rc, "ZSCORE " KB_KEY_RANK " %s", lb, gpu, user_id)
-		: kb__gw_cmd(g, &rc, "ZCARD " KB_KEY_RANK, lb, gpu);
+	redisReply *r =
+		user_id ? kb__gw_cmd(g, &rc, "ZSCORE " KB_KEY_RANK " %s", lb,
+				     gpu, user_id)
+			: kb__gw_cmd(g, &rc, "ZCARD " KB_KEY_RANK, lb, gpu);
 
 	if (!r)
 		return rc;
@@ -1014,8 +1033,9 @@ static int parse_member(const char *m, size_t len, struct kb_gw_rank_entry *e)
 	e->sub_id = strtoull(id, NULL, 10);
 	if (errno)
 		return -EPROTO;
-	e->submitted_ms = strcmp(ms, "9999999999999999") == 0 ? INT64_MAX
-							      : strtoll(ms, NULL, 10);
+	e->submitted_ms = strcmp(ms, "9999999999999999") == 0
+				  ? INT64_MAX
+				  : strtoll(ms, NULL, 10);
 	memcpy(e->user_id, m + head, len - head);
 	e->user_id[len - head] = '\0';
 	return 0;
@@ -1053,12 +1073,13 @@ static int read_order(const struct kb_gw *g, const char *lb, const char *gpu,
 		return -EIO;
 	redisAppendCommand(c, "ZCARD " KB_KEY_RANK, lb, gpu);
 	redisAppendCommand(c, "ZCARD " KB_KEY_RANK_ORDER, lb, gpu);
-	redisAppendCommand(c, "ZRANGE " KB_KEY_RANK_ORDER " %ld %ld", lb, gpu, offset,
-			   offset + limit - 1);
+	redisAppendCommand(c, "ZRANGE " KB_KEY_RANK_ORDER " %ld %ld", lb, gpu,
+			   offset, offset + limit - 1);
 	rc = kb__gw_read_replies(c, r, 3);
 	if (rc < 0)
 		return rc;
-	if (r[0]->type != REDIS_REPLY_INTEGER || r[1]->type != REDIS_REPLY_INTEGER ||
+	if (r[0]->type != REDIS_REPLY_INTEGER ||
+	    r[1]->type != REDIS_REPLY_INTEGER ||
 	    r[2]->type != REDIS_REPLY_ARRAY) {
 		kb__gw_free_replies(r, 3);
 		return -EPROTO;
@@ -1092,7 +1113,8 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 		page = NULL;
 		rc = rebuild_order(g, lb, gpu);
 		if (rc == 0)
-			rc = read_order(g, lb, gpu, offset, limit, &nscores, &norder, &page);
+			rc = read_order(g, lb, gpu, offset, limit, &nscores,
+					&norder, &page);
 	}
 	if (rc < 0)
 		return rc;
@@ -1107,15 +1129,18 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 	}
 	for (size_t i = 0; i < count; i++) {
 		const redisReply *m = page->element[i];
-		if (m->type != REDIS_REPLY_STRING || parse_member(m->str, m->len, &all[i]) < 0) {
+		if (m->type != REDIS_REPLY_STRING ||
+		    parse_member(m->str, m->len, &all[i]) < 0) {
 			rc = -EPROTO;
 			goto done;
 		}
 		all[i].rank = offset + (long)i + 1;
 	}
 	for (size_t i = 0; i < count; i++) {
-		redisAppendCommand(c, "ZSCORE " KB_KEY_RANK " %s", lb, gpu, all[i].user_id);
-		redisAppendCommand(c, "HGET " KB_KEY_USER " name", all[i].user_id);
+		redisAppendCommand(c, "ZSCORE " KB_KEY_RANK " %s", lb, gpu,
+				   all[i].user_id);
+		redisAppendCommand(c, "HGET " KB_KEY_USER " name",
+				   all[i].user_id);
 		redisAppendCommand(c, "HGET " KB_KEY_SUB_N " file_name",
 				   all[i].sub_id);
 	}
@@ -1128,13 +1153,16 @@ int kb_gw_ranking(const struct kb_gw *g, const char *lb, const char *gpu,
 			goto done;
 		}
 		if (f[0]->type == REDIS_REPLY_STRING) {
-			snprintf(all[i].score_text, sizeof(all[i].score_text), "%s", f[0]->str);
+			snprintf(all[i].score_text, sizeof(all[i].score_text),
+				 "%s", f[0]->str);
 			all[i].score = strtod(all[i].score_text, NULL);
 		}
 		if (f[1]->type == REDIS_REPLY_STRING)
-			snprintf(all[i].user_name, sizeof(all[i].user_name), "%s", f[1]->str);
+			snprintf(all[i].user_name, sizeof(all[i].user_name),
+				 "%s", f[1]->str);
 		if (f[2]->type == REDIS_REPLY_STRING)
-			snprintf(all[i].file_name, sizeof(all[i].file_name), "%s", f[2]->str);
+			snprintf(all[i].file_name, sizeof(all[i].file_name),
+				 "%s", f[2]->str);
 		kb__gw_free_replies(f, 3);
 	}
 	*out = all;

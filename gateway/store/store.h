@@ -61,8 +61,8 @@ int kb_gw_user_by_cli(const struct kb_gw *g, const char *cli_id,
 		      struct kb_gw_user *out);
 
 /* Creates a user with a fresh random user id and CLI id (hex). */
-int kb_gw_user_create(const struct kb_gw *g, const char *name,
-		      char user_id[33], char cli_id[65]);
+int kb_gw_user_create(const struct kb_gw *g, const char *name, char user_id[33],
+		      char cli_id[65]);
 
 /* Creates user_id with name unless it exists (then nothing changes). */
 int kb_gw_user_ensure(const struct kb_gw *g, const char *user_id,
@@ -88,9 +88,10 @@ int kb_gw_login_begin(const struct kb_gw *g, const char *cli_id,
  * up). Sets *ttl_left to the seconds the login has left. Returns 0,
  * -EPERM with *status (400/403) and why for a refusal, or another
  * negative code. */
-int kb_gw_login_step(const struct kb_gw *g, const char *step, const char *cli_id,
-		     const char *provider, const char *nonce_sha, long *ttl_left,
-		     int *status, char *why, size_t why_size);
+int kb_gw_login_step(const struct kb_gw *g, const char *step,
+		     const char *cli_id, const char *provider,
+		     const char *nonce_sha, long *ttl_left, int *status,
+		     char *why, size_t why_size);
 
 /* /auth/cli: links cli_id to user_id (link.lua), after the login's claim.
  * Returns 0, or -EPERM with *status (400/403/404/409) and why set for
@@ -113,10 +114,10 @@ struct kb_gw_sub {
 	char code_sha[65];
 	int64_t submitted_ms;
 	int admin;
-	long default_limit; /* the category's default hourly limit, 0 none */
-	long max_queued;    /* unfinished jobs per user and gpu, 0 none */
+	long default_limit;   /* the category's default hourly limit, 0 none */
+	long max_queued;      /* unfinished jobs per user and gpu, 0 none */
 	long queued_forget_s; /* an unfinished job counts this long at most */
-	long code_ttl_s;    /* unranked code kept this long, 0 for ever */
+	long code_ttl_s;      /* unranked code kept this long, 0 for ever */
 };
 
 /* Runs submit.lua. Returns 0 with *id and user_name set (admitted and
@@ -124,7 +125,8 @@ struct kb_gw_sub {
  * negative code. */
 int kb_gw_sub_create(const struct kb_gw *g, const struct kb_gw_sub *s,
 		     uint64_t *id, char *user_name, size_t name_size,
-		     int *status, char *why, size_t why_size, int64_t *retry_ms);
+		     int *status, char *why, size_t why_size,
+		     int64_t *retry_ms);
 
 /* Marks a recorded submission failed (status "failed", verdict
  * "infra_error", error, done_ms), but only while its status is still
@@ -137,7 +139,8 @@ int kb_gw_sub_mark_failed(const struct kb_gw *g, uint64_t id, const char *why);
 struct kb_gw_sub_rec {
 	redisReply *hash; /* HGETALL: flat field/value array */
 	redisReply *res;  /* GET kb:res:<id>:<gpu>: string or nil */
-	redisReply *code; /* GET kb:code:<sha>: string or nil; NULL if not asked */
+	redisReply
+		*code; /* GET kb:code:<sha>: string or nil; NULL if not asked */
 };
 int kb_gw_sub_fetch(const struct kb_gw *g, uint64_t id, int with_code,
 		    struct kb_gw_sub_rec *out);
@@ -201,8 +204,8 @@ int kb_gw_queued_forget(const struct kb_gw *g, const char *gpu, uint64_t id);
 
 /* Counts one re-publish of q if its record is still queued at the place
  * q saw: *count the new count, or 0 when it moved on (do nothing). */
-int kb_gw_sub_republish_begin(const struct kb_gw *g, const struct kb_gw_queued *q,
-			      long *count);
+int kb_gw_sub_republish_begin(const struct kb_gw *g,
+			      const struct kb_gw_queued *q, long *count);
 
 /* SET kb:reconcile owner NX PX ttl_ms: 1 when taken, 0 when another
  * gateway holds it, or a negative code. */
@@ -236,9 +239,9 @@ struct kb_gw_rank_entry {
 	char user_id[96];
 	char user_name[128];
 	double score;
-	char score_text[32];     /* as stored (shortest exact text) */
-	uint64_t sub_id;         /* 0 when unknown */
-	int64_t submitted_ms;    /* INT64_MAX when unknown */
+	char score_text[32];  /* as stored (shortest exact text) */
+	uint64_t sub_id;      /* 0 when unknown */
+	int64_t submitted_ms; /* INT64_MAX when unknown */
 	char file_name[256];
 };
 
@@ -310,8 +313,8 @@ int kb_gw_get_accepting(const struct kb_gw *g, int *accepting);
 int kb_gw_set_visibility(const struct kb_gw *g, const char *lb,
 			 const char *visibility);
 /* 1 if user_id may read/submit to a closed board. */
-int kb_gw_has_access(const struct kb_gw *g, const char *lb,
-		     const char *user_id, int *allowed);
+int kb_gw_has_access(const struct kb_gw *g, const char *lb, const char *user_id,
+		     int *allowed);
 
 /* Hourly limits per category ("test", "leaderboard"); max 0 deletes. */
 int kb_gw_rate_set(const struct kb_gw *g, const char *lb, const char *cat,

@@ -35,7 +35,8 @@ static int public_board(const struct kb_gw_lb *lb)
 }
 
 /* Parses "<id>:<score>:<rest>" (rest may hold ':'). Returns 0 or -1. */
-static int parse_member(const char *m, uint64_t *id, double *score, const char **rest)
+static int parse_member(const char *m, uint64_t *id, double *score,
+			const char **rest)
 {
 	char *end;
 
@@ -50,7 +51,8 @@ static int parse_member(const char *m, uint64_t *id, double *score, const char *
 }
 
 /* ZRANGE key -max -1 WITHSCORES on this thread's connection. */
-static redisReply *tail_of(const struct kb_gw *g, const char *key, long max, int *rc)
+static redisReply *tail_of(const struct kb_gw *g, const char *key, long max,
+			   int *rc)
 {
 	return kb__gw_cmd(g, rc, "ZRANGE %s %ld -1 WITHSCORES", key, -max);
 }
@@ -61,7 +63,8 @@ int kb_web_workers(struct kb_gw *g, const char *gpu)
 
 	if (!g->events)
 		return KB_WEB_WORKERS_UNKNOWN;
-	kb_gw_events_outlook(g->events, gpu, 0, kb_now_ms(), g->cfg.worker_stale_s * 1000, &o);
+	kb_gw_events_outlook(g->events, gpu, 0, kb_now_ms(),
+			     g->cfg.worker_stale_s * 1000, &o);
 	return o.workers < 0 ? KB_WEB_WORKERS_UNKNOWN : o.workers;
 }
 
@@ -69,14 +72,19 @@ int kb_web_workers(struct kb_gw *g, const char *gpu)
 
 static struct kb_web_rank web_rank(const struct kb_gw_rank_entry *e)
 {
-	return (struct kb_web_rank){e->rank, e->user_id, e->user_name, e->score,
-				    e->submitted_ms == INT64_MAX ? 0 : e->submitted_ms,
-				    e->sub_id};
+	return (struct kb_web_rank){
+		e->rank,
+		e->user_id,
+		e->user_name,
+		e->score,
+		e->submitted_ms == INT64_MAX ? 0 : e->submitted_ms,
+		e->sub_id};
 }
 
 /* The task's reference file into m->reference (none when it has none or
  * it cannot be read: the page says so, the board still shows). */
-static void load_reference(const struct kb_task *t, struct kb_web_board_model *m)
+static void load_reference(const struct kb_task *t,
+			   struct kb_web_board_model *m)
 {
 	const char *names[64];
 	size_t n = 0, len = 0;
@@ -89,8 +97,8 @@ static void load_reference(const struct kb_task *t, struct kb_web_board_model *m
 		return;
 	/* A synced board's files are untrusted input: kb_task_read keeps
 	 * the read inside its source. */
-	if (kb_task_read(t, t->files[i].source, REFERENCE_MAX, &m->reference, &len, err,
-			 sizeof(err)) < 0) {
+	if (kb_task_read(t, t->files[i].source, REFERENCE_MAX, &m->reference,
+			 &len, err, sizeof(err)) < 0) {
 		m->reference = NULL;
 		return;
 	}
@@ -110,7 +118,8 @@ static int load_gpu(struct kb_gw *g, const struct kb_gw_lb *lb, size_t k,
 
 	wg->gpu = gpu;
 	wg->workers = kb_web_workers(g, gpu);
-	rc = kb_gw_ranking(g, lb->task->name, gpu, 0, RANK_MAX, &m->entries[k], &n);
+	rc = kb_gw_ranking(g, lb->task->name, gpu, 0, RANK_MAX, &m->entries[k],
+			   &n);
 	if (rc < 0)
 		return rc;
 	rc = kb_gw_ranking_count(g, lb->task->name, gpu, NULL, &count);
@@ -140,7 +149,8 @@ static int load_gpu(struct kb_gw *g, const struct kb_gw_lb *lb, size_t k,
 	for (size_t i = 0; i < nh; i++) {
 		struct kb_web_point *p = &m->points[k][np];
 		const char *user;
-		if (parse_member(h->element[2 * i]->str, &p->sub_id, &p->score, &user) < 0)
+		if (parse_member(h->element[2 * i]->str, &p->sub_id, &p->score,
+				 &user) < 0)
 			continue;
 		p->user_id = user;
 		p->t_ms = (int64_t)strtod(h->element[2 * i + 1]->str, NULL);
@@ -167,19 +177,26 @@ int kb_web_load_board(struct kb_gw *g, const struct kb_gw_lb *lb,
 	m->ranks = calloc(ng ? ng : 1, sizeof(*m->ranks));
 	m->hist_replies = calloc(ng ? ng : 1, sizeof(*m->hist_replies));
 	m->points = calloc(ng ? ng : 1, sizeof(*m->points));
-	m->templates = calloc(t->ntemplates ? t->ntemplates : 1, sizeof(*m->templates));
-	if (!m->gpus || !m->entries || !m->ranks || !m->hist_replies || !m->points ||
-	    !m->templates)
+	m->templates = calloc(t->ntemplates ? t->ntemplates : 1,
+			      sizeof(*m->templates));
+	if (!m->gpus || !m->entries || !m->ranks || !m->hist_replies ||
+	    !m->points || !m->templates)
 		return -ENOMEM;
 	for (size_t k = 0; k < ng && rc == 0; k++)
 		rc = load_gpu(g, lb, k, m);
 	for (size_t i = 0; i < t->ntemplates; i++)
 		m->templates[i] = t->templates[i].key;
 	m->bd = (struct kb_web_board){
-		.name = t->name, .lang = t->lang, .description = t->description,
-		.ranking_by = t->ranking_by, .deadline = t->deadline,
-		.deadline_ms = lb->deadline_ms, .templates = m->templates,
-		.ntemplates = t->ntemplates, .gpus = m->gpus, .ngpus = ng,
+		.name = t->name,
+		.lang = t->lang,
+		.description = t->description,
+		.ranking_by = t->ranking_by,
+		.deadline = t->deadline,
+		.deadline_ms = lb->deadline_ms,
+		.templates = m->templates,
+		.ntemplates = t->ntemplates,
+		.gpus = m->gpus,
+		.ngpus = ng,
 		.not_sealed = kb_seal_not_sealed(t),
 	};
 	if (rc == 0)
@@ -213,9 +230,11 @@ void kb_web_board_free(struct kb_web_board_model *m)
 
 /* Adds the members of a ranking to the set of participants (a sorted,
  * deduplicated array of strings owned by the replies). */
-static int add_members(const redisReply *r, const char ***set, size_t *n, size_t *cap)
+static int add_members(const redisReply *r, const char ***set, size_t *n,
+		       size_t *cap)
 {
-	for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+	for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements;
+	     i++) {
 		const char *u = r->element[i]->str;
 		size_t j = 0;
 		while (j < *n && strcmp((*set)[j], u) != 0)
@@ -249,14 +268,14 @@ static int load_index_gpus(struct kb_gw *g, const struct kb_task *t,
 	o->members = calloc(ng ? ng : 1, sizeof(*o->members));
 	o->workers = calloc(ng ? ng : 1, sizeof(*o->workers));
 	o->ngpus = ng;
-	if (!o->top || !o->ntop || !o->entries || !o->members ||
-	    !o->workers)
+	if (!o->top || !o->ntop || !o->entries || !o->members || !o->workers)
 		return -ENOMEM;
 	for (size_t k = 0; k < ng && rc == 0; k++) {
 		char key[300];
 		size_t n = 0;
 		o->workers[k] = kb_web_workers(g, t->gpus[k]);
-		rc = kb_gw_ranking(g, t->name, t->gpus[k], 0, PODIUM, &o->entries[k], &n);
+		rc = kb_gw_ranking(g, t->name, t->gpus[k], 0, PODIUM,
+				   &o->entries[k], &n);
 		if (rc < 0)
 			break;
 		o->top[k] = calloc(n ? n : 1, sizeof(**o->top));
@@ -307,10 +326,15 @@ int kb_web_load_index(struct kb_gw *g, struct kb_web_index_model *m)
 		size_t len = strcspn(d, "\n");
 		o->summary = strndup(d, len > 200 ? 200 : len);
 		m->rows[m->n] = (struct kb_web_index_row){
-			.name = t->name, .lang = t->lang, .summary = o->summary,
+			.name = t->name,
+			.lang = t->lang,
+			.summary = o->summary,
 			.deadline_ms = lb->deadline_ms,
-			.gpus = (const char *const *)t->gpus, .ngpus = ng,
-			.top = (const struct kb_web_rank *const *)o->top, .ntop = o->ntop, .participants = (long)nusers,
+			.gpus = (const char *const *)t->gpus,
+			.ngpus = ng,
+			.top = (const struct kb_web_rank *const *)o->top,
+			.ntop = o->ntop,
+			.participants = (long)nusers,
 			.workers = o->workers,
 		};
 		m->n++;
@@ -384,8 +408,8 @@ int kb_web_load_user(struct kb_gw *g, const char *user_id,
 				 lb->task->gpus[k]);
 			redisAppendCommand(c, "ZSCORE %s %s", key, user_id);
 			redisAppendCommand(c, "ZCARD %s", key);
-			m->best[nq++] = (struct kb_web_user_best){lb->task->name,
-								  lb->task->gpus[k], 0, 0, 0};
+			m->best[nq++] = (struct kb_web_user_best){
+				lb->task->name, lb->task->gpus[k], 0, 0, 0};
 		}
 	}
 	rc = kb__gw_read_replies(c, r, (int)(2 * nq));
@@ -400,7 +424,8 @@ int kb_web_load_user(struct kb_gw *g, const char *user_id,
 		*b = m->best[q];
 		b->score = strtod(r[2 * q]->str, NULL);
 		b->nranked = r[2 * q + 1]->type == REDIS_REPLY_INTEGER
-				     ? (long)r[2 * q + 1]->integer : 0;
+				     ? (long)r[2 * q + 1]->integer
+				     : 0;
 		m->nbest++;
 	}
 	kb__gw_free_replies(r, (int)(2 * nq));
@@ -409,17 +434,21 @@ int kb_web_load_user(struct kb_gw *g, const char *user_id,
 	for (size_t i = 0; i < m->nbest; i++) {
 		struct kb_web_user_best *b = &m->best[i];
 		snprintf(key, sizeof(key), KB_KEY_RANK, b->lb, b->gpu);
-		redisReply *x = kb__gw_cmd(g, &rc, "ZCOUNT %s -inf (%.17g", key, b->score);
+		redisReply *x = kb__gw_cmd(g, &rc, "ZCOUNT %s -inf (%.17g", key,
+					   b->score);
 		if (!x)
 			return rc;
-		b->rank = (x->type == REDIS_REPLY_INTEGER ? (long)x->integer : 0) + 1;
+		b->rank = (x->type == REDIS_REPLY_INTEGER ? (long)x->integer
+							  : 0) +
+			  1;
 		freeReplyObject(x);
 	}
 	snprintf(key, sizeof(key), KB_KEY_USER_HIST, user_id);
 	m->hist = tail_of(g, key, USER_HIST_MAX, &rc);
 	if (!m->hist)
 		return rc;
-	size_t nh = m->hist->type == REDIS_REPLY_ARRAY ? m->hist->elements / 2 : 0;
+	size_t nh = m->hist->type == REDIS_REPLY_ARRAY ? m->hist->elements / 2
+						       : 0;
 	m->pts = calloc(nh ? nh : 1, sizeof(*m->pts));
 	m->lbgpu = calloc(nh ? nh : 1, sizeof(*m->lbgpu));
 	if (!m->pts || !m->lbgpu)
@@ -427,12 +456,13 @@ int kb_web_load_user(struct kb_gw *g, const char *user_id,
 	for (size_t i = 0; i < nh; i++) {
 		struct kb_web_user_point *p = &m->pts[m->npts];
 		const char *rest;
-		if (parse_member(m->hist->element[2 * i]->str, &p->sub_id, &p->score,
-				 &rest) < 0)
+		if (parse_member(m->hist->element[2 * i]->str, &p->sub_id,
+				 &p->score, &rest) < 0)
 			continue;
 		/* rest is "<lb>:<gpu>": split a copy, and keep only boards that
 		 * are still public. */
-		char *lbgpu = strdup(rest), *colon = lbgpu ? strchr(lbgpu, ':') : NULL;
+		char *lbgpu = strdup(rest),
+		     *colon = lbgpu ? strchr(lbgpu, ':') : NULL;
 		if (!colon) {
 			free(lbgpu);
 			continue;
@@ -445,7 +475,8 @@ int kb_web_load_user(struct kb_gw *g, const char *user_id,
 		}
 		p->lb = lbgpu;
 		p->gpu = colon + 1;
-		p->t_ms = (int64_t)strtod(m->hist->element[2 * i + 1]->str, NULL);
+		p->t_ms =
+			(int64_t)strtod(m->hist->element[2 * i + 1]->str, NULL);
 		m->lbgpu[m->npts++] = lbgpu;
 	}
 	return 0;

@@ -56,10 +56,10 @@ struct kb__web_stream {
 	struct kb__web_stream *next, *prev; /* under the module's mu */
 	struct kb_gw_web *w;
 	struct MHD_Connection *conn;
-	char lb[128];         /* "" follows every board */
-	char addr[64];        /* the client's, for KB_WEB_STREAMS_PER_IP */
-	double born;          /* kb_mono_s(), for KB_WEB_STREAM_MAX_S */
-	pthread_mutex_t mu;   /* below */
+	char lb[128];       /* "" follows every board */
+	char addr[64];      /* the client's, for KB_WEB_STREAMS_PER_IP */
+	double born;        /* kb_mono_s(), for KB_WEB_STREAM_MAX_S */
+	pthread_mutex_t mu; /* below */
 	int suspended, finished;
 	struct kb_buf out;
 	size_t off;
@@ -100,7 +100,8 @@ static void on_hub(const struct kb_gw_hub_msg *m, void *ctx)
 
 size_t kb_gw_web_streams(struct kb_gw *g)
 {
-	return g->web ? atomic_load(&((struct kb_gw_web *)g->web)->nstreams) : 0;
+	return g->web ? atomic_load(&((struct kb_gw_web *)g->web)->nstreams)
+		      : 0;
 }
 
 /* Appends text to st and wakes its connection. Called with w->mu held. */
@@ -181,7 +182,8 @@ static void check_pending(struct kb_gw_web *w)
 	ok = c && kb__gw_read_replies(c, r, (int)n) == 0;
 	double now = kb_mono_s();
 	for (size_t i = 0; i < n; i++) {
-		int folded = ok && r[i]->type == REDIS_REPLY_INTEGER && r[i]->integer == 1;
+		int folded = ok && r[i]->type == REDIS_REPLY_INTEGER &&
+			     r[i]->integer == 1;
 		if (folded || now - batch[i].since > GIVE_UP_S)
 			release(w, &batch[i]);
 		else
@@ -242,12 +244,15 @@ static void check_workers(struct kb_gw_web *w)
 
 	for (size_t i = 0; i < nb; i++) {
 		const struct kb_gw_lb *lb = kb_gw_lb_at(w->g, i);
-		if (!lb || atomic_load(&lb->closed) || atomic_load(&lb->deleted))
+		if (!lb || atomic_load(&lb->closed) ||
+		    atomic_load(&lb->deleted))
 			continue;
-		for (size_t k = 0; k < lb->task->ngpus && nmoved < KB_WEB_GPUS_MAX; k++) {
+		for (size_t k = 0;
+		     k < lb->task->ngpus && nmoved < KB_WEB_GPUS_MAX; k++) {
 			const char *gpu = lb->task->gpus[k];
 			if (workers_moved(w, gpu, kb_web_workers(w->g, gpu)))
-				snprintf(moved[nmoved++], sizeof(moved[0]), "%s", gpu);
+				snprintf(moved[nmoved++], sizeof(moved[0]),
+					 "%s", gpu);
 		}
 	}
 	if (nmoved == 0)
@@ -267,7 +272,8 @@ static void check_workers(struct kb_gw_web *w)
 			shown[nshown++] = lb->task->name;
 	}
 	gen = atomic_fetch_add(&w->gen, 1) + 1;
-	int n = snprintf(ev, sizeof(ev), "event: workers\ndata: {\"gen\":%u}\n\n", gen);
+	int n = snprintf(ev, sizeof(ev),
+			 "event: workers\ndata: {\"gen\":%u}\n\n", gen);
 	pthread_mutex_lock(&w->mu);
 	for (struct kb__web_stream *st = w->streams; st; st = st->next) {
 		int says = !st->lb[0];
@@ -333,14 +339,16 @@ static void *feed_main(void *arg)
 int kb__web_feed_start(struct kb_gw_web *w, char *errstr, size_t errstr_size)
 {
 	if (pthread_create(&w->th, NULL, feed_main, w) != 0) {
-		snprintf(errstr, errstr_size, "cannot start the web feed thread");
+		snprintf(errstr, errstr_size,
+			 "cannot start the web feed thread");
 		return -1;
 	}
 	w->started = 1;
 	if (w->g->hub) {
 		if (kb_gw_hub_listen(w->g->hub, on_hub, w) < 0) {
-			snprintf(errstr, errstr_size, "the hub has no room for the "
-						      "web feed's listener");
+			snprintf(errstr, errstr_size,
+				 "the hub has no room for the "
+				 "web feed's listener");
 			return -1;
 		}
 		w->listening = 1;
@@ -390,7 +398,8 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 	pthread_mutex_lock(&st->mu);
 	if (st->off < st->out.len) {
-		size_t k = st->out.len - st->off < max ? st->out.len - st->off : max;
+		size_t k = st->out.len - st->off < max ? st->out.len - st->off
+						       : max;
 		memcpy(buf, st->out.data + st->off, k);
 		st->off += k;
 		if (st->off == st->out.len)
@@ -468,7 +477,8 @@ void kb__web_events_begin(struct kb_gw_req *r)
 	pthread_mutex_init(&st->mu, NULL);
 	/* retry: reconnect quickly; hello: the generation now, to compare
 	 * with the page's. */
-	kb_buf_printf(&st->out, "retry: 3000\nevent: hello\ndata: {\"gen\":%u}\n\n",
+	kb_buf_printf(&st->out,
+		      "retry: 3000\nevent: hello\ndata: {\"gen\":%u}\n\n",
 		      atomic_load(&w->gen));
 	pthread_mutex_lock(&w->mu);
 	long mine = 0, cap = streams_cap(r->g);
@@ -476,7 +486,8 @@ void kb__web_events_begin(struct kb_gw_req *r)
 		mine += strcmp(o->addr, st->addr) == 0;
 	if (w->closed || atomic_load(&w->nstreams) >= (size_t)cap ||
 	    mine >= r->g->cfg.web_streams_per_ip) {
-		int closed = w->closed, full = !closed && mine < r->g->cfg.web_streams_per_ip;
+		int closed = w->closed,
+		    full = !closed && mine < r->g->cfg.web_streams_per_ip;
 		pthread_mutex_unlock(&w->mu);
 		pthread_mutex_destroy(&st->mu);
 		kb_buf_free(&st->out);
@@ -484,9 +495,13 @@ void kb__web_events_begin(struct kb_gw_req *r)
 		if (closed)
 			kb_gw_reply_error(r, 503, "shutting down");
 		else if (full)
-			kb_gw_reply_error(r, 503, "too many live streams; try again later");
+			kb_gw_reply_error(
+				r, 503,
+				"too many live streams; try again later");
 		else
-			kb_gw_reply_error(r, 429, "too many live streams from this address");
+			kb_gw_reply_error(
+				r, 429,
+				"too many live streams from this address");
 		return;
 	}
 	st->next = w->streams;
@@ -504,7 +519,8 @@ void kb__web_events_begin(struct kb_gw_req *r)
 		return;
 	}
 	kb__web_headers(resp, "text/event-stream");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				"no-cache");
 	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
 	/* Keep-alives move bytes every KEEPALIVE_S: a stream whose client
 	 * reads nothing for longer than the idle limit is closed by

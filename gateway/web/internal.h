@@ -29,13 +29,14 @@ struct kb__web_stream;
 
 struct kb_gw_web {
 	struct kb_gw *g;
-	struct kb_gw_cache *pages;  /* rendered pages by "i|", "b|<lb>|<board index>", "u|<id>|" */
-	atomic_uint gen;            /* bumped on every visible change */
+	struct kb_gw_cache *
+		pages; /* rendered pages by "i|", "b|<lb>|<board index>", "u|<id>|" */
+	atomic_uint gen; /* bumped on every visible change */
 	pthread_t th;
 	int started;
-	int listening;              /* on g->hub (kb__web_feed_start) */
+	int listening; /* on g->hub (kb__web_feed_start) */
 	atomic_int stop;
-	pthread_mutex_t mu;         /* pending, streams, closed */
+	pthread_mutex_t mu; /* pending, streams, closed */
 	pthread_cond_t cv;
 	struct kb__web_pending pending[KB_WEB_PENDING_MAX];
 	size_t npending;
@@ -56,16 +57,17 @@ void kb__web_events_begin(struct kb_gw_req *r);
 /* Same-origin everything, no inline script or style, no framing: the
  * pages show text other people wrote (user names, problem descriptions),
  * and a signed-in page holds a CLI id. */
-#define KB__WEB_CSP                                                           \
-	"default-src 'self'; script-src 'self'; style-src 'self'; "           \
-	"img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; " \
+#define KB__WEB_CSP                                                            \
+	"default-src 'self'; script-src 'self'; style-src 'self'; "            \
+	"img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; "   \
 	"base-uri 'none'; form-action 'self'"
 
 /* The security headers every web answer carries (pages and streams). */
 static inline void kb__web_headers(struct MHD_Response *resp,
 				   const char *content_type)
 {
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				content_type);
 	MHD_add_response_header(resp, "Content-Security-Policy", KB__WEB_CSP);
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");

@@ -23,14 +23,15 @@ extern const char kb_web_js[];
 
 static struct MHD_Response *html_response(char *data, size_t len)
 {
-	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		len, data, MHD_RESPMEM_MUST_FREE);
 
 	if (!resp)
 		return NULL;
 	kb__web_headers(resp, "text/html; charset=utf-8");
 	/* Revalidate every time: a page is cheap and live data changes. */
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				"no-cache");
 	return resp;
 }
 
@@ -42,7 +43,8 @@ static struct MHD_Response *static_response(const char *data, const char *type)
 	if (!resp)
 		return NULL;
 	kb__web_headers(resp, type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "public, max-age=300");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				"public, max-age=300");
 	return resp;
 }
 
@@ -61,7 +63,8 @@ int kb_gw_web_start(struct kb_gw *g, char *errstr, size_t errstr_size)
 	w->g = g;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
-	w->pages = kb_gw_cache_new(PAGE_SLOTS, g->cfg.web_cache_ms, kb_gw_response_destroy);
+	w->pages = kb_gw_cache_new(PAGE_SLOTS, g->cfg.web_cache_ms,
+				   kb_gw_response_destroy);
 	w->css = static_response(kb_web_css, "text/css; charset=utf-8");
 	w->js = static_response(kb_web_js, "text/javascript; charset=utf-8");
 	if (kb_web_render_me(&me) == 0)
@@ -124,8 +127,10 @@ static int error_page(struct kb_buf *b, int status, const char *msg)
 static int store_error(struct kb_buf *b, int rc)
 {
 	return rc == -ENOENT ? error_page(b, 404, "Not found.")
-	       : rc == -EIO  ? error_page(b, 503, "The store is unavailable; retry later.")
-			     : error_page(b, 500, "Internal error.");
+	       : rc == -EIO
+		       ? error_page(b, 503,
+				    "The store is unavailable; retry later.")
+		       : error_page(b, 500, "Internal error.");
 }
 
 static void serve_page(struct kb_gw_req *r, const char *key, render_fn render,
@@ -207,8 +212,8 @@ static int render_user(struct kb_gw_req *r, struct kb_buf *b, unsigned gen,
 	int rc = kb_web_load_user(r->g, id, &m);
 
 	if (rc == 0)
-		rc = kb_web_render_user(b, id, m.name->str, m.best, m.nbest, m.pts,
-					m.npts, kb_now_ms(), gen);
+		rc = kb_web_render_user(b, id, m.name->str, m.best, m.nbest,
+					m.pts, m.npts, kb_now_ms(), gen);
 	kb_web_user_free(&m);
 	return rc < 0 ? store_error(b, rc) : 200;
 }
@@ -241,8 +246,9 @@ static void board_begin(struct kb_gw_req *r)
 	char key[200];
 
 	if (!lb) {
-		serve_page(r, "none", render_missing, "There is no public leaderboard "
-						      "of that name.");
+		serve_page(r, "none", render_missing,
+			   "There is no public leaderboard "
+			   "of that name.");
 		return;
 	}
 	/* A chosen view is drawn for it alone and not kept: the page cache
@@ -277,8 +283,9 @@ static int render_code(struct kb_gw_req *r, struct kb_buf *b, unsigned gen,
 
 	(void)gen;
 	if (lb->deadline_ms < 0 || kb_now_ms() < lb->deadline_ms)
-		return error_page(b, 403, "Submissions' code is shown only after the "
-					  "board's deadline has passed.");
+		return error_page(b, 403,
+				  "Submissions' code is shown only after the "
+				  "board's deadline has passed.");
 	if (kb_parse_u64(r->route.params[1], &c.sub_id) < 0)
 		return error_page(b, 404, "There is no such submission.");
 	rc = kb_gw_sub_fetch(r->g, c.sub_id, 1, &rec);
@@ -291,12 +298,14 @@ static int render_code(struct kb_gw_req *r, struct kb_buf *b, unsigned gen,
 			       kb_gw_sub_field(&rec, "verdict"),
 			       kb_gw_sub_field(&rec, "score"), &c.score)) {
 		kb_gw_sub_rec_free(&rec);
-		return error_page(b, 404, "Only ranked, passing submissions of this "
-					  "board are shown.");
+		return error_page(b, 404,
+				  "Only ranked, passing submissions of this "
+				  "board are shown.");
 	}
 	if (!rec.code || rec.code->type != REDIS_REPLY_STRING) {
 		kb_gw_sub_rec_free(&rec);
-		return error_page(b, 404, "This submission's code is no longer kept.");
+		return error_page(b, 404,
+				  "This submission's code is no longer kept.");
 	}
 	const char *ms = kb_gw_sub_field(&rec, "submitted_ms");
 	c.gpu = kb_gw_sub_field(&rec, "gpu");
@@ -315,8 +324,9 @@ static void code_begin(struct kb_gw_req *r)
 	const struct kb_gw_lb *lb = public_board(r);
 
 	if (!lb)
-		serve_page(r, "none", render_missing, "There is no public leaderboard "
-						      "of that name.");
+		serve_page(r, "none", render_missing,
+			   "There is no public leaderboard "
+			   "of that name.");
 	else
 		serve_page(r, NULL, render_code, lb);
 }
@@ -379,8 +389,8 @@ static void template_begin(struct kb_gw_req *r)
 		kb_gw_reply_error(r, 500, "the template cannot be read");
 		return;
 	}
-	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		len, data, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(data);
 		kb_gw_reply_error(r, 500, "out of memory");

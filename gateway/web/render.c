@@ -25,12 +25,23 @@ int kb_web_escn(struct kb_buf *b, const char *s, size_t n)
 	for (; s < end && rc == 0; s++) {
 		const char *rep = NULL;
 		switch (*s) {
-		case '&': rep = "&amp;"; break;
-		case '<': rep = "&lt;"; break;
-		case '>': rep = "&gt;"; break;
-		case '"': rep = "&quot;"; break;
-		case '\'': rep = "&#39;"; break;
-		default: continue;
+		case '&':
+			rep = "&amp;";
+			break;
+		case '<':
+			rep = "&lt;";
+			break;
+		case '>':
+			rep = "&gt;";
+			break;
+		case '"':
+			rep = "&quot;";
+			break;
+		case '\'':
+			rep = "&#39;";
+			break;
+		default:
+			continue;
 		}
 		rc = kb_buf_append(b, run, (size_t)(s - run));
 		if (rc == 0)
@@ -71,11 +82,11 @@ void kb_web_time_left(int64_t deadline_ms, int64_t now_ms, char *out,
 	else if (s <= 0)
 		snprintf(out, size, "closed");
 	else if (s >= 86400)
-		snprintf(out, size, "%" PRId64 " d %" PRId64 " h left", s / 86400,
-			 s % 86400 / 3600);
+		snprintf(out, size, "%" PRId64 " d %" PRId64 " h left",
+			 s / 86400, s % 86400 / 3600);
 	else if (s >= 3600)
-		snprintf(out, size, "%" PRId64 " h %" PRId64 " min left", s / 3600,
-			 s % 3600 / 60);
+		snprintf(out, size, "%" PRId64 " h %" PRId64 " min left",
+			 s / 3600, s % 3600 / 60);
 	else
 		snprintf(out, size, "%" PRId64 " min left", s / 60 + 1);
 }
@@ -111,24 +122,30 @@ void kb__web_put_time(struct kb_buf *b, int64_t ms)
 
 void kb__web_head(struct kb_buf *b, const char *title, const char *body_class)
 {
-	kb_buf_printf(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-			 "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-			 "<meta name=\"referrer\" content=\"no-referrer\"><title>");
+	kb_buf_printf(
+		b,
+		"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+		"<meta name=\"referrer\" content=\"no-referrer\"><title>");
 	kb_web_esc(b, title);
-	kb_buf_printf(b, " · KernelBot</title><link rel=\"icon\" href=\"data:,\">"
-			 "<link rel=\"stylesheet\" href=\"/web/static/kb.css\">"
-			 "<script src=\"/web/static/kb.js\" defer></script></head>"
-			 "<body class=\"%s\"><a class=\"skip\" href=\"#main\">Skip to content</a>"
-			 "<header><nav aria-label=\"Site\"><a class=\"brand\" href=\"/\">KernelBot</a>"
-			 "<a href=\"/web/me\" id=\"me-link\">My submissions</a></nav></header>"
-			 "<main id=\"main\">",
-		      body_class);
+	kb_buf_printf(
+		b,
+		" · KernelBot</title><link rel=\"icon\" href=\"data:,\">"
+		"<link rel=\"stylesheet\" href=\"/web/static/kb.css\">"
+		"<script src=\"/web/static/kb.js\" defer></script></head>"
+		"<body class=\"%s\"><a class=\"skip\" href=\"#main\">Skip to content</a>"
+		"<header><nav aria-label=\"Site\"><a class=\"brand\" href=\"/\">KernelBot</a>"
+		"<a href=\"/web/me\" id=\"me-link\">My submissions</a></nav></header>"
+		"<main id=\"main\">",
+		body_class);
 }
 
 int kb__web_tail(struct kb_buf *b)
 {
-	kb_buf_printf(b, "</main><footer><p>Scores are seconds of device time, lower "
-			 "is better. No cookies, no tracking.</p></footer></body></html>\n");
+	kb_buf_printf(
+		b,
+		"</main><footer><p>Scores are seconds of device time, lower "
+		"is better. No cookies, no tracking.</p></footer></body></html>\n");
 	return kb_buf_append(b, "", 0);
 }
 
@@ -155,35 +172,44 @@ void kb__web_score_cell(struct kb_buf *b, double v)
 	char s[48];
 
 	kb_web_score(v, s, sizeof(s));
-	kb_buf_printf(b, "<td class=\"num\" data-seconds=\"%.17g\">%s</td>", v, s);
+	kb_buf_printf(b, "<td class=\"num\" data-seconds=\"%.17g\">%s</td>", v,
+		      s);
 }
-
 
 /* Whether gpu has a worker (render.h): a sentence in a section, a
  * short cell in a table. Says nothing while that is not known. */
-void kb__web_workers_note(struct kb_buf *b, const char *gpu, int workers, int cell)
+void kb__web_workers_note(struct kb_buf *b, const char *gpu, int workers,
+			  int cell)
 {
 	if (workers == 0) {
-		kb_buf_printf(b, cell ? "<td class=\"workers none\">" : "<p class=\"workers none\">");
+		kb_buf_printf(b, cell ? "<td class=\"workers none\">"
+				      : "<p class=\"workers none\">");
 		kb_buf_printf(b, "No worker online for ");
 		kb_web_esc(b, gpu);
-		kb_buf_printf(b, cell ? "</td>" : ": submissions wait until one starts.</p>");
+		kb_buf_printf(
+			b, cell ? "</td>"
+				: ": submissions wait until one starts.</p>");
 	} else if (workers > 0) {
-		kb_buf_printf(b, cell ? "<td class=\"workers\">" : "<p class=\"workers\">");
-		kb_buf_printf(b, "%d worker%s online", workers, workers == 1 ? "" : "s");
+		kb_buf_printf(b, cell ? "<td class=\"workers\">"
+				      : "<p class=\"workers\">");
+		kb_buf_printf(b, "%d worker%s online", workers,
+			      workers == 1 ? "" : "s");
 		kb_buf_printf(b, cell ? "</td>" : "</p>");
 	} else if (cell) {
 		kb_buf_printf(b, "<td class=\"workers\">–</td>");
 	}
 }
 
-void kb__web_deadline_line(struct kb_buf *b, int64_t deadline_ms, int64_t now_ms)
+void kb__web_deadline_line(struct kb_buf *b, int64_t deadline_ms,
+			   int64_t now_ms)
 {
 	char left[64];
 
 	kb_web_time_left(deadline_ms, now_ms, left, sizeof(left));
 	if (deadline_ms < 0) {
-		kb_buf_printf(b, "<span class=\"status open\">open</span> · no deadline");
+		kb_buf_printf(
+			b,
+			"<span class=\"status open\">open</span> · no deadline");
 		return;
 	}
 	kb_buf_printf(b, "<span class=\"status %s\">%s</span> · deadline ",
@@ -191,7 +217,9 @@ void kb__web_deadline_line(struct kb_buf *b, int64_t deadline_ms, int64_t now_ms
 		      deadline_ms > now_ms ? "open" : "closed");
 	kb__web_put_time(b, deadline_ms);
 	if (deadline_ms > now_ms)
-		kb_buf_printf(b, " (<span class=\"left\" data-deadline=\"%" PRId64 "\">%s</span>)",
+		kb_buf_printf(b,
+			      " (<span class=\"left\" data-deadline=\"%" PRId64
+			      "\">%s</span>)",
 			      deadline_ms, left);
 }
 
@@ -200,8 +228,8 @@ void kb__web_medal(struct kb_buf *b, long rank)
 	static const char *const medal[] = {"gold", "silver", "bronze"};
 
 	if (rank >= 1 && rank <= 3)
-		kb_buf_printf(b, "<span class=\"medal %s\">%s</span> ", medal[rank - 1],
-			      medal[rank - 1]);
+		kb_buf_printf(b, "<span class=\"medal %s\">%s</span> ",
+			      medal[rank - 1], medal[rank - 1]);
 }
 
 /* Index rows in the order they are shown (render.h): open boards
@@ -218,8 +246,8 @@ static int index_rank(const struct kb_web_index_row *r, int64_t now_ms)
 	return closed * 2 + (r->participants == 0);
 }
 
-static void index_sort(const struct kb_web_index_row *rows, size_t n, int64_t now_ms,
-		       size_t *order)
+static void index_sort(const struct kb_web_index_row *rows, size_t n,
+		       int64_t now_ms, size_t *order)
 {
 	/* Insertion sort: an index holds tens of boards. */
 	for (size_t i = 0; i < n; i++) {
@@ -228,7 +256,8 @@ static void index_sort(const struct kb_web_index_row *rows, size_t n, int64_t no
 		while (j > 0) {
 			const struct kb_web_index_row *p = &rows[order[j - 1]];
 			int rp = index_rank(p, now_ms);
-			if (rp < ri || (rp == ri && strcmp(p->name, rows[i].name) <= 0))
+			if (rp < ri ||
+			    (rp == ri && strcmp(p->name, rows[i].name) <= 0))
 				break;
 			order[j] = order[j - 1];
 			j--;
@@ -242,8 +271,10 @@ static int said_before(const struct kb_web_index_row *rows, size_t i, size_t k,
 		       const char *gpu)
 {
 	for (size_t j = 0; j <= i; j++)
-		for (size_t q = 0; rows[j].workers && q < (j == i ? k : rows[j].ngpus); q++)
-			if (rows[j].workers[q] == 0 && strcmp(rows[j].gpus[q], gpu) == 0)
+		for (size_t q = 0;
+		     rows[j].workers && q < (j == i ? k : rows[j].ngpus); q++)
+			if (rows[j].workers[q] == 0 &&
+			    strcmp(rows[j].gpus[q], gpu) == 0)
 				return 1;
 	return 0;
 }
@@ -260,16 +291,22 @@ static void index_workers(struct kb_buf *b, const struct kb_web_index_row *rows,
 			if (rows[i].workers[k] != 0 ||
 			    said_before(rows, i, k, rows[i].gpus[k]))
 				continue;
-			kb_buf_printf(b, said++ ? ", " : "<p class=\"workers none notice\" "
-							 "role=\"status\">No worker online for ");
+			kb_buf_printf(
+				b,
+				said++ ? ", "
+				       : "<p class=\"workers none notice\" "
+					 "role=\"status\">No worker online for ");
 			kb_web_esc(b, rows[i].gpus[k]);
 		}
 	if (said)
-		kb_buf_printf(b, ": submissions to %s wait in the queue until one "
-				 "starts.</p>", said == 1 ? "it" : "them");
+		kb_buf_printf(b,
+			      ": submissions to %s wait in the queue until one "
+			      "starts.</p>",
+			      said == 1 ? "it" : "them");
 }
 
-static void index_gpu_row(struct kb_buf *b, const struct kb_web_index_row *r, size_t k)
+static void index_gpu_row(struct kb_buf *b, const struct kb_web_index_row *r,
+			  size_t k)
 {
 	size_t nt = r->ntop ? r->ntop[k] : 0;
 
@@ -285,16 +322,20 @@ static void index_gpu_row(struct kb_buf *b, const struct kb_web_index_row *r, si
 		kb_buf_printf(b, "<li>");
 		kb__web_medal(b, e->rank);
 		kb__web_user_link(b, e->user_id, e->user_name);
-		kb_buf_printf(b, " <span class=\"num\" data-seconds=\"%.17g\">%s</span></li>",
-			      e->score, sc);
+		kb_buf_printf(
+			b,
+			" <span class=\"num\" data-seconds=\"%.17g\">%s</span></li>",
+			e->score, sc);
 	}
 	kb_buf_printf(b, nt ? "</ol></td>" : "–</td>");
-	kb__web_workers_note(b, r->gpus[k], r->workers ? r->workers[k] : KB_WEB_WORKERS_UNKNOWN,
-			     1);
+	kb__web_workers_note(
+		b, r->gpus[k],
+		r->workers ? r->workers[k] : KB_WEB_WORKERS_UNKNOWN, 1);
 	kb_buf_printf(b, "</tr>");
 }
 
-static void index_board(struct kb_buf *b, const struct kb_web_index_row *r, int64_t now_ms)
+static void index_board(struct kb_buf *b, const struct kb_web_index_row *r,
+			int64_t now_ms)
 {
 	kb_buf_printf(b, "<li class=\"board\" data-lb=\"");
 	kb_web_esc(b, r->name);
@@ -311,10 +352,11 @@ static void index_board(struct kb_buf *b, const struct kb_web_index_row *r, int6
 		kb_web_esc(b, r->summary);
 		kb_buf_printf(b, "</p>");
 	}
-	kb_buf_printf(b, "<table class=\"best\"><caption class=\"vh\">Top three per "
-			 "GPU</caption><thead><tr><th scope=\"col\">GPU</th>"
-			 "<th scope=\"col\">top 3</th>"
-			 "<th scope=\"col\">workers</th></tr></thead><tbody>");
+	kb_buf_printf(
+		b, "<table class=\"best\"><caption class=\"vh\">Top three per "
+		   "GPU</caption><thead><tr><th scope=\"col\">GPU</th>"
+		   "<th scope=\"col\">top 3</th>"
+		   "<th scope=\"col\">workers</th></tr></thead><tbody>");
 	/* Gpus where someone is ranked first. */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t k = 0; k < r->ngpus; k++)
@@ -332,8 +374,10 @@ int kb_web_render_index(struct kb_buf *b, const struct kb_web_index_row *rows,
 		return -ENOMEM;
 	index_sort(rows, n, now_ms, order);
 	kb__web_head(b, "Leaderboards", "index");
-	kb_buf_printf(b, "<h1>Leaderboards</h1><div id=\"live\" data-gen=\"%u\" "
-			 "data-feed=\"\" aria-live=\"polite\">", gen);
+	kb_buf_printf(b,
+		      "<h1>Leaderboards</h1><div id=\"live\" data-gen=\"%u\" "
+		      "data-feed=\"\" aria-live=\"polite\">",
+		      gen);
 	index_workers(b, rows, n);
 	kb_buf_printf(b, "<ul class=\"boards\">");
 	for (size_t i = 0; i < n; i++)
@@ -348,11 +392,13 @@ int kb_web_render_index(struct kb_buf *b, const struct kb_web_index_row *rows,
 int kb_web_render_me(struct kb_buf *b)
 {
 	kb__web_head(b, "My submissions", "me");
-	kb_buf_printf(b, "<h1>My submissions</h1>"
-			 "<noscript><p>This page needs JavaScript: it calls the API with your "
-			 "CLI id.</p></noscript>"
-			 "<section id=\"signin\" class=\"js-only\"></section>"
-			 "<section id=\"mine\" class=\"js-only\" aria-live=\"polite\"></section>");
+	kb_buf_printf(
+		b,
+		"<h1>My submissions</h1>"
+		"<noscript><p>This page needs JavaScript: it calls the API with your "
+		"CLI id.</p></noscript>"
+		"<section id=\"signin\" class=\"js-only\"></section>"
+		"<section id=\"mine\" class=\"js-only\" aria-live=\"polite\"></section>");
 	return kb__web_tail(b);
 }
 

@@ -43,9 +43,9 @@
 struct kb_web_rank {
 	long rank;
 	const char *user_id, *user_name;
-	double score;          /* seconds */
-	int64_t submitted_ms;  /* <= 0 unknown */
-	uint64_t sub_id;       /* the ranked submission; 0 unknown */
+	double score;         /* seconds */
+	int64_t submitted_ms; /* <= 0 unknown */
+	uint64_t sub_id;      /* the ranked submission; 0 unknown */
 };
 
 /* One scored result (kb:hist): when it was ranked, its score, whose. */
@@ -60,7 +60,7 @@ struct kb_web_gpu {
 	const char *gpu;
 	const struct kb_web_rank *rank; /* best first */
 	size_t nrank;
-	long nranked;                   /* all ranked users (>= nrank) */
+	long nranked;                    /* all ranked users (>= nrank) */
 	const struct kb_web_point *hist; /* by time */
 	size_t nhist;
 	/* Workers serving the gpu now: > 0 how many, 0 none (the section
@@ -83,8 +83,8 @@ struct kb_web_plot_opts {
 
 struct kb_web_board {
 	const char *name, *lang, *description, *ranking_by;
-	const char *deadline;   /* ISO 8601 as the competition file says; NULL */
-	int64_t deadline_ms;    /* -1: none */
+	const char *deadline; /* ISO 8601 as the competition file says; NULL */
+	int64_t deadline_ms;  /* -1: none */
 	const char *const *templates; /* template language names */
 	size_t ntemplates;
 	const struct kb_web_gpu *gpus;
@@ -107,13 +107,14 @@ struct kb_web_board {
  * ones, boards with participants before empty ones, and in a board the
  * gpus where someone is ranked first. */
 struct kb_web_index_row {
-	const char *name, *lang, *summary; /* summary: description's first line */
+	const char *name, *lang,
+		*summary; /* summary: description's first line */
 	int64_t deadline_ms;
 	const char *const *gpus;
 	size_t ngpus;
 	const struct kb_web_rank *const *top;
 	const size_t *ntop;
-	long participants; /* users ranked on any gpu */
+	long participants;  /* users ranked on any gpu */
 	const int *workers; /* per gpu, as kb_web_gpu's; NULL: not known */
 };
 

@@ -135,10 +135,10 @@ struct kbh_guard {
 	int have_watcher;
 	_Atomic uint32_t watch; /* seq the watcher looks for; 0: idle */
 	_Atomic uint32_t quit;
-	_Atomic uint64_t seen;	/* first t_seen stamp of the request, or 0 */
-	int pipe_broken;      /* the child closed its end: futex fallback */
-	int sched_self;	 /* our schedstat fd, -1 if unavailable */
-	int child_tasks; /* the child's /proc/<pid>/task dir fd, or -1 */
+	_Atomic uint64_t seen; /* first t_seen stamp of the request, or 0 */
+	int pipe_broken;       /* the child closed its end: futex fallback */
+	int sched_self;        /* our schedstat fd, -1 if unavailable */
+	int child_tasks;       /* the child's /proc/<pid>/task dir fd, or -1 */
 	char death[128];
 	/* child side */
 	kbh_guard_fn fn;
@@ -191,7 +191,7 @@ static inline void kbh__relax(void)
  * (little-endian: our architectures as Linux runs them). */
 #define KBH__ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
 #define KBH__ARG_HI(i) (offsetof(struct seccomp_data, args) + 8 * (i) + 4)
-#define KBH__RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+#define KBH__RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e)&SECCOMP_RET_DATA))
 #ifdef SECCOMP_RET_KILL_PROCESS
 #define KBH__RET_KILL SECCOMP_RET_KILL_PROCESS
 #else
@@ -218,8 +218,7 @@ static void kbh__deny(struct kbh__bpf *b, long sysno, uint32_t ret)
 }
 
 /* if (nr == sysno) return args[arg] == self ? ALLOW : EPERM; */
-static void kbh__only_self(struct kbh__bpf *b, long sysno, int arg,
-			   pid_t self)
+static void kbh__only_self(struct kbh__bpf *b, long sysno, int arg, pid_t self)
 {
 	kbh__emit(b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 						  (uint32_t)sysno, 0, 6));
@@ -245,16 +244,16 @@ static int kbh__confine(void)
 	pid_t self = getpid();
 	const uint32_t eperm = KBH__RET_ERRNO(EPERM);
 
-	kbh__emit(&b, (struct sock_filter)BPF_STMT(
-			      BPF_LD | BPF_W | BPF_ABS,
-			      offsetof(struct seccomp_data, arch)));
+	kbh__emit(&b, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						   offsetof(struct seccomp_data,
+							    arch)));
 	kbh__emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 						   KBH__AUDIT_ARCH, 1, 0));
 	kbh__emit(&b,
 		  (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, KBH__RET_KILL));
-	kbh__emit(&b, (struct sock_filter)BPF_STMT(
-			      BPF_LD | BPF_W | BPF_ABS,
-			      offsetof(struct seccomp_data, nr)));
+	kbh__emit(&b, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						   offsetof(struct seccomp_data,
+							    nr)));
 #if defined(__x86_64__)
 	/* the x32 ABI's numbers alias ours with bit 30 set */
 	kbh__emit(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
@@ -389,8 +388,8 @@ static void kbh__child_fds(int keep)
 static uint32_t kbh__child_wait(struct kbh__ctl *c, uint32_t last)
 {
 	for (unsigned i = 0; i < KBH__SPIN; i++) {
-		uint32_t s = atomic_load_explicit(&c->req_seq,
-						  memory_order_acquire);
+		uint32_t s =
+			atomic_load_explicit(&c->req_seq, memory_order_acquire);
 		if (s != last)
 			return s;
 		kbh__relax();
@@ -495,10 +494,10 @@ static _Noreturn void kbh__child_main(struct kbh_guard *g, pid_t parent)
 			status = kbh__child_load(c, arg, size);
 			break;
 		default:
-			status = op >= KBH_GUARD_OP_USER
-					 ? g->fn(g->ctx, op, arg, size, &t0,
-						 &t1)
-					 : -EINVAL;
+			status =
+				op >= KBH_GUARD_OP_USER
+					? g->fn(g->ctx, op, arg, size, &t0, &t1)
+					: -EINVAL;
 			break;
 		}
 		c->t0 = t0;
@@ -867,7 +866,8 @@ int kbh_guard_start(struct kbh_guard **out, size_t arena_max, kbh_guard_fn fn,
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	g->child_tasks = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	g->sched_self = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	g->sched_self =
+		open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 
 	struct kbh_guard_window w;
 	int rc = kbh__post_wait(g, KBH_GUARD_OP_HELLO, NULL, 0, &w);
@@ -878,8 +878,8 @@ int kbh_guard_start(struct kbh_guard **out, size_t arena_max, kbh_guard_fn fn,
 		return rc;
 	}
 	g->confined = w.status == 0;
-	g->have_watcher =
-		pthread_create(&g->watcher, NULL, kbh__watcher, g) == 0;
+	g->have_watcher = pthread_create(&g->watcher, NULL, kbh__watcher, g) ==
+			  0;
 	*out = g;
 	return 0;
 }
@@ -894,8 +894,8 @@ void kbh_guard_unwatch(struct kbh_guard *g)
 	 * pthread_join under load. */
 	atomic_store(&g->quit, 1);
 	atomic_store(&g->watch, UINT32_MAX);
-	syscall(SYS_futex, (uint32_t *)(void *)&g->watch, FUTEX_WAKE_PRIVATE,
-		1, NULL, NULL, 0);
+	syscall(SYS_futex, (uint32_t *)(void *)&g->watch, FUTEX_WAKE_PRIVATE, 1,
+		NULL, NULL, 0);
 	pthread_join(g->watcher, NULL);
 	g->have_watcher = 0;
 	atomic_store(&g->watch, 0);
@@ -982,8 +982,8 @@ int kbh_guard_publish(struct kbh_guard *g, char *err, size_t err_size)
 				8 + g->npend * sizeof g->pend[0], &w);
 	if (rc) {
 		if (err && err_size)
-			snprintf(err, err_size,
-				 "the submission's process %s", g->death);
+			snprintf(err, err_size, "the submission's process %s",
+				 g->death);
 		return rc;
 	}
 	if (w.status) {
@@ -1072,8 +1072,10 @@ int kbh_guard_load(struct kbh_guard *g, const char *path, const char *symbol,
 	g->ctl->msg[0] = '\0';
 	int rc = kbh__post_wait(g, KBH_GUARD_OP_LOAD, arg, pl + sl + 2, &w);
 	if (rc) {
-		snprintf(err, err_size, "the submission's process %s while "
-			 "loading it", g->death);
+		snprintf(err, err_size,
+			 "the submission's process %s while "
+			 "loading it",
+			 g->death);
 		return rc;
 	}
 	if (w.status) {
@@ -1169,8 +1171,7 @@ int kbh_guard_slack(uint64_t *gaps, size_t n, struct kbh_guard_cal *out)
 	return 0;
 }
 
-int kbh_guard_unexplained(const struct kbh_guard_window *w,
-			  uint64_t slack_ns)
+int kbh_guard_unexplained(const struct kbh_guard_window *w, uint64_t slack_ns)
 {
 	uint64_t gap = kbh_guard_gap(w);
 	return gap > w->waited && gap - w->waited > slack_ns;

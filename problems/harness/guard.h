@@ -93,9 +93,9 @@ extern "C" {
  * operations from KBH_GUARD_OP_USER. */
 enum {
 	KBH_GUARD_OP_HELLO = 1, /* handshake (internal) */
-	KBH_GUARD_OP_MAP = 2,	/* open published ranges (internal) */
+	KBH_GUARD_OP_MAP = 2,   /* open published ranges (internal) */
 	KBH_GUARD_OP_RESET = 3, /* close the whole arena (internal) */
-	KBH_GUARD_OP_LOAD = 4,	/* load the submission (kbh_guard_load) */
+	KBH_GUARD_OP_LOAD = 4,  /* load the submission (kbh_guard_load) */
 	KBH_GUARD_OP_USER = 16,
 };
 
@@ -177,14 +177,14 @@ size_t kbh_guard_arena_size(const struct kbh_guard *g);
 /* What one request looked like: the parent's own clock readings and the
  * child's claims. */
 struct kbh_guard_window {
-	uint64_t t_go;	 /* parent: right after posting "go" */
+	uint64_t t_go;   /* parent: right after posting "go" */
 	uint64_t t_seen; /* parent: right after seeing "done" */
 	uint64_t t0, t1; /* child's claimed start and end of the timed work */
 	uint64_t waited; /* kernel's account: time the parent and every
 			  * thread of the child spent runnable but not
 			  * running around the request (schedstat); tells
 			  * a loaded machine from a lying child */
-	int status;	 /* child's return value */
+	int status;      /* child's return value */
 };
 
 /* Runs op (>= KBH_GUARD_OP_USER) with arg (<= KBH_GUARD_ARG_MAX bytes) in
@@ -266,9 +266,9 @@ uint64_t kbh_guard_gap(const struct kbh_guard_window *w);
 uint64_t kbh_guard_cal_gap(const struct kbh_guard_window *w);
 
 struct kbh_guard_cal {
-	size_t n;	    /* windows used */
+	size_t n;                         /* windows used */
 	uint64_t p50, p90, p95, p99, max; /* handoff overhead quantiles (ns) */
-	uint64_t slack;	    /* the bound of the claim-within-slack rule */
+	uint64_t slack; /* the bound of the claim-within-slack rule */
 };
 
 /* Slack from the overheads of n calibration windows (gaps, sorted in place
@@ -292,8 +292,7 @@ int kbh_guard_slack(uint64_t *gaps, size_t n, struct kbh_guard_cal *out);
  * that load does not explain. Only for deciding whether to flag a run: the
  * sample itself stays clamped, because a child can make the parent wait
  * (by keeping every core busy) and must not gain from it. Pure. */
-int kbh_guard_unexplained(const struct kbh_guard_window *w,
-			  uint64_t slack_ns);
+int kbh_guard_unexplained(const struct kbh_guard_window *w, uint64_t slack_ns);
 
 /* Of n recorded samples (under this rule), how many are
  * flagged (flag[i] != 0: a clamp kbh_guard_unexplained could not explain)

@@ -62,13 +62,13 @@ extern "C" {
 
 enum {
 	KBH_EXIT_OK = 0,
-	KBH_EXIT_USAGE = 2,	 /* wrong arguments, unknown mode */
-	KBH_EXIT_DEVICE = 110,	 /* device / runtime API error (our fault) */
-	KBH_EXIT_NO_FD = 111,	 /* POPCORN_FD unset, invalid or unwritable */
-	KBH_EXIT_FAILED = 112,	 /* a test or a correctness re-check failed */
+	KBH_EXIT_USAGE = 2,      /* wrong arguments, unknown mode */
+	KBH_EXIT_DEVICE = 110,   /* device / runtime API error (our fault) */
+	KBH_EXIT_NO_FD = 111,    /* POPCORN_FD unset, invalid or unwritable */
+	KBH_EXIT_FAILED = 112,   /* a test or a correctness re-check failed */
 	KBH_EXIT_BAD_SPEC = 113, /* cases file missing or malformed */
-	KBH_EXIT_TIMEOUT = 114,	 /* the harness's own watchdog fired */
-	KBH_EXIT_CRASHED = 115,	 /* the submission's process died or exited
+	KBH_EXIT_TIMEOUT = 114,  /* the harness's own watchdog fired */
+	KBH_EXIT_CRASHED = 115,  /* the submission's process died or exited
 				  * during a call (harnesses that run it in
 				  * a child process: guard.h); the report
 				  * says how, with check: fail */
@@ -344,7 +344,7 @@ int kbh_report_stats(struct kbh_report *r, size_t i, const struct kbh_stats *s);
 /* ---- stopping rule ------------------------------------------------------ */
 
 struct kbh_stop_rule {
-	double rel_err;	   /* stop once err/mean is below this (0.001) ... */
+	double rel_err;    /* stop once err/mean is below this (0.001) ... */
 	uint32_t min_runs; /* ... and at least this many samples exist */
 	uint32_t max_runs; /* never take more samples than this */
 	uint64_t max_ns;   /* wall-time cap for one case's timed phase */
@@ -354,7 +354,7 @@ enum kbh_stop {
 	KBH_STOP_CONTINUE = 0,
 	KBH_STOP_CONVERGED, /* rel_err reached with >= min_runs samples */
 	KBH_STOP_MAX_RUNS,  /* max_runs samples taken */
-	KBH_STOP_TIME,	    /* elapsed >= max_ns with >= 2 samples (even
+	KBH_STOP_TIME,      /* elapsed >= max_ns with >= 2 samples (even
 			     * below min_runs: the cap protects the task's
 			     * timeout; 2 so that std and err exist) */
 };

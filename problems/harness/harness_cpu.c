@@ -268,7 +268,7 @@ unsigned kbh_cpu_watchdog_s(const struct kbh_cpu_limits *l, enum kbh_mode m,
 	if (need > 86400.0)
 		need = 86400.0;
 	return need > (double)l->watchdog_s[m] ? (unsigned)need + 1
-						 : l->watchdog_s[m];
+					       : l->watchdog_s[m];
 }
 
 static unsigned kbh__ncpu(void)
@@ -341,7 +341,6 @@ void kbh_cpu_peak(struct kbh_peak *p, double measured_read_bytes_per_s)
 	p->bytes_per_s = rd * 4.0 * ncpu > l1 ? rd * 4.0 * ncpu : l1;
 }
 
-
 /* ---- memory ------------------------------------------------------------- */
 
 static size_t kbh__page(void)
@@ -413,7 +412,7 @@ static volatile uint64_t kbh__flush_sink;
 struct kbh__sweep {
 	_Alignas(64) _Atomic uint32_t gen;  /* bumped to start a sweep */
 	_Alignas(64) _Atomic uint32_t done; /* helpers finished this sweep */
-	unsigned nthreads;		    /* helpers + the main thread */
+	unsigned nthreads;                  /* helpers + the main thread */
 };
 
 static struct kbh__sweep kbh__sw;
@@ -435,7 +434,7 @@ static void kbh__sweep_share(unsigned k, unsigned nthreads)
 	for (; i + 2 <= hi; i += 2) {
 		s0 += *(const volatile uint64_t *)(const void *)(b + i * 64);
 		s1 += *(const volatile uint64_t *)(const void *)(b + i * 64 +
-								  64);
+								 64);
 	}
 	for (; i < hi; i++)
 		s0 += *(const volatile uint64_t *)(const void *)(b + i * 64);
@@ -455,8 +454,7 @@ static void *kbh__sweep_helper(void *arg)
 		seen = g;
 		kbh__sweep_share(k, kbh__sw.nthreads);
 		if (atomic_fetch_add(&kbh__sw.done, 1) + 2 == kbh__sw.nthreads)
-			kbh__futex_call(&kbh__sw.done, FUTEX_WAKE_PRIVATE,
-					1);
+			kbh__futex_call(&kbh__sw.done, FUTEX_WAKE_PRIVATE, 1);
 	}
 	return NULL;
 }
@@ -600,13 +598,14 @@ static void kbh__walk(const struct kbh__call_arg *a)
 #if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
 	for (uint32_t k = 0; k <= a->n_in; k++) {
 		const char *p = (const char *)(uintptr_t)(k < a->n_in ? a->in[k]
-								       : a->out);
+								      : a->out);
 		uint64_t n = k < a->n_in ? a->in_bytes[k] : a->out_bytes;
 		if (!p)
 			continue;
 		for (uint64_t i = 0; i < n; i += 4096) {
 #if defined(__aarch64__)
-			__asm__ volatile("dc civac, %0" ::"r"(p + i) : "memory");
+			__asm__ volatile("dc civac, %0" ::"r"(p + i)
+					 : "memory");
 #elif defined(__CLFLUSHOPT__)
 			__builtin_ia32_clflushopt(p + i);
 #else
@@ -694,10 +693,10 @@ static int kbh__child_op(void *ctx, uint32_t op, const void *arg,
 
 struct kbh__timing {
 	struct kbh_guard *twin; /* the calibration child (main) */
-	struct kbh_guard *cal;	/* where calibration requests go */
+	struct kbh_guard *cal;  /* where calibration requests go */
 	uint64_t hist[KBH__HIST];
 	size_t n, next;
-	uint64_t fixed;		    /* ablation 3's handoff */
+	uint64_t fixed;             /* ablation 3's handoff */
 	struct kbh_guard_cal start; /* the calibration before loading */
 	uint64_t start_min;
 };
@@ -757,7 +756,7 @@ static uint64_t kbh__handoff(const struct kbh__timing *tm)
 /* What one call ended as. */
 enum {
 	KBH__PASS = 0,
-	KBH__FAIL = 1,	  /* a check failed, msg says which */
+	KBH__FAIL = 1,    /* a check failed, msg says which */
 	KBH__CRASHED = 2, /* the child died, msg says how */
 };
 
@@ -776,12 +775,12 @@ struct kbh__ctx {
 	void *slot_in[KBH__MAX_SLOTS][KBH_CPU_MAX_INPUTS];
 	void *slot_out[KBH__MAX_SLOTS];
 	uint64_t next_call;
-	uint64_t nonce;	  /* per-run randomness mixed into the variants */
+	uint64_t nonce;    /* per-run randomness mixed into the variants */
 	int *user_started; /* set at the first call of user code */
 	/* timing (timed calls only) */
 	struct kbh__timing *tm;
-	uint64_t raised, forged; /* samples not taken from the claim */
-	uint64_t claim_sum;	 /* of the claims not forged */
+	uint64_t raised, forged;   /* samples not taken from the claim */
+	uint64_t claim_sum;        /* of the claims not forged */
 	uint64_t gap_sum, max_gap; /* window - claim */
 };
 
@@ -854,9 +853,9 @@ static size_t kbh__in_bytes(const struct kbh_cpu_layout *l)
 
 /* Allocates and fills everything for timed (or test) calls. want_sets and
  * want_slots are upper bounds; large cases get fewer. */
-static int kbh__ctx_open(struct kbh__ctx *x, struct kbh_guard *g,
-			 int want_sets, int want_slots, int use_vary,
-			 char *err, size_t err_size)
+static int kbh__ctx_open(struct kbh__ctx *x, struct kbh_guard *g, int want_sets,
+			 int want_slots, int use_vary, char *err,
+			 size_t err_size)
 {
 	const struct kbh_cpu_layout *l = &x->lay;
 	size_t in = kbh__in_bytes(l);
@@ -897,9 +896,8 @@ static int kbh__ctx_open(struct kbh__ctx *x, struct kbh_guard *g,
 		x->slot_out[s] = kbh_guard_alloc(g, l->out_bytes);
 		int ok = x->slot_out[s] != NULL;
 		for (int k = 0; ok && k < l->n_in; k++)
-			ok = (x->slot_in[s][k] =
-				      kbh_guard_alloc(g, l->in_bytes[k])) !=
-			     NULL;
+			ok = (x->slot_in[s][k] = kbh_guard_alloc(
+				      g, l->in_bytes[k])) != NULL;
 		if (!ok) {
 			snprintf(err, err_size,
 				 "the work buffers do not fit the %.0f MiB "
@@ -916,10 +914,10 @@ static int kbh__ctx_open(struct kbh__ctx *x, struct kbh_guard *g,
 			       ? -ECHILD
 			       : -EIO;
 	for (int s = 0; s < x->nsets; s++) {
-		uint64_t seed =
-			s == 0 ? x->seed
-			       : kbh_seed_derive(x->seed, KBH__STREAM_SET,
-						 (uint64_t)s);
+		uint64_t seed = s == 0 ? x->seed
+				       : kbh_seed_derive(x->seed,
+							 KBH__STREAM_SET,
+							 (uint64_t)s);
 		x->p->generate(x->params, seed, x->base_in[s]);
 		x->p->reference(x->params, (const void *const *)x->base_in[s],
 				x->base_exp[s]);
@@ -944,8 +942,8 @@ static int kbh__stage(struct kbh__ctx *x, void *const **src_in,
 	const struct kbh_cpu_layout *l = &x->lay;
 	if (x->staged) {
 		x->p->vary(x->params,
-			   kbh_seed_derive(x->seed ^ x->nonce,
-					   KBH__STREAM_CALL, call),
+			   kbh_seed_derive(x->seed ^ x->nonce, KBH__STREAM_CALL,
+					   call),
 			   (const void *const *)x->base_in[set],
 			   x->base_exp[set], x->stage_in, x->stage_exp);
 		*src_in = x->stage_in;
@@ -963,8 +961,8 @@ static int kbh__stage(struct kbh__ctx *x, void *const **src_in,
 /* Steps 2-6. Returns KBH__PASS, KBH__FAIL or KBH__CRASHED (msg set), or
  * negative (our error, msg set). When timed, *ns gets the sample
  * (kbh_guard_verify) and the context's timing counters are updated. */
-static int kbh__one_call(struct kbh__ctx *x, int timed, uint64_t *ns,
-			 char *msg, size_t msg_size)
+static int kbh__one_call(struct kbh__ctx *x, int timed, uint64_t *ns, char *msg,
+			 size_t msg_size)
 {
 	void *const *src_in;
 	const void *src_exp;
@@ -1029,8 +1027,8 @@ static int kbh__one_call(struct kbh__ctx *x, int timed, uint64_t *ns,
 		size_t d = kbh_first_diff(x->slot_in[slot][k], src_in[k],
 					  l->in_bytes[k]);
 		if (d != l->in_bytes[k]) {
-			const char *name =
-				x->p->in_names[k] ? x->p->in_names[k] : "?";
+			const char *name = x->p->in_names[k] ? x->p->in_names[k]
+							     : "?";
 			snprintf(msg, msg_size,
 				 "custom_kernel modified its input '%s' "
 				 "(first changed byte at offset %zu of %zu); "
@@ -1039,8 +1037,7 @@ static int kbh__one_call(struct kbh__ctx *x, int timed, uint64_t *ns,
 			return KBH__FAIL;
 		}
 	}
-	return x->p->check(x->params, src_exp, x->slot_out[slot], msg,
-			   msg_size)
+	return x->p->check(x->params, src_exp, x->slot_out[slot], msg, msg_size)
 		       ? KBH__FAIL
 		       : KBH__PASS;
 }
@@ -1059,7 +1056,7 @@ struct kbh__run {
 	int failed;
 	int crashed;
 	int user_started; /* a call of custom_kernel has been made */
-	uint64_t nonce;	  /* kbh_seed_random, drawn at start */
+	uint64_t nonce;   /* kbh_seed_random, drawn at start */
 };
 
 /* Report helpers: any report error ends the run with 111. */
@@ -1097,14 +1094,14 @@ static int kbh__load(struct kbh__run *r)
 		      : kbh_report_bench_count(r->rep, r->cases.n));
 	for (size_t i = 0; i < r->cases.n; i++) {
 		const char *spec = r->cases.v[i].spec;
-		KBH__REP(test ? kbh_report_test(r->rep, i, "spec", "%s", spec)
-			      : kbh_report_bench(r->rep, i, "spec", "%s",
-						 spec));
+		KBH__REP(
+			test ? kbh_report_test(r->rep, i, "spec", "%s", spec)
+			     : kbh_report_bench(r->rep, i, "spec", "%s", spec));
 		KBH__REP(test ? kbh_report_test(r->rep, i, "status", "fail")
 			      : kbh_report_bench(r->rep, i, "status", "fail"));
-		KBH__REP(test ? kbh_report_test(r->rep, i, "error", "%s", msg)
-			      : kbh_report_bench(r->rep, i, "error", "%s",
-						 msg));
+		KBH__REP(
+			test ? kbh_report_test(r->rep, i, "error", "%s", msg)
+			     : kbh_report_bench(r->rep, i, "error", "%s", msg));
 	}
 	return 1;
 }
@@ -1132,7 +1129,8 @@ static int kbh__run_test(struct kbh__run *r)
 		else if (rc == -ECHILD) {
 			char m2[sizeof msg];
 			snprintf(m2, sizeof m2,
-				 "custom_kernel crashed between calls: %s", msg);
+				 "custom_kernel crashed between calls: %s",
+				 msg);
 			snprintf(msg, sizeof msg, "%s", m2);
 			rc = KBH__CRASHED;
 		}
@@ -1297,10 +1295,9 @@ static int kbh__run_bench(struct kbh__run *r)
 	kbh_cpu_peak(&r->peak, rd);
 	/* The budget now that a flush's cost is known (it reads the buffer
 	 * once per sample). */
-	kbh_watchdog_arm(kbh_cpu_watchdog_s(&r->lim, r->mode, r->cases.n,
-					    rd > 0 ? (double)kbh__flushlen /
-							     rd * 1e9
-						   : 0.0));
+	kbh_watchdog_arm(kbh_cpu_watchdog_s(
+		&r->lim, r->mode, r->cases.n,
+		rd > 0 ? (double)kbh__flushlen / rd * 1e9 : 0.0));
 	fprintf(stderr,
 		"harness: mode=%s llc=%zu flush=%zu read=%.1fGB/s "
 		"peak=%.1fGB/s,%.0fGFLOP/s timer=%s\n",

@@ -40,11 +40,11 @@ extern "C" {
 
 /* Sizes of one case's buffers, filled in by setup. */
 struct kbh_cpu_layout {
-	int n_in;			     /* 1..KBH_CPU_MAX_INPUTS */
+	int n_in;                            /* 1..KBH_CPU_MAX_INPUTS */
 	size_t in_bytes[KBH_CPU_MAX_INPUTS]; /* each > 0 */
-	size_t out_bytes;		     /* > 0: what the submission
+	size_t out_bytes;                    /* > 0: what the submission
 					      * writes (or `call` stores) */
-	size_t exp_bytes;		     /* > 0: what the harness keeps
+	size_t exp_bytes;                    /* > 0: what the harness keeps
 					      * to check against */
 };
 
@@ -53,8 +53,8 @@ struct kbh_cpu_layout {
 struct kbh_cpu_limits {
 	struct kbh_stop_rule stop[KBH_MODE_COUNT];
 	unsigned watchdog_s[KBH_MODE_COUNT]; /* whole-process cap (exit 114) */
-	uint32_t warmup_runs;		     /* untimed calls per case */
-	uint64_t warmup_ns;		     /* ... and at least this long */
+	uint32_t warmup_runs;                /* untimed calls per case */
+	uint64_t warmup_ns;                  /* ... and at least this long */
 };
 
 struct kbh_cpu_problem {

@@ -197,8 +197,8 @@ static void mm_vary(const void *params, uint64_t seed,
 static void mm_call(const void *params, void *const in[], void *out)
 {
 	const struct mm_params *p = params;
-	KBH_ENTRY(custom_kernel)((const float *)in[0], (const float *)in[1], (float *)out,
-		      p->n);
+	KBH_ENTRY(custom_kernel)
+	((const float *)in[0], (const float *)in[1], (float *)out, p->n);
 }
 
 static int mm_check(const void *params, const void *exp, const void *out,

@@ -58,16 +58,26 @@ void fake_write(int fd, const char *s)
 static const char *reason(int status)
 {
 	switch (status) {
-	case 200: return "OK";
-	case 202: return "Accepted";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 500: return "Internal Server Error";
-	case 503: return "Service Unavailable";
-	default: return "Status";
+	case 200:
+		return "OK";
+	case 202:
+		return "Accepted";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 500:
+		return "Internal Server Error";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Status";
 	}
 }
 
@@ -136,8 +146,10 @@ static int read_request(int fd, struct fake_req *rq)
 		else if (strcasecmp(line, "X-Popcorn-Cli-Id") == 0)
 			snprintf(rq->cli_id, sizeof(rq->cli_id), "%s", v);
 		else if (strcasecmp(line, "Content-Type") == 0)
-			snprintf(rq->content_type, sizeof(rq->content_type), "%s", v);
-		else if (strcasecmp(line, "Expect") == 0 && strcasestr(v, "100-continue"))
+			snprintf(rq->content_type, sizeof(rq->content_type),
+				 "%s", v);
+		else if (strcasecmp(line, "Expect") == 0 &&
+			 strcasestr(v, "100-continue"))
 			expect = 1;
 	}
 	if (clen > BODY_MAX)
@@ -178,7 +190,8 @@ static void serve(struct fake_server *s, int fd)
 	pthread_mutex_unlock(&s->mu);
 	for (i = 0; i < s->nroutes; i++) {
 		const struct fake_route *r = &s->routes[i];
-		if (strcmp(r->method, rq.method) == 0 && strcmp(r->path, rq.path) == 0) {
+		if (strcmp(r->method, rq.method) == 0 &&
+		    strcmp(r->path, rq.path) == 0) {
 			int calls = i < 32 ? s->calls[i]++ : 0;
 			r->fn(fd, &rq, calls, r->arg);
 			return;
@@ -192,7 +205,8 @@ static void *loop(void *arg)
 	struct fake_server *s = arg;
 
 	for (;;) {
-		struct pollfd p[2] = {{s->lfd, POLLIN, 0}, {s->stop_pipe[0], POLLIN, 0}};
+		struct pollfd p[2] = {{s->lfd, POLLIN, 0},
+				      {s->stop_pipe[0], POLLIN, 0}};
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;

@@ -16,11 +16,11 @@
 
 struct fake_req {
 	char method[16];
-	char path[512];    /* without the query */
-	char query[512];   /* after '?', or "" */
-	char cli_id[256];  /* X-Popcorn-Cli-Id, or "" */
+	char path[512];   /* without the query */
+	char query[512];  /* after '?', or "" */
+	char cli_id[256]; /* X-Popcorn-Cli-Id, or "" */
 	char content_type[256];
-	char *body;        /* NUL-terminated */
+	char *body; /* NUL-terminated */
 	size_t body_len;
 };
 

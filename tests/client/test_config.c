@@ -23,14 +23,16 @@ static int parse(const char *s, struct kb_cfg *c)
 }
 
 /* Runs kb_cfg_update and returns the new document (caller frees). */
-static char *update(const char *in, const char *key, const char *value, int want_rc)
+static char *update(const char *in, const char *key, const char *value,
+		    int want_rc)
 {
 	struct kb_buf out = {0};
 	char err[256] = "";
 	int rc = kb_cfg_update(in, in ? strlen(in) : 0, key, value, &out, err,
 			       sizeof(err));
 
-	ck_assert_msg(rc == want_rc, "rc %d (%s) for:\n%s", rc, err, in ? in : "(null)");
+	ck_assert_msg(rc == want_rc, "rc %d (%s) for:\n%s", rc, err,
+		      in ? in : "(null)");
 	if (rc < 0) {
 		kb_buf_free(&out);
 		return NULL;
@@ -42,8 +44,11 @@ START_TEST(parse_keys)
 {
 	struct kb_cfg c;
 
-	ck_assert_int_eq(parse("# comment\ncli_id: abc-123\napi_url: \"http://h:1\"\n"
-			       "other: {a: [1, 2]}\nlist:\n  - x\n", &c), 0);
+	ck_assert_int_eq(
+		parse("# comment\ncli_id: abc-123\napi_url: \"http://h:1\"\n"
+		      "other: {a: [1, 2]}\nlist:\n  - x\n",
+		      &c),
+		0);
 	ck_assert_str_eq(c.cli_id, "abc-123");
 	ck_assert_str_eq(c.api_url, "http://h:1");
 	kb_cfg_clear(&c);
@@ -80,17 +85,20 @@ END_TEST
 START_TEST(update_replaces_and_keeps)
 {
 	struct kb_cfg c;
-	char *out = update("cli_id: old\nteam: gpu-mode\nnested:\n  a: 1\n  b: [x, y]\n",
-			   "cli_id", "new-id", 0);
+	char *out = update(
+		"cli_id: old\nteam: gpu-mode\nnested:\n  a: 1\n  b: [x, y]\n",
+		"cli_id", "new-id", 0);
 
-	ck_assert_msg(strstr(out, "cli_id: \"new-id\"") && !strstr(out, "old"), "%s", out);
+	ck_assert_msg(strstr(out, "cli_id: \"new-id\"") && !strstr(out, "old"),
+		      "%s", out);
 	ck_assert_msg(strstr(out, "team: gpu-mode"), "%s", out);
 	/* Order kept: cli_id still first. */
 	ck_assert_msg(strstr(out, "cli_id") < strstr(out, "team"), "%s", out);
 	ck_assert_int_eq(parse(out, &c), 0);
 	ck_assert_str_eq(c.cli_id, "new-id");
 	kb_cfg_clear(&c);
-	ck_assert_msg(strstr(out, "a: 1") && strstr(out, "b: [x, y]"), "%s", out);
+	ck_assert_msg(strstr(out, "a: 1") && strstr(out, "b: [x, y]"), "%s",
+		      out);
 	free(out);
 }
 END_TEST
@@ -100,7 +108,8 @@ START_TEST(update_adds_and_quotes)
 	struct kb_cfg c;
 	char *out = update("team: gpu-mode\n", "cli_id", "12345", 0);
 
-	ck_assert_msg(strstr(out, "team: gpu-mode") < strstr(out, "cli_id: \"12345\""),
+	ck_assert_msg(strstr(out, "team: gpu-mode") <
+			      strstr(out, "cli_id: \"12345\""),
 		      "%s", out);
 	free(out);
 
@@ -149,7 +158,8 @@ END_TEST
 
 static char dir[64];
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *ftw)
 {
 	(void)st, (void)flag, (void)ftw;
 	return remove(p);
@@ -178,7 +188,8 @@ START_TEST(store_atomic_private)
 	snprintf(path, sizeof(path), "%s/.popcorn.yaml", dir);
 	/* A missing file is created. */
 	ck_assert_int_eq(kb_cfg_load(path, &c, err, sizeof(err)), -ENOENT);
-	ck_assert_int_eq(kb_cfg_store(path, "cli_id", "one", err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_cfg_store(path, "cli_id", "one", err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0600);
 
@@ -187,7 +198,8 @@ START_TEST(store_atomic_private)
 	fputs("cli_id: one\nextra: stays\n", f);
 	fclose(f);
 	chmod(path, 0644);
-	ck_assert_int_eq(kb_cfg_store(path, "cli_id", "two", err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_cfg_store(path, "cli_id", "two", err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0600);
 	ck_assert_int_eq(kb_cfg_load(path, &c, err, sizeof(err)), 0);
@@ -218,7 +230,8 @@ START_TEST(store_follows_symlink)
 	fputs("cli_id: a\n", f);
 	fclose(f);
 	ck_assert_int_eq(symlink(real, link), 0);
-	ck_assert_int_eq(kb_cfg_store(link, "cli_id", "b", err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_cfg_store(link, "cli_id", "b", err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(lstat(link, &st), 0);
 	ck_assert(S_ISLNK(st.st_mode));
 	ck_assert_int_eq(kb_cfg_load(real, &c, err, sizeof(err)), 0);
@@ -238,7 +251,8 @@ START_TEST(store_refuses_broken_file)
 	FILE *f = fopen(path, "w");
 	fputs("- not: a mapping\n", f);
 	fclose(f);
-	ck_assert_int_eq(kb_cfg_store(path, "cli_id", "x", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(kb_cfg_store(path, "cli_id", "x", err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_msg(strstr(err, "not changed"), "%s", err);
 	ck_assert_int_eq(kb_read_file(path, 1 << 20, &text, &len), 0);
 	ck_assert_str_eq(text, "- not: a mapping\n");
@@ -252,7 +266,8 @@ START_TEST(default_path_uses_home)
 	char path[256], err[128];
 
 	setenv("HOME", "/some/home", 1);
-	ck_assert_int_eq(kb_cfg_default_path(path, sizeof(path), err, sizeof(err)), 0);
+	ck_assert_int_eq(
+		kb_cfg_default_path(path, sizeof(path), err, sizeof(err)), 0);
 	ck_assert_str_eq(path, "/some/home/.popcorn.yaml");
 }
 END_TEST

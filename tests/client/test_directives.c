@@ -20,8 +20,11 @@ START_TEST(python_style)
 	struct kb_directives d;
 	char err[256];
 
-	ck_assert_int_eq(parse("#!POPCORN leaderboard grayscale\n#!POPCORN gpu H100\n"
-			       "import torch\n", &d, err), 0);
+	ck_assert_int_eq(
+		parse("#!POPCORN leaderboard grayscale\n#!POPCORN gpu H100\n"
+		      "import torch\n",
+		      &d, err),
+		0);
 	ck_assert_str_eq(d.leaderboard, "grayscale");
 	ck_assert_str_eq(d.gpu, "H100");
 	ck_assert_int_eq(d.gpu_count, 1);
@@ -35,8 +38,11 @@ START_TEST(c_style_crlf_bom)
 	struct kb_directives d;
 	char err[256];
 
-	ck_assert_int_eq(parse("\xEF\xBB\xBF//!POPCORN leaderboard vectorsum_cpu\r\n"
-			       "//!POPCORN\tgpu\tCPU\r\n#include <stdio.h>\r\n", &d, err), 0);
+	ck_assert_int_eq(
+		parse("\xEF\xBB\xBF//!POPCORN leaderboard vectorsum_cpu\r\n"
+		      "//!POPCORN\tgpu\tCPU\r\n#include <stdio.h>\r\n",
+		      &d, err),
+		0);
 	ck_assert_str_eq(d.leaderboard, "vectorsum_cpu");
 	ck_assert_str_eq(d.gpu, "CPU");
 }
@@ -47,9 +53,12 @@ START_TEST(absent)
 	struct kb_directives d;
 	char err[256];
 
-	ck_assert_int_eq(parse("#!/usr/bin/env python3\n# POPCORN leaderboard x\n"
-			       "  #!POPCORN leaderboard indented\n#!popcorn gpu lower\n"
-			       "#!POPCORNgpu H100\n", &d, err), 0);
+	ck_assert_int_eq(
+		parse("#!/usr/bin/env python3\n# POPCORN leaderboard x\n"
+		      "  #!POPCORN leaderboard indented\n#!popcorn gpu lower\n"
+		      "#!POPCORNgpu H100\n",
+		      &d, err),
+		0);
 	ck_assert_str_eq(d.leaderboard, "");
 	ck_assert_str_eq(d.gpu, "");
 	ck_assert_int_eq(d.leaderboard_line, 0);
@@ -63,8 +72,11 @@ START_TEST(keywords_and_gpu_lists)
 	struct kb_directives d;
 	char err[256];
 
-	ck_assert_int_eq(parse("#!POPCORN LEADERBOARD lb\n#!POPCORN gpus A100 H100 MI300\n"
-			       "#!POPCORN mode benchmark\n", &d, err), 0);
+	ck_assert_int_eq(
+		parse("#!POPCORN LEADERBOARD lb\n#!POPCORN gpus A100 H100 MI300\n"
+		      "#!POPCORN mode benchmark\n",
+		      &d, err),
+		0);
 	ck_assert_str_eq(d.leaderboard, "lb");
 	ck_assert_str_eq(d.gpu, "A100");
 	ck_assert_int_eq(d.gpu_count, 3);
@@ -77,7 +89,8 @@ START_TEST(anywhere_in_file)
 	struct kb_directives d;
 	char err[256];
 
-	ck_assert_int_eq(parse("import os\n\n#!POPCORN leaderboard late\n", &d, err), 0);
+	ck_assert_int_eq(
+		parse("import os\n\n#!POPCORN leaderboard late\n", &d, err), 0);
 	ck_assert_str_eq(d.leaderboard, "late");
 	ck_assert_int_eq(d.leaderboard_line, 3);
 }
@@ -88,17 +101,21 @@ START_TEST(repeated_and_conflicting)
 	struct kb_directives d;
 	char err[256];
 
-	ck_assert_int_eq(parse("#!POPCORN gpu H100\n//!POPCORN gpu H100\n", &d, err), 0);
+	ck_assert_int_eq(
+		parse("#!POPCORN gpu H100\n//!POPCORN gpu H100\n", &d, err), 0);
 	ck_assert_str_eq(d.gpu, "H100");
 
-	ck_assert_int_eq(parse("#!POPCORN leaderboard a\nx\n#!POPCORN leaderboard b\n",
-			       &d, err), -EINVAL);
-	ck_assert_msg(strstr(err, "line 3") && strstr(err, "'b'") && strstr(err, "'a'") &&
-			      strstr(err, "line 1"),
+	ck_assert_int_eq(
+		parse("#!POPCORN leaderboard a\nx\n#!POPCORN leaderboard b\n",
+		      &d, err),
+		-EINVAL);
+	ck_assert_msg(strstr(err, "line 3") && strstr(err, "'b'") &&
+			      strstr(err, "'a'") && strstr(err, "line 1"),
 		      "%s", err);
 	ck_assert_str_eq(d.leaderboard, "");
 
-	ck_assert_int_eq(parse("#!POPCORN gpu H100\n#!POPCORN gpu A100\n", &d, err),
+	ck_assert_int_eq(parse("#!POPCORN gpu H100\n#!POPCORN gpu A100\n", &d,
+			       err),
 			 -EINVAL);
 }
 END_TEST
@@ -124,9 +141,12 @@ START_TEST(resolve_from_directives)
 	struct kb_target t;
 	char err[256], warn[256];
 
-	ck_assert_int_eq(parse("#!POPCORN leaderboard lb\n#!POPCORN gpu H100\n", &d, err), 0);
-	ck_assert_int_eq(kb_directives_resolve(&d, NULL, "", &t, warn, sizeof(warn), err,
-					       sizeof(err)), 0);
+	ck_assert_int_eq(parse("#!POPCORN leaderboard lb\n#!POPCORN gpu H100\n",
+			       &d, err),
+			 0);
+	ck_assert_int_eq(kb_directives_resolve(&d, NULL, "", &t, warn,
+					       sizeof(warn), err, sizeof(err)),
+			 0);
 	ck_assert_str_eq(t.leaderboard, "lb");
 	ck_assert_str_eq(t.gpu, "H100");
 	ck_assert_str_eq(warn, "");
@@ -139,23 +159,33 @@ START_TEST(resolve_flags_win)
 	struct kb_target t;
 	char err[256], warn[512];
 
-	ck_assert_int_eq(parse("#!POPCORN leaderboard lb\n#!POPCORN gpu H100 A100\n", &d,
-			       err), 0);
+	ck_assert_int_eq(
+		parse("#!POPCORN leaderboard lb\n#!POPCORN gpu H100 A100\n", &d,
+		      err),
+		0);
 	ck_assert_int_eq(kb_directives_resolve(&d, "other", "MI300", &t, warn,
-					       sizeof(warn), err, sizeof(err)), 0);
+					       sizeof(warn), err, sizeof(err)),
+			 0);
 	ck_assert_str_eq(t.leaderboard, "other");
 	ck_assert_str_eq(t.gpu, "MI300");
-	ck_assert_msg(strstr(warn, "--leaderboard other overrides the file's directive 'lb'"),
-		      "%s", warn);
-	ck_assert_msg(strstr(warn, "--gpu MI300 overrides the file's directive 'H100'"),
-		      "%s", warn);
-	ck_assert_msg(!strstr(warn, "GPUs"), "no list note when --gpu is given: %s", warn);
+	ck_assert_msg(
+		strstr(warn,
+		       "--leaderboard other overrides the file's directive 'lb'"),
+		"%s", warn);
+	ck_assert_msg(
+		strstr(warn,
+		       "--gpu MI300 overrides the file's directive 'H100'"),
+		"%s", warn);
+	ck_assert_msg(!strstr(warn, "GPUs"),
+		      "no list note when --gpu is given: %s", warn);
 
 	/* The same value as the directive: nothing to say. */
-	ck_assert_int_eq(kb_directives_resolve(&d, "lb", NULL, &t, warn, sizeof(warn),
-					       err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_directives_resolve(&d, "lb", NULL, &t, warn,
+					       sizeof(warn), err, sizeof(err)),
+			 0);
 	ck_assert_str_eq(t.gpu, "H100");
-	ck_assert_msg(strstr(warn, "lists 2 GPUs; submitting to H100 only"), "%s", warn);
+	ck_assert_msg(strstr(warn, "lists 2 GPUs; submitting to H100 only"),
+		      "%s", warn);
 	ck_assert_msg(!strstr(warn, "overrides"), "%s", warn);
 }
 END_TEST
@@ -165,18 +195,21 @@ START_TEST(resolve_flags_only_and_missing)
 	struct kb_target t;
 	char err[256], warn[256];
 
-	ck_assert_int_eq(kb_directives_resolve(NULL, "lb", "CPU", &t, warn, sizeof(warn),
-					       err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_directives_resolve(NULL, "lb", "CPU", &t, warn,
+					       sizeof(warn), err, sizeof(err)),
+			 0);
 	ck_assert_str_eq(t.leaderboard, "lb");
 	ck_assert_str_eq(t.gpu, "CPU");
 
-	ck_assert_int_eq(kb_directives_resolve(NULL, NULL, "CPU", &t, NULL, 0, err,
-					       sizeof(err)), -EINVAL);
+	ck_assert_int_eq(kb_directives_resolve(NULL, NULL, "CPU", &t, NULL, 0,
+					       err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_msg(strstr(err, "no leaderboard given: use --leaderboard") &&
 			      strstr(err, "#!POPCORN leaderboard NAME"),
 		      "%s", err);
-	ck_assert_int_eq(kb_directives_resolve(NULL, "lb", NULL, &t, NULL, 0, err,
-					       sizeof(err)), -EINVAL);
+	ck_assert_int_eq(kb_directives_resolve(NULL, "lb", NULL, &t, NULL, 0,
+					       err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_msg(strstr(err, "no GPU given: use --gpu"), "%s", err);
 	ck_assert_str_eq(t.leaderboard, "");
 }

@@ -61,7 +61,8 @@ static void put_file(const char *path, const char *content)
 	fclose(f);
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *ftw)
 {
 	(void)st, (void)flag, (void)ftw;
 	return remove(p);
@@ -164,11 +165,12 @@ static void run_kb(struct env *e, struct run *r, const char *const *extra_env,
 static const char yaml_ok[] = "# shared with popcorn-cli\ncli_id: " CLI_ID
 			      "\nother: keep-me\n";
 
-static const char sub_c[] = "//!POPCORN leaderboard VectorSum_CPU\n"
-			    "//!POPCORN gpu CPU\n"
-			    "#include <stddef.h>\n"
-			    "float custom_kernel(const float *d, size_t n)\n"
-			    "{ float s = 0; for (size_t i = 0; i < n; i++) s += d[i]; return s; }\n";
+static const char sub_c[] =
+	"//!POPCORN leaderboard VectorSum_CPU\n"
+	"//!POPCORN gpu CPU\n"
+	"#include <stddef.h>\n"
+	"float custom_kernel(const float *d, size_t n)\n"
+	"{ float s = 0; for (size_t i = 0; i < n; i++) s += d[i]; return s; }\n";
 
 static void write_sub(struct env *e, const char *name, const char *code,
 		      char *path, size_t n)
@@ -199,109 +201,136 @@ static void h_sse_pass(int fd, const struct fake_req *rq, int calls, void *arg)
 	(void)rq, (void)calls, (void)arg;
 	fake_sse_begin(fd);
 	fake_write(fd, ": keep-alive\n\n");
-	fake_write(fd, "event: status\r\ndata: {\"status\":\"processing\",\"stage\":\"comp");
+	fake_write(
+		fd,
+		"event: status\r\ndata: {\"status\":\"processing\",\"stage\":\"comp");
 	fake_pause_ms(60);
 	fake_write(fd, "iling\",\"message\":\"cc -O3\",\"submission_id\":42,"
 		       "\"elapsed_time\":0.1}\r");
 	fake_pause_ms(60);
-	fake_write(fd, "\n\r\nevent: status\ndata: {\"stage\":\"testing\"}\n\n");
+	fake_write(fd,
+		   "\n\r\nevent: status\ndata: {\"stage\":\"testing\"}\n\n");
 	fake_write(fd, "event: progress-v2\ndata: {\"ignored\":true}\n\n");
 	fake_write(fd, "event: result\ndata: {\"status\":\"success\",\n");
 	fake_pause_ms(60);
-	fake_write(fd,
-		   "data: \"results\":[{\"success\":true,\"error\":\"\",\"runs\":{\"test\":"
-		   "{\"compilation\":{\"success\":true,\"exit_code\":0},\"run\":{\"success\":"
-		   "true,\"passed\":true,\"exit_code\":0,\"duration\":0.5}}}}],\n"
-		   "data: \"reports\":[\"REPORT-TEXT: all 3 tests passed\"]}\n\n");
+	fake_write(
+		fd,
+		"data: \"results\":[{\"success\":true,\"error\":\"\",\"runs\":{\"test\":"
+		"{\"compilation\":{\"success\":true,\"exit_code\":0},\"run\":{\"success\":"
+		"true,\"passed\":true,\"exit_code\":0,\"duration\":0.5}}}}],\n"
+		"data: \"reports\":[\"REPORT-TEXT: all 3 tests passed\"]}\n\n");
 }
 
 static void h_sse_fail(int fd, const struct fake_req *rq, int calls, void *arg)
 {
 	(void)rq, (void)calls, (void)arg;
 	fake_sse_begin(fd);
-	fake_write(fd, "event: status\ndata: {\"stage\":\"testing\"}\n\n"
-		       "event: result\ndata: {\"status\":\"success\",\"results\":[{\"success\":"
-		       "true,\"runs\":{\"test\":{\"run\":{\"success\":true,\"passed\":false,"
-		       "\"stderr\":\"mismatch at 3\"}}}}],\"reports\":[\"REPORT-TEXT: test 2 "
-		       "failed\"]}\n\n");
+	fake_write(
+		fd,
+		"event: status\ndata: {\"stage\":\"testing\"}\n\n"
+		"event: result\ndata: {\"status\":\"success\",\"results\":[{\"success\":"
+		"true,\"runs\":{\"test\":{\"run\":{\"success\":true,\"passed\":false,"
+		"\"stderr\":\"mismatch at 3\"}}}}],\"reports\":[\"REPORT-TEXT: test 2 "
+		"failed\"]}\n\n");
 }
 
 static void h_sse_error(int fd, const struct fake_req *rq, int calls, void *arg)
 {
 	(void)rq, (void)calls, (void)arg;
 	fake_sse_begin(fd);
-	fake_write(fd, "event: error\ndata: {\"status\":\"error\",\"detail\":\"runner "
-		       "pool exploded\",\"status_code\":500}\n\n");
+	fake_write(
+		fd,
+		"event: error\ndata: {\"status\":\"error\",\"detail\":\"runner "
+		"pool exploded\",\"status_code\":500}\n\n");
 }
 
 /* Names the submission, then the connection drops. */
-static void h_sse_broken(int fd, const struct fake_req *rq, int calls, void *arg)
+static void h_sse_broken(int fd, const struct fake_req *rq, int calls,
+			 void *arg)
 {
 	(void)rq, (void)calls, (void)arg;
 	fake_sse_begin(fd);
-	fake_write(fd, "event: status\ndata: {\"stage\":\"queued\",\"submission_id\":9}\n\n");
+	fake_write(
+		fd,
+		"event: status\ndata: {\"stage\":\"queued\",\"submission_id\":9}\n\n");
 }
 
 static void h_accept7(int fd, const struct fake_req *rq, int calls, void *arg)
 {
 	(void)rq, (void)calls, (void)arg;
-	fake_reply(fd, 202, "application/json",
-		   "{\"details\":{\"id\":7,\"job_status_id\":7},\"status\":\"accepted\"}");
+	fake_reply(
+		fd, 202, "application/json",
+		"{\"details\":{\"id\":7,\"job_status_id\":7},\"status\":\"accepted\"}");
 }
 
 static void h_poll7(int fd, const struct fake_req *rq, int calls, void *arg)
 {
 	(void)rq, (void)arg;
 	if (calls == 0)
-		fake_reply(fd, 200, "application/json",
-			   "{\"id\":7,\"status\":\"queued\",\"stage\":\"queued\",\"done\":false}");
+		fake_reply(
+			fd, 200, "application/json",
+			"{\"id\":7,\"status\":\"queued\",\"stage\":\"queued\",\"done\":false}");
 	else if (calls == 1)
-		fake_reply(fd, 200, "application/json",
-			   "{\"id\":7,\"status\":\"running\",\"stage\":\"testing\",\"done\":false}");
+		fake_reply(
+			fd, 200, "application/json",
+			"{\"id\":7,\"status\":\"running\",\"stage\":\"testing\",\"done\":false}");
 	else
-		fake_reply(fd, 200, "application/json",
-			   "{\"id\":7,\"status\":\"done\",\"done\":true,\"verdict\":\"passed\","
-			   "\"score\":1.5e-5,\"report\":\"POLLED-REPORT\\n\",\"runs\":[]}");
+		fake_reply(
+			fd, 200, "application/json",
+			"{\"id\":7,\"status\":\"done\",\"done\":true,\"verdict\":\"passed\","
+			"\"score\":1.5e-5,\"report\":\"POLLED-REPORT\\n\",\"runs\":[]}");
 }
 
 /* kb-gateway's answers for a gpu no worker serves: the stream's queued
  * status, and the 202 of POST /submission/... (docs/api.md). */
-#define NO_WORKER "no worker online for CPU: the submission waits in the queue until one serves it"
+#define NO_WORKER                                                              \
+	"no worker online for CPU: the submission waits in the queue until one serves it"
 
-static void h_sse_no_worker(int fd, const struct fake_req *rq, int calls, void *arg)
+static void h_sse_no_worker(int fd, const struct fake_req *rq, int calls,
+			    void *arg)
 {
 	(void)rq, (void)calls, (void)arg;
 	fake_sse_begin(fd);
-	fake_write(fd, "event: status\ndata: {\"status\":\"queued\",\"stage\":\"queued\","
-		       "\"message\":\"Submission 7 queued (position 1); " NO_WORKER "\","
-		       "\"submission_id\":7,\"elapsed_time\":0.01,\"worker_elapsed_ms\":null,"
-		       "\"position\":1,\"worker\":null,\"workers_online\":0,"
-		       "\"estimated_wait_s\":null,\"estimated_start\":null,"
-		       "\"warning\":\"" NO_WORKER "\"}\n\n");
+	fake_write(
+		fd,
+		"event: status\ndata: {\"status\":\"queued\",\"stage\":\"queued\","
+		"\"message\":\"Submission 7 queued (position 1); " NO_WORKER
+		"\","
+		"\"submission_id\":7,\"elapsed_time\":0.01,\"worker_elapsed_ms\":null,"
+		"\"position\":1,\"worker\":null,\"workers_online\":0,"
+		"\"estimated_wait_s\":null,\"estimated_start\":null,"
+		"\"warning\":\"" NO_WORKER "\"}\n\n");
 	/* The same again, as a stream repeats its status: said once. */
-	fake_write(fd, "event: status\ndata: {\"status\":\"queued\",\"stage\":\"queued\","
-		       "\"submission_id\":7,\"warning\":\"" NO_WORKER "\"}\n\n");
-	fake_write(fd, "event: result\ndata: {\"status\":\"success\",\"results\":[{\"success\":"
-		       "true,\"runs\":{\"test\":{\"run\":{\"success\":true,\"passed\":true}}}}],"
-		       "\"reports\":[\"REPORT-TEXT\"]}\n\n");
+	fake_write(
+		fd,
+		"event: status\ndata: {\"status\":\"queued\",\"stage\":\"queued\","
+		"\"submission_id\":7,\"warning\":\"" NO_WORKER "\"}\n\n");
+	fake_write(
+		fd,
+		"event: result\ndata: {\"status\":\"success\",\"results\":[{\"success\":"
+		"true,\"runs\":{\"test\":{\"run\":{\"success\":true,\"passed\":true}}}}],"
+		"\"reports\":[\"REPORT-TEXT\"]}\n\n");
 }
 
-static void h_accept7_no_worker(int fd, const struct fake_req *rq, int calls, void *arg)
+static void h_accept7_no_worker(int fd, const struct fake_req *rq, int calls,
+				void *arg)
 {
 	(void)rq, (void)calls, (void)arg;
-	fake_reply(fd, 202, "application/json",
-		   "{\"details\":{\"id\":7,\"job_status_id\":7},\"status\":\"accepted\","
-		   "\"runner_queue\":{\"runner\":\"kb-worker\",\"gpu\":\"CPU\",\"queued_jobs\":1,"
-		   "\"workers_online\":0,\"estimated_wait_s\":null},"
-		   "\"warning\":\"" NO_WORKER "\"}");
+	fake_reply(
+		fd, 202, "application/json",
+		"{\"details\":{\"id\":7,\"job_status_id\":7},\"status\":\"accepted\","
+		"\"runner_queue\":{\"runner\":\"kb-worker\",\"gpu\":\"CPU\",\"queued_jobs\":1,"
+		"\"workers_online\":0,\"estimated_wait_s\":null},"
+		"\"warning\":\"" NO_WORKER "\"}");
 }
 
 static void h_poll9(int fd, const struct fake_req *rq, int calls, void *arg)
 {
 	(void)rq, (void)calls, (void)arg;
-	fake_reply(fd, 200, "application/json",
-		   "{\"id\":9,\"status\":\"done\",\"done\":true,\"verdict\":\"compile_error\","
-		   "\"report\":\"nvcc: error: expected ';'\"}");
+	fake_reply(
+		fd, 200, "application/json",
+		"{\"id\":9,\"status\":\"done\",\"done\":true,\"verdict\":\"compile_error\","
+		"\"report\":\"nvcc: error: expected ';'\"}");
 }
 
 /* Registration: 401 until the second check. */
@@ -309,8 +338,9 @@ static void h_check(int fd, const struct fake_req *rq, int calls, void *arg)
 {
 	(void)rq, (void)arg;
 	if (calls == 0)
-		fake_reply(fd, 401, "application/json",
-			   "{\"detail\":\"Invalid or unauthorized X-Popcorn-Cli-Id\"}");
+		fake_reply(
+			fd, 401, "application/json",
+			"{\"detail\":\"Invalid or unauthorized X-Popcorn-Cli-Id\"}");
 	else
 		fake_reply(fd, 200, "application/json", "[]");
 }
@@ -331,7 +361,8 @@ START_TEST(submit_stream_pass)
 	run_kb(&e, &r, NULL, (const char *[]){"submit", file, NULL});
 	ASSERT_EXIT(r, 0);
 	ASSERT_HAS(r.out, "REPORT-TEXT: all 3 tests passed");
-	ASSERT_HAS(r.out, "sum.c on VectorSum_CPU/CPU (submission 42, test): PASSED");
+	ASSERT_HAS(r.out,
+		   "sum.c on VectorSum_CPU/CPU (submission 42, test): PASSED");
 	/* Not a terminal: one progress line per update, with the time. */
 	ASSERT_HAS(r.err, "s] compiling: cc -O3\n");
 	ASSERT_HAS(r.err, "s] testing\n");
@@ -361,15 +392,17 @@ START_TEST(submit_stream_json)
 	env_up(&e, routes, 1, yaml_ok);
 	write_sub(&e, "sum.c", sub_c, file, sizeof(file));
 	run_kb(&e, &r, NULL,
-	       (const char *[]){"--json", "submit", "-q", "--mode", "BENCHMARK", file,
-				NULL});
+	       (const char *[]){"--json", "submit", "-q", "--mode", "BENCHMARK",
+				file, NULL});
 	ASSERT_EXIT(r, 0);
 	json_t *j = json_loads(r.out, 0, NULL);
 	ck_assert_msg(j != NULL, "stdout is not JSON:\n%s", r.out);
-	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "success");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "status")),
+			 "success");
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "results")), 1);
 	json_decref(j);
-	ck_assert_msg(strstr(r.err, "compiling") == NULL, "--quiet printed:\n%s", r.err);
+	ck_assert_msg(strstr(r.err, "compiling") == NULL,
+		      "--quiet printed:\n%s", r.err);
 	run_free(&r);
 	env_down(&e);
 }
@@ -386,15 +419,18 @@ START_TEST(submit_stream_fail)
 
 	env_up(&e, routes, 1, yaml_ok);
 	/* Flags override the directives (with a note). */
-	write_sub(&e, "k.py", "#!POPCORN leaderboard other\n#!POPCORN gpu A100\nx = 1\n",
+	write_sub(&e, "k.py",
+		  "#!POPCORN leaderboard other\n#!POPCORN gpu A100\nx = 1\n",
 		  file, sizeof(file));
 	run_kb(&e, &r, NULL,
-	       (const char *[]){"submit", "--leaderboard", "grayscale", "--gpu", "H100",
-				"-m", "leaderboard", file, NULL});
+	       (const char *[]){"submit", "--leaderboard", "grayscale", "--gpu",
+				"H100", "-m", "leaderboard", file, NULL});
 	ASSERT_EXIT(r, 1);
 	ASSERT_HAS(r.out, "REPORT-TEXT: test 2 failed");
 	ASSERT_HAS(r.out, "FAILED (run 'test' did not pass)");
-	ASSERT_HAS(r.err, "--leaderboard grayscale overrides the file's directive 'other'");
+	ASSERT_HAS(
+		r.err,
+		"--leaderboard grayscale overrides the file's directive 'other'");
 	ASSERT_HAS(r.err, "--gpu H100 overrides the file's directive 'A100'");
 	run_free(&r);
 	env_down(&e);
@@ -441,12 +477,15 @@ START_TEST(submit_fallback_poll)
 	ASSERT_HAS(r.err, "] testing");
 
 	ck_assert_uint_eq(fake_nreq(e.srv), 5);
-	ck_assert_str_eq(fake_req_at(e.srv, 0)->path, "/vectorsum_cpu/CPU/test");
-	ck_assert_str_eq(fake_req_at(e.srv, 1)->path, "/submission/vectorsum_cpu/CPU/test");
+	ck_assert_str_eq(fake_req_at(e.srv, 0)->path,
+			 "/vectorsum_cpu/CPU/test");
+	ck_assert_str_eq(fake_req_at(e.srv, 1)->path,
+			 "/submission/vectorsum_cpu/CPU/test");
 	ASSERT_HAS(fake_req_at(e.srv, 1)->body, "filename=\"sum.c\"");
 	for (size_t i = 2; i < 5; i++) {
 		ck_assert_str_eq(fake_req_at(e.srv, i)->method, "GET");
-		ck_assert_str_eq(fake_req_at(e.srv, i)->path, "/user/submissions/7");
+		ck_assert_str_eq(fake_req_at(e.srv, i)->path,
+				 "/user/submissions/7");
 		ck_assert_str_eq(fake_req_at(e.srv, i)->cli_id, CLI_ID);
 	}
 	run_free(&r);
@@ -462,7 +501,8 @@ START_TEST(submit_says_no_worker)
 		{"POST", "/vectorsum_cpu/CPU/test", h_sse_no_worker, NULL},
 	};
 	static const struct fake_route poll[] = {
-		{"POST", "/submission/vectorsum_cpu/CPU/test", h_accept7_no_worker, NULL},
+		{"POST", "/submission/vectorsum_cpu/CPU/test",
+		 h_accept7_no_worker, NULL},
 		{"GET", "/user/submissions/7", h_poll7, NULL},
 	};
 	static const char said[] = "kb: warning: " NO_WORKER "\n";
@@ -477,19 +517,23 @@ START_TEST(submit_says_no_worker)
 	ASSERT_HAS(r.err, said);
 	ck_assert_msg(strstr(r.err, said) < strstr(r.err, "] queued"),
 		      "the warning comes after the wait began:\n%s", r.err);
-	ck_assert_msg(!strstr(strstr(r.err, said) + 1, said), "said twice:\n%s", r.err);
+	ck_assert_msg(!strstr(strstr(r.err, said) + 1, said), "said twice:\n%s",
+		      r.err);
 	run_free(&r);
 	env_down(&e);
 
 	env_up(&e, poll, 2, yaml_ok);
 	write_sub(&e, "sum.c", sub_c, file, sizeof(file));
-	run_kb(&e, &r, NULL, (const char *[]){"submit", "--no-stream", file, NULL});
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"submit", "--no-stream", file, NULL});
 	ASSERT_EXIT(r, 0);
 	ASSERT_HAS(r.err, said);
 	ck_assert_msg(strstr(r.err, said) < strstr(r.err, "] queued"),
 		      "the warning comes after the wait began:\n%s", r.err);
 	run_free(&r);
-	run_kb(&e, &r, NULL, (const char *[]){"submit", "--no-stream", "--quiet", file, NULL});
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"submit", "--no-stream", "--quiet", file,
+				NULL});
 	ASSERT_EXIT(r, 0);
 	ASSERT_HAS(r.err, said);
 	run_free(&r);
@@ -555,11 +599,13 @@ START_TEST(submit_usage_errors)
 	run_kb(&e, &r, NULL, (const char *[]){"submit", NULL});
 	ASSERT_EXIT(r, 2);
 	run_free(&r);
-	run_kb(&e, &r, NULL, (const char *[]){"submit", "/nonexistent/x.c", NULL});
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"submit", "/nonexistent/x.c", NULL});
 	ASSERT_EXIT(r, 2);
 	ASSERT_HAS(r.err, "cannot read /nonexistent/x.c");
 	run_free(&r);
-	run_kb(&e, &r, NULL, (const char *[]){"submit", "--mode", "fast", file, NULL});
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"submit", "--mode", "fast", file, NULL});
 	ASSERT_EXIT(r, 2);
 	ASSERT_HAS(r.err, "unknown mode 'fast'");
 	run_free(&r);
@@ -567,7 +613,8 @@ START_TEST(submit_usage_errors)
 	ASSERT_EXIT(r, 2);
 	ASSERT_HAS(r.err, "no leaderboard given");
 	run_free(&r);
-	run_kb(&e, &r, NULL, (const char *[]){"submit", "--leaderboard", "x", plain, NULL});
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"submit", "--leaderboard", "x", plain, NULL});
 	ASSERT_EXIT(r, 2);
 	ASSERT_HAS(r.err, "no GPU given: use --gpu");
 	run_free(&r);
@@ -624,7 +671,8 @@ START_TEST(leaderboards_and_ranking)
 	ASSERT_EXIT(r, 0);
 	ASSERT_HAS(r.out, "vectorsum_cpu");
 	ASSERT_HAS(r.out, "Sum floats");
-	ck_assert_msg(strstr(r.out, "more") == NULL, "only the first line:\n%s", r.out);
+	ck_assert_msg(strstr(r.out, "more") == NULL, "only the first line:\n%s",
+		      r.out);
 	run_free(&r);
 
 	run_kb(&e, &r, NULL, (const char *[]){"leaderboards", "--json", NULL});
@@ -635,7 +683,8 @@ START_TEST(leaderboards_and_ranking)
 	run_free(&r);
 
 	run_kb(&e, &r, NULL,
-	       (const char *[]){"ranking", "vectorsum_cpu", "CPU", "--limit", "5", NULL});
+	       (const char *[]){"ranking", "vectorsum_cpu", "CPU", "--limit",
+				"5", NULL});
 	ASSERT_EXIT(r, 0);
 	ASSERT_HAS(r.out, "alice");
 	ASSERT_HAS(r.out, "2.5 \xC2\xB5s");
@@ -674,8 +723,8 @@ START_TEST(submissions_commands)
 
 	env_up(&e, routes, 3, yaml_ok);
 	run_kb(&e, &r, NULL,
-	       (const char *[]){"submissions", "list", "--leaderboard", "vectorsum_cpu",
-				NULL});
+	       (const char *[]){"submissions", "list", "--leaderboard",
+				"vectorsum_cpu", NULL});
 	ASSERT_EXIT(r, 0);
 	ASSERT_HAS(r.out, "sum.c");
 	ASSERT_HAS(r.out, "1 ms");
@@ -687,11 +736,13 @@ START_TEST(submissions_commands)
 				      !strstr(row, " done "),
 			      "%s", r.out);
 	}
-	ck_assert_str_eq(fake_req_at(e.srv, 0)->query, "leaderboard=vectorsum_cpu");
+	ck_assert_str_eq(fake_req_at(e.srv, 0)->query,
+			 "leaderboard=vectorsum_cpu");
 	ck_assert_str_eq(fake_req_at(e.srv, 0)->cli_id, CLI_ID);
 	run_free(&r);
 
-	run_kb(&e, &r, NULL, (const char *[]){"submissions", "show", "7", NULL});
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"submissions", "show", "7", NULL});
 	ASSERT_EXIT(r, 0);
 	ASSERT_HAS(r.out, "Submission 7");
 	ASSERT_HAS(r.out, "Status:       succeeded");
@@ -701,22 +752,26 @@ START_TEST(submissions_commands)
 	run_free(&r);
 
 	/* stdin is not a terminal: --yes is required. */
-	run_kb(&e, &r, NULL, (const char *[]){"submissions", "delete", "7", NULL});
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"submissions", "delete", "7", NULL});
 	ASSERT_EXIT(r, 2);
 	ASSERT_HAS(r.err, "--yes");
 	run_free(&r);
 	ck_assert_uint_eq(fake_nreq(e.srv), 2);
 
-	run_kb(&e, &r, NULL, (const char *[]){"submissions", "delete", "--yes", "7", NULL});
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"submissions", "delete", "--yes", "7", NULL});
 	ASSERT_EXIT(r, 0);
 	ASSERT_HAS(r.out, "Deleted submission 7.");
 	ck_assert_str_eq(fake_req_at(e.srv, 2)->method, "DELETE");
 	run_free(&r);
 
-	run_kb(&e, &r, NULL, (const char *[]){"submissions", "show", "x7", NULL});
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"submissions", "show", "x7", NULL});
 	ASSERT_EXIT(r, 2);
 	run_free(&r);
-	run_kb(&e, &r, NULL, (const char *[]){"submissions", "frobnicate", NULL});
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"submissions", "frobnicate", NULL});
 	ASSERT_EXIT(r, 2);
 	run_free(&r);
 	env_down(&e);
@@ -742,7 +797,8 @@ START_TEST(join_sends_code)
 	ck_assert_str_eq(q->cli_id, CLI_ID);
 	ASSERT_HAS(q->content_type, "application/json");
 	json_t *j = json_loads(q->body, 0, NULL);
-	ck_assert_str_eq(json_string_value(json_object_get(j, "code")), "ABC-123");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "code")),
+			 "ABC-123");
 	json_decref(j);
 	run_free(&r);
 	env_down(&e);
@@ -766,8 +822,10 @@ START_TEST(register_saves_and_waits)
 	run_kb(&e, &r, NULL, (const char *[]){"register", "github", NULL});
 	ASSERT_EXIT(r, 0);
 	/* base64url, unpadded, of {"cli_id":"new-id-456","is_reset":false} */
-	ASSERT_HAS(r.out, "https://github.example/authorize?client_id=x&redirect_uri=y"
-			  "&state=eyJjbGlfaWQiOiJuZXctaWQtNDU2IiwiaXNfcmVzZXQiOmZhbHNlfQ\n");
+	ASSERT_HAS(
+		r.out,
+		"https://github.example/authorize?client_id=x&redirect_uri=y"
+		"&state=eyJjbGlfaWQiOiJuZXctaWQtNDU2IiwiaXNfcmVzZXQiOmZhbHNlfQ\n");
 	ASSERT_HAS(r.out, "Registered");
 	ck_assert_str_eq(fake_req_at(e.srv, 0)->query, "provider=github");
 	ck_assert_str_eq(fake_req_at(e.srv, 0)->cli_id, "");
@@ -789,10 +847,13 @@ START_TEST(register_saves_and_waits)
 
 	/* A reset proves the account with the id it replaces. */
 	run_kb(&e, &r, NULL,
-	       (const char *[]){"register", "--reset", "--no-wait", "github", NULL});
+	       (const char *[]){"register", "--reset", "--no-wait", "github",
+				NULL});
 	ASSERT_EXIT(r, 0);
 	/* base64url of {"cli_id":"new-id-456","is_reset":true} */
-	ASSERT_HAS(r.out, "&state=eyJjbGlfaWQiOiJuZXctaWQtNDU2IiwiaXNfcmVzZXQiOnRydWV9\n");
+	ASSERT_HAS(
+		r.out,
+		"&state=eyJjbGlfaWQiOiJuZXctaWQtNDU2IiwiaXNfcmVzZXQiOnRydWV9\n");
 	ck_assert_str_eq(fake_req_at(e.srv, 3)->query, "provider=github");
 	ck_assert_str_eq(fake_req_at(e.srv, 3)->cli_id, "new-id-456");
 	run_free(&r);
@@ -800,11 +861,13 @@ START_TEST(register_saves_and_waits)
 	/* Unconfirmed (--no-wait) with an id on file: the id on file is kept,
 	 * and kb says so and names the new one. */
 	put_file(cfg, "cli_id: \"old-id-123\"\n");
-	run_kb(&e, &r, NULL, (const char *[]){"register", "--no-wait", "github", NULL});
+	run_kb(&e, &r, NULL,
+	       (const char *[]){"register", "--no-wait", "github", NULL});
 	ASSERT_EXIT(r, 0);
 	yaml = slurp(cfg);
 	ASSERT_HAS(yaml, "old-id-123");
-	ck_assert_msg(strstr(yaml, "new-id-456") == NULL, "replaced:\n%s", yaml);
+	ck_assert_msg(strstr(yaml, "new-id-456") == NULL, "replaced:\n%s",
+		      yaml);
 	free(yaml);
 	ASSERT_HAS(r.err, "unchanged");
 	ASSERT_HAS(r.err, "KB_CLI_ID=new-id-456");
@@ -834,7 +897,8 @@ START_TEST(help_everywhere)
 	env_up(&e, NULL, 0, NULL);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		run_kb(&e, &r, NULL,
-		       (const char *[]){cmds[i][0], cmds[i][1], cmds[i][2], NULL});
+		       (const char *[]){cmds[i][0], cmds[i][1], cmds[i][2],
+					NULL});
 		ASSERT_EXIT(r, 0);
 		ASSERT_HAS(r.out, "SYNOPSIS");
 		ASSERT_HAS(r.out, "NAME");

@@ -28,25 +28,33 @@ START_TEST(upstream_results)
 {
 	char why[128];
 
-	ck_assert_int_eq(outcome("{\"status\":\"success\",\"results\":[{\"success\":true,"
-				 "\"runs\":{\"test\":{\"compilation\":{\"success\":true},"
-				 "\"run\":{\"success\":true,\"passed\":true}},\"benchmark\":"
-				 "{\"compilation\":null,\"run\":{\"success\":true,\"passed\":"
-				 "true}}}}]}", why),
-			 KB_OUTCOME_PASSED);
-	ck_assert_int_eq(outcome("{\"results\":[{\"success\":true,\"runs\":{\"test\":{"
-				 "\"run\":{\"success\":true,\"passed\":false}}}}]}", why),
-			 KB_OUTCOME_FAILED);
+	ck_assert_int_eq(
+		outcome("{\"status\":\"success\",\"results\":[{\"success\":true,"
+			"\"runs\":{\"test\":{\"compilation\":{\"success\":true},"
+			"\"run\":{\"success\":true,\"passed\":true}},\"benchmark\":"
+			"{\"compilation\":null,\"run\":{\"success\":true,\"passed\":"
+			"true}}}}]}",
+			why),
+		KB_OUTCOME_PASSED);
+	ck_assert_int_eq(
+		outcome("{\"results\":[{\"success\":true,\"runs\":{\"test\":{"
+			"\"run\":{\"success\":true,\"passed\":false}}}}]}",
+			why),
+		KB_OUTCOME_FAILED);
 	ck_assert_str_eq(why, "run 'test' did not pass");
-	ck_assert_int_eq(outcome("{\"results\":[{\"success\":true,\"runs\":{\"test\":{"
-				 "\"compilation\":{\"success\":false},\"run\":null}}}]}", why),
-			 KB_OUTCOME_FAILED);
+	ck_assert_int_eq(
+		outcome("{\"results\":[{\"success\":true,\"runs\":{\"test\":{"
+			"\"compilation\":{\"success\":false},\"run\":null}}}]}",
+			why),
+		KB_OUTCOME_FAILED);
 	ck_assert_str_eq(why, "compilation failed (test)");
-	ck_assert_int_eq(outcome("{\"results\":[{\"success\":false,\"error\":\"boom\"}]}",
-				 why),
-			 KB_OUTCOME_FAILED);
+	ck_assert_int_eq(
+		outcome("{\"results\":[{\"success\":false,\"error\":\"boom\"}]}",
+			why),
+		KB_OUTCOME_FAILED);
 	ck_assert_str_eq(why, "the run failed: boom");
-	ck_assert_int_eq(outcome("{\"status\":\"success\",\"results\":[]}", why),
+	ck_assert_int_eq(outcome("{\"status\":\"success\",\"results\":[]}",
+				 why),
 			 KB_OUTCOME_UNKNOWN);
 }
 END_TEST
@@ -58,23 +66,29 @@ START_TEST(job_status)
 	char why[128];
 
 	ck_assert_int_eq(outcome("{\"verdict\":\"passed\",\"job\":{\"status\":"
-				 "\"failed\",\"error\":\"not ranked\"}}", why),
+				 "\"failed\",\"error\":\"not ranked\"}}",
+				 why),
 			 KB_OUTCOME_FAILED);
 	ck_assert_str_eq(why, "job failed: not ranked");
 	ck_assert_int_eq(outcome("{\"verdict\":\"suspect\",\"job\":{\"status\":"
-				 "\"hacked\",\"error\":null}}", why),
+				 "\"hacked\",\"error\":null}}",
+				 why),
 			 KB_OUTCOME_FAILED);
 	ck_assert_str_eq(why, "job hacked: no detail");
 	ck_assert_int_eq(outcome("{\"job\":{\"status\":\"timed_out\",\"error\":"
-				 "\"late\"},\"runs\":[]}", why),
+				 "\"late\"},\"runs\":[]}",
+				 why),
 			 KB_OUTCOME_FAILED);
-	ck_assert_int_eq(outcome("{\"verdict\":\"infra_error\",\"job\":{\"status\":"
-				 "\"failed\",\"error\":\"x\"}}", why),
-			 KB_OUTCOME_INFRA);
+	ck_assert_int_eq(
+		outcome("{\"verdict\":\"infra_error\",\"job\":{\"status\":"
+			"\"failed\",\"error\":\"x\"}}",
+			why),
+		KB_OUTCOME_INFRA);
 	/* succeeded decides nothing by itself: an older server said so of
 	 * failed runs too. */
 	ck_assert_int_eq(outcome("{\"job\":{\"status\":\"succeeded\"},\"runs\":"
-				 "[{\"mode\":\"test\",\"passed\":false}]}", why),
+				 "[{\"mode\":\"test\",\"passed\":false}]}",
+				 why),
 			 KB_OUTCOME_FAILED);
 }
 END_TEST
@@ -83,20 +97,27 @@ START_TEST(verdicts_and_flags)
 {
 	char why[128];
 
-	ck_assert_int_eq(outcome("{\"verdict\":\"passed\",\"results\":[]}", why),
+	ck_assert_int_eq(outcome("{\"verdict\":\"passed\",\"results\":[]}",
+				 why),
 			 KB_OUTCOME_PASSED);
-	ck_assert_int_eq(outcome("{\"verdict\":\"compile_error\"}", why), KB_OUTCOME_FAILED);
+	ck_assert_int_eq(outcome("{\"verdict\":\"compile_error\"}", why),
+			 KB_OUTCOME_FAILED);
 	ck_assert_str_eq(why, "verdict compile_error");
-	ck_assert_int_eq(outcome("{\"verdict\":\"suspect\"}", why), KB_OUTCOME_FAILED);
-	ck_assert_int_eq(outcome("{\"verdict\":\"infra_error\"}", why), KB_OUTCOME_INFRA);
+	ck_assert_int_eq(outcome("{\"verdict\":\"suspect\"}", why),
+			 KB_OUTCOME_FAILED);
+	ck_assert_int_eq(outcome("{\"verdict\":\"infra_error\"}", why),
+			 KB_OUTCOME_INFRA);
 	ck_assert_int_eq(outcome("{\"passed\":false}", why), KB_OUTCOME_FAILED);
 	ck_assert_int_eq(outcome("{\"passed\":true}", why), KB_OUTCOME_PASSED);
-	ck_assert_int_eq(outcome("{\"status\":\"failed\",\"verdict\":null,\"error\":"
-				 "\"queue down\"}", why),
-			 KB_OUTCOME_INFRA);
+	ck_assert_int_eq(
+		outcome("{\"status\":\"failed\",\"verdict\":null,\"error\":"
+			"\"queue down\"}",
+			why),
+		KB_OUTCOME_INFRA);
 	ck_assert_str_eq(why, "the platform could not run it: queue down");
 	ck_assert_int_eq(outcome("{}", why), KB_OUTCOME_UNKNOWN);
-	ck_assert_int_eq(kb_result_outcome(NULL, why, sizeof(why)), KB_OUTCOME_UNKNOWN);
+	ck_assert_int_eq(kb_result_outcome(NULL, why, sizeof(why)),
+			 KB_OUTCOME_UNKNOWN);
 }
 END_TEST
 
@@ -104,14 +125,19 @@ START_TEST(record_runs)
 {
 	char why[128];
 
-	ck_assert_int_eq(outcome("{\"done\":true,\"runs\":[{\"mode\":\"test\",\"passed\":"
-				 "true},{\"mode\":\"leaderboard\",\"passed\":true}]}", why),
-			 KB_OUTCOME_PASSED);
-	ck_assert_int_eq(outcome("{\"done\":true,\"runs\":[{\"mode\":\"test\",\"passed\":"
-				 "true},{\"mode\":\"private\",\"passed\":false}]}", why),
-			 KB_OUTCOME_FAILED);
+	ck_assert_int_eq(
+		outcome("{\"done\":true,\"runs\":[{\"mode\":\"test\",\"passed\":"
+			"true},{\"mode\":\"leaderboard\",\"passed\":true}]}",
+			why),
+		KB_OUTCOME_PASSED);
+	ck_assert_int_eq(
+		outcome("{\"done\":true,\"runs\":[{\"mode\":\"test\",\"passed\":"
+			"true},{\"mode\":\"private\",\"passed\":false}]}",
+			why),
+		KB_OUTCOME_FAILED);
 	ck_assert_str_eq(why, "run 'private' did not pass");
-	ck_assert_int_eq(outcome("{\"done\":true,\"runs\":[]}", why), KB_OUTCOME_UNKNOWN);
+	ck_assert_int_eq(outcome("{\"done\":true,\"runs\":[]}", why),
+			 KB_OUTCOME_UNKNOWN);
 }
 END_TEST
 
@@ -120,7 +146,8 @@ START_TEST(done)
 	json_t *j;
 
 	j = J("{\"done\":false,\"status\":\"done\"}");
-	ck_assert_int_eq(kb_result_done(j), 0); /* "done" decides when present */
+	ck_assert_int_eq(kb_result_done(j),
+			 0); /* "done" decides when present */
 	json_decref(j);
 	j = J("{\"status\":\"done\"}");
 	ck_assert_int_eq(kb_result_done(j), 1);
@@ -194,13 +221,15 @@ END_TEST
 
 START_TEST(render_built)
 {
-	json_t *j = J("{\"results\":[{\"success\":true,\"runs\":{\"test\":{\"compilation\":"
-		      "{\"success\":false,\"exit_code\":1,\"stderr\":\"k.cu:3: error\"}},"
-		      "\"benchmark\":{\"run\":{\"passed\":false,\"duration\":0.25,"
-		      "\"stdout\":\"\",\"stderr\":\"mismatch\"}}}}]}");
+	json_t *j = J(
+		"{\"results\":[{\"success\":true,\"runs\":{\"test\":{\"compilation\":"
+		"{\"success\":false,\"exit_code\":1,\"stderr\":\"k.cu:3: error\"}},"
+		"\"benchmark\":{\"run\":{\"passed\":false,\"duration\":0.25,"
+		"\"stdout\":\"\",\"stderr\":\"mismatch\"}}}}]}");
 	char *t = kb_result_render(j);
 
-	ck_assert_msg(strstr(t, "test: compilation failed (exit 1)\n"), "%s", t);
+	ck_assert_msg(strstr(t, "test: compilation failed (exit 1)\n"), "%s",
+		      t);
 	ck_assert_msg(strstr(t, "k.cu:3: error\n"), "%s", t);
 	ck_assert_msg(strstr(t, "benchmark: failed (250 ms)\n"), "%s", t);
 	ck_assert_msg(strstr(t, "  stderr:\nmismatch\n"), "%s", t);

@@ -126,7 +126,9 @@ START_TEST(multi_line_data)
 {
 	struct got g;
 
-	parse_all_splits("event: result\ndata: {\"a\":1,\ndata:  \"b\":2}\ndata\n\n", &g);
+	parse_all_splits(
+		"event: result\ndata: {\"a\":1,\ndata:  \"b\":2}\ndata\n\n",
+		&g);
 	ck_assert_int_eq(g.n, 1);
 	/* One leading space is dropped, a second kept; "data" alone adds an
 	 * empty line. */
@@ -138,9 +140,10 @@ START_TEST(comments_and_keepalives)
 {
 	struct got g;
 
-	parse_all_splits(": keep-alive\n\n:\n\n: ping\nevent: status\n: inside\n"
-			 "data: x\n\n",
-			 &g);
+	parse_all_splits(
+		": keep-alive\n\n:\n\n: ping\nevent: status\n: inside\n"
+		"data: x\n\n",
+		&g);
 	ck_assert_int_eq(g.n, 1);
 	ck_assert_str_eq(g.type[0], "status");
 	ck_assert_str_eq(g.data[0], "x");
@@ -179,7 +182,9 @@ START_TEST(bom_and_empty_data)
 {
 	struct got g;
 
-	parse_all_splits("\xEF\xBB\xBF" "data:\n\ndata: \xC3\xA9\n\n", &g);
+	parse_all_splits("\xEF\xBB\xBF"
+			 "data:\n\ndata: \xC3\xA9\n\n",
+			 &g);
 	ck_assert_int_eq(g.n, 2);
 	ck_assert_str_eq(g.data[0], "");
 	ck_assert_str_eq(g.data[1], "\xC3\xA9");
@@ -251,8 +256,9 @@ START_TEST(upstream_stream)
 		&g);
 	ck_assert_int_eq(g.n, 3);
 	ck_assert_str_eq(g.type[2], "result");
-	ck_assert_str_eq(g.data[2],
-			 "{\"status\": \"success\", \"results\": [], \"reports\": [\"ok\"]}");
+	ck_assert_str_eq(
+		g.data[2],
+		"{\"status\": \"success\", \"results\": [], \"reports\": [\"ok\"]}");
 }
 END_TEST
 

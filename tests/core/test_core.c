@@ -30,16 +30,20 @@ static int s_json;
 static char *s_token;
 
 static const struct kb_cfg_entry table[] = {
-	{"KB_HTTP_ADDR", KB_CFG_STRING, "127.0.0.1", 0, 0, 0, &s_addr, "listen address"},
-	{"KB_HTTP_PORT", KB_CFG_INT, "8000", 1, 65535, 0, &s_port, "listen port"},
+	{"KB_HTTP_ADDR", KB_CFG_STRING, "127.0.0.1", 0, 0, 0, &s_addr,
+	 "listen address"},
+	{"KB_HTTP_PORT", KB_CFG_INT, "8000", 1, 65535, 0, &s_port,
+	 "listen port"},
 	{"KB_LOG_JSON", KB_CFG_BOOL, "0", 0, 0, 0, &s_json, "JSON logs"},
-	{"KB_ADMIN_TOKEN", KB_CFG_STRING, NULL, 0, 0, 1, &s_token, "admin token"},
+	{"KB_ADMIN_TOKEN", KB_CFG_STRING, NULL, 0, 0, 1, &s_token,
+	 "admin token"},
 };
 
 static int load(const char *const *kv, char *err, size_t n)
 {
 	struct fake_env e = {kv};
-	return kb_config_load_from(table, KB_ARRAY_LEN(table), fake_get, &e, err, n);
+	return kb_config_load_from(table, KB_ARRAY_LEN(table), fake_get, &e,
+				   err, n);
 }
 
 START_TEST(defaults_apply)
@@ -58,7 +62,7 @@ END_TEST
 
 START_TEST(environment_overrides)
 {
-	const char *kv[] = {"KB_HTTP_PORT", "9001", "KB_LOG_JSON", "yes",
+	const char *kv[] = {"KB_HTTP_PORT",   "9001",   "KB_LOG_JSON", "yes",
 			    "KB_ADMIN_TOKEN", "s3cret", NULL};
 	char err[256] = "";
 	ck_assert_int_eq(load(kv, err, sizeof(err)), 0);
@@ -74,7 +78,8 @@ START_TEST(out_of_range_names_the_variable)
 	const char *kv[] = {"KB_HTTP_PORT", "70000", NULL};
 	char err[256] = "";
 	ck_assert_int_eq(load(kv, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, "KB_HTTP_PORT") && strstr(err, "out of range"),
+	ck_assert_msg(strstr(err, "KB_HTTP_PORT") &&
+			      strstr(err, "out of range"),
 		      "error was: %s", err);
 	kb_config_free(table, KB_ARRAY_LEN(table));
 }
@@ -104,9 +109,11 @@ START_TEST(required_int_without_default_fails)
 	const char *kv[] = {NULL};
 	struct fake_env e = {kv};
 	char err[256] = "";
-	ck_assert_int_eq(kb_config_load_from(t, 1, fake_get, &e, err, sizeof(err)),
+	ck_assert_int_eq(kb_config_load_from(t, 1, fake_get, &e, err,
+					     sizeof(err)),
 			 -EINVAL);
-	ck_assert_msg(strstr(err, "KB_REQUIRED is required"), "error was: %s", err);
+	ck_assert_msg(strstr(err, "KB_REQUIRED is required"), "error was: %s",
+		      err);
 }
 END_TEST
 

@@ -35,7 +35,10 @@ extern "C" cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t)
 	return cudaSuccess;
 }
 
-int main(void) { return 0; } // and we are the program now
+int main(void)
+{
+	return 0;
+} // and we are the program now
 
 __global__ void add_kernel(const __half *a, const __half *b, __half *out,
 			   size_t n)

@@ -41,61 +41,73 @@
 #include <unistd.h>
 
 extern "C" {
-static int t_setup(const struct kbh_case *, void *, struct kbg_layout *, char *, size_t)
+static int t_setup(const struct kbh_case *, void *, struct kbg_layout *, char *,
+		   size_t)
 {
 	return -1;
 }
-static int t_generate(const void *, uint64_t, void *const[]) { return -1; }
-static int t_reference(const void *, const void *const[], void *, void *) { return -1; }
-static int t_check(const void *, const void *const[], const void *const[], const void *, void *,
-		   char *, size_t)
+static int t_generate(const void *, uint64_t, void *const[])
 {
 	return -1;
 }
-static void t_call(const void *, void *const[], void *const[]) {}
-const struct kbg_problem kbg_problem_def = {"guard-test", 8,	     NULL,    t_setup,
-					    t_generate,	  t_reference, t_check, t_call};
+static int t_reference(const void *, const void *const[], void *, void *)
+{
+	return -1;
+}
+static int t_check(const void *, const void *const[], const void *const[],
+		   const void *, void *, char *, size_t)
+{
+	return -1;
+}
+static void t_call(const void *, void *const[], void *const[])
+{
+}
+const struct kbg_problem kbg_problem_def = {"guard-test", 8,
+					    NULL,         t_setup,
+					    t_generate,   t_reference,
+					    t_check,      t_call};
 }
 
 static int failures;
 
-#define EXPECT(cond, ...)                                                                          \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			failures++;                                                                \
-		}                                                                                  \
+#define EXPECT(cond, ...)                                                      \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
+			fprintf(stderr, __VA_ARGS__);                          \
+			fputc('\n', stderr);                                   \
+			failures++;                                            \
+		}                                                              \
 	} while (0)
 
 enum scenario {
-	HONEST,	     /* 100 us of device time inside a ~300 us call */
-	FORGED_T0,   /* claims to have started before the request */
-	FORGED_DEV,  /* claims more device time than the window */
-	NAN_TIME,    /* a non-finite device time */
-	NO_REPLY,    /* writes no reply at all */
-	STICKY,	     /* cudaErrorIllegalAddress in the timed region, sticky */
-	LEFT,	     /* a CUDA error left behind by custom_kernel */
-	INFRA_CODE,  /* an error only a broken device raises */
-	EXIT_110,    /* _exit(110) from custom_kernel */
-	SEGV,	     /* SIGSEGV in custom_kernel */
-	REPORT_FD,   /* writes a passing report to fd 3, then fails */
-	ESCAPE,	     /* fork, signal the parent, read its memory */
-	INIT_DIES,   /* dies before any user code (INIT) */
+	HONEST,     /* 100 us of device time inside a ~300 us call */
+	FORGED_T0,  /* claims to have started before the request */
+	FORGED_DEV, /* claims more device time than the window */
+	NAN_TIME,   /* a non-finite device time */
+	NO_REPLY,   /* writes no reply at all */
+	STICKY,     /* cudaErrorIllegalAddress in the timed region, sticky */
+	LEFT,       /* a CUDA error left behind by custom_kernel */
+	INFRA_CODE, /* an error only a broken device raises */
+	EXIT_110,   /* _exit(110) from custom_kernel */
+	SEGV,       /* SIGSEGV in custom_kernel */
+	REPORT_FD,  /* writes a passing report to fd 3, then fails */
+	ESCAPE,     /* fork, signal the parent, read its memory */
+	INIT_DIES,  /* dies before any user code (INIT) */
 	N_SCENARIOS
 };
 
 const char *const kNames[N_SCENARIOS] = {
-	"honest", "forged_t0", "forged_dev", "nan_time",   "no_reply", "sticky",    "left",
-	"infra_code", "exit_110", "segv", "report_fd", "escape", "init_dies",
+	"honest",    "forged_t0", "forged_dev", "nan_time", "no_reply",
+	"sticky",    "left",      "infra_code", "exit_110", "segv",
+	"report_fd", "escape",    "init_dies",
 };
 
 /* What the scenario's parent saw, shared with the test process. */
 struct outcome {
-	int stage;   /* 1 kbg__init_child, 2 kbg__calibrate, 3 run_call
+	int stage; /* 1 kbg__init_child, 2 kbg__calibrate, 3 run_call
 		      * (after kbg__load_submission) */
-	int rc;	     /* of that stage */
+	int rc;    /* of that stage */
 	int confined;
 	int hold;
 	int sticky, crashed;
@@ -115,7 +127,8 @@ static struct fake g_fake;
  * of them fails: a failure's report keys are the test's. */
 static int timed(enum scenario sc)
 {
-	return sc == HONEST || sc == FORGED_T0 || sc == FORGED_DEV || sc == ESCAPE;
+	return sc == HONEST || sc == FORGED_T0 || sc == FORGED_DEV ||
+	       sc == ESCAPE;
 }
 
 static void spin_ns(uint64_t ns)
@@ -149,7 +162,8 @@ static int escaped(void)
 }
 
 /* The fake child (kbh_guard_fn). */
-static int fake_op(void *ctx, uint32_t op, const void *arg, size_t size, uint64_t *t0, uint64_t *t1)
+static int fake_op(void *ctx, uint32_t op, const void *arg, size_t size,
+		   uint64_t *t0, uint64_t *t1)
 {
 	struct fake *f = (struct fake *)ctx;
 	struct kbg_reply r;
@@ -248,7 +262,8 @@ static void scenario_main(enum scenario sc, struct outcome *o)
 	int rc, code;
 
 	setenv("POPCORN_FD", "3", 1);
-	if (kbh_trusted_init(err, sizeof err) || kbh_report_open_env(&x.rep, err, sizeof err))
+	if (kbh_trusted_init(err, sizeof err) ||
+	    kbh_report_open_env(&x.rep, err, sizeof err))
 		_exit(90);
 	g_fake.sc = sc;
 	setenv("POPCORN_FD", "3", 1);
@@ -301,7 +316,8 @@ static void scenario_main(enum scenario sc, struct outcome *o)
 		code = KBH_EXIT_FAILED;
 	} else {
 		if (timed(sc))
-			kbh_report_bench(x.rep, 0, "status", "%s", o->smp.forged ? "suspect" : "pass");
+			kbh_report_bench(x.rep, 0, "status", "%s",
+					 o->smp.forged ? "suspect" : "pass");
 		else
 			kbh_report_test(x.rep, 0, "status", "pass");
 		code = KBH_EXIT_OK;
@@ -373,7 +389,8 @@ static void pure_checks(void)
 	/* window 1000 .. 1001000 (1 ms); tolerance 0.1% + 1 us = 2 us */
 	struct kbh_guard_window w = {1000, 1001000, 2000, 900000, 0, 0};
 	EXPECT(!kbg__claim_forged(&w, 800000), "an honest claim");
-	EXPECT(!kbg__claim_forged(&w, 1001999), "device time within the clocks' tolerance");
+	EXPECT(!kbg__claim_forged(&w, 1001999),
+	       "device time within the clocks' tolerance");
 	EXPECT(kbg__claim_forged(&w, 1002001), "device time beyond the window");
 	w.t0 = 999;
 	EXPECT(kbg__claim_forged(&w, 10), "started before the request");
@@ -387,8 +404,9 @@ static void pure_checks(void)
 int main(void)
 {
 	char rep[8192];
-	struct outcome *o = (struct outcome *)mmap(NULL, sizeof *o, PROT_READ | PROT_WRITE,
-						   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct outcome *o =
+		(struct outcome *)mmap(NULL, sizeof *o, PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	int st;
 
 	if (o == MAP_FAILED) {
@@ -407,97 +425,139 @@ int main(void)
 		st = run(sc, o, rep, sizeof rep);
 		/* kbg_exit kills and reaps the child before the parent's
 		 * status can be seen */
-		EXPECT(o->child_pid > 0 && kill(o->child_pid, 0) != 0 && errno == ESRCH,
-		       "%s: the child (%d) outlived the parent", name, o->child_pid);
+		EXPECT(o->child_pid > 0 && kill(o->child_pid, 0) != 0 &&
+			       errno == ESRCH,
+		       "%s: the child (%d) outlived the parent", name,
+		       o->child_pid);
 		/* Everything but the child's early death gets through the
 		 * start: the child confined, the hold claimed, the guard's
 		 * overhead reported before user code. */
 		if (sc != INIT_DIES) {
-			EXPECT(o->stage == 3, "%s: stopped at stage %d (rc %d: %s)", name, o->stage,
-			       o->rc, o->msg);
-			EXPECT(o->confined, "%s: the child is not confined", name);
-			EXPECT(o->hold == 1, "%s: the INIT reply's hold was not taken", name);
-			EXPECT(strstr(rep, "system.guard: child ") && strstr(rep, " confined; empty call"),
+			EXPECT(o->stage == 3,
+			       "%s: stopped at stage %d (rc %d: %s)", name,
+			       o->stage, o->rc, o->msg);
+			EXPECT(o->confined, "%s: the child is not confined",
+			       name);
+			EXPECT(o->hold == 1,
+			       "%s: the INIT reply's hold was not taken", name);
+			EXPECT(strstr(rep, "system.guard: child ") &&
+				       strstr(rep, " confined; empty call"),
 			       "%s: no system.guard line:\n%s", name, rep);
 			EXPECT(strstr(rep, "user-code: started\n") &&
-				       strstr(rep, "system.guard") < strstr(rep, "user-code: started"),
-			       "%s: user-code: started missing or before calibration:\n%s", name,
-			       rep);
+				       strstr(rep, "system.guard") <
+					       strstr(rep,
+						      "user-code: started"),
+			       "%s: user-code: started missing or before calibration:\n%s",
+			       name, rep);
 		}
 		switch (sc) {
 		case HONEST:
 		case ESCAPE:
 			EXPECT(exited(st, 0), "%s: status %#x", name, st);
-			EXPECT(o->rc == KBG_OK, "%s: rc %d (%s)", name, o->rc, o->msg);
-			EXPECT(o->smp.ns == 100000 && !o->smp.forged && o->smp.gap_ns == 1000,
-			       "%s: sample %.0f ns (forged %d, gap %.0f)", name, o->smp.ns,
-			       o->smp.forged, o->smp.gap_ns);
-			EXPECT(o->smp.win_ns >= 300000, "%s: window %.0f ns < the child's 300 us", name,
+			EXPECT(o->rc == KBG_OK, "%s: rc %d (%s)", name, o->rc,
+			       o->msg);
+			EXPECT(o->smp.ns == 100000 && !o->smp.forged &&
+				       o->smp.gap_ns == 1000,
+			       "%s: sample %.0f ns (forged %d, gap %.0f)", name,
+			       o->smp.ns, o->smp.forged, o->smp.gap_ns);
+			EXPECT(o->smp.win_ns >= 300000,
+			       "%s: window %.0f ns < the child's 300 us", name,
 			       o->smp.win_ns);
-			EXPECT(strstr(rep, "check: pass\n") && !strstr(rep, "crash:"), "%s:\n%s", name,
-			       rep);
+			EXPECT(strstr(rep, "check: pass\n") &&
+				       !strstr(rep, "crash:"),
+			       "%s:\n%s", name, rep);
 			break;
 		case FORGED_T0:
 		case FORGED_DEV:
 			EXPECT(exited(st, 0), "%s: status %#x", name, st);
-			EXPECT(o->rc == KBG_OK && o->smp.forged && o->smp.ns == o->smp.win_ns,
-			       "%s: rc %d forged %d sample %.0f window %.0f", name, o->rc,
-			       o->smp.forged, o->smp.ns, o->smp.win_ns);
-			EXPECT(strstr(rep, "benchmark.0.status: suspect\n"), "%s:\n%s", name, rep);
+			EXPECT(o->rc == KBG_OK && o->smp.forged &&
+				       o->smp.ns == o->smp.win_ns,
+			       "%s: rc %d forged %d sample %.0f window %.0f",
+			       name, o->rc, o->smp.forged, o->smp.ns,
+			       o->smp.win_ns);
+			EXPECT(strstr(rep, "benchmark.0.status: suspect\n"),
+			       "%s:\n%s", name, rep);
 			break;
 		case NAN_TIME:
 		case NO_REPLY:
-			EXPECT(exited(st, KBH_EXIT_FAILED), "%s: status %#x", name, st);
-			EXPECT(o->rc == KBG_FAIL && strstr(o->msg, "malformed reply"), "%s: rc %d (%s)",
-			       name, o->rc, o->msg);
-			EXPECT(strstr(rep, "test.0.status: fail\n") && strstr(rep, "check: fail\n"),
+			EXPECT(exited(st, KBH_EXIT_FAILED), "%s: status %#x",
+			       name, st);
+			EXPECT(o->rc == KBG_FAIL &&
+				       strstr(o->msg, "malformed reply"),
+			       "%s: rc %d (%s)", name, o->rc, o->msg);
+			EXPECT(strstr(rep, "test.0.status: fail\n") &&
+				       strstr(rep, "check: fail\n"),
 			       "%s:\n%s", name, rep);
 			break;
 		case STICKY:
-			EXPECT(exited(st, KBH_EXIT_FAILED), "%s: status %#x", name, st);
+			EXPECT(exited(st, KBH_EXIT_FAILED), "%s: status %#x",
+			       name, st);
 			EXPECT(o->rc == KBG_FAIL && o->sticky &&
-				       strcmp(o->msg, "CUDA error running custom_kernel: an illegal "
-						      "memory access was encountered "
-						      "(cudaErrorIllegalAddress)") == 0,
-			       "%s: rc %d sticky %d (%s)", name, o->rc, o->sticky, o->msg);
+				       strcmp(o->msg,
+					      "CUDA error running custom_kernel: an illegal "
+					      "memory access was encountered "
+					      "(cudaErrorIllegalAddress)") == 0,
+			       "%s: rc %d sticky %d (%s)", name, o->rc,
+			       o->sticky, o->msg);
 			break;
 		case LEFT:
 			EXPECT(o->rc == KBG_FAIL && !o->sticky &&
-				       strncmp(o->msg, "custom_kernel left a CUDA error: ", 33) == 0 &&
-				       strstr(o->msg, "(cudaErrorInvalidConfiguration)"),
-			       "%s: rc %d sticky %d (%s)", name, o->rc, o->sticky, o->msg);
+				       strncmp(o->msg,
+					       "custom_kernel left a CUDA error: ",
+					       33) == 0 &&
+				       strstr(o->msg,
+					      "(cudaErrorInvalidConfiguration)"),
+			       "%s: rc %d sticky %d (%s)", name, o->rc,
+			       o->sticky, o->msg);
 			break;
 		case INFRA_CODE:
-			EXPECT(exited(st, KBH_EXIT_DEVICE), "%s: status %#x", name, st);
-			EXPECT(o->rc == KBG_INFRA && strstr(o->msg, "cudaErrorECCUncorrectable"),
+			EXPECT(exited(st, KBH_EXIT_DEVICE), "%s: status %#x",
+			       name, st);
+			EXPECT(o->rc == KBG_INFRA &&
+				       strstr(o->msg,
+					      "cudaErrorECCUncorrectable"),
 			       "%s: rc %d (%s)", name, o->rc, o->msg);
 			break;
 		case EXIT_110:
 		case SEGV: {
-			const char *how = sc == SEGV ? "killed by signal 11" : "exited with status 110";
-			EXPECT(exited(st, KBH_EXIT_CRASHED), "%s: status %#x", name, st);
-			EXPECT(o->rc == KBG_CRASH && o->crashed && strstr(o->msg, how),
+			const char *how = sc == SEGV ? "killed by signal 11"
+						     : "exited with status 110";
+			EXPECT(exited(st, KBH_EXIT_CRASHED), "%s: status %#x",
+			       name, st);
+			EXPECT(o->rc == KBG_CRASH && o->crashed &&
+				       strstr(o->msg, how),
 			       "%s: rc %d (%s)", name, o->rc, o->msg);
-			EXPECT(strstr(rep, "test.0.status: fail\ntest.0.error: custom_kernel crashed: "
-					   "the submission's process ") &&
-				       strstr(rep, how) && strstr(rep, "\ncrash: custom_kernel crashed") &&
-				       strstr(rep, "check: fail\n") && !strstr(rep, "status: pass"),
+			EXPECT(strstr(rep,
+				      "test.0.status: fail\ntest.0.error: custom_kernel crashed: "
+				      "the submission's process ") &&
+				       strstr(rep, how) &&
+				       strstr(rep,
+					      "\ncrash: custom_kernel crashed") &&
+				       strstr(rep, "check: fail\n") &&
+				       !strstr(rep, "status: pass"),
 			       "%s:\n%s", name, rep);
 			break;
 		}
 		case REPORT_FD:
-			EXPECT(exited(st, KBH_EXIT_FAILED), "%s: status %#x", name, st);
-			EXPECT(!strstr(rep, "status: pass") && !strstr(rep, "check: pass") &&
+			EXPECT(exited(st, KBH_EXIT_FAILED), "%s: status %#x",
+			       name, st);
+			EXPECT(!strstr(rep, "status: pass") &&
+				       !strstr(rep, "check: pass") &&
 				       strstr(rep, "check: fail\n"),
-			       "%s: the child wrote to the report:\n%s", name, rep);
+			       "%s: the child wrote to the report:\n%s", name,
+			       rep);
 			break;
 		case INIT_DIES:
-			EXPECT(exited(st, KBH_EXIT_DEVICE), "%s: status %#x", name, st);
+			EXPECT(exited(st, KBH_EXIT_DEVICE), "%s: status %#x",
+			       name, st);
 			EXPECT(o->stage == 1 && o->rc == KBG_INFRA &&
-				       strstr(o->msg, "exited with status 3 before any submission code"),
-			       "%s: stage %d rc %d (%s)", name, o->stage, o->rc, o->msg);
-			EXPECT(!strstr(rep, "user-code") && !strstr(rep, "check:"), "%s:\n%s", name,
-			       rep);
+				       strstr(o->msg,
+					      "exited with status 3 before any submission code"),
+			       "%s: stage %d rc %d (%s)", name, o->stage, o->rc,
+			       o->msg);
+			EXPECT(!strstr(rep, "user-code") &&
+				       !strstr(rep, "check:"),
+			       "%s:\n%s", name, rep);
 			break;
 		default:
 			break;

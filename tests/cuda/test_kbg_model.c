@@ -82,8 +82,8 @@ START_TEST(peak_derive_h100)
 	kbg_peak_derive(&d, KBG_OPS_FP16_TC, 0.5, &p, &src);
 	ck_assert_str_eq(src, "attributes");
 	assert_rel(p.bytes_per_s, 3.352e12 * KBG_PEAK_MARGIN, 1e-3);
-	assert_rel(p.flops_per_s,
-		   132 * 1.98e9 * 4096 * KBG_PEAK_MARGIN / 0.5, 1e-9);
+	assert_rel(p.flops_per_s, 132 * 1.98e9 * 4096 * KBG_PEAK_MARGIN / 0.5,
+		   1e-9);
 
 	/* bandwidth only */
 	kbg_peak_derive(&d, KBG_OPS_NONE, 1, &p, NULL);
@@ -148,8 +148,8 @@ START_TEST(suspect_vectoradd_h100)
 	ck_assert_int_eq(kbh_cost_suspect(&c, &p, floor_ns * 0.9), 1);
 	ck_assert_int_eq(kbh_cost_suspect(&c, &p, floor_ns * 1.01), 0);
 	/* an honest run at 90% of the datasheet bandwidth is never flagged */
-	ck_assert_int_eq(kbh_cost_suspect(&c, &p, c.bytes / (0.9 * 3.35e12) * 1e9),
-			 0);
+	ck_assert_int_eq(
+		kbh_cost_suspect(&c, &p, c.bytes / (0.9 * 3.35e12) * 1e9), 0);
 }
 END_TEST
 
@@ -176,9 +176,9 @@ END_TEST
 
 START_TEST(flush_size)
 {
-	ck_assert_uint_eq(kbg_flush_bytes(50 * MIB), 200 * MIB);  /* H100 */
-	ck_assert_uint_eq(kbg_flush_bytes(40 * MIB), 160 * MIB);  /* A100 */
-	ck_assert_uint_eq(kbg_flush_bytes(4 * MIB), 64 * MIB);    /* T4 */
+	ck_assert_uint_eq(kbg_flush_bytes(50 * MIB), 200 * MIB); /* H100 */
+	ck_assert_uint_eq(kbg_flush_bytes(40 * MIB), 160 * MIB); /* A100 */
+	ck_assert_uint_eq(kbg_flush_bytes(4 * MIB), 64 * MIB);   /* T4 */
 	ck_assert_uint_eq(kbg_flush_bytes(0), 256 * MIB);
 	ck_assert_uint_eq(kbg_flush_bytes(50 * MIB + 1), 201 * MIB);
 	for (size_t l2 = 1; l2 < 512 * MIB; l2 = l2 * 3 + 7)
@@ -217,8 +217,9 @@ START_TEST(limits_from_case)
 {
 	struct kbg_limits l;
 	char err[128];
-	struct kbh_case c = mkcase("size: 4; seed: 1; min_runs: 3; max_runs: 7; "
-				   "max_ms: 250");
+	struct kbh_case c =
+		mkcase("size: 4; seed: 1; min_runs: 3; max_runs: 7; "
+		       "max_ms: 250");
 
 	ck_assert_int_eq(kbg_limits_from_case(KBH_MODE_BENCHMARK, &c, &l, err,
 					      sizeof err),
@@ -246,12 +247,10 @@ END_TEST
 
 START_TEST(limits_bad)
 {
-	static const char *const bad[] = {
-		"seed: 1; min_runs: 9; max_runs: 3",
-		"seed: 1; max_runs: 0",
-		"seed: 1; max_ms: 600001",
-		"seed: 1; min_runs: x",
-		NULL};
+	static const char *const bad[] = {"seed: 1; min_runs: 9; max_runs: 3",
+					  "seed: 1; max_runs: 0",
+					  "seed: 1; max_ms: 600001",
+					  "seed: 1; min_runs: x", NULL};
 	struct kbg_limits l;
 	char err[128];
 	for (int i = 0; bad[i]; i++) {
@@ -388,7 +387,8 @@ START_TEST(time_probe_before_work)
 	c.t_probe = c.t_seen + 15000;
 	double s = kbg_time_sample(&cal, &c, &p);
 	ck_assert_int_eq(p, KBG_TPATH_HOST);
-	ck_assert_double_eq_tol(s, (double)(c.t_seen - c.t_rel) - cal.rel_ns, 1);
+	ck_assert_double_eq_tol(s, (double)(c.t_seen - c.t_rel) - cal.rel_ns,
+				1);
 	/* ablation: taken as the device's account, nearly nothing */
 	ck_assert_double_lt((double)(c.back_dev - c.rel_dev) - cal.dev_ns, 1);
 	/* an empty call's round trip less 40 us is still a switch */
@@ -550,8 +550,8 @@ START_TEST(time_late_work)
 	 * charged less the switches (283 us less the 10 us margin) */
 	c.watch_dev = c.probe_dev + 30000 + 283000 + 100000;
 	ck_assert_double_eq_tol(kbg_time_late_work(&cal, &c), 110000, 1);
-	ck_assert_double_eq_tol(kbg_time_sample(&cal, &c, NULL),
-				50000 + 110000, 1);
+	ck_assert_double_eq_tol(kbg_time_sample(&cal, &c, NULL), 50000 + 110000,
+				1);
 	/* no next watch (the case's last call): nothing to measure */
 	c.watch_dev = 0;
 	ck_assert_double_eq(kbg_time_late_work(&cal, &c), 0);
@@ -585,8 +585,7 @@ START_TEST(time_release)
 		host[i] = honest(0);
 		host[i].t_probe = host[i].t_seen + 10000;
 	}
-	ck_assert_int_eq(kbg_time_calibrate(dev, 5, host, 5, 2.39e6, 4e6,
-					    &cal),
+	ck_assert_int_eq(kbg_time_calibrate(dev, 5, host, 5, 2.39e6, 4e6, &cal),
 			 0);
 	ck_assert_double_eq_tol(cal.launch_ns, 14000, 1);
 	ck_assert_double_eq_tol(kbg_time_release_ns(&cal), 34000, 1);

@@ -33,7 +33,8 @@ static char *envf(const char *name, const char *v)
 	return s;
 }
 
-static pid_t spawn(struct dc_env *e, const char *bin, const char *log, int with_key)
+static pid_t spawn(struct dc_env *e, const char *bin, const char *log,
+		   int with_key)
 {
 	char logpath[256], cdn[128];
 	char *argv[] = {(char *)bin, NULL};
@@ -43,7 +44,8 @@ static pid_t spawn(struct dc_env *e, const char *bin, const char *log, int with_
 	snprintf(cdn, sizeof(cdn), "%s/attachments/", fd_url(e->fd));
 	env[n++] = envf("KB_KAFKA_BROKERS", e->broker.url);
 	env[n++] = envf("KB_REDIS_URL", e->redis.url);
-	env[n++] = envf("KB_HTTP_PORT", "0"); /* the gateway logs the one it got */
+	env[n++] =
+		envf("KB_HTTP_PORT", "0"); /* the gateway logs the one it got */
 	env[n++] = envf("KB_HTTP_ADDR", "127.0.0.1");
 	env[n++] = envf("KB_HTTP_THREADS", "4");
 	env[n++] = envf("KB_PROBLEMS", e->problems);
@@ -91,8 +93,7 @@ void dc_env_up(struct dc_env *e, int with_key, int pipeline)
 	dc_env_up_with(e, with_key, pipeline, 0);
 }
 
-void dc_env_up_with(struct dc_env *e, int with_key, int pipeline,
-		    int upstream)
+void dc_env_up_with(struct dc_env *e, int with_key, int pipeline, int upstream)
 {
 	memset(e, 0, sizeof(*e));
 	ck_assert_int_ge(sodium_init(), 0);
@@ -100,13 +101,16 @@ void dc_env_up_with(struct dc_env *e, int with_key, int pipeline,
 	crypto_sign_keypair(e->pk, e->sk);
 	sodium_bin2hex(e->pk_hex, sizeof(e->pk_hex), e->pk, sizeof(e->pk));
 	/* A fresh directory: a stale gateway.log would name a stale port. */
-	snprintf(e->dir, sizeof(e->dir), "/tmp/kb-test-discord-%d-XXXXXX", getpid());
+	snprintf(e->dir, sizeof(e->dir), "/tmp/kb-test-discord-%d-XXXXXX",
+		 getpid());
 	ck_assert_ptr_nonnull(mkdtemp(e->dir));
 	/* A copy of the CPU problems: the source tree may change under a
 	 * running test, and tests change the copy on purpose. */
 	char cmd[1024], gwlog[256];
-	snprintf(e->problems, sizeof(e->problems), "%s/problems/cpu.yaml", e->dir);
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/problems && cd %s/problems && "
+	snprintf(e->problems, sizeof(e->problems), "%s/problems/cpu.yaml",
+		 e->dir);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/problems && cd %s/problems && "
 		 "cp -r cpu.yaml vectorsum_cpu matmul_cpu harness %s/problems/",
 		 e->dir, KB_SOURCE_DIR, e->dir);
 	ck_assert_msg(system(cmd) == 0, "%s", cmd);
@@ -123,20 +127,27 @@ void dc_env_up_with(struct dc_env *e, int with_key, int pipeline,
 	ck_assert_ptr_nonnull(e->fd);
 	ck_assert_int_eq(kb_test_redis_start(&e->redis), 0);
 	ck_assert_int_eq(kb_test_devbroker_start(&e->broker), 0);
-	e->gw = spawn(e, KB_BINARY_DIR "/gateway/kb-gateway", "gateway", with_key);
+	e->gw = spawn(e, KB_BINARY_DIR "/gateway/kb-gateway", "gateway",
+		      with_key);
 	snprintf(gwlog, sizeof(gwlog), "%s/gateway.log", e->dir);
 	e->port = kb_test_wait_listening(e->gw, gwlog, 60000);
-	ck_assert_msg(e->port > 0, "kb-gateway did not start; log in %s", gwlog);
+	ck_assert_msg(e->port > 0, "kb-gateway did not start; log in %s",
+		      gwlog);
 	snprintf(e->api, sizeof(e->api), "http://127.0.0.1:%d", e->port);
 	if (pipeline) {
-		e->ranker = spawn(e, KB_BINARY_DIR "/ranker/kb-ranker", "ranker", 0);
-		e->worker = spawn(e, KB_BINARY_DIR "/worker/kb-worker", "worker", 0);
+		e->ranker = spawn(e, KB_BINARY_DIR "/ranker/kb-ranker",
+				  "ranker", 0);
+		e->worker = spawn(e, KB_BINARY_DIR "/worker/kb-worker",
+				  "worker", 0);
 	}
 	for (int waited = 0; health(e) != 200; waited += 50) {
 		int st;
-		ck_assert_msg(waitpid(e->gw, &st, WNOHANG) == 0,
-			      "kb-gateway exited at startup; log in %s/gateway.log", e->dir);
-		ck_assert_msg(waited < 60000, "kb-gateway not healthy; log in %s", e->dir);
+		ck_assert_msg(
+			waitpid(e->gw, &st, WNOHANG) == 0,
+			"kb-gateway exited at startup; log in %s/gateway.log",
+			e->dir);
+		ck_assert_msg(waited < 60000,
+			      "kb-gateway not healthy; log in %s", e->dir);
 		sleep_ms(50);
 	}
 }
@@ -239,10 +250,11 @@ char *dc_interaction(int type, const char *user_id, const char *token,
 	json_object_set_new(o, "token", json_string(token));
 	json_object_set_new(o, "guild_id", json_string("3300"));
 	json_object_set_new(o, "channel_id", json_string("4400"));
-	json_object_set_new(o, "member",
-			    json_pack("{s:[s],s:{s:s,s:s,s:s}}", "roles", "9999", "user",
-				      "id", user_id, "username", "tester", "global_name",
-				      strcmp(user_id, DC_ADMIN) == 0 ? "Admin" : "Tester"));
+	json_object_set_new(
+		o, "member",
+		json_pack("{s:[s],s:{s:s,s:s,s:s}}", "roles", "9999", "user",
+			  "id", user_id, "username", "tester", "global_name",
+			  strcmp(user_id, DC_ADMIN) == 0 ? "Admin" : "Tester"));
 	json_object_set_new(o, "data", data);
 	if (n == 0) {
 		json_decref(options);
@@ -257,8 +269,8 @@ char *dc_interaction(int type, const char *user_id, const char *token,
 	leaf = options ? options : json_array();
 	for (int i = n - 1; i >= 1; i--) {
 		int type_i = (i == n - 1) ? 1 : 2;
-		json_t *node = json_pack("{s:s,s:i,s:o}", "name", words[i], "type", type_i,
-					 "options", leaf);
+		json_t *node = json_pack("{s:s,s:i,s:o}", "name", words[i],
+					 "type", type_i, "options", leaf);
 		leaf = json_pack("[o]", node);
 	}
 	json_object_set_new(data, "options", leaf);
@@ -278,15 +290,17 @@ void dc_attach(struct dc_env *e, const char *id, const char *filename,
 	snprintf(path, sizeof(path), "/attachments/%s/%s", id, filename);
 	snprintf(url, sizeof(url), "%s%s", fd_url(e->fd), path);
 	fd_serve(e->fd, path, data, len);
-	*option = json_pack("{s:s,s:i,s:s}", "name", "script", "type", 11, "value", id);
-	*resolved = json_pack("{s:{s:{s:s,s:s,s:I,s:s,s:s}}}", "attachments", id, "id", id,
-			      "filename", filename, "size", (json_int_t)declared_size,
-			      "url", url, "content_type", "text/plain");
+	*option = json_pack("{s:s,s:i,s:s}", "name", "script", "type", 11,
+			    "value", id);
+	*resolved = json_pack("{s:{s:{s:s,s:s,s:I,s:s,s:s}}}", "attachments",
+			      id, "id", id, "filename", filename, "size",
+			      (json_int_t)declared_size, "url", url,
+			      "content_type", "text/plain");
 }
 /* Posts a command and checks the answer's type; returns the answer's
  * data.content ("" when none), malloc'd. */
-char *dc_cmd(struct dc_env *e, const char *user, const char *token, const char *path,
-	     json_t *opts, json_t *resolved, int want_type)
+char *dc_cmd(struct dc_env *e, const char *user, const char *token,
+	     const char *path, json_t *opts, json_t *resolved, int want_type)
 {
 	char *body = dc_interaction(2, user, token, path, opts, resolved);
 	struct dc_resp r = dc_post(e, body, 0, DC_SIGN_OK);
@@ -294,13 +308,14 @@ char *dc_cmd(struct dc_env *e, const char *user, const char *token, const char *
 	ck_assert_msg(r.code == 200, "/%s: HTTP %ld %s", path, r.code, r.body);
 	ck_assert_ptr_nonnull(r.json);
 	long type = (long)json_integer_value(json_object_get(r.json, "type"));
-	ck_assert_msg(type == want_type, "/%s: type %ld, expected %d: %s", path, type,
-		      want_type, r.body);
+	ck_assert_msg(type == want_type, "/%s: type %ld, expected %d: %s", path,
+		      type, want_type, r.body);
 	json_t *data = json_object_get(r.json, "data");
 	/* Every answer of ours is ephemeral. */
 	ck_assert_msg(json_integer_value(json_object_get(data, "flags")) == 64,
 		      "/%s: not ephemeral: %s", path, r.body);
-	const char *content = json_string_value(json_object_get(data, "content"));
+	const char *content =
+		json_string_value(json_object_get(data, "content"));
 	char *out = strdup(content ? content : "");
 	dc_resp_free(&r);
 	free(body);
@@ -309,14 +324,14 @@ char *dc_cmd(struct dc_env *e, const char *user, const char *token, const char *
 
 /* Waits for an edit of token's original message whose payload contains
  * text; returns a copy of the latest such call. */
-struct fd_call dc_wait_edit(struct dc_env *e, const char *token, const char *text,
-			    int timeout_ms)
+struct fd_call dc_wait_edit(struct dc_env *e, const char *token,
+			    const char *text, int timeout_ms)
 {
 	char needle[128];
 	struct fd_call c = {0};
 
-	snprintf(needle, sizeof(needle), "/webhooks/%s/%s/messages/@original", DC_APP_ID,
-		 token);
+	snprintf(needle, sizeof(needle), "/webhooks/%s/%s/messages/@original",
+		 DC_APP_ID, token);
 	if (fd_wait(e->fd, "PATCH", needle, text, 1, timeout_ms) < 1) {
 		fd_dump(e->fd);
 		ck_abort_msg("no edit of %s containing \"%s\"", token, text);
@@ -334,14 +349,15 @@ struct fd_call dc_wait_edit(struct dc_env *e, const char *token, const char *tex
 
 json_t *dc_opt_str(const char *name, const char *value)
 {
-	return json_pack("{s:s,s:i,s:s}", "name", name, "type", 3, "value", value);
+	return json_pack("{s:s,s:i,s:s}", "name", name, "type", 3, "value",
+			 value);
 }
 
 json_t *dc_opt_int(const char *name, long long v)
 {
-	return json_pack("{s:s,s:i,s:I}", "name", name, "type", 4, "value", (json_int_t)v);
+	return json_pack("{s:s,s:i,s:I}", "name", name, "type", 4, "value",
+			 (json_int_t)v);
 }
-
 
 json_t *dc_opt_bool(const char *name, int v)
 {

@@ -84,7 +84,8 @@ static void split_multipart(struct fd_call *c, const char *content_type)
 				c->payload = dupn(data, len);
 			} else {
 				const char *fn = kb_multipart_filename(mp);
-				snprintf(c->file_name[c->nfiles], sizeof(c->file_name[0]), "%s",
+				snprintf(c->file_name[c->nfiles],
+					 sizeof(c->file_name[0]), "%s",
 					 fn ? fn : "");
 				c->file[c->nfiles] = dupn(data, len);
 				c->file_len[c->nfiles] = len;
@@ -110,7 +111,8 @@ static enum MHD_Result answer(struct MHD_Connection *conn, int status,
 		char *colon = strchr(line, ':');
 		if (colon) {
 			*colon = '\0';
-			MHD_add_response_header(resp, line, colon + 1 + strspn(colon + 1, " "));
+			MHD_add_response_header(
+				resp, line, colon + 1 + strspn(colon + 1, " "));
 		}
 		h += n + (h[n] == '\n');
 	}
@@ -144,8 +146,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		return MHD_YES;
 	}
 	struct fd_call *c = calloc(1, sizeof(*c));
-	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-	const char *ctype = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						       "Authorization");
+	const char *ctype = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							"Content-Type");
 	snprintf(c->method, sizeof(c->method), "%s", method);
 	snprintf(c->path, sizeof(c->path), "%s", url);
 	snprintf(c->auth, sizeof(c->auth), "%s", auth ? auth : "");
@@ -167,7 +171,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	pthread_mutex_lock(&fd->mu);
 	for (size_t i = 0; i < fd->nrules; i++) {
 		struct rule *r = &fd->rules[i];
-		if (r->times > 0 && (!r->method[0] || strcmp(r->method, method) == 0) &&
+		if (r->times > 0 &&
+		    (!r->method[0] || strcmp(r->method, method) == 0) &&
 		    starts(url, r->prefix)) {
 			r->times--;
 			rule_copy = *r;
@@ -177,7 +182,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		}
 	}
 	for (size_t i = 0; !rule && i < fd->nserved; i++)
-		if (strcmp(method, "GET") == 0 && strcmp(fd->served[i].path, url) == 0)
+		if (strcmp(method, "GET") == 0 &&
+		    strcmp(fd->served[i].path, url) == 0)
 			sv = &fd->served[i];
 	unsigned long id = ++fd->next_id;
 	if (rule) {
@@ -192,14 +198,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		status = 200;
 	} else if (strcmp(method, "POST") == 0 && starts(url, "/channels/")) {
 		status = starts(c->auth, "Bot ") ? 200 : 401;
-	} else if (strcmp(method, "PUT") == 0 && starts(url, "/applications/")) {
+	} else if (strcmp(method, "PUT") == 0 &&
+		   starts(url, "/applications/")) {
 		status = starts(c->auth, "Bot ") ? 200 : 401;
 		if (status == 200)
 			body = strdup(c->payload);
 	}
 	if (!body) {
 		if (status == 200 && !sv) {
-			if (asprintf(&body, "{\"id\":\"%lu\",\"content\":\"\"}", 1000000 + id) < 0)
+			if (asprintf(&body, "{\"id\":\"%lu\",\"content\":\"\"}",
+				     1000000 + id) < 0)
 				body = NULL;
 		} else if (!sv) {
 			body = strdup("{\"message\":\"Unknown\",\"code\":0}");
@@ -250,12 +258,11 @@ struct fake_discord *fd_start(void)
 	pthread_mutex_init(&fd->mu, NULL);
 	pthread_cond_init(&fd->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	fd->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-					 MHD_USE_THREAD_PER_CONNECTION,
-				 0, NULL, NULL, on_request, fd,
-				 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a,
-				 MHD_OPTION_NOTIFY_COMPLETED, on_done, fd,
-				 MHD_OPTION_END);
+	fd->d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
+		0, NULL, NULL, on_request, fd, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)&a, MHD_OPTION_NOTIFY_COMPLETED, on_done, fd,
+		MHD_OPTION_END);
 	if (!fd->d) {
 		free(fd);
 		return NULL;
@@ -308,11 +315,13 @@ void fd_rule(struct fake_discord *fd, const char *method, const char *prefix,
 	pthread_mutex_lock(&fd->mu);
 	if (fd->nrules < RULES_MAX) {
 		struct rule *r = &fd->rules[fd->nrules++];
-		snprintf(r->method, sizeof(r->method), "%s", method ? method : "");
+		snprintf(r->method, sizeof(r->method), "%s",
+			 method ? method : "");
 		snprintf(r->prefix, sizeof(r->prefix), "%s", prefix);
 		r->status = status;
 		r->body = body ? strdup(body) : NULL;
-		snprintf(r->headers, sizeof(r->headers), "%s", headers ? headers : "");
+		snprintf(r->headers, sizeof(r->headers), "%s",
+			 headers ? headers : "");
 		r->times = times;
 	}
 	pthread_mutex_unlock(&fd->mu);
@@ -402,8 +411,10 @@ void fd_dump(struct fake_discord *fd)
 	pthread_mutex_lock(&fd->mu);
 	for (size_t i = 0; i < fd->ncalls; i++) {
 		const struct fd_call *c = fd->calls[i];
-		fprintf(stderr, "[%zu] %.3f %s %s -> %d files=%zu payload=%.600s\n", i,
-			c->at, c->method, c->path, c->status, c->nfiles, c->payload);
+		fprintf(stderr,
+			"[%zu] %.3f %s %s -> %d files=%zu payload=%.600s\n", i,
+			c->at, c->method, c->path, c->status, c->nfiles,
+			c->payload);
 	}
 	pthread_mutex_unlock(&fd->mu);
 }

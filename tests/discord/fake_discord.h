@@ -23,15 +23,15 @@ struct fd_call {
 	char method[8];
 	char path[1024];
 	char auth[300];
-	char *body;      /* raw body, NUL-terminated */
+	char *body; /* raw body, NUL-terminated */
 	size_t len;
-	char *payload;   /* the JSON: the body, or the payload_json part */
+	char *payload; /* the JSON: the body, or the payload_json part */
 	size_t nfiles;
 	char file_name[FD_FILES_MAX][128];
 	char *file[FD_FILES_MAX];
 	size_t file_len[FD_FILES_MAX];
-	int status;      /* what the fake answered */
-	double at;       /* kb_mono_s() when it arrived */
+	int status; /* what the fake answered */
+	double at;  /* kb_mono_s() when it arrived */
 };
 
 struct fake_discord;

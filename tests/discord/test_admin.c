@@ -27,12 +27,17 @@ static long submit_one(struct dc_env *e, const char *user, const char *token,
 	char *code, *s;
 	size_t len;
 
-	ck_assert_int_eq(kb_read_file(KB_SOURCE_DIR "/problems/vectorsum_cpu/submission_ok.c",
-				      1 << 20, &code, &len), 0);
-	dc_attach(e, attachment_id, "mine.c", code, len, (long long)len, &opt, &res);
+	ck_assert_int_eq(kb_read_file(KB_SOURCE_DIR
+				      "/problems/vectorsum_cpu/submission_ok.c",
+				      1 << 20, &code, &len),
+			 0);
+	dc_attach(e, attachment_id, "mine.c", code, len, (long long)len, &opt,
+		  &res);
 	free(code);
 	s = dc_cmd(e, user, token, "leaderboard submit test",
-		   json_pack("[o,o]", opt, dc_opt_str("leaderboard", "vectorsum_cpu")), res, 5);
+		   json_pack("[o,o]", opt,
+			     dc_opt_str("leaderboard", "vectorsum_cpu")),
+		   res, 5);
 	free(s);
 	struct fd_call c = dc_wait_edit(e, token, "Queued", 15000);
 	const char *p = strstr(c.payload, "Submission #");
@@ -48,13 +53,15 @@ static void expect_now(struct dc_env *e, const char *user, const char *token,
 {
 	char *s = dc_cmd(e, user, token, path, opts, NULL, 4);
 
-	ck_assert_msg(strstr(s, want), "/%s: \"%s\" is not in: %s", path, want, s);
+	ck_assert_msg(strstr(s, want), "/%s: \"%s\" is not in: %s", path, want,
+		      s);
 	free(s);
 }
 
 /* Runs a deferred command and returns the edit that contains want. */
 static struct fd_call expect_later(struct dc_env *e, const char *token,
-				   const char *path, json_t *opts, const char *want)
+				   const char *path, json_t *opts,
+				   const char *want)
 {
 	char *s = dc_cmd(e, DC_ADMIN, token, path, opts, NULL, 5);
 
@@ -65,12 +72,14 @@ static struct fd_call expect_later(struct dc_env *e, const char *token,
 static long long redis_int(struct dc_env *e, const char *cmd)
 {
 	char err[128];
-	redisContext *rc = kb_redis_connect(e->redis.url, 2000, err, sizeof(err));
+	redisContext *rc =
+		kb_redis_connect(e->redis.url, 2000, err, sizeof(err));
 
 	ck_assert_msg(rc != NULL, "%s", err);
 	redisReply *r = redisCommand(rc, cmd);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "%s: reply type %d", cmd, r->type);
+	ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "%s: reply type %d", cmd,
+		      r->type);
 	long long v = r->integer;
 	freeReplyObject(r);
 	redisFree(rc);
@@ -82,8 +91,12 @@ static long long redis_int(struct dc_env *e, const char *cmd)
 START_TEST(refusals_and_bad_input)
 {
 	static const char *const cmds[] = {
-		"admin ping", "admin show-stats", "admin delete-leaderboard",
-		"admin get-submission", "admin export", "admin verify-task",
+		"admin ping",
+		"admin show-stats",
+		"admin delete-leaderboard",
+		"admin get-submission",
+		"admin export",
+		"admin verify-task",
 	};
 	struct dc_env e;
 	char token[32];
@@ -92,19 +105,24 @@ START_TEST(refusals_and_bad_input)
 	long id = submit_one(&e, USER, "t-sub", "601");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		snprintf(token, sizeof(token), "t-no%zu", i);
-		json_t *opts = json_pack("[o,o,o,o]", dc_opt_str("leaderboard", "matmul_cpu"),
-					 dc_opt_str("confirm", "matmul_cpu"),
-					 dc_opt_bool("force", 1), dc_opt_int("submission_id", id));
-		expect_now(&e, USER, token, cmds[i], opts, "Only KernelBot admins");
+		json_t *opts = json_pack(
+			"[o,o,o,o]", dc_opt_str("leaderboard", "matmul_cpu"),
+			dc_opt_str("confirm", "matmul_cpu"),
+			dc_opt_bool("force", 1),
+			dc_opt_int("submission_id", id));
+		expect_now(&e, USER, token, cmds[i], opts,
+			   "Only KernelBot admins");
 	}
 	/* The refused delete deleted nothing. */
 	expect_now(&e, USER, "t-list", "leaderboard list", NULL, "matmul_cpu");
 	ck_assert_int_eq(redis_int(&e, "SISMEMBER kb:lbdeleted matmul_cpu"), 0);
 
 	/* Unknown boards: answered at once, nothing deferred. */
-	const char *board_cmds[] = {"admin show-stats", "admin delete-leaderboard",
-				    "admin export", "admin verify-task"};
-	for (size_t i = 0; i < sizeof(board_cmds) / sizeof(board_cmds[0]); i++) {
+	const char *board_cmds[] = {"admin show-stats",
+				    "admin delete-leaderboard", "admin export",
+				    "admin verify-task"};
+	for (size_t i = 0; i < sizeof(board_cmds) / sizeof(board_cmds[0]);
+	     i++) {
 		snprintf(token, sizeof(token), "t-nob%zu", i);
 		expect_now(&e, DC_ADMIN, token, board_cmds[i],
 			   json_pack("[o,o]", dc_opt_str("leaderboard", "nope"),
@@ -112,13 +130,15 @@ START_TEST(refusals_and_bad_input)
 			   "There is no leaderboard `nope`");
 	}
 	/* An unknown submission, and one that is not a number. */
-	struct fd_call c = expect_later(&e, "t-nosub", "admin get-submission",
-					json_pack("[o]", dc_opt_int("submission_id", 987654)),
-					"There is no submission #987654");
+	struct fd_call c = expect_later(
+		&e, "t-nosub", "admin get-submission",
+		json_pack("[o]", dc_opt_int("submission_id", 987654)),
+		"There is no submission #987654");
 	ck_assert_uint_eq(c.nfiles, 0);
 	fd_call_free(&c);
 	expect_now(&e, DC_ADMIN, "t-badsub", "admin get-submission",
-		   json_pack("[o]", dc_opt_int("submission_id", -3)), "positive number");
+		   json_pack("[o]", dc_opt_int("submission_id", -3)),
+		   "positive number");
 	dc_env_down(&e);
 }
 END_TEST
@@ -129,12 +149,17 @@ START_TEST(ping_stats_get_export)
 
 	dc_env_up(&e, 1, 0);
 	expect_now(&e, DC_ADMIN, "t-ping", "admin ping", NULL, "Pong. Store:");
-	expect_now(&e, DC_ADMIN, "t-ping2", "admin ping", NULL, "Submissions: accepted");
+	expect_now(&e, DC_ADMIN, "t-ping2", "admin ping", NULL,
+		   "Submissions: accepted");
 	/* No worker runs here, and ping says so. */
-	expect_now(&e, DC_ADMIN, "t-ping3", "admin ping", NULL, "- CPU: **none**");
-	expect_now(&e, DC_ADMIN, "t-stop", "admin stop", NULL, "stopped accepting");
-	expect_now(&e, DC_ADMIN, "t-ping4", "admin ping", NULL, "Submissions: **stopped**");
-	expect_now(&e, DC_ADMIN, "t-start", "admin start", NULL, "accepts submissions");
+	expect_now(&e, DC_ADMIN, "t-ping3", "admin ping", NULL,
+		   "- CPU: **none**");
+	expect_now(&e, DC_ADMIN, "t-stop", "admin stop", NULL,
+		   "stopped accepting");
+	expect_now(&e, DC_ADMIN, "t-ping4", "admin ping", NULL,
+		   "Submissions: **stopped**");
+	expect_now(&e, DC_ADMIN, "t-start", "admin start", NULL,
+		   "accepts submissions");
 
 	long id = submit_one(&e, USER, "t-sub", "602");
 	submit_one(&e, USER, "t-sub2", "603");
@@ -146,17 +171,20 @@ START_TEST(ping_stats_get_export)
 	ck_assert_ptr_nonnull(strstr(c.payload, "queued = 2"));
 	fd_call_free(&c);
 	c = expect_later(&e, "t-stats2", "admin show-stats",
-			 json_pack("[o,o]", dc_opt_str("leaderboard", "matmul_cpu"),
+			 json_pack("[o,o]",
+				   dc_opt_str("leaderboard", "matmul_cpu"),
 				   dc_opt_bool("last_day_only", 1)),
 			 "num_submissions = 0");
-	ck_assert_ptr_nonnull(strstr(c.payload, "`matmul_cpu` · last 24 hours"));
+	ck_assert_ptr_nonnull(
+		strstr(c.payload, "`matmul_cpu` · last 24 hours"));
 	fd_call_free(&c);
 
 	/* Anyone's submission, for an admin: the code, and whose it is. */
 	char want[64];
 	snprintf(want, sizeof(want), "Submission #%ld", id);
 	c = expect_later(&e, "t-get", "admin get-submission",
-			 json_pack("[o]", dc_opt_int("submission_id", id)), want);
+			 json_pack("[o]", dc_opt_int("submission_id", id)),
+			 want);
 	ck_assert_ptr_nonnull(strstr(c.payload, "(`discord-" USER "`)"));
 	ck_assert_uint_ge(c.nfiles, 1);
 	ck_assert_str_eq(c.file_name[0], "mine.c");
@@ -165,20 +193,24 @@ START_TEST(ping_stats_get_export)
 
 	/* export: the submissions as JSON Lines, the rankings as CSV. */
 	c = expect_later(&e, "t-export", "admin export",
-			 json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")),
+			 json_pack("[o]",
+				   dc_opt_str("leaderboard", "vectorsum_cpu")),
 			 "Export of `vectorsum_cpu`: 2 submissions");
 	ck_assert_uint_eq(c.nfiles, 2);
 	ck_assert_str_eq(c.file_name[0], "vectorsum_cpu-submissions.jsonl");
 	ck_assert_str_eq(c.file_name[1], "vectorsum_cpu-rankings.csv");
 	snprintf(want, sizeof(want), "\"submission_id\":%ld,", id);
 	ck_assert_msg(strstr(c.file[0], want), "%s", c.file[0]);
-	ck_assert_ptr_nonnull(strstr(c.file[0], "\"user_id\":\"discord-" USER "\""));
+	ck_assert_ptr_nonnull(
+		strstr(c.file[0], "\"user_id\":\"discord-" USER "\""));
 	ck_assert_ptr_nonnull(strstr(c.file[0], "\"status\":\"queued\""));
 	ck_assert_ptr_null(strstr(c.file[0], "custom_kernel")); /* no code */
-	ck_assert_ptr_nonnull(strstr(c.file[1], "gpu,rank,user_id,user_name,score_seconds"));
+	ck_assert_ptr_nonnull(
+		strstr(c.file[1], "gpu,rank,user_id,user_name,score_seconds"));
 	fd_call_free(&c);
 	c = expect_later(&e, "t-export2", "admin export",
-			 json_pack("[o]", dc_opt_str("leaderboard", "matmul_cpu")),
+			 json_pack("[o]",
+				   dc_opt_str("leaderboard", "matmul_cpu")),
 			 "Export of `matmul_cpu`: 0 submissions");
 	ck_assert_uint_eq(c.nfiles, 1);
 	ck_assert_str_eq(c.file_name[0], "matmul_cpu-rankings.csv");
@@ -193,35 +225,50 @@ START_TEST(verify_task)
 	char path[512];
 
 	dc_env_up(&e, 1, 0);
-	struct fd_call c = expect_later(&e, "t-ok", "admin verify-task",
-					json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")),
-					"is consistent");
+	struct fd_call c = expect_later(
+		&e, "t-ok", "admin verify-task",
+		json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")),
+		"is consistent");
 	ck_assert_msg(strstr(c.payload, "`submission_ok.c` (should pass)") &&
-		      strstr(c.payload, "`submission_wrong.c` (should fail)") &&
-		      strstr(c.payload, "12 tests and 3 benchmarks") &&
-		      strstr(c.payload, "match what this gateway serves"), "%s", c.payload);
+			      strstr(c.payload,
+				     "`submission_wrong.c` (should fail)") &&
+			      strstr(c.payload, "12 tests and 3 benchmarks") &&
+			      strstr(c.payload,
+				     "match what this gateway serves"),
+		      "%s", c.payload);
 	fd_call_free(&c);
 
 	/* An example for another board, and one in another language. */
-	snprintf(path, sizeof(path), "%s/problems/vectorsum_cpu/submission_other.c", e.dir);
-	ck_assert_int_eq(kb_write_file(path, "//!POPCORN leaderboard matmul_cpu\n", 34, 0644),
+	snprintf(path, sizeof(path),
+		 "%s/problems/vectorsum_cpu/submission_other.c", e.dir);
+	ck_assert_int_eq(kb_write_file(path,
+				       "//!POPCORN leaderboard matmul_cpu\n",
+				       34, 0644),
 			 0);
-	snprintf(path, sizeof(path), "%s/problems/vectorsum_cpu/submission_fast.py", e.dir);
-	ck_assert_int_eq(kb_write_file(path, "#!POPCORN gpu H100\n", 19, 0644), 0);
+	snprintf(path, sizeof(path),
+		 "%s/problems/vectorsum_cpu/submission_fast.py", e.dir);
+	ck_assert_int_eq(kb_write_file(path, "#!POPCORN gpu H100\n", 19, 0644),
+			 0);
 	c = expect_later(&e, "t-bad", "admin verify-task",
-			 json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")),
+			 json_pack("[o]",
+				   dc_opt_str("leaderboard", "vectorsum_cpu")),
 			 "problems");
-	ck_assert_msg(strstr(c.payload, "❌ **`vectorsum_cpu`**: 3 problems") &&
-		      strstr(c.payload, "`submission_other.c` names leaderboard `matmul_cpu`") &&
-		      strstr(c.payload, "`submission_fast.py` is not a `c` file") &&
-		      strstr(c.payload, "names GPU `H100`"), "%s", c.payload);
+	ck_assert_msg(
+		strstr(c.payload, "❌ **`vectorsum_cpu`**: 3 problems") &&
+			strstr(c.payload,
+			       "`submission_other.c` names leaderboard `matmul_cpu`") &&
+			strstr(c.payload,
+			       "`submission_fast.py` is not a `c` file") &&
+			strstr(c.payload, "names GPU `H100`"),
+		"%s", c.payload);
 	fd_call_free(&c);
 
 	/* A task file gone from disk: task.yml no longer loads. */
 	snprintf(path, sizeof(path), "%s/problems/matmul_cpu/problem.c", e.dir);
 	ck_assert_int_eq(unlink(path), 0);
 	c = expect_later(&e, "t-gone", "admin verify-task",
-			 json_pack("[o]", dc_opt_str("leaderboard", "matmul_cpu")),
+			 json_pack("[o]",
+				   dc_opt_str("leaderboard", "matmul_cpu")),
 			 "cannot be read from disk");
 	ck_assert_msg(strstr(c.payload, "problem.c"), "%s", c.payload);
 	fd_call_free(&c);
@@ -250,7 +297,8 @@ START_TEST(delete_leaderboard)
 	ck_assert_int_eq(redis_int(&e, "SISMEMBER kb:lbdeleted matmul_cpu"), 1);
 	ck_assert_int_eq(redis_int(&e, "EXISTS kb:lb:matmul_cpu"), 0);
 	char *s = dc_cmd(&e, USER, "t-list", "leaderboard list", NULL, NULL, 4);
-	ck_assert_msg(!strstr(s, "matmul_cpu") && strstr(s, "vectorsum_cpu"), "%s", s);
+	ck_assert_msg(!strstr(s, "matmul_cpu") && strstr(s, "vectorsum_cpu"),
+		      "%s", s);
 	free(s);
 	expect_now(&e, DC_ADMIN, "t-del3", "admin delete-leaderboard",
 		   json_pack("[o,o]", dc_opt_str("leaderboard", "matmul_cpu"),
@@ -261,15 +309,20 @@ START_TEST(delete_leaderboard)
 	submit_one(&e, USER, "t-sub", "604");
 	ck_assert_int_eq(redis_int(&e, "EXISTS kb:subs:lb:vectorsum_cpu"), 1);
 	expect_now(&e, DC_ADMIN, "t-del4", "admin delete-leaderboard",
-		   json_pack("[o,o]", dc_opt_str("leaderboard", "vectorsum_cpu"),
+		   json_pack("[o,o]",
+			     dc_opt_str("leaderboard", "vectorsum_cpu"),
 			     dc_opt_str("confirm", "vectorsum_cpu")),
 		   "has submissions");
-	ck_assert_int_eq(redis_int(&e, "SISMEMBER kb:lbdeleted vectorsum_cpu"), 0);
+	ck_assert_int_eq(redis_int(&e, "SISMEMBER kb:lbdeleted vectorsum_cpu"),
+			 0);
 	expect_now(&e, DC_ADMIN, "t-del5", "admin delete-leaderboard",
-		   json_pack("[o,o,o]", dc_opt_str("leaderboard", "vectorsum_cpu"),
-			     dc_opt_str("confirm", "vectorsum_cpu"), dc_opt_bool("force", 1)),
+		   json_pack("[o,o,o]",
+			     dc_opt_str("leaderboard", "vectorsum_cpu"),
+			     dc_opt_str("confirm", "vectorsum_cpu"),
+			     dc_opt_bool("force", 1)),
 		   "`vectorsum_cpu` is deleted with its rankings");
-	ck_assert_int_eq(redis_int(&e, "SISMEMBER kb:lbdeleted vectorsum_cpu"), 1);
+	ck_assert_int_eq(redis_int(&e, "SISMEMBER kb:lbdeleted vectorsum_cpu"),
+			 1);
 	ck_assert_int_eq(redis_int(&e, "EXISTS kb:subs:lb:vectorsum_cpu"), 0);
 	dc_env_down(&e);
 }

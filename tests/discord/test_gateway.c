@@ -46,12 +46,15 @@ END_TEST
 START_TEST(ping_and_signatures)
 {
 	struct dc_env e;
-	const char *ping = "{\"type\":1,\"id\":\"1\",\"application_id\":\"" DC_APP_ID "\"}";
+	const char *ping =
+		"{\"type\":1,\"id\":\"1\",\"application_id\":\"" DC_APP_ID
+		"\"}";
 
 	dc_env_up(&e, 1, 0);
 	struct dc_resp r = dc_post(&e, ping, 0, DC_SIGN_OK);
 	ck_assert_int_eq(r.code, 200);
-	ck_assert_int_eq(json_integer_value(json_object_get(r.json, "type")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(r.json, "type")),
+			 1);
 	dc_resp_free(&r);
 
 	/* Forged, unsigned, stale, from the future: 401, and nothing runs. */
@@ -68,7 +71,8 @@ START_TEST(ping_and_signatures)
 	ck_assert_int_eq(r.code, 401);
 	dc_resp_free(&r);
 	/* A signed command with a forged signature does not submit. */
-	char *body = dc_interaction(2, USER, "forged", "leaderboard list", NULL, NULL);
+	char *body = dc_interaction(2, USER, "forged", "leaderboard list", NULL,
+				    NULL);
 	r = dc_post(&e, body, 0, DC_SIGN_FORGED);
 	ck_assert_int_eq(r.code, 401);
 	dc_resp_free(&r);
@@ -88,8 +92,10 @@ START_TEST(read_commands)
 	char *s;
 
 	dc_env_up(&e, 1, 0);
-	s = dc_cmd(&e, USER, "t-unknown", "leaderboard frobnicate", NULL, NULL, 4);
-	ck_assert_ptr_nonnull(strstr(s, "Unknown command `/leaderboard frobnicate`"));
+	s = dc_cmd(&e, USER, "t-unknown", "leaderboard frobnicate", NULL, NULL,
+		   4);
+	ck_assert_ptr_nonnull(
+		strstr(s, "Unknown command `/leaderboard frobnicate`"));
 	free(s);
 
 	s = dc_cmd(&e, USER, "t-list", "leaderboard list", NULL, NULL, 4);
@@ -99,24 +105,30 @@ START_TEST(read_commands)
 	free(s);
 
 	s = dc_cmd(&e, USER, "t-show", "leaderboard show",
-		    json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")), NULL, 4);
+		   json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")),
+		   NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "no ranked submissions yet"));
 	free(s);
 	s = dc_cmd(&e, USER, "t-show2", "leaderboard show",
-		    json_pack("[o]", dc_opt_str("leaderboard", "nope")), NULL, 4);
+		   json_pack("[o]", dc_opt_str("leaderboard", "nope")), NULL,
+		   4);
 	ck_assert_ptr_nonnull(strstr(s, "There is no leaderboard `nope`"));
 	free(s);
 	s = dc_cmd(&e, USER, "t-show3", "leaderboard show",
-		    json_pack("[o,o]", dc_opt_str("leaderboard", "vectorsum_cpu"),
-			      dc_opt_str("gpu", "H100")), NULL, 4);
+		   json_pack("[o,o]",
+			     dc_opt_str("leaderboard", "vectorsum_cpu"),
+			     dc_opt_str("gpu", "H100")),
+		   NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "does not run on `H100`"));
 	free(s);
 
 	/* task and template answer "deferred", then edit with files. */
 	s = dc_cmd(&e, USER, "t-task", "leaderboard task",
-		    json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")), NULL, 5);
+		   json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")),
+		   NULL, 5);
 	free(s);
-	struct fd_call c = dc_wait_edit(&e, "t-task", "Task `vectorsum_cpu`", 10000);
+	struct fd_call c =
+		dc_wait_edit(&e, "t-task", "Task `vectorsum_cpu`", 10000);
 	ck_assert_uint_ge(c.nfiles, 2);
 	int has_problem = 0;
 	for (size_t i = 0; i < c.nfiles; i++)
@@ -126,43 +138,54 @@ START_TEST(read_commands)
 	fd_call_free(&c);
 
 	s = dc_cmd(&e, USER, "t-tpl", "leaderboard template",
-		    json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")), NULL, 5);
+		   json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")),
+		   NULL, 5);
 	free(s);
 	c = dc_wait_edit(&e, "t-tpl", "Starter code", 10000);
 	ck_assert_uint_eq(c.nfiles, 1);
 	ck_assert_str_eq(c.file_name[0], "vectorsum_cpu.c");
-	ck_assert_ptr_nonnull(strstr(c.file[0], "//!POPCORN leaderboard vectorsum_cpu"));
+	ck_assert_ptr_nonnull(
+		strstr(c.file[0], "//!POPCORN leaderboard vectorsum_cpu"));
 	ck_assert_ptr_nonnull(strstr(c.file[0], "custom_kernel"));
 	fd_call_free(&c);
 	s = dc_cmd(&e, USER, "t-tpl2", "leaderboard template",
-		    json_pack("[o,o]", dc_opt_str("leaderboard", "vectorsum_cpu"),
-			      dc_opt_str("lang", "Rust")), NULL, 4);
+		   json_pack("[o,o]",
+			     dc_opt_str("leaderboard", "vectorsum_cpu"),
+			     dc_opt_str("lang", "Rust")),
+		   NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "no template for `Rust`"));
 	free(s);
 
 	/* Autocomplete: boards, their gpus, their template languages. */
 	char *body = dc_interaction(4, USER, "t-ac", "leaderboard show",
-				    json_pack("[{s:s,s:i,s:s,s:b}]", "name", "leaderboard",
-					      "type", 3, "value", "VEC", "focused", 1),
+				    json_pack("[{s:s,s:i,s:s,s:b}]", "name",
+					      "leaderboard", "type", 3, "value",
+					      "VEC", "focused", 1),
 				    NULL);
 	struct dc_resp r = dc_post(&e, body, 0, DC_SIGN_OK);
 	free(body);
 	ck_assert_int_eq(r.code, 200);
-	ck_assert_int_eq(json_integer_value(json_object_get(r.json, "type")), 8);
-	json_t *ch = json_object_get(json_object_get(r.json, "data"), "choices");
+	ck_assert_int_eq(json_integer_value(json_object_get(r.json, "type")),
+			 8);
+	json_t *ch =
+		json_object_get(json_object_get(r.json, "data"), "choices");
 	ck_assert_uint_eq(json_array_size(ch), 1);
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ch, 0), "value")),
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_array_get(ch, 0), "value")),
 			 "vectorsum_cpu");
 	dc_resp_free(&r);
 	body = dc_interaction(4, USER, "t-ac2", "leaderboard submit test",
 			      json_pack("[o,{s:s,s:i,s:s,s:b}]",
-					dc_opt_str("leaderboard", "matmul_cpu"), "name", "gpu",
-					"type", 3, "value", "", "focused", 1), NULL);
+					dc_opt_str("leaderboard", "matmul_cpu"),
+					"name", "gpu", "type", 3, "value", "",
+					"focused", 1),
+			      NULL);
 	r = dc_post(&e, body, 0, DC_SIGN_OK);
 	free(body);
 	ch = json_object_get(json_object_get(r.json, "data"), "choices");
 	ck_assert_uint_eq(json_array_size(ch), 1);
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ch, 0), "name")),
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_array_get(ch, 0), "name")),
 			 "CPU");
 	dc_resp_free(&r);
 	dc_env_down(&e);
@@ -177,13 +200,17 @@ START_TEST(submissions_and_admin)
 	size_t len;
 
 	dc_env_up(&e, 1, 0);
-	ck_assert_int_eq(kb_read_file(KB_SOURCE_DIR "/problems/vectorsum_cpu/submission_ok.c",
-				      1 << 20, &code, &len), 0);
+	ck_assert_int_eq(kb_read_file(KB_SOURCE_DIR
+				      "/problems/vectorsum_cpu/submission_ok.c",
+				      1 << 20, &code, &len),
+			 0);
 
 	/* Declared too large: refused at once. */
 	dc_attach(&e, "701", "big.c", "x", 1, 2 << 20, &opt, &res);
 	s = dc_cmd(&e, USER, "t-big", "leaderboard submit test",
-		    json_pack("[o,o]", opt, dc_opt_str("leaderboard", "vectorsum_cpu")), res, 4);
+		   json_pack("[o,o]", opt,
+			     dc_opt_str("leaderboard", "vectorsum_cpu")),
+		   res, 4);
 	ck_assert_ptr_nonnull(strstr(s, "the limit is 1048576 bytes"));
 	free(s);
 	/* Declared small, served large: the download stops at the limit. */
@@ -192,21 +219,26 @@ START_TEST(submissions_and_admin)
 	dc_attach(&e, "702", "liar.c", big, (1 << 20) + 10, 100, &opt, &res);
 	free(big);
 	s = dc_cmd(&e, USER, "t-liar", "leaderboard submit test",
-		    json_pack("[o,o]", opt, dc_opt_str("leaderboard", "vectorsum_cpu")), res, 5);
+		   json_pack("[o,o]", opt,
+			     dc_opt_str("leaderboard", "vectorsum_cpu")),
+		   res, 5);
 	free(s);
-	struct fd_call c = dc_wait_edit(&e, "t-liar", "larger than the limit", 10000);
+	struct fd_call c =
+		dc_wait_edit(&e, "t-liar", "larger than the limit", 10000);
 	fd_call_free(&c);
 	/* Not UTF-8. */
 	dc_attach(&e, "703", "bin.c", "\xff\xfe\x00", 3, 3, &opt, &res);
 	s = dc_cmd(&e, USER, "t-bin", "leaderboard submit test",
-		    json_pack("[o,o]", opt, dc_opt_str("leaderboard", "vectorsum_cpu")), res, 5);
+		   json_pack("[o,o]", opt,
+			     dc_opt_str("leaderboard", "vectorsum_cpu")),
+		   res, 5);
 	free(s);
 	c = dc_wait_edit(&e, "t-bin", "UTF-8", 10000);
 	fd_call_free(&c);
 	/* No leaderboard anywhere. */
 	dc_attach(&e, "704", "anon.c", code, len, (long long)len, &opt, &res);
-	s = dc_cmd(&e, USER, "t-anon", "leaderboard submit test", json_pack("[o]", opt),
-		    res, 5);
+	s = dc_cmd(&e, USER, "t-anon", "leaderboard submit test",
+		   json_pack("[o]", opt), res, 5);
 	free(s);
 	c = dc_wait_edit(&e, "t-anon", "#!POPCORN leaderboard", 10000);
 	fd_call_free(&c);
@@ -214,28 +246,34 @@ START_TEST(submissions_and_admin)
 	/* A good one: queued (no worker runs here), the board from the
 	 * file's #!POPCORN line, the gpu the board's first. */
 	struct kb_buf withdir = {0};
-	kb_buf_printf(&withdir, "//!POPCORN leaderboard vectorsum_cpu\n%s", code);
-	dc_attach(&e, "705", "mine.c", withdir.data, withdir.len, (long long)withdir.len,
-		  &opt, &res);
-	s = dc_cmd(&e, USER, "t-ok", "leaderboard submit test", json_pack("[o]", opt),
-		    res, 5);
+	kb_buf_printf(&withdir, "//!POPCORN leaderboard vectorsum_cpu\n%s",
+		      code);
+	dc_attach(&e, "705", "mine.c", withdir.data, withdir.len,
+		  (long long)withdir.len, &opt, &res);
+	s = dc_cmd(&e, USER, "t-ok", "leaderboard submit test",
+		   json_pack("[o]", opt), res, 5);
 	free(s);
 	c = dc_wait_edit(&e, "t-ok", "Queued", 15000);
 	long id = sub_id_in(c.payload);
 	ck_assert_int_gt(id, 0);
-	ck_assert_ptr_nonnull(strstr(c.payload, "`vectorsum_cpu` on **CPU** · test · `mine.c`"));
+	ck_assert_ptr_nonnull(strstr(
+		c.payload, "`vectorsum_cpu` on **CPU** · test · `mine.c`"));
 	fd_call_free(&c);
 
 	/* benchmark and profile go the same way. */
-	const char *modes[][2] = {{"benchmark", "t-bench"}, {"profile", "t-prof"}};
+	const char *modes[][2] = {{"benchmark", "t-bench"},
+				  {"profile", "t-prof"}};
 	for (int i = 0; i < 2; i++) {
 		char path[64], attid[8], label[64];
-		snprintf(path, sizeof(path), "leaderboard submit %s", modes[i][0]);
+		snprintf(path, sizeof(path), "leaderboard submit %s",
+			 modes[i][0]);
 		snprintf(attid, sizeof(attid), "72%d", i);
-		snprintf(label, sizeof(label), "on **CPU** · %s · `mine.c`", modes[i][0]);
+		snprintf(label, sizeof(label), "on **CPU** · %s · `mine.c`",
+			 modes[i][0]);
 		dc_attach(&e, attid, "mine.c", withdir.data, withdir.len,
 			  (long long)withdir.len, &opt, &res);
-		s = dc_cmd(&e, USER, modes[i][1], path, json_pack("[o]", opt), res, 5);
+		s = dc_cmd(&e, USER, modes[i][1], path, json_pack("[o]", opt),
+			   res, 5);
 		free(s);
 		c = dc_wait_edit(&e, modes[i][1], label, 15000);
 		fd_call_free(&c);
@@ -243,7 +281,7 @@ START_TEST(submissions_and_admin)
 
 	/* get-submission: the owner gets the code back; others do not. */
 	s = dc_cmd(&e, USER, "t-get", "leaderboard get-submission",
-		    json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 5);
+		   json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 5);
 	free(s);
 	c = dc_wait_edit(&e, "t-get", "Submission #", 10000);
 	ck_assert_uint_ge(c.nfiles, 1);
@@ -252,16 +290,18 @@ START_TEST(submissions_and_admin)
 	ck_assert_ptr_nonnull(strstr(c.payload, "still running"));
 	fd_call_free(&c);
 	s = dc_cmd(&e, OTHER, "t-get2", "leaderboard get-submission",
-		    json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 5);
+		   json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 5);
 	free(s);
 	c = dc_wait_edit(&e, "t-get2", "not one of your submissions", 10000);
 	ck_assert_uint_eq(c.nfiles, 0);
 	fd_call_free(&c);
 	s = dc_cmd(&e, USER, "t-pers", "leaderboard show-personal",
-		    json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")), NULL, 4);
+		   json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")),
+		   NULL, 4);
 	char idtxt[32];
 	snprintf(idtxt, sizeof(idtxt), "#%ld", id);
-	ck_assert_msg(strstr(s, idtxt) && strstr(s, "Not ranked on CPU"), "%s", s);
+	ck_assert_msg(strstr(s, idtxt) && strstr(s, "Not ranked on CPU"), "%s",
+		      s);
 	free(s);
 
 	/* Admin: only for admins. */
@@ -271,10 +311,10 @@ START_TEST(submissions_and_admin)
 	s = dc_cmd(&e, DC_ADMIN, "t-adm1", "admin stop", NULL, NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "stopped accepting"));
 	free(s);
-	dc_attach(&e, "706", "mine2.c", withdir.data, withdir.len, (long long)withdir.len,
-		  &opt, &res);
-	s = dc_cmd(&e, USER, "t-stopped", "leaderboard submit test", json_pack("[o]", opt),
-		    res, 5);
+	dc_attach(&e, "706", "mine2.c", withdir.data, withdir.len,
+		  (long long)withdir.len, &opt, &res);
+	s = dc_cmd(&e, USER, "t-stopped", "leaderboard submit test",
+		   json_pack("[o]", opt), res, 5);
 	free(s);
 	c = dc_wait_edit(&e, "t-stopped", "Submission refused", 10000);
 	fd_call_free(&c);
@@ -282,48 +322,54 @@ START_TEST(submissions_and_admin)
 	ck_assert_ptr_nonnull(strstr(s, "accepts submissions again"));
 	free(s);
 
-	json_t *user_opt = json_pack("[{s:s,s:i,s:s}]", "name", "user", "type", 6, "value", OTHER);
-	json_t *users = json_pack("{s:{s:{s:s,s:s}}}", "users", OTHER, "id", OTHER,
-				  "username", "other");
+	json_t *user_opt = json_pack("[{s:s,s:i,s:s}]", "name", "user", "type",
+				     6, "value", OTHER);
+	json_t *users = json_pack("{s:{s:{s:s,s:s}}}", "users", OTHER, "id",
+				  OTHER, "username", "other");
 	s = dc_cmd(&e, DC_ADMIN, "t-ban", "admin ban", user_opt, users, 4);
 	ck_assert_ptr_nonnull(strstr(s, "<@" OTHER "> is banned"));
 	free(s);
-	dc_attach(&e, "707", "mine3.c", withdir.data, withdir.len, (long long)withdir.len,
-		  &opt, &res);
-	s = dc_cmd(&e, OTHER, "t-banned", "leaderboard submit test", json_pack("[o]", opt),
-		    res, 5);
+	dc_attach(&e, "707", "mine3.c", withdir.data, withdir.len,
+		  (long long)withdir.len, &opt, &res);
+	s = dc_cmd(&e, OTHER, "t-banned", "leaderboard submit test",
+		   json_pack("[o]", opt), res, 5);
 	free(s);
 	c = dc_wait_edit(&e, "t-banned", "banned", 10000);
 	fd_call_free(&c);
-	user_opt = json_pack("[{s:s,s:i,s:s}]", "name", "user", "type", 6, "value", OTHER);
+	user_opt = json_pack("[{s:s,s:i,s:s}]", "name", "user", "type", 6,
+			     "value", OTHER);
 	s = dc_cmd(&e, DC_ADMIN, "t-unban", "admin unban", user_opt, NULL, 4);
 	ck_assert_ptr_nonnull(strstr(s, "may submit again"));
 	free(s);
 
 	s = dc_cmd(&e, DC_ADMIN, "t-del", "admin delete-submission",
-		    json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 4);
+		   json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 4);
 	ck_assert_msg(strstr(s, "is deleted"), "%s", s);
 	free(s);
 	s = dc_cmd(&e, USER, "t-get3", "leaderboard get-submission",
-		    json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 5);
+		   json_pack("[o]", dc_opt_int("submission_id", id)), NULL, 5);
 	free(s);
 	c = dc_wait_edit(&e, "t-get3", "not one of your submissions", 10000);
 	fd_call_free(&c);
 
-	s = dc_cmd(&e, DC_ADMIN, "t-reload", "admin reload-problems", NULL, NULL, 5);
+	s = dc_cmd(&e, DC_ADMIN, "t-reload", "admin reload-problems", NULL,
+		   NULL, 5);
 	free(s);
 	c = dc_wait_edit(&e, "t-reload", "nothing to reload", 10000);
 	fd_call_free(&c);
 	/* A changed file on disk is reported, with how to apply it. */
 	char path[512];
-	snprintf(path, sizeof(path), "%s/problems/vectorsum_cpu/problem.c", e.dir);
+	snprintf(path, sizeof(path), "%s/problems/vectorsum_cpu/problem.c",
+		 e.dir);
 	FILE *f = fopen(path, "a");
 	ck_assert_ptr_nonnull(f);
 	fputs("/* changed */\n", f);
 	fclose(f);
-	s = dc_cmd(&e, DC_ADMIN, "t-reload2", "admin reload-problems", NULL, NULL, 5);
+	s = dc_cmd(&e, DC_ADMIN, "t-reload2", "admin reload-problems", NULL,
+		   NULL, 5);
 	free(s);
-	c = dc_wait_edit(&e, "t-reload2", "Changed on disk: `vectorsum_cpu`", 10000);
+	c = dc_wait_edit(&e, "t-reload2", "Changed on disk: `vectorsum_cpu`",
+			 10000);
 	ck_assert_ptr_nonnull(strstr(c.payload, "rolling restart"));
 	ck_assert_ptr_null(strstr(c.payload, "matmul_cpu"));
 	fd_call_free(&c);
@@ -340,16 +386,19 @@ START_TEST(replayed_interaction)
 	struct dc_env e;
 
 	dc_env_up(&e, 1, 0);
-	char *body = dc_interaction(2, USER, "t-replay", "leaderboard list", NULL, NULL);
+	char *body = dc_interaction(2, USER, "t-replay", "leaderboard list",
+				    NULL, NULL);
 	struct dc_resp r = dc_post(&e, body, 0, DC_SIGN_OK);
 	ck_assert_int_eq(r.code, 200);
 	dc_resp_free(&r);
 	r = dc_post(&e, body, 0, DC_SIGN_OK);
-	ck_assert_msg(r.code == 401, "a replayed interaction: HTTP %ld %s", r.code, r.body);
+	ck_assert_msg(r.code == 401, "a replayed interaction: HTTP %ld %s",
+		      r.code, r.body);
 	dc_resp_free(&r);
 	free(body);
 	/* Another interaction (another id) goes through. */
-	char *s = dc_cmd(&e, USER, "t-replay2", "leaderboard list", NULL, NULL, 4);
+	char *s = dc_cmd(&e, USER, "t-replay2", "leaderboard list", NULL, NULL,
+			 4);
 	free(s);
 	dc_env_down(&e);
 }
@@ -394,8 +443,10 @@ static void fake_ranked_result(redisContext *rc, long id, const char *uid)
 	redis_cmd(rc, "ZADD kb:rank:vectorsum_cpu:CPU 0.000125 %s", uid);
 	redis_cmd(rc, "HSET kb:rankinfo:vectorsum_cpu:CPU %s %ld:1", uid, id);
 	redis_cmd(rc, "SET kb:res:%ld:CPU %b", id, buf, len);
-	redis_cmd(rc, "HSET kb:sub:%ld status done verdict passed score 0.000125 done_ms 2",
-		  id);
+	redis_cmd(
+		rc,
+		"HSET kb:sub:%ld status done verdict passed score 0.000125 done_ms 2",
+		id);
 	free(buf);
 }
 
@@ -409,13 +460,15 @@ START_TEST(closed_board_not_announced)
 	size_t len;
 
 	dc_env_up(&e, 1, 0);
-	redisContext *rc = kb_redis_connect(e.redis.url, 2000, err, sizeof(err));
+	redisContext *rc =
+		kb_redis_connect(e.redis.url, 2000, err, sizeof(err));
 	ck_assert_msg(rc != NULL, "%s", err);
 	redis_cmd(rc, "HSET kb:lb:vectorsum_cpu visibility closed");
 	redis_cmd(rc, "SADD kb:lbaccess:vectorsum_cpu discord-" USER);
 	/* The gateway syncs visibility every 2 s; the show command sees it. */
 	for (int waited = 0;; waited += 250) {
-		s = dc_cmd(&e, OTHER, "t-closed-list", "leaderboard list", NULL, NULL, 4);
+		s = dc_cmd(&e, OTHER, "t-closed-list", "leaderboard list", NULL,
+			   NULL, 4);
 		int gone = !strstr(s, "vectorsum_cpu");
 		free(s);
 		if (gone)
@@ -424,11 +477,15 @@ START_TEST(closed_board_not_announced)
 		struct timespec ts = {0, 250000000L};
 		nanosleep(&ts, NULL);
 	}
-	ck_assert_int_eq(kb_read_file(KB_SOURCE_DIR "/problems/vectorsum_cpu/submission_ok.c",
-				      1 << 20, &code, &len), 0);
+	ck_assert_int_eq(kb_read_file(KB_SOURCE_DIR
+				      "/problems/vectorsum_cpu/submission_ok.c",
+				      1 << 20, &code, &len),
+			 0);
 	dc_attach(&e, "901", "fast.c", code, len, (long long)len, &opt, &res);
 	s = dc_cmd(&e, USER, "t-closed", "leaderboard submit ranked",
-		    json_pack("[o,o]", opt, dc_opt_str("leaderboard", "vectorsum_cpu")), res, 5);
+		   json_pack("[o,o]", opt,
+			     dc_opt_str("leaderboard", "vectorsum_cpu")),
+		   res, 5);
 	free(s);
 	struct fd_call c = dc_wait_edit(&e, "t-closed", "Queued", 15000);
 	long id = sub_id_in(c.payload);
@@ -438,11 +495,14 @@ START_TEST(closed_board_not_announced)
 	c = dc_wait_edit(&e, "t-closed", "The full report is attached", 30000);
 	ck_assert_msg(strstr(c.payload, "First place"), "%s", c.payload);
 	fd_call_free(&c);
-	ck_assert_msg(fd_wait(e.fd, "POST", "/channels/" DC_ANNOUNCE "/messages", NULL, 1,
-			      3000) == 0, "a closed board's top 3 was announced");
+	ck_assert_msg(fd_wait(e.fd, "POST",
+			      "/channels/" DC_ANNOUNCE "/messages", NULL, 1,
+			      3000) == 0,
+		      "a closed board's top 3 was announced");
 	/* Nor is the placement said in public (the result message above is
 	 * the submitter's own, ephemeral). */
-	ck_assert_msg(fd_wait(e.fd, "POST", "/webhooks/" DC_APP_ID "/t-closed", NULL, 1, 0) == 0,
+	ck_assert_msg(fd_wait(e.fd, "POST", "/webhooks/" DC_APP_ID "/t-closed",
+			      NULL, 1, 0) == 0,
 		      "a public follow-up for a closed board");
 	redisFree(rc);
 	free(code);
@@ -456,20 +516,21 @@ END_TEST
  * 429 first (when rate_limited), every later one at least retry_after
  * after it, progress edits (⏳) at least a second apart, the final one
  * (holding final_text) last. */
-static void check_edit_order(struct dc_env *e, const char *token, int rate_limited,
-			     const char *final_text)
+static void check_edit_order(struct dc_env *e, const char *token,
+			     int rate_limited, const char *final_text)
 {
 	char needle[160];
 	size_t n = fd_ncalls(e->fd), edits = 0, progress = 0;
 	double first_at = 0, last_progress = -1;
 	int seen_final = 0;
 
-	snprintf(needle, sizeof(needle), "/webhooks/%s/%s/messages/@original", DC_APP_ID,
-		 token);
+	snprintf(needle, sizeof(needle), "/webhooks/%s/%s/messages/@original",
+		 DC_APP_ID, token);
 	for (size_t i = 0; i < n; i++) {
 		struct fd_call c;
 		ck_assert_int_eq(fd_get(e->fd, i, &c), 0);
-		if (strcmp(c.method, "PATCH") != 0 || strcmp(c.path, needle) != 0) {
+		if (strcmp(c.method, "PATCH") != 0 ||
+		    strcmp(c.path, needle) != 0) {
 			fd_call_free(&c);
 			continue;
 		}
@@ -480,15 +541,19 @@ static void check_edit_order(struct dc_env *e, const char *token, int rate_limit
 			ck_assert_int_eq(c.status, 200);
 			ck_assert_msg(!rate_limited || c.at - first_at >= 0.69,
 				      "retried after %.3f s", c.at - first_at);
-			ck_assert_msg(!seen_final, "an edit after the final one: %s", c.payload);
+			ck_assert_msg(!seen_final,
+				      "an edit after the final one: %s",
+				      c.payload);
 			if (strstr(c.payload, final_text)) {
 				seen_final = 1;
 			} else {
-				ck_assert_msg(strstr(c.payload, "⏳"), "%s", c.payload);
+				ck_assert_msg(strstr(c.payload, "⏳"), "%s",
+					      c.payload);
 				if (last_progress >= 0)
-					ck_assert_msg(c.at - last_progress >= 0.9,
-						      "progress edits %.3f s apart",
-						      c.at - last_progress);
+					ck_assert_msg(
+						c.at - last_progress >= 0.9,
+						"progress edits %.3f s apart",
+						c.at - last_progress);
 				last_progress = c.at;
 				progress++;
 			}
@@ -508,39 +573,52 @@ START_TEST(ranked_flow)
 	struct fd_call fin = {0};
 
 	dc_env_up(&e, 1, 1);
-	ck_assert_int_eq(kb_read_file(KB_SOURCE_DIR "/problems/vectorsum_cpu/submission_ok.c",
-				      1 << 20, &code, &len), 0);
+	ck_assert_int_eq(kb_read_file(KB_SOURCE_DIR
+				      "/problems/vectorsum_cpu/submission_ok.c",
+				      1 << 20, &code, &len),
+			 0);
 	/* A loaded machine can make the worker distrust its timings (verdict
 	 * "suspect", not ranked): then the flow is checked again with a new
 	 * submission. */
 	for (int attempt = 1; attempt <= 3; attempt++) {
 		snprintf(token, sizeof(token), "rtok%d", attempt);
 		snprintf(attid, sizeof(attid), "80%d", attempt);
-		snprintf(needle, sizeof(needle), "/webhooks/%s/%s/messages/@original",
-			 DC_APP_ID, token);
+		snprintf(needle, sizeof(needle),
+			 "/webhooks/%s/%s/messages/@original", DC_APP_ID,
+			 token);
 		/* Discord is busy once: the first edit gets a 429. */
 		fd_rule(e.fd, "PATCH", needle, 429,
 			"{\"message\":\"You are being rate limited.\",\"retry_after\":0.7,"
-			"\"global\":false}", NULL, 1);
-		dc_attach(&e, attid, "fast.c", code, len, (long long)len, &opt, &res);
-		s = dc_cmd(&e, USER, token, "leaderboard submit ranked",
-			    json_pack("[o,o]", opt, dc_opt_str("leaderboard", "vectorsum_cpu")),
-			    res, 5);
+			"\"global\":false}",
+			NULL, 1);
+		dc_attach(&e, attid, "fast.c", code, len, (long long)len, &opt,
+			  &res);
+		s = dc_cmd(
+			&e, USER, token, "leaderboard submit ranked",
+			json_pack("[o,o]", opt,
+				  dc_opt_str("leaderboard", "vectorsum_cpu")),
+			res, 5);
 		free(s);
-		fin = dc_wait_edit(&e, token, "The full report is attached", 180000);
+		fin = dc_wait_edit(&e, token, "The full report is attached",
+				   180000);
 		check_edit_order(&e, token, 1, "The full report is attached");
 		if (strstr(fin.payload, "Passed"))
 			break;
-		ck_assert_msg(strstr(fin.payload, "Suspect timing") && attempt < 3,
+		ck_assert_msg(strstr(fin.payload, "Suspect timing") &&
+				      attempt < 3,
 			      "attempt %d: %s", attempt, fin.payload);
-		fprintf(stderr, "ranked_flow: attempt %d was not ranked (suspect timing)\n",
+		fprintf(stderr,
+			"ranked_flow: attempt %d was not ranked (suspect timing)\n",
 			attempt);
 		fd_call_free(&fin);
 	}
 	long id = sub_id_in(fin.payload);
 	ck_assert_int_gt(id, 0);
-	ck_assert_msg(strstr(fin.payload, "score") && strstr(fin.payload, "First place on CPU") &&
-		      strstr(fin.payload, "first successful submission"), "%s", fin.payload);
+	ck_assert_msg(strstr(fin.payload, "score") &&
+			      strstr(fin.payload, "First place on CPU") &&
+			      strstr(fin.payload,
+				     "first successful submission"),
+		      "%s", fin.payload);
 	char report[64];
 	snprintf(report, sizeof(report), "submission-%ld-report.txt", id);
 	ck_assert_uint_eq(fin.nfiles, 1);
@@ -549,9 +627,13 @@ START_TEST(ranked_flow)
 
 	/* The public follow-up with the placement, and the announcement. */
 	snprintf(needle, sizeof(needle), "/webhooks/%s/%s", DC_APP_ID, token);
-	ck_assert_uint_eq(fd_wait(e.fd, "POST", needle, "First place on CPU", 1, 10000), 1);
-	ck_assert_uint_eq(fd_wait(e.fd, "POST", "/channels/" DC_ANNOUNCE "/messages",
-				  "takes #1", 1, 10000), 1);
+	ck_assert_uint_eq(fd_wait(e.fd, "POST", needle, "First place on CPU", 1,
+				  10000),
+			  1);
+	ck_assert_uint_eq(fd_wait(e.fd, "POST",
+				  "/channels/" DC_ANNOUNCE "/messages",
+				  "takes #1", 1, 10000),
+			  1);
 	for (size_t i = 0; i < fd_ncalls(e.fd); i++) {
 		struct fd_call c;
 		fd_get(e.fd, i, &c);
@@ -563,8 +645,11 @@ START_TEST(ranked_flow)
 	}
 	/* show now ranks the user. */
 	s = dc_cmd(&e, OTHER, "t-show-after", "leaderboard show",
-		    json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")), NULL, 4);
-	ck_assert_msg(strstr(s, "#1") && strstr(s, "Tester") && strstr(s, "fast.c"), "%s", s);
+		   json_pack("[o]", dc_opt_str("leaderboard", "vectorsum_cpu")),
+		   NULL, 4);
+	ck_assert_msg(strstr(s, "#1") && strstr(s, "Tester") &&
+			      strstr(s, "fast.c"),
+		      "%s", s);
 	free(s);
 	if (getenv("DC_DUMP")) /* to see what Discord would show */
 		fd_dump(e.fd);
@@ -576,8 +661,8 @@ END_TEST
 
 /* ---- sealed and not sealed (issue 32) ---- */
 
-#define NOT_SEALED_ST_OPEN                                                  \
-	"**Not sealed**: eval.py is not a standard upstream version; timing " \
+#define NOT_SEALED_ST_OPEN                                                     \
+	"**Not sealed**: eval.py is not a standard upstream version; timing "  \
 	"is measured by the submission's own process"
 
 /* A copy of the line of text that names board (the first), or NULL. */
@@ -614,24 +699,31 @@ START_TEST(not_sealed_boards)
 	free(s);
 
 	s = dc_cmd(&e, USER, "t-seal-show", "leaderboard show",
-		   json_pack("[o]", dc_opt_str("leaderboard", "st_open")), NULL, 4);
-	ck_assert_msg(strstr(s, NOT_SEALED_ST_OPEN) && strstr(s, "Ranking of `st_open`"),
+		   json_pack("[o]", dc_opt_str("leaderboard", "st_open")), NULL,
+		   4);
+	ck_assert_msg(strstr(s, NOT_SEALED_ST_OPEN) &&
+			      strstr(s, "Ranking of `st_open`"),
 		      "%s", s);
 	free(s);
 	s = dc_cmd(&e, USER, "t-seal-show2", "leaderboard show",
-		   json_pack("[o]", dc_opt_str("leaderboard", "st_sealed")), NULL, 4);
-	ck_assert_msg(!strstr(s, "sealed**") && strstr(s, "Ranking of `st_sealed`"), "%s",
-		      s);
+		   json_pack("[o]", dc_opt_str("leaderboard", "st_sealed")),
+		   NULL, 4);
+	ck_assert_msg(!strstr(s, "sealed**") &&
+			      strstr(s, "Ranking of `st_sealed`"),
+		      "%s", s);
 	free(s);
 
 	s = dc_cmd(&e, USER, "t-seal-task", "leaderboard task",
-		   json_pack("[o]", dc_opt_str("leaderboard", "st_open")), NULL, 5);
+		   json_pack("[o]", dc_opt_str("leaderboard", "st_open")), NULL,
+		   5);
 	free(s);
-	struct fd_call c = dc_wait_edit(&e, "t-seal-task", "Task `st_open`", 10000);
+	struct fd_call c =
+		dc_wait_edit(&e, "t-seal-task", "Task `st_open`", 10000);
 	ck_assert_msg(strstr(c.payload, NOT_SEALED_ST_OPEN), "%s", c.payload);
 	fd_call_free(&c);
 	s = dc_cmd(&e, USER, "t-seal-task2", "leaderboard task",
-		   json_pack("[o]", dc_opt_str("leaderboard", "st_sealed")), NULL, 5);
+		   json_pack("[o]", dc_opt_str("leaderboard", "st_sealed")),
+		   NULL, 5);
 	free(s);
 	c = dc_wait_edit(&e, "t-seal-task2", "Task `st_sealed`", 10000);
 	ck_assert_msg(!strstr(c.payload, "Not sealed"), "%s", c.payload);

@@ -24,7 +24,8 @@ static int run_kb(struct fake_discord *fd, const char *guild)
 		setenv("DISCORD_APPLICATION_ID", "4242", 1);
 		setenv("DISCORD_BOT_TOKEN", "bot-token-xyz", 1);
 		setenv("DISCORD_GUILD_ID", guild, 1);
-		execl(KB_BINARY_DIR "/client/kb", "kb", "discord", "register", (char *)NULL);
+		execl(KB_BINARY_DIR "/client/kb", "kb", "discord", "register",
+		      (char *)NULL);
 		_exit(127);
 	}
 	waitpid(pid, &st, 0);
@@ -45,8 +46,10 @@ static void expect_put(struct fake_discord *fd, size_t i, const char *path)
 	int found = 0;
 	size_t k;
 	json_t *cmd;
-	json_array_foreach(cmds, k, cmd) {
-		const char *name = json_string_value(json_object_get(cmd, "name"));
+	json_array_foreach(cmds, k, cmd)
+	{
+		const char *name =
+			json_string_value(json_object_get(cmd, "name"));
 		found |= name && strcmp(name, "leaderboard") == 0;
 	}
 	ck_assert_msg(found, "no /leaderboard command in %s", c.payload);
@@ -75,8 +78,8 @@ START_TEST(refusal_is_an_error)
 	struct fake_discord *fd = fd_start();
 
 	ck_assert_ptr_nonnull(fd);
-	fd_rule(fd, "PUT", "/applications/", 401, "{\"message\": \"401: Unauthorized\"}",
-		NULL, 1);
+	fd_rule(fd, "PUT", "/applications/", 401,
+		"{\"message\": \"401: Unauthorized\"}", NULL, 1);
 	ck_assert_int_ne(run_kb(fd, "777"), 0);
 	fd_stop(fd);
 }

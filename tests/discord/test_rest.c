@@ -29,8 +29,10 @@ static void up(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	fd = fd_start();
 	ck_assert_ptr_nonnull(fd);
-	struct kb_dc_rest_cfg cfg = {.api_base = fd_url(fd), .bot_token = "bot-secret",
-				     .timeout_ms = 5000, .max_queue = 100};
+	struct kb_dc_rest_cfg cfg = {.api_base = fd_url(fd),
+				     .bot_token = "bot-secret",
+				     .timeout_ms = 5000,
+				     .max_queue = 100};
 	rest = kb_dc_rest_new(&cfg, err, sizeof(err));
 	ck_assert_msg(rest != NULL, "%s", err);
 }
@@ -41,10 +43,11 @@ static void down(void)
 	fd_stop(fd);
 }
 
-static struct kb_dc_call *edit(const char *token, const char *content, int coalesce)
+static struct kb_dc_call *edit(const char *token, const char *content,
+			       int coalesce)
 {
-	struct kb_dc_call *c = kb_dc_call_new("PATCH", "/webhooks/9/%s/messages/@original",
-					      token);
+	struct kb_dc_call *c = kb_dc_call_new(
+		"PATCH", "/webhooks/9/%s/messages/@original", token);
 	char json[256], key[64];
 
 	snprintf(json, sizeof(json), "{\"content\":\"%s\"}", content);
@@ -70,7 +73,8 @@ START_TEST(coalesce_order_429)
 	up();
 	fd_rule(fd, "PATCH", "/webhooks/9/t1/", 429,
 		"{\"message\":\"You are being rate limited.\",\"retry_after\":3.0,"
-		"\"global\":false}", NULL, 1);
+		"\"global\":false}",
+		NULL, 1);
 	/* 3 s: time for B, C and F to be queued before A's retry is due,
 	 * also on a loaded machine. */
 	ck_assert_int_eq(kb_dc_rest_submit(rest, edit("t1", "A", 1)), 0);
@@ -82,7 +86,8 @@ START_TEST(coalesce_order_429)
 	kb_dc_call_set(&f->json, "{\"content\":\"F\"}");
 	kb_dc_call_set(&f->order_key, "t1");
 	ck_assert_int_eq(kb_dc_rest_submit(rest, f), 0);
-	ck_assert_uint_eq(fd_wait(fd, "POST", "/webhooks/9/t1", NULL, 1, 30000), 1);
+	ck_assert_uint_eq(fd_wait(fd, "POST", "/webhooks/9/t1", NULL, 1, 30000),
+			  1);
 	kb_dc_rest_destroy(rest, 2000);
 	rest = NULL;
 
@@ -108,15 +113,17 @@ START_TEST(route_and_global_limits)
 {
 	up();
 	/* A global 429 on a channel holds every route. */
-	fd_rule(fd, "POST", "/channels/", 429, "{\"retry_after\":0.4,\"global\":true}",
-		NULL, 1);
+	fd_rule(fd, "POST", "/channels/", 429,
+		"{\"retry_after\":0.4,\"global\":true}", NULL, 1);
 	struct kb_dc_call *c = kb_dc_call_new("POST", "/channels/55/messages");
 	kb_dc_call_set(&c->json, "{\"content\":\"hello\"}");
 	c->bot_auth = 1;
 	ck_assert_int_eq(kb_dc_rest_submit(rest, c), 0);
-	ck_assert_uint_eq(fd_wait(fd, "POST", "/channels/55", NULL, 1, 5000), 1);
+	ck_assert_uint_eq(fd_wait(fd, "POST", "/channels/55", NULL, 1, 5000),
+			  1);
 	ck_assert_int_eq(kb_dc_rest_submit(rest, edit("t3", "x", 0)), 0);
-	ck_assert_uint_eq(fd_wait(fd, "POST", "/channels/55", NULL, 2, 5000), 2);
+	ck_assert_uint_eq(fd_wait(fd, "POST", "/channels/55", NULL, 2, 5000),
+			  2);
 	ck_assert_uint_eq(fd_wait(fd, "PATCH", "t3", NULL, 1, 5000), 1);
 	size_t n = fd_ncalls(fd);
 	double first429 = 0, t3 = 0, retried = 0;
@@ -127,13 +134,12 @@ START_TEST(route_and_global_limits)
 		else if (strstr(x.path, "/channels/")) {
 			retried = x.at;
 			ck_assert_str_eq(x.auth, "Bot bot-secret");
-		}
-		else if (strstr(x.path, "t3"))
+		} else if (strstr(x.path, "t3"))
 			t3 = x.at;
 		fd_call_free(&x);
 	}
-	ck_assert_msg(retried - first429 >= 0.39, "channel retried after %.3f s",
-		      retried - first429);
+	ck_assert_msg(retried - first429 >= 0.39,
+		      "channel retried after %.3f s", retried - first429);
 	ck_assert_msg(t3 - first429 >= 0.39, "another route went after %.3f s",
 		      t3 - first429);
 	struct kb_dc_rest_stats st;
@@ -161,10 +167,11 @@ START_TEST(reset_after_waits)
 	 * a duration: load may delay it, the reset delays the second t4 by
 	 * at least its 3 s); how soon it went is a budget. */
 	struct fd_call a = get(0), b = get(1), c = get(2);
-	ck_assert_msg(strstr(b.path, "t9"), "other route went after the same route");
+	ck_assert_msg(strstr(b.path, "t9"),
+		      "other route went after the same route");
 	kb_budget("discord rest: another route's wait", b.at - a.at, 0.5, "s");
-	ck_assert_msg(strstr(c.path, "t4") && c.at - a.at >= 2.99, "same route waited %.3f s",
-		      c.at - a.at);
+	ck_assert_msg(strstr(c.path, "t4") && c.at - a.at >= 2.99,
+		      "same route waited %.3f s", c.at - a.at);
 	fd_call_free(&a);
 	fd_call_free(&b);
 	fd_call_free(&c);
@@ -184,7 +191,8 @@ START_TEST(min_gap)
 	up();
 	/* Edits of one message reach Discord at least min_gap_ms apart, also
 	 * when the first had to wait for a retry. */
-	fd_rule(fd, "PATCH", "/webhooks/9/g1/", 429, "{\"retry_after\":0.3}", NULL, 1);
+	fd_rule(fd, "PATCH", "/webhooks/9/g1/", 429, "{\"retry_after\":0.3}",
+		NULL, 1);
 	struct kb_dc_call *c = edit("g1", "1", 1);
 	c->min_gap_ms = 800;
 	ck_assert_int_eq(kb_dc_rest_submit(rest, c), 0);
@@ -208,8 +216,8 @@ START_TEST(retries_and_drops)
 	up();
 	fd_rule(fd, "PATCH", "/webhooks/9/t5/", 502, NULL, NULL, 1);
 	fd_rule(fd, "PATCH", "/webhooks/9/t6/", 404, NULL, NULL, 2);
-	fd_rule(fd, "PATCH", "/webhooks/9/t7/", 400, "{\"message\":\"Invalid Form Body\"}",
-		NULL, 5);
+	fd_rule(fd, "PATCH", "/webhooks/9/t7/", 400,
+		"{\"message\":\"Invalid Form Body\"}", NULL, 5);
 	ck_assert_int_eq(kb_dc_rest_submit(rest, edit("t5", "x", 0)), 0);
 	struct kb_dc_call *c = edit("t6", "y", 0);
 	c->retry_404_until_ms = (int64_t)(kb_mono_s() * 1e3) + 60000;
@@ -217,7 +225,8 @@ START_TEST(retries_and_drops)
 	ck_assert_int_eq(kb_dc_rest_submit(rest, edit("t7", "z", 0)), 0);
 	ck_assert_uint_eq(fd_wait(fd, "PATCH", "t5", NULL, 2, 30000), 2);
 	ck_assert_uint_eq(fd_wait(fd, "PATCH", "t6", NULL, 3, 60000), 3);
-	ck_assert_uint_eq(fd_wait(fd, "PATCH", "t7", NULL, 2, 1500), 1); /* no retry */
+	ck_assert_uint_eq(fd_wait(fd, "PATCH", "t7", NULL, 2, 1500),
+			  1); /* no retry */
 	struct kb_dc_rest_stats st;
 	kb_dc_rest_stats(rest, &st);
 	ck_assert_int_eq(st.sent, 2);
@@ -230,7 +239,9 @@ START_TEST(upload)
 {
 	up();
 	struct kb_dc_call *c = edit("t8", "with files", 0);
-	ck_assert_int_eq(kb_dc_call_add_file(c, "report.txt", "line 1\nline 2\n", 14), 0);
+	ck_assert_int_eq(kb_dc_call_add_file(c, "report.txt",
+					     "line 1\nline 2\n", 14),
+			 0);
 	ck_assert_int_eq(kb_dc_call_add_file(c, "code.c", "int x;", 6), 0);
 	ck_assert_int_eq(kb_dc_rest_submit(rest, c), 0);
 	ck_assert_uint_eq(fd_wait(fd, "PATCH", "t8", NULL, 1, 5000), 1);
@@ -252,7 +263,8 @@ START_TEST(drain_on_destroy)
 	for (int i = 0; i < 5; i++) {
 		char tok[8];
 		snprintf(tok, sizeof(tok), "d%d", i);
-		ck_assert_int_eq(kb_dc_rest_submit(rest, edit(tok, "bye", 0)), 0);
+		ck_assert_int_eq(kb_dc_rest_submit(rest, edit(tok, "bye", 0)),
+				 0);
 	}
 	kb_dc_rest_destroy(rest, 5000);
 	rest = NULL;
@@ -266,8 +278,10 @@ START_TEST(register_commands)
 	char err[512];
 
 	up();
-	fd_rule(fd, "PUT", "/applications/", 429, "{\"retry_after\":0.2}", NULL, 1);
-	int n = kb_dc_register(fd_url(fd), "9", "77", "bot-secret", err, sizeof(err));
+	fd_rule(fd, "PUT", "/applications/", 429, "{\"retry_after\":0.2}", NULL,
+		1);
+	int n = kb_dc_register(fd_url(fd), "9", "77", "bot-secret", err,
+			       sizeof(err));
 	ck_assert_msg(n == 2, "registered %d: %s", n, err);
 	n = kb_dc_register(fd_url(fd), "9", "", "bot-secret", err, sizeof(err));
 	ck_assert_int_eq(n, 2);
@@ -283,11 +297,15 @@ START_TEST(register_commands)
 	fd_call_free(&a);
 	fd_call_free(&b);
 	/* Without a token nothing is sent. */
-	ck_assert_int_eq(kb_dc_register(fd_url(fd), "9", "", "", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(kb_dc_register(fd_url(fd), "9", "", "", err,
+					sizeof(err)),
+			 -EINVAL);
 	/* Discord's refusal comes back in errstr. */
-	fd_rule(fd, "PUT", "/applications/", 400, "{\"message\":\"Invalid Form Body\"}",
-		NULL, 1);
-	ck_assert_int_lt(kb_dc_register(fd_url(fd), "9", "", "bot-secret", err, sizeof(err)), 0);
+	fd_rule(fd, "PUT", "/applications/", 400,
+		"{\"message\":\"Invalid Form Body\"}", NULL, 1);
+	ck_assert_int_lt(kb_dc_register(fd_url(fd), "9", "", "bot-secret", err,
+					sizeof(err)),
+			 0);
 	ck_assert_ptr_nonnull(strstr(err, "Invalid Form Body"));
 	down();
 }
@@ -304,19 +322,26 @@ START_TEST(fetch)
 	fd_serve(fd, "/attachments/1/ok.c", "int main;", 9);
 	fd_serve(fd, "/attachments/1/big.c", big, sizeof(big));
 	snprintf(url, sizeof(url), "%s/attachments/1/ok.c", fd_url(fd));
-	ck_assert_int_eq(kb_dc_fetch(url, 100, 5000, &data, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(
+		kb_dc_fetch(url, 100, 5000, &data, &len, err, sizeof(err)), 0);
 	ck_assert_uint_eq(len, 9);
 	ck_assert_str_eq(data, "int main;");
 	free(data);
 	snprintf(url, sizeof(url), "%s/attachments/1/big.c", fd_url(fd));
-	ck_assert_int_eq(kb_dc_fetch(url, 2999, 5000, &data, &len, err, sizeof(err)), -EFBIG);
-	ck_assert_int_eq(kb_dc_fetch(url, 3000, 5000, &data, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_dc_fetch(url, 2999, 5000, &data, &len, err,
+				     sizeof(err)),
+			 -EFBIG);
+	ck_assert_int_eq(
+		kb_dc_fetch(url, 3000, 5000, &data, &len, err, sizeof(err)), 0);
 	free(data);
 	snprintf(url, sizeof(url), "%s/attachments/1/none.c", fd_url(fd));
-	ck_assert_int_eq(kb_dc_fetch(url, 100, 5000, &data, &len, err, sizeof(err)), -EIO);
+	ck_assert_int_eq(kb_dc_fetch(url, 100, 5000, &data, &len, err,
+				     sizeof(err)),
+			 -EIO);
 	ck_assert_ptr_nonnull(strstr(err, "404"));
-	ck_assert_int_eq(kb_dc_fetch("file:///etc/passwd", 100, 5000, &data, &len, err,
-				     sizeof(err)), -EIO);
+	ck_assert_int_eq(kb_dc_fetch("file:///etc/passwd", 100, 5000, &data,
+				     &len, err, sizeof(err)),
+			 -EIO);
 	down();
 }
 END_TEST

@@ -37,7 +37,8 @@ static const struct {
 	 "{\"id\":\"80351110224678912\",\"username\":\"nelly\"}"},
 	{"discord", "mallory-code", "tok-discord-MALLORY",
 	 "{\"id\":\"666000\",\"username\":\"mallory\"}"},
-	{"github", "gh-code", "tok-gh-SECRET", "{\"id\":583231,\"login\":\"octocat\"}"},
+	{"github", "gh-code", "tok-gh-SECRET",
+	 "{\"id\":583231,\"login\":\"octocat\"}"},
 };
 #define NUSERS (sizeof(users) / sizeof(users[0]))
 
@@ -56,7 +57,8 @@ static int form_has(const char *body, const char *kv)
 {
 	size_t n = strlen(kv);
 	for (const char *p = body; (p = strstr(p, kv)); p++)
-		if ((p == body || p[-1] == '&') && (p[n] == '&' || p[n] == '\0'))
+		if ((p == body || p[-1] == '&') &&
+		    (p[n] == '&' || p[n] == '\0'))
 			return 1;
 	return 0;
 }
@@ -83,42 +85,53 @@ static enum MHD_Result token(struct fake_oauth *f, struct MHD_Connection *c,
 	int discord = strcmp(provider, "discord") == 0;
 
 	token_request(f);
-	if (discord && !(form_has(body, "client_id=disc-id") &&
-			 form_has(body, "client_secret=disc-secret-XYZ") &&
-			 form_has(body, "grant_type=authorization_code") &&
-			 form_has(body, "redirect_uri=http%3A%2F%2Fapi.test%2Fauth%2Fcli%2Fdiscord")))
+	if (discord &&
+	    !(form_has(body, "client_id=disc-id") &&
+	      form_has(body, "client_secret=disc-secret-XYZ") &&
+	      form_has(body, "grant_type=authorization_code") &&
+	      form_has(
+		      body,
+		      "redirect_uri=http%3A%2F%2Fapi.test%2Fauth%2Fcli%2Fdiscord")))
 		return answer(c, 400, "{\"error\":\"invalid_client\"}");
-	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+	const char *accept =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
 	if (!discord && !(accept && strstr(accept, "application/json") &&
 			  form_has(body, "client_id=gh-id") &&
 			  form_has(body, "client_secret=gh-secret-XYZ")))
-		return answer(c, 200, "{\"error\":\"incorrect_client_credentials\"}");
+		return answer(c, 200,
+			      "{\"error\":\"incorrect_client_credentials\"}");
 	for (size_t i = 0; i < NUSERS; i++) {
 		snprintf(code, sizeof(code), "code=%s", users[i].code);
-		if (strcmp(users[i].provider, provider) == 0 && form_has(body, code)) {
+		if (strcmp(users[i].provider, provider) == 0 &&
+		    form_has(body, code)) {
 			char out[128];
-			snprintf(out, sizeof(out), "{\"access_token\":\"%s\"}", users[i].token);
+			snprintf(out, sizeof(out), "{\"access_token\":\"%s\"}",
+				 users[i].token);
 			return answer(c, 200, out);
 		}
 	}
 	return discord ? answer(c, 400, "{\"error\":\"invalid_grant\"}")
-		       : answer(c, 200, "{\"error\":\"bad_verification_code\"}");
+		       : answer(c, 200,
+				"{\"error\":\"bad_verification_code\"}");
 }
 
 static enum MHD_Result user(struct MHD_Connection *c, const char *provider)
 {
-	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						       "Authorization");
 
 	for (size_t i = 0; auth && i < NUSERS; i++)
 		if (strcmp(users[i].provider, provider) == 0 &&
-		    strncmp(auth, "Bearer ", 7) == 0 && strcmp(auth + 7, users[i].token) == 0)
+		    strncmp(auth, "Bearer ", 7) == 0 &&
+		    strcmp(auth + 7, users[i].token) == 0)
 			return answer(c, 200, users[i].user_json);
 	return answer(c, 401, "{\"message\":\"401: Unauthorized\"}");
 }
 
-static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
-			       const char *method, const char *version,
-			       const char *data, size_t *data_size, void **con_cls)
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
+			       const char *url, const char *method,
+			       const char *version, const char *data,
+			       size_t *data_size, void **con_cls)
 {
 	struct fake_oauth *f = cls;
 	struct fake_req *fr = *con_cls;
@@ -137,9 +150,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		*data_size = 0;
 		return MHD_YES;
 	}
-	if (strcmp(method, "POST") == 0 && strcmp(url, "/api/oauth2/token") == 0)
+	if (strcmp(method, "POST") == 0 &&
+	    strcmp(url, "/api/oauth2/token") == 0)
 		return token(f, c, "discord", fr->body);
-	if (strcmp(method, "POST") == 0 && strcmp(url, "/login/oauth/access_token") == 0)
+	if (strcmp(method, "POST") == 0 &&
+	    strcmp(url, "/login/oauth/access_token") == 0)
 		return token(f, c, "github", fr->body);
 	if (strcmp(method, "GET") == 0 && strcmp(url, "/api/users/@me") == 0)
 		return user(c, "discord");
@@ -167,9 +182,10 @@ struct fake_oauth *fake_oauth_start(void)
 	ck_assert_ptr_nonnull(f);
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->cv, NULL);
-	f->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
-				0, NULL, NULL, handler, f, MHD_OPTION_NOTIFY_COMPLETED, done,
-				NULL, MHD_OPTION_END);
+	f->d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
+		0, NULL, NULL, handler, f, MHD_OPTION_NOTIFY_COMPLETED, done,
+		NULL, MHD_OPTION_END);
 	ck_assert_ptr_nonnull(f->d);
 	info = MHD_get_daemon_info(f->d, MHD_DAEMON_INFO_BIND_PORT);
 	ck_assert_ptr_nonnull(info);

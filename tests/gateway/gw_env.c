@@ -27,16 +27,24 @@ static void sleep_ms(int ms)
 
 static void start_gateway(struct gw_env *e, const char *admin_token)
 {
-	static char port[32], redis[160], brokers[200], token[128], problems[512];
+	static char port[32], redis[160], brokers[200], token[128],
+		problems[512];
 	char *argv[] = {KB_BINARY_DIR "/gateway/kb-gateway", NULL};
 	/* With the broker down, a publish gives up after 1.5 s, so the
 	 * "Kafka down" tests stay short; with it up, a publish on a loaded
 	 * machine gets the time it may need. */
-	char *env[40] = {port, redis, brokers, token, problems,
-			 "KB_HTTP_ADDR=127.0.0.1", "KB_HTTP_THREADS=4",
+	char *env[40] = {port,
+			 redis,
+			 brokers,
+			 token,
+			 problems,
+			 "KB_HTTP_ADDR=127.0.0.1",
+			 "KB_HTTP_THREADS=4",
 			 e->have_broker ? "KB_KAFKA_TIMEOUT_MS=10000"
 					: "KB_KAFKA_TIMEOUT_MS=1500",
-			 "KB_LOG_LEVEL=debug", "KB_LOG_JSON=0", "KB_DRAIN_S=10",
+			 "KB_LOG_LEVEL=debug",
+			 "KB_LOG_JSON=0",
+			 "KB_DRAIN_S=10",
 			 NULL};
 	int n = 11;
 
@@ -51,7 +59,8 @@ static void start_gateway(struct gw_env *e, const char *admin_token)
 	snprintf(brokers, sizeof(brokers), "KB_KAFKA_BROKERS=%s", e->brokers);
 	snprintf(token, sizeof(token), "KB_ADMIN_TOKEN=%s",
 		 admin_token ? admin_token : "");
-	snprintf(problems, sizeof(problems), "KB_PROBLEMS=%s", KB_GW_TEST_PROBLEMS);
+	snprintf(problems, sizeof(problems), "KB_PROBLEMS=%s",
+		 KB_GW_TEST_PROBLEMS);
 	snprintf(e->log, sizeof(e->log), "/tmp/kb-test-gateway-%d-%d.log",
 		 getpid(), ++nstarts);
 	unlink(e->log);
@@ -59,7 +68,8 @@ static void start_gateway(struct gw_env *e, const char *admin_token)
 	ck_assert_int_gt(e->gw, 0);
 	/* The gateway binds port 0 itself and logs the port it got. */
 	e->port = kb_test_wait_listening(e->gw, e->log, 60000);
-	ck_assert_msg(e->port > 0, "kb-gateway did not start; log in %s", e->log);
+	ck_assert_msg(e->port > 0, "kb-gateway did not start; log in %s",
+		      e->log);
 	snprintf(e->api, sizeof(e->api), "http://127.0.0.1:%d", e->port);
 
 	for (int waited = 0;; waited += 50) {
@@ -70,8 +80,10 @@ static void start_gateway(struct gw_env *e, const char *admin_token)
 			break;
 		int status;
 		ck_assert_msg(waitpid(e->gw, &status, WNOHANG) == 0,
-			      "kb-gateway exited at startup; log in %s", e->log);
-		ck_assert_msg(waited < 60000, "kb-gateway not healthy; log in %s", e->log);
+			      "kb-gateway exited at startup; log in %s",
+			      e->log);
+		ck_assert_msg(waited < 60000,
+			      "kb-gateway not healthy; log in %s", e->log);
 		sleep_ms(50);
 	}
 }
@@ -103,12 +115,14 @@ void gw_env_up(struct gw_env *e, int real_broker, const char *admin_token)
 
 	const char *boards[] = {"gw_sum_cpu", "gw_gpu_only"};
 	for (int i = 0; i < 2; i++) {
-		redisReply *r = redisCommand(e->rc, "HGET kb:lb:%s secret_seed", boards[i]);
+		redisReply *r = redisCommand(e->rc, "HGET kb:lb:%s secret_seed",
+					     boards[i]);
 		ck_assert_ptr_nonnull(r);
-		ck_assert_msg(r->type == REDIS_REPLY_STRING, "no secret seed for %s",
-			      boards[i]);
+		ck_assert_msg(r->type == REDIS_REPLY_STRING,
+			      "no secret seed for %s", boards[i]);
 		ck_assert_uint_ge(r->len, 1);
-		snprintf(e->seeds[e->nseeds++], sizeof(e->seeds[0]), "%s", r->str);
+		snprintf(e->seeds[e->nseeds++], sizeof(e->seeds[0]), "%s",
+			 r->str);
 		freeReplyObject(r);
 	}
 	/* Any further board (a competition file in extra_env) too. */
@@ -117,10 +131,12 @@ void gw_env_up(struct gw_env *e, int real_broker, const char *admin_token)
 		redisReply *r = redisCommand(e->rc, "HGET %s secret_seed",
 					     keys->element[i]->str);
 		int dup = 0;
-		for (int k = 0; r && r->type == REDIS_REPLY_STRING && k < e->nseeds; k++)
+		for (int k = 0;
+		     r && r->type == REDIS_REPLY_STRING && k < e->nseeds; k++)
 			dup |= strcmp(e->seeds[k], r->str) == 0;
 		if (r && r->type == REDIS_REPLY_STRING && !dup)
-			snprintf(e->seeds[e->nseeds++], sizeof(e->seeds[0]), "%s", r->str);
+			snprintf(e->seeds[e->nseeds++], sizeof(e->seeds[0]),
+				 "%s", r->str);
 		if (r)
 			freeReplyObject(r);
 	}
@@ -163,7 +179,8 @@ static void check_no_seed(const struct gw_env *e, const char *what,
 			  const char *data, size_t len)
 {
 	for (int i = 0; data && i < e->nseeds; i++)
-		ck_assert_msg(!memmem(data, len, e->seeds[i], strlen(e->seeds[i])),
+		ck_assert_msg(!memmem(data, len, e->seeds[i],
+				      strlen(e->seeds[i])),
 			      "%s contains a secret seed", what);
 }
 
@@ -214,7 +231,8 @@ struct gw_resp gw_req(struct gw_env *e, const char *method, const char *path,
 	else if (strcmp(method, "GET") != 0)
 		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	if (body || strcmp(method, "POST") == 0) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)len);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
 	}
 	return perform(e, c, path, header_list(headers));
@@ -293,10 +311,11 @@ char *gw_multipart(const char *boundary, const char *field,
 		   size_t *out_len)
 {
 	char head[512], tail[128];
-	int hn = snprintf(head, sizeof(head),
-			  "--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
-			  "filename=\"%s\"\r\nContent-Type: text/plain\r\n\r\n",
-			  boundary, field, filename);
+	int hn =
+		snprintf(head, sizeof(head),
+			 "--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
+			 "filename=\"%s\"\r\nContent-Type: text/plain\r\n\r\n",
+			 boundary, field, filename);
 	int tn = snprintf(tail, sizeof(tail), "\r\n--%s--\r\n", boundary);
 	char *out = malloc((size_t)hn + len + (size_t)tn + 1);
 
@@ -315,8 +334,10 @@ void gw_create_user(struct gw_env *e, const char *name, char cli_id[80],
 			   "Content-Type: application/json", NULL};
 
 	snprintf(body, sizeof(body), "{\"name\": \"%s\"}", name);
-	struct gw_resp r = gw_req(e, "POST", "/admin/users", h, body, strlen(body));
-	ck_assert_msg(r.code == 200, "create user: HTTP %ld %s", r.code, r.body);
+	struct gw_resp r =
+		gw_req(e, "POST", "/admin/users", h, body, strlen(body));
+	ck_assert_msg(r.code == 200, "create user: HTTP %ld %s", r.code,
+		      r.body);
 	json_t *j = gw_json(&r);
 	const char *cli = json_string_value(json_object_get(j, "cli_id"));
 	const char *uid = json_string_value(json_object_get(j, "user_id"));
@@ -340,8 +361,8 @@ long gw_count_keys(struct gw_env *e, const char *pattern)
 	return n;
 }
 
-struct gw_resp gw_req_cli(struct gw_env *e, const char *method, const char *path,
-			  const char *cli, const char *json)
+struct gw_resp gw_req_cli(struct gw_env *e, const char *method,
+			  const char *path, const char *cli, const char *json)
 {
 	char hcli[200];
 	const char *h[3] = {NULL, NULL, NULL};
@@ -368,13 +389,14 @@ struct gw_resp gw_req_admin(struct gw_env *e, const char *method,
 struct gw_resp gw_submit(struct gw_env *e, const char *path, const char *cli,
 			 const char *code)
 {
-	return gw_req_form(e, path, cli, "file", "submission.c", code, strlen(code));
+	return gw_req_form(e, path, cli, "file", "submission.c", code,
+			   strlen(code));
 }
 
 json_t *gw_expect_json(struct gw_resp r, long code, const char *what)
 {
-	ck_assert_msg(r.code == code, "%s: HTTP %ld, expected %ld: %s", what, r.code,
-		      code, r.body);
+	ck_assert_msg(r.code == code, "%s: HTTP %ld, expected %ld: %s", what,
+		      r.code, code, r.body);
 	json_t *j = gw_json(&r);
 	gw_resp_free(&r);
 	return j;
@@ -382,11 +404,13 @@ json_t *gw_expect_json(struct gw_resp r, long code, const char *what)
 
 void gw_wait_consumer(struct gw_env *e)
 {
-	ck_assert_msg(kb_test_wait_file(e->log, "kafka: group=kb-gateway.", 60000, NULL,
-					0) == 0 &&
-		      kb_test_wait_file(e->log, " assigned ", 60000, NULL, 0) == 0,
-		      "the gateway's kb.results consumer got no partitions; log %s",
-		      e->log);
+	ck_assert_msg(
+		kb_test_wait_file(e->log, "kafka: group=kb-gateway.", 60000,
+				  NULL, 0) == 0 &&
+			kb_test_wait_file(e->log, " assigned ", 60000, NULL,
+					  0) == 0,
+		"the gateway's kb.results consumer got no partitions; log %s",
+		e->log);
 	/* Assigned is not yet reading: the consumer starts at the newest
 	 * offset once it has fetched it, and an event produced before then
 	 * passes it by. A worker's heartbeat on another device, said again
@@ -396,16 +420,19 @@ void gw_wait_consumer(struct gw_env *e)
 		gw_produce_progress(e, 0, "H100", KB__STAGE__STAGE_UNSPECIFIED,
 				    "kb-test-live");
 		for (int t = 0; t < 10; t++) {
-			struct gw_resp r = gw_req(e, "GET", "/runner_queue/H100", NULL, NULL, 0);
-			int live = r.code == 200 && r.body && strstr(r.body, "kb-test-live");
+			struct gw_resp r = gw_req(
+				e, "GET", "/runner_queue/H100", NULL, NULL, 0);
+			int live = r.code == 200 && r.body &&
+				   strstr(r.body, "kb-test-live");
 			gw_resp_free(&r);
 			if (live)
 				return;
 			sleep_ms(100);
 		}
-		ck_assert_msg(kb_mono_s() < end,
-			      "the gateway's kb.results consumer read nothing; log %s",
-			      e->log);
+		ck_assert_msg(
+			kb_mono_s() < end,
+			"the gateway's kb.results consumer read nothing; log %s",
+			e->log);
 	}
 }
 
@@ -417,12 +444,15 @@ void gw_produce_event(struct gw_env *e, const Kb__ResultEvent *ev)
 	uint8_t *buf = malloc(len + 1);
 
 	if (!p)
-		p = kb_producer_new(e->brokers, "gw-test", NULL, err, sizeof(err));
+		p = kb_producer_new(e->brokers, "gw-test", NULL, err,
+				    sizeof(err));
 	ck_assert_msg(p != NULL, "producer: %s", err);
 	kb__result_event__pack(ev, buf);
-	snprintf(key, sizeof(key), "%llu", (unsigned long long)ev->submission_id);
-	ck_assert_msg(kb_producer_send(p, KB_TOPIC_RESULTS, key, strlen(key), buf, len,
-				       10000, err, sizeof(err)) == 0, "produce: %s", err);
+	snprintf(key, sizeof(key), "%llu",
+		 (unsigned long long)ev->submission_id);
+	ck_assert_msg(kb_producer_send(p, KB_TOPIC_RESULTS, key, strlen(key),
+				       buf, len, 10000, err, sizeof(err)) == 0,
+		      "produce: %s", err);
 	free(buf);
 }
 
@@ -526,8 +556,9 @@ struct gw_sse *gw_sse_start(struct gw_env *e, const char *path, const char *cli,
 	return gw_sse_start_form(e, path, cli, code, NULL);
 }
 
-struct gw_sse *gw_sse_start_form(struct gw_env *e, const char *path, const char *cli,
-				 const char *code, const char *const *fields)
+struct gw_sse *gw_sse_start_form(struct gw_env *e, const char *path,
+				 const char *cli, const char *code,
+				 const char *const *fields)
 {
 	struct gw_sse *s = calloc(1, sizeof(*s));
 
@@ -564,7 +595,9 @@ uint64_t gw_sse_id(struct gw_sse *s)
 	uint64_t id = 0;
 
 	pthread_mutex_lock(&s->mu);
-	const char *p = s->body.data ? strstr(s->body.data, "\"submission_id\":") : NULL;
+	const char *p = s->body.data
+				? strstr(s->body.data, "\"submission_id\":")
+				: NULL;
 	if (p)
 		id = strtoull(p + strlen("\"submission_id\":"), NULL, 10);
 	pthread_mutex_unlock(&s->mu);
@@ -601,9 +634,10 @@ void gw_assert_log_clean(struct gw_env *e)
 
 	ck_assert_int_eq(kb_read_file(e->log, 64 << 20, &log, &len), 0);
 	for (int i = 0; i < e->nseeds; i++)
-		ck_assert_msg(!strstr(log, e->seeds[i]), "gateway log %s holds a seed",
-			      e->log);
-	ck_assert_msg(!strstr(log, GW_ADMIN_TOKEN), "gateway log holds the admin token");
+		ck_assert_msg(!strstr(log, e->seeds[i]),
+			      "gateway log %s holds a seed", e->log);
+	ck_assert_msg(!strstr(log, GW_ADMIN_TOKEN),
+		      "gateway log holds the admin token");
 	free(log);
 }
 
@@ -612,7 +646,8 @@ void gw_stop_clean(struct gw_env *e)
 	int status = gw_env_stop_gateway(e);
 
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "kb-gateway did not exit 0 (status 0x%x); log %s", status, e->log);
+		      "kb-gateway did not exit 0 (status 0x%x); log %s", status,
+		      e->log);
 	gw_assert_log_clean(e);
 }
 

@@ -93,8 +93,8 @@ long gw_count_keys(struct gw_env *e, const char *pattern);
 
 /* A request with "X-Popcorn-Cli-Id: cli" (cli NULL: none) and, when body
  * is not NULL, a JSON body. */
-struct gw_resp gw_req_cli(struct gw_env *e, const char *method, const char *path,
-			  const char *cli, const char *json);
+struct gw_resp gw_req_cli(struct gw_env *e, const char *method,
+			  const char *path, const char *cli, const char *json);
 /* The same with the admin bearer token instead. */
 struct gw_resp gw_req_admin(struct gw_env *e, const char *method,
 			    const char *path, const char *json);
@@ -121,8 +121,9 @@ struct gw_sse *gw_sse_start(struct gw_env *e, const char *path, const char *cli,
 			    const char *code);
 /* The same with more form fields: name, value pairs (NULL-terminated, at
  * most 7 pairs), as popcorn-cli's POST /profile sends them. */
-struct gw_sse *gw_sse_start_form(struct gw_env *e, const char *path, const char *cli,
-				 const char *code, const char *const *fields);
+struct gw_sse *gw_sse_start_form(struct gw_env *e, const char *path,
+				 const char *cli, const char *code,
+				 const char *const *fields);
 /* Waits until the stream's body contains needle; returns 0 or -1. */
 int gw_sse_wait(struct gw_sse *s, const char *needle, int timeout_ms);
 /* Waits for the end of the stream; returns its status and body (free the

@@ -11,8 +11,8 @@ void gw_login_state(const char *cli_id, int reset, char *out, size_t size)
 {
 	char json[256];
 
-	snprintf(json, sizeof(json), "{\"cli_id\":\"%s\",\"is_reset\":%s}", cli_id,
-		 reset ? "true" : "false");
+	snprintf(json, sizeof(json), "{\"cli_id\":\"%s\",\"is_reset\":%s}",
+		 cli_id, reset ? "true" : "false");
 	sodium_bin2base64(out, size, (const unsigned char *)json, strlen(json),
 			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
 }
@@ -47,23 +47,27 @@ void gw_login_begin(struct gw_env *e, const char *provider, const char *old_cli,
 		snprintf(hcli, sizeof(hcli), "X-Popcorn-Cli-Id: %s", old_cli);
 		h[0] = hcli;
 	}
-	json_t *j = gw_expect_json(gw_req(e, "GET", path, h, NULL, 0), 200, "auth/init");
+	json_t *j = gw_expect_json(gw_req(e, "GET", path, h, NULL, 0), 200,
+				   "auth/init");
 	const char *id = json_string_value(json_object_get(j, "state"));
 	ck_assert_ptr_nonnull(id);
 	ck_assert_uint_eq(strlen(id), 36); /* a UUID, as upstream's */
 	snprintf(l->cli_id, sizeof(l->cli_id), "%s", id);
 	gw_login_state(l->cli_id, reset, l->state, sizeof(l->state));
 	/* The server's page is on its public base URL: the same path here. */
-	const char *url = json_string_value(json_object_get(j, "authorize_url"));
+	const char *url =
+		json_string_value(json_object_get(j, "authorize_url"));
 	const char *page = url ? strstr(url, "/auth/") : NULL;
 	if (page) {
 		char start[1200];
 		snprintf(start, sizeof(start), "%s%sstate=%s", page,
 			 strchr(page, '?') ? "&" : "?", l->state);
 		struct gw_resp r = gw_req(e, "GET", start, NULL, NULL, 0);
-		ck_assert_msg(r.code == 200, "start page: HTTP %ld %s", r.code, r.body);
-		ck_assert_msg(take(r.headers, "Set-Cookie: ", ";\r\n", l->cookie,
-				   sizeof(l->cookie)) == 0, "no cookie: %s", r.headers);
+		ck_assert_msg(r.code == 200, "start page: HTTP %ld %s", r.code,
+			      r.body);
+		ck_assert_msg(take(r.headers, "Set-Cookie: ", ";\r\n",
+				   l->cookie, sizeof(l->cookie)) == 0,
+			      "no cookie: %s", r.headers);
 		const char *link = strstr(r.body, "id=\"continue\"");
 		ck_assert_msg(link && take(link, "state=", "&\"' <", l->state,
 					   sizeof(l->state)) == 0,
@@ -80,7 +84,8 @@ struct gw_resp gw_login_finish(struct gw_env *e, const char *provider,
 	char path[1000], hc[260];
 	const char *h[2] = {NULL, NULL};
 
-	snprintf(path, sizeof(path), "/auth/cli/%s?code=%s&state=%s", provider, code, state);
+	snprintf(path, sizeof(path), "/auth/cli/%s?code=%s&state=%s", provider,
+		 code, state);
 	if (cookie && *cookie) {
 		snprintf(hc, sizeof(hc), "Cookie: %s", cookie);
 		h[0] = hc;

@@ -20,8 +20,8 @@
 
 struct gw_login {
 	char cli_id[64];
-	char state[600];   /* what the provider will send back */
-	char cookie[200];  /* "name=value", "" when none */
+	char state[600];  /* what the provider will send back */
+	char cookie[200]; /* "name=value", "" when none */
 };
 
 void gw_login_begin(struct gw_env *e, const char *provider, const char *old_cli,

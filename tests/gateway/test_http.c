@@ -31,21 +31,25 @@ static void no_seed_in_log(void)
 
 	ck_assert_int_eq(kb_read_file(E.log, 64 << 20, &log, &len), 0);
 	for (int i = 0; i < E.nseeds; i++)
-		ck_assert_msg(!strstr(log, E.seeds[i]), "gateway log holds a seed");
-	ck_assert_msg(!strstr(log, GW_ADMIN_TOKEN), "gateway log holds the admin token");
+		ck_assert_msg(!strstr(log, E.seeds[i]),
+			      "gateway log holds a seed");
+	ck_assert_msg(!strstr(log, GW_ADMIN_TOKEN),
+		      "gateway log holds the admin token");
 	free(log);
 }
 
 static void expect_clean_exit(void)
 {
 	int status = gw_env_stop_gateway(&E);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "kb-gateway did not exit 0 on SIGTERM (status 0x%x); log %s",
-		      status, E.log);
+	ck_assert_msg(
+		WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"kb-gateway did not exit 0 on SIGTERM (status 0x%x); log %s",
+		status, E.log);
 	no_seed_in_log();
 }
 
-static const char *hget(const char *key, const char *field, char *buf, size_t size)
+static const char *hget(const char *key, const char *field, char *buf,
+			size_t size)
 {
 	redisReply *r = redisCommand(E.rc, "HGET %s %s", key, field);
 	ck_assert_ptr_nonnull(r);
@@ -89,33 +93,45 @@ START_TEST(reads_routing_and_admin)
 	/* The upstream shape popcorn-cli reads: name, description, task. */
 	r = gw_req(&E, "GET", "/leaderboards", NULL, NULL, 0);
 	ck_assert_int_eq(r.code, 200);
-	ck_assert_msg(!strstr(r.body, "secret"), "leaderboards mention a secret");
+	ck_assert_msg(!strstr(r.body, "secret"),
+		      "leaderboards mention a secret");
 	j = gw_json(&r);
 	ck_assert(json_is_array(j));
 	ck_assert_uint_eq(json_array_size(j), 2);
 	json_t *lb = NULL, *e;
 	size_t i;
-	json_array_foreach(j, i, e)
-		if (strcmp(json_string_value(json_object_get(e, "name")), "gw_sum_cpu") == 0)
-			lb = e;
+	json_array_foreach(
+		j, i,
+		e) if (strcmp(json_string_value(json_object_get(e, "name")),
+			      "gw_sum_cpu") == 0) lb = e;
 	ck_assert_ptr_nonnull(lb);
 	ck_assert_str_eq(json_string_value(json_object_get(lb, "description")),
 			 "Sum n floats (gateway test fixture).");
 	ck_assert(json_is_null(json_object_get(lb, "deadline")));
-	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(lb, "gpu_types"), 0)),
+	ck_assert_str_eq(json_string_value(json_array_get(
+				 json_object_get(lb, "gpu_types"), 0)),
 			 "CPU");
 	json_t *task = json_object_get(lb, "task");
 	ck_assert(json_is_object(task));
 	ck_assert_str_eq(json_string_value(json_object_get(task, "lang")), "c");
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(task, "files"),
-							   "submission.c")), "@SUBMISSION@");
-	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
-		json_object_get(task, "files"), "eval.c")), "int main"));
-	ck_assert_int_eq(json_integer_value(json_object_get(
-		json_array_get(json_object_get(task, "tests"), 0), "size")), 16);
-	ck_assert_ptr_nonnull(json_string_value(json_object_get(
-		json_object_get(task, "templates"), "C")));
-	ck_assert_int_eq(json_integer_value(json_object_get(task, "ranked_timeout")), 90);
+	ck_assert_str_eq(json_string_value(
+				 json_object_get(json_object_get(task, "files"),
+						 "submission.c")),
+			 "@SUBMISSION@");
+	ck_assert_ptr_nonnull(
+		strstr(json_string_value(json_object_get(
+			       json_object_get(task, "files"), "eval.c")),
+		       "int main"));
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(
+			json_array_get(json_object_get(task, "tests"), 0),
+			"size")),
+		16);
+	ck_assert_ptr_nonnull(json_string_value(
+		json_object_get(json_object_get(task, "templates"), "C")));
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(task, "ranked_timeout")),
+		90);
 	json_decref(j);
 	gw_resp_free(&r);
 
@@ -126,32 +142,41 @@ START_TEST(reads_routing_and_admin)
 	r = gw_req(&E, "GET", "/gpus/gw_gpu_only", NULL, NULL, 0);
 	ck_assert_str_eq(r.body, "[\"H100\"]");
 	gw_resp_free(&r);
-	gw_expect_error(gw_req(&E, "GET", "/gpus/nope", NULL, NULL, 0), 404, "gpus of unknown");
+	gw_expect_error(gw_req(&E, "GET", "/gpus/nope", NULL, NULL, 0), 404,
+			"gpus of unknown");
 
 	/* Unknown paths and wrong methods. */
-	gw_expect_error(gw_req(&E, "GET", "/nope", NULL, NULL, 0), 404, "unknown path");
-	gw_expect_error(gw_req(&E, "GET", "/submission/gw_sum_cpu", NULL, NULL, 0), 404,
-			"short path");
+	gw_expect_error(gw_req(&E, "GET", "/nope", NULL, NULL, 0), 404,
+			"unknown path");
+	gw_expect_error(gw_req(&E, "GET", "/submission/gw_sum_cpu", NULL, NULL,
+			       0),
+			404, "short path");
 	r = gw_req(&E, "POST", "/health", NULL, "x", 1);
 	ck_assert_ptr_nonnull(strstr(r.headers, "Allow: GET, HEAD"));
 	gw_expect_error(r, 405, "POST /health");
 	r = gw_req(&E, "GET", SUBMIT_CPU("test"), NULL, NULL, 0);
 	ck_assert_ptr_nonnull(strstr(r.headers, "Allow: POST"));
 	gw_expect_error(r, 405, "GET on submission");
-	gw_expect_error(gw_req(&E, "DELETE", "/leaderboards", NULL, NULL, 0), 405, "DELETE");
+	gw_expect_error(gw_req(&E, "DELETE", "/leaderboards", NULL, NULL, 0),
+			405, "DELETE");
 
 	/* Rankings of an empty board; unknown boards and gpus; paging. */
 	r = gw_req(&E, "GET", "/submissions/gw_sum_cpu/CPU", NULL, NULL, 0);
 	ck_assert_int_eq(r.code, 200);
 	ck_assert_str_eq(r.body, "[]");
 	gw_resp_free(&r);
-	gw_expect_error(gw_req(&E, "GET", "/submissions/gw_sum_cpu/H100", NULL, NULL, 0),
+	gw_expect_error(gw_req(&E, "GET", "/submissions/gw_sum_cpu/H100", NULL,
+			       NULL, 0),
 			404, "ranking gpu not offered");
-	gw_expect_error(gw_req(&E, "GET", "/submissions/nope/CPU", NULL, NULL, 0), 404,
-			"ranking unknown board");
-	gw_expect_error(gw_req(&E, "GET", "/submissions/gw_sum_cpu/CPU?limit=0", NULL, NULL, 0),
+	gw_expect_error(gw_req(&E, "GET", "/submissions/nope/CPU", NULL, NULL,
+			       0),
+			404, "ranking unknown board");
+	gw_expect_error(gw_req(&E, "GET", "/submissions/gw_sum_cpu/CPU?limit=0",
+			       NULL, NULL, 0),
 			400, "limit 0");
-	gw_expect_error(gw_req(&E, "GET", "/submissions/gw_sum_cpu/CPU?offset=x", NULL, NULL, 0),
+	gw_expect_error(gw_req(&E, "GET",
+			       "/submissions/gw_sum_cpu/CPU?offset=x", NULL,
+			       NULL, 0),
 			400, "offset x");
 
 	/* Admin API. */
@@ -163,25 +188,29 @@ START_TEST(reads_routing_and_admin)
 	r = gw_req(&E, "POST", "/admin/users", json_h, body, strlen(body));
 	ck_assert_ptr_nonnull(strstr(r.headers, "WWW-Authenticate: Bearer"));
 	gw_expect_error(r, 401, "admin without token");
-	gw_expect_error(gw_req(&E, "POST", "/admin/users", bad_tok, body, strlen(body)), 401,
-			"admin wrong token");
-	gw_expect_error(gw_req(&E, "POST", "/admin/users", basic, body, strlen(body)), 401,
-			"admin basic auth");
-	gw_expect_error(gw_req(&E, "POST", "/admin/users", good, "not json", 8), 400,
-			"admin not JSON");
+	gw_expect_error(gw_req(&E, "POST", "/admin/users", bad_tok, body,
+			       strlen(body)),
+			401, "admin wrong token");
+	gw_expect_error(gw_req(&E, "POST", "/admin/users", basic, body,
+			       strlen(body)),
+			401, "admin basic auth");
+	gw_expect_error(gw_req(&E, "POST", "/admin/users", good, "not json", 8),
+			400, "admin not JSON");
 	gw_expect_error(gw_req(&E, "POST", "/admin/users", good, "[1]", 3), 400,
 			"admin not an object");
-	gw_expect_error(gw_req(&E, "POST", "/admin/users", good, "{\"nam\":\"x\"}", 11), 400,
-			"admin no name");
-	gw_expect_error(gw_req(&E, "POST", "/admin/users", good, "{\"name\":\"\"}", 11), 400,
-			"admin empty name");
+	gw_expect_error(gw_req(&E, "POST", "/admin/users", good,
+			       "{\"nam\":\"x\"}", 11),
+			400, "admin no name");
+	gw_expect_error(gw_req(&E, "POST", "/admin/users", good,
+			       "{\"name\":\"\"}", 11),
+			400, "admin empty name");
 	gw_expect_error(gw_req(&E, "POST", "/admin/users", good, NULL, 0), 400,
 			"admin empty body");
 	size_t big_len = 70 << 10;
 	char *big = malloc(big_len);
 	memset(big, ' ', big_len);
-	gw_expect_error(gw_req(&E, "POST", "/admin/users", good, big, big_len), 413,
-			"admin huge body");
+	gw_expect_error(gw_req(&E, "POST", "/admin/users", good, big, big_len),
+			413, "admin huge body");
 	free(big);
 
 	char cli[80], uid[40], buf[128];
@@ -197,8 +226,11 @@ START_TEST(reads_routing_and_admin)
 	ck_assert_str_eq(hget(key, "banned", buf, sizeof(buf)), "0");
 
 	/* Board records made at startup. */
-	ck_assert_str_eq(hget("kb:lb:gw_sum_cpu", "visibility", buf, sizeof(buf)), "public");
-	ck_assert_str_eq(hget("kb:lb:gw_sum_cpu", "deadline", buf, sizeof(buf)), "");
+	ck_assert_str_eq(hget("kb:lb:gw_sum_cpu", "visibility", buf,
+			      sizeof(buf)),
+			 "public");
+	ck_assert_str_eq(hget("kb:lb:gw_sum_cpu", "deadline", buf, sizeof(buf)),
+			 "");
 	ck_assert_str_ne(E.seeds[0], E.seeds[1]);
 	for (const char *c = E.seeds[0]; *c; c++)
 		ck_assert(*c >= '0' && *c <= '9');
@@ -208,7 +240,9 @@ START_TEST(reads_routing_and_admin)
 	snprintf(before, sizeof(before), "%s", E.seeds[0]);
 	expect_clean_exit();
 	gw_env_restart_gateway(&E, GW_ADMIN_TOKEN);
-	ck_assert_str_eq(hget("kb:lb:gw_sum_cpu", "secret_seed", buf, sizeof(buf)), before);
+	ck_assert_str_eq(hget("kb:lb:gw_sum_cpu", "secret_seed", buf,
+			      sizeof(buf)),
+			 before);
 	r = gw_req(&E, "GET", "/health", NULL, NULL, 0);
 	ck_assert_int_eq(r.code, 200);
 	gw_resp_free(&r);
@@ -242,8 +276,8 @@ static struct gw_resp submit_file(const char *path, const char *cli,
 {
 	size_t blen;
 	char *body = gw_multipart(BND, "file", "sub.c", code, len, &blen);
-	struct gw_resp r = submit_raw(path, cli, "multipart/form-data; boundary=" BND,
-				      body, blen);
+	struct gw_resp r = submit_raw(
+		path, cli, "multipart/form-data; boundary=" BND, body, blen);
 	free(body);
 	return r;
 }
@@ -253,10 +287,13 @@ static long accepted_id(struct gw_resp r)
 	ck_assert_msg(r.code == 202, "HTTP %ld: %s", r.code, r.body);
 	json_t *j = gw_json(&r);
 	json_t *details = json_object_get(j, "details");
-	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "accepted");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "status")),
+			 "accepted");
 	ck_assert(json_is_integer(json_object_get(details, "id")));
 	long id = (long)json_integer_value(json_object_get(details, "id"));
-	ck_assert_int_eq(json_integer_value(json_object_get(details, "job_status_id")), id);
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(details, "job_status_id")),
+		id);
 	ck_assert_int_gt(id, 0);
 	json_decref(j);
 	gw_resp_free(&r);
@@ -274,20 +311,25 @@ static Kb__Submission *consume(long id, Kb__Submission **other, long other_id)
 					 sizeof(err));
 	ck_assert_msg(c != NULL, "consumer: %s", err);
 	*other = NULL;
-	for (double end = kb_mono_s() + 60; kb_mono_s() < end && (!found || !*other);) {
+	for (double end = kb_mono_s() + 60;
+	     kb_mono_s() < end && (!found || !*other);) {
 		kb_message m;
 		int rc = kb_consumer_poll(c, 200, &m);
 		ck_assert_int_ge(rc, 0);
 		if (rc == 0)
 			continue;
 		char key[32];
-		snprintf(key, sizeof(key), "%.*s", (int)m.key_len, (const char *)m.key);
-		Kb__Submission *s = kb__submission__unpack(NULL, m.value_len, m.value);
+		snprintf(key, sizeof(key), "%.*s", (int)m.key_len,
+			 (const char *)m.key);
+		Kb__Submission *s =
+			kb__submission__unpack(NULL, m.value_len, m.value);
 		ck_assert_msg(s != NULL, "undecodable Submission, key %s", key);
 		ck_assert_uint_eq(s->id, strtoull(key, NULL, 10));
 		for (int i = 0; i < E.nseeds; i++)
-			ck_assert_msg(!s->has_secret_seed || s->mode == KB__MODE__MODE_LEADERBOARD,
-				      "seed in a non-ranked Submission");
+			ck_assert_msg(
+				!s->has_secret_seed ||
+					s->mode == KB__MODE__MODE_LEADERBOARD,
+				"seed in a non-ranked Submission");
 		if ((long)s->id == id && !found)
 			found = s;
 		else if ((long)s->id == other_id && !*other)
@@ -297,8 +339,9 @@ static Kb__Submission *consume(long id, Kb__Submission **other, long other_id)
 		kb_message_release(&m);
 	}
 	kb_consumer_destroy(c);
-	ck_assert_msg(found && *other, "Submissions %ld/%ld not on kb.submissions.CPU",
-		      id, other_id);
+	ck_assert_msg(found && *other,
+		      "Submissions %ld/%ld not on kb.submissions.CPU", id,
+		      other_id);
 	return found;
 }
 
@@ -322,9 +365,10 @@ static long refused(const char *text, const char *reason)
 	char series[128];
 	const char *p;
 
-	snprintf(series, sizeof(series),
-		 "\nkb_gateway_submissions_total{result=\"refused\",reason=\"%s\"} ",
-		 reason);
+	snprintf(
+		series, sizeof(series),
+		"\nkb_gateway_submissions_total{result=\"refused\",reason=\"%s\"} ",
+		reason);
 	p = text ? strstr(text, series) : NULL;
 	return p ? strtol(p + strlen(series), NULL, 10) : 0;
 }
@@ -332,10 +376,12 @@ static long refused(const char *text, const char *reason)
 START_TEST(submissions)
 {
 	char alice[80], alice_id[40], bob[80], bob_id[40], buf[256];
-	const char *code = "float custom_kernel(const float *d, unsigned long n) { return 0; }\n";
-	const char *directive_code = "#!POPCORN leaderboard some_other_board\n"
-				     "//!POPCORN gpu H100\n"
-				     "float custom_kernel(const float *d, unsigned long n) { return 1; }\n";
+	const char *code =
+		"float custom_kernel(const float *d, unsigned long n) { return 0; }\n";
+	const char *directive_code =
+		"#!POPCORN leaderboard some_other_board\n"
+		"//!POPCORN gpu H100\n"
+		"float custom_kernel(const float *d, unsigned long n) { return 1; }\n";
 
 	/* /metrics has a listener of its own (not the API port). */
 	char env_mport[64];
@@ -346,48 +392,69 @@ START_TEST(submissions)
 	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
 	E.extra_env = NULL;
 	struct gw_env metrics = E;
-	snprintf(metrics.api, sizeof(metrics.api), "http://127.0.0.1:%d", mport);
+	snprintf(metrics.api, sizeof(metrics.api), "http://127.0.0.1:%d",
+		 mport);
 	gw_create_user(&E, "alice", alice, alice_id);
 	gw_create_user(&E, "bob", bob, bob_id);
 
 	/* Refusals decided by the headers. */
-	gw_expect_error(submit_file(SUBMIT_CPU("test"), NULL, code, strlen(code)), 401,
-			"no CLI id");
-	gw_expect_error(submit_file(SUBMIT_CPU("test"), "not-a-user", code, strlen(code)), 401,
-			"unknown CLI id");
-	gw_expect_error(submit_file(SUBMIT_CPU("test"), "bad id with spaces", code, strlen(code)),
+	gw_expect_error(submit_file(SUBMIT_CPU("test"), NULL, code,
+				    strlen(code)),
+			401, "no CLI id");
+	gw_expect_error(submit_file(SUBMIT_CPU("test"), "not-a-user", code,
+				    strlen(code)),
+			401, "unknown CLI id");
+	gw_expect_error(submit_file(SUBMIT_CPU("test"), "bad id with spaces",
+				    code, strlen(code)),
 			401, "malformed CLI id");
-	gw_expect_error(submit_file("/submission/nope/CPU/test", alice, code, strlen(code)), 404,
-			"unknown board");
-	gw_expect_error(submit_file("/submission/gw_sum_cpu/H100/test", alice, code, strlen(code)),
+	gw_expect_error(submit_file("/submission/nope/CPU/test", alice, code,
+				    strlen(code)),
+			404, "unknown board");
+	gw_expect_error(submit_file("/submission/gw_sum_cpu/H100/test", alice,
+				    code, strlen(code)),
 			404, "gpu not offered");
-	gw_expect_error(submit_file("/submission/gw_gpu_only/CPU/test", alice, code, strlen(code)),
+	gw_expect_error(submit_file("/submission/gw_gpu_only/CPU/test", alice,
+				    code, strlen(code)),
 			404, "gpu of another board");
-	gw_expect_error(submit_file("/submission/gw_sum_cpu/MI300/test", alice, code, strlen(code)),
+	gw_expect_error(submit_file("/submission/gw_sum_cpu/MI300/test", alice,
+				    code, strlen(code)),
 			404, "unknown gpu");
-	gw_expect_error(submit_file(SUBMIT_CPU("ranked"), alice, code, strlen(code)), 400,
-			"unknown mode");
-	gw_expect_error(submit_raw(SUBMIT_CPU("test"), alice, "text/plain", code, strlen(code)),
+	gw_expect_error(submit_file(SUBMIT_CPU("ranked"), alice, code,
+				    strlen(code)),
+			400, "unknown mode");
+	gw_expect_error(submit_raw(SUBMIT_CPU("test"), alice, "text/plain",
+				   code, strlen(code)),
 			400, "not multipart");
-	gw_expect_error(submit_raw(SUBMIT_CPU("test"), alice, "multipart/form-data", code,
-				   strlen(code)), 400, "no boundary");
+	gw_expect_error(submit_raw(SUBMIT_CPU("test"), alice,
+				   "multipart/form-data", code, strlen(code)),
+			400, "no boundary");
 
 	/* Refusals decided by the body. */
-	gw_expect_error(submit_file(SUBMIT_CPU("test"), alice, "", 0), 400, "empty file");
-	gw_expect_error(submit_file(SUBMIT_CPU("test"), alice, "\xff\xfe bad", 6), 400,
-			"not UTF-8");
-	gw_expect_error(submit_file(SUBMIT_CPU("test"), alice, "a\0b", 3), 400, "NUL byte");
+	gw_expect_error(submit_file(SUBMIT_CPU("test"), alice, "", 0), 400,
+			"empty file");
+	gw_expect_error(submit_file(SUBMIT_CPU("test"), alice, "\xff\xfe bad",
+				    6),
+			400, "not UTF-8");
+	gw_expect_error(submit_file(SUBMIT_CPU("test"), alice, "a\0b", 3), 400,
+			"NUL byte");
 	size_t blen;
-	char *body = gw_multipart(BND, "notfile", "sub.c", code, strlen(code), &blen);
-	gw_expect_error(submit_raw(SUBMIT_CPU("test"), alice, "multipart/form-data; boundary=" BND,
-				   body, blen), 400, "missing file field");
+	char *body = gw_multipart(BND, "notfile", "sub.c", code, strlen(code),
+				  &blen);
+	gw_expect_error(submit_raw(SUBMIT_CPU("test"), alice,
+				   "multipart/form-data; boundary=" BND, body,
+				   blen),
+			400, "missing file field");
 	free(body);
 	body = gw_multipart(BND, "file", "sub.c", code, strlen(code), &blen);
-	gw_expect_error(submit_raw(SUBMIT_CPU("test"), alice, "multipart/form-data; boundary=" BND,
-				   body, blen - 8), 400, "truncated multipart");
 	gw_expect_error(submit_raw(SUBMIT_CPU("test"), alice,
-				   "multipart/form-data; boundary=otherBoundary", body, blen),
-			400, "wrong boundary");
+				   "multipart/form-data; boundary=" BND, body,
+				   blen - 8),
+			400, "truncated multipart");
+	gw_expect_error(
+		submit_raw(SUBMIT_CPU("test"), alice,
+			   "multipart/form-data; boundary=otherBoundary", body,
+			   blen),
+		400, "wrong boundary");
 	free(body);
 
 	/* Sizes: 1 MiB is accepted, one byte more is 413, whether the
@@ -398,22 +465,25 @@ START_TEST(submissions)
 	memset(big, 'a', 8u << 20);
 	big[0] = '/';
 	big[1] = '/';
-	gw_expect_error(submit_file(SUBMIT_CPU("test"), alice, big, 2u << 20), 413,
-			"2 MiB (Content-Length)");
-	gw_expect_error(submit_file(SUBMIT_CPU("test"), alice, big, cap + 1), 413,
-			"1 MiB + 1 (streamed)");
+	gw_expect_error(submit_file(SUBMIT_CPU("test"), alice, big, 2u << 20),
+			413, "2 MiB (Content-Length)");
+	gw_expect_error(submit_file(SUBMIT_CPU("test"), alice, big, cap + 1),
+			413, "1 MiB + 1 (streamed)");
 	body = gw_multipart(BND, "file", "sub.c", big, cap + 300000, &blen);
 	char hcli[128];
 	snprintf(hcli, sizeof(hcli), "X-Popcorn-Cli-Id: %s", alice);
-	const char *ch[] = {hcli, "Content-Type: multipart/form-data; boundary=" BND, NULL};
-	gw_expect_error(gw_req_chunked(&E, SUBMIT_CPU("test"), ch, body, blen), 413,
-			"1.3 MiB chunked");
+	const char *ch[] = {
+		hcli, "Content-Type: multipart/form-data; boundary=" BND, NULL};
+	gw_expect_error(gw_req_chunked(&E, SUBMIT_CPU("test"), ch, body, blen),
+			413, "1.3 MiB chunked");
 	free(body);
 	/* Far past the cap with no Content-Length: answered 413 or cut off,
 	 * never accepted. */
 	body = gw_multipart(BND, "file", "sub.c", big, 8u << 20, &blen);
-	struct gw_resp r = gw_req_chunked(&E, SUBMIT_CPU("test"), ch, body, blen);
-	ck_assert_msg(r.code == 413 || r.code == 0, "8 MiB chunked: HTTP %ld", r.code);
+	struct gw_resp r =
+		gw_req_chunked(&E, SUBMIT_CPU("test"), ch, body, blen);
+	ck_assert_msg(r.code == 413 || r.code == 0, "8 MiB chunked: HTTP %ld",
+		      r.code);
 	gw_resp_free(&r);
 	free(body);
 	ck_assert_int_eq(gw_count_keys(&E, "kb:sub:*"), 0);
@@ -428,14 +498,17 @@ START_TEST(submissions)
 	ck_assert_int_ge(refused(r.body, "invalid"), 9);
 	gw_resp_free(&r);
 
-	long id_max = accepted_id(submit_file(SUBMIT_CPU("benchmark"), alice, big, cap));
+	long id_max = accepted_id(
+		submit_file(SUBMIT_CPU("benchmark"), alice, big, cap));
 	free(big);
 
 	/* Accepted: a real client's form (libcurl's encoder), test mode. */
-	long id_test = accepted_id(gw_req_form(&E, SUBMIT_CPU("test"), alice, "file",
-					       "dir/my sub.c", code, strlen(code)));
+	long id_test =
+		accepted_id(gw_req_form(&E, SUBMIT_CPU("test"), alice, "file",
+					"dir/my sub.c", code, strlen(code)));
 	/* Ranked, with popcorn directives: the URL wins, the code is untouched. */
-	long id_lb = accepted_id(submit_file(SUBMIT_CPU("leaderboard"), alice, directive_code,
+	long id_lb = accepted_id(submit_file(SUBMIT_CPU("leaderboard"), alice,
+					     directive_code,
 					     strlen(directive_code)));
 	ck_assert_int_eq(id_test, id_max + 1);
 	ck_assert_int_eq(id_lb, id_test + 1);
@@ -484,7 +557,8 @@ START_TEST(submissions)
 	 * gateway stored the task under the reference. */
 	ck_assert_ptr_null(t->task);
 	ck_assert(kb_taskstore_ref_ok(t->task_ref));
-	ck_assert_uint_lt(kb__submission__get_packed_size(t), strlen(code) + 512);
+	ck_assert_uint_lt(kb__submission__get_packed_size(t),
+			  strlen(code) + 512);
 	attach_stored(t);
 	attach_stored(lb);
 	ck_assert_ptr_nonnull(t->task);
@@ -494,7 +568,8 @@ START_TEST(submissions)
 	ck_assert_uint_eq(t->task->files[0]->content.len, strlen(code));
 	ck_assert_str_eq(t->task->files[1]->name, "eval.c");
 	ck_assert_ptr_nonnull(memmem(t->task->files[1]->content.data,
-				     t->task->files[1]->content.len, "int main", 8));
+				     t->task->files[1]->content.len, "int main",
+				     8));
 	ck_assert_uint_eq(t->task->n_tests, 2);
 	ck_assert_uint_eq(t->task->n_benchmarks, 1);
 	ck_assert_uint_eq(t->task->test_timeout, 60);
@@ -527,8 +602,11 @@ START_TEST(submissions)
 	ck_assert_int_eq(r.code, 200);
 	json_t *j = gw_json(&r);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "id")), id_test);
-	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "queued");
-	ck_assert_str_eq(json_string_value(json_object_get(j, "leaderboard_name")), "gw_sum_cpu");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "status")),
+			 "queued");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(j, "leaderboard_name")),
+		"gw_sum_cpu");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "mode")), "test");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "code")), code);
 	ck_assert(json_is_false(json_object_get(j, "done")));
@@ -538,12 +616,15 @@ START_TEST(submissions)
 	char hbob[128];
 	snprintf(hbob, sizeof(hbob), "X-Popcorn-Cli-Id: %s", bob);
 	const char *bh[] = {hbob, NULL};
-	gw_expect_error(gw_req(&E, "GET", path, bh, NULL, 0), 403, "other user's submission");
-	gw_expect_error(gw_req(&E, "GET", path, NULL, NULL, 0), 401, "no CLI id");
-	gw_expect_error(gw_req(&E, "GET", "/user/submissions/99999", ah, NULL, 0), 404,
-			"unknown submission");
-	gw_expect_error(gw_req(&E, "GET", "/user/submissions/abc", ah, NULL, 0), 400,
-			"bad submission id");
+	gw_expect_error(gw_req(&E, "GET", path, bh, NULL, 0), 403,
+			"other user's submission");
+	gw_expect_error(gw_req(&E, "GET", path, NULL, NULL, 0), 401,
+			"no CLI id");
+	gw_expect_error(gw_req(&E, "GET", "/user/submissions/99999", ah, NULL,
+			       0),
+			404, "unknown submission");
+	gw_expect_error(gw_req(&E, "GET", "/user/submissions/abc", ah, NULL, 0),
+			400, "bad submission id");
 
 	expect_clean_exit();
 }
@@ -573,7 +654,8 @@ static json_t *ranking(const char *query)
 	char path[128];
 	snprintf(path, sizeof(path), "/submissions/gw_sum_cpu/CPU%s", query);
 	struct gw_resp r = gw_req(&E, "GET", path, NULL, NULL, 0);
-	ck_assert_msg(r.code == 200, "ranking%s: HTTP %ld %s", query, r.code, r.body);
+	ck_assert_msg(r.code == 200, "ranking%s: HTTP %ld %s", query, r.code,
+		      r.body);
 	json_t *j = gw_json(&r);
 	gw_resp_free(&r);
 	ck_assert(json_is_array(j));
@@ -586,8 +668,10 @@ static void expect_entry(json_t *list, size_t i, long rank, const char *name,
 	json_t *e = json_array_get(list, i);
 	ck_assert_msg(e != NULL, "no entry %zu in %s", i, json_dumps(list, 0));
 	ck_assert_int_eq(json_integer_value(json_object_get(e, "rank")), rank);
-	ck_assert_str_eq(json_string_value(json_object_get(e, "user_name")), name);
-	ck_assert_int_eq(json_integer_value(json_object_get(e, "submission_id")), sub);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "user_name")),
+			 name);
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(e, "submission_id")), sub);
 }
 
 static char *packed_result(size_t *len)
@@ -658,9 +742,13 @@ START_TEST(rankings_and_results)
 	expect_entry(all, 4, 5, "emil", 50);
 	json_t *e = json_array_get(all, 1);
 	ck_assert(json_real_value(json_object_get(e, "score")) == 1.0);
-	ck_assert_str_eq(json_string_value(json_object_get(e, "submission_name")), "c.c");
-	ck_assert_str_eq(json_string_value(json_object_get(e, "user_id")), "u_c");
-	ck_assert_int_eq(json_integer_value(json_object_get(e, "submitted_ms")), 100);
+	ck_assert_str_eq(
+		json_string_value(json_object_get(e, "submission_name")),
+		"c.c");
+	ck_assert_str_eq(json_string_value(json_object_get(e, "user_id")),
+			 "u_c");
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "submitted_ms")),
+			 100);
 	ck_assert_str_eq(json_string_value(json_object_get(e, "submitted_at")),
 			 "1970-01-01T00:00:00.100Z");
 	json_decref(all);
@@ -690,9 +778,10 @@ START_TEST(rankings_and_results)
 	put_user("ua", "alice", "cli-alice");
 	put_user("ub", "bob", "cli-bob");
 	redisReply *rr = redisCommand(
-		E.rc, "HSET kb:sub:500 user_id ua user_name alice lb gw_sum_cpu gpu CPU "
-		      "mode leaderboard file_name k.c code_sha none submitted_ms 1700000000000 "
-		      "status done stage done verdict passed score 0.00123");
+		E.rc,
+		"HSET kb:sub:500 user_id ua user_name alice lb gw_sum_cpu gpu CPU "
+		"mode leaderboard file_name k.c code_sha none submitted_ms 1700000000000 "
+		"status done stage done verdict passed score 0.00123");
 	freeReplyObject(rr);
 	size_t len;
 	char *packed = packed_result(&len);
@@ -701,20 +790,28 @@ START_TEST(rankings_and_results)
 	free(packed);
 
 	const char *ah[] = {"X-Popcorn-Cli-Id: cli-alice", NULL};
-	struct gw_resp r = gw_req(&E, "GET", "/user/submissions/500", ah, NULL, 0);
+	struct gw_resp r =
+		gw_req(&E, "GET", "/user/submissions/500", ah, NULL, 0);
 	ck_assert_msg(r.code == 200, "HTTP %ld %s", r.code, r.body);
-	ck_assert_msg(!strstr(r.body, "PRIVATE-MARKER"), "secret run shown: %s", r.body);
+	ck_assert_msg(!strstr(r.body, "PRIVATE-MARKER"), "secret run shown: %s",
+		      r.body);
 	json_t *j = gw_json(&r);
-	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "done");
-	ck_assert_str_eq(json_string_value(json_object_get(j, "verdict")), "passed");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "status")),
+			 "done");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "verdict")),
+			 "passed");
 	ck_assert(json_is_true(json_object_get(j, "done")));
 	ck_assert(json_real_value(json_object_get(j, "score")) == 0.00123);
-	ck_assert(json_is_null(json_object_get(j, "code"))); /* no kb:code:none */
+	ck_assert(
+		json_is_null(json_object_get(j, "code"))); /* no kb:code:none */
 	json_t *runs = json_object_get(j, "runs");
 	ck_assert_uint_eq(json_array_size(runs), 3);
-	ck_assert(json_is_true(json_object_get(json_array_get(runs, 2), "secret")));
-	ck_assert(json_real_value(json_object_get(json_array_get(runs, 1), "score")) == 0.00123);
-	ck_assert(json_is_null(json_object_get(json_array_get(runs, 0), "score")));
+	ck_assert(json_is_true(
+		json_object_get(json_array_get(runs, 2), "secret")));
+	ck_assert(json_real_value(json_object_get(json_array_get(runs, 1),
+						  "score")) == 0.00123);
+	ck_assert(json_is_null(
+		json_object_get(json_array_get(runs, 0), "score")));
 	const char *report = json_string_value(json_object_get(j, "report"));
 	ck_assert_ptr_nonnull(report);
 	ck_assert_ptr_nonnull(strstr(report, "Verdict: passed"));
@@ -722,8 +819,8 @@ START_TEST(rankings_and_results)
 	gw_resp_free(&r);
 
 	const char *bh[] = {"X-Popcorn-Cli-Id: cli-bob", NULL};
-	gw_expect_error(gw_req(&E, "GET", "/user/submissions/500", bh, NULL, 0), 403,
-			"bob reads alice's");
+	gw_expect_error(gw_req(&E, "GET", "/user/submissions/500", bh, NULL, 0),
+			403, "bob reads alice's");
 
 	/* A Result that does not decode is no crash: the record still shows. */
 	rr = redisCommand(E.rc, "SET kb:res:500:CPU garbage-bytes");
@@ -735,8 +832,8 @@ START_TEST(rankings_and_results)
 	/* A banned user is refused. */
 	rr = redisCommand(E.rc, "HSET kb:user:ub banned 1");
 	freeReplyObject(rr);
-	gw_expect_error(gw_req(&E, "GET", "/user/submissions/500", bh, NULL, 0), 403,
-			"banned user");
+	gw_expect_error(gw_req(&E, "GET", "/user/submissions/500", bh, NULL, 0),
+			403, "banned user");
 
 	expect_clean_exit();
 }
@@ -746,31 +843,38 @@ END_TEST
 
 START_TEST(kafka_down_and_admin_off)
 {
-	const char *code = "float custom_kernel(const float *d, unsigned long n) { return 0; }\n";
+	const char *code =
+		"float custom_kernel(const float *d, unsigned long n) { return 0; }\n";
 	char buf[64];
 
 	gw_env_up(&E, 0, NULL);
 
 	const char *good[] = {"Authorization: Bearer " GW_ADMIN_TOKEN, NULL};
-	gw_expect_error(gw_req(&E, "POST", "/admin/users", good, "{\"name\":\"x\"}", 12), 403,
-			"admin API off");
+	gw_expect_error(gw_req(&E, "POST", "/admin/users", good,
+			       "{\"name\":\"x\"}", 12),
+			403, "admin API off");
 
 	put_user("ua", "alice", "cli-alice");
-	gw_expect_error(submit_file(SUBMIT_CPU("leaderboard"), "cli-alice", code, strlen(code)),
+	gw_expect_error(submit_file(SUBMIT_CPU("leaderboard"), "cli-alice",
+				    code, strlen(code)),
 			503, "Kafka down");
 	/* The record says so: failed, never left "queued". */
-	ck_assert_str_eq(hget("kb:sub:1", "status", buf, sizeof(buf)), "failed");
-	ck_assert_str_eq(hget("kb:sub:1", "verdict", buf, sizeof(buf)), "infra_error");
+	ck_assert_str_eq(hget("kb:sub:1", "status", buf, sizeof(buf)),
+			 "failed");
+	ck_assert_str_eq(hget("kb:sub:1", "verdict", buf, sizeof(buf)),
+			 "infra_error");
 	ck_assert_ptr_nonnull(hget("kb:sub:1", "done_ms", buf, sizeof(buf)));
 	ck_assert_int_eq(gw_count_keys(&E, "kb:sub:*"), 1);
 
 	/* Redis down: reads and submissions are 503, health stays up, and
 	 * SIGTERM still drains cleanly. */
 	kb_test_server_stop(&E.redis);
-	gw_expect_error(gw_req(&E, "GET", "/submissions/gw_sum_cpu/CPU", NULL, NULL, 0), 503,
-			"ranking without Redis");
-	gw_expect_error(submit_file(SUBMIT_CPU("test"), "cli-alice", code, strlen(code)), 503,
-			"submission without Redis");
+	gw_expect_error(gw_req(&E, "GET", "/submissions/gw_sum_cpu/CPU", NULL,
+			       NULL, 0),
+			503, "ranking without Redis");
+	gw_expect_error(submit_file(SUBMIT_CPU("test"), "cli-alice", code,
+				    strlen(code)),
+			503, "submission without Redis");
 	struct gw_resp r = gw_req(&E, "GET", "/health", NULL, NULL, 0);
 	ck_assert_int_eq(r.code, 200);
 	gw_resp_free(&r);
@@ -790,8 +894,9 @@ static size_t discard(void *p, size_t size, size_t n, void *ud)
  * libmicrohttpd's first callback would close it after every request). */
 START_TEST(keep_alive)
 {
-	const char *paths[] = {"/health", "/leaderboards", "/submissions/gw_sum_cpu/CPU",
-			       "/no/such/path", "/health"};
+	const char *paths[] = {"/health", "/leaderboards",
+			       "/submissions/gw_sum_cpu/CPU", "/no/such/path",
+			       "/health"};
 	char url[160];
 	CURL *c;
 
@@ -806,9 +911,10 @@ START_TEST(keep_alive)
 		ck_assert_int_eq(curl_easy_perform(c), CURLE_OK);
 		curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &connects);
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-		ck_assert_msg(connects == (i == 0 ? 1 : 0),
-			      "request %zu (%s, HTTP %ld) opened %ld new connections",
-			      i, paths[i], code, connects);
+		ck_assert_msg(
+			connects == (i == 0 ? 1 : 0),
+			"request %zu (%s, HTTP %ld) opened %ld new connections",
+			i, paths[i], code, connects);
 	}
 	curl_easy_cleanup(c);
 }

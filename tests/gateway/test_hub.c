@@ -22,8 +22,11 @@ static void wake(void *ctx)
 
 static struct kb_gw_hub_msg status(uint64_t id, const char *stage)
 {
-	struct kb_gw_hub_msg m = {.type = KB_GW_EV_STATUS, .id = id, .stage = stage,
-				  .position = -1, .elapsed_ms = 5};
+	struct kb_gw_hub_msg m = {.type = KB_GW_EV_STATUS,
+				  .id = id,
+				  .stage = stage,
+				  .position = -1,
+				  .elapsed_ms = 5};
 	return m;
 }
 
@@ -59,8 +62,11 @@ START_TEST(fan_out_and_order)
 	m = status(7, "testing");
 	kb_gw_hub_publish(h, &m);
 	uint8_t *p = packed_result(7, &len);
-	struct kb_gw_hub_msg fin = {.type = KB_GW_EV_RESULT, .id = 7, .payload = p,
-				    .payload_len = len, .position = -1};
+	struct kb_gw_hub_msg fin = {.type = KB_GW_EV_RESULT,
+				    .id = 7,
+				    .payload = p,
+				    .payload_len = len,
+				    .position = -1};
 	ck_assert_uint_eq(kb_gw_hub_publish(h, &fin), 2);
 	free(p);
 	ck_assert_int_eq(atomic_load(&wakes), 3);
@@ -104,8 +110,11 @@ START_TEST(bounded_keeps_final)
 		struct kb_gw_hub_msg m = status(1, stages[i]);
 		kb_gw_hub_publish(h, &m);
 	}
-	struct kb_gw_hub_msg e = {.type = KB_GW_EV_ERROR, .id = 1, .error_status = 410,
-				  .message = "gone", .position = -1};
+	struct kb_gw_hub_msg e = {.type = KB_GW_EV_ERROR,
+				  .id = 1,
+				  .error_status = 410,
+				  .message = "gone",
+				  .position = -1};
 	kb_gw_hub_publish(h, &e);
 	/* The two newest statuses, then the final. */
 	ck_assert_int_eq(kb_gw_watch_next(w, &ev), 1);
@@ -137,8 +146,11 @@ START_TEST(synthetic_duplicates_and_bad_payload)
 	ck_assert_int_eq(kb_gw_hub_push(w, &m), 1); /* moved up: kept */
 	m.synthetic = 0;
 	ck_assert_int_eq(kb_gw_hub_push(w, &m), 1); /* a real event always */
-	struct kb_gw_hub_msg bad = {.type = KB_GW_EV_RESULT, .id = 3, .payload = "\xff\xff",
-				    .payload_len = 2, .position = -1};
+	struct kb_gw_hub_msg bad = {.type = KB_GW_EV_RESULT,
+				    .id = 3,
+				    .payload = "\xff\xff",
+				    .payload_len = 2,
+				    .position = -1};
 	kb_gw_hub_publish(h, &bad);
 	for (int i = 0; i < 3; i++) {
 		ck_assert_int_eq(kb_gw_watch_next(w, &ev), 1);
@@ -168,7 +180,8 @@ START_TEST(ticks_idle_and_close_all)
 	kb_gw_hub_tick(h, INT64_MAX / 2); /* not due again yet */
 	ck_assert_int_eq(atomic_load(&wakes), 1);
 	ck_assert_uint_eq(kb_gw_hub_idle(h, INT64_MAX / 2, 1000, ids, 4), 2);
-	ck_assert_uint_eq(kb_gw_hub_idle(h, INT64_MAX / 2, 1000, ids, 4), 0); /* reset */
+	ck_assert_uint_eq(kb_gw_hub_idle(h, INT64_MAX / 2, 1000, ids, 4),
+			  0); /* reset */
 	kb_gw_hub_close_all(h, 503, "bye");
 	ck_assert_ptr_null(kb_gw_hub_watch(h, 3, 0, NULL, NULL));
 	ck_assert_int_eq(kb_gw_watch_wait(t, 1000, &ev), 1);
@@ -189,11 +202,14 @@ static void *publisher(void *arg)
 	uintptr_t base = (uintptr_t)arg;
 	for (int round = 0; round < 200; round++)
 		for (uint64_t id = base; id < base + 20; id++) {
-			struct kb_gw_hub_msg m = status(id, round & 1 ? "a" : "b");
+			struct kb_gw_hub_msg m =
+				status(id, round & 1 ? "a" : "b");
 			kb_gw_hub_publish(H, &m);
 		}
 	for (uint64_t id = base; id < base + 20; id++) {
-		struct kb_gw_hub_msg e = {.type = KB_GW_EV_ERROR, .id = id, .error_status = 1,
+		struct kb_gw_hub_msg e = {.type = KB_GW_EV_ERROR,
+					  .id = id,
+					  .error_status = 1,
 					  .position = -1};
 		kb_gw_hub_publish(H, &e);
 	}
@@ -207,7 +223,8 @@ static void *watcher(void *arg)
 	struct kb_gw_event ev;
 	int rc;
 
-	while ((rc = kb_gw_watch_wait(w, 30000, &ev)) == 1 && ev.type == KB_GW_EV_STATUS)
+	while ((rc = kb_gw_watch_wait(w, 30000, &ev)) == 1 &&
+	       ev.type == KB_GW_EV_STATUS)
 		kb_gw_event_clear(&ev);
 	kb_gw_watch_close(w);
 	return (void *)(intptr_t)(rc == 1);
@@ -219,18 +236,21 @@ START_TEST(threads)
 
 	H = kb_gw_hub_new(4);
 	for (int i = 0; i < 40; i++)
-		pthread_create(&wat[i], NULL, watcher, (void *)(uintptr_t)(1 + (i % 4) * 20 + i / 4));
+		pthread_create(&wat[i], NULL, watcher,
+			       (void *)(uintptr_t)(1 + (i % 4) * 20 + i / 4));
 	/* Watchers subscribe before anything final is sent. */
 	while (kb_gw_hub_count(H) < 40)
 		;
 	for (int i = 0; i < 4; i++)
-		pthread_create(&pub[i], NULL, publisher, (void *)(uintptr_t)(1 + i * 20));
+		pthread_create(&pub[i], NULL, publisher,
+			       (void *)(uintptr_t)(1 + i * 20));
 	for (int i = 0; i < 4; i++)
 		pthread_join(pub[i], NULL);
 	for (int i = 0; i < 40; i++) {
 		void *got;
 		pthread_join(wat[i], &got);
-		ck_assert_msg(got != NULL, "watcher %d missed its final event", i);
+		ck_assert_msg(got != NULL, "watcher %d missed its final event",
+			      i);
 	}
 	ck_assert_uint_eq(kb_gw_hub_count(H), 0);
 	kb_gw_hub_destroy(H);

@@ -14,9 +14,12 @@ START_TEST(rate_per_window)
 
 	ck_assert_ptr_nonnull(l);
 	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(kb_gw_limiter_hit(l, "10.0.0.1", 3, 60000, 1000 + i), 0);
+		ck_assert_int_eq(kb_gw_limiter_hit(l, "10.0.0.1", 3, 60000,
+						   1000 + i),
+				 0);
 	/* The 4th waits for the window that began at 1000. */
-	ck_assert_int_eq(kb_gw_limiter_hit(l, "10.0.0.1", 3, 60000, 2000), 59000);
+	ck_assert_int_eq(kb_gw_limiter_hit(l, "10.0.0.1", 3, 60000, 2000),
+			 59000);
 	ck_assert_int_eq(kb_gw_limiter_hit(l, "10.0.0.1", 3, 60000, 60999), 1);
 	/* Other keys count on their own. */
 	ck_assert_int_eq(kb_gw_limiter_hit(l, "10.0.0.2", 3, 60000, 2000), 0);
@@ -24,7 +27,8 @@ START_TEST(rate_per_window)
 	ck_assert_int_eq(kb_gw_limiter_hit(l, "10.0.0.1", 3, 60000, 61000), 0);
 	/* No limit counts nothing. */
 	for (int i = 0; i < 100; i++)
-		ck_assert_int_eq(kb_gw_limiter_hit(l, "10.0.0.3", 0, 60000, 1), 0);
+		ck_assert_int_eq(kb_gw_limiter_hit(l, "10.0.0.3", 0, 60000, 1),
+				 0);
 	kb_gw_limiter_destroy(l);
 	kb_gw_limiter_destroy(NULL);
 }
@@ -69,7 +73,8 @@ START_TEST(full_table)
 	l = kb_gw_limiter_new(4);
 	for (int i = 0; i < 1000; i++) {
 		snprintf(key, sizeof(key), "k%d", i);
-		ck_assert_int_eq(kb_gw_limiter_hit(l, key, 1, 10, (int64_t)i * 10), 0);
+		ck_assert_int_eq(
+			kb_gw_limiter_hit(l, key, 1, 10, (int64_t)i * 10), 0);
 	}
 	kb_gw_limiter_destroy(l);
 }

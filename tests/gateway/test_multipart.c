@@ -84,15 +84,18 @@ END_TEST
  * delimiter match state crosses feed() calls. */
 START_TEST(every_split_point)
 {
-	const char *body = "preamble \r\n----kbBoundary7MA4 partial\r\n"
-			   FIELD_PART("a", "\r\n----kbBoundary7MA4YWx-not-one")
-			   FILE_PART("file", "k.c", "a\r\nb\r\n-\r\n--" "\r\r\n\r\n--x--")
-			   CLOSE "epilogue";
+	const char *body =
+		"preamble \r\n----kbBoundary7MA4 partial\r\n" FIELD_PART(
+			"a", "\r\n----kbBoundary7MA4YWx-not-one")
+			FILE_PART("file", "k.c",
+				  "a\r\nb\r\n-\r\n--"
+				  "\r\r\n\r\n--x--") CLOSE "epilogue";
 	size_t len = strlen(body);
 
 	for (size_t step = 1; step <= len; step++) {
 		struct outcome o = parse_steps(body, len, step, 1 << 20);
-		ck_assert_msg(o.finish_rc == 0, "step %zu: rc %d", step, o.finish_rc);
+		ck_assert_msg(o.finish_rc == 0, "step %zu: rc %d", step,
+			      o.finish_rc);
 		ck_assert_int_eq(o.found, 1);
 		ck_assert_str_eq(o.data, "a\r\nb\r\n-\r\n--\r\r\n\r\n--x--");
 		outcome_free(&o);
@@ -102,8 +105,8 @@ END_TEST
 
 START_TEST(preamble_and_epilogue_ignored)
 {
-	struct outcome o = parse("This is the preamble.\r\n"
-				 FILE_PART("file", "p.py", "print(1)") CLOSE
+	struct outcome o = parse("This is the preamble.\r\n" FILE_PART(
+		"file", "p.py", "print(1)") CLOSE
 				 "This is the epilogue, even with --" B "\r\n");
 
 	ck_assert_int_eq(o.finish_rc, 0);
@@ -114,10 +117,11 @@ END_TEST
 
 START_TEST(several_parts_only_file_kept)
 {
-	struct outcome o = parse(FIELD_PART("leaderboard", "vectorsum")
-				 FILE_PART("other", "o.c", "not this")
-				 FILE_PART("file", "f.c", "this one")
-				 FIELD_PART("gpu", "CPU") CLOSE);
+	struct outcome o =
+		parse(FIELD_PART("leaderboard", "vectorsum")
+			      FILE_PART("other", "o.c", "not this")
+				      FILE_PART("file", "f.c", "this one")
+					      FIELD_PART("gpu", "CPU") CLOSE);
 
 	ck_assert_int_eq(o.finish_rc, 0);
 	ck_assert_int_eq(o.found, 1);
@@ -132,23 +136,29 @@ END_TEST
 START_TEST(kept_text_fields)
 {
 	static const char body[] = FIELD_PART("benchmark_index", "2")
-		FILE_PART("file", "f.c", "code") FIELD_PART("ncu_kernel_name",
-							   "regex:k.*") CLOSE;
+		FILE_PART("file", "f.c", "code")
+			FIELD_PART("ncu_kernel_name", "regex:k.*") CLOSE;
 	char long_body[4096];
 
 	for (size_t step = 1; step <= sizeof(body); step += 7) {
 		kb_multipart *m = kb_multipart_new(B, "file", 1 << 20);
-		ck_assert_int_eq(kb_multipart_keep_text(m, "benchmark_index"), 0);
-		ck_assert_int_eq(kb_multipart_keep_text(m, "ncu_kernel_name"), 0);
-		ck_assert_int_eq(kb_multipart_keep_text(m, "ncu_launch_count"), 0);
+		ck_assert_int_eq(kb_multipart_keep_text(m, "benchmark_index"),
+				 0);
+		ck_assert_int_eq(kb_multipart_keep_text(m, "ncu_kernel_name"),
+				 0);
+		ck_assert_int_eq(kb_multipart_keep_text(m, "ncu_launch_count"),
+				 0);
 		for (size_t i = 0; i < sizeof(body) - 1; i += step)
-			ck_assert_int_eq(kb_multipart_feed(m, body + i,
-							   sizeof(body) - 1 - i < step
-								   ? sizeof(body) - 1 - i
-								   : step), 0);
+			ck_assert_int_eq(
+				kb_multipart_feed(m, body + i,
+						  sizeof(body) - 1 - i < step
+							  ? sizeof(body) - 1 - i
+							  : step),
+				0);
 		ck_assert_int_eq(kb_multipart_finish(m), 0);
 		ck_assert_str_eq(kb_multipart_text(m, "benchmark_index"), "2");
-		ck_assert_str_eq(kb_multipart_text(m, "ncu_kernel_name"), "regex:k.*");
+		ck_assert_str_eq(kb_multipart_text(m, "ncu_kernel_name"),
+				 "regex:k.*");
 		ck_assert_ptr_null(kb_multipart_text(m, "ncu_launch_count"));
 		ck_assert_ptr_null(kb_multipart_text(m, "other"));
 		ck_assert_str_eq(kb_multipart_data(m, NULL), "code");
@@ -158,17 +168,22 @@ START_TEST(kept_text_fields)
 	kb_multipart *m = kb_multipart_new(B, "file", 1 << 20);
 	ck_assert_int_eq(kb_multipart_keep_text(m, "file"), -EINVAL);
 	ck_assert_int_eq(kb_multipart_keep_text(m, "a"), 0);
-	static const char twice[] = FIELD_PART("a", "1") FIELD_PART("a", "2") CLOSE;
-	ck_assert_int_eq(kb_multipart_feed(m, twice, sizeof(twice) - 1), -EINVAL);
+	static const char twice[] = FIELD_PART("a", "1") FIELD_PART("a", "2")
+		CLOSE;
+	ck_assert_int_eq(kb_multipart_feed(m, twice, sizeof(twice) - 1),
+			 -EINVAL);
 	kb_multipart_destroy(m);
 
 	m = kb_multipart_new(B, "file", 1 << 20);
 	ck_assert_int_eq(kb_multipart_keep_text(m, "a"), 0);
-	int n = snprintf(long_body, sizeof(long_body),
-			 "--" B "\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n");
+	int n = snprintf(
+		long_body, sizeof(long_body),
+		"--" B
+		"\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n");
 	memset(long_body + n, 'x', KB_MULTIPART_TEXT_MAX + 1);
 	n += KB_MULTIPART_TEXT_MAX + 1;
-	n += snprintf(long_body + n, sizeof(long_body) - (size_t)n, "\r\n" CLOSE);
+	n += snprintf(long_body + n, sizeof(long_body) - (size_t)n,
+		      "\r\n" CLOSE);
 	ck_assert_int_eq(kb_multipart_feed(m, long_body, (size_t)n), -EINVAL);
 	kb_multipart_destroy(m);
 }
@@ -177,7 +192,8 @@ END_TEST
 START_TEST(missing_file_field)
 {
 	struct outcome o = parse(FIELD_PART("leaderboard", "x")
-				 FILE_PART("upload", "f.c", "code") CLOSE);
+					 FILE_PART("upload", "f.c", "code")
+						 CLOSE);
 
 	ck_assert_int_eq(o.finish_rc, 0);
 	ck_assert_int_eq(o.found, 0);
@@ -210,8 +226,9 @@ END_TEST
 
 START_TEST(quoted_filename_escapes)
 {
-	struct outcome o = parse("--" B "\r\ncontent-disposition: FORM-DATA ; "
-				 "filename=\"a\\\"b\\\\c.c\"; name=file\r\n\r\nx\r\n" CLOSE);
+	struct outcome o = parse(
+		"--" B "\r\ncontent-disposition: FORM-DATA ; "
+		"filename=\"a\\\"b\\\\c.c\"; name=file\r\n\r\nx\r\n" CLOSE);
 
 	ck_assert_int_eq(o.finish_rc, 0);
 	ck_assert_str_eq(o.filename, "a\"b\\c.c");
@@ -261,17 +278,23 @@ START_TEST(crlf_variations)
 	outcome_free(&o);
 
 	/* Bare LF line ends are refused, in the boundary line... */
-	o = parse("--" B "\nContent-Disposition: form-data; name=\"file\"\n\nx\n--" B "--\n");
+	o = parse("--" B
+		  "\nContent-Disposition: form-data; name=\"file\"\n\nx\n--" B
+		  "--\n");
 	ck_assert_int_eq(o.finish_rc, -EINVAL);
 	outcome_free(&o);
 
 	/* ...and in part headers. */
-	o = parse("--" B "\r\nContent-Disposition: form-data; name=\"file\"\n\r\nx\r\n" CLOSE);
+	o = parse(
+		"--" B
+		"\r\nContent-Disposition: form-data; name=\"file\"\n\r\nx\r\n" CLOSE);
 	ck_assert_int_eq(o.finish_rc, -EINVAL);
 	outcome_free(&o);
 
 	/* CR not followed by LF in headers. */
-	o = parse("--" B "\r\nContent-Disposition: form-data; name=\"file\"\r\r\n\r\nx\r\n" CLOSE);
+	o = parse(
+		"--" B
+		"\r\nContent-Disposition: form-data; name=\"file\"\r\r\n\r\nx\r\n" CLOSE);
 	ck_assert_int_eq(o.finish_rc, -EINVAL);
 	outcome_free(&o);
 
@@ -286,7 +309,8 @@ END_TEST
 START_TEST(boundary_prefix_in_content_is_an_error)
 {
 	/* RFC 2046: the boundary must not occur in the content. */
-	struct outcome o = parse(FILE_PART("file", "a.c", "x\r\n--" B "tail") CLOSE);
+	struct outcome o =
+		parse(FILE_PART("file", "a.c", "x\r\n--" B "tail") CLOSE);
 
 	ck_assert_int_eq(o.finish_rc, -EINVAL);
 	outcome_free(&o);
@@ -299,15 +323,19 @@ START_TEST(bad_parts)
 		/* no Content-Disposition */
 		"--" B "\r\nContent-Type: text/plain\r\n\r\nx\r\n" CLOSE,
 		/* not form-data */
-		"--" B "\r\nContent-Disposition: attachment; name=\"file\"\r\n\r\nx\r\n" CLOSE,
+		"--" B
+		"\r\nContent-Disposition: attachment; name=\"file\"\r\n\r\nx\r\n" CLOSE,
 		/* no name */
-		"--" B "\r\nContent-Disposition: form-data; filename=\"a\"\r\n\r\nx\r\n" CLOSE,
+		"--" B
+		"\r\nContent-Disposition: form-data; filename=\"a\"\r\n\r\nx\r\n" CLOSE,
 		/* folded header */
-		"--" B "\r\nContent-Disposition: form-data;\r\n name=\"file\"\r\n\r\nx\r\n" CLOSE,
+		"--" B
+		"\r\nContent-Disposition: form-data;\r\n name=\"file\"\r\n\r\nx\r\n" CLOSE,
 		/* header without colon */
 		"--" B "\r\nContent-Disposition form-data\r\n\r\nx\r\n" CLOSE,
 		/* unterminated quoted string */
-		"--" B "\r\nContent-Disposition: form-data; name=\"file\r\n\r\nx\r\n" CLOSE,
+		"--" B
+		"\r\nContent-Disposition: form-data; name=\"file\r\n\r\nx\r\n" CLOSE,
 		/* two dispositions */
 		"--" B "\r\nContent-Disposition: form-data; name=\"file\"\r\n"
 		"Content-Disposition: form-data; name=\"x\"\r\n\r\nx\r\n" CLOSE,
@@ -317,14 +345,17 @@ START_TEST(bad_parts)
 		/* the file field twice */
 		FILE_PART("file", "a", "1") FILE_PART("file", "b", "2") CLOSE,
 		/* data right after the delimiter */
-		"--" B "junk\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nx\r\n" CLOSE,
+		"--" B
+		"junk\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nx\r\n" CLOSE,
 		/* control character in a header */
-		"--" B "\r\nContent-Disposition: form-data; name=\"fi\x01le\"\r\n\r\nx\r\n" CLOSE,
+		"--" B
+		"\r\nContent-Disposition: form-data; name=\"fi\x01le\"\r\n\r\nx\r\n" CLOSE,
 	};
 
 	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
 		struct outcome o = parse(bodies[i]);
-		ck_assert_msg(o.finish_rc == -EINVAL, "body %zu: rc %d", i, o.finish_rc);
+		ck_assert_msg(o.finish_rc == -EINVAL, "body %zu: rc %d", i,
+			      o.finish_rc);
 		outcome_free(&o);
 	}
 }
@@ -352,11 +383,12 @@ END_TEST
 
 START_TEST(other_parts_do_not_count_against_the_limit)
 {
-	struct outcome o = parse_steps(FIELD_PART("big", "0123456789012345678901234567890")
-				       FILE_PART("file", "s.c", "ok") CLOSE,
-				       strlen(FIELD_PART("big", "0123456789012345678901234567890")
-					      FILE_PART("file", "s.c", "ok") CLOSE),
-				       0, 4);
+	struct outcome o = parse_steps(
+		FIELD_PART("big", "0123456789012345678901234567890")
+			FILE_PART("file", "s.c", "ok") CLOSE,
+		strlen(FIELD_PART("big", "0123456789012345678901234567890")
+			       FILE_PART("file", "s.c", "ok") CLOSE),
+		0, 4);
 
 	ck_assert_int_eq(o.finish_rc, 0);
 	ck_assert_str_eq(o.data, "ok");
@@ -401,28 +433,43 @@ START_TEST(boundary_from_content_type)
 	char b[KB_MULTIPART_BOUNDARY_MAX + 1];
 	char long_b[128];
 
-	ck_assert_int_eq(kb_multipart_boundary("multipart/form-data; boundary=abc", b, sizeof(b)), 0);
+	ck_assert_int_eq(
+		kb_multipart_boundary("multipart/form-data; boundary=abc", b,
+				      sizeof(b)),
+		0);
 	ck_assert_str_eq(b, "abc");
-	ck_assert_int_eq(kb_multipart_boundary("Multipart/Form-Data;boundary=\"a b:c\"; charset=utf-8",
-					       b, sizeof(b)), 0);
+	ck_assert_int_eq(
+		kb_multipart_boundary(
+			"Multipart/Form-Data;boundary=\"a b:c\"; charset=utf-8",
+			b, sizeof(b)),
+		0);
 	ck_assert_str_eq(b, "a b:c");
-	ck_assert_int_eq(kb_multipart_boundary("multipart/form-data; charset=x; BOUNDARY=z9", b,
-					       sizeof(b)), 0);
+	ck_assert_int_eq(kb_multipart_boundary(
+				 "multipart/form-data; charset=x; BOUNDARY=z9",
+				 b, sizeof(b)),
+			 0);
 	ck_assert_str_eq(b, "z9");
 
 	/* missing boundary, other media types, malformed */
 	const char *bad[] = {
-		NULL, "", "multipart/form-data", "multipart/form-data;",
-		"multipart/form-data; boundary=", "multipart/form-data; boundary=\"\"",
-		"multipart/mixed; boundary=abc", "application/x-www-form-urlencoded",
-		"text/plain; boundary=abc", "multipart/form-data; boundary=\"abc",
+		NULL,
+		"",
+		"multipart/form-data",
+		"multipart/form-data;",
+		"multipart/form-data; boundary=",
+		"multipart/form-data; boundary=\"\"",
+		"multipart/mixed; boundary=abc",
+		"application/x-www-form-urlencoded",
+		"text/plain; boundary=abc",
+		"multipart/form-data; boundary=\"abc",
 		"multipart/form-data; boundary=\"ends with space \"",
 		"multipart/form-data; boundary=a; boundary=b",
 		"multipart/form-data; boundary=\"bad*char\"",
 		"multipart/form-data boundary=abc",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_msg(kb_multipart_boundary(bad[i], b, sizeof(b)) == -EINVAL,
+		ck_assert_msg(kb_multipart_boundary(bad[i], b, sizeof(b)) ==
+				      -EINVAL,
 			      "accepted '%s'", bad[i] ? bad[i] : "(null)");
 
 	memset(long_b, 'x', 71);

@@ -25,8 +25,9 @@
 #include "kb_util.h"
 #include "kb_check_main.h"
 
-#define CODE "#!POPCORN leaderboard gw_sum_cpu\n" \
-	     "float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
+#define CODE                                                                   \
+	"#!POPCORN leaderboard gw_sum_cpu\n"                                   \
+	"float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
 
 static struct gw_env E;
 static struct gw_login L;
@@ -64,25 +65,29 @@ START_TEST(popcorn_cli_session)
 
 	/* Registration through Discord. */
 	auth_init("discord", cli, sizeof(cli));
-	gw_expect_error(gw_req_cli(&E, "GET", "/user/submissions", cli, NULL), 401,
-			"CLI id before login");
+	gw_expect_error(gw_req_cli(&E, "GET", "/user/submissions", cli, NULL),
+			401, "CLI id before login");
 	j = gw_expect_json(auth_cli("discord", "good-code"), 200, "auth/cli");
-	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "success");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "status")),
+			 "success");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "user_id")),
 			 "discord-80351110224678912");
-	ck_assert_str_eq(json_string_value(json_object_get(j, "user_name")), "nelly");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "user_name")),
+			 "nelly");
 	ck_assert(json_is_false(json_object_get(j, "is_reset")));
-	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(j, "message")),
-				     "discord"));
+	ck_assert_ptr_nonnull(strstr(
+		json_string_value(json_object_get(j, "message")), "discord"));
 	json_decref(j);
 	/* The same CLI id cannot be linked twice. */
 	gw_expect_error(auth_cli("discord", "good-code"), 400, "state reused");
 
 	/* Browsing. */
-	j = gw_expect_json(gw_req_cli(&E, "GET", "/leaderboards", cli, NULL), 200, "boards");
+	j = gw_expect_json(gw_req_cli(&E, "GET", "/leaderboards", cli, NULL),
+			   200, "boards");
 	json_t *lb;
 	size_t i;
-	json_array_foreach(j, i, lb) {
+	json_array_foreach(j, i, lb)
+	{
 		ck_assert(json_is_object(json_object_get(lb, "task")));
 		ck_assert(json_is_string(json_object_get(lb, "name")));
 		ck_assert(json_is_string(json_object_get(lb, "description")));
@@ -97,7 +102,8 @@ START_TEST(popcorn_cli_session)
 	struct gw_sse *s = gw_sse_start(&E, "/gw_sum_cpu/CPU/test", cli, CODE);
 	ck_assert(gw_sse_wait(s, "event: status", 15000) == 0);
 	uint64_t id = gw_sse_id(s);
-	gw_produce_progress(&E, id, "CPU", KB__STAGE__STAGE_TESTING, "worker-1");
+	gw_produce_progress(&E, id, "CPU", KB__STAGE__STAGE_TESTING,
+			    "worker-1");
 	{
 		Kb__Result res = KB__RESULT__INIT;
 		Kb__RunResult run = KB__RUN_RESULT__INIT, *rp[1] = {&run};
@@ -105,9 +111,12 @@ START_TEST(popcorn_cli_session)
 				      KB__KEY_VALUE__INIT};
 		Kb__KeyValue *kvp[3] = {&kv[0], &kv[1], &kv[2]};
 		Kb__ResultEvent ev = KB__RESULT_EVENT__INIT;
-		kv[0].key = "test-count"; kv[0].value = "1";
-		kv[1].key = "test.0.spec"; kv[1].value = "size: 16; seed: 1";
-		kv[2].key = "test.0.status"; kv[2].value = "pass";
+		kv[0].key = "test-count";
+		kv[0].value = "1";
+		kv[1].key = "test.0.spec";
+		kv[1].value = "size: 16; seed: 1";
+		kv[2].key = "test.0.status";
+		kv[2].value = "pass";
 		run.key = "test";
 		run.success = run.passed = 1;
 		run.stdout = "hello from the test run\n";
@@ -134,8 +143,11 @@ START_TEST(popcorn_cli_session)
 		redisReply *rr = redisCommand(E.rc, "SET kb:res:%llu:CPU %b",
 					      (unsigned long long)id, buf, len);
 		freeReplyObject(rr);
-		rr = redisCommand(E.rc, "HSET kb:sub:%llu status done stage done verdict passed "
-				  "done_ms 1", (unsigned long long)id);
+		rr = redisCommand(
+			E.rc,
+			"HSET kb:sub:%llu status done stage done verdict passed "
+			"done_ms 1",
+			(unsigned long long)id);
 		freeReplyObject(rr);
 		free(buf);
 	}
@@ -148,9 +160,20 @@ START_TEST(popcorn_cli_session)
 	p += strlen("event: result\ndata: ");
 	json_t *res = json_loadb(p, strcspn(p, "\n"), 0, NULL);
 	ck_assert_ptr_nonnull(res);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(
-		json_object_get(json_array_get(json_object_get(res, "results"), 0), "runs"),
-		"test"), "run"), "stdout")), "hello from the test run\n");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(
+			json_object_get(
+				json_object_get(
+					json_object_get(
+						json_array_get(
+							json_object_get(
+								res, "results"),
+							0),
+						"runs"),
+					"test"),
+				"run"),
+			"stdout")),
+		"hello from the test run\n");
 	ck_assert(json_is_array(json_object_get(res, "reports")));
 	json_decref(res);
 	p = strstr(body, "event: status\ndata: ");
@@ -162,63 +185,89 @@ START_TEST(popcorn_cli_session)
 
 	/* Polling it, as popcorn-cli's background submission does. */
 	char path[64];
-	snprintf(path, sizeof(path), "/user/submissions/%llu", (unsigned long long)id);
+	snprintf(path, sizeof(path), "/user/submissions/%llu",
+		 (unsigned long long)id);
 	j = gw_expect_json(gw_req_cli(&E, "GET", path, cli, NULL), 200, "poll");
-	ck_assert_int_eq(json_integer_value(json_object_get(j, "id")), (json_int_t)id);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "id")),
+			 (json_int_t)id);
 	ck_assert(json_is_integer(json_object_get(j, "leaderboard_id")));
-	ck_assert_str_eq(json_string_value(json_object_get(j, "leaderboard_name")), "gw_sum_cpu");
-	ck_assert_str_eq(json_string_value(json_object_get(j, "file_name")), "submission.c");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(j, "leaderboard_name")),
+		"gw_sum_cpu");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "file_name")),
+			 "submission.c");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "user_id")),
 			 "discord-80351110224678912");
 	ck_assert(json_is_string(json_object_get(j, "submission_time")));
 	ck_assert(json_is_true(json_object_get(j, "done")));
 	ck_assert_str_eq(json_string_value(json_object_get(j, "code")), CODE);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "job"), "status")),
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_object_get(j, "job"), "status")),
 			 "succeeded");
 	json_t *run0 = json_array_get(json_object_get(j, "runs"), 0);
-	ck_assert_str_eq(json_string_value(json_object_get(run0, "mode")), "test");
+	ck_assert_str_eq(json_string_value(json_object_get(run0, "mode")),
+			 "test");
 	ck_assert(json_is_false(json_object_get(run0, "secret")));
-	ck_assert_str_eq(json_string_value(json_object_get(run0, "runner")), "CPU");
+	ck_assert_str_eq(json_string_value(json_object_get(run0, "runner")),
+			 "CPU");
 	ck_assert(json_is_true(json_object_get(run0, "passed")));
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(run0, "result"),
-							   "test.0.status")), "pass");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(
+			json_object_get(run0, "result"), "test.0.status")),
+		"pass");
 	ck_assert(json_object_get(j, "runner_queue") != NULL);
 	json_decref(j);
 
 	/* The background endpoint: 202, then a pending poll. */
-	j = gw_expect_json(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE), 202,
-			   "background");
-	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "accepted");
-	json_int_t id2 = json_integer_value(json_object_get(json_object_get(j, "details"), "id"));
+	j = gw_expect_json(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli,
+				     CODE),
+			   202, "background");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "status")),
+			 "accepted");
+	json_int_t id2 = json_integer_value(
+		json_object_get(json_object_get(j, "details"), "id"));
 	json_decref(j);
 	snprintf(path, sizeof(path), "/user/submissions/%lld", (long long)id2);
-	j = gw_expect_json(gw_req_cli(&E, "GET", path, cli, NULL), 200, "pending poll");
+	j = gw_expect_json(gw_req_cli(&E, "GET", path, cli, NULL), 200,
+			   "pending poll");
 	ck_assert(json_is_false(json_object_get(j, "done")));
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "job"), "status")),
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_object_get(j, "job"), "status")),
 			 "pending");
 	json_decref(j);
 
 	/* Listing, as `popcorn submissions list`. */
-	j = gw_expect_json(gw_req_cli(&E, "GET", "/user/submissions?leaderboard=gw_sum_cpu&limit=10",
-				      cli, NULL), 200, "list");
+	j = gw_expect_json(
+		gw_req_cli(&E, "GET",
+			   "/user/submissions?leaderboard=gw_sum_cpu&limit=10",
+			   cli, NULL),
+		200, "list");
 	ck_assert_uint_eq(json_array_size(j), 2);
 	json_t *it = json_array_get(j, 1);
-	ck_assert_int_eq(json_integer_value(json_object_get(it, "id")), (json_int_t)id);
+	ck_assert_int_eq(json_integer_value(json_object_get(it, "id")),
+			 (json_int_t)id);
 	ck_assert(json_is_true(json_object_get(it, "done")));
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
-		json_object_get(it, "runs"), 0), "gpu_type")), "CPU");
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_array_get(json_object_get(it, "runs"), 0),
+				 "gpu_type")),
+			 "CPU");
 	json_decref(j);
 
 	/* Joining a closed board with an invite. */
-	j = gw_expect_json(gw_req_admin(&E, "POST", "/admin/invites",
-					"{\"leaderboard\":\"gw_gpu_only\",\"count\":1}"), 200, "invite");
+	j = gw_expect_json(
+		gw_req_admin(&E, "POST", "/admin/invites",
+			     "{\"leaderboard\":\"gw_gpu_only\",\"count\":1}"),
+		200, "invite");
 	char body2[128];
 	snprintf(body2, sizeof(body2), "{\"code\":\"%s\"}",
-		 json_string_value(json_array_get(json_object_get(j, "codes"), 0)));
+		 json_string_value(
+			 json_array_get(json_object_get(j, "codes"), 0)));
 	json_decref(j);
-	j = gw_expect_json(gw_req_cli(&E, "POST", "/user/join", cli, body2), 200, "join");
+	j = gw_expect_json(gw_req_cli(&E, "POST", "/user/join", cli, body2),
+			   200, "join");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ok");
-	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "leaderboards"), 0)),
+	ck_assert_str_eq(json_string_value(json_array_get(
+				 json_object_get(j, "leaderboards"), 0)),
 			 "gw_gpu_only");
 	json_decref(j);
 
@@ -229,41 +278,54 @@ START_TEST(popcorn_cli_session)
 	gw_expect_error(gw_req(&E, "GET", path2, NULL, NULL, 0), 400,
 			"CLI id not from /auth/init");
 	auth_init("discord", cli2, sizeof(cli2));
-	gw_expect_error(auth_cli("discord", "good-code-2"), 409, "second account");
+	gw_expect_error(auth_cli("discord", "good-code-2"), 409,
+			"second account");
 	/* A reset is asked for with the current CLI id. */
 	gw_login_begin(&E, "discord", cli, 1, &L);
 	snprintf(cli2, sizeof(cli2), "%s", L.cli_id);
 	j = gw_expect_json(auth_cli("discord", "good-code-2"), 200, "reset");
 	ck_assert(json_is_true(json_object_get(j, "is_reset")));
 	json_decref(j);
-	gw_expect_error(gw_req_cli(&E, "GET", path, cli, NULL), 401, "old CLI id");
-	j = gw_expect_json(gw_req_cli(&E, "GET", path, cli2, NULL), 200, "new CLI id");
+	gw_expect_error(gw_req_cli(&E, "GET", path, cli, NULL), 401,
+			"old CLI id");
+	j = gw_expect_json(gw_req_cli(&E, "GET", path, cli2, NULL), 200,
+			   "new CLI id");
 	json_decref(j);
 
 	/* GitHub: a user of its own. */
 	auth_init("github", gh_cli, sizeof(gh_cli));
 	gw_expect_error(auth_cli("github", "wrong"), 401, "code refused");
 	auth_init("github", gh_cli, sizeof(gh_cli));
-	gw_expect_error(auth_cli("discord", "good-code"), 400, "other provider");
+	gw_expect_error(auth_cli("discord", "good-code"), 400,
+			"other provider");
 	j = gw_expect_json(auth_cli("github", "gh-code"), 200, "github");
-	ck_assert_str_eq(json_string_value(json_object_get(j, "user_id")), "github-583231");
-	ck_assert_str_eq(json_string_value(json_object_get(j, "user_name")), "octocat");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "user_id")),
+			 "github-583231");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "user_name")),
+			 "octocat");
 	json_decref(j);
-	j = gw_expect_json(gw_req_cli(&E, "GET", "/user/submissions", gh_cli, NULL), 200,
-			   "github user's list");
+	j = gw_expect_json(gw_req_cli(&E, "GET", "/user/submissions", gh_cli,
+				      NULL),
+			   200, "github user's list");
 	ck_assert_uint_eq(json_array_size(j), 0);
 	json_decref(j);
 
 	/* Bad requests. */
-	gw_expect_error(gw_req(&E, "GET", "/auth/init?provider=gitlab", NULL, NULL, 0), 400,
-			"provider");
-	gw_expect_error(gw_req(&E, "GET", "/auth/init", NULL, NULL, 0), 400, "no provider");
-	gw_expect_error(gw_req(&E, "GET", "/auth/cli/discord?state=x", NULL, NULL, 0), 400,
-			"no code");
-	gw_expect_error(gw_req(&E, "GET", "/auth/cli/discord?code=x&state=%25%25", NULL, NULL, 0),
+	gw_expect_error(gw_req(&E, "GET", "/auth/init?provider=gitlab", NULL,
+			       NULL, 0),
+			400, "provider");
+	gw_expect_error(gw_req(&E, "GET", "/auth/init", NULL, NULL, 0), 400,
+			"no provider");
+	gw_expect_error(gw_req(&E, "GET", "/auth/cli/discord?state=x", NULL,
+			       NULL, 0),
+			400, "no code");
+	gw_expect_error(gw_req(&E, "GET",
+			       "/auth/cli/discord?code=x&state=%25%25", NULL,
+			       NULL, 0),
 			400, "bad state");
-	gw_expect_error(gw_req(&E, "GET", "/auth/cli/gitlab?code=x&state=x", NULL, NULL, 0), 400,
-			"bad provider");
+	gw_expect_error(gw_req(&E, "GET", "/auth/cli/gitlab?code=x&state=x",
+			       NULL, NULL, 0),
+			400, "bad provider");
 
 	int status = gw_env_stop_gateway(&E);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -272,8 +334,13 @@ START_TEST(popcorn_cli_session)
 	char *log = NULL;
 	size_t len = 0;
 	ck_assert_int_eq(kb_read_file(E.log, 64 << 20, &log, &len), 0);
-	const char *never[] = {"secret-XYZ", "tok-discord-SECRET", "tok-gh-SECRET",
-			       "good-code", "gh-code", cli, cli2};
+	const char *never[] = {"secret-XYZ",
+			       "tok-discord-SECRET",
+			       "tok-gh-SECRET",
+			       "good-code",
+			       "gh-code",
+			       cli,
+			       cli2};
 	for (size_t k = 0; k < sizeof(never) / sizeof(never[0]); k++)
 		ck_assert_msg(!strstr(log, never[k]), "log holds %s", never[k]);
 	free(log);
@@ -287,11 +354,14 @@ START_TEST(oauth_not_configured)
 
 	/* No provider: the login routes do not exist, and nothing is stored. */
 	gw_env_up(&E, 0, NULL);
-	gw_expect_error(gw_req(&E, "GET", "/auth/init?provider=discord", NULL, NULL, 0), 404,
-			"init");
+	gw_expect_error(gw_req(&E, "GET", "/auth/init?provider=discord", NULL,
+			       NULL, 0),
+			404, "init");
 	gw_login_state("any", 0, state, sizeof(state));
-	snprintf(path, sizeof(path), "/auth/cli/discord?code=any&state=%s", state);
-	gw_expect_error(gw_req(&E, "GET", path, NULL, NULL, 0), 404, "callback");
+	snprintf(path, sizeof(path), "/auth/cli/discord?code=any&state=%s",
+		 state);
+	gw_expect_error(gw_req(&E, "GET", path, NULL, NULL, 0), 404,
+			"callback");
 	ck_assert_int_eq(gw_count_keys(&E, "kb:clipending:*"), 0);
 	int status = gw_env_stop_gateway(&E);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -313,10 +383,13 @@ START_TEST(default_redirect_names_the_bound_port)
 	env[n] = NULL;
 	E.extra_env = env;
 	gw_env_up(&E, 0, NULL);
-	json_t *j = gw_expect_json(gw_req(&E, "GET", "/auth/init?provider=discord", NULL,
-					  NULL, 0), 200, "auth/init");
-	const char *url = json_string_value(json_object_get(j, "authorize_url"));
-	snprintf(want, sizeof(want), "http://127.0.0.1:%d/auth/start/discord", E.port);
+	json_t *j = gw_expect_json(
+		gw_req(&E, "GET", "/auth/init?provider=discord", NULL, NULL, 0),
+		200, "auth/init");
+	const char *url =
+		json_string_value(json_object_get(j, "authorize_url"));
+	snprintf(want, sizeof(want), "http://127.0.0.1:%d/auth/start/discord",
+		 E.port);
 	ck_assert_int_gt(E.port, 0);
 	ck_assert_str_eq(url, want);
 	json_decref(j);

@@ -27,7 +27,8 @@ START_TEST(every_route)
 	ck_assert_uint_eq(R.nparams, 1);
 	ck_assert_str_eq(R.params[0], "vectorsum_cpu");
 
-	ck_assert_int_eq(route("POST", "/submission/vectorsum_cpu/CPU/leaderboard"), 0);
+	ck_assert_int_eq(
+		route("POST", "/submission/vectorsum_cpu/CPU/leaderboard"), 0);
 	ck_assert_int_eq(R.id, KB_ROUTE_SUBMIT);
 	ck_assert_uint_eq(R.nparams, 3);
 	ck_assert_str_eq(R.params[0], "vectorsum_cpu");
@@ -56,46 +57,65 @@ START_TEST(full_api)
 		enum kb_route_id id;
 		const char *p0, *p1, *p2;
 	} cases[] = {
-		{"GET", "/user/submissions", KB_ROUTE_USER_SUBMISSIONS, 0, 0, 0},
-		{"GET", "/user/submissions/", KB_ROUTE_USER_SUBMISSIONS, 0, 0, 0},
-		{"DELETE", "/user/submissions/7", KB_ROUTE_USER_SUBMISSION_DELETE, "7", 0, 0},
+		{"GET", "/user/submissions", KB_ROUTE_USER_SUBMISSIONS, 0, 0,
+		 0},
+		{"GET", "/user/submissions/", KB_ROUTE_USER_SUBMISSIONS, 0, 0,
+		 0},
+		{"DELETE", "/user/submissions/7",
+		 KB_ROUTE_USER_SUBMISSION_DELETE, "7", 0, 0},
 		{"POST", "/user/join", KB_ROUTE_USER_JOIN, 0, 0, 0},
-		{"GET", "/submission_count/lb/CPU", KB_ROUTE_SUBMISSION_COUNT, "lb", "CPU", 0},
-		{"GET", "/runner_queue/H100", KB_ROUTE_RUNNER_QUEUE, "H100", 0, 0},
+		{"GET", "/submission_count/lb/CPU", KB_ROUTE_SUBMISSION_COUNT,
+		 "lb", "CPU", 0},
+		{"GET", "/runner_queue/H100", KB_ROUTE_RUNNER_QUEUE, "H100", 0,
+		 0},
 		{"GET", "/auth/init", KB_ROUTE_AUTH_INIT, 0, 0, 0},
 		{"GET", "/auth/cli/github", KB_ROUTE_AUTH_CLI, "github", 0, 0},
-		{"GET", "/auth/start/discord", KB_ROUTE_AUTH_START, "discord", 0, 0},
-		{"DELETE", "/admin/users/u1/cli-id", KB_ROUTE_ADMIN_USER_CLI, "u1", 0, 0},
+		{"GET", "/auth/start/discord", KB_ROUTE_AUTH_START, "discord",
+		 0, 0},
+		{"DELETE", "/admin/users/u1/cli-id", KB_ROUTE_ADMIN_USER_CLI,
+		 "u1", 0, 0},
 		{"POST", "/admin/start", KB_ROUTE_ADMIN_START, 0, 0, 0},
 		{"POST", "/admin/stop", KB_ROUTE_ADMIN_STOP, 0, 0, 0},
 		{"POST", "/admin/ban/u1", KB_ROUTE_ADMIN_BAN, "u1", 0, 0},
 		{"DELETE", "/admin/ban/u1", KB_ROUTE_ADMIN_UNBAN, "u1", 0, 0},
-		{"POST", "/admin/leaderboards", KB_ROUTE_ADMIN_LB_CREATE, 0, 0, 0},
-		{"DELETE", "/admin/leaderboards/x", KB_ROUTE_ADMIN_LB_DELETE, "x", 0, 0},
-		{"POST", "/admin/leaderboards/x/visibility", KB_ROUTE_ADMIN_LB_VISIBILITY, "x", 0, 0},
-		{"GET", "/admin/leaderboards/x/submissions", KB_ROUTE_ADMIN_LB_SUBMISSIONS, "x", 0, 0},
-		{"GET", "/admin/leaderboards/x/invites", KB_ROUTE_ADMIN_LB_INVITES, "x", 0, 0},
-		{"PUT", "/admin/leaderboards/x/rate-limits", KB_ROUTE_ADMIN_RATE_SET, "x", 0, 0},
-		{"GET", "/admin/leaderboards/x/rate-limits", KB_ROUTE_ADMIN_RATE_GET, "x", 0, 0},
-		{"DELETE", "/admin/leaderboards/x/rate-limits/test", KB_ROUTE_ADMIN_RATE_DELETE,
-		 "x", "test", 0},
+		{"POST", "/admin/leaderboards", KB_ROUTE_ADMIN_LB_CREATE, 0, 0,
+		 0},
+		{"DELETE", "/admin/leaderboards/x", KB_ROUTE_ADMIN_LB_DELETE,
+		 "x", 0, 0},
+		{"POST", "/admin/leaderboards/x/visibility",
+		 KB_ROUTE_ADMIN_LB_VISIBILITY, "x", 0, 0},
+		{"GET", "/admin/leaderboards/x/submissions",
+		 KB_ROUTE_ADMIN_LB_SUBMISSIONS, "x", 0, 0},
+		{"GET", "/admin/leaderboards/x/invites",
+		 KB_ROUTE_ADMIN_LB_INVITES, "x", 0, 0},
+		{"PUT", "/admin/leaderboards/x/rate-limits",
+		 KB_ROUTE_ADMIN_RATE_SET, "x", 0, 0},
+		{"GET", "/admin/leaderboards/x/rate-limits",
+		 KB_ROUTE_ADMIN_RATE_GET, "x", 0, 0},
+		{"DELETE", "/admin/leaderboards/x/rate-limits/test",
+		 KB_ROUTE_ADMIN_RATE_DELETE, "x", "test", 0},
 		{"POST", "/admin/invites", KB_ROUTE_ADMIN_INVITES, 0, 0, 0},
-		{"DELETE", "/admin/invites/abc", KB_ROUTE_ADMIN_INVITE_REVOKE, "abc", 0, 0},
+		{"DELETE", "/admin/invites/abc", KB_ROUTE_ADMIN_INVITE_REVOKE,
+		 "abc", 0, 0},
 		{"GET", "/admin/stats", KB_ROUTE_ADMIN_STATS, 0, 0, 0},
-		{"GET", "/admin/submissions/9", KB_ROUTE_ADMIN_SUBMISSION, "9", 0, 0},
-		{"DELETE", "/admin/submissions/9", KB_ROUTE_ADMIN_SUBMISSION_DELETE, "9", 0, 0},
-		{"POST", "/admin/submission/lb/CPU/test", KB_ROUTE_ADMIN_SUBMIT, "lb", "CPU", "test"},
-		{"POST", "/discord/interactions", KB_ROUTE_DISCORD_INTERACTIONS, 0, 0, 0},
-		{"POST", "/vectorsum_cpu/CPU/leaderboard", KB_ROUTE_STREAM, "vectorsum_cpu",
-		 "CPU", "leaderboard"},
-		{"POST", "/profile/vectorsum_cpu/CPU", KB_ROUTE_PROFILE, "vectorsum_cpu",
-		 "CPU", 0},
+		{"GET", "/admin/submissions/9", KB_ROUTE_ADMIN_SUBMISSION, "9",
+		 0, 0},
+		{"DELETE", "/admin/submissions/9",
+		 KB_ROUTE_ADMIN_SUBMISSION_DELETE, "9", 0, 0},
+		{"POST", "/admin/submission/lb/CPU/test", KB_ROUTE_ADMIN_SUBMIT,
+		 "lb", "CPU", "test"},
+		{"POST", "/discord/interactions", KB_ROUTE_DISCORD_INTERACTIONS,
+		 0, 0, 0},
+		{"POST", "/vectorsum_cpu/CPU/leaderboard", KB_ROUTE_STREAM,
+		 "vectorsum_cpu", "CPU", "leaderboard"},
+		{"POST", "/profile/vectorsum_cpu/CPU", KB_ROUTE_PROFILE,
+		 "vectorsum_cpu", "CPU", 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ck_assert_msg(route(cases[i].method, cases[i].path) == 0, "%s %s",
-			      cases[i].method, cases[i].path);
-		ck_assert_msg(R.id == cases[i].id, "%s %s: route %d", cases[i].method,
-			      cases[i].path, R.id);
+		ck_assert_msg(route(cases[i].method, cases[i].path) == 0,
+			      "%s %s", cases[i].method, cases[i].path);
+		ck_assert_msg(R.id == cases[i].id, "%s %s: route %d",
+			      cases[i].method, cases[i].path, R.id);
 		const char *p[3] = {cases[i].p0, cases[i].p1, cases[i].p2};
 		for (size_t k = 0; k < 3 && p[k]; k++)
 			ck_assert_str_eq(R.params[k], p[k]);
@@ -127,7 +147,8 @@ START_TEST(methods_of_shared_paths)
 	ck_assert_str_eq(R.allow, "GET, HEAD, DELETE");
 	ck_assert_int_eq(route("GET", "/admin/ban/u"), 405);
 	ck_assert_str_eq(R.allow, "POST, DELETE");
-	ck_assert_int_eq(route("POST", "/admin/leaderboards/x/rate-limits"), 405);
+	ck_assert_int_eq(route("POST", "/admin/leaderboards/x/rate-limits"),
+			 405);
 	ck_assert_str_eq(R.allow, "GET, HEAD, PUT");
 	ck_assert_int_eq(route("HEAD", "/user/submissions/7"), 0);
 	ck_assert_int_eq(R.id, KB_ROUTE_USER_SUBMISSION);
@@ -181,21 +202,36 @@ START_TEST(wrong_method_is_405)
 	ck_assert_str_eq(R.allow, "POST");
 	ck_assert_int_eq(route("DELETE", "/leaderboards"), 405);
 	ck_assert_int_eq(route("PUT", "/admin/users"), 405);
-	ck_assert_int_eq(route("get", "/health"), 405); /* methods are case-sensitive */
+	ck_assert_int_eq(route("get", "/health"),
+			 405); /* methods are case-sensitive */
 }
 END_TEST
 
 START_TEST(unknown_is_404)
 {
 	const char *paths[] = {
-		"", "health", "/healthz", "/health/x", "/gpus", "/gpus/",
-		"/gpus//", "/submission/a/b", "/submission/a/b/c/d",
-		"/submission//b/c", "/user", "/user/submissions/1/x",
-		"/submissions/a", "/submissions/a/b/c", "/admin", "/admin/users/1",
-		"//health", "/a/b/c/d/e/f/g/h/i/j",
+		"",
+		"health",
+		"/healthz",
+		"/health/x",
+		"/gpus",
+		"/gpus/",
+		"/gpus//",
+		"/submission/a/b",
+		"/submission/a/b/c/d",
+		"/submission//b/c",
+		"/user",
+		"/user/submissions/1/x",
+		"/submissions/a",
+		"/submissions/a/b/c",
+		"/admin",
+		"/admin/users/1",
+		"//health",
+		"/a/b/c/d/e/f/g/h/i/j",
 	};
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		ck_assert_msg(route("GET", paths[i]) == 404, "GET %s", paths[i]);
+		ck_assert_msg(route("GET", paths[i]) == 404, "GET %s",
+			      paths[i]);
 		ck_assert_int_eq(R.id, KB_ROUTE_NONE);
 		ck_assert_ptr_null(R.allow);
 	}

@@ -20,9 +20,12 @@ START_TEST(code_rules)
 	ck_assert_str_eq(why, "empty file");
 	ck_assert_int_eq(kb_rules_code("a\0b", 3, 100, &why), 400);
 	ck_assert_int_eq(kb_rules_code("\xff", 1, 100, &why), 400);
-	ck_assert_int_eq(kb_rules_code("\xc0\xaf", 2, 100, &why), 400);     /* overlong */
-	ck_assert_int_eq(kb_rules_code("\xed\xa0\x80", 3, 100, &why), 400); /* surrogate */
-	ck_assert_int_eq(kb_rules_code("\xe2\x82", 2, 100, &why), 400);     /* cut */
+	ck_assert_int_eq(kb_rules_code("\xc0\xaf", 2, 100, &why),
+			 400); /* overlong */
+	ck_assert_int_eq(kb_rules_code("\xed\xa0\x80", 3, 100, &why),
+			 400); /* surrogate */
+	ck_assert_int_eq(kb_rules_code("\xe2\x82", 2, 100, &why),
+			 400); /* cut */
 	const char *utf8 = "// \xc3\xa9t\xc3\xa9 \xf0\x9f\x9a\x80";
 	ck_assert_int_eq(kb_rules_code(utf8, strlen(utf8), 100, &why), 0);
 	ck_assert_int_eq(kb_rules_code("12345", 5, 5, &why), 0);
@@ -37,7 +40,9 @@ START_TEST(content_length)
 	ck_assert_int_eq(kb_rules_content_length("0", 10, &why), 0);
 	ck_assert_int_eq(kb_rules_content_length("0010", 10, &why), 0);
 	ck_assert_int_eq(kb_rules_content_length("11", 10, &why), 413);
-	ck_assert_int_eq(kb_rules_content_length("99999999999999999999999", 10, &why), 400);
+	ck_assert_int_eq(kb_rules_content_length("99999999999999999999999", 10,
+						 &why),
+			 400);
 	ck_assert_int_eq(kb_rules_content_length("-1", 10, &why), 400);
 	ck_assert_int_eq(kb_rules_content_length("1e3", 10, &why), 400);
 	ck_assert_int_eq(kb_rules_content_length("", 10, &why), 400);
@@ -49,20 +54,35 @@ START_TEST(paging)
 {
 	long limit, offset;
 
-	ck_assert_int_eq(kb_rules_page(NULL, NULL, 100, 1000, &limit, &offset, &why), 0);
+	ck_assert_int_eq(
+		kb_rules_page(NULL, NULL, 100, 1000, &limit, &offset, &why), 0);
 	ck_assert_int_eq(limit, 100);
 	ck_assert_int_eq(offset, 0);
-	ck_assert_int_eq(kb_rules_page("5", "10", 100, 1000, &limit, &offset, &why), 0);
+	ck_assert_int_eq(
+		kb_rules_page("5", "10", 100, 1000, &limit, &offset, &why), 0);
 	ck_assert_int_eq(limit, 5);
 	ck_assert_int_eq(offset, 10);
-	ck_assert_int_eq(kb_rules_page("5000", NULL, 100, 1000, &limit, &offset, &why), 0);
+	ck_assert_int_eq(kb_rules_page("5000", NULL, 100, 1000, &limit, &offset,
+				       &why),
+			 0);
 	ck_assert_int_eq(limit, 1000); /* capped, not refused */
-	ck_assert_int_eq(kb_rules_page("0", NULL, 100, 1000, &limit, &offset, &why), 400);
-	ck_assert_int_eq(kb_rules_page("-1", NULL, 100, 1000, &limit, &offset, &why), 400);
-	ck_assert_int_eq(kb_rules_page("x", NULL, 100, 1000, &limit, &offset, &why), 400);
-	ck_assert_int_eq(kb_rules_page(NULL, "-1", 100, 1000, &limit, &offset, &why), 400);
-	ck_assert_int_eq(kb_rules_page(NULL, "1000000001", 100, 1000, &limit, &offset, &why), 400);
-	ck_assert_int_eq(kb_rules_page("", NULL, 100, 1000, &limit, &offset, &why), 400);
+	ck_assert_int_eq(kb_rules_page("0", NULL, 100, 1000, &limit, &offset,
+				       &why),
+			 400);
+	ck_assert_int_eq(kb_rules_page("-1", NULL, 100, 1000, &limit, &offset,
+				       &why),
+			 400);
+	ck_assert_int_eq(kb_rules_page("x", NULL, 100, 1000, &limit, &offset,
+				       &why),
+			 400);
+	ck_assert_int_eq(kb_rules_page(NULL, "-1", 100, 1000, &limit, &offset,
+				       &why),
+			 400);
+	ck_assert_int_eq(kb_rules_page(NULL, "1000000001", 100, 1000, &limit,
+				       &offset, &why),
+			 400);
+	ck_assert_int_eq(
+		kb_rules_page("", NULL, 100, 1000, &limit, &offset, &why), 400);
 }
 END_TEST
 
@@ -174,20 +194,26 @@ START_TEST(secret_seeds)
 	const uint64_t secret = 0x0123456789abcdefull;
 
 	ck_assert_int_ge(sodium_init(), 0);
-	ck_assert_uint_eq(kb_gw_seed_derive(secret, "vectorsum_cpu", 1), 6477834609525965704ull);
-	ck_assert_uint_eq(kb_gw_seed_derive(secret, "vectorsum_cpu", 2), 7044025669543187992ull);
-	ck_assert_uint_eq(kb_gw_seed_derive(secret, "matmul_cpu", 1), 8642880129756631933ull);
-	ck_assert_uint_eq(kb_gw_seed_derive(UINT64_MAX, "gw_sum_cpu", 123456789012ull),
+	ck_assert_uint_eq(kb_gw_seed_derive(secret, "vectorsum_cpu", 1),
+			  6477834609525965704ull);
+	ck_assert_uint_eq(kb_gw_seed_derive(secret, "vectorsum_cpu", 2),
+			  7044025669543187992ull);
+	ck_assert_uint_eq(kb_gw_seed_derive(secret, "matmul_cpu", 1),
+			  8642880129756631933ull);
+	ck_assert_uint_eq(kb_gw_seed_derive(UINT64_MAX, "gw_sum_cpu",
+					    123456789012ull),
 			  15417658473856698188ull);
 	/* The same submission, the same seed (a redelivery); never the
 	 * board's own secret. */
 	ck_assert_uint_eq(kb_gw_seed_derive(secret, "vectorsum_cpu", 1),
 			  kb_gw_seed_derive(secret, "vectorsum_cpu", 1));
 	for (uint64_t id = 1; id < 1000; id++)
-		ck_assert(kb_gw_seed_derive(secret, "vectorsum_cpu", id) != secret);
+		ck_assert(kb_gw_seed_derive(secret, "vectorsum_cpu", id) !=
+			  secret);
 	/* Fields cannot slide into each other: board "a1" with id 2 is not
 	 * board "a" with id 12. */
-	ck_assert(kb_gw_seed_derive(secret, "a1", 2) != kb_gw_seed_derive(secret, "a", 12));
+	ck_assert(kb_gw_seed_derive(secret, "a1", 2) !=
+		  kb_gw_seed_derive(secret, "a", 12));
 }
 END_TEST
 

@@ -30,8 +30,10 @@
 #include "kb_kafka.h"
 #include "kb_util.h"
 
-#define CODE "float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
-#define CODE2 "float custom_kernel(const float *d, unsigned long n) { return 1; }\n"
+#define CODE                                                                   \
+	"float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
+#define CODE2                                                                  \
+	"float custom_kernel(const float *d, unsigned long n) { return 1; }\n"
 
 static struct gw_env E;
 
@@ -78,7 +80,8 @@ static void consume(const long *ids, Kb__Submission **out, int n)
 	int found = 0;
 
 	snprintf(group, sizeof(group), "gw-sec-%d", getpid());
-	kb_consumer *c = kb_consumer_new(E.brokers, group, topics, 1, NULL, err, sizeof(err));
+	kb_consumer *c = kb_consumer_new(E.brokers, group, topics, 1, NULL, err,
+					 sizeof(err));
 	ck_assert_msg(c != NULL, "consumer: %s", err);
 	for (int i = 0; i < n; i++)
 		out[i] = NULL;
@@ -86,7 +89,8 @@ static void consume(const long *ids, Kb__Submission **out, int n)
 		kb_message m;
 		if (kb_consumer_poll(c, 200, &m) != 1)
 			continue;
-		Kb__Submission *s = kb__submission__unpack(NULL, m.value_len, m.value);
+		Kb__Submission *s =
+			kb__submission__unpack(NULL, m.value_len, m.value);
 		ck_assert_ptr_nonnull(s);
 		for (int i = 0; i < n; i++)
 			if ((long)s->id == ids[i] && !out[i]) {
@@ -100,7 +104,9 @@ static void consume(const long *ids, Kb__Submission **out, int n)
 		kb_message_release(&m);
 	}
 	kb_consumer_destroy(c);
-	ck_assert_msg(found == n, "only %d of %d Submissions on kb.submissions.CPU", found, n);
+	ck_assert_msg(found == n,
+		      "only %d of %d Submissions on kb.submissions.CPU", found,
+		      n);
 }
 
 START_TEST(seeds_per_submission)
@@ -113,17 +119,23 @@ START_TEST(seeds_per_submission)
 	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
 	gw_create_user(&E, "alice", cli, uid);
 	board = strtoull(E.seeds[0], NULL, 10);
-	ids[0] = gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli, CODE));
-	ids[1] = gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli, CODE));
-	ids[2] = gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
+	ids[0] = gw_accepted(gw_submit(
+		&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli, CODE));
+	ids[1] = gw_accepted(gw_submit(
+		&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli, CODE));
+	ids[2] = gw_accepted(
+		gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
 	consume(ids, s, 3);
 	for (int i = 0; i < 2; i++) {
 		ck_assert_int_eq(s[i]->has_secret_seed, 1);
 		ck_assert_msg(s[i]->secret_seed != board,
-			      "Submission %ld carries the board's own secret", ids[i]);
+			      "Submission %ld carries the board's own secret",
+			      ids[i]);
 		ck_assert_msg(s[i]->secret_seed ==
-				      kb_gw_seed_derive(board, "gw_sum_cpu", (uint64_t)ids[i]),
-			      "Submission %ld: seed is not the derived one", ids[i]);
+				      kb_gw_seed_derive(board, "gw_sum_cpu",
+							(uint64_t)ids[i]),
+			      "Submission %ld: seed is not the derived one",
+			      ids[i]);
 	}
 	ck_assert(s[0]->secret_seed != s[1]->secret_seed);
 	/* Unranked runs get no secret at all. */
@@ -208,7 +220,8 @@ START_TEST(secret_run_side_channel)
 	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
 	gw_wait_consumer(&E);
 	gw_create_user(&E, "alice", cli, uid);
-	struct gw_sse *s = gw_sse_start(&E, "/gw_sum_cpu/CPU/leaderboard", cli, CODE);
+	struct gw_sse *s =
+		gw_sse_start(&E, "/gw_sum_cpu/CPU/leaderboard", cli, CODE);
 	ck_assert(gw_sse_wait(s, "event: status", 15000) == 0);
 	uint64_t id = gw_sse_id(s);
 	/* gw_wait_consumer saw the gateway's consumer read: said once is
@@ -220,7 +233,8 @@ START_TEST(secret_run_side_channel)
 	 * (Another worker name, to see when the gateway has read it.) */
 	produce_stage(id, KB__STAGE__STAGE_SECRET_RUN, 4321, "worker-2");
 	for (int waited = 0;; waited += 100) {
-		struct gw_resp q = gw_req(&E, "GET", "/runner_queue/CPU", NULL, NULL, 0);
+		struct gw_resp q =
+			gw_req(&E, "GET", "/runner_queue/CPU", NULL, NULL, 0);
 		ck_assert_int_eq(q.code, 200);
 		ck_assert_msg(!strstr(q.body, "secret"),
 			      "runner_queue shows the secret run: %s", q.body);
@@ -228,7 +242,8 @@ START_TEST(secret_run_side_channel)
 		gw_resp_free(&q);
 		if (read)
 			break;
-		ck_assert_msg(waited < 15000, "the secret run's event never arrived");
+		ck_assert_msg(waited < 15000,
+			      "the secret run's event never arrived");
 		sleep_ms(100);
 	}
 	uint8_t *buf = secret_failure(id, &len);
@@ -244,27 +259,36 @@ START_TEST(secret_run_side_channel)
 	json_t *res = json_loadb(p, strcspn(p, "\n"), 0, NULL);
 	ck_assert_ptr_nonnull(res);
 	json_t *full = json_array_get(json_object_get(res, "results"), 0);
-	assert_private_run_hidden(json_object_get(json_object_get(json_object_get(full, "runs"),
-								  "private"), "run"),
-				  "SSE result");
-	const char *report = json_string_value(json_array_get(json_object_get(res, "reports"), 0));
+	assert_private_run_hidden(
+		json_object_get(json_object_get(json_object_get(full, "runs"),
+						"private"),
+				"run"),
+		"SSE result");
+	const char *report = json_string_value(
+		json_array_get(json_object_get(res, "reports"), 0));
 	ck_assert_ptr_nonnull(report);
 	ck_assert_msg(!strstr(report, "7.25") && !strstr(report, "113") &&
-		      !strstr(report, "signal"), "report: %s", report);
+			      !strstr(report, "signal"),
+		      "report: %s", report);
 	json_decref(res);
 	free(body);
 
 	/* The stored result, as the owner polls it. */
 	gw_redis_do(&E, "SET kb:res:%" PRIu64 ":CPU %b", id, buf, len);
-	gw_redis_do(&E, "HSET kb:sub:%" PRIu64 " status done verdict failed done_ms 1", id);
+	gw_redis_do(&E,
+		    "HSET kb:sub:%" PRIu64
+		    " status done verdict failed done_ms 1",
+		    id);
 	free(buf);
 	snprintf(path, sizeof(path), "/user/submissions/%" PRIu64, id);
-	json_t *j = gw_expect_json(gw_req_cli(&E, "GET", path, cli, NULL), 200, "poll");
+	json_t *j = gw_expect_json(gw_req_cli(&E, "GET", path, cli, NULL), 200,
+				   "poll");
 	json_t *row, *secret = NULL;
 	size_t i;
-	json_array_foreach(json_object_get(j, "runs"), i, row)
-		if (json_is_true(json_object_get(row, "secret")))
-			secret = row;
+	json_array_foreach(
+		json_object_get(j, "runs"), i,
+		row) if (json_is_true(json_object_get(row, "secret")))
+		secret = row;
 	assert_private_run_hidden(secret, "GET /user/submissions/{id}");
 	report = json_string_value(json_object_get(j, "report"));
 	ck_assert_msg(report && !strstr(report, "7.25"), "report: %s", report);
@@ -277,7 +301,8 @@ END_TEST
 
 static long auth_status(const char *cli)
 {
-	struct gw_resp r = gw_req_cli(&E, "GET", "/user/submissions", cli, NULL);
+	struct gw_resp r =
+		gw_req_cli(&E, "GET", "/user/submissions", cli, NULL);
 	long code = r.code;
 	gw_resp_free(&r);
 	return code;
@@ -292,7 +317,8 @@ static struct fake_oauth *oauth_up(const char *const *more)
 	int n = 0;
 	struct fake_oauth *f = fake_oauth_start();
 
-	for (const char *const *v = env_join(fake_oauth_env(f), no_rate); *v; v++)
+	for (const char *const *v = env_join(fake_oauth_env(f), no_rate); *v;
+	     v++)
 		env[n++] = *v;
 	env[n] = NULL;
 	E.extra_env = env_join(env, more);
@@ -307,8 +333,10 @@ START_TEST(login_takeover)
 
 	struct fake_oauth *f = oauth_up(NULL);
 	/* Nelly has an account with a CLI id. */
-	gw_redis_do(&E, "HSET kb:user:%s name nelly cli_id %s created_ms 1 banned 0 provider discord",
-		 FAKE_OAUTH_NELLY, victim_cli);
+	gw_redis_do(
+		&E,
+		"HSET kb:user:%s name nelly cli_id %s created_ms 1 banned 0 provider discord",
+		FAKE_OAUTH_NELLY, victim_cli);
 	gw_redis_do(&E, "SET kb:cli:%s %s", victim_cli, FAKE_OAUTH_NELLY);
 	gw_redis_do(&E, "SADD kb:users %s", FAKE_OAUTH_NELLY);
 	ck_assert_int_eq(auth_status(victim_cli), 200);
@@ -317,10 +345,12 @@ START_TEST(login_takeover)
 	 * her browser comes back with a code for her account and mallory's
 	 * state, but without the cookie of the browser that started it. */
 	gw_login_begin(&E, "discord", NULL, 1, &atk);
-	struct gw_resp r = gw_login_finish(&E, "discord", "good-code", atk.state, NULL);
-	ck_assert_msg(r.code >= 400 && r.code < 500,
-		      "a login finished in another browser was accepted: HTTP %ld %s",
-		      r.code, r.body);
+	struct gw_resp r =
+		gw_login_finish(&E, "discord", "good-code", atk.state, NULL);
+	ck_assert_msg(
+		r.code >= 400 && r.code < 500,
+		"a login finished in another browser was accepted: HTTP %ld %s",
+		r.code, r.body);
 	gw_resp_free(&r);
 	ck_assert_int_eq(auth_status(atk.cli_id), 401);
 	ck_assert_int_eq(auth_status(victim_cli), 200);
@@ -330,9 +360,10 @@ START_TEST(login_takeover)
 	 * nelly has; and without reset an account that has a CLI id keeps it. */
 	for (int reset = 1; reset >= 0; reset--) {
 		gw_login_begin(&E, "discord", NULL, reset, &atk);
-		r = gw_login_finish(&E, "discord", "good-code", atk.state, atk.cookie);
-		ck_assert_msg(r.code == (reset ? 403 : 409), "reset=%d: HTTP %ld %s", reset,
-			      r.code, r.body);
+		r = gw_login_finish(&E, "discord", "good-code", atk.state,
+				    atk.cookie);
+		ck_assert_msg(r.code == (reset ? 403 : 409),
+			      "reset=%d: HTTP %ld %s", reset, r.code, r.body);
 		gw_resp_free(&r);
 		ck_assert_int_eq(auth_status(atk.cli_id), 401);
 		ck_assert_int_eq(auth_status(victim_cli), 200);
@@ -340,40 +371,51 @@ START_TEST(login_takeover)
 
 	/* Mallory proves her own identity: a reset of nelly's account still
 	 * needs nelly's old CLI id, not any valid one. */
-	gw_redis_do(&E, "HSET kb:user:%s name mallory cli_id mallory-cli-0123456789 created_ms 1 "
-		 "banned 0", FAKE_OAUTH_MALLORY);
-	gw_redis_do(&E, "SET kb:cli:mallory-cli-0123456789 %s", FAKE_OAUTH_MALLORY);
+	gw_redis_do(
+		&E,
+		"HSET kb:user:%s name mallory cli_id mallory-cli-0123456789 created_ms 1 "
+		"banned 0",
+		FAKE_OAUTH_MALLORY);
+	gw_redis_do(&E, "SET kb:cli:mallory-cli-0123456789 %s",
+		    FAKE_OAUTH_MALLORY);
 	gw_login_begin(&E, "discord", "mallory-cli-0123456789", 1, &atk);
 	r = gw_login_finish(&E, "discord", "good-code", atk.state, atk.cookie);
-	ck_assert_msg(r.code == 403, "reset with another account's id: HTTP %ld %s", r.code,
+	ck_assert_msg(r.code == 403,
+		      "reset with another account's id: HTTP %ld %s", r.code,
 		      r.body);
 	gw_resp_free(&r);
 	ck_assert_int_eq(auth_status(victim_cli), 200);
 
 	/* Nelly's own reset, with her old id, works; then the old id is dead. */
 	gw_login_begin(&E, "discord", victim_cli, 1, &mine);
-	json_t *j = gw_expect_json(gw_login_finish(&E, "discord", "good-code", mine.state,
-						   mine.cookie), 200, "nelly's reset");
+	json_t *j = gw_expect_json(gw_login_finish(&E, "discord", "good-code",
+						   mine.state, mine.cookie),
+				   200, "nelly's reset");
 	ck_assert(json_is_true(json_object_get(j, "is_reset")));
 	json_decref(j);
 	ck_assert_int_eq(auth_status(mine.cli_id), 200);
 	ck_assert_int_eq(auth_status(victim_cli), 401);
 	/* A state is good for one callback only. */
-	r = gw_login_finish(&E, "discord", "good-code", mine.state, mine.cookie);
+	r = gw_login_finish(&E, "discord", "good-code", mine.state,
+			    mine.cookie);
 	ck_assert_int_ge(r.code, 400);
 	gw_resp_free(&r);
 
 	/* A lost id: an admin takes the account's away, and a plain login
 	 * then links a new one. */
-	json_decref(gw_expect_json(gw_req_admin(&E, "DELETE", "/admin/users/" FAKE_OAUTH_NELLY
-						"/cli-id", NULL), 200, "clear the CLI id"));
+	json_decref(gw_expect_json(
+		gw_req_admin(&E, "DELETE",
+			     "/admin/users/" FAKE_OAUTH_NELLY "/cli-id", NULL),
+		200, "clear the CLI id"));
 	ck_assert_int_eq(auth_status(mine.cli_id), 401);
 	gw_login_begin(&E, "discord", NULL, 0, &mine);
-	json_decref(gw_expect_json(gw_login_finish(&E, "discord", "good-code", mine.state,
-						   mine.cookie), 200, "login after the clear"));
+	json_decref(gw_expect_json(gw_login_finish(&E, "discord", "good-code",
+						   mine.state, mine.cookie),
+				   200, "login after the clear"));
 	ck_assert_int_eq(auth_status(mine.cli_id), 200);
-	gw_expect_error(gw_req_admin(&E, "DELETE", "/admin/users/nobody/cli-id", NULL), 404,
-			"clear a missing user");
+	gw_expect_error(gw_req_admin(&E, "DELETE", "/admin/users/nobody/cli-id",
+				     NULL),
+			404, "clear a missing user");
 	gw_stop_clean(&E);
 	fake_oauth_stop(f);
 }
@@ -388,7 +430,8 @@ START_TEST(login_checked_before_provider)
 	/* An id /auth/init never issued: refused before the provider hears
 	 * anything. */
 	gw_login_state("never-issued-0123", 0, state, sizeof(state));
-	struct gw_resp r = gw_login_finish(&E, "discord", "good-code", state, "kb_login_x=nonce");
+	struct gw_resp r = gw_login_finish(&E, "discord", "good-code", state,
+					   "kb_login_x=nonce");
 	ck_assert_int_ge(r.code, 400);
 	gw_resp_free(&r);
 	/* An issued one, in a browser without the start page's cookie or
@@ -397,7 +440,8 @@ START_TEST(login_checked_before_provider)
 	r = gw_login_finish(&E, "discord", "good-code", l.state, NULL);
 	ck_assert_int_ge(r.code, 400);
 	gw_resp_free(&r);
-	r = gw_login_finish(&E, "discord", "good-code", l.state, "kb_login_x=0000");
+	r = gw_login_finish(&E, "discord", "good-code", l.state,
+			    "kb_login_x=0000");
 	ck_assert_int_ge(r.code, 400);
 	gw_resp_free(&r);
 	ck_assert_msg(fake_oauth_token_calls(f) == 0,
@@ -412,13 +456,19 @@ START_TEST(auth_off_without_provider)
 {
 	gw_env_up(&E, 0, NULL);
 	for (int i = 0; i < 20; i++) {
-		struct gw_resp r = gw_req(&E, "GET", "/auth/init?provider=discord", NULL, NULL, 0);
-		ck_assert_msg(r.code == 404 || r.code == 503, "HTTP %ld %s", r.code, r.body);
+		struct gw_resp r = gw_req(&E, "GET",
+					  "/auth/init?provider=discord", NULL,
+					  NULL, 0);
+		ck_assert_msg(r.code == 404 || r.code == 503, "HTTP %ld %s",
+			      r.code, r.body);
 		gw_resp_free(&r);
 	}
 	ck_assert_int_eq(gw_count_keys(&E, "kb:clipending:*"), 0);
-	struct gw_resp r = gw_req(&E, "GET", "/auth/cli/discord?code=x&state=eyJ9", NULL, NULL, 0);
-	ck_assert_msg(r.code == 404 || r.code == 503, "HTTP %ld %s", r.code, r.body);
+	struct gw_resp r = gw_req(&E, "GET",
+				  "/auth/cli/discord?code=x&state=eyJ9", NULL,
+				  NULL, 0);
+	ck_assert_msg(r.code == 404 || r.code == 503, "HTTP %ld %s", r.code,
+		      r.body);
 	gw_resp_free(&r);
 	gw_stop_clean(&E);
 }
@@ -431,7 +481,9 @@ START_TEST(auth_rate_limited_per_address)
 
 	struct fake_oauth *f = oauth_up(more);
 	for (int i = 0; i < 8; i++) {
-		struct gw_resp r = gw_req(&E, "GET", "/auth/init?provider=discord", NULL, NULL, 0);
+		struct gw_resp r = gw_req(&E, "GET",
+					  "/auth/init?provider=discord", NULL,
+					  NULL, 0);
 		codes[i] = r.code;
 		if (r.code == 429)
 			ck_assert_ptr_nonnull(strstr(r.headers, "Retry-After"));
@@ -440,7 +492,8 @@ START_TEST(auth_rate_limited_per_address)
 	for (int i = 0; i < 5; i++)
 		ck_assert_int_eq(codes[i], 200);
 	for (int i = 5; i < 8; i++)
-		ck_assert_msg(codes[i] == 429, "request %d from one address: HTTP %ld", i,
+		ck_assert_msg(codes[i] == 429,
+			      "request %d from one address: HTTP %ld", i,
 			      codes[i]);
 	ck_assert_int_eq(gw_count_keys(&E, "kb:clipending:*"), 5);
 	gw_stop_clean(&E);
@@ -458,7 +511,8 @@ struct slow_login {
 static void *slow_login_main(void *arg)
 {
 	struct slow_login *s = arg;
-	struct gw_resp r = gw_login_finish(&E, "discord", "mallory-code", s->l.state, s->l.cookie);
+	struct gw_resp r = gw_login_finish(&E, "discord", "mallory-code",
+					   s->l.state, s->l.cookie);
 	s->code = r.code;
 	gw_resp_free(&r);
 	return NULL;
@@ -471,7 +525,8 @@ START_TEST(logins_cannot_delay_submissions)
 	/* The provider's answer is awaited 60 s, longer than the fake holds
 	 * it (30 s) and than the submission may take (25 s): a submission
 	 * held behind the logins cannot get through by their timing out. */
-	const char *const more[] = {"KB_POOL_THREADS=1", "KB_AUTH_POOL_THREADS=1",
+	const char *const more[] = {"KB_POOL_THREADS=1",
+				    "KB_AUTH_POOL_THREADS=1",
 				    "KB_OAUTH_TIMEOUT_MS=60000", NULL};
 	struct slow_login s[3];
 	char cli[80], uid[40];
@@ -481,7 +536,9 @@ START_TEST(logins_cannot_delay_submissions)
 	fake_oauth_hold(f, 1);
 	for (int i = 0; i < 3; i++) {
 		gw_login_begin(&E, "discord", NULL, 0, &s[i].l);
-		ck_assert_int_eq(pthread_create(&s[i].th, NULL, slow_login_main, &s[i]), 0);
+		ck_assert_int_eq(pthread_create(&s[i].th, NULL, slow_login_main,
+						&s[i]),
+				 0);
 	}
 	for (int waited = 0; fake_oauth_token_calls(f) < 1; waited += 20) {
 		ck_assert_msg(waited < 30000, "no login reached the provider");
@@ -539,23 +596,31 @@ START_TEST(queued_jobs_capped)
 	gw_create_user(&E, "alice", cli, uid);
 	gw_create_user(&E, "bob", bob, bob_id);
 	for (int i = 0; i < 3; i++)
-		ids[i] = gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
-	struct gw_resp r = gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli, CODE);
-	ck_assert_msg(r.code == 429, "a 4th unfinished job: HTTP %ld %s", r.code, r.body);
+		ids[i] = gw_accepted(gw_submit(
+			&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
+	struct gw_resp r = gw_submit(
+		&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli, CODE);
+	ck_assert_msg(r.code == 429, "a 4th unfinished job: HTTP %ld %s",
+		      r.code, r.body);
 	json_t *j = gw_json(&r);
 	const char *detail = json_string_value(json_object_get(j, "detail"));
-	ck_assert_msg(detail && strstr(detail, "3") && strstr(detail, "CPU"), "%s", r.body);
+	ck_assert_msg(detail && strstr(detail, "3") && strstr(detail, "CPU"),
+		      "%s", r.body);
 	json_decref(j);
 	gw_resp_free(&r);
 	/* Other users are not held up. */
-	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", bob, CODE));
+	gw_accepted(
+		gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", bob, CODE));
 	/* A finished job frees its slot; so does a failed one. */
 	gw_redis_do(&E, "HSET kb:sub:%ld status done", ids[0]);
-	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
-	gw_expect_error(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE), 429,
-			"full again");
+	gw_accepted(
+		gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
+	gw_expect_error(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli,
+				  CODE),
+			429, "full again");
 	gw_redis_do(&E, "HSET kb:sub:%ld status failed", ids[1]);
-	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
+	gw_accepted(
+		gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
 	gw_stop_clean(&E);
 }
 END_TEST
@@ -591,7 +656,8 @@ END_TEST
 
 static int tcp_connect(int port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port)};
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
@@ -656,8 +722,10 @@ START_TEST(connections_per_address)
 		n = 0;
 		sleep_ms(200);
 	}
-	ck_assert_msg(served == 4, "%d connections from one address served at once (limit 4)",
-		      served);
+	ck_assert_msg(
+		served == 4,
+		"%d connections from one address served at once (limit 4)",
+		served);
 	ck_assert_msg(n == 5, "the 5th connection was not the refused one");
 	/* The served ones still are (keep-alive). */
 	ck_assert(answers(fds[0]));
@@ -688,16 +756,21 @@ START_TEST(unranked_code_expires)
 	gw_create_user(&E, "alice", cli, uid);
 	kb_sha256_hex(CODE, strlen(CODE), sha);
 	kb_sha256_hex(CODE2, strlen(CODE2), sha2);
-	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
+	gw_accepted(
+		gw_submit(&E, "/submission/gw_sum_cpu/CPU/test", cli, CODE));
 	long long ttl = redis_int("TTL kb:code:%s", sha);
-	ck_assert_msg(ttl > 86000 && ttl <= 86400, "TTL of a test's code: %lld", ttl);
+	ck_assert_msg(ttl > 86000 && ttl <= 86400, "TTL of a test's code: %lld",
+		      ttl);
 	/* Ranked code stays, also when the same code ran unranked before,
 	 * and a later unranked run does not make it expire again. */
-	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli,
+			      CODE));
 	ck_assert_int_eq(redis_int("TTL kb:code:%s", sha), -1);
-	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/benchmark", cli, CODE));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/benchmark", cli,
+			      CODE));
 	ck_assert_int_eq(redis_int("TTL kb:code:%s", sha), -1);
-	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli, CODE2));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu/CPU/leaderboard", cli,
+			      CODE2));
 	ck_assert_int_eq(redis_int("TTL kb:code:%s", sha2), -1);
 	gw_stop_clean(&E);
 }
@@ -707,58 +780,75 @@ END_TEST
 
 START_TEST(deleted_board_leaves_nothing)
 {
-	static const char *const more[] = {"KB_PROBLEMS_DEV=" KB_GW_TEST_PROBLEMS, NULL};
+	static const char *const more[] = {
+		"KB_PROBLEMS_DEV=" KB_GW_TEST_PROBLEMS, NULL};
 	char cli[80], uid[40], old_seed[32], body[128];
 	json_t *j;
 
 	E.extra_env = more;
 	gw_env_up(&E, 1, GW_ADMIN_TOKEN);
 	gw_create_user(&E, "alice", cli, uid);
-	json_decref(gw_expect_json(gw_req_admin(&E, "POST", "/admin/leaderboards",
-						"{\"directory\":\"gw_sum_cpu\",\"visibility\":\"closed\"}"),
-				   200, "create"));
-	redisReply *r = redisCommand(E.rc, "HGET kb:lb:gw_sum_cpu-dev secret_seed");
+	json_decref(gw_expect_json(
+		gw_req_admin(
+			&E, "POST", "/admin/leaderboards",
+			"{\"directory\":\"gw_sum_cpu\",\"visibility\":\"closed\"}"),
+		200, "create"));
+	redisReply *r =
+		redisCommand(E.rc, "HGET kb:lb:gw_sum_cpu-dev secret_seed");
 	ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
 	snprintf(old_seed, sizeof(old_seed), "%s", r->str);
 	freeReplyObject(r);
 	/* Alice joins with one invite; another stays unclaimed. */
-	j = gw_expect_json(gw_req_admin(&E, "POST", "/admin/invites",
-					"{\"leaderboard\":\"gw_sum_cpu-dev\",\"count\":2}"),
-			   200, "invites");
+	j = gw_expect_json(
+		gw_req_admin(&E, "POST", "/admin/invites",
+			     "{\"leaderboard\":\"gw_sum_cpu-dev\",\"count\":2}"),
+		200, "invites");
 	char code0[40], code1[40];
 	snprintf(code0, sizeof(code0), "%s",
-		 json_string_value(json_array_get(json_object_get(j, "codes"), 0)));
+		 json_string_value(
+			 json_array_get(json_object_get(j, "codes"), 0)));
 	snprintf(code1, sizeof(code1), "%s",
-		 json_string_value(json_array_get(json_object_get(j, "codes"), 1)));
+		 json_string_value(
+			 json_array_get(json_object_get(j, "codes"), 1)));
 	json_decref(j);
 	snprintf(body, sizeof(body), "{\"code\":\"%s\"}", code0);
-	json_decref(gw_expect_json(gw_req_cli(&E, "POST", "/user/join", cli, body), 200, "join"));
-	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu-dev/CPU/test", cli, CODE));
+	json_decref(gw_expect_json(
+		gw_req_cli(&E, "POST", "/user/join", cli, body), 200, "join"));
+	gw_accepted(gw_submit(&E, "/submission/gw_sum_cpu-dev/CPU/test", cli,
+			      CODE));
 
 	/* Deleted, then made again under the same name. */
-	json_decref(gw_expect_json(gw_req_admin(&E, "DELETE",
-						"/admin/leaderboards/gw_sum_cpu-dev?force=true",
-						NULL), 200, "delete"));
+	json_decref(gw_expect_json(
+		gw_req_admin(&E, "DELETE",
+			     "/admin/leaderboards/gw_sum_cpu-dev?force=true",
+			     NULL),
+		200, "delete"));
 	ck_assert_int_eq(gw_count_keys(&E, "kb:lbaccess:gw_sum_cpu-dev"), 0);
-	json_decref(gw_expect_json(gw_req_admin(&E, "POST", "/admin/leaderboards",
-						"{\"directory\":\"gw_sum_cpu\",\"visibility\":\"closed\"}"),
-				   200, "create again"));
+	json_decref(gw_expect_json(
+		gw_req_admin(
+			&E, "POST", "/admin/leaderboards",
+			"{\"directory\":\"gw_sum_cpu\",\"visibility\":\"closed\"}"),
+		200, "create again"));
 	r = redisCommand(E.rc, "HGET kb:lb:gw_sum_cpu-dev secret_seed");
 	ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
-	ck_assert_msg(strcmp(r->str, old_seed) != 0, "the new board has the old secret");
+	ck_assert_msg(strcmp(r->str, old_seed) != 0,
+		      "the new board has the old secret");
 	/* The sweep of every answer looks for the new secret too. */
 	snprintf(E.seeds[E.nseeds++], sizeof(E.seeds[0]), "%s", r->str);
 	freeReplyObject(r);
 	/* No grant of the old board reaches the new one: not alice's
 	 * access, not the unclaimed invite. */
-	gw_expect_error(gw_submit(&E, "/submission/gw_sum_cpu-dev/CPU/test", cli, CODE), 403,
-			"old access");
+	gw_expect_error(gw_submit(&E, "/submission/gw_sum_cpu-dev/CPU/test",
+				  cli, CODE),
+			403, "old access");
 	snprintf(body, sizeof(body), "{\"code\":\"%s\"}", code1);
 	struct gw_resp jr = gw_req_cli(&E, "POST", "/user/join", cli, body);
-	ck_assert_msg(jr.code >= 400, "old invite: HTTP %ld %s", jr.code, jr.body);
+	ck_assert_msg(jr.code >= 400, "old invite: HTTP %ld %s", jr.code,
+		      jr.body);
 	gw_resp_free(&jr);
-	gw_expect_error(gw_submit(&E, "/submission/gw_sum_cpu-dev/CPU/test", cli, CODE), 403,
-			"old invite");
+	gw_expect_error(gw_submit(&E, "/submission/gw_sum_cpu-dev/CPU/test",
+				  cli, CODE),
+			403, "old invite");
 	gw_stop_clean(&E);
 }
 END_TEST

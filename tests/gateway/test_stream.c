@@ -13,12 +13,15 @@
 #include "gw_env.h"
 #include "kb_check_main.h"
 
-#define CODE "float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
+#define CODE                                                                   \
+	"float custom_kernel(const float *d, unsigned long n) { return 0; }\n"
 #define STREAM "/gw_sum_cpu/CPU/leaderboard"
 
 static struct gw_env E;
 static const char *const fast_env[] = {
-	"KB_SSE_KEEPALIVE_S=1", "KB_SSE_POLL_S=1", NULL,
+	"KB_SSE_KEEPALIVE_S=1",
+	"KB_SSE_POLL_S=1",
+	NULL,
 };
 
 /* A ranked Result whose secret run carries markers that must never be
@@ -47,7 +50,8 @@ static uint8_t *make_result(uint64_t id, size_t *len)
 	pkv.value = "1230.5";
 	runs[1].n_result = 1;
 	runs[1].result = pkvp;
-	snprintf(secret_spec, sizeof(secret_spec), "seed: %s; PRIVATE-MARKER", E.seeds[0]);
+	snprintf(secret_spec, sizeof(secret_spec), "seed: %s; PRIVATE-MARKER",
+		 E.seeds[0]);
 	kv.key = "benchmark.0.spec";
 	kv.value = secret_spec;
 	runs[2].stdout = "PRIVATE-MARKER stdout\n";
@@ -113,21 +117,29 @@ START_TEST(progress_then_result)
 	gw_create_user(&E, "alice", alice, alice_id);
 
 	struct gw_sse *s = gw_sse_start(&E, STREAM, alice, CODE);
-	ck_assert_msg(gw_sse_wait(s, "\"stage\":\"queued\"", 15000) == 0, "no queued status");
+	ck_assert_msg(gw_sse_wait(s, "\"stage\":\"queued\"", 15000) == 0,
+		      "no queued status");
 	uint64_t id = gw_sse_id(s);
 	ck_assert_uint_gt(id, 0);
-	ck_assert_msg(gw_sse_wait(s, "queued (position 1)", 30000) == 0, "no position");
+	ck_assert_msg(gw_sse_wait(s, "queued (position 1)", 30000) == 0,
+		      "no position");
 	gw_produce_progress(&E, id, "CPU", KB__STAGE__STAGE_QUEUED, "worker-1");
-	gw_produce_progress(&E, id, "CPU", KB__STAGE__STAGE_COMPILING, "worker-1");
-	ck_assert_msg(gw_sse_wait(s, "\"stage\":\"compiling\"", 15000) == 0, "no compiling");
-	gw_produce_progress(&E, id, "CPU", KB__STAGE__STAGE_RANKED_RUN, "worker-1");
-	ck_assert_msg(gw_sse_wait(s, "\"stage\":\"ranked_run\"", 15000) == 0, "no ranked run");
+	gw_produce_progress(&E, id, "CPU", KB__STAGE__STAGE_COMPILING,
+			    "worker-1");
+	ck_assert_msg(gw_sse_wait(s, "\"stage\":\"compiling\"", 15000) == 0,
+		      "no compiling");
+	gw_produce_progress(&E, id, "CPU", KB__STAGE__STAGE_RANKED_RUN,
+			    "worker-1");
+	ck_assert_msg(gw_sse_wait(s, "\"stage\":\"ranked_run\"", 15000) == 0,
+		      "no ranked run");
 	produce_result(id);
 	long code = gw_sse_finish(s, &body, &headers);
 	ck_assert_int_eq(code, 200);
 	ck_assert_ptr_nonnull(strstr(headers, "text/event-stream"));
-	ck_assert_msg(!strstr(body, "PRIVATE-MARKER"), "secret run shown: %s", body);
-	ck_assert_msg(strstr(body, "picked up by worker-1") != NULL, "%s", body);
+	ck_assert_msg(!strstr(body, "PRIVATE-MARKER"), "secret run shown: %s",
+		      body);
+	ck_assert_msg(strstr(body, "picked up by worker-1") != NULL, "%s",
+		      body);
 
 	/* Order: the statuses, then exactly one result, last. */
 	const char *res = strstr(body, "event: result");
@@ -137,31 +149,41 @@ START_TEST(progress_then_result)
 	ck_assert_ptr_null(strstr(body, "event: error"));
 
 	json_t *st = event_data(body, "status");
-	ck_assert_str_eq(json_string_value(json_object_get(st, "status")), "queued");
+	ck_assert_str_eq(json_string_value(json_object_get(st, "status")),
+			 "queued");
 	ck_assert(json_is_string(json_object_get(st, "message")));
 	ck_assert(json_is_number(json_object_get(st, "elapsed_time")));
-	ck_assert_int_eq(json_integer_value(json_object_get(st, "submission_id")),
-			 (json_int_t)id);
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(st, "submission_id")),
+		(json_int_t)id);
 	json_decref(st);
 
 	/* upstream's result: {status, results: [FullResult], reports}. */
 	json_t *r = event_data(body, "result");
-	ck_assert_str_eq(json_string_value(json_object_get(r, "status")), "success");
+	ck_assert_str_eq(json_string_value(json_object_get(r, "status")),
+			 "success");
 	json_t *full = json_array_get(json_object_get(r, "results"), 0);
 	ck_assert(json_is_true(json_object_get(full, "success")));
 	json_t *runs = json_object_get(full, "runs");
-	json_t *lb = json_object_get(json_object_get(runs, "leaderboard"), "run");
-	ck_assert_str_eq(json_string_value(json_object_get(lb, "stdout")), "public output\n");
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(lb, "result"),
-							   "benchmark.0.mean")), "1230.5");
+	json_t *lb =
+		json_object_get(json_object_get(runs, "leaderboard"), "run");
+	ck_assert_str_eq(json_string_value(json_object_get(lb, "stdout")),
+			 "public output\n");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(json_object_get(lb, "result"),
+						  "benchmark.0.mean")),
+		"1230.5");
 	ck_assert(json_is_true(json_object_get(lb, "passed")));
-	json_t *comp = json_object_get(json_object_get(runs, "leaderboard"), "compilation");
+	json_t *comp = json_object_get(json_object_get(runs, "leaderboard"),
+				       "compilation");
 	ck_assert(json_is_true(json_object_get(comp, "success")));
 	json_t *priv = json_object_get(json_object_get(runs, "private"), "run");
 	ck_assert(json_is_true(json_object_get(priv, "passed")));
-	ck_assert_str_eq(json_string_value(json_object_get(priv, "stdout")), "");
+	ck_assert_str_eq(json_string_value(json_object_get(priv, "stdout")),
+			 "");
 	ck_assert_uint_eq(json_object_size(json_object_get(priv, "result")), 0);
-	const char *report = json_string_value(json_array_get(json_object_get(r, "reports"), 0));
+	const char *report = json_string_value(
+		json_array_get(json_object_get(r, "reports"), 0));
 	ck_assert_ptr_nonnull(report);
 	ck_assert_ptr_nonnull(strstr(report, "Verdict: passed"));
 	ck_assert(json_real_value(json_object_get(r, "score")) == 0.00125);
@@ -183,7 +205,8 @@ START_TEST(keepalive_and_fallback)
 	struct gw_sse *s = gw_sse_start(&E, STREAM, alice, CODE);
 	ck_assert(gw_sse_wait(s, "\"stage\":\"queued\"", 15000) == 0);
 	uint64_t id = gw_sse_id(s);
-	ck_assert_msg(gw_sse_wait(s, ": keep-alive\n\n", 30000) == 0, "no keep-alive");
+	ck_assert_msg(gw_sse_wait(s, ": keep-alive\n\n", 30000) == 0,
+		      "no keep-alive");
 
 	/* The ranker's records, and no Kafka event at all: the stream must
 	 * find the result in Redis. */
@@ -196,12 +219,16 @@ START_TEST(keepalive_and_fallback)
 	rr = redisCommand(E.rc, "HSET kb:sub:%llu status running stage testing",
 			  (unsigned long long)id);
 	freeReplyObject(rr);
-	ck_assert_msg(gw_sse_wait(s, "\"stage\":\"testing\"", 10000) == 0, "no fallback stage");
-	rr = redisCommand(E.rc, "HSET kb:sub:%llu status done verdict passed score 0.00125",
-			  (unsigned long long)id);
+	ck_assert_msg(gw_sse_wait(s, "\"stage\":\"testing\"", 10000) == 0,
+		      "no fallback stage");
+	rr = redisCommand(
+		E.rc,
+		"HSET kb:sub:%llu status done verdict passed score 0.00125",
+		(unsigned long long)id);
 	freeReplyObject(rr);
 	ck_assert_int_eq(gw_sse_finish(s, &body, NULL), 200);
-	ck_assert_msg(strstr(body, "event: result") != NULL, "no result: %s", body);
+	ck_assert_msg(strstr(body, "event: result") != NULL, "no result: %s",
+		      body);
 	ck_assert(!strstr(body, "PRIVATE-MARKER"));
 	free(body);
 
@@ -210,12 +237,16 @@ START_TEST(keepalive_and_fallback)
 	ck_assert(gw_sse_wait(s, "\"stage\":\"queued\"", 15000) == 0);
 	id = gw_sse_id(s);
 	char path[64];
-	snprintf(path, sizeof(path), "/user/submissions/%llu", (unsigned long long)id);
-	json_decref(gw_expect_json(gw_req_cli(&E, "DELETE", path, alice, NULL), 200, "delete"));
+	snprintf(path, sizeof(path), "/user/submissions/%llu",
+		 (unsigned long long)id);
+	json_decref(gw_expect_json(gw_req_cli(&E, "DELETE", path, alice, NULL),
+				   200, "delete"));
 	ck_assert_int_eq(gw_sse_finish(s, &body, NULL), 200);
 	json_t *err = event_data(body, "error");
-	ck_assert_int_eq(json_integer_value(json_object_get(err, "status_code")), 410);
-	ck_assert_str_eq(json_string_value(json_object_get(err, "status")), "error");
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(err, "status_code")), 410);
+	ck_assert_str_eq(json_string_value(json_object_get(err, "status")),
+			 "error");
 	json_decref(err);
 	free(body);
 
@@ -225,9 +256,11 @@ START_TEST(keepalive_and_fallback)
 	gw_stop_clean(&E);
 	ck_assert_int_eq(gw_sse_finish(s, &body, NULL), 200);
 	err = event_data(body, "error");
-	ck_assert_int_eq(json_integer_value(json_object_get(err, "status_code")), 503);
-	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(err, "detail")),
-				     "shutting down"));
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(err, "status_code")), 503);
+	ck_assert_ptr_nonnull(
+		strstr(json_string_value(json_object_get(err, "detail")),
+		       "shutting down"));
 	json_decref(err);
 	free(body);
 }
@@ -239,9 +272,12 @@ START_TEST(refused_before_streaming)
 
 	gw_env_up(&E, 0, GW_ADMIN_TOKEN); /* Kafka down */
 	gw_create_user(&E, "alice", alice, alice_id);
-	gw_expect_error(gw_submit(&E, "/nope/CPU/test", alice, CODE), 404, "unknown board");
-	gw_expect_error(gw_submit(&E, "/gw_sum_cpu/H100/test", alice, CODE), 404, "gpu");
-	gw_expect_error(gw_submit(&E, "/gw_sum_cpu/CPU/ranked", alice, CODE), 400, "mode");
+	gw_expect_error(gw_submit(&E, "/nope/CPU/test", alice, CODE), 404,
+			"unknown board");
+	gw_expect_error(gw_submit(&E, "/gw_sum_cpu/H100/test", alice, CODE),
+			404, "gpu");
+	gw_expect_error(gw_submit(&E, "/gw_sum_cpu/CPU/ranked", alice, CODE),
+			400, "mode");
 	gw_expect_error(gw_submit(&E, STREAM, NULL, CODE), 401, "no CLI id");
 	gw_expect_error(gw_submit(&E, STREAM, alice, ""), 400, "empty file");
 	gw_expect_error(gw_req(&E, "GET", STREAM, NULL, NULL, 0), 405, "GET");

@@ -16,7 +16,7 @@
 #include "kb_check_main.h"
 
 static char workdir[64];
-static char *env_std[] = { "PATH=/usr/bin:/bin", "LANG=C", NULL };
+static char *env_std[] = {"PATH=/usr/bin:/bin", "LANG=C", NULL};
 
 static void setup(void)
 {
@@ -45,9 +45,10 @@ static struct kb_sandbox_opts opts(char *const *argv)
 	return o;
 }
 
-static int run_sh(const char *script, struct kb_sandbox_opts *o, struct kb_sandbox_result *r)
+static int run_sh(const char *script, struct kb_sandbox_opts *o,
+		  struct kb_sandbox_result *r)
 {
-	char *argv[] = { "sh", "-c", (char *)script, NULL };
+	char *argv[] = {"sh", "-c", (char *)script, NULL};
 	char err[256] = "";
 	struct kb_sandbox_opts oo = o ? *o : opts(argv);
 
@@ -85,7 +86,8 @@ static int alive(pid_t pid)
 START_TEST(test_stdout_exit_code)
 {
 	struct kb_sandbox_result r;
-	ck_assert_int_eq(run_sh("echo hello; echo oops >&2; exit 3", NULL, &r), 0);
+	ck_assert_int_eq(run_sh("echo hello; echo oops >&2; exit 3", NULL, &r),
+			 0);
 	ck_assert_int_eq(r.infra_error, 0);
 	ck_assert_int_eq(r.exited, 1);
 	ck_assert_int_eq(r.exit_code, 3);
@@ -101,10 +103,11 @@ END_TEST
 START_TEST(test_report_channel)
 {
 	struct kb_sandbox_result r;
-	char *argv[] = { NULL };
+	char *argv[] = {NULL};
 	struct kb_sandbox_opts o = opts(argv);
 	o.want_report = 1;
-	ck_assert_int_eq(run_sh("echo 'check: pass' >&3; echo done", &o, &r), 0);
+	ck_assert_int_eq(run_sh("echo 'check: pass' >&3; echo done", &o, &r),
+			 0);
 	ck_assert_int_eq(r.exit_code, 0);
 	ck_assert_str_eq(r.report, "check: pass\n");
 	ck_assert_str_eq(r.out, "done\n");
@@ -141,12 +144,14 @@ START_TEST(test_fds_closed)
 	struct kb_sandbox_result r;
 	int leak = open("/dev/null", O_RDONLY); /* no O_CLOEXEC on purpose */
 	ck_assert_int_ge(leak, 0);
-	char *argv[] = { NULL };
+	char *argv[] = {NULL};
 	struct kb_sandbox_opts o = opts(argv);
 	o.want_report = 1;
 	/* A glob would list its own directory fd, so test numbers one by one. */
-	ck_assert_int_eq(run_sh("for n in $(seq 0 64); do [ -e /proc/$$/fd/$n ] && echo $n; done; true",
-				&o, &r), 0);
+	ck_assert_int_eq(
+		run_sh("for n in $(seq 0 64); do [ -e /proc/$$/fd/$n ] && echo $n; done; true",
+		       &o, &r),
+		0);
 	ck_assert_str_eq(r.out, "0\n1\n2\n3\n");
 	kb_sandbox_result_clear(&r);
 	close(leak);
@@ -156,23 +161,28 @@ END_TEST
 START_TEST(test_timeout_kills_group)
 {
 	struct kb_sandbox_result r;
-	char *argv[] = { NULL };
+	char *argv[] = {NULL};
 	struct kb_sandbox_opts o = opts(argv);
 	/* 5 s: the shell has started its background child and said its pid
 	 * by then, also on a loaded machine. */
 	o.wall_timeout_s = 5;
 	/* A background child ignoring SIGTERM and the leader sleeping. */
-	ck_assert_int_eq(run_sh("trap '' TERM; sleep 60 & echo $!; sleep 60", &o, &r), 0);
+	ck_assert_int_eq(run_sh("trap '' TERM; sleep 60 & echo $!; sleep 60",
+				&o, &r),
+			 0);
 	ck_assert_int_eq(r.timed_out, 1);
 	ck_assert_int_eq(r.signaled, 0);
 	ck_assert_int_eq(r.exited, 0);
 	/* Killed at the timeout, not after the 60 s sleeps; how soon after
 	 * it is a budget. */
-	ck_assert_msg(r.wall_s >= 5.0 && r.wall_s < 60.0, "wall %.2f", r.wall_s);
-	kb_budget("sandbox: kill after a 5 s wall timeout", r.wall_s - 5.0, 2.5, "s");
+	ck_assert_msg(r.wall_s >= 5.0 && r.wall_s < 60.0, "wall %.2f",
+		      r.wall_s);
+	kb_budget("sandbox: kill after a 5 s wall timeout", r.wall_s - 5.0, 2.5,
+		  "s");
 	pid_t bg = atoi(r.out);
 	ck_assert_int_gt(bg, 0);
-	ck_assert_msg(!alive(bg), "background pid %d survived the timeout", (int)bg);
+	ck_assert_msg(!alive(bg), "background pid %d survived the timeout",
+		      (int)bg);
 	kb_sandbox_result_clear(&r);
 }
 END_TEST
@@ -180,13 +190,16 @@ END_TEST
 START_TEST(test_leader_exit_kills_group)
 {
 	struct kb_sandbox_result r;
-	ck_assert_int_eq(run_sh("sleep 30 >/dev/null 2>&1 & echo $!", NULL, &r), 0);
+	ck_assert_int_eq(run_sh("sleep 30 >/dev/null 2>&1 & echo $!", NULL, &r),
+			 0);
 	ck_assert_int_eq(r.exited, 1);
 	/* Did not wait for the 30 s sleep in the background. */
 	ck_assert_msg(r.wall_s < 30.0, "wall %.2f", r.wall_s);
-	kb_budget("sandbox: leader exits, background killed", r.wall_s, 2.0, "s");
+	kb_budget("sandbox: leader exits, background killed", r.wall_s, 2.0,
+		  "s");
 	pid_t bg = atoi(r.out);
-	ck_assert_msg(!alive(bg), "background pid %d outlived the run", (int)bg);
+	ck_assert_msg(!alive(bg), "background pid %d outlived the run",
+		      (int)bg);
 	kb_sandbox_result_clear(&r);
 }
 END_TEST
@@ -194,10 +207,13 @@ END_TEST
 START_TEST(test_output_cap)
 {
 	struct kb_sandbox_result r;
-	char *argv[] = { NULL };
+	char *argv[] = {NULL};
 	struct kb_sandbox_opts o = opts(argv);
 	o.output_limit = 1000;
-	ck_assert_int_eq(run_sh("head -c 3000000 /dev/zero | tr '\\0' a; echo err >&2", &o, &r), 0);
+	ck_assert_int_eq(
+		run_sh("head -c 3000000 /dev/zero | tr '\\0' a; echo err >&2",
+		       &o, &r),
+		0);
 	ck_assert_int_eq(r.exit_code, 0);
 	ck_assert_uint_eq(r.out_len, 1000);
 	ck_assert_uint_eq(r.out_dropped, 3000000 - 1000);
@@ -210,7 +226,7 @@ END_TEST
 START_TEST(test_not_found_is_infra)
 {
 	struct kb_sandbox_result r;
-	char *argv[] = { "no-such-program-kb", NULL };
+	char *argv[] = {"no-such-program-kb", NULL};
 	struct kb_sandbox_opts o = opts(argv);
 	char err[256] = "";
 	ck_assert_int_lt(kb_sandbox_run(&o, &r, err, sizeof(err)), 0);
@@ -236,12 +252,12 @@ START_TEST(test_absolute_and_relative_argv0)
 	fputs("#!/bin/sh\necho \"prog $1\"\n", f);
 	fclose(f);
 	chmod(path, 0755);
-	char *argv[] = { "./prog.sh", "x", NULL };
+	char *argv[] = {"./prog.sh", "x", NULL};
 	struct kb_sandbox_opts o = opts(argv);
 	ck_assert_int_eq(kb_sandbox_run(&o, &r, NULL, 0), 0);
 	ck_assert_str_eq(r.out, "prog x\n");
 	kb_sandbox_result_clear(&r);
-	char *argv2[] = { "/bin/echo", "abs", NULL };
+	char *argv2[] = {"/bin/echo", "abs", NULL};
 	o.argv = argv2;
 	ck_assert_int_eq(kb_sandbox_run(&o, &r, NULL, 0), 0);
 	ck_assert_str_eq(r.out, "abs\n");
@@ -252,15 +268,18 @@ END_TEST
 START_TEST(test_cpu_limit_and_signals)
 {
 	struct kb_sandbox_result r;
-	char *argv[] = { NULL };
+	char *argv[] = {NULL};
 	struct kb_sandbox_opts o = opts(argv);
 	o.cpu_timeout_s = 1;
-	o.wall_timeout_s = 50; /* 1 s of CPU can take long on a loaded machine */
+	o.wall_timeout_s =
+		50; /* 1 s of CPU can take long on a loaded machine */
 	ck_assert_int_eq(run_sh("while :; do :; done", &o, &r), 0);
 	ck_assert_int_eq(r.timed_out, 0);
 	ck_assert_int_eq(r.signaled, 1);
-	ck_assert_msg(r.signal == SIGXCPU || r.signal == SIGKILL, "signal %d", r.signal);
-	ck_assert_msg(r.cpu_s >= 0.5, "cpu %.2f", r.cpu_s); /* rusage is tick-scaled */
+	ck_assert_msg(r.signal == SIGXCPU || r.signal == SIGKILL, "signal %d",
+		      r.signal);
+	ck_assert_msg(r.cpu_s >= 0.5, "cpu %.2f",
+		      r.cpu_s); /* rusage is tick-scaled */
 	kb_sandbox_result_clear(&r);
 
 	/* The worker ignores SIGPIPE; the child must get the default back. */
@@ -279,7 +298,7 @@ START_TEST(test_many_runs_no_fd_leak)
 	int before = open("/dev/null", O_RDONLY);
 	close(before);
 	for (int i = 0; i < 50; i++) {
-		char *argv[] = { "true", NULL };
+		char *argv[] = {"true", NULL};
 		struct kb_sandbox_opts o = opts(argv);
 		o.want_report = i & 1;
 		ck_assert_int_eq(kb_sandbox_run(&o, &r, NULL, 0), 0);
@@ -297,11 +316,13 @@ END_TEST
  * sends; its wall-clock limit counts from the release. */
 START_TEST(test_held_release)
 {
-	char *argv[] = { NULL };
+	char *argv[] = {NULL};
 	struct held_run h;
 
-	held_run_start(&h, opts(argv),
-		       "read line <&4; echo \"got $line\"; echo 'check: pass' >&3", 20);
+	held_run_start(
+		&h, opts(argv),
+		"read line <&4; echo \"got $line\"; echo 'check: pass' >&3",
+		20);
 	sleep(3); /* held: 3 s that are not the run's */
 	held_run_release(&h, 10000, "hello\n");
 	held_run_join(&h);
@@ -311,14 +332,15 @@ START_TEST(test_held_release)
 	ck_assert_int_eq(h.r.exit_code, 0);
 	ck_assert_str_eq(h.r.out, "got hello\n");
 	ck_assert_str_eq(h.r.report, "check: pass\n");
-	ck_assert_msg(h.r.wall_s < 3.0, "wall %.3f s counts the hold", h.r.wall_s);
+	ck_assert_msg(h.r.wall_s < 3.0, "wall %.3f s counts the hold",
+		      h.r.wall_s);
 	kb_sandbox_result_clear(&h.r);
 }
 END_TEST
 
 START_TEST(test_held_limit_from_release)
 {
-	char *argv[] = { NULL };
+	char *argv[] = {NULL};
 	struct held_run h;
 
 	held_run_start(&h, opts(argv), "read line <&4; exec sleep 30", 20);
@@ -328,7 +350,8 @@ START_TEST(test_held_limit_from_release)
 	ck_assert_int_eq(h.rc, 0);
 	ck_assert_int_eq(h.r.released, 1);
 	ck_assert_int_eq(h.r.timed_out, 1);
-	ck_assert_msg(h.r.wall_s >= 0.5 && h.r.wall_s < 15, "wall %.3f", h.r.wall_s);
+	ck_assert_msg(h.r.wall_s >= 0.5 && h.r.wall_s < 15, "wall %.3f",
+		      h.r.wall_s);
 	kb_sandbox_result_clear(&h.r);
 }
 END_TEST
@@ -337,7 +360,7 @@ END_TEST
  * worker's end is how a run nobody wants is ended: the program reads EOF. */
 START_TEST(test_held_never_released)
 {
-	char *argv[] = { NULL };
+	char *argv[] = {NULL};
 	struct held_run h;
 
 	held_run_start(&h, opts(argv), "read line <&4; exec sleep 30", 0.5);
@@ -359,7 +382,7 @@ END_TEST
 
 START_TEST(test_held_bad_opts)
 {
-	char *argv[] = { "true", NULL };
+	char *argv[] = {"true", NULL};
 	struct kb_sandbox_opts o = opts(argv);
 	struct kb_sandbox_result r;
 

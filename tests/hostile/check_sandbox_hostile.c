@@ -33,7 +33,7 @@
 #endif
 
 static char workdir[64];
-static char *env_std[] = { "PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C", NULL };
+static char *env_std[] = {"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C", NULL};
 static struct kb_sandbox_caps caps;
 
 static int isolation_missing(void)
@@ -43,7 +43,8 @@ static int isolation_missing(void)
 		return 0;
 	const char *allow = getenv("KB_SANDBOX_TESTS_ALLOW_NO_ISOLATION");
 	if (allow && strcmp(allow, "1") == 0) {
-		fprintf(stderr, "skipped: isolation unavailable: %s\n", caps.why);
+		fprintf(stderr, "skipped: isolation unavailable: %s\n",
+			caps.why);
 		return 1;
 	}
 	ck_abort_msg("isolation unavailable on this host: %s", caps.why);
@@ -82,10 +83,13 @@ static struct kb_sandbox_opts iso_opts(void)
 static void copy_program(const char *name)
 {
 	char src[512], dst[512], buf[65536];
-	const char *dir = getenv("KB_HOSTILE_DIR"); /* for running the suite elsewhere */
-	snprintf(src, sizeof(src), "%s/%s", dir && *dir ? dir : HOSTILE_DIR, name);
+	const char *dir =
+		getenv("KB_HOSTILE_DIR"); /* for running the suite elsewhere */
+	snprintf(src, sizeof(src), "%s/%s", dir && *dir ? dir : HOSTILE_DIR,
+		 name);
 	snprintf(dst, sizeof(dst), "%s/%s", workdir, name);
-	int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	int in = open(src, O_RDONLY),
+	    out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0755);
 	ck_assert_msg(in >= 0 && out >= 0, "copy %s: %s", src, strerror(errno));
 	ssize_t n;
 	while ((n = read(in, buf, sizeof(buf))) > 0)
@@ -95,8 +99,8 @@ static void copy_program(const char *name)
 }
 
 /* Runs tests/hostile/programs/<name> with args inside the sandbox. */
-static void run_hostile(const char *name, const char *const *args, struct kb_sandbox_opts *o,
-			struct kb_sandbox_result *r)
+static void run_hostile(const char *name, const char *const *args,
+			struct kb_sandbox_opts *o, struct kb_sandbox_result *r)
 {
 	char *argv[16], prog[64], err[256] = "";
 	int n = 0;
@@ -109,15 +113,18 @@ static void run_hostile(const char *name, const char *const *args, struct kb_san
 	argv[n] = NULL;
 	o->argv = argv;
 	int rc = kb_sandbox_run(o, r, err, sizeof(err));
-	ck_assert_msg(rc == 0 && !r->infra_error, "%s: sandbox failed: %s (%s)\nstdout:\n%s", name,
-		      err, r->infra_msg, r->out ? r->out : "");
-	fprintf(stderr, "--- %s: exited=%d code=%d signaled=%d sig=%d timed_out=%d wall=%.2fs "
-			"oom=%d active=0x%x\n%.2000s",
-		name, r->exited, r->exit_code, r->signaled, r->signal, r->timed_out, r->wall_s,
-		r->oom_killed, r->active, r->out);
+	ck_assert_msg(rc == 0 && !r->infra_error,
+		      "%s: sandbox failed: %s (%s)\nstdout:\n%s", name, err,
+		      r->infra_msg, r->out ? r->out : "");
+	fprintf(stderr,
+		"--- %s: exited=%d code=%d signaled=%d sig=%d timed_out=%d wall=%.2fs "
+		"oom=%d active=0x%x\n%.2000s",
+		name, r->exited, r->exit_code, r->signaled, r->signal,
+		r->timed_out, r->wall_s, r->oom_killed, r->active, r->out);
 }
 
-static void assert_contained(const char *name, const struct kb_sandbox_result *r)
+static void assert_contained(const char *name,
+			     const struct kb_sandbox_result *r)
 {
 	ck_assert_msg(!strstr(r->out, "ACHIEVED") && !strstr(r->out, "BROKEN"),
 		      "%s got out of the sandbox or broke:\n%s", name, r->out);
@@ -153,9 +160,10 @@ static void assert_no_leftovers(unsigned uid)
 				break;
 		}
 		fclose(f);
-		ck_assert_msg(ruid != uid || state == 'Z' || state == 'X',
-			      "process %s (state %c) of the run's uid %u survived the run",
-			      e->d_name, state, uid);
+		ck_assert_msg(
+			ruid != uid || state == 'Z' || state == 'X',
+			"process %s (state %c) of the run's uid %u survived the run",
+			e->d_name, state, uid);
 	}
 	closedir(d);
 }
@@ -164,14 +172,15 @@ static void assert_honest_run(void)
 {
 	struct kb_sandbox_result r;
 	struct kb_sandbox_opts o = iso_opts();
-	char *argv[] = { "sh", "-c", "echo ok; echo 'check: pass' >&3", NULL };
+	char *argv[] = {"sh", "-c", "echo ok; echo 'check: pass' >&3", NULL};
 	char err[256] = "";
 
 	o.argv = argv;
 	o.want_report = 1;
 	ck_assert_int_eq(kb_sandbox_run(&o, &r, err, sizeof(err)), 0);
-	ck_assert_msg(r.exited && r.exit_code == 0, "honest run: exit %d signal %d %s",
-		      r.exit_code, r.signal, r.err);
+	ck_assert_msg(r.exited && r.exit_code == 0,
+		      "honest run: exit %d signal %d %s", r.exit_code, r.signal,
+		      r.err);
 	ck_assert_str_eq(r.out, "ok\n");
 	ck_assert_str_eq(r.report, "check: pass\n");
 	kb_sandbox_result_clear(&r);
@@ -189,9 +198,10 @@ START_TEST(test_fork_bomb)
 	 * free their kernel memory only after an RCU grace period, and the
 	 * memory cgroup counts it. Either way the whole run is gone. */
 	ck_assert_msg(r.timed_out || (r.signaled && r.signal == SIGKILL),
-		      "fork bomb ended otherwise: exited=%d code=%d signal=%d", r.exited,
-		      r.exit_code, r.signal);
-	ck_assert_msg(strstr(r.out, "fork failed"), "the process limit never hit:\n%s", r.out);
+		      "fork bomb ended otherwise: exited=%d code=%d signal=%d",
+		      r.exited, r.exit_code, r.signal);
+	ck_assert_msg(strstr(r.out, "fork failed"),
+		      "the process limit never hit:\n%s", r.out);
 	assert_no_leftovers(run_uid(&r));
 	kb_sandbox_result_clear(&r);
 	assert_honest_run();
@@ -210,7 +220,8 @@ START_TEST(test_spin_wall_timeout)
 	ck_assert_int_eq(r.timed_out, 1);
 	ck_assert_int_eq(r.signaled, 0);
 	/* Killed by the wall clock, long before its 30 s of CPU. */
-	ck_assert_msg(r.wall_s >= 1.0 && r.wall_s < 30.0, "wall %.2f", r.wall_s);
+	ck_assert_msg(r.wall_s >= 1.0 && r.wall_s < 30.0, "wall %.2f",
+		      r.wall_s);
 	kb_budget("sandbox: spin, 1 s wall timeout", r.wall_s, 2.5, "s");
 	assert_no_leftovers(run_uid(&r));
 	kb_sandbox_result_clear(&r);
@@ -229,8 +240,10 @@ START_TEST(test_spin_cpu_limit)
 	run_hostile("spin", NULL, &o, &r);
 	ck_assert_int_eq(r.timed_out, 0);
 	ck_assert_int_eq(r.signaled, 1);
-	ck_assert_msg(r.signal == SIGXCPU || r.signal == SIGKILL, "signal %d", r.signal);
-	ck_assert_msg(r.cpu_s >= 0.5, "cpu %.2f", r.cpu_s); /* rusage is tick-scaled */
+	ck_assert_msg(r.signal == SIGXCPU || r.signal == SIGKILL, "signal %d",
+		      r.signal);
+	ck_assert_msg(r.cpu_s >= 0.5, "cpu %.2f",
+		      r.cpu_s); /* rusage is tick-scaled */
 	kb_sandbox_result_clear(&r);
 	assert_honest_run();
 }
@@ -247,8 +260,8 @@ START_TEST(test_sleeper_ignoring_sigterm)
 	ck_assert_int_eq(r.timed_out, 1);
 	/* Ignoring SIGTERM does not keep it alive: it would sleep forever. */
 	ck_assert_msg(r.wall_s < 60.0, "wall %.2f", r.wall_s);
-	kb_budget("sandbox: SIGTERM-ignoring sleeper, 1 s timeout", r.wall_s, 2.5,
-		  "s");
+	kb_budget("sandbox: SIGTERM-ignoring sleeper, 1 s timeout", r.wall_s,
+		  2.5, "s");
 	ck_assert_ptr_nonnull(strstr(r.out, "sleeping"));
 	assert_no_leftovers(run_uid(&r));
 	kb_sandbox_result_clear(&r);
@@ -263,24 +276,28 @@ START_TEST(test_memory_hog)
 	if (isolation_missing())
 		return;
 	if (!(caps.features & KB_SANDBOX_CG_MEMORY)) {
-		fprintf(stderr, "skipped: no memory cgroup on this host (%s)\n", caps.cgroup);
+		fprintf(stderr, "skipped: no memory cgroup on this host (%s)\n",
+			caps.cgroup);
 		return;
 	}
 	o.memory_limit_mb = 96;
 	o.wall_timeout_s = 20;
 	run_hostile("memhog", NULL, &o, &r);
 	ck_assert_msg(r.signaled && r.signal == SIGKILL && r.oom_killed,
-		      "expected an OOM kill: signaled=%d signal=%d oom=%d", r.signaled, r.signal,
-		      r.oom_killed);
-	ck_assert_msg(!strstr(r.out, "128 MiB"), "got past the limit:\n%s", r.out);
+		      "expected an OOM kill: signaled=%d signal=%d oom=%d",
+		      r.signaled, r.signal, r.oom_killed);
+	ck_assert_msg(!strstr(r.out, "128 MiB"), "got past the limit:\n%s",
+		      r.out);
 	ck_assert(r.active & KB_SANDBOX_CG_MEMORY);
 	assert_no_leftovers(run_uid(&r));
 	kb_sandbox_result_clear(&r);
 
 	/* tmpfs (/dev/shm) is memory too. */
-	run_hostile("memhog", (const char *[]){ "tmpfs", NULL }, &o, &r);
-	ck_assert_msg(!strstr(r.out, "128 MiB"), "tmpfs got past the limit:\n%s", r.out);
-	ck_assert_msg(strstr(r.out, "stopped") || r.oom_killed, "not stopped:\n%s", r.out);
+	run_hostile("memhog", (const char *[]){"tmpfs", NULL}, &o, &r);
+	ck_assert_msg(!strstr(r.out, "128 MiB"),
+		      "tmpfs got past the limit:\n%s", r.out);
+	ck_assert_msg(strstr(r.out, "stopped") || r.oom_killed,
+		      "not stopped:\n%s", r.out);
 	kb_sandbox_result_clear(&r);
 	assert_honest_run();
 }
@@ -298,19 +315,21 @@ START_TEST(test_output_flood)
 	o.output_limit = 64 * 1024;
 	o.report_limit = 128 * 1024;
 	getrusage(RUSAGE_SELF, &before);
-	run_hostile("flood", (const char *[]){ "128", NULL }, &o, &r);
+	run_hostile("flood", (const char *[]){"128", NULL}, &o, &r);
 	getrusage(RUSAGE_SELF, &after);
 	ck_assert_int_eq(r.timed_out, 0);
 	ck_assert_int_eq(r.exit_code, 0);
 	ck_assert_uint_eq(r.out_len, 64 * 1024);
 	ck_assert_uint_eq(r.err_len, 64 * 1024);
 	ck_assert_uint_eq(r.report_len, 128 * 1024);
-	ck_assert_uint_eq(r.out_len + r.out_dropped, (128u << 20) + strlen("uid=") +
-				strcspn(r.out + 4, "\n") + 1);
+	ck_assert_uint_eq(r.out_len + r.out_dropped,
+			  (128u << 20) + strlen("uid=") +
+				  strcspn(r.out + 4, "\n") + 1);
 	ck_assert_uint_eq(r.err_len + r.err_dropped, 128u << 20);
 	ck_assert_uint_eq(r.report_len + r.report_dropped, 128u << 20);
 	ck_assert_msg(after.ru_maxrss - before.ru_maxrss < 16 * 1024,
-		      "worker RSS grew by %ld KiB", after.ru_maxrss - before.ru_maxrss);
+		      "worker RSS grew by %ld KiB",
+		      after.ru_maxrss - before.ru_maxrss);
 	kb_sandbox_result_clear(&r);
 	assert_honest_run();
 }
@@ -324,7 +343,8 @@ START_TEST(test_network)
 		return;
 	/* A service on the host's loopback that the run must not reach. */
 	int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t al = sizeof(a);
 	ck_assert_int_ge(l, 0);
 	ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
@@ -333,7 +353,7 @@ START_TEST(test_network)
 	char port[16];
 	snprintf(port, sizeof(port), "%d", ntohs(a.sin_port));
 	o.wall_timeout_s = 15;
-	run_hostile("net", (const char *[]){ port, NULL }, &o, &r);
+	run_hostile("net", (const char *[]){port, NULL}, &o, &r);
 	assert_contained("net", &r);
 	ck_assert_int_eq(r.exit_code, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "own loopback usable"));
@@ -352,17 +372,21 @@ START_TEST(test_secrets)
 	char token[64], path[128];
 	if (isolation_missing())
 		return;
-	snprintf(token, sizeof(token), "kb-token-%ld-%ld", (long)getpid(), (long)time(NULL));
+	snprintf(token, sizeof(token), "kb-token-%ld-%ld", (long)getpid(),
+		 (long)time(NULL));
 	snprintf(path, sizeof(path), "/tmp/kb-secret-%ld", (long)getpid());
 	FILE *f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "%s\n", token);
 	fclose(f);
-	chmod(path, 0644); /* readable by anyone on the host: only isolation protects it */
+	chmod(path,
+	      0644); /* readable by anyone on the host: only isolation protects it */
 	setenv("KB_WORKER_SECRET", token, 1); /* the worker's environment */
 	/* The sandbox's init is a copy of us: our command line must not show
 	 * through its /proc/1/cmdline. */
-	run_hostile("secrets", (const char *[]){ path, token, program_invocation_short_name, NULL },
+	run_hostile("secrets",
+		    (const char *[]){path, token, program_invocation_short_name,
+				     NULL},
 		    &o, &r);
 	unlink(path);
 	assert_contained("secrets", &r);
@@ -371,9 +395,11 @@ START_TEST(test_secrets)
 }
 END_TEST
 
-static int owned_by_root_no_setid(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int owned_by_root_no_setid(const char *p, const struct stat *st,
+				  int flag, struct FTW *ftw)
 {
-	if (st->st_uid != getuid() || (!S_ISLNK(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)))) {
+	if (st->st_uid != getuid() ||
+	    (!S_ISLNK(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)))) {
 		fprintf(stderr, "%s: uid %u mode %o\n", p, (unsigned)st->st_uid,
 			(unsigned)st->st_mode);
 		return 1;
@@ -392,12 +418,14 @@ START_TEST(test_write_outside)
 	snprintf(token, sizeof(token), "%ld", (long)getpid());
 	ck_assert_int_eq(stat("/etc/hostname", &etc_before), 0);
 	o.wall_timeout_s = 20;
-	run_hostile("write_outside", (const char *[]){ token, NULL }, &o, &r);
+	run_hostile("write_outside", (const char *[]){token, NULL}, &o, &r);
 	assert_contained("write_outside", &r);
-	const char *places[] = { "/tmp", "/", "/etc", "/usr" };
+	const char *places[] = {"/tmp", "/", "/etc", "/usr"};
 	for (size_t i = 0; i < 4; i++) {
-		snprintf(path, sizeof(path), "%s/kb-escape-%s", places[i], token);
-		ck_assert_msg(access(path, F_OK) < 0, "%s exists on the host", path);
+		snprintf(path, sizeof(path), "%s/kb-escape-%s", places[i],
+			 token);
+		ck_assert_msg(access(path, F_OK) < 0, "%s exists on the host",
+			      path);
 	}
 	/* The chown back did not follow the planted links. */
 	ck_assert_int_eq(stat("/etc/hostname", &st), 0);
@@ -434,7 +462,8 @@ START_TEST(test_daemon)
 	ck_assert_int_eq(stat(hb, &s1), 0); /* it did start */
 	usleep(300000);
 	ck_assert_int_eq(stat(hb, &s2), 0);
-	ck_assert_msg(s1.st_size == s2.st_size, "the daemon is still beating (%ld -> %ld)",
+	ck_assert_msg(s1.st_size == s2.st_size,
+		      "the daemon is still beating (%ld -> %ld)",
 		      (long)s1.st_size, (long)s2.st_size);
 	assert_no_leftovers(run_uid(&r));
 	kb_sandbox_result_clear(&r);
@@ -450,7 +479,8 @@ START_TEST(test_snoop)
 		return;
 	run_hostile("snoop", NULL, &o, &r);
 	assert_contained("snoop", &r);
-	ck_assert_msg(r.exited && r.exit_code == 0 && strstr(r.out, "init survived"),
+	ck_assert_msg(r.exited && r.exit_code == 0 &&
+			      strstr(r.out, "init survived"),
 		      "snoop did not finish normally (init killed?)");
 	assert_no_leftovers(run_uid(&r));
 	kb_sandbox_result_clear(&r);
@@ -475,15 +505,16 @@ END_TEST
 
 /* ---- The contract with isolation on (not hostile, but the same setup). */
 
-static int run_iso_sh(const char *script, struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
-		      char *err, size_t errn)
+static int run_iso_sh(const char *script, struct kb_sandbox_opts *o,
+		      struct kb_sandbox_result *r, char *err, size_t errn)
 {
-	char *argv[] = { "sh", "-c", (char *)script, NULL };
+	char *argv[] = {"sh", "-c", (char *)script, NULL};
 	o->argv = argv;
 	int rc = kb_sandbox_run(o, r, err, errn);
-	fprintf(stderr, "--- sh -c '%.60s': rc=%d exited=%d code=%d sig=%d err=%s\n%.2000s%.2000s",
-		script, rc, r->exited, r->exit_code, r->signal, err, r->out ? r->out : "",
-		r->err ? r->err : "");
+	fprintf(stderr,
+		"--- sh -c '%.60s': rc=%d exited=%d code=%d sig=%d err=%s\n%.2000s%.2000s",
+		script, rc, r->exited, r->exit_code, r->signal, err,
+		r->out ? r->out : "", r->err ? r->err : "");
 	return rc;
 }
 
@@ -496,12 +527,14 @@ START_TEST(test_iso_contract)
 		return;
 	setenv("KB_WORKER_SECRET", "leak", 1);
 	o.want_report = 1;
-	ck_assert_int_eq(run_iso_sh("env; pwd; id -u; cat; echo 'k: v' >&3; hostname; "
-				    "ls /proc | grep -c '^[0-9]'; "
-				    "for n in $(seq 0 64); do [ -e /proc/$$/fd/$n ] && echo fd$n; done; "
-				    "exit 7",
-				    &o, &r, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		run_iso_sh(
+			"env; pwd; id -u; cat; echo 'k: v' >&3; hostname; "
+			"ls /proc | grep -c '^[0-9]'; "
+			"for n in $(seq 0 64); do [ -e /proc/$$/fd/$n ] && echo fd$n; done; "
+			"exit 7",
+			&o, &r, err, sizeof(err)),
+		0);
 	ck_assert_int_eq(r.exited, 1);
 	ck_assert_int_eq(r.exit_code, 7);
 	ck_assert_ptr_null(strstr(r.out, "KB_WORKER_SECRET"));
@@ -513,10 +546,12 @@ START_TEST(test_iso_contract)
 	ck_assert_ptr_null(strstr(r.out, "fd4"));
 	ck_assert_str_eq(r.report, "k: v\n");
 	if (geteuid() == 0)
-		ck_assert_ptr_null(strstr(r.out, "\n0\n")); /* not root inside */
+		ck_assert_ptr_null(
+			strstr(r.out, "\n0\n")); /* not root inside */
 	kb_sandbox_result_clear(&r);
 
-	ck_assert_int_eq(run_iso_sh("kill -SEGV $$", &o, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(run_iso_sh("kill -SEGV $$", &o, &r, err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(r.signaled, 1);
 	ck_assert_int_eq(r.signal, SIGSEGV);
 	kb_sandbox_result_clear(&r);
@@ -536,18 +571,20 @@ START_TEST(test_iso_held)
 	if (isolation_missing())
 		return;
 	o.wall_timeout_s = 30;
-	held_run_start(&h, o,
-		       "read line <&4; echo \"got $line\"; id -u; "
-		       "for n in $(seq 0 64); do [ -e /proc/$$/fd/$n ] && echo fd$n; done; "
-		       "echo 'k: v' >&3",
-		       60);
+	held_run_start(
+		&h, o,
+		"read line <&4; echo \"got $line\"; id -u; "
+		"for n in $(seq 0 64); do [ -e /proc/$$/fd/$n ] && echo fd$n; done; "
+		"echo 'k: v' >&3",
+		60);
 	char beside[] = "/tmp/kb-sbx-beside-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(beside));
 	for (int i = 0; i < 3; i++) {
 		o.workdir = beside; /* a job's runs never share a scratch */
 		o.want_report = 0;
 		o.wall_timeout_s = 20;
-		ck_assert_int_eq(run_iso_sh("echo beside", &o, &r, err, sizeof(err)), 0);
+		ck_assert_int_eq(
+			run_iso_sh("echo beside", &o, &r, err, sizeof(err)), 0);
 		ck_assert_str_eq(r.out, "beside\n");
 		kb_sandbox_result_clear(&r);
 	}
@@ -558,10 +595,12 @@ START_TEST(test_iso_held)
 	ck_assert_int_eq(h.r.released, 1);
 	ck_assert_int_eq(h.r.exit_code, 0);
 	ck_assert_msg(strncmp(h.r.out, "got job\n", 8) == 0, "%s", h.r.out);
-	ck_assert_msg(strstr(h.r.out, "fd0\nfd1\nfd2\nfd3\nfd4\n") != NULL, "%s", h.r.out);
+	ck_assert_msg(strstr(h.r.out, "fd0\nfd1\nfd2\nfd3\nfd4\n") != NULL,
+		      "%s", h.r.out);
 	ck_assert_msg(strstr(h.r.out, "fd5") == NULL, "%s", h.r.out);
 	if (geteuid() == 0)
-		ck_assert_ptr_null(strstr(h.r.out, "\n0\n")); /* not root inside */
+		ck_assert_ptr_null(
+			strstr(h.r.out, "\n0\n")); /* not root inside */
 	ck_assert_str_eq(h.r.report, "k: v\n");
 	kb_sandbox_result_clear(&h.r);
 }
@@ -595,7 +634,8 @@ START_TEST(test_iso_mount_parents_unlistable)
 	ck_assert_msg(strstr(r.out, deep), "cwd is not the nested workdir");
 	ck_assert_msg(strstr(r.out, "WROTE"), "the workdir is not writable");
 	if (geteuid() == 0) { /* per-run uid: not the directories' owner */
-		ck_assert_msg(!strstr(r.out, "LISTED_TOP"), "listed %s", workdir);
+		ck_assert_msg(!strstr(r.out, "LISTED_TOP"), "listed %s",
+			      workdir);
 		ck_assert_msg(!strstr(r.out, "LISTED_MID"), "listed %s", mid);
 	}
 	kb_sandbox_result_clear(&r);
@@ -606,7 +646,7 @@ START_TEST(test_iso_setup_failure_is_infra)
 {
 	struct kb_sandbox_result r;
 	struct kb_sandbox_opts o = iso_opts();
-	char *argv[] = { "no-such-program-kb", NULL };
+	char *argv[] = {"no-such-program-kb", NULL};
 	char err[256] = "";
 	if (isolation_missing())
 		return;
@@ -619,7 +659,8 @@ START_TEST(test_iso_setup_failure_is_infra)
 }
 END_TEST
 
-static int owned_by_us(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int owned_by_us(const char *p, const struct stat *st, int flag,
+		       struct FTW *ftw)
 {
 	return st->st_uid != getuid();
 }
@@ -645,10 +686,13 @@ START_TEST(test_iso_compile_and_run)
 	fclose(f);
 	o.wall_timeout_s = 60;
 	o.memory_limit_mb = 1024;
-	ck_assert_int_eq(run_iso_sh("cc -O3 -march=native -fopenmp -o sum.out sum.c && ./sum.out",
-				    &o, &r, err, sizeof(err)),
-			 0);
-	ck_assert_msg(r.exited && r.exit_code == 0, "build/run failed:\n%s", r.err);
+	ck_assert_int_eq(
+		run_iso_sh(
+			"cc -O3 -march=native -fopenmp -o sum.out sum.c && ./sum.out",
+			&o, &r, err, sizeof(err)),
+		0);
+	ck_assert_msg(r.exited && r.exit_code == 0, "build/run failed:\n%s",
+		      r.err);
 	ck_assert_str_eq(r.out, "sum=500500\n");
 	kb_sandbox_result_clear(&r);
 	/* What the run made is ours again. */
@@ -669,12 +713,15 @@ START_TEST(test_iso_python)
 	}
 	o.wall_timeout_s = 30;
 	o.memory_limit_mb = 1024;
-	ck_assert_int_eq(run_iso_sh("python3 -c 'import os, getpass, multiprocessing as m; "
-				    "print(os.getcwd() == os.environ.get(\"PWD\", os.getcwd()), "
-				    "getpass.getuser(), m.Pool(2).map(abs, [-1, -2]))'",
-				    &o, &r, err, sizeof(err)),
-			 0);
-	ck_assert_msg(r.exited && r.exit_code == 0, "python failed:\n%s", r.err);
+	ck_assert_int_eq(
+		run_iso_sh(
+			"python3 -c 'import os, getpass, multiprocessing as m; "
+			"print(os.getcwd() == os.environ.get(\"PWD\", os.getcwd()), "
+			"getpass.getuser(), m.Pool(2).map(abs, [-1, -2]))'",
+			&o, &r, err, sizeof(err)),
+		0);
+	ck_assert_msg(r.exited && r.exit_code == 0, "python failed:\n%s",
+		      r.err);
 	ck_assert_str_eq(r.out, "True kb [1, 2]\n");
 	kb_sandbox_result_clear(&r);
 }
@@ -688,8 +735,8 @@ START_TEST(test_iso_gpu_flag)
 	if (isolation_missing())
 		return;
 	o.gpu = 1;
-	ck_assert_int_eq(run_iso_sh("ls /dev; test -d /sys/bus && echo sys-ok", &o, &r, err,
-				    sizeof(err)),
+	ck_assert_int_eq(run_iso_sh("ls /dev; test -d /sys/bus && echo sys-ok",
+				    &o, &r, err, sizeof(err)),
 			 0);
 	ck_assert_int_eq(r.exit_code, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "sys-ok"));

@@ -32,11 +32,12 @@ static void *held_run_main(void *arg)
 }
 
 /* Starts `sh -c script` held for up to hold_s, with o's other options. */
-static void held_run_start(struct held_run *h, struct kb_sandbox_opts o, const char *script,
-			   double hold_s)
+static void held_run_start(struct held_run *h, struct kb_sandbox_opts o,
+			   const char *script, double hold_s)
 {
 	memset(h, 0, sizeof(*h));
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, h->sv), 0);
+	ck_assert_int_eq(
+		socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, h->sv), 0);
 	h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ck_assert_int_ge(h->efd, 0);
 	h->argv[0] = "sh";
@@ -53,10 +54,13 @@ static void held_run_start(struct held_run *h, struct kb_sandbox_opts o, const c
 }
 
 /* Releases it with a wall-clock limit of limit_ms and sends line. */
-static void held_run_release(struct held_run *h, uint64_t limit_ms, const char *line)
+static void held_run_release(struct held_run *h, uint64_t limit_ms,
+			     const char *line)
 {
-	ck_assert_int_eq(write(h->efd, &limit_ms, sizeof(limit_ms)), (ssize_t)sizeof(limit_ms));
-	ck_assert_int_eq(send(h->sv[0], line, strlen(line), MSG_NOSIGNAL), (ssize_t)strlen(line));
+	ck_assert_int_eq(write(h->efd, &limit_ms, sizeof(limit_ms)),
+			 (ssize_t)sizeof(limit_ms));
+	ck_assert_int_eq(send(h->sv[0], line, strlen(line), MSG_NOSIGNAL),
+			 (ssize_t)strlen(line));
 }
 
 /* Waits for the run; the result is in h->r (cleared by the caller). */

@@ -43,14 +43,16 @@ static char **service_env(const struct platform *p)
 	/* The gateway binds a free port itself and logs it. */
 	env[n++] = envdup("KB_HTTP_PORT", "0");
 	env[n++] = envdup("KB_ADMIN_TOKEN", ADMIN_TOKEN);
-	env[n++] = envdup("KB_PROBLEMS", KB_SOURCE_DIR "/problems/cpu.yaml:" KB_SOURCE_DIR
-			  "/problems/pmpp_py.yaml");
+	env[n++] = envdup("KB_PROBLEMS",
+			  KB_SOURCE_DIR "/problems/cpu.yaml:" KB_SOURCE_DIR
+					"/problems/pmpp_py.yaml");
 	env[n++] = envdup("KB_PYTHON", KB_TEST_PYTHON);
 	env[n++] = envdup("KB_WORKDIR", p->dir);
 	env[n++] = envdup("KB_GPU", "CPU");
 	env[n++] = envdup("KB_LOG_LEVEL", "debug");
-	env[n++] = envdup("KB_CONSUMER_EXTRA",
-			  "session.timeout.ms=4000,heartbeat.interval.ms=250,fetch.wait.max.ms=2");
+	env[n++] = envdup(
+		"KB_CONSUMER_EXTRA",
+		"session.timeout.ms=4000,heartbeat.interval.ms=250,fetch.wait.max.ms=2");
 	for (int i = 0; p->env && p->env[i] && i < 16; i++)
 		env[n++] = strdup(p->env[i]);
 	env[n] = NULL;
@@ -92,7 +94,8 @@ static pid_t spawn_service(struct platform *p, const char *bin, const char *log)
 
 pid_t platform_start_worker(struct platform *p, const char *log_name)
 {
-	pid_t pid = spawn_service(p, KB_BINARY_DIR "/worker/kb-worker", log_name);
+	pid_t pid =
+		spawn_service(p, KB_BINARY_DIR "/worker/kb-worker", log_name);
 
 	if (pid > 0 && p->nworkers < 32)
 		p->workers[p->nworkers++] = pid;
@@ -121,7 +124,8 @@ static int gateway_ready(struct platform *p, const char *log_name)
 		if (http_get(url, NULL, NULL) == 200)
 			return 0;
 		if (waited > 60000) {
-			fprintf(stderr, "gateway not healthy; logs in %s\n", p->dir);
+			fprintf(stderr, "gateway not healthy; logs in %s\n",
+				p->dir);
 			return -1;
 		}
 		sleep_ms(50);
@@ -130,7 +134,8 @@ static int gateway_ready(struct platform *p, const char *log_name)
 
 int platform_restart_gateway(struct platform *p, const char *log_name)
 {
-	p->gateway = spawn_service(p, KB_BINARY_DIR "/gateway/kb-gateway", log_name);
+	p->gateway =
+		spawn_service(p, KB_BINARY_DIR "/gateway/kb-gateway", log_name);
 	return p->gateway > 0 ? gateway_ready(p, log_name) : -1;
 }
 
@@ -204,7 +209,8 @@ long http_submit_as(const struct platform *p, const char *cli_id,
 	curl_mime *mime = curl_mime_init(c);
 	curl_mimepart *part = curl_mime_addpart(mime);
 
-	snprintf(url, sizeof(url), "%s/submission/%s/%s/%s", p->api, lb, gpu, mode);
+	snprintf(url, sizeof(url), "%s/submission/%s/%s/%s", p->api, lb, gpu,
+		 mode);
 	snprintf(hdr, sizeof(hdr), "X-Popcorn-Cli-Id: %s", cli_id);
 	h = curl_slist_append(h, hdr);
 	curl_mime_name(part, "file");
@@ -234,12 +240,14 @@ long submit_as(const struct platform *p, const char *cli_id, const char *lb,
 	json_t *j = json_loads(body ? body : "", 0, NULL);
 
 	if (code == 202 && j) {
-		json_t *idj = json_object_get(json_object_get(j, "details"), "id");
+		json_t *idj =
+			json_object_get(json_object_get(j, "details"), "id");
 		if (json_is_integer(idj))
 			id = (long)json_integer_value(idj);
 	}
 	if (id < 0)
-		fprintf(stderr, "submit %s: HTTP %ld: %s\n", path, code, body ? body : "");
+		fprintf(stderr, "submit %s: HTTP %ld: %s\n", path, code,
+			body ? body : "");
 	json_decref(j);
 	free(body);
 	return id;
@@ -254,13 +262,15 @@ json_t *wait_done(const struct platform *p, long id, int timeout_ms)
 		long code = http_get(url, p->cli_id, &body);
 		json_t *j = code == 200 ? json_loads(body, 0, NULL) : NULL;
 		free(body);
-		const char *status = json_string_value(json_object_get(j, "status"));
+		const char *status =
+			json_string_value(json_object_get(j, "status"));
 		if (status && strcmp(status, "done") == 0)
 			return j;
 		json_decref(j);
 		sleep_ms(100);
 	}
-	fprintf(stderr, "submission %ld not done after %d ms\n", id, timeout_ms);
+	fprintf(stderr, "submission %ld not done after %d ms\n", id,
+		timeout_ms);
 	return NULL;
 }
 
@@ -280,7 +290,8 @@ int count_results(const struct platform *p, long id, int timeout_ms)
 	const char *topics[] = {KB_TOPIC_RESULTS};
 	int count = 0;
 
-	snprintf(group, sizeof(group), "count-%d-%ld", getpid(), (long)time(NULL));
+	snprintf(group, sizeof(group), "count-%d-%ld", getpid(),
+		 (long)time(NULL));
 	snprintf(key, sizeof(key), "%ld", id);
 	kb_consumer *c = kb_consumer_new(p->broker.url, group, topics, 1, NULL,
 					 err, sizeof(err));
@@ -290,14 +301,16 @@ int count_results(const struct platform *p, long id, int timeout_ms)
 	}
 	/* Real time, not polls: every message read, Progress events
 	 * included, returns at once. */
-	for (double end = kb_mono_s() + timeout_ms / 1000.0; kb_mono_s() < end;) {
+	for (double end = kb_mono_s() + timeout_ms / 1000.0;
+	     kb_mono_s() < end;) {
 		kb_message m;
 		int r = kb_consumer_poll(c, 200, &m);
 		if (r < 0)
 			break;
 		if (r == 0)
 			continue;
-		Kb__ResultEvent *ev = kb__result_event__unpack(NULL, m.value_len, m.value);
+		Kb__ResultEvent *ev =
+			kb__result_event__unpack(NULL, m.value_len, m.value);
 		if (ev && ev->event_case == KB__RESULT_EVENT__EVENT_RESULT &&
 		    ev->submission_id == (uint64_t)id)
 			count++;
@@ -309,9 +322,8 @@ int count_results(const struct platform *p, long id, int timeout_ms)
 	return count;
 }
 
-int platform_add_user(const struct platform *p, const char *name,
-		      char *user_id, size_t user_id_size, char *cli_id,
-		      size_t cli_id_size)
+int platform_add_user(const struct platform *p, const char *name, char *user_id,
+		      size_t user_id_size, char *cli_id, size_t cli_id_size)
 {
 	char url[256], *fields = NULL;
 	CURL *c = curl_easy_init();
@@ -341,7 +353,8 @@ int platform_add_user(const struct platform *p, const char *name,
 			snprintf(user_id, user_id_size, "%s", uid);
 		rc = 0;
 	} else {
-		fprintf(stderr, "POST /admin/users: HTTP %ld %s\n", code, body ? body : "");
+		fprintf(stderr, "POST /admin/users: HTTP %ld %s\n", code,
+			body ? body : "");
 	}
 	json_decref(j);
 	free(body);
@@ -378,8 +391,10 @@ int platform_start_opts(struct platform *p, const struct platform_opts *o)
 				   : kb_test_redis_start(&p->redis)) ||
 	    kb_test_devbroker_start(&p->broker))
 		return -1;
-	p->ranker = spawn_service(p, KB_BINARY_DIR "/ranker/kb-ranker", "ranker");
-	p->gateway = spawn_service(p, KB_BINARY_DIR "/gateway/kb-gateway", "gateway");
+	p->ranker =
+		spawn_service(p, KB_BINARY_DIR "/ranker/kb-ranker", "ranker");
+	p->gateway = spawn_service(p, KB_BINARY_DIR "/gateway/kb-gateway",
+				   "gateway");
 	if (!(o && o->no_worker))
 		p->worker = platform_start_worker(p, "worker");
 	if (gateway_ready(p, "gateway") < 0)

@@ -15,7 +15,7 @@ struct platform {
 	pid_t gateway, ranker, worker;
 	int http_port;
 	char api[64];
-	char dir[128];      /* logs and worker workdir */
+	char dir[128]; /* logs and worker workdir */
 	char cli_id[128];
 	redisContext *rc;
 	/* Set by platform_start_opts with metrics: the /metrics ports of the
@@ -32,7 +32,7 @@ struct platform {
 #define PLATFORM_ADMIN_TOKEN "integration-admin-token"
 
 struct platform_opts {
-	int metrics; /* give the ranker and the worker a /metrics listener */
+	int metrics;   /* give the ranker and the worker a /metrics listener */
 	int no_worker; /* start no worker (platform_start_worker() does) */
 	int durable_redis; /* kb_test_redis_start_durable() */
 	/* "K=V" settings every service gets after the usual ones (so they
@@ -69,9 +69,8 @@ long submit_as(const struct platform *p, const char *cli_id, const char *lb,
 
 /* Registers one more user (POST /admin/users): its user id (unless
  * user_id is NULL) and CLI id into the buffers. Returns 0 or -1. */
-int platform_add_user(const struct platform *p, const char *name,
-		      char *user_id, size_t user_id_size, char *cli_id,
-		      size_t cli_id_size);
+int platform_add_user(const struct platform *p, const char *name, char *user_id,
+		      size_t user_id_size, char *cli_id, size_t cli_id_size);
 
 /* Polls GET /user/submissions/{id} until status is "done" or timeout;
  * returns the parsed JSON (caller decrefs) or NULL. */

@@ -24,7 +24,8 @@ static struct platform P;
  * nothing more on a second start, and costs 15-40 s on a 2-core machine. */
 static void setup(void)
 {
-	ck_assert_msg(platform_start(&P) == 0, "platform did not start; logs in %s", P.dir);
+	ck_assert_msg(platform_start(&P) == 0,
+		      "platform did not start; logs in %s", P.dir);
 }
 
 static void setup_no_selftest(void)
@@ -52,8 +53,10 @@ static json_t *entry_of_alice(json_t *rank)
 {
 	size_t i;
 	json_t *e;
-	json_array_foreach(rank, i, e) {
-		const char *u = json_string_value(json_object_get(e, "user_name"));
+	json_array_foreach(rank, i, e)
+	{
+		const char *u =
+			json_string_value(json_object_get(e, "user_name"));
 		if (u && strcmp(u, "alice") == 0)
 			return e;
 	}
@@ -71,15 +74,19 @@ static void expect_ranked(const char *lb, const char *file)
 		ck_assert_int_gt(id, 0);
 		json_t *sub = wait_done(&P, id, 120000);
 		ck_assert_msg(sub != NULL, "not done; logs in %s", P.dir);
-		const char *verdict = json_string_value(json_object_get(sub, "verdict"));
-		int again = verdict && strcmp(verdict, "suspect") == 0 && attempt < 3;
-		ck_assert_msg(again || (verdict && strcmp(verdict, "passed") == 0),
+		const char *verdict =
+			json_string_value(json_object_get(sub, "verdict"));
+		int again = verdict && strcmp(verdict, "suspect") == 0 &&
+			    attempt < 3;
+		ck_assert_msg(again || (verdict &&
+					strcmp(verdict, "passed") == 0),
 			      "attempt %d: verdict %s; %s", attempt, verdict,
 			      json_dumps(sub, 0));
 		json_decref(sub);
 		if (!again)
 			break;
-		fprintf(stderr, "%s: attempt %d not ranked (suspect timing)\n", lb, attempt);
+		fprintf(stderr, "%s: attempt %d not ranked (suspect timing)\n",
+			lb, attempt);
 	}
 
 	json_t *rank = ranking(&P, lb);
@@ -94,7 +101,8 @@ static void expect_ranked(const char *lb, const char *file)
 
 START_TEST(honest_submission_is_ranked)
 {
-	expect_ranked("vectorsum_cpu", PROBLEMS "/vectorsum_cpu/submission_ok.c");
+	expect_ranked("vectorsum_cpu",
+		      PROBLEMS "/vectorsum_cpu/submission_ok.c");
 }
 END_TEST
 
@@ -105,10 +113,11 @@ START_TEST(python_submission_is_ranked)
 {
 	char log[300], line[512];
 
-	expect_ranked("vectoradd_py", PROBLEMS "/pmpp_py/vectoradd/submission_ok.py");
+	expect_ranked("vectoradd_py",
+		      PROBLEMS "/pmpp_py/vectoradd/submission_ok.py");
 	snprintf(log, sizeof(log), "%s/worker.log", P.dir);
-	ck_assert_msg(kb_test_wait_file(log, "takes the held Python run", 0, line,
-					sizeof(line)) == 0,
+	ck_assert_msg(kb_test_wait_file(log, "takes the held Python run", 0,
+					line, sizeof(line)) == 0,
 		      "the job did not take a held run; logs in %s", P.dir);
 	ck_assert_msg(strstr(line, "(ready)") != NULL, "%s", line);
 }
@@ -121,14 +130,16 @@ START_TEST(wrong_submission_is_not_ranked)
 	ck_assert_int_gt(id, 0);
 	json_t *sub = wait_done(&P, id, 120000);
 	ck_assert_msg(sub != NULL, "not done; logs in %s", P.dir);
-	const char *verdict = json_string_value(json_object_get(sub, "verdict"));
-	ck_assert_msg(verdict && strcmp(verdict, "failed") == 0, "verdict %s", verdict);
+	const char *verdict =
+		json_string_value(json_object_get(sub, "verdict"));
+	ck_assert_msg(verdict && strcmp(verdict, "failed") == 0, "verdict %s",
+		      verdict);
 	json_decref(sub);
 
 	json_t *rank = ranking(&P, "vectorsum_cpu");
 	ck_assert_msg(json_is_array(rank), "ranking is not a list");
-	ck_assert_msg(entry_of_alice(rank) == NULL, "wrong submission ranked: %s",
-		      json_dumps(rank, 0));
+	ck_assert_msg(entry_of_alice(rank) == NULL,
+		      "wrong submission ranked: %s", json_dumps(rank, 0));
 	json_decref(rank);
 }
 END_TEST
@@ -136,8 +147,8 @@ END_TEST
 /* DUMP of every key the fold touches, concatenated. */
 static char *snapshot(long id)
 {
-	const char *keys[] = {"kb:rank:vectorsum_cpu:CPU", "kb:rankinfo:vectorsum_cpu:CPU",
-			      NULL, NULL};
+	const char *keys[] = {"kb:rank:vectorsum_cpu:CPU",
+			      "kb:rankinfo:vectorsum_cpu:CPU", NULL, NULL};
 	char subkey[64], reskey[64];
 	size_t total = 0;
 	char *out = calloc(1, 1);
@@ -179,7 +190,8 @@ START_TEST(redelivered_result_changes_nothing)
 	 * so are the duplicates before it (one partition, in order). */
 	redisReply *r = redisCommand(P.rc, "GET kb:res:%ld:CPU", id);
 	ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
-	Kb__Result *res = kb__result__unpack(NULL, r->len, (const uint8_t *)r->str);
+	Kb__Result *res =
+		kb__result__unpack(NULL, r->len, (const uint8_t *)r->str);
 	ck_assert_ptr_nonnull(res);
 	Kb__ResultEvent ev = KB__RESULT_EVENT__INIT;
 	ev.submission_id = (uint64_t)id;
@@ -189,12 +201,15 @@ START_TEST(redelivered_result_changes_nothing)
 	size_t len = kb__result_event__get_packed_size(&ev);
 	uint8_t *buf = malloc(len);
 	kb__result_event__pack(&ev, buf);
-	kb_producer *prod = kb_producer_new(P.broker.url, "it-redeliver", NULL, err, sizeof(err));
+	kb_producer *prod = kb_producer_new(P.broker.url, "it-redeliver", NULL,
+					    err, sizeof(err));
 	ck_assert_msg(prod != NULL, "%s", err);
 	snprintf(key, sizeof(key), "%ld", id);
 	for (int i = 0; i < 2; i++)
-		ck_assert_int_eq(kb_producer_send(prod, KB_TOPIC_RESULTS, key, strlen(key),
-						  buf, len, 5000, err, sizeof(err)), 0);
+		ck_assert_int_eq(kb_producer_send(prod, KB_TOPIC_RESULTS, key,
+						  strlen(key), buf, len, 5000,
+						  err, sizeof(err)),
+				 0);
 	Kb__Progress pr = KB__PROGRESS__INIT;
 	pr.stage = KB__STAGE__STAGE_TESTING;
 	Kb__ResultEvent marker = KB__RESULT_EVENT__INIT;
@@ -204,8 +219,10 @@ START_TEST(redelivered_result_changes_nothing)
 	marker.progress = &pr;
 	uint8_t mbuf[128];
 	size_t mlen = kb__result_event__pack(&marker, mbuf);
-	ck_assert_int_eq(kb_producer_send(prod, KB_TOPIC_RESULTS, "987654321", 9, mbuf, mlen,
-					  5000, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_producer_send(prod, KB_TOPIC_RESULTS, "987654321",
+					  9, mbuf, mlen, 5000, err,
+					  sizeof(err)),
+			 0);
 	int seen = 0;
 	for (int waited = 0; waited < 20000 && !seen; waited += 100) {
 		redisReply *e = redisCommand(P.rc, "EXISTS kb:sub:987654321");
@@ -229,7 +246,8 @@ END_TEST
 START_TEST(killed_worker_job_finishes_exactly_once)
 {
 	char stage[64] = "";
-	long id = submit(&P, "vectorsum_cpu", "test", KB_SOURCE_DIR
+	long id = submit(&P, "vectorsum_cpu", "test",
+			 KB_SOURCE_DIR
 			 "/tests/integration/data/slow_vectorsum.c");
 	ck_assert_int_gt(id, 0);
 	/* Wait until the worker is running the harness, then kill it hard. */
@@ -247,15 +265,19 @@ START_TEST(killed_worker_job_finishes_exactly_once)
 	waitpid(P.worker, NULL, 0);
 	sleep_ms(500);
 	redisReply *r = redisCommand(P.rc, "HGET kb:sub:%ld status", id);
-	ck_assert_msg(r->type != REDIS_REPLY_STRING || strcmp(r->str, "done") != 0,
+	ck_assert_msg(r->type != REDIS_REPLY_STRING ||
+			      strcmp(r->str, "done") != 0,
 		      "finished although its worker was killed");
 	freeReplyObject(r);
 
 	P.worker = platform_start_worker(&P, "worker-restarted");
 	json_t *sub = wait_done(&P, id, 120000);
-	ck_assert_msg(sub != NULL, "not finished after restart; logs in %s", P.dir);
-	const char *verdict = json_string_value(json_object_get(sub, "verdict"));
-	ck_assert_msg(verdict && strcmp(verdict, "passed") == 0, "verdict %s", verdict);
+	ck_assert_msg(sub != NULL, "not finished after restart; logs in %s",
+		      P.dir);
+	const char *verdict =
+		json_string_value(json_object_get(sub, "verdict"));
+	ck_assert_msg(verdict && strcmp(verdict, "passed") == 0, "verdict %s",
+		      verdict);
 	json_decref(sub);
 	ck_assert_int_eq(count_results(&P, id, 20000), 1);
 }
@@ -271,7 +293,8 @@ int main(void)
 	tcase_add_test(first, honest_submission_is_ranked);
 	suite_add_tcase(s, first);
 	tcase_add_checked_fixture(tc, setup_no_selftest, teardown);
-	tcase_set_timeout(tc, 600); /* per case; a hang guard (CMakeLists.txt) */
+	tcase_set_timeout(tc,
+			  600); /* per case; a hang guard (CMakeLists.txt) */
 	tcase_add_test(tc, python_submission_is_ranked);
 	tcase_add_test(tc, wrong_submission_is_not_ranked);
 	tcase_add_test(tc, redelivered_result_changes_nothing);

@@ -61,8 +61,8 @@ static void start_broker(struct kb_test_server *b)
 static kb_producer *new_producer(const char *url, const char *const *extra)
 {
 	char err[512] = "";
-	kb_producer *p = kb_producer_new(url, "test-producer", extra, err,
-					 sizeof(err));
+	kb_producer *p =
+		kb_producer_new(url, "test-producer", extra, err, sizeof(err));
 	ck_assert_msg(p != NULL, "kb_producer_new: %s", err);
 	return p;
 }
@@ -82,8 +82,8 @@ static void send_ok(kb_producer *p, const char *topic, const char *key,
 		    const void *val, size_t len)
 {
 	char err[512] = "";
-	int rc = kb_producer_send(p, topic, key, strlen(key), val, len, 5000, err,
-				  sizeof(err));
+	int rc = kb_producer_send(p, topic, key, strlen(key), val, len, 5000,
+				  err, sizeof(err));
 	ck_assert_msg(rc == 0, "kb_producer_send(%s): %d %s", topic, rc, err);
 }
 
@@ -129,8 +129,10 @@ START_TEST(topic_names)
 	ck_assert_int_eq(kb_topic_submissions(buf, sizeof(buf), long_gpu),
 			 -ENAMETOOLONG);
 	ck_assert_int_eq(kb_topic_submissions(buf, sizeof(buf), ""), -EINVAL);
-	ck_assert_int_eq(kb_topic_submissions(buf, sizeof(buf), "a/b"), -EINVAL);
-	ck_assert_int_eq(kb_topic_submissions(buf, sizeof(buf), "H 100"), -EINVAL);
+	ck_assert_int_eq(kb_topic_submissions(buf, sizeof(buf), "a/b"),
+			 -EINVAL);
+	ck_assert_int_eq(kb_topic_submissions(buf, sizeof(buf), "H 100"),
+			 -EINVAL);
 }
 END_TEST
 
@@ -182,8 +184,8 @@ START_TEST(round_trip_and_latency)
 		"measure: send(acked)+consume latency p50 %lld ms max %lld ms\n",
 		(long long)lat[nlat / 2], (long long)lat[nlat - 1]);
 	/* The platform's whole POST-to-Result budget is 20 ms at p50. */
-	kb_budget("kafka send(acked)+consume latency p50", (double)lat[nlat / 2],
-		  60, "ms");
+	kb_budget("kafka send(acked)+consume latency p50",
+		  (double)lat[nlat / 2], 60, "ms");
 
 	kb_consumer_destroy(c);
 	kb_producer_destroy(p);
@@ -207,7 +209,8 @@ START_TEST(commit_semantics_and_lag)
 	kb_consumer *a = new_consumer(b.url, "t-commit", topic);
 	expect_msg(a, 60000, topic, 0, "k0", &m);
 	ck_assert_int_eq(kb_consumer_lag(a), 2); /* nothing committed yet */
-	ck_assert_msg(kb_consumer_commit(a, &m, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(kb_consumer_commit(a, &m, err, sizeof(err)) == 0, "%s",
+		      err);
 	ck_assert_int_eq(kb_consumer_lag(a), 1);
 	kb_message_release(&m);
 	expect_msg(a, 30000, topic, 1, "k1", &m);
@@ -218,7 +221,8 @@ START_TEST(commit_semantics_and_lag)
 	/* A new member of the same group starts after the committed k0. */
 	kb_consumer *b2 = new_consumer(b.url, "t-commit", topic);
 	expect_msg(b2, 60000, topic, 1, "k1", &m);
-	ck_assert_msg(kb_consumer_commit(b2, &m, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(kb_consumer_commit(b2, &m, err, sizeof(err)) == 0, "%s",
+		      err);
 	kb_message_release(&m);
 	ck_assert_int_eq(kb_consumer_lag(b2), 0);
 	kb_consumer_destroy(b2);
@@ -292,7 +296,8 @@ static void member_main(int who, const char *url, const char *group,
 	kb_consumer *c;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	c = kb_consumer_new(url, group, topics, 1, fast_group, err, sizeof(err));
+	c = kb_consumer_new(url, group, topics, 1, fast_group, err,
+			    sizeof(err));
 	if (!c) {
 		fprintf(stderr, "member %d: %s\n", who, err);
 		_exit(2);
@@ -408,8 +413,8 @@ START_TEST(unreachable_broker_times_out)
 	dt = mono_ms() - t;
 	ck_assert_msg(rc == -EIO, "rc %d err %s", rc, err);
 	ck_assert_msg(strstr(err, "timed out") != NULL, "err: %s", err);
-	kb_budget("kafka send to a dead broker, librdkafka's verdict", (double)dt,
-		  4000, "ms");
+	kb_budget("kafka send to a dead broker, librdkafka's verdict",
+		  (double)dt, 4000, "ms");
 
 	t = mono_ms();
 	kb_producer_destroy(p);
@@ -439,15 +444,16 @@ START_TEST(bad_settings_are_errors)
 	const char *bad[] = {"no.such.setting", "1", NULL};
 	const char *topics[] = {"t"};
 
-	ck_assert_ptr_null(kb_producer_new("127.0.0.1:1", "x", bad, err, sizeof(err)));
+	ck_assert_ptr_null(
+		kb_producer_new("127.0.0.1:1", "x", bad, err, sizeof(err)));
 	ck_assert_msg(strstr(err, "no.such.setting") != NULL, "err: %s", err);
 	err[0] = '\0';
-	ck_assert_ptr_null(kb_consumer_new("127.0.0.1:1", "g", topics, 1, bad, err,
-					   sizeof(err)));
+	ck_assert_ptr_null(kb_consumer_new("127.0.0.1:1", "g", topics, 1, bad,
+					   err, sizeof(err)));
 	ck_assert_msg(strstr(err, "no.such.setting") != NULL, "err: %s", err);
 	err[0] = '\0';
-	ck_assert_ptr_null(kb_consumer_new("127.0.0.1:1", "", topics, 1, NULL, err,
-					   sizeof(err)));
+	ck_assert_ptr_null(kb_consumer_new("127.0.0.1:1", "", topics, 1, NULL,
+					   err, sizeof(err)));
 	ck_assert_msg(err[0] != '\0', "no error text");
 	kb_producer_destroy(NULL);
 	kb_consumer_destroy(NULL);
@@ -476,11 +482,14 @@ static int topic_partitions(const char *bootstrap, const char *topic)
 	const struct rd_kafka_metadata *md = NULL;
 	int n = -1;
 
-	rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap, err, sizeof(err));
-	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+	rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap, err,
+			  sizeof(err));
+	rd_kafka_t *rk =
+		rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
 	ck_assert_ptr_nonnull(rk);
 	rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
-	if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+	if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) ==
+		    RD_KAFKA_RESP_ERR_NO_ERROR &&
 	    md->topic_cnt == 1 && !md->topics[0].err)
 		n = md->topics[0].partition_cnt;
 	if (md)
@@ -500,12 +509,14 @@ START_TEST(devbroker_port_topics_and_exit)
 	pid_t pid = -1;
 	int port = 0;
 
-	snprintf(log, sizeof(log), "/tmp/kb-test-devbroker-port-%d.log", getpid());
+	snprintf(log, sizeof(log), "/tmp/kb-test-devbroker-port-%d.log",
+		 getpid());
 	for (int attempt = 0; attempt < 10 && pid < 0; attempt++) {
 		/* Told its port: one outside the kernel's ephemeral range,
 		 * retried when taken (kb_test_fixed_port). */
 		port = kb_test_fixed_port();
-		snprintf(env_port, sizeof(env_port), "KB_DEVBROKER_PORT=%d", port);
+		snprintf(env_port, sizeof(env_port), "KB_DEVBROKER_PORT=%d",
+			 port);
 		char *env[] = {env_b, env_p, env_g, env_port, NULL};
 		unlink(log);
 		pid = kb_test_spawn(argv, env, log);
@@ -516,10 +527,11 @@ START_TEST(devbroker_port_topics_and_exit)
 			pid = -1;
 		}
 	}
-	ck_assert_msg(pid > 0, "kb-devbroker never printed bootstrap (log %s)", log);
+	ck_assert_msg(pid > 0, "kb-devbroker never printed bootstrap (log %s)",
+		      log);
 	/* The only "bootstrap=" in stdout and stderr, alone on its line. */
-	snprintf(want, sizeof(want), "bootstrap=127.0.0.1:%d,127.0.0.1:%d", port,
-		 port + 1);
+	snprintf(want, sizeof(want), "bootstrap=127.0.0.1:%d,127.0.0.1:%d",
+		 port, port + 1);
 	ck_assert_str_eq(line, want);
 	const char *bs = want + strlen("bootstrap=");
 	ck_assert_int_eq(topic_partitions(bs, "kb.submissions.X9"), 3);
@@ -542,17 +554,20 @@ START_TEST(devbroker_rejects_bad_config)
 	char *cases[] = {bad_gpu, bad_parts};
 	char log[128];
 
-	snprintf(log, sizeof(log), "/tmp/kb-test-devbroker-bad-%d.log", getpid());
+	snprintf(log, sizeof(log), "/tmp/kb-test-devbroker-bad-%d.log",
+		 getpid());
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *env[] = {cases[i], NULL};
 		unlink(log);
 		pid_t pid = kb_test_spawn(argv, env, log);
 		ck_assert_int_gt(pid, 0);
 		int status = wait_exit(pid, 30000);
-		ck_assert_msg(status >= 0, "%s: kb-devbroker did not exit", cases[i]);
+		ck_assert_msg(status >= 0, "%s: kb-devbroker did not exit",
+			      cases[i]);
 		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) != 0,
 			      "%s: exit status %d", cases[i], status);
-		ck_assert_msg(kb_test_wait_file(log, "bootstrap=", 0, NULL, 0) != 0,
+		ck_assert_msg(kb_test_wait_file(log, "bootstrap=", 0, NULL,
+						0) != 0,
 			      "%s: printed a bootstrap line", cases[i]);
 	}
 	unlink(log);

@@ -17,75 +17,110 @@ START_TEST(url_good)
 	struct kb_redis_url u;
 	char err[256] = "";
 
-	ck_assert_int_eq(kb_redis_url_parse("redis://127.0.0.1", &u, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_redis_url_parse("redis://127.0.0.1", &u, err,
+					    sizeof(err)),
+			 0);
 	ck_assert_str_eq(u.host, "127.0.0.1");
 	ck_assert_int_eq(u.port, 6379);
 	ck_assert_int_eq(u.db, -1);
 	ck_assert_int_eq(u.is_unix, 0);
 	ck_assert_str_eq(u.password, "");
 
-	ck_assert_int_eq(kb_redis_url_parse("redis://cache.svc:7000/3", &u, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_redis_url_parse("redis://cache.svc:7000/3", &u, err,
+					    sizeof(err)),
+			 0);
 	ck_assert_str_eq(u.host, "cache.svc");
 	ck_assert_int_eq(u.port, 7000);
 	ck_assert_int_eq(u.db, 3);
 
-	ck_assert_int_eq(kb_redis_url_parse("redis://localhost:6380/", &u, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_redis_url_parse("redis://localhost:6380/", &u, err,
+					    sizeof(err)),
+			 0);
 	ck_assert_int_eq(u.port, 6380);
 	ck_assert_int_eq(u.db, -1);
 
-	ck_assert_int_eq(kb_redis_url_parse("redis://[::1]:6390/0", &u, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_redis_url_parse("redis://[::1]:6390/0", &u, err,
+					    sizeof(err)),
+			 0);
 	ck_assert_str_eq(u.host, "::1");
 	ck_assert_int_eq(u.port, 6390);
 	ck_assert_int_eq(u.db, 0);
 
-	ck_assert_int_eq(kb_redis_url_parse("redis://:s3cr:et@h:1", &u, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_redis_url_parse("redis://:s3cr:et@h:1", &u, err,
+					    sizeof(err)),
+			 0);
 	ck_assert_str_eq(u.user, "");
 	ck_assert_str_eq(u.password, "s3cr:et");
 	ck_assert_str_eq(u.host, "h");
 	ck_assert_int_eq(u.port, 1);
 
-	ck_assert_int_eq(kb_redis_url_parse("redis://kb:pw@h", &u, err, sizeof(err)), 0);
+	ck_assert_int_eq(
+		kb_redis_url_parse("redis://kb:pw@h", &u, err, sizeof(err)), 0);
 	ck_assert_str_eq(u.user, "kb");
 	ck_assert_str_eq(u.password, "pw");
 
-	ck_assert_int_eq(kb_redis_url_parse("unix:/run/redis.sock", &u, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_redis_url_parse("unix:/run/redis.sock", &u, err,
+					    sizeof(err)),
+			 0);
 	ck_assert_int_eq(u.is_unix, 1);
 	ck_assert_str_eq(u.path, "/run/redis.sock");
-	ck_assert_int_eq(kb_redis_url_parse("unix:///run/r.sock", &u, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_redis_url_parse("unix:///run/r.sock", &u, err,
+					    sizeof(err)),
+			 0);
 	ck_assert_str_eq(u.path, "/run/r.sock");
 }
 END_TEST
 
 START_TEST(url_bad)
 {
-	static const char *const bad[] = {
-		"", "http://h:1", "rediss://h:1", "redis://", "redis://:6379",
-		"redis:///0", "redis://h:", "redis://h:0", "redis://h:65536",
-		"redis://h:12a", "redis://h:-1", "redis://h:1/x", "redis://h:1/-1",
-		"redis://h:1/1/2", "redis://h:1/1?x=y", "redis://[::1",
-		"redis://[::1]x:1", "redis://user@h:1", "unix:", "unix:rel/path",
-		"redis://h:99999999999"};
+	static const char *const bad[] = {"",
+					  "http://h:1",
+					  "rediss://h:1",
+					  "redis://",
+					  "redis://:6379",
+					  "redis:///0",
+					  "redis://h:",
+					  "redis://h:0",
+					  "redis://h:65536",
+					  "redis://h:12a",
+					  "redis://h:-1",
+					  "redis://h:1/x",
+					  "redis://h:1/-1",
+					  "redis://h:1/1/2",
+					  "redis://h:1/1?x=y",
+					  "redis://[::1",
+					  "redis://[::1]x:1",
+					  "redis://user@h:1",
+					  "unix:",
+					  "unix:rel/path",
+					  "redis://h:99999999999"};
 	struct kb_redis_url u;
 	char err[256], path[300];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		ck_assert_msg(kb_redis_url_parse(bad[i], &u, err, sizeof(err)) == -EINVAL,
+		ck_assert_msg(kb_redis_url_parse(bad[i], &u, err,
+						 sizeof(err)) == -EINVAL,
 			      "accepted \"%s\"", bad[i]);
-		ck_assert_msg(err[0] != '\0', "no error text for \"%s\"", bad[i]);
+		ck_assert_msg(err[0] != '\0', "no error text for \"%s\"",
+			      bad[i]);
 	}
-	ck_assert_int_eq(kb_redis_url_parse(NULL, &u, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(kb_redis_url_parse(NULL, &u, err, sizeof(err)),
+			 -EINVAL);
 
 	memset(path, 'p', sizeof(path));
 	memcpy(path, "unix:/", 6);
 	path[sizeof(path) - 1] = '\0';
-	ck_assert_int_eq(kb_redis_url_parse(path, &u, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(kb_redis_url_parse(path, &u, err, sizeof(err)),
+			 -EINVAL);
 
 	/* A password never shows up in an error. */
-	ck_assert_int_eq(kb_redis_url_parse("redis://:hunter2@h:0", &u, err, sizeof(err)),
+	ck_assert_int_eq(kb_redis_url_parse("redis://:hunter2@h:0", &u, err,
+					    sizeof(err)),
 			 -EINVAL);
 	ck_assert_msg(strstr(err, "hunter2") == NULL, "err leaks: %s", err);
-	ck_assert_int_eq(kb_redis_url_parse("http://:hunter2@h", &u, err, sizeof(err)),
+	ck_assert_int_eq(kb_redis_url_parse("http://:hunter2@h", &u, err,
+					    sizeof(err)),
 			 -EINVAL);
 	ck_assert_msg(strstr(err, "hunter2") == NULL, "err leaks: %s", err);
 }
@@ -105,7 +140,8 @@ static long long get_int(redisContext *c, const char *cmd)
 {
 	redisReply *r = redisCommand(c, cmd);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "%s: reply type %d", cmd, r->type);
+	ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "%s: reply type %d", cmd,
+		      r->type);
 	long long v = r->integer;
 	freeReplyObject(r);
 	return v;
@@ -178,7 +214,8 @@ START_TEST(scripts_load_eval_reload)
 	ck_assert_int_eq(kb_test_redis_start(&srv), 0);
 	redisContext *c = connect_ok(srv.url);
 
-	ck_assert_msg(kb_redis_script_load(c, &s, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(kb_redis_script_load(c, &s, err, sizeof(err)) == 0, "%s",
+		      err);
 	ck_assert_uint_eq(strlen(s.sha), 40);
 	r = kb_redis_eval(c, &s, 1, 3, argv, argvlen, err, sizeof(err));
 	ck_assert_msg(r != NULL, "%s", err);
@@ -220,7 +257,8 @@ START_TEST(scripts_load_eval_reload)
 	err[0] = '\0';
 	ck_assert_int_eq(kb_redis_script_load(c, &bad, err, sizeof(err)), -EIO);
 	ck_assert_msg(err[0] != '\0', "no error text");
-	ck_assert_ptr_null(kb_redis_eval(c, &bad, 0, 0, NULL, NULL, err, sizeof(err)));
+	ck_assert_ptr_null(
+		kb_redis_eval(c, &bad, 0, 0, NULL, NULL, err, sizeof(err)));
 
 	redisFree(c);
 	kb_test_server_stop(&srv);

@@ -17,8 +17,8 @@ START_TEST(low_measurement_keeps_a_physical_ceiling)
 	struct kbh_peak lo, hi;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	kbh_cpu_peak(&lo, 1e9);   /* a read measured at 1 GB/s */
-	kbh_cpu_peak(&hi, 1e12);  /* an absurdly fast one */
+	kbh_cpu_peak(&lo, 1e9);  /* a read measured at 1 GB/s */
+	kbh_cpu_peak(&hi, 1e12); /* an absurdly fast one */
 	/* Any core of at least 1 GHz loads 128 GB/s from L1. */
 	ck_assert_msg(lo.bytes_per_s >= 128e9 * (double)(ncpu > 0 ? 1 : 0),
 		      "ceiling %.3g B/s from a 1 GB/s measurement on %ld CPUs",
@@ -35,9 +35,12 @@ END_TEST
  * a real size passes; unknown is 64 MiB. */
 START_TEST(llc_clamped)
 {
-	ck_assert_uint_eq(kbh_cpu_llc_clamp((size_t)512 << 20), KBH_CPU_LLC_CAP);
-	ck_assert_uint_eq(kbh_cpu_llc_clamp((size_t)300 << 20), KBH_CPU_LLC_CAP);
-	ck_assert_uint_eq(kbh_cpu_llc_clamp((size_t)32 << 20), (size_t)32 << 20);
+	ck_assert_uint_eq(kbh_cpu_llc_clamp((size_t)512 << 20),
+			  KBH_CPU_LLC_CAP);
+	ck_assert_uint_eq(kbh_cpu_llc_clamp((size_t)300 << 20),
+			  KBH_CPU_LLC_CAP);
+	ck_assert_uint_eq(kbh_cpu_llc_clamp((size_t)32 << 20),
+			  (size_t)32 << 20);
 	ck_assert_uint_eq(kbh_cpu_llc_clamp(0), (size_t)64 << 20);
 	ck_assert_uint_eq(kbh_cpu_llc_clamp(4096), (size_t)1 << 20);
 	ck_assert_uint_le(kbh_cpu_llc_bytes(), KBH_CPU_LLC_CAP);
@@ -59,8 +62,8 @@ START_TEST(watchdog_from_budget)
 	ck_assert_uint_le(w, 72);
 	/* the limit's own, when larger */
 	l.watchdog_s[KBH_MODE_LEADERBOARD] = 500;
-	ck_assert_uint_eq(kbh_cpu_watchdog_s(&l, KBH_MODE_LEADERBOARD, 3, 0.5e9),
-			  500);
+	ck_assert_uint_eq(
+		kbh_cpu_watchdog_s(&l, KBH_MODE_LEADERBOARD, 3, 0.5e9), 500);
 }
 END_TEST
 

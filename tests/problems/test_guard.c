@@ -74,8 +74,8 @@ START_TEST(verify_cases)
 		{1000, 999, 50000, 101000, UINT64_MAX, KBH_GUARD_FORGED, 0},
 	};
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-		struct kbh_guard_window w = win(c[i].go, c[i].t0, c[i].t1,
-						c[i].seen);
+		struct kbh_guard_window w =
+			win(c[i].go, c[i].t0, c[i].t1, c[i].seen);
 		uint64_t s = 12345;
 		ck_assert_msg(kbh_guard_verify(&w, c[i].h, &s) == c[i].v &&
 				      s == c[i].sample,
@@ -117,9 +117,9 @@ START_TEST(bound_holds)
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 	for (int i = 0; i < 100000; i++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		uint64_t work = 1000 + x % 20000000;	   /* 1 us .. 20 ms */
-		uint64_t h = (x >> 24) % 200000;	   /* 0 .. 200 us */
-		uint64_t extra = (x >> 40) % 300000;	   /* handoff - h */
+		uint64_t work = 1000 + x % 20000000; /* 1 us .. 20 ms */
+		uint64_t h = (x >> 24) % 200000;     /* 0 .. 200 us */
+		uint64_t extra = (x >> 40) % 300000; /* handoff - h */
 		uint64_t lie = (x >> 50) % 4;
 		uint64_t t_go = 1000000, t0 = t_go + (h + extra) / 2;
 		struct kbh_guard_window hon =
@@ -213,7 +213,8 @@ START_TEST(cal_gap_takes_off_load)
 	struct kbh_guard_cal cq, cl, cr;
 	for (int i = 0; i < 100; i++) {
 		struct kbh_guard_window w = {1000000, 1000000 + 60000 + 5000,
-					     1010000, 1015000, 0, 0};
+					     1010000, 1015000,
+					     0,       0};
 		quiet[i] = kbh_guard_cal_gap(&w);
 		w.t_seen += 300000;
 		w.waited = 300000;
@@ -266,15 +267,15 @@ END_TEST
 
 enum {
 	OP_HONEST = KBH_GUARD_OP_USER, /* busy arg ns, true stamps */
-	OP_SHORT,		       /* busy arg ns, claims 1 us */
-	OP_PAST,		       /* claims a start before the window */
-	OP_SEGV,		       /* crashes */
-	OP_EXIT,		       /* exit(3) */
-	OP_FD,			       /* is fd arg open? */
-	OP_ESCAPE,		       /* fork, signal the parent, ptrace */
-	OP_SUM,			       /* sums arg bytes at ptr, writes out */
-	OP_PASTEND,		       /* reads one page past ptr's end */
-	OP_PEEK,		       /* reads the parent's /proc files */
+	OP_SHORT,                      /* busy arg ns, claims 1 us */
+	OP_PAST,                       /* claims a start before the window */
+	OP_SEGV,                       /* crashes */
+	OP_EXIT,                       /* exit(3) */
+	OP_FD,                         /* is fd arg open? */
+	OP_ESCAPE,                     /* fork, signal the parent, ptrace */
+	OP_SUM,                        /* sums arg bytes at ptr, writes out */
+	OP_PASTEND,                    /* reads one page past ptr's end */
+	OP_PEEK,                       /* reads the parent's /proc files */
 };
 
 struct targ {
@@ -334,8 +335,7 @@ static int child_op(void *ctx, uint32_t op, const void *arg, size_t size,
 		return 0;
 	}
 	case OP_PASTEND: {
-		const volatile unsigned char *p =
-			(const void *)(uintptr_t)a->a;
+		const volatile unsigned char *p = (const void *)(uintptr_t)a->a;
 		return p[a->b + 4096];
 	}
 	case OP_PEEK: {
@@ -532,8 +532,8 @@ START_TEST(live_arena)
 	 * reach it before it is published */
 	unsigned char *again = kbh_guard_alloc(g, n);
 	ck_assert_ptr_eq(again, in);
-	ck_assert_int_eq(req(g, OP_SUM, (uintptr_t)again, n,
-			     (uintptr_t)again, &w),
+	ck_assert_int_eq(req(g, OP_SUM, (uintptr_t)again, n, (uintptr_t)again,
+			     &w),
 			 -ECHILD);
 	ck_assert_msg(strstr(kbh_guard_death(g), SEGV_DEATH), "%s",
 		      kbh_guard_death(g));
@@ -544,8 +544,8 @@ START_TEST(live_arena)
 	in = kbh_guard_alloc(g, 4096 * 3);
 	ck_assert_ptr_nonnull(kbh_guard_alloc(g, 64));
 	ck_assert_int_eq(kbh_guard_publish(g, err, sizeof err), 0);
-	ck_assert_int_eq(req(g, OP_PASTEND, (uintptr_t)in, 4096 * 3 - 4096,
-			     0, &w),
+	ck_assert_int_eq(req(g, OP_PASTEND, (uintptr_t)in, 4096 * 3 - 4096, 0,
+			     &w),
 			 -ECHILD);
 	kbh_guard_stop(g);
 }

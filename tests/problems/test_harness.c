@@ -44,8 +44,8 @@ END_TEST
 START_TEST(case_parse_bad)
 {
 	static const char *const bad[] = {
-		"",	   "   ",      "size 1",     "size: ",
-		": 1",	   "si ze: 1", "a: 1; a: 2", "a: 1;; b: 2",
+		"",        "   ",      "size 1",     "size: ",
+		": 1",     "si ze: 1", "a: 1; a: 2", "a: 1;; b: 2",
 		"a: 1: 2", "a-b: 1",   NULL};
 	struct kbh_case c;
 	char err[128];
@@ -84,18 +84,18 @@ START_TEST(case_u64)
 	ck_assert_uint_eq(v, 7);
 	ck_assert_int_eq(kbh_case_u64(&c, "b", 8, 9, &v, err, sizeof err),
 			 -ERANGE);
-	ck_assert_int_eq(
-		kbh_case_u64(&c, "c", 0, UINT64_MAX, &v, err, sizeof err),
-		-ERANGE);
-	ck_assert_int_eq(
-		kbh_case_u64(&c, "d", 0, UINT64_MAX, &v, err, sizeof err),
-		-EINVAL);
-	ck_assert_int_eq(
-		kbh_case_u64(&c, "e", 0, UINT64_MAX, &v, err, sizeof err),
-		-EINVAL);
-	ck_assert_int_eq(
-		kbh_case_u64(&c, "z", 0, UINT64_MAX, &v, err, sizeof err),
-		-ENOENT);
+	ck_assert_int_eq(kbh_case_u64(&c, "c", 0, UINT64_MAX, &v, err,
+				      sizeof err),
+			 -ERANGE);
+	ck_assert_int_eq(kbh_case_u64(&c, "d", 0, UINT64_MAX, &v, err,
+				      sizeof err),
+			 -EINVAL);
+	ck_assert_int_eq(kbh_case_u64(&c, "e", 0, UINT64_MAX, &v, err,
+				      sizeof err),
+			 -EINVAL);
+	ck_assert_int_eq(kbh_case_u64(&c, "z", 0, UINT64_MAX, &v, err,
+				      sizeof err),
+			 -ENOENT);
 	static const char *const allowed[] = {"a", "b", "c", "d", "e", NULL};
 	static const char *const fewer[] = {"a", "b", NULL};
 	ck_assert_int_eq(kbh_case_keys_only(&c, allowed, err, sizeof err), 0);
@@ -534,8 +534,8 @@ END_TEST
 
 START_TEST(sqrt_accuracy)
 {
-	static const double x[] = {1e-310, 1e-300,	2.5e-17, 0.25,
-				   1.0,	   2.0,		3.99999, 4.0,
+	static const double x[] = {1e-310, 1e-300,      2.5e-17, 0.25,
+				   1.0,    2.0,         3.99999, 4.0,
 				   1e10,   123456789.0, 1.7e308};
 	for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
 		ck_assert_msg(fabs(kbh_sqrt(x[i]) - sqrt(x[i])) <=
@@ -588,8 +588,10 @@ START_TEST(clock_and_modes)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	uint64_t a = kbh_now_ns();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ck_assert_uint_ge(a, (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec);
-	ck_assert_uint_le(a, (uint64_t)t1.tv_sec * 1000000000u + (uint64_t)t1.tv_nsec);
+	ck_assert_uint_ge(a, (uint64_t)t0.tv_sec * 1000000000u +
+				     (uint64_t)t0.tv_nsec);
+	ck_assert_uint_le(a, (uint64_t)t1.tv_sec * 1000000000u +
+				     (uint64_t)t1.tv_nsec);
 	usleep(2000);
 	uint64_t b = kbh_now_ns();
 	ck_assert_uint_ge(b - a, 2000000);

@@ -88,9 +88,9 @@ START_TEST(seed_combine_small)
 {
 	/* a + (a+b)(a+b+1)/2 by hand. */
 	ck_assert_uint_eq(kb_seed_combine(0, 0), 0);
-	ck_assert_uint_eq(kb_seed_combine(1, 0), 2);   /* 1 + 1 */
-	ck_assert_uint_eq(kb_seed_combine(0, 1), 1);   /* 0 + 1 */
-	ck_assert_uint_eq(kb_seed_combine(5, 7), 83);  /* 5 + 12*13/2 */
+	ck_assert_uint_eq(kb_seed_combine(1, 0), 2);          /* 1 + 1 */
+	ck_assert_uint_eq(kb_seed_combine(0, 1), 1);          /* 0 + 1 */
+	ck_assert_uint_eq(kb_seed_combine(5, 7), 83);         /* 5 + 12*13/2 */
 	ck_assert_uint_eq(kb_seed_combine(4242, 0), 9003645); /* +4242*4243/2 */
 	ck_assert_uint_eq(kb_seed_combine(4242, 12345), 137576820);
 	/* s = 2^33: s/2 (s+1) = 2^32 (2^33+1) = 2^65 + 2^32 = 2^32 (mod
@@ -119,9 +119,11 @@ START_TEST(seed_combine_overflow)
 
 	/* a = 2^64-1, b = 0: s(s+1)/2 = (2^64-1) 2^63 = -2^63 = 2^63 (mod
 	 * 2^64); plus a gives 2^63 - 1. */
-	ck_assert_uint_eq(kb_seed_combine(max, 0), UINT64_C(9223372036854775807));
+	ck_assert_uint_eq(kb_seed_combine(max, 0),
+			  UINT64_C(9223372036854775807));
 	/* a = 0, b = 2^64-1: just 2^63. */
-	ck_assert_uint_eq(kb_seed_combine(0, max), UINT64_C(9223372036854775808));
+	ck_assert_uint_eq(kb_seed_combine(0, max),
+			  UINT64_C(9223372036854775808));
 	/* a = b = 2^64-1: s = 2^65-2 overflows; s/2 = 2^64-1 = -1 and
 	 * s+1 = 2^65-1 = -1, so the product is 1; plus a is 0. */
 	ck_assert_uint_eq(kb_seed_combine(max, max), 0);
@@ -182,7 +184,8 @@ START_TEST(render_errors)
 	char *const word_seed[] = {"seed: abc"};
 	char err[256] = "";
 
-	ck_assert_ptr_null(kb_cases_render(bad_case, 2, 0, 0, err, sizeof(err)));
+	ck_assert_ptr_null(
+		kb_cases_render(bad_case, 2, 0, 0, err, sizeof(err)));
 	ck_assert_contains(err, "case 1:");
 	ck_assert_ptr_null(
 		kb_cases_render(bad_seed, 1, 1, 999, err, sizeof(err)));

@@ -88,9 +88,9 @@ static const struct cls classes[] = {
 	{0, 1, 0, 1, 1, KB_RUN_CRASHED},
 	{0, 139, 0, 0, -1, KB_RUN_CRASHED},
 	{0, 255, 0, 0, -1, KB_RUN_CRASHED},
-	{1, 0, 0, 1, 1, KB_RUN_CRASHED},   /* SIGSEGV after a pass line */
-	{1, 9, 1, 0, -1, KB_RUN_TIMEOUT},  /* our SIGKILL at the limit */
-	{0, 0, 1, 1, 1, KB_RUN_TIMEOUT},   /* limit beats a late pass */
+	{1, 0, 0, 1, 1, KB_RUN_CRASHED},  /* SIGSEGV after a pass line */
+	{1, 9, 1, 0, -1, KB_RUN_TIMEOUT}, /* our SIGKILL at the limit */
+	{0, 0, 1, 1, 1, KB_RUN_TIMEOUT},  /* limit beats a late pass */
 	{0, 110, 1, 0, -1, KB_RUN_TIMEOUT},
 };
 
@@ -134,12 +134,15 @@ START_TEST(classify_started)
 	for (size_t i = 0; i < sizeof(infra) / sizeof(infra[0]); i++) {
 		ck_assert_int_eq(kb_run_infra_exit(infra[i]), 1);
 		/* Before user code: the platform's. */
-		ck_assert_int_eq(kb_run_classify_started(0, infra[i], 0, 0, -1, 0),
+		ck_assert_int_eq(kb_run_classify_started(0, infra[i], 0, 0, -1,
+							 0),
 				 KB_RUN_INFRA);
 		/* After: the submission may have exited itself. */
-		ck_assert_int_eq(kb_run_classify_started(0, infra[i], 0, 0, -1, 1),
+		ck_assert_int_eq(kb_run_classify_started(0, infra[i], 0, 0, -1,
+							 1),
 				 KB_RUN_CRASHED);
-		ck_assert_int_eq(kb_run_classify_started(0, infra[i], 0, 1, 0, 1),
+		ck_assert_int_eq(kb_run_classify_started(0, infra[i], 0, 1, 0,
+							 1),
 				 KB_RUN_CRASHED);
 	}
 	ck_assert_int_eq(kb_run_infra_exit(0), 0);
@@ -149,16 +152,17 @@ START_TEST(classify_started)
 	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
 		const struct cls *c = &classes[i];
 
-		ck_assert_int_eq(kb_run_classify_started(c->signaled, c->exit_code,
-							 c->timed_out, c->report_ok,
-							 c->check, 0),
-				 c->want);
+		ck_assert_int_eq(
+			kb_run_classify_started(c->signaled, c->exit_code,
+						c->timed_out, c->report_ok,
+						c->check, 0),
+			c->want);
 		if (c->want != KB_RUN_INFRA)
-			ck_assert_int_eq(
-				kb_run_classify_started(c->signaled, c->exit_code,
-							c->timed_out, c->report_ok,
-							c->check, 1),
-				c->want);
+			ck_assert_int_eq(kb_run_classify_started(
+						 c->signaled, c->exit_code,
+						 c->timed_out, c->report_ok,
+						 c->check, 1),
+					 c->want);
 	}
 }
 END_TEST

@@ -132,24 +132,24 @@ START_TEST(minimal_and_nulls)
 {
 	/* Nulls for optional keys are their defaults (as upstream); a
 	 * top-level libraries list becomes config "libraries". */
-	static const char y[] =
-		"files:\n"
-		"  - name: main.c\n"
-		"    source: \"@SUBMISSION@\"\n"
-		"lang: c\n"
-		"config: {sources: main.c}\n"
-		"libraries: [m, pthread]\n"
-		"description:\n"
-		"seed: ~\n"
-		"tests:\n"
-		"gpus: null\n"
-		"multi_gpu: yes\n"
-		"ranking_by: mean\n"
-		"IGNORED AFTER LEN";
+	static const char y[] = "files:\n"
+				"  - name: main.c\n"
+				"    source: \"@SUBMISSION@\"\n"
+				"lang: c\n"
+				"config: {sources: main.c}\n"
+				"libraries: [m, pthread]\n"
+				"description:\n"
+				"seed: ~\n"
+				"tests:\n"
+				"gpus: null\n"
+				"multi_gpu: yes\n"
+				"ranking_by: mean\n"
+				"IGNORED AFTER LEN";
 	struct kb_task t;
 	char err[512] = "";
 
-	ck_assert_int_eq(kb_task_parse(y, strlen(y) - strlen("IGNORED AFTER LEN"),
+	ck_assert_int_eq(kb_task_parse(y,
+				       strlen(y) - strlen("IGNORED AFTER LEN"),
 				       &t, err, sizeof(err)),
 			 0);
 	ck_assert_str_eq(err, "");
@@ -224,7 +224,8 @@ static const struct bad bad_tasks[] = {
 	 "line 7: ranked_timeout must be between 1 and 86400, not 86401"},
 	{"quoted_timeout", "line 7: test_timeout must be an integer, not a "
 			   "scalar (quoted)"},
-	{"bad_ranking", "line 7: ranking_by 'median' is not last, mean or geom"},
+	{"bad_ranking",
+	 "line 7: ranking_by 'median' is not last, mean or geom"},
 	{"wrong_type_tests", "line 7: tests must be a list, not a scalar"},
 	{"nested_case",
 	 "line 8: a list in a case may hold scalars only, not a list"},
@@ -299,9 +300,8 @@ START_TEST(syntax_error_has_line)
 	struct kb_task t;
 	size_t len;
 
-	ck_assert_int_eq(kb_read_file(DATA "/bad/syntax.yml", 1 << 20, &text,
-				      &len),
-			 0);
+	ck_assert_int_eq(
+		kb_read_file(DATA "/bad/syntax.yml", 1 << 20, &text, &len), 0);
 	ck_assert_int_eq(kb_task_parse(text, len, &t, err, sizeof(err)),
 			 -EINVAL);
 	/* The flow map opens on line 8 and is never closed. */
@@ -375,12 +375,10 @@ START_TEST(set_of_task_dirs)
 
 	/* data/tasks has no task.yml: its subdirectories with one are the
 	 * problems; notes/ (no task.yml) and loose files are skipped. */
-	ck_assert_int_eq(kb_problemset_load(DATA "/tasks", &ps, err,
-					    sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		kb_problemset_load(DATA "/tasks", &ps, err, sizeof(err)), 0);
 	names_are(&ps, want, 2);
-	ck_assert_ptr_eq(kb_problemset_find(&ps, "vectoradd_py"),
-			 &ps.tasks[1]);
+	ck_assert_ptr_eq(kb_problemset_find(&ps, "vectoradd_py"), &ps.tasks[1]);
 	ck_assert_ptr_eq(kb_problemset_find(&ps, "identity_cu"), &ps.tasks[0]);
 	ck_assert_ptr_null(kb_problemset_find(&ps, "identity"));
 	ck_assert_ptr_null(kb_problemset_find(&ps, NULL));
@@ -487,7 +485,7 @@ START_TEST(set_duplicates)
 	char err[512] = "";
 
 	ck_assert_int_eq(kb_problemset_load(DATA "/tasks:" DATA
-						  "/tasks/identity_cu",
+						 "/tasks/identity_cu",
 					    &ps, err, sizeof(err)),
 			 -EINVAL);
 	ck_assert_contains(err, "duplicate leaderboard name 'identity_cu'");
@@ -511,7 +509,8 @@ static const struct bad bad_sets[] = {
 	 "comps/bad_task.yaml: line 2: " DATA
 	 "/comps/../badtask/task.yml: line 6: unknown key 'ranking'"},
 	{"/comps/missing_src.yaml", "source 'eval.py' is not a file"},
-	{"/comps/bad_name.yaml", "line 2: leaderboard name 'has:colon' must be"},
+	{"/comps/bad_name.yaml",
+	 "line 2: leaderboard name 'has:colon' must be"},
 	{"/comps/no_directory.yaml",
 	 "line 1: a competition entry needs a directory"},
 	{"/comps/no_problems.yaml", "the competition has no problems list"},
@@ -520,7 +519,8 @@ static const struct bad bad_sets[] = {
 	{"/notasks", "notasks: no task.yml, and no subdirectory holding one"},
 	{"/nothing_here", "KB_PROBLEMS entry " DATA "/nothing_here: No such"},
 	/* A task.yml is not a competition. */
-	{"/bad/unknown_key.yml", "line 1: unknown key 'files' in a competition"},
+	{"/bad/unknown_key.yml",
+	 "line 1: unknown key 'files' in a competition"},
 	{"/bad/root_list.yml", "line 1: a competition entry must be a map"},
 };
 
@@ -572,8 +572,8 @@ static int load_with_deadline(const char *deadline, char *err, size_t n,
 	rc = kb_problemset_load(path, &ps, err, n);
 	if (rc == 0) {
 		snprintf(got, gotn, "%s",
-			 ps.tasks[0].deadline ? ps.tasks[0].deadline :
-						"(none)");
+			 ps.tasks[0].deadline ? ps.tasks[0].deadline
+					      : "(none)");
 		kb_problemset_clear(&ps);
 	}
 	unlink(path);
@@ -588,14 +588,21 @@ START_TEST(deadlines)
 		"2025-12-30 08:00:00.123+02:00", "2025-01-01T00:00:00-0500",
 		/* upstream's nvidia.yaml: a one-digit hour */
 		"\"2025-11-29 6:59\""};
-	static const char *const good_out[] = {
-		"2025-12-30", "2025-12-30T23:59", "2025-12-30T23:59:59Z",
-		"2025-12-30 08:00:00.123+02:00", "2025-01-01T00:00:00-0500",
-		"2025-11-29 6:59"};
-	static const char *const bad[] = {
-		"2025-13-01", "2025-12-32", "25-12-30", "2025-12-30T24:00",
-		"2025-12-30T12:60", "2025-12-30X", "2025-12-30T12:00Zulu",
-		"tomorrow", "2025-12-30T12:00+2"};
+	static const char *const good_out[] = {"2025-12-30",
+					       "2025-12-30T23:59",
+					       "2025-12-30T23:59:59Z",
+					       "2025-12-30 08:00:00.123+02:00",
+					       "2025-01-01T00:00:00-0500",
+					       "2025-11-29 6:59"};
+	static const char *const bad[] = {"2025-13-01",
+					  "2025-12-32",
+					  "25-12-30",
+					  "2025-12-30T24:00",
+					  "2025-12-30T12:60",
+					  "2025-12-30X",
+					  "2025-12-30T12:00Zulu",
+					  "tomorrow",
+					  "2025-12-30T12:00+2"};
 	char err[512], got[128];
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -656,11 +663,10 @@ static void include_tree_rm(const char *root)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-static const char kManifest[] =
-	"# a harness\n"
-	"files:\n"
-	"  - {name: a.c, source: a.c}\n"
-	"  - {name: b.c, source: sub/b.c}\n";
+static const char kManifest[] = "# a harness\n"
+				"files:\n"
+				"  - {name: a.c, source: a.c}\n"
+				"  - {name: b.c, source: sub/b.c}\n";
 
 START_TEST(include_expands)
 {
@@ -686,16 +692,14 @@ START_TEST(include_expands)
 		ck_assert_int_eq(t.files[i].include, 0);
 	kb_task_clear(&t);
 	/* confined to root, the same */
-	ck_assert_int_eq(kb_task_load_confined(root, "p", "p", &t, err,
-					       sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		kb_task_load_confined(root, "p", "p", &t, err, sizeof(err)), 0);
 	ck_assert_uint_eq(t.nfiles, 4);
 	ck_assert_str_eq(t.files[2].source, "../h/sub/b.c");
 	kb_task_clear(&t);
 	/* confined to p, the manifest is outside: refused */
-	ck_assert_int_lt(kb_task_load_confined(dir, "", "p", &t, err,
-					       sizeof(err)),
-			 0);
+	ck_assert_int_lt(
+		kb_task_load_confined(dir, "", "p", &t, err, sizeof(err)), 0);
 	ck_assert_ptr_nonnull(strstr(err, "m.yml"));
 	include_tree_rm(root);
 }
@@ -737,8 +741,10 @@ START_TEST(include_errors)
 		{"  - {include: ../h/m.yml}\n",
 		 "files:\n  - {name: s.c, source: \"@SUBMISSION@\"}\n",
 		 "lists no @SUBMISSION@"},
-		{"  - {include: ../h/m.yml}\n", "files:\n  - {name: a.c, "
-		 "source: /etc/passwd}\n", "must be a relative path"},
+		{"  - {include: ../h/m.yml}\n",
+		 "files:\n  - {name: a.c, "
+		 "source: /etc/passwd}\n",
+		 "must be a relative path"},
 		{"  - {include: ../h/m.yml}\n", "sources: []\n",
 		 "unknown key 'sources'"},
 		{"  - {include: ../h/m.yml}\n", "- a\n", "must be a map"},
@@ -753,8 +759,8 @@ START_TEST(include_errors)
 			 cases[i].files);
 		include_tree(root, files, cases[i].manifest);
 		snprintf(dir, sizeof(dir), "%s/p", root);
-		ck_assert_msg(kb_task_load_dir(dir, "p", &t, err,
-					       sizeof(err)) < 0,
+		ck_assert_msg(kb_task_load_dir(dir, "p", &t, err, sizeof(err)) <
+				      0,
 			      "case %zu loaded", i);
 		ck_assert_msg(strstr(err, cases[i].want) != NULL,
 			      "case %zu: '%s' does not say '%s'", i, err,
@@ -784,9 +790,9 @@ START_TEST(yaml_alias_budget)
 	kb_buf_free(&b);
 
 	static const char cycle[] = "files: &f [*f]\nlang: c\n";
-	ck_assert_int_eq(
-		kb_task_parse(cycle, strlen(cycle), &t, err, sizeof(err)),
-		-EINVAL);
+	ck_assert_int_eq(kb_task_parse(cycle, strlen(cycle), &t, err,
+				       sizeof(err)),
+			 -EINVAL);
 	ck_assert_contains(err, "refers to a node that holds it");
 
 	for (int i = 0; i < 100; i++)

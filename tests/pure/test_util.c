@@ -37,15 +37,15 @@ START_TEST(utf8_accepts_well_formed)
 	ck_assert_int_eq(VALID("\xEF\xBF\xBF"), 1);     /* U+FFFF */
 	ck_assert_int_eq(VALID("\xF0\x90\x80\x80"), 1); /* U+10000 */
 	ck_assert_int_eq(VALID("\xF4\x8F\xBF\xBF"), 1); /* U+10FFFF */
-	ck_assert_int_eq(VALID("gr\xC3\xBC\xC3\x9F \xE2\x82\xAC \xF0\x9F\x9A\x80"),
-			 1);
+	ck_assert_int_eq(
+		VALID("gr\xC3\xBC\xC3\x9F \xE2\x82\xAC \xF0\x9F\x9A\x80"), 1);
 }
 END_TEST
 
 START_TEST(utf8_rejects_malformed)
 {
-	ck_assert_int_eq(VALID("a\0b"), 0);             /* NUL is not text */
-	ck_assert_int_eq(VALID("\x80"), 0);             /* lone continuation */
+	ck_assert_int_eq(VALID("a\0b"), 0); /* NUL is not text */
+	ck_assert_int_eq(VALID("\x80"), 0); /* lone continuation */
 	ck_assert_int_eq(VALID("\xBF"), 0);
 	ck_assert_int_eq(VALID("\xC0\x80"), 0);         /* overlong NUL */
 	ck_assert_int_eq(VALID("\xC1\xBF"), 0);         /* overlong 7F */
@@ -57,7 +57,7 @@ START_TEST(utf8_rejects_malformed)
 	ck_assert_int_eq(VALID("\xF5\x80\x80\x80"), 0);
 	ck_assert_int_eq(VALID("\xFF"), 0);
 	ck_assert_int_eq(VALID("\xFE"), 0);
-	ck_assert_int_eq(VALID("\xC3"), 0);             /* truncated */
+	ck_assert_int_eq(VALID("\xC3"), 0); /* truncated */
 	ck_assert_int_eq(VALID("\xE2\x82"), 0);
 	ck_assert_int_eq(VALID("\xF0\x9F\x9A"), 0);
 	ck_assert_int_eq(VALID("\xE2\x28\xA1"), 0);     /* bad 2nd byte */
@@ -135,8 +135,8 @@ START_TEST(clocks_move)
 	r0 = mono_ref_s();
 	a = kb_mono_s();
 	r1 = mono_ref_s();
-	ck_assert_msg(a >= r0 - 1e-6 && a <= r1 + 1e-6, "%.9f not in [%.9f, %.9f]",
-		      a, r0, r1);
+	ck_assert_msg(a >= r0 - 1e-6 && a <= r1 + 1e-6,
+		      "%.9f not in [%.9f, %.9f]", a, r0, r1);
 	usleep(20000);
 	b = kb_mono_s();
 	ck_assert_double_ge(b - a, 0.015);
@@ -221,9 +221,8 @@ START_TEST(proc_file_without_size)
 	size_t len;
 
 	/* st_size is 0 for procfs files; reading must not trust it. */
-	ck_assert_int_eq(kb_read_file("/proc/self/status", 1 << 20, &data,
-				      &len),
-			 0);
+	ck_assert_int_eq(
+		kb_read_file("/proc/self/status", 1 << 20, &data, &len), 0);
 	ck_assert_uint_gt(len, 0);
 	ck_assert_contains(data, "Name:");
 	free(data);
@@ -285,7 +284,8 @@ END_TEST
 START_TEST(truncate_on_boundary)
 {
 	/* "a€b": a, E2 82 AC, b (5 bytes). */
-	const char *t = "a\xE2\x82\xAC" "b";
+	const char *t = "a\xE2\x82\xAC"
+			"b";
 	char *s;
 
 	/* Cutting after 1..3 bytes of € moves back before it. */

@@ -5,8 +5,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-EXPORT double shim_sample(const struct kbg_tcal *cal,
-			  const struct kbg_tcall *c, int *path);
+EXPORT double shim_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
+			  int *path);
 EXPORT double shim_score(double m, double claim, int forged);
 EXPORT double shim_release_ns(const struct kbg_tcal *cal);
 EXPORT double shim_late_work(const struct kbg_tcal *cal,
@@ -41,8 +41,8 @@ double shim_late_work(const struct kbg_tcal *cal, const struct kbg_tcall *c)
 }
 
 int shim_calibrate(const struct kbg_tcall *dev, size_t n_dev,
-		   const struct kbg_tcall *host, size_t n_host,
-		   double slice_ns, double spin_ns, struct kbg_tcal *out)
+		   const struct kbg_tcall *host, size_t n_host, double slice_ns,
+		   double spin_ns, struct kbg_tcal *out)
 {
 	return kbg_time_calibrate(dev, n_dev, host, n_host, slice_ns, spin_ns,
 				  out);

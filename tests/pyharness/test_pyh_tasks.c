@@ -15,11 +15,11 @@
 static const struct {
 	const char *name;
 	size_t tests, benchmarks;
-} want[] = {{"vectoradd_py", 6, 2},   {"vectorsum_py", 6, 2},
-	    {"grayscale_py", 6, 2},   {"histogram_py", 6, 2},
-	    {"prefixsum_py", 8, 2},   {"sort_py", 9, 2},
-	    {"conv2d_py", 6, 2},      {"matmul_py", 7, 2},
-	    {"rmsnorm_py", 7, 2},     {"grouped_gemm_py", 8, 2}};
+} want[] = {{"vectoradd_py", 6, 2}, {"vectorsum_py", 6, 2},
+	    {"grayscale_py", 6, 2}, {"histogram_py", 6, 2},
+	    {"prefixsum_py", 8, 2}, {"sort_py", 9, 2},
+	    {"conv2d_py", 6, 2},    {"matmul_py", 7, 2},
+	    {"rmsnorm_py", 7, 2},   {"grouped_gemm_py", 8, 2}};
 #define NWANT (sizeof(want) / sizeof(want[0]))
 
 START_TEST(pmpp_py_set)
@@ -65,8 +65,8 @@ START_TEST(beside_the_other_sets)
 	char err[512] = "";
 
 	ck_assert_msg(kb_problemset_load(PROBLEMS "/cpu.yaml:" PROBLEMS
-					 "/pmpp.yaml:" PROBLEMS
-					 "/pmpp_py.yaml",
+						  "/pmpp.yaml:" PROBLEMS
+						  "/pmpp_py.yaml",
 					 &ps, err, sizeof(err)) == 0,
 		      "%s", err);
 	ck_assert_ptr_nonnull(kb_problemset_find(&ps, "vectoradd"));

@@ -32,7 +32,8 @@ static void setup(void)
 	/* As in kb-ranker (kb_signal_install): a write to a Redis that went
 	 * away (redis_restart_is_survived) is an error, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
-	ck_assert_msg(kb_test_redis_start(&R) == 0, "redis-server did not start");
+	ck_assert_msg(kb_test_redis_start(&R) == 0,
+		      "redis-server did not start");
 	rc = kb_redis_connect(R.url, 2000, err, sizeof(err));
 	ck_assert_msg(rc != NULL, "connect %s: %s", R.url, err);
 	F = kb_fold_new(R.url, 2000);
@@ -50,9 +51,11 @@ static void teardown(void)
 }
 
 /* The gateway's part: the submission hash exists before any result. */
-static void gateway_submission(uint64_t id, const char *user, int64_t submitted_ms)
+static void gateway_submission(uint64_t id, const char *user,
+			       int64_t submitted_ms)
 {
-	redisReply *r = redisCommand(rc,
+	redisReply *r = redisCommand(
+		rc,
 		"HSET kb:sub:%llu user_id %s user_name %s lb vectorsum_cpu gpu CPU "
 		"mode leaderboard status queued submitted_ms %lld",
 		(unsigned long long)id, user, user, (long long)submitted_ms);
@@ -68,7 +71,8 @@ static int fold(struct fx_result *f)
 	char err[512] = "";
 	int outcome = -1;
 
-	ck_assert_msg(kb_foldargs_result(&f->ev, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(kb_foldargs_result(&f->ev, &c, err, sizeof(err)) == 0,
+		      "%s", err);
 	int rv = kb_fold_result(F, &c, &outcome, err, sizeof(err));
 	ck_assert_msg(rv == 0, "kb_fold_result: %d %s", rv, err);
 	kb_fold_call_free(&c);
@@ -94,8 +98,10 @@ static char *get_str(const char *fmt, ...)
 	r = redisvCommand(rc, fmt, ap);
 	va_end(ap);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_msg(r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_NIL,
-		      "reply type %d (%s)", r->type, r->type == REDIS_REPLY_ERROR ? r->str : "");
+	ck_assert_msg(r->type == REDIS_REPLY_STRING ||
+			      r->type == REDIS_REPLY_NIL,
+		      "reply type %d (%s)", r->type,
+		      r->type == REDIS_REPLY_ERROR ? r->str : "");
 	if (r->type == REDIS_REPLY_STRING)
 		s = strdup(r->str);
 	freeReplyObject(r);
@@ -123,10 +129,12 @@ static void assert_field(const char *key, const char *field, const char *want)
 	char *got = get_str("HGET %s %s", key, field);
 
 	if (!want)
-		ck_assert_msg(got == NULL, "%s %s = \"%s\", expected none", key, field, got);
+		ck_assert_msg(got == NULL, "%s %s = \"%s\", expected none", key,
+			      field, got);
 	else
-		ck_assert_msg(got && strcmp(got, want) == 0, "%s %s = \"%s\", expected \"%s\"",
-			      key, field, got ? got : "(nil)", want);
+		ck_assert_msg(got && strcmp(got, want) == 0,
+			      "%s %s = \"%s\", expected \"%s\"", key, field,
+			      got ? got : "(nil)", want);
 	free(got);
 }
 
@@ -145,23 +153,27 @@ static char *snapshot(void)
 {
 	struct kb_buf b = {0};
 	/* KEYS order is unspecified: sort the names first. */
-	redisReply *sorted = redisCommand(rc, "EVAL %s 0",
+	redisReply *sorted = redisCommand(
+		rc, "EVAL %s 0",
 		"local k = redis.call('KEYS', '*') table.sort(k) return k");
 	ck_assert_ptr_nonnull(sorted);
 	for (size_t i = 0; i < sorted->elements; i++) {
 		const char *k = sorted->element[i]->str;
-		const char *cmds[] = {"DUMP %s", "HGETALL %s", "ZRANGE %s 0 -1 WITHSCORES",
-				      "TYPE %s"};
+		const char *cmds[] = {"DUMP %s", "HGETALL %s",
+				      "ZRANGE %s 0 -1 WITHSCORES", "TYPE %s"};
 		kb_buf_printf(&b, "[%s]", k);
 		for (size_t j = 0; j < sizeof(cmds) / sizeof(cmds[0]); j++) {
 			redisReply *r = redisCommand(rc, cmds[j], k);
 			ck_assert_ptr_nonnull(r);
-			if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) {
+			if (r->type == REDIS_REPLY_STRING ||
+			    r->type == REDIS_REPLY_STATUS) {
 				for (size_t n = 0; n < r->len; n++)
-					kb_buf_printf(&b, "%02x", (unsigned char)r->str[n]);
+					kb_buf_printf(&b, "%02x",
+						      (unsigned char)r->str[n]);
 			} else if (r->type == REDIS_REPLY_ARRAY) {
 				for (size_t e = 0; e < r->elements; e++)
-					kb_buf_printf(&b, "|%s", r->element[e]->str);
+					kb_buf_printf(&b, "|%s",
+						      r->element[e]->str);
 			}
 			kb_buf_printf(&b, ";");
 			freeReplyObject(r);
@@ -239,7 +251,8 @@ static int fold_with_override(struct fx_result *f, int argi, const char *value)
 	argi = argi < 4 ? argi : argi - 4 + KB_FOLD_NKEYS;
 	c.argv[argi] = value;
 	c.argvlen[argi] = strlen(value);
-	ck_assert_msg(kb_fold_result(F, &c, &outcome, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(kb_fold_result(F, &c, &outcome, err, sizeof(err)) == 0,
+		      "%s", err);
 	kb_fold_call_free(&c);
 	return outcome;
 }
@@ -277,8 +290,10 @@ START_TEST(non_leaderboard_mode_is_not_ranked_even_with_score)
 		uint64_t id = 100 + i;
 		gateway_submission(id, "alice", 1000);
 		fx_scored(&f, id, "alice", 1e-3, 1000);
-		ck_assert_int_eq(fold_with_override(&f, 10, bad[i]), KB_FOLD_NEW);
-		ck_assert_msg(get_int("EXISTS " RANK) == 0, "score \"%s\" ranked", bad[i]);
+		ck_assert_int_eq(fold_with_override(&f, 10, bad[i]),
+				 KB_FOLD_NEW);
+		ck_assert_msg(get_int("EXISTS " RANK) == 0,
+			      "score \"%s\" ranked", bad[i]);
 	}
 }
 END_TEST
@@ -294,12 +309,15 @@ START_TEST(refolding_changes_nothing)
 	ck_assert_int_eq(fold(&f), KB_FOLD_NEW);
 	char *before = snapshot();
 
-	ck_assert_int_eq(fold_scored(7, "alice", 2e-3, 1000), KB_FOLD_DUPLICATE);
+	ck_assert_int_eq(fold_scored(7, "alice", 2e-3, 1000),
+			 KB_FOLD_DUPLICATE);
 	ck_assert_int_eq(fold(&f), KB_FOLD_DUPLICATE);
 	/* A different Result for a folded (submission, gpu) is a duplicate
 	 * too: the first one folded wins. */
-	ck_assert_int_eq(fold_scored(7, "alice", 1e-9, 1000), KB_FOLD_DUPLICATE);
-	ck_assert_int_eq(fold_scored(8, "alice", 1e-9, 2000), KB_FOLD_DUPLICATE);
+	ck_assert_int_eq(fold_scored(7, "alice", 1e-9, 1000),
+			 KB_FOLD_DUPLICATE);
+	ck_assert_int_eq(fold_scored(8, "alice", 1e-9, 2000),
+			 KB_FOLD_DUPLICATE);
 
 	char *after = snapshot();
 	ck_assert_str_eq(after, before);
@@ -311,7 +329,8 @@ END_TEST
 START_TEST(better_score_replaces_worse_does_not)
 {
 	for (uint64_t id = 10; id < 14; id++)
-		gateway_submission(id, id == 13 ? "bob" : "alice", (int64_t)id * 1000);
+		gateway_submission(id, id == 13 ? "bob" : "alice",
+				   (int64_t)id * 1000);
 
 	ck_assert_int_eq(fold_scored(10, "alice", 2e-3, 10000), KB_FOLD_BEST);
 	ck_assert_int_eq(fold_scored(11, "alice", 1e-3, 11000), KB_FOLD_BEST);
@@ -340,14 +359,16 @@ START_TEST(one_ulp_better_replaces)
 	gateway_submission(21, "alice", 2000);
 	ck_assert_int_eq(fold_scored(20, "alice", s, 1000), KB_FOLD_BEST);
 	ck_assert_int_eq(fold_scored(21, "alice", better, 2000), KB_FOLD_BEST);
-	ck_assert_msg(zscore("alice") == better, "%.17g != %.17g", zscore("alice"), better);
+	ck_assert_msg(zscore("alice") == better, "%.17g != %.17g",
+		      zscore("alice"), better);
 	assert_field(INFO, "alice", "21:2000");
 }
 END_TEST
 
 /* Folds the two submissions in the given order and returns the winner's
  * rankinfo. */
-static char *tie(uint64_t a_id, int64_t a_ms, uint64_t b_id, int64_t b_ms, int b_first)
+static char *tie(uint64_t a_id, int64_t a_ms, uint64_t b_id, int64_t b_ms,
+		 int b_first)
 {
 	redisReply *r = redisCommand(rc, "FLUSHALL");
 	freeReplyObject(r);
@@ -368,11 +389,13 @@ static char *tie(uint64_t a_id, int64_t a_ms, uint64_t b_id, int64_t b_ms, int b
 static char *order_users(void)
 {
 	struct kb_buf b = {0};
-	redisReply *r = redisCommand(rc, "ZRANGE kb:rankorder:vectorsum_cpu:CPU 0 -1");
+	redisReply *r =
+		redisCommand(rc, "ZRANGE kb:rankorder:vectorsum_cpu:CPU 0 -1");
 
 	ck_assert_ptr_nonnull(r);
 	for (size_t i = 0; i < r->elements; i++)
-		kb_buf_printf(&b, "%s%s", i ? " " : "", strrchr(r->element[i]->str, ':') + 1);
+		kb_buf_printf(&b, "%s%s", i ? " " : "",
+			      strrchr(r->element[i]->str, ':') + 1);
 	freeReplyObject(r);
 	return b.data ? b.data : strdup("");
 }
@@ -400,7 +423,8 @@ START_TEST(order_is_the_ranking)
 	u = order_users();
 	ck_assert_str_eq(u, "anna dora carl bert");
 	free(u);
-	redisReply *r = redisCommand(rc, "ZCARD kb:rankorder:vectorsum_cpu:CPU");
+	redisReply *r =
+		redisCommand(rc, "ZCARD kb:rankorder:vectorsum_cpu:CPU");
 	ck_assert_int_eq(r->integer, 4);
 	freeReplyObject(r);
 	/* Scores of different magnitude sort as numbers, not as text. */
@@ -419,17 +443,20 @@ START_TEST(equal_score_earlier_submission_wins_in_any_order)
 	for (int order = 0; order < 2; order++) {
 		/* Earlier submitted_ms wins, although its id is higher. */
 		char *w = tie(31, 1000, 30, 2000, order);
-		ck_assert_msg(w && strcmp(w, "31:1000") == 0, "order %d: winner %s", order, w);
+		ck_assert_msg(w && strcmp(w, "31:1000") == 0,
+			      "order %d: winner %s", order, w);
 		free(w);
 
 		/* Same millisecond: the lower id wins, compared as numbers
 		 * (9 < 10 although "9" > "10" as text). */
 		w = tie(9, 5000, 10, 5000, order);
-		ck_assert_msg(w && strcmp(w, "9:5000") == 0, "order %d: winner %s", order, w);
+		ck_assert_msg(w && strcmp(w, "9:5000") == 0,
+			      "order %d: winner %s", order, w);
 		free(w);
 
 		/* Ids beyond 2^53 stay distinct. */
-		w = tie(9007199254740992ULL, 5000, 9007199254740993ULL, 5000, order);
+		w = tie(9007199254740992ULL, 5000, 9007199254740993ULL, 5000,
+			order);
 		ck_assert_msg(w && strcmp(w, "9007199254740992:5000") == 0,
 			      "order %d: winner %s", order, w);
 		free(w);
@@ -499,7 +526,8 @@ START_TEST(history_records_every_scored_result)
 		free(m);
 		/* The history itself, not the whole store: a hash's field
 		 * order (rankinfo) follows the order of writes. */
-		redisReply *h = redisCommand(rc, "EVAL %s 0",
+		redisReply *h = redisCommand(
+			rc, "EVAL %s 0",
 			"local out = {} for _, k in ipairs({'kb:hist:vectorsum_cpu:CPU', "
 			"'kb:uhist:alice', 'kb:uhist:bob'}) do "
 			"for _, v in ipairs(redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')) do "
@@ -540,8 +568,10 @@ static int progress(uint64_t id, Kb__Stage stage, int64_t ms)
 	ev.gpu = "CPU";
 	ev.event_case = KB__RESULT_EVENT__EVENT_PROGRESS;
 	ev.progress = &p;
-	ck_assert_int_eq(kb_foldargs_progress(&ev, ms, &c, err, sizeof(err)), 0);
-	ck_assert_msg(kb_fold_progress(F, &c, &applied, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(kb_foldargs_progress(&ev, ms, &c, err, sizeof(err)),
+			 0);
+	ck_assert_msg(kb_fold_progress(F, &c, &applied, err, sizeof(err)) == 0,
+		      "%s", err);
 	return applied;
 }
 
@@ -598,10 +628,12 @@ START_TEST(deleted_submission_is_never_folded)
 	gateway_submission(79, "alice", 900);
 	ck_assert_int_eq(fold_scored(79, "alice", 2e-3, 900), KB_FOLD_BEST);
 	gateway_submission(80, "alice", 1000);
-	redisReply *r = redisCommand(rc, "HSET kb:sub:80 status deleted deleted_ms 1500");
+	redisReply *r = redisCommand(
+		rc, "HSET kb:sub:80 status deleted deleted_ms 1500");
 	freeReplyObject(r);
 	char *before = snapshot();
-	ck_assert_int_eq(fold_scored(80, "alice", 1e-3, 1000), KB_FOLD_DUPLICATE);
+	ck_assert_int_eq(fold_scored(80, "alice", 1e-3, 1000),
+			 KB_FOLD_DUPLICATE);
 	char *after = snapshot();
 	ck_assert_str_eq(after, before);
 	ck_assert_int_eq(get_int("EXISTS kb:res:80:CPU"), 0);
@@ -620,7 +652,8 @@ START_TEST(deleted_submission_is_never_folded)
 	gateway_submission(81, "alice", 1100);
 	r = redisCommand(rc, "HSET kb:sub:81 status running deleted_ms 1600");
 	freeReplyObject(r);
-	ck_assert_int_eq(fold_scored(81, "alice", 1e-4, 1100), KB_FOLD_DUPLICATE);
+	ck_assert_int_eq(fold_scored(81, "alice", 1e-4, 1100),
+			 KB_FOLD_DUPLICATE);
 	ck_assert_int_eq(get_int("EXISTS kb:res:81:CPU"), 0);
 	ck_assert_double_eq(zscore("alice"), 2e-3);
 }
@@ -637,7 +670,8 @@ START_TEST(wrong_key_type_is_refused_without_partial_writes)
 	freeReplyObject(r);
 	fx_scored(&f, 80, "alice", 1e-3, 1000);
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
-	ck_assert_int_eq(kb_fold_result(F, &c, &outcome, err, sizeof(err)), -EPROTO);
+	ck_assert_int_eq(kb_fold_result(F, &c, &outcome, err, sizeof(err)),
+			 -EPROTO);
 	ck_assert_msg(strstr(err, "WRONGTYPE") != NULL, "error: %s", err);
 	/* Nothing was written, so a fixed store can fold it later. */
 	ck_assert_int_eq(get_int("EXISTS kb:res:80:CPU"), 0);
@@ -662,8 +696,10 @@ START_TEST(redis_restart_is_survived)
 	kb_test_redis_kill(&R);
 	fx_scored(&f, 91, "alice", 5e-4, 2000);
 	ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
-	ck_assert_int_eq(kb_fold_result(F, &c, &outcome, err, sizeof(err)), -EAGAIN);
-	ck_assert_int_eq(kb_fold_result(F, &c, &outcome, err, sizeof(err)), -EAGAIN);
+	ck_assert_int_eq(kb_fold_result(F, &c, &outcome, err, sizeof(err)),
+			 -EAGAIN);
+	ck_assert_int_eq(kb_fold_result(F, &c, &outcome, err, sizeof(err)),
+			 -EAGAIN);
 
 	/* Back, empty, at the same address: the script is loaded again. */
 	ck_assert_int_eq(kb_test_redis_restart(&R), 0);

@@ -15,19 +15,27 @@
 /* The call's strings numbered as when fold.lua took 4 keys: 0-3 the first
  * four keys, 4 on the script's ARGV[1..] (the order and history keys
  * come after the first four: arguments_of_a_scored_result). */
-#define ARG(c, i) ((c)->argv[(i) < 4 ? (i) : (i) - 4 + KB_FOLD_NKEYS])
+#define ARG(c, i) ((c)->argv[(i) < 4 ? (i) : (i)-4 + KB_FOLD_NKEYS])
 
 START_TEST(names)
 {
-	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_PASSED), "passed");
-	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_COMPILE_ERROR), "compile_error");
-	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_INFRA_ERROR), "infra_error");
-	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_SUSPECT), "suspect");
-	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_UNSPECIFIED), "unspecified");
-	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_TESTING), "testing");
-	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_RANKED_RUN), "ranked_run");
+	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_PASSED),
+			 "passed");
+	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_COMPILE_ERROR),
+			 "compile_error");
+	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_INFRA_ERROR),
+			 "infra_error");
+	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_SUSPECT),
+			 "suspect");
+	ck_assert_str_eq(kb_verdict_name(KB__VERDICT__VERDICT_UNSPECIFIED),
+			 "unspecified");
+	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_TESTING),
+			 "testing");
+	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_RANKED_RUN),
+			 "ranked_run");
 	/* The secret run is stored as the ranked run it continues. */
-	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_SECRET_RUN), "ranked_run");
+	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_SECRET_RUN),
+			 "ranked_run");
 	ck_assert_str_eq(kb_report_stage_name(KB__STAGE__STAGE_DONE), "done");
 	ck_assert_str_eq(kb_report_stage_name((Kb__Stage)-1), "unspecified");
 }
@@ -51,22 +59,27 @@ START_TEST(scored_only_when_every_condition_holds)
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		fx_scored(&f, 1, "alice", 1e-3, 1000);
 		f.r.mode = modes[i];
-		ck_assert_msg(kb_result_is_scored(&f.r) == 0, "mode %d scored", modes[i]);
+		ck_assert_msg(kb_result_is_scored(&f.r) == 0, "mode %d scored",
+			      modes[i]);
 	}
 
-	Kb__Verdict verdicts[] = {KB__VERDICT__VERDICT_FAILED, KB__VERDICT__VERDICT_SUSPECT,
-				  KB__VERDICT__VERDICT_TIMEOUT, KB__VERDICT__VERDICT_INFRA_ERROR,
+	Kb__Verdict verdicts[] = {KB__VERDICT__VERDICT_FAILED,
+				  KB__VERDICT__VERDICT_SUSPECT,
+				  KB__VERDICT__VERDICT_TIMEOUT,
+				  KB__VERDICT__VERDICT_INFRA_ERROR,
 				  KB__VERDICT__VERDICT_UNSPECIFIED};
 	for (size_t i = 0; i < sizeof(verdicts) / sizeof(verdicts[0]); i++) {
 		fx_scored(&f, 1, "alice", 1e-3, 1000);
 		f.r.verdict = verdicts[i];
-		ck_assert_msg(kb_result_is_scored(&f.r) == 0, "verdict %d scored", verdicts[i]);
+		ck_assert_msg(kb_result_is_scored(&f.r) == 0,
+			      "verdict %d scored", verdicts[i]);
 	}
 
 	double bad[] = {0.0, -1e-3, NAN, INFINITY, -INFINITY};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		fx_scored(&f, 1, "alice", bad[i], 1000);
-		ck_assert_msg(kb_result_is_scored(&f.r) == 0, "score %g scored", bad[i]);
+		ck_assert_msg(kb_result_is_scored(&f.r) == 0, "score %g scored",
+			      bad[i]);
 	}
 }
 END_TEST
@@ -144,7 +157,9 @@ START_TEST(arguments_of_a_scored_result)
 	kb__result__pack(&f.r, want);
 	ck_assert_uint_eq(c.argvlen[KB_FOLD_NKEYS], n);
 	ck_assert_mem_eq(c.argv[KB_FOLD_NKEYS], want, n);
-	Kb__Result *back = kb__result__unpack(NULL, c.argvlen[KB_FOLD_NKEYS], (const uint8_t *)c.argv[KB_FOLD_NKEYS]);
+	Kb__Result *back =
+		kb__result__unpack(NULL, c.argvlen[KB_FOLD_NKEYS],
+				   (const uint8_t *)c.argv[KB_FOLD_NKEYS]);
 	ck_assert_ptr_nonnull(back);
 	ck_assert_uint_eq(back->submission_id, 42);
 	ck_assert_str_eq(back->runs[1]->result[0]->key, "benchmark.0.mean");
@@ -158,18 +173,21 @@ END_TEST
 START_TEST(score_string_round_trips_exactly)
 {
 	/* Scores one ulp apart must stay apart through the text form. */
-	double scores[] = {1e-6, nextafter(1e-6, 0), 0.1, 1.0 / 3.0, 5e-324,
-			   123456.789, nextafter(2.5e-5, 1)};
+	double scores[] = {
+		1e-6,       nextafter(1e-6, 0),  0.1, 1.0 / 3.0, 5e-324,
+		123456.789, nextafter(2.5e-5, 1)};
 	for (size_t i = 0; i < sizeof(scores) / sizeof(scores[0]); i++) {
 		struct fx_result f;
 		struct kb_fold_call c;
 		char err[256];
 
 		fx_scored(&f, 7, "bob", scores[i], 1000);
-		ck_assert_int_eq(kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
+		ck_assert_int_eq(
+			kb_foldargs_result(&f.ev, &c, err, sizeof(err)), 0);
 		double back = strtod(ARG(&c, 10), NULL);
-		ck_assert_msg(back == scores[i], "%.17g came back as %.17g via \"%s\"",
-			      scores[i], back, ARG(&c, 10));
+		ck_assert_msg(back == scores[i],
+			      "%.17g came back as %.17g via \"%s\"", scores[i],
+			      back, ARG(&c, 10));
 		ck_assert_str_eq(c.score, ARG(&c, 10));
 		kb_fold_call_free(&c);
 	}
@@ -255,7 +273,8 @@ static void expect_invalid(struct fx_result *f, const char *what)
 	struct kb_fold_call c;
 	char err[256] = "";
 
-	ck_assert_msg(kb_foldargs_result(&f->ev, &c, err, sizeof(err)) == -EINVAL,
+	ck_assert_msg(kb_foldargs_result(&f->ev, &c, err, sizeof(err)) ==
+			      -EINVAL,
 		      "%s accepted", what);
 	ck_assert_msg(err[0] != '\0', "%s: no message", what);
 	/* Nothing to free on error, but freeing must still be safe. */
@@ -311,7 +330,8 @@ START_TEST(an_empty_envelope_defers_to_the_result)
 	fx_scored(&f, 5, "alice", 1e-3, 1000);
 	f.ev.submission_id = 0;
 	f.ev.gpu = "";
-	ck_assert_msg(kb_foldargs_result(&f.ev, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(kb_foldargs_result(&f.ev, &c, err, sizeof(err)) == 0,
+		      "%s", err);
 	ck_assert_str_eq(c.argv[0], "kb:res:5:CPU");
 	kb_fold_call_free(&c);
 }
@@ -329,7 +349,9 @@ START_TEST(progress_arguments)
 	ev.gpu = "MI300";
 	ev.event_case = KB__RESULT_EVENT__EVENT_PROGRESS;
 	ev.progress = &p;
-	ck_assert_int_eq(kb_foldargs_progress(&ev, 1700000000999, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_foldargs_progress(&ev, 1700000000999, &c, err,
+					      sizeof(err)),
+			 0);
 	ck_assert_int_eq(c.nkeys, 1);
 	ck_assert_int_eq(c.argc, 3);
 	ck_assert_str_eq(c.argv[0], "kb:sub:18446744073709551615");
@@ -339,10 +361,12 @@ START_TEST(progress_arguments)
 	ck_assert_str_eq(c.gpu, "MI300");
 
 	ev.submission_id = 0;
-	ck_assert_int_eq(kb_foldargs_progress(&ev, 1, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(kb_foldargs_progress(&ev, 1, &c, err, sizeof(err)),
+			 -EINVAL);
 	ev.submission_id = 5;
 	ev.event_case = KB__RESULT_EVENT__EVENT__NOT_SET;
-	ck_assert_int_eq(kb_foldargs_progress(&ev, 1, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(kb_foldargs_progress(&ev, 1, &c, err, sizeof(err)),
+			 -EINVAL);
 }
 END_TEST
 
@@ -365,7 +389,8 @@ START_TEST(redis_errors_are_classified)
 	};
 	for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
 		ck_assert_msg(kb_fold_error_class(transient[i]) == -EAGAIN,
-			      "\"%s\" not transient", transient[i] ? transient[i] : "(null)");
+			      "\"%s\" not transient",
+			      transient[i] ? transient[i] : "(null)");
 	for (size_t i = 0; i < sizeof(permanent) / sizeof(permanent[0]); i++)
 		ck_assert_msg(kb_fold_error_class(permanent[i]) == -EPROTO,
 			      "\"%s\" not permanent", permanent[i]);

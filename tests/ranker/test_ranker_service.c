@@ -28,9 +28,13 @@ static kb_producer *prod;
 static pid_t ranker;
 static char logpath[256];
 static char env_brokers[256], env_redis[256];
-static char *ranker_env[] = {env_brokers, env_redis, "KB_LOG_LEVEL=debug",
-			     "KB_CONSUMER_EXTRA=session.timeout.ms=6000,heartbeat.interval.ms=500",
-			     "KB_RANKER_BACKOFF_MAX_MS=300", NULL};
+static char *ranker_env[] = {
+	env_brokers,
+	env_redis,
+	"KB_LOG_LEVEL=debug",
+	"KB_CONSUMER_EXTRA=session.timeout.ms=6000,heartbeat.interval.ms=500",
+	"KB_RANKER_BACKOFF_MAX_MS=300",
+	NULL};
 
 static void sleep_ms(int ms)
 {
@@ -52,15 +56,20 @@ static void setup(void)
 {
 	char err[256];
 
-	ck_assert_msg(kb_test_redis_start(&R) == 0, "redis-server did not start");
-	ck_assert_msg(kb_test_devbroker_start(&B) == 0, "kb-devbroker did not start");
+	ck_assert_msg(kb_test_redis_start(&R) == 0,
+		      "redis-server did not start");
+	ck_assert_msg(kb_test_devbroker_start(&B) == 0,
+		      "kb-devbroker did not start");
 	redis_reconnect();
-	prod = kb_producer_new(B.url, "test-ranker-service", NULL, err, sizeof(err));
+	prod = kb_producer_new(B.url, "test-ranker-service", NULL, err,
+			       sizeof(err));
 	ck_assert_msg(prod != NULL, "producer: %s", err);
 
-	snprintf(env_brokers, sizeof(env_brokers), "KB_KAFKA_BROKERS=%s", B.url);
+	snprintf(env_brokers, sizeof(env_brokers), "KB_KAFKA_BROKERS=%s",
+		 B.url);
 	snprintf(env_redis, sizeof(env_redis), "KB_REDIS_URL=%s", R.url);
-	snprintf(logpath, sizeof(logpath), "/tmp/kb-test-ranker-%d.log", getpid());
+	snprintf(logpath, sizeof(logpath), "/tmp/kb-test-ranker-%d.log",
+		 getpid());
 	unlink(logpath);
 	char *argv[] = {KB_BINARY_DIR "/ranker/kb-ranker", NULL};
 	ranker = kb_test_spawn(argv, ranker_env, logpath);
@@ -85,8 +94,8 @@ static void produce(const char *key, const void *value, size_t len)
 {
 	char err[256];
 
-	ck_assert_msg(kb_producer_send(prod, KB_TOPIC_RESULTS, key, strlen(key), value,
-				       len, 5000, err, sizeof(err)) == 0,
+	ck_assert_msg(kb_producer_send(prod, KB_TOPIC_RESULTS, key, strlen(key),
+				       value, len, 5000, err, sizeof(err)) == 0,
 		      "produce: %s", err);
 }
 
@@ -96,7 +105,8 @@ static void produce_result(const struct fx_result *f)
 	size_t len;
 	uint8_t *buf = fx_pack_event(f, &len);
 
-	snprintf(key, sizeof(key), "%llu", (unsigned long long)f->ev.submission_id);
+	snprintf(key, sizeof(key), "%llu",
+		 (unsigned long long)f->ev.submission_id);
 	produce(key, buf, len);
 	free(buf);
 }
@@ -112,9 +122,11 @@ static void produce_progress(uint64_t id, Kb__Stage stage)
 	free(buf);
 }
 
-static void gateway_submission(uint64_t id, const char *user, int64_t submitted_ms)
+static void gateway_submission(uint64_t id, const char *user,
+			       int64_t submitted_ms)
 {
-	redisReply *r = redisCommand(rc,
+	redisReply *r = redisCommand(
+		rc,
 		"HSET kb:sub:%llu user_id %s user_name %s lb vectorsum_cpu gpu CPU "
 		"mode leaderboard status queued submitted_ms %lld",
 		(unsigned long long)id, user, user, (long long)submitted_ms);
@@ -149,8 +161,8 @@ static void wait_field(const char *key, const char *field, const char *want)
 		sleep_ms(50);
 	}
 	ck_assert_msg(got && strcmp(got, want) == 0,
-		      "%s %s is \"%s\", expected \"%s\" (ranker log %s)", key, field,
-		      got ? got : "(nil)", want, logpath);
+		      "%s %s is \"%s\", expected \"%s\" (ranker log %s)", key,
+		      field, got ? got : "(nil)", want, logpath);
 	free(got);
 }
 
@@ -168,8 +180,8 @@ static char *zscore(const char *user)
 
 static void assert_ranker_alive(void)
 {
-	ck_assert_msg(waitpid(ranker, NULL, WNOHANG) == 0, "kb-ranker exited (log %s)",
-		      logpath);
+	ck_assert_msg(waitpid(ranker, NULL, WNOHANG) == 0,
+		      "kb-ranker exited (log %s)", logpath);
 }
 
 static void assert_log_has(const char *needle)
@@ -182,15 +194,18 @@ static void assert_log_has(const char *needle)
 static char *snapshot(void)
 {
 	struct kb_buf b = {0};
-	redisReply *keys = redisCommand(rc, "EVAL %s 0",
+	redisReply *keys = redisCommand(
+		rc, "EVAL %s 0",
 		"local k = redis.call('KEYS', '*') table.sort(k) return k");
 
 	ck_assert_ptr_nonnull(keys);
 	ck_assert_int_eq(keys->type, REDIS_REPLY_ARRAY);
 	for (size_t i = 0; i < keys->elements; i++) {
-		redisReply *r = redisCommand(rc, "DUMP %s", keys->element[i]->str);
+		redisReply *r =
+			redisCommand(rc, "DUMP %s", keys->element[i]->str);
 		kb_buf_printf(&b, "[%s]", keys->element[i]->str);
-		for (size_t n = 0; r && r->type == REDIS_REPLY_STRING && n < r->len; n++)
+		for (size_t n = 0;
+		     r && r->type == REDIS_REPLY_STRING && n < r->len; n++)
 			kb_buf_printf(&b, "%02x", (unsigned char)r->str[n]);
 		freeReplyObject(r);
 	}
@@ -212,7 +227,8 @@ START_TEST(progress_and_results_are_folded)
 	produce_result(&f);
 	wait_field("kb:sub:1", "status", "done");
 	char *s = zscore("alice");
-	ck_assert_msg(s && strtod(s, NULL) == 2.5e-4, "alice's score %s", s ? s : "(nil)");
+	ck_assert_msg(s && strtod(s, NULL) == 2.5e-4, "alice's score %s",
+		      s ? s : "(nil)");
 	free(s);
 	wait_field("kb:sub:1", "verdict", "passed");
 	wait_field("kb:rankinfo:vectorsum_cpu:CPU", "alice", "1:1000");
@@ -240,7 +256,8 @@ START_TEST(progress_and_results_are_folded)
 	int status = kb_test_stop(ranker, 10000);
 	ranker = 0;
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "kb-ranker status %d on SIGTERM (log %s)", status, logpath);
+		      "kb-ranker status %d on SIGTERM (log %s)", status,
+		      logpath);
 	assert_log_has("stopped folded=2");
 }
 END_TEST
@@ -283,14 +300,17 @@ static Kb__DeadLetter *read_dead_letter(const char *key)
 	Kb__DeadLetter *found = NULL;
 
 	snprintf(group, sizeof(group), "dlq-reader-%d-%s", getpid(), key);
-	kb_consumer *c = kb_consumer_new(B.url, group, topics, 1, NULL, err, sizeof(err));
+	kb_consumer *c = kb_consumer_new(B.url, group, topics, 1, NULL, err,
+					 sizeof(err));
 	ck_assert_msg(c != NULL, "dlq consumer: %s", err);
 	for (int waited = 0; waited < WAIT_MS && !found; waited += 200) {
 		kb_message m;
 		if (kb_consumer_poll(c, 200, &m) != 1)
 			continue;
-		if (m.key_len == strlen(key) && memcmp(m.key, key, m.key_len) == 0)
-			found = kb__dead_letter__unpack(NULL, m.value_len, m.value);
+		if (m.key_len == strlen(key) &&
+		    memcmp(m.key, key, m.key_len) == 0)
+			found = kb__dead_letter__unpack(NULL, m.value_len,
+							m.value);
 		kb_message_release(&m);
 	}
 	kb_consumer_destroy(c);
@@ -315,20 +335,25 @@ START_TEST(garbage_goes_to_the_dlq_and_folding_goes_on)
 	assert_ranker_alive();
 
 	Kb__DeadLetter *dl = read_dead_letter("junk");
-	ck_assert_msg(dl != NULL, "no dead letter for the garbage (ranker log %s)", logpath);
+	ck_assert_msg(dl != NULL,
+		      "no dead letter for the garbage (ranker log %s)",
+		      logpath);
 	ck_assert_str_eq(dl->topic, KB_TOPIC_RESULTS);
 	ck_assert_uint_eq(dl->value.len, sizeof(garbage) - 1);
 	ck_assert_mem_eq(dl->value.data, garbage, dl->value.len);
-	ck_assert_msg(strstr(dl->reason, "undecodable") != NULL, "reason: %s", dl->reason);
+	ck_assert_msg(strstr(dl->reason, "undecodable") != NULL, "reason: %s",
+		      dl->reason);
 	ck_assert_int_ge(dl->offset, 0);
 	kb__dead_letter__free_unpacked(dl, NULL);
 
 	dl = read_dead_letter("21");
 	ck_assert_msg(dl != NULL, "no dead letter for the mismatched result");
-	ck_assert_msg(strstr(dl->reason, "does not match") != NULL, "reason: %s", dl->reason);
+	ck_assert_msg(strstr(dl->reason, "does not match") != NULL,
+		      "reason: %s", dl->reason);
 	kb__dead_letter__free_unpacked(dl, NULL);
 	/* Nothing of it reached Redis. */
-	redisReply *r = redisCommand(rc, "EXISTS kb:res:20:CPU kb:res:21:CPU kb:sub:20 kb:sub:21");
+	redisReply *r = redisCommand(
+		rc, "EXISTS kb:res:20:CPU kb:res:21:CPU kb:sub:20 kb:sub:21");
 	ck_assert_int_eq(r->integer, 0);
 	freeReplyObject(r);
 }
@@ -341,13 +366,16 @@ START_TEST(heartbeats_are_skipped)
 {
 	static const char garbage[] = "not a protobuf \xff";
 	size_t len;
-	uint8_t *buf = fx_pack_progress(0, "CPU", KB__STAGE__STAGE_UNSPECIFIED, &len);
+	uint8_t *buf =
+		fx_pack_progress(0, "CPU", KB__STAGE__STAGE_UNSPECIFIED, &len);
 
 	produce("hb", buf, len);
 	free(buf);
 	produce("hb", garbage, sizeof(garbage) - 1);
 	Kb__DeadLetter *dl = read_dead_letter("hb");
-	ck_assert_msg(dl != NULL, "no dead letter for the garbage (ranker log %s)", logpath);
+	ck_assert_msg(dl != NULL,
+		      "no dead letter for the garbage (ranker log %s)",
+		      logpath);
 	ck_assert_msg(strstr(dl->reason, "undecodable") != NULL,
 		      "the heartbeat was a dead letter: %s", dl->reason);
 	kb__dead_letter__free_unpacked(dl, NULL);
@@ -385,7 +413,8 @@ START_TEST(redis_outage_delays_but_loses_nothing)
 	ck_assert_ptr_nonnull(rc);
 	wait_field("kb:sub:31", "status", "done");
 	char *s = zscore("alice");
-	ck_assert_msg(s && strtod(s, NULL) == 1e-3, "alice's score %s", s ? s : "(nil)");
+	ck_assert_msg(s && strtod(s, NULL) == 1e-3, "alice's score %s",
+		      s ? s : "(nil)");
 	free(s);
 	assert_ranker_alive();
 }

@@ -111,7 +111,8 @@ pid_t kb_test_spawn(char *const argv[], char *const extra_env[],
 		if (getppid() == 1)
 			_exit(127);
 		if (logpath) {
-			int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+			int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND,
+				      0644);
 			if (fd >= 0) {
 				dup2(fd, 1);
 				dup2(fd, 2);
@@ -164,7 +165,8 @@ int kb_test_wait_file(const char *path, const char *needle, int timeout_ms,
 					while (start > buf && start[-1] != '\n')
 						start--;
 					end = strchr(hit, '\n');
-					size_t n = end ? (size_t)(end - start) : strlen(start);
+					size_t n = end ? (size_t)(end - start)
+						       : strlen(start);
 					if (n >= out_size)
 						n = out_size - 1;
 					memcpy(out, start, n);
@@ -206,15 +208,44 @@ static int redis_spawn(struct kb_test_server *s)
 	/* Durable: every write in the append-only file before it is
 	 * answered, so a SIGKILLed server restarts with all of it. */
 	char *aof = s->durable ? "yes" : "no";
-	char *tcp[] = {"/usr/bin/redis-server", "--port", port,
-		       "--bind", "127.0.0.1", "--dir", s->dir, "--save", "",
-		       "--appendonly", aof, "--appendfsync", "always",
-		       "--daemonize", "no", "--loglevel", "warning", NULL};
-	char *unix_[] = {"/usr/bin/redis-server", "--port", "0",
-			 "--unixsocket", sock, "--unixsocketperm", "700",
-			 "--dir", s->dir, "--save", "", "--appendonly", aof,
-			 "--appendfsync", "always", "--daemonize", "no",
-			 "--loglevel", "warning", NULL};
+	char *tcp[] = {"/usr/bin/redis-server",
+		       "--port",
+		       port,
+		       "--bind",
+		       "127.0.0.1",
+		       "--dir",
+		       s->dir,
+		       "--save",
+		       "",
+		       "--appendonly",
+		       aof,
+		       "--appendfsync",
+		       "always",
+		       "--daemonize",
+		       "no",
+		       "--loglevel",
+		       "warning",
+		       NULL};
+	char *unix_[] = {"/usr/bin/redis-server",
+			 "--port",
+			 "0",
+			 "--unixsocket",
+			 sock,
+			 "--unixsocketperm",
+			 "700",
+			 "--dir",
+			 s->dir,
+			 "--save",
+			 "",
+			 "--appendonly",
+			 aof,
+			 "--appendfsync",
+			 "always",
+			 "--daemonize",
+			 "no",
+			 "--loglevel",
+			 "warning",
+			 NULL};
 	struct timeval tv = {1, 0};
 
 	snprintf(port, sizeof(port), "%d", s->port);
@@ -224,9 +255,10 @@ static int redis_spawn(struct kb_test_server *s)
 	if (s->pid < 0)
 		return -1;
 	for (int waited = 0; waited < 60000; waited += 20) {
-		redisContext *c = s->port ?
-			redisConnectWithTimeout("127.0.0.1", s->port, tv) :
-			redisConnectUnixWithTimeout(sock, tv);
+		redisContext *c =
+			s->port ? redisConnectWithTimeout("127.0.0.1", s->port,
+							  tv)
+				: redisConnectUnixWithTimeout(sock, tv);
 		/* On TCP another server may hold the port we asked for:
 		 * only ours counts. */
 		long pid = c && !c->err ? redis_pid(c) : -1;
@@ -330,12 +362,15 @@ int kb_test_devbroker_start(struct kb_test_server *s)
 	/* kb-devbroker binds port 0 and prints "bootstrap=HOST:PORT[,...]"
 	 * once its brokers listen. */
 	for (int waited = 0;; waited += 20) {
-		if (kb_test_wait_file(log, "bootstrap=", 0, line, sizeof(line)) == 0)
+		if (kb_test_wait_file(log, "bootstrap=", 0, line,
+				      sizeof(line)) == 0)
 			break;
 		int gone = waitpid(s->pid, NULL, WNOHANG) == s->pid;
 		if (gone || waited >= 60000) {
-			fprintf(stderr, "kb_testenv: kb-devbroker did not print "
-					"bootstrap; log in %s\n", log);
+			fprintf(stderr,
+				"kb_testenv: kb-devbroker did not print "
+				"bootstrap; log in %s\n",
+				log);
 			if (gone)
 				forget(s->pid);
 			else
@@ -398,7 +433,8 @@ int kb_test_wait_listening(pid_t pid, const char *logpath, int timeout_ms)
 	static const char needle[] = "listening on ";
 	char line[512];
 
-	if (kb_test_wait_log(pid, logpath, needle, timeout_ms, line, sizeof(line)) < 0)
+	if (kb_test_wait_log(pid, logpath, needle, timeout_ms, line,
+			     sizeof(line)) < 0)
 		return -1;
 	/* "listening on ADDR:PORT": the port follows the address's last ':'
 	 * (ADDR may be IPv6). */
@@ -415,7 +451,8 @@ int kb_test_upstream_copies(const char *dir)
 	char cmd[4096];
 	int n = snprintf(cmd, sizeof(cmd),
 			 "cp -r '%s' '%s/sealed' && cp -r '%s' '%s/open' && "
-			 "echo '" KB_TEST_UNSEALED_LINE "' >> '%s/open/eval.py' && "
+			 "echo '" KB_TEST_UNSEALED_LINE
+			 "' >> '%s/open/eval.py' && "
 			 "printf 'problems:\\n"
 			 "  - {directory: sealed/vectoradd, name: st_sealed}\\n"
 			 "  - {directory: open/vectoradd, name: st_open}\\n' "

@@ -57,26 +57,33 @@ static void browser(void)
 	int status = 0;
 
 	ck_assert_msg(started, "platform did not start; logs in %s", P.dir);
-	ck_assert_msg(access(KB_WEB_NODE_MODULES "/playwright-core/package.json", R_OK) == 0,
-		      "playwright-core is not installed in " KB_WEB_NODE_MODULES
-		      " (the build runs tests/web/browser/install.sh: see its output)");
-	ck_assert_msg(access("/usr/bin/chromium", X_OK) == 0,
-		      "/usr/bin/chromium is missing (scripts/deps.sh installs it)");
+	ck_assert_msg(
+		access(KB_WEB_NODE_MODULES "/playwright-core/package.json",
+		       R_OK) == 0,
+		"playwright-core is not installed in " KB_WEB_NODE_MODULES
+		" (the build runs tests/web/browser/install.sh: see its output)");
+	ck_assert_msg(
+		access("/usr/bin/chromium", X_OK) == 0,
+		"/usr/bin/chromium is missing (scripts/deps.sh installs it)");
 	snprintf(log, sizeof(log), "%s/browser.log", P.dir);
 	snprintf(env_api, sizeof(env_api), "KB_API=%s", P.api);
 	snprintf(env_cli, sizeof(env_cli), "KB_CLI_ID=%s", P.cli_id);
 	snprintf(env_src, sizeof(env_src), "KB_SOURCE_DIR=%s", KB_SOURCE_DIR);
 	snprintf(env_shots, sizeof(env_shots), "KB_SHOTS=%s", KB_WEB_SHOTS);
-	snprintf(env_path, sizeof(env_path), "NODE_PATH=%s", KB_WEB_NODE_MODULES);
+	snprintf(env_path, sizeof(env_path), "NODE_PATH=%s",
+		 KB_WEB_NODE_MODULES);
 	char env_admin[] = "KB_ADMIN_TOKEN=" PLATFORM_ADMIN_TOKEN;
-	char *env[] = {env_api, env_cli, env_src, env_shots, env_path, env_admin, NULL};
+	char *env[] = {env_api,  env_cli,   env_src, env_shots,
+		       env_path, env_admin, NULL};
 	pid_t pid = kb_test_spawn(argv, env, log);
 	ck_assert_int_gt(pid, 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	print_file(log);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "browser checks failed (status %d); log %s, screenshots in "
-		      KB_WEB_SHOTS ", service logs in %s", status, log, P.dir);
+	ck_assert_msg(
+		WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"browser checks failed (status %d); log %s, screenshots in " KB_WEB_SHOTS
+		", service logs in %s",
+		status, log, P.dir);
 }
 
 /* The value of the first sample line that starts with prefix, or -1. */
@@ -105,11 +112,12 @@ static char *scrape(int port)
 	return body;
 }
 
-#define HAS(text, prefix)                                                     \
-	ck_assert_msg(sample(text, prefix) >= 0, "no %s in:\n%.3000s", prefix, text)
-#define AT_LEAST(text, prefix, v)                                             \
-	ck_assert_msg(sample(text, prefix) >= (v), "%s < %g in:\n%.3000s", prefix,    \
-		      (double)(v), text)
+#define HAS(text, prefix)                                                      \
+	ck_assert_msg(sample(text, prefix) >= 0, "no %s in:\n%.3000s", prefix, \
+		      text)
+#define AT_LEAST(text, prefix, v)                                              \
+	ck_assert_msg(sample(text, prefix) >= (v), "%s < %g in:\n%.3000s",     \
+		      prefix, (double)(v), text)
 
 /* The standard process metrics and build info of one service. */
 static void process_metrics(const char *text, const char *service)
@@ -119,8 +127,10 @@ static void process_metrics(const char *text, const char *service)
 	AT_LEAST(text, "process_start_time_seconds", 1e9);
 	AT_LEAST(text, "process_resident_memory_bytes", 1);
 	AT_LEAST(text, "process_open_fds", 1);
-	snprintf(info, sizeof(info), "kb_build_info{service=\"%s\",revision=", service);
-	ck_assert_msg(sample(text, info) == 1, "no %s in:\n%.3000s", info, text);
+	snprintf(info, sizeof(info),
+		 "kb_build_info{service=\"%s\",revision=", service);
+	ck_assert_msg(sample(text, info) == 1, "no %s in:\n%.3000s", info,
+		      text);
 	/* Histogram bounds in their shortest form. */
 	ck_assert_msg(!strstr(text, "000000000"), "a long number in:\n%.3000s",
 		      text);
@@ -131,17 +141,28 @@ static void metrics_of_every_service(void)
 	/* A job of our own, so the counters below have something to count
 	 * whatever the browser test did. */
 	long id = submit(&P, "vectorsum_cpu", "test",
-			 KB_SOURCE_DIR "/problems/vectorsum_cpu/submission_ok.c");
+			 KB_SOURCE_DIR
+			 "/problems/vectorsum_cpu/submission_ok.c");
 	ck_assert_int_gt(id, 0);
 	json_t *done = wait_done(&P, id, 120000);
 	ck_assert_ptr_nonnull(done);
 	json_decref(done);
 
 	char *gw = scrape(P.gateway_metrics_port);
-	AT_LEAST(gw, "kb_gateway_http_requests_total{route=\"submit\",code=\"202\"}", 1);
-	AT_LEAST(gw, "kb_gateway_http_request_duration_seconds_count{route=\"health\"}", 1);
-	HAS(gw, "kb_gateway_http_request_duration_seconds_bucket{route=\"submit\",le=\"+Inf\"}");
-	AT_LEAST(gw, "kb_gateway_submissions_total{result=\"accepted\",reason=\"\"}", 1);
+	AT_LEAST(
+		gw,
+		"kb_gateway_http_requests_total{route=\"submit\",code=\"202\"}",
+		1);
+	AT_LEAST(
+		gw,
+		"kb_gateway_http_request_duration_seconds_count{route=\"health\"}",
+		1);
+	HAS(gw,
+	    "kb_gateway_http_request_duration_seconds_bucket{route=\"submit\",le=\"+Inf\"}");
+	AT_LEAST(
+		gw,
+		"kb_gateway_submissions_total{result=\"accepted\",reason=\"\"}",
+		1);
 	HAS(gw, "kb_gateway_sse_clients{kind=\"board\"}");
 	HAS(gw, "kb_gateway_sse_clients{kind=\"submission\"}");
 	HAS(gw, "kb_queue_depth{gpu=\"CPU\"}");
@@ -150,7 +171,8 @@ static void metrics_of_every_service(void)
 	/* The scrape comes through the metrics listener: not an API request
 	 * in flight (it read -1 when it was taken off as one). */
 	AT_LEAST(gw, "kb_gateway_requests_in_flight", 0);
-	ck_assert_ptr_nonnull(strstr(gw, "# TYPE kb_kafka_producer_errors_total counter"));
+	ck_assert_ptr_nonnull(
+		strstr(gw, "# TYPE kb_kafka_producer_errors_total counter"));
 	process_metrics(gw, "gateway");
 	free(gw);
 
@@ -158,29 +180,45 @@ static void metrics_of_every_service(void)
 	 * read it; after a fold it has joined, and it reads an unknown lag
 	 * again every second (LAG_UNKNOWN_S), so it is known within a few. */
 	char *rk = scrape(P.ranker_metrics_port);
-	for (int i = 0; i < 100 && sample(rk, "kb_ranker_consumer_lag") < 0; i++) {
+	for (int i = 0; i < 100 && sample(rk, "kb_ranker_consumer_lag") < 0;
+	     i++) {
 		free(rk);
 		usleep(100 * 1000);
 		rk = scrape(P.ranker_metrics_port);
 	}
-	ck_assert_msg(sample(rk, "kb_ranker_folds_total{outcome=\"new\"}") +
-			      sample(rk, "kb_ranker_folds_total{outcome=\"personal_best\"}") >= 1,
-		      "no fold counted:\n%s", rk);
+	ck_assert_msg(
+		sample(rk, "kb_ranker_folds_total{outcome=\"new\"}") +
+				sample(rk,
+				       "kb_ranker_folds_total{outcome=\"personal_best\"}") >=
+			1,
+		"no fold counted:\n%s", rk);
 	HAS(rk, "kb_ranker_folds_total{outcome=\"duplicate\"}");
 	HAS(rk, "kb_ranker_consumer_lag");
 	AT_LEAST(rk, "kb_ranker_progress_total", 1);
 	HAS(rk, "kb_ranker_fold_seconds_count");
-	ck_assert_ptr_nonnull(strstr(rk, "# TYPE kb_kafka_consumer_errors_total counter"));
+	ck_assert_ptr_nonnull(
+		strstr(rk, "# TYPE kb_kafka_consumer_errors_total counter"));
 	process_metrics(rk, "ranker");
 	free(rk);
 
 	char *wk = scrape(P.worker_metrics_port);
-	AT_LEAST(wk, "kb_worker_jobs_total{gpu=\"CPU\",verdict=\"passed\",fault=\"none\"}", 1);
-	AT_LEAST(wk, "kb_worker_job_phase_seconds_count{gpu=\"CPU\",phase=\"build\"}", 1);
-	AT_LEAST(wk, "kb_worker_job_phase_seconds_count{gpu=\"CPU\",phase=\"run\"}", 1);
-	ck_assert_msg(sample(wk, "kb_worker_serving{gpu=\"CPU\"}") == 1, "%s", wk);
-	ck_assert_msg(sample(wk, "kb_worker_jobs_in_flight{gpu=\"CPU\"}") == 0, "%s", wk);
-	ck_assert_ptr_nonnull(strstr(wk, "# TYPE kb_worker_sandbox_kills_total counter"));
+	AT_LEAST(
+		wk,
+		"kb_worker_jobs_total{gpu=\"CPU\",verdict=\"passed\",fault=\"none\"}",
+		1);
+	AT_LEAST(
+		wk,
+		"kb_worker_job_phase_seconds_count{gpu=\"CPU\",phase=\"build\"}",
+		1);
+	AT_LEAST(wk,
+		 "kb_worker_job_phase_seconds_count{gpu=\"CPU\",phase=\"run\"}",
+		 1);
+	ck_assert_msg(sample(wk, "kb_worker_serving{gpu=\"CPU\"}") == 1, "%s",
+		      wk);
+	ck_assert_msg(sample(wk, "kb_worker_jobs_in_flight{gpu=\"CPU\"}") == 0,
+		      "%s", wk);
+	ck_assert_ptr_nonnull(
+		strstr(wk, "# TYPE kb_worker_sandbox_kills_total counter"));
 	/* A CPU worker has no NVML device: its telemetry is absent, not 0. */
 	ck_assert_ptr_null(strstr(wk, "kb_worker_device_temperature_celsius{"));
 	process_metrics(wk, "worker");

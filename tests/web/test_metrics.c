@@ -65,20 +65,41 @@ START_TEST(counter_gauge_histogram_render)
 
 	char *t = kb_metrics_render(m, NULL);
 	ck_assert_ptr_nonnull(t);
-	ck_assert_ptr_nonnull(line_of(t, "# HELP kb_test_requests_total Requests.\n"));
-	ck_assert_ptr_nonnull(line_of(t, "# TYPE kb_test_requests_total counter\n"));
+	ck_assert_ptr_nonnull(
+		line_of(t, "# HELP kb_test_requests_total Requests.\n"));
+	ck_assert_ptr_nonnull(
+		line_of(t, "# TYPE kb_test_requests_total counter\n"));
 	ck_assert_ptr_nonnull(line_of(t, "# TYPE kb_test_up gauge\n"));
 	ck_assert_ptr_nonnull(line_of(t, "# TYPE kb_test_seconds histogram\n"));
-	ck_assert_double_eq(sample(t, "kb_test_requests_total{route=\"health\",code=\"200\"}"), 3);
-	ck_assert_double_eq(sample(t, "kb_test_requests_total{route=\"submit\",code=\"429\"}"), 1);
+	ck_assert_double_eq(
+		sample(t,
+		       "kb_test_requests_total{route=\"health\",code=\"200\"}"),
+		3);
+	ck_assert_double_eq(
+		sample(t,
+		       "kb_test_requests_total{route=\"submit\",code=\"429\"}"),
+		1);
 	ck_assert_double_eq(sample(t, "kb_test_up"), 1);
 	/* Buckets are cumulative and end with +Inf == _count. */
-	ck_assert_double_eq(sample(t, "kb_test_seconds_bucket{route=\"health\",le=\"0.1\"}"), 2);
-	ck_assert_double_eq(sample(t, "kb_test_seconds_bucket{route=\"health\",le=\"1\"}"), 2);
-	ck_assert_double_eq(sample(t, "kb_test_seconds_bucket{route=\"health\",le=\"10\"}"), 3);
-	ck_assert_double_eq(sample(t, "kb_test_seconds_bucket{route=\"health\",le=\"+Inf\"}"), 4);
-	ck_assert_double_eq(sample(t, "kb_test_seconds_count{route=\"health\"}"), 4);
-	ck_assert_double_eq_tol(sample(t, "kb_test_seconds_sum{route=\"health\"}"), 55.15, 1e-9);
+	ck_assert_double_eq(
+		sample(t,
+		       "kb_test_seconds_bucket{route=\"health\",le=\"0.1\"}"),
+		2);
+	ck_assert_double_eq(
+		sample(t, "kb_test_seconds_bucket{route=\"health\",le=\"1\"}"),
+		2);
+	ck_assert_double_eq(
+		sample(t, "kb_test_seconds_bucket{route=\"health\",le=\"10\"}"),
+		3);
+	ck_assert_double_eq(
+		sample(t,
+		       "kb_test_seconds_bucket{route=\"health\",le=\"+Inf\"}"),
+		4);
+	ck_assert_double_eq(
+		sample(t, "kb_test_seconds_count{route=\"health\"}"), 4);
+	ck_assert_double_eq_tol(sample(t,
+				       "kb_test_seconds_sum{route=\"health\"}"),
+				55.15, 1e-9);
 	/* Every line is a comment or "name[{labels}] value". */
 	for (char *save = NULL, *l = strtok_r(t, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save)) {
@@ -102,8 +123,8 @@ START_TEST(process_metrics)
 {
 	kb_metrics *m = kb_metrics_new();
 	static const double b[] = {0.05, 0.25, 2.5};
-	kb_metric_family *h = kb_metrics_histogram(m, "kb_test_job_seconds", "Jobs.",
-						   NULL, b, 3);
+	kb_metric_family *h = kb_metrics_histogram(m, "kb_test_job_seconds",
+						   "Jobs.", NULL, b, 3);
 
 	kb_histogram_observe(kb_metric_get0(h), 0.3);
 	ck_assert_int_eq(kb_metrics_process(m, "test"), 0);
@@ -116,10 +137,13 @@ START_TEST(process_metrics)
 	ck_assert_msg(sample(t, "process_open_fds") >= 3, "%s", t);
 	ck_assert_msg(sample(t, "process_max_fds") >= 3, "%s", t);
 	ck_assert_ptr_nonnull(line_of(t, "# TYPE kb_build_info gauge\n"));
-	ck_assert_ptr_nonnull(strstr(t, "kb_build_info{service=\"test\",revision=\""));
+	ck_assert_ptr_nonnull(
+		strstr(t, "kb_build_info{service=\"test\",revision=\""));
 	/* Bounds print as written: a query for {le="0.05"} finds them. */
-	ck_assert_ptr_nonnull(strstr(t, "kb_test_job_seconds_bucket{le=\"0.05\"} 0\n"));
-	ck_assert_ptr_nonnull(strstr(t, "kb_test_job_seconds_bucket{le=\"0.25\"} 0\n"));
+	ck_assert_ptr_nonnull(
+		strstr(t, "kb_test_job_seconds_bucket{le=\"0.05\"} 0\n"));
+	ck_assert_ptr_nonnull(
+		strstr(t, "kb_test_job_seconds_bucket{le=\"0.25\"} 0\n"));
 	ck_assert_ptr_nonnull(strstr(t, "kb_test_job_seconds_sum 0.3\n"));
 	free(t);
 	kb_metrics_destroy(m);
@@ -129,12 +153,15 @@ END_TEST
 START_TEST(label_values_are_escaped)
 {
 	kb_metrics *m = kb_metrics_new();
-	kb_metric_family *f = kb_metrics_counter(m, "kb_test_total", "a \\ b\nc", "v");
+	kb_metric_family *f =
+		kb_metrics_counter(m, "kb_test_total", "a \\ b\nc", "v");
 
 	kb_counter_inc(kb_metric_get1(f, "q\"u\\o\nte"));
 	char *t = kb_metrics_render(m, NULL);
-	ck_assert_ptr_nonnull(line_of(t, "# HELP kb_test_total a \\\\ b\\nc\n"));
-	ck_assert_double_eq(sample(t, "kb_test_total{v=\"q\\\"u\\\\o\\nte\"}"), 1);
+	ck_assert_ptr_nonnull(
+		line_of(t, "# HELP kb_test_total a \\\\ b\\nc\n"));
+	ck_assert_double_eq(sample(t, "kb_test_total{v=\"q\\\"u\\\\o\\nte\"}"),
+			    1);
 	free(t);
 	kb_metrics_destroy(m);
 }
@@ -182,7 +209,10 @@ START_TEST(series_cap_drops_and_counts)
 	/* Existing series are still found. */
 	ck_assert_ptr_nonnull(kb_metric_get1(f, "7"));
 	char *t = kb_metrics_render(m, NULL);
-	ck_assert_double_eq(sample(t, "kb_metrics_series_dropped_total{metric=\"kb_cap_total\"}"), 1);
+	ck_assert_double_eq(
+		sample(t,
+		       "kb_metrics_series_dropped_total{metric=\"kb_cap_total\"}"),
+		1);
 	free(t);
 	kb_metrics_destroy(m);
 }
@@ -230,7 +260,8 @@ START_TEST(concurrent_updates_lose_nothing)
 		total += kb_series_value(kb_metric_get2(hm.c, "r", code));
 	}
 	ck_assert_double_eq(total, THREADS * ROUNDS);
-	ck_assert_double_eq(kb_series_value(kb_metric_get1(hm.h, "r")), THREADS * ROUNDS);
+	ck_assert_double_eq(kb_series_value(kb_metric_get1(hm.h, "r")),
+			    THREADS * ROUNDS);
 	char *t = kb_metrics_render(m, NULL);
 	ck_assert_double_eq_tol(sample(t, "kb_h_seconds_sum{route=\"r\"}"),
 				THREADS * ROUNDS * 0.001, 1e-6);
@@ -242,8 +273,9 @@ END_TEST
 static void collect(kb_metrics *m, void *ctx)
 {
 	int *calls = ctx;
-	kb_gauge_set(kb_metric_get0(kb_metrics_gauge(m, "kb_collected", "x", NULL)),
-		     ++*calls);
+	kb_gauge_set(
+		kb_metric_get0(kb_metrics_gauge(m, "kb_collected", "x", NULL)),
+		++*calls);
 }
 
 START_TEST(collectors_run_per_render)
@@ -305,7 +337,8 @@ START_TEST(listener_serves_metrics)
 	int port = 0;
 	kb_metrics_server *s = NULL;
 
-	kb_counter_inc(kb_metric_get0(kb_metrics_counter(m, "kb_l_total", "x", NULL)));
+	kb_counter_inc(
+		kb_metric_get0(kb_metrics_counter(m, "kb_l_total", "x", NULL)));
 	/* A fixed pick may be held by another test's server: pick again. */
 	for (int tries = 0; !s && tries < 10; tries++) {
 		port = kb_test_fixed_port();
@@ -321,7 +354,8 @@ START_TEST(listener_serves_metrics)
 	ck_assert_int_eq(get(url, &body, NULL, 0), 404);
 	free(body);
 	kb_metrics_server_stop(s);
-	ck_assert_ptr_null(kb_metrics_serve(m, "not-an-address", port, err, sizeof(err)));
+	ck_assert_ptr_null(
+		kb_metrics_serve(m, "not-an-address", port, err, sizeof(err)));
 	kb_metrics_destroy(m);
 }
 END_TEST

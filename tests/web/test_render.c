@@ -12,18 +12,24 @@
 START_TEST(user_text_is_escaped)
 {
 	struct kb_buf b = {0};
-	struct kb_web_rank r = {1, "u1", "<script>alert(1)</script>", 1e-3, 1000, 7};
+	struct kb_web_rank r = {1,    "u1", "<script>alert(1)</script>",
+				1e-3, 1000, 7};
 	struct kb_web_point p = {1000, 1e-3, 7, "u1"};
 	struct kb_web_gpu g = {"CPU", &r, 1, 1, &p, 1, 1};
-	struct kb_web_board bd = {.name = "lb", .lang = "c",
+	struct kb_web_board bd = {.name = "lb",
+				  .lang = "c",
 				  .description = "a < b && \"c\" 'd'",
-				  .ranking_by = "mean", .deadline_ms = -1,
-				  .gpus = &g, .ngpus = 1};
+				  .ranking_by = "mean",
+				  .deadline_ms = -1,
+				  .gpus = &g,
+				  .ngpus = 1};
 
 	ck_assert_int_eq(kb_web_render_board(&b, &bd, 2000, 3), 0);
 	ck_assert_ptr_null(strstr(b.data, "<script>alert"));
-	ck_assert_ptr_nonnull(strstr(b.data, "&lt;script&gt;alert(1)&lt;/script&gt;"));
-	ck_assert_ptr_nonnull(strstr(b.data, "a &lt; b &amp;&amp; &quot;c&quot; &#39;d&#39;"));
+	ck_assert_ptr_nonnull(
+		strstr(b.data, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+	ck_assert_ptr_nonnull(strstr(
+		b.data, "a &lt; b &amp;&amp; &quot;c&quot; &#39;d&#39;"));
 	ck_assert_ptr_nonnull(strstr(b.data, "data-gen=\"3\""));
 	/* No inline script or style: the pages' CSP forbids both. */
 	ck_assert_ptr_null(strstr(b.data, "<script>"));
@@ -39,14 +45,20 @@ START_TEST(workers_are_said)
 	struct kb_buf b = {0};
 	struct kb_web_gpu g[3] = {{.gpu = "H<100", .workers = 0},
 				  {.gpu = "CPU", .workers = 2},
-				  {.gpu = "T4", .workers = KB_WEB_WORKERS_UNKNOWN}};
-	struct kb_web_board bd = {.name = "lb", .lang = "c", .description = "",
-				  .ranking_by = "mean", .deadline_ms = -1,
-				  .gpus = g, .ngpus = 3};
+				  {.gpu = "T4",
+				   .workers = KB_WEB_WORKERS_UNKNOWN}};
+	struct kb_web_board bd = {.name = "lb",
+				  .lang = "c",
+				  .description = "",
+				  .ranking_by = "mean",
+				  .deadline_ms = -1,
+				  .gpus = g,
+				  .ngpus = 3};
 
 	ck_assert_int_eq(kb_web_render_board(&b, &bd, 2000, 1), 0);
-	ck_assert_ptr_nonnull(strstr(b.data, "No worker online for H&lt;100: submissions "
-					     "wait until one starts."));
+	ck_assert_ptr_nonnull(
+		strstr(b.data, "No worker online for H&lt;100: submissions "
+			       "wait until one starts."));
 	ck_assert_ptr_nonnull(strstr(b.data, "2 workers online"));
 	ck_assert_ptr_null(strstr(b.data, "for CPU"));
 	ck_assert_ptr_null(strstr(b.data, "for T4"));
@@ -54,8 +66,12 @@ START_TEST(workers_are_said)
 
 	const char *gpus[] = {"H100", "CPU"};
 	int workers[] = {0, 1};
-	struct kb_web_index_row row = {.name = "lb", .lang = "c", .deadline_ms = -1,
-				       .gpus = gpus, .ngpus = 2, .workers = workers};
+	struct kb_web_index_row row = {.name = "lb",
+				       .lang = "c",
+				       .deadline_ms = -1,
+				       .gpus = gpus,
+				       .ngpus = 2,
+				       .workers = workers};
 	ck_assert_int_eq(kb_web_render_index(&b, &row, 1, 2000, 1), 0);
 	ck_assert_ptr_nonnull(strstr(b.data, "No worker online for H100</td>"));
 	ck_assert_ptr_nonnull(strstr(b.data, "1 worker online</td>"));
@@ -106,16 +122,20 @@ START_TEST(plot_steps_only_on_records)
 {
 	struct kb_buf b = {0};
 	struct kb_web_point p[] = {
-		{1000, 4e-3, 1, "a"}, {2000, 5e-3, 2, "b"}, {3000, 2e-3, 3, "b"},
+		{1000, 4e-3, 1, "a"},
+		{2000, 5e-3, 2, "b"},
+		{3000, 2e-3, 3, "b"},
 		{4000, 3e-3, 4, "a"},
 	};
 
-	ck_assert_int_eq(kb_web_plot(&b, "p", "t", p, 4, NULL, 0, 0, NULL, 100000), 0);
+	ck_assert_int_eq(
+		kb_web_plot(&b, "p", "t", p, 4, NULL, 0, 0, NULL, 100000), 0);
 	ck_assert_ptr_nonnull(strstr(b.data, "data-points=\"2\""));
 	ck_assert_ptr_nonnull(strstr(b.data, "in 2 improvements"));
 	ck_assert_ptr_nonnull(strstr(b.data, "class=\"line record\""));
 	kb_buf_free(&b);
-	ck_assert_int_eq(kb_web_plot(&b, "p", "t", p, 0, NULL, 0, 0, NULL, 100000), 0);
+	ck_assert_int_eq(
+		kb_web_plot(&b, "p", "t", p, 0, NULL, 0, 0, NULL, 100000), 0);
 	ck_assert_ptr_nonnull(strstr(b.data, "No ranked submission yet"));
 	kb_buf_free(&b);
 }

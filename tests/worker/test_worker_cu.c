@@ -150,19 +150,21 @@ START_TEST(test_arch_for_cc)
 		int major, minor;
 		const char *arch;
 	} table[] = {
-		{9, 0, "90a"}, {8, 0, "80"},   {8, 9, "89"},  {7, 5, "75"},
+		{9, 0, "90a"},   {8, 0, "80"}, {8, 9, "89"},    {7, 5, "75"},
 		{10, 0, "100a"}, {8, 6, "86"}, {12, 0, "120a"}, {10, 3, "103a"},
 	};
 	char out[16];
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		ck_assert_int_eq(kb_nvidia_arch_for_cc(table[i].major,
-						    table[i].minor, out,
-						    sizeof(out)), 0);
+						       table[i].minor, out,
+						       sizeof(out)),
+				 0);
 		ck_assert_str_eq(out, table[i].arch);
 		ck_assert(kb_nvidia_arch_valid(out));
 	}
-	ck_assert_int_eq(kb_nvidia_arch_for_cc(3, 5, out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(kb_nvidia_arch_for_cc(3, 5, out, sizeof(out)),
+			 -EINVAL);
 	ck_assert_int_eq(kb_nvidia_arch_for_cc(9, 0, out, 3), -EINVAL);
 }
 END_TEST
@@ -184,11 +186,11 @@ END_TEST
 
 START_TEST(test_arch_valid)
 {
-	static const char *const good[] = {"90a", "80", "75", "100a", "100f",
-					   "89", "120a"};
-	static const char *const bad[] = {"", "9", "sm_90a", "90A", "90ab",
-					  "1000", "a90", "90 ", "compute_90",
-					  "90a,code=sm_80"};
+	static const char *const good[] = {"90a",  "80", "75",  "100a",
+					   "100f", "89", "120a"};
+	static const char *const bad[] = {
+		"",     "9",   "sm_90a", "90A",        "90ab",
+		"1000", "a90", "90 ",    "compute_90", "90a,code=sm_80"};
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		ck_assert_msg(kb_nvidia_arch_valid(good[i]), "%s", good[i]);
@@ -362,13 +364,13 @@ static struct fake {
 	char argv[CMD_MAX][1400];
 	char dir[CMD_MAX][4200];
 	const char *version;
-	const char *fail_on;  /* argv substring whose command exits 2 */
+	const char *fail_on;   /* argv substring whose command exits 2 */
 	const char *fail_text; /* its stderr line (default: a syntax error) */
-	unsigned sleep_ms;    /* per compile */
-	int err_lines;        /* of a failing command's stderr */
-	const char *say;      /* a compile's stdout */
-	int arrive_fd;        /* > 0: the first compile writes a byte here */
-	int release_fd;       /* ... and waits (30 s at most) for one here */
+	unsigned sleep_ms;     /* per compile */
+	int err_lines;         /* of a failing command's stderr */
+	const char *say;       /* a compile's stdout */
+	int arrive_fd;         /* > 0: the first compile writes a byte here */
+	int release_fd;        /* ... and waits (30 s at most) for one here */
 } fake;
 
 static void join(char *out, size_t n, char *const *v)
@@ -405,10 +407,12 @@ static void play(char *const *argv, const char *dir,
 		struct kb_buf e = {0};
 
 		for (int i = 1; i <= (fake.err_lines ? fake.err_lines : 1); i++)
-			kb_buf_printf(&e, "%s\n",
-				      fake.fail_text ? fake.fail_text
-				      : "submission.cu(1): error: expected a "
-					"\";\"");
+			kb_buf_printf(
+				&e, "%s\n",
+				fake.fail_text
+					? fake.fail_text
+					: "submission.cu(1): error: expected a "
+					  "\";\"");
 		free(r->err);
 		r->err = e.data;
 		r->err_len = e.len;
@@ -418,7 +422,8 @@ static void play(char *const *argv, const char *dir,
 	ck_assert_str_eq(argv[0], FAKE_NVCC);
 	if (argv[1] && strcmp(argv[1], "--version") == 0) {
 		free(r->out);
-		r->out = kb__xstrdup(fake.version ? fake.version
+		r->out = kb__xstrdup(
+			fake.version ? fake.version
 				     : "Cuda compilation tools, release 12.4, "
 				       "V12.4.131\n");
 		r->out_len = strlen(r->out);
@@ -521,10 +526,10 @@ static void built_free(struct built *b)
 
 #define GENCODE_90A "-gencode=arch=compute_90a,code=sm_90a"
 #define CU_FLAGS                                                               \
-	"--std=c++20 -DNDEBUG -Xcompiler=-Wno-psabi "                         \
-	"-Xcompiler=-fno-strict-aliasing --expt-extended-lambda "             \
-	"--expt-relaxed-constexpr -forward-unknown-to-host-compiler -O3 "     \
-	"-Xnvlink=--verbose -Xptxas=--verbose -Xptxas=--warn-on-spills "      \
+	"--std=c++20 -DNDEBUG -Xcompiler=-Wno-psabi "                          \
+	"-Xcompiler=-fno-strict-aliasing --expt-extended-lambda "              \
+	"--expt-relaxed-constexpr -forward-unknown-to-host-compiler -O3 "      \
+	"-Xnvlink=--verbose -Xptxas=--verbose -Xptxas=--warn-on-spills "       \
 	"-lineinfo"
 
 START_TEST(test_split_build_commands)
@@ -540,12 +545,12 @@ START_TEST(test_split_build_commands)
 	 * runtime in J/harness, which holds no submission. */
 	ck_assert_str_eq(fake.argv[1],
 			 FAKE_NVCC " " CU_FLAGS " " GENCODE_90A
-			 " -c kbg_main.cu -o ../step/kbg_main.o");
+				   " -c kbg_main.cu -o ../step/kbg_main.o");
 	ck_assert_str_eq(fake.argv[2],
 			 FAKE_NVCC " -O3 " GENCODE_90A " -Xcompiler -std=gnu17"
-			 " -c kbg_model.c -o ../step/kbg_model.o");
-	ck_assert_str_eq(fake.argv[3],
-			 FAKE_NVCC " " GENCODE_90A " -o ../step/eval.out "
+				   " -c kbg_model.c -o ../step/kbg_model.o");
+	ck_assert_str_eq(fake.argv[3], FAKE_NVCC
+			 " " GENCODE_90A " -o ../step/eval.out "
 			 "../step/kbg_main.o ../step/kbg_model.o -cudart "
 			 "shared -lcuda -ldl");
 	for (int k = 1; k <= 3; k++)
@@ -554,8 +559,8 @@ START_TEST(test_split_build_commands)
 	made = slurp(b.jd.harness, "submission.cu");
 	ck_assert_ptr_null(made);
 	/* Per job: the submission alone, a shared object, from J/task. */
-	ck_assert_str_eq(fake.argv[4],
-			 FAKE_NVCC " " CU_FLAGS " " GENCODE_90A
+	ck_assert_str_eq(fake.argv[4], FAKE_NVCC
+			 " " CU_FLAGS " " GENCODE_90A
 			 " -shared -Xcompiler=-fPIC -cudart shared "
 			 "-Xlinker=--no-undefined "
 			 "-Xlinker=--require-defined=custom_kernel "
@@ -659,18 +664,18 @@ START_TEST(test_task_flags)
 	/* config.flags replaces the default, the rest is added. */
 	ck_assert_str_eq(fake.argv[1],
 			 FAKE_NVCC " -O2 --std=c++17 --use_fast_math "
-			 "-I/opt/tk/include -DBLOCK=256 " GENCODE_90A
-			 " -c kbg_main.cu -o ../step/kbg_main.o");
-	ck_assert_str_eq(fake.argv[2],
-			 FAKE_NVCC " -O3 " GENCODE_90A " -Xcompiler -std=gnu17 "
+				   "-I/opt/tk/include -DBLOCK=256 " GENCODE_90A
+				   " -c kbg_main.cu -o ../step/kbg_main.o");
+	ck_assert_str_eq(fake.argv[2], FAKE_NVCC
+			 " -O3 " GENCODE_90A " -Xcompiler -std=gnu17 "
 			 "-I/opt/tk/include -DBLOCK=256 -c kbg_model.c -o "
 			 "../step/kbg_model.o");
-	ck_assert_str_eq(fake.argv[3],
-			 FAKE_NVCC " " GENCODE_90A " -o ../step/eval.out "
+	ck_assert_str_eq(fake.argv[3], FAKE_NVCC
+			 " " GENCODE_90A " -o ../step/eval.out "
 			 "../step/kbg_main.o ../step/kbg_model.o -cudart "
 			 "shared -lcublas -lcuda -ldl");
-	ck_assert_str_eq(fake.argv[4],
-			 FAKE_NVCC " -O2 --std=c++17 --use_fast_math "
+	ck_assert_str_eq(fake.argv[4], FAKE_NVCC
+			 " -O2 --std=c++17 --use_fast_math "
 			 "-I/opt/tk/include -DBLOCK=256 " GENCODE_90A
 			 " -shared -Xcompiler=-fPIC -cudart shared "
 			 "-Xlinker=--no-undefined "
@@ -692,16 +697,17 @@ START_TEST(test_oneshot_upstream)
 
 	wf_set_config(t, "loader", "");
 	replace_files(t);
-	wf_add_file(t, "eval.cu", "#include \"reference.cuh\"\n"
-				  "#include \"submission.cuh\"\n");
+	wf_add_file(t, "eval.cu",
+		    "#include \"reference.cuh\"\n"
+		    "#include \"submission.cuh\"\n");
 	wf_add_file(t, "reference.cuh", "// ref\n");
 	wf_add_file(t, "submission.cuh", "@SUBMISSION@");
 	wf_set_config(t, "sources", "eval.cu");
 	b = build(s, "80");
 	ck_assert_msg(b.st == KB_BUILD_OK, "%s", b.msg);
 	ck_assert_int_eq(fake.n, 2);
-	ck_assert_str_eq(fake.argv[1],
-			 FAKE_NVCC " " CU_FLAGS " "
+	ck_assert_str_eq(fake.argv[1], FAKE_NVCC
+			 " " CU_FLAGS " "
 			 "-gencode=arch=compute_80,code=sm_80 eval.cu -o "
 			 "../step/eval.out -lcuda");
 	ck_assert_int_eq(count_entries(cache, "h-"), 0);
@@ -710,8 +716,9 @@ START_TEST(test_oneshot_upstream)
 
 	/* Both sources, the harness calling custom_kernel itself. */
 	replace_files(t);
-	wf_add_file(t, "eval.cu", "void custom_kernel(); int main() "
-				  "{ custom_kernel(); }\n");
+	wf_add_file(t, "eval.cu",
+		    "void custom_kernel(); int main() "
+		    "{ custom_kernel(); }\n");
 	wf_add_file(t, "submission.cu", "@SUBMISSION@");
 	wf_set_config(t, "sources", "eval.cu\nsubmission.cu");
 	b = build(s, "80");
@@ -1134,8 +1141,7 @@ static struct {
 } seen;
 
 static int fake_sandbox(const struct kb_sandbox_opts *o,
-			struct kb_sandbox_result *r, char *err,
-			size_t err_size)
+			struct kb_sandbox_result *r, char *err, size_t err_size)
 {
 	const int k = seen.n++;
 
@@ -1159,21 +1165,20 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 	r->wall_s = 1;
 	r->out = kb__xstrdup("");
 	r->err = kb__xstrdup("");
-	r->report = kb__xstrdup(
-		"system.device: NVIDIA H100 80GB HBM3\n"
-		"system.cc: 9.0\n"
-		"system.driver: 550.54.15 (CUDA 12.4)\n"
-		"system.runtime: CUDA 12.4\n"
-		"system.sm_clock_start: 1755\n"
-		"system.temp_start: 35\n"
-		"system.power_start: 120.5\n"
-		"test-count: 1\n"
-		"test.0.spec: size: 1; seed: 11\n"
-		"test.0.status: pass\n"
-		"system.sm_clock_end: 1980\n"
-		"system.temp_end: 52\n"
-		"system.power_end: 650\n"
-		"check: pass\n");
+	r->report = kb__xstrdup("system.device: NVIDIA H100 80GB HBM3\n"
+				"system.cc: 9.0\n"
+				"system.driver: 550.54.15 (CUDA 12.4)\n"
+				"system.runtime: CUDA 12.4\n"
+				"system.sm_clock_start: 1755\n"
+				"system.temp_start: 35\n"
+				"system.power_start: 120.5\n"
+				"test-count: 1\n"
+				"test.0.spec: size: 1; seed: 11\n"
+				"test.0.status: pass\n"
+				"system.sm_clock_end: 1980\n"
+				"system.temp_end: 52\n"
+				"system.power_end: 650\n"
+				"check: pass\n");
 	r->report_len = strlen(r->report);
 	return 0;
 }
@@ -1181,9 +1186,11 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 START_TEST(test_gpu_eval)
 {
 	Kb__Submission *s = cu_submission(KB__MODE__MODE_TEST);
-	struct kb_device_info dev = {.ok = 1, .name = "NVIDIA H100 (probed)",
-				  .cc_major = 9, .cuda_driver = 12040,
-				  .minor = 3};
+	struct kb_device_info dev = {.ok = 1,
+				     .name = "NVIDIA H100 (probed)",
+				     .cc_major = 9,
+				     .cuda_driver = 12040,
+				     .minor = 3};
 	struct kb_eval_opts o = {
 		.workdir = root,
 		.worker = "gpu-worker",
@@ -1214,7 +1221,8 @@ START_TEST(test_gpu_eval)
 		char want[4300];
 
 		ck_assert_int_eq(seen.gpu[k], 0);
-		ck_assert_msg(strstr(seen.env[k], "PATH=" FAKE_HOME
+		ck_assert_msg(strstr(seen.env[k],
+				     "PATH=" FAKE_HOME
 				     "/bin:/usr/local/bin:/usr/bin:/bin "),
 			      "%s", seen.env[k]);
 		snprintf(want, sizeof(want), "TMPDIR=%s ", seen.workdir[k]);
@@ -1245,8 +1253,8 @@ START_TEST(test_gpu_eval)
 	ck_assert_int_eq(seen.restrict_[k], 1);
 	ck_assert_int_eq(seen.index[k], 3);
 	ck_assert_msg(strstr(seen.env[k], " LD_LIBRARY_PATH=" FAKE_HOME
-				"/lib64:" KB_EVAL_GPU_LD_PATH
-				" CUDA_VISIBLE_DEVICES=GPU-0b1c ") &&
+					  "/lib64:" KB_EVAL_GPU_LD_PATH
+					  " CUDA_VISIBLE_DEVICES=GPU-0b1c ") &&
 			      strstr(seen.env[k], " POPCORN_FD=3 "),
 		      "%s", seen.env[k]);
 	ck_assert_msg(strstr(seen.env[k], "/out/submission.so "), "%s",
@@ -1283,8 +1291,10 @@ END_TEST
 START_TEST(test_sysinfo_fallback)
 {
 	Kb__SystemInfo si = KB__SYSTEM_INFO__INIT;
-	struct kb_device_info dev = {.ok = 1, .name = "NVIDIA A100-SXM4-80GB",
-				  .cuda_driver = 12080, .minor = -1};
+	struct kb_device_info dev = {.ok = 1,
+				     .name = "NVIDIA A100-SXM4-80GB",
+				     .cuda_driver = 12080,
+				     .minor = -1};
 	Kb__RunResult rr = KB__RUN_RESULT__INIT;
 	Kb__RunResult *runs[] = {&rr};
 

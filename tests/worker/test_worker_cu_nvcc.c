@@ -34,11 +34,11 @@
 #define SKIP 77
 
 static char cuda_home[4096];
-static char *suite_dir;      /* the cache all tests share, and scratch */
+static char *suite_dir; /* the cache all tests share, and scratch */
 static char cache[4200];
 static int isolate;
 
-static char *tmp;            /* per test */
+static char *tmp; /* per test */
 static int commands;
 
 static void setup(void)
@@ -103,7 +103,8 @@ struct built {
 /* Builds problem_dir with the submission file through the cu builder. */
 static struct built build(const char *problem_dir, const char *file)
 {
-	struct kb_submission_args a = {.user_id = "u", .user_name = "u",
+	struct kb_submission_args a = {.user_id = "u",
+				       .user_name = "u",
 				       .gpu = "H100",
 				       .mode = KB__MODE__MODE_TEST};
 	struct kb_task t = {0};
@@ -115,7 +116,8 @@ static struct built build(const char *problem_dir, const char *file)
 
 	memset(&b, 0, sizeof(b));
 	ck_assert_msg(kb_task_load_dir(problem_dir, "p", &t, err,
-				       sizeof(err)) == 0, "%s", err);
+				       sizeof(err)) == 0,
+		      "%s", err);
 	ck_assert_int_eq(kb_read_file(file, 1 << 20, &code, &len), 0);
 	a.file_name = "submission.cu";
 	a.code = code;
@@ -225,8 +227,8 @@ START_TEST(test_missing_export)
 
 	ck_assert_int_eq(b.st, KB_BUILD_FAILED);
 	ck_assert_int_ne(b.cr->exit_code, 0);
-	ck_assert_msg(strstr(b.cr->stderr, "custom_kernel' not defined"),
-		      "%s", b.cr->stderr);
+	ck_assert_msg(strstr(b.cr->stderr, "custom_kernel' not defined"), "%s",
+		      b.cr->stderr);
 	built_free(&b);
 	free(cxx);
 }
@@ -273,8 +275,9 @@ struct eval {
 static struct eval run_eval(const char *problem, const char *file,
 			    const char *mode)
 {
-	char *argv[] = {WORKER, "eval", (char *)problem, (char *)file,
-			"--mode", (char *)mode, "--gpu", "H100", NULL};
+	char *argv[] = {WORKER,       "eval",   (char *)problem,
+			(char *)file, "--mode", (char *)mode,
+			"--gpu",      "H100",   NULL};
 	char *workdir = kb__xasprintf("KB_WORKDIR=%s/work", tmp);
 	char *cachedir = kb__xasprintf("KB_CACHE_DIR=%s", cache);
 	char *home = kb__xasprintf("KB_CUDA_HOME=%s", cuda_home);
@@ -295,15 +298,15 @@ static struct eval run_eval(const char *problem, const char *file,
 	return e;
 }
 
-#define assert_has(e, needle)                                          \
-	ck_assert_msg(strstr((e).out, needle) != NULL,                 \
-		      "stdout lacks \"%s\":\n%s\nstderr:\n%s", needle, \
+#define assert_has(e, needle)                                                  \
+	ck_assert_msg(strstr((e).out, needle) != NULL,                         \
+		      "stdout lacks \"%s\":\n%s\nstderr:\n%s", needle,         \
 		      (e).out, (e).err)
 
 START_TEST(test_worker_vectoradd)
 {
-	struct eval e = run_eval(VECTORADD, VECTORADD "/submission_ok.cu",
-				 "test");
+	struct eval e =
+		run_eval(VECTORADD, VECTORADD "/submission_ok.cu", "test");
 
 	assert_has(e, "✅ Compilation successful");
 	/* With a GPU it passes; without one the harness cannot start, which
@@ -414,7 +417,8 @@ int main(void)
 	if (find_cuda() < 0) {
 		printf("SKIP worker_cu_nvcc: no nvcc (looked in $KB_CUDA_HOME, "
 		       "$CUDA_HOME, \"%s\" and /usr/local/cuda); the cu build "
-		       "tests need the CUDA toolkit\n", KB_TEST_CUDA_HOME);
+		       "tests need the CUDA toolkit\n",
+		       KB_TEST_CUDA_HOME);
 		return SKIP;
 	}
 	if (kb_util_init() < 0)

@@ -28,8 +28,8 @@
 #define PROBLEMS KB_SOURCE_DIR "/problems"
 #define SHORT_TIMEOUT_S 3
 
-static char *tmp;           /* scratch: submissions, task copies */
-static char *workdir;       /* KB_WORKDIR of the worker under test */
+static char *tmp;     /* scratch: submissions, task copies */
+static char *workdir; /* KB_WORKDIR of the worker under test */
 static char env_workdir[4200];
 static const char *isolate_env = "KB_SANDBOX_ISOLATE=1";
 
@@ -67,9 +67,9 @@ static struct eval run_eval(const char *problem, const char *file,
 			    const char *mode, const char *extra1,
 			    const char *extra2)
 {
-	char *argv[] = {WORKER, "eval", (char *)problem, (char *)file,
-			"--mode", (char *)mode, (char *)extra1, (char *)extra2,
-			NULL};
+	char *argv[] = {WORKER,         "eval",         (char *)problem,
+			(char *)file,   "--mode",       (char *)mode,
+			(char *)extra1, (char *)extra2, NULL};
 	char *env[] = {env_workdir, (char *)isolate_env, "KB_GPU=CPU",
 		       "KB_PYTHON=" KB_TEST_PYTHON, NULL};
 	struct eval e;
@@ -105,8 +105,8 @@ static int workdir_empty(void)
 
 #define assert_has(e, needle)                                                  \
 	ck_assert_msg(strstr((e).out, needle) != NULL,                         \
-		      "stdout lacks \"%s\":\n%s\nstderr:\n%s", needle, (e).out, \
-		      (e).err)
+		      "stdout lacks \"%s\":\n%s\nstderr:\n%s", needle,         \
+		      (e).out, (e).err)
 
 START_TEST(test_correct_leaderboard)
 {
@@ -120,9 +120,11 @@ START_TEST(test_correct_leaderboard)
 	 * (verdict suspect): then once more, up to three times. */
 	for (int attempt = 1;; attempt++) {
 		e = run_eval(dir, file, "leaderboard", NULL, NULL);
-		if (attempt == 3 || !e.out || !strstr(e.out, "Verdict: suspect"))
+		if (attempt == 3 || !e.out ||
+		    !strstr(e.out, "Verdict: suspect"))
 			break;
-		fprintf(stderr, "%s: attempt %d suspect\n", problems[_i], attempt);
+		fprintf(stderr, "%s: attempt %d suspect\n", problems[_i],
+			attempt);
 		eval_free(&e);
 	}
 	ck_assert_msg(e.status == 0, "exit %d\n%s\n%s", e.status, e.out, e.err);
@@ -191,8 +193,8 @@ START_TEST(test_syntax_error)
 			       "#include <stddef.h>\n"
 			       "float custom_kernel(const float *d, size_t n)\n"
 			       "{\n\treturn d[0] +;\n}\n");
-	struct eval e = run_eval(PROBLEMS "/vectorsum_cpu", file, "test", NULL,
-				 NULL);
+	struct eval e =
+		run_eval(PROBLEMS "/vectorsum_cpu", file, "test", NULL, NULL);
 
 	ck_assert_msg(e.status == 1, "exit %d\n%s\n%s", e.status, e.out, e.err);
 	assert_has(e, "❌ Compilation failed (exit status 1)");
@@ -210,16 +212,17 @@ END_TEST
  * nothing forged. */
 START_TEST(test_constructor_contained)
 {
-	char *file = write_tmp("ctor.c",
-			       "#include <stddef.h>\n"
-			       "#include <unistd.h>\n"
-			       "__attribute__((constructor)) static void f(void)\n"
-			       "{ (void)!write(3, \"check: pass\\n\", 12); _exit(0); }\n"
-			       "float custom_kernel(const float *d, size_t n)\n"
-			       "{ float s = 0; for (size_t i = 0; i < n; i++) s += d[i];"
-			       " return s; }\n");
-	struct eval e = run_eval(PROBLEMS "/vectorsum_cpu", file, "test", NULL,
-				 NULL);
+	char *file = write_tmp(
+		"ctor.c",
+		"#include <stddef.h>\n"
+		"#include <unistd.h>\n"
+		"__attribute__((constructor)) static void f(void)\n"
+		"{ (void)!write(3, \"check: pass\\n\", 12); _exit(0); }\n"
+		"float custom_kernel(const float *d, size_t n)\n"
+		"{ float s = 0; for (size_t i = 0; i < n; i++) s += d[i];"
+		" return s; }\n");
+	struct eval e =
+		run_eval(PROBLEMS "/vectorsum_cpu", file, "test", NULL, NULL);
 
 	ck_assert_msg(e.status == 1, "exit %d\n%s\n%s", e.status, e.out, e.err);
 	assert_has(e, "Compilation successful");
@@ -336,7 +339,8 @@ START_TEST(test_starved_run_not_charged)
 			      strcmp(fault ? fault : "", "FAULT_USER") != 0,
 		      "charged: %s %s: %s\n%s", verdict, fault, error, e.err);
 	if (strcmp(verdict, "VERDICT_INFRA_ERROR") == 0)
-		ck_assert_msg(error && strstr(error, "the host starved the run"),
+		ck_assert_msg(error &&
+				      strstr(error, "the host starved the run"),
 			      "%s", error);
 	fprintf(stderr, "starved run: %s %s %s\n", verdict, fault ? fault : "",
 		error ? error : "");
@@ -395,20 +399,21 @@ START_TEST(test_secret_not_printed)
 	static const uint64_t secret = 4096;
 	struct eval e = run_eval(PROBLEMS "/vectorsum_cpu",
 				 PROBLEMS "/vectorsum_cpu/submission_ok.c",
-				 "leaderboard", "--seed=4096", _i ? "--json" : NULL);
+				 "leaderboard", "--seed=4096",
+				 _i ? "--json" : NULL);
 	struct kb_task t;
 	char err[256];
 
 	/* A loaded host can make the harness distrust its timings (verdict
 	 * suspect, exit 1): a judgment of timing, not what this test is
 	 * about, which is what the output shows of the secret run. */
-	ck_assert_msg(e.status == 0 ||
-			      (e.status == 1 && e.out &&
-			       (strstr(e.out, "Verdict: suspect") ||
-				strstr(e.out, "VERDICT_SUSPECT"))),
+	ck_assert_msg(e.status == 0 || (e.status == 1 && e.out &&
+					(strstr(e.out, "Verdict: suspect") ||
+					 strstr(e.out, "VERDICT_SUSPECT"))),
 		      "exit %d\n%s\n%s", e.status, e.out, e.err);
 	ck_assert_int_eq(kb_task_load_dir(PROBLEMS "/vectorsum_cpu",
-					  "vectorsum_cpu", &t, err, sizeof(err)),
+					  "vectorsum_cpu", &t, err,
+					  sizeof(err)),
 			 0);
 	ck_assert_uint_gt(t.nbenchmarks, 0);
 	for (size_t i = 0; i < t.nbenchmarks; i++) {
@@ -416,7 +421,8 @@ START_TEST(test_secret_not_printed)
 		char seed[24];
 
 		ck_assert_int_eq(kb_case_parse(t.benchmarks[i], &c, err,
-					       sizeof(err)), 0);
+					       sizeof(err)),
+				 0);
 		ck_assert_ptr_nonnull(kb_case_get(&c, "seed"));
 		snprintf(seed, sizeof(seed), "%llu",
 			 (unsigned long long)kb_seed_combine(
@@ -435,12 +441,13 @@ START_TEST(test_secret_not_printed)
 
 		ck_assert_uint_eq(json_array_size(runs), 3);
 		priv = json_array_get(runs, 2);
-		ck_assert_str_eq(json_string_value(json_object_get(priv, "key")),
-				 "private");
-		ck_assert_str_eq(json_string_value(json_object_get(priv, "stdout")),
-				 "");
-		ck_assert_uint_eq(json_object_size(json_object_get(priv, "result")),
-				  0);
+		ck_assert_str_eq(
+			json_string_value(json_object_get(priv, "key")),
+			"private");
+		ck_assert_str_eq(
+			json_string_value(json_object_get(priv, "stdout")), "");
+		ck_assert_uint_eq(
+			json_object_size(json_object_get(priv, "result")), 0);
 		/* scored, unless the loaded host made it suspect (above) */
 		ck_assert(json_is_true(json_object_get(j, "has_score")) ==
 			  (e.status == 0));
@@ -478,7 +485,8 @@ START_TEST(test_selftest_command)
 	struct eval e;
 	int st = wf_run(argv, env, &e.out, &e.err, &e.wall_s);
 
-	ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", e.err);
+	ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s",
+		      e.err);
 	eval_free(&e);
 	st = wf_run(bad, env, &e.out, &e.err, &e.wall_s);
 	ck_assert(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2);
@@ -506,8 +514,8 @@ START_TEST(test_python_upstream)
 		 KB_TEST_DATA, cases[_i].sub);
 	e = run_eval(KB_TEST_DATA "/upstream_py/vectoradd", file,
 		     cases[_i].mode, NULL, NULL);
-	ck_assert_msg(e.status == cases[_i].status, "exit %d\n%s\n%s",
-		      e.status, e.out, e.err);
+	ck_assert_msg(e.status == cases[_i].status, "exit %d\n%s\n%s", e.status,
+		      e.out, e.err);
 	assert_has(e, cases[_i].verdict);
 	if (_i == 2) {
 		assert_has(e, "Secret run passed");
@@ -541,9 +549,11 @@ START_TEST(test_python_held)
 		"print('probe cmdline=%s fds=%s end' % (open('/proc/self/cmdline')"
 		".read().replace('\\0', ' ').strip(), ' '.join(_l)), "
 		"flush=True)\n";
-	char *argv[] = {WORKER, "eval", NULL, NULL, "--mode", NULL, "--gpu",
-			"CPU", "--repeat", "2", "--json", NULL};
-	char *env[] = {env_workdir, (char *)isolate_env, "KB_GPU=CPU",
+	char *argv[] = {WORKER,  "eval", NULL,       NULL, "--mode", NULL,
+			"--gpu", "CPU",  "--repeat", "2",  "--json", NULL};
+	char *env[] = {env_workdir,
+		       (char *)isolate_env,
+		       "KB_GPU=CPU",
 		       "KB_PYTHON=" KB_TEST_PYTHON,
 		       _i == 1 ? "KB_PYTHON_READY=0" : "KB_PYTHON_READY=1",
 		       NULL};
@@ -554,13 +564,15 @@ START_TEST(test_python_held)
 
 	if (_i == 2) {
 		argv[2] = KB_TEST_DATA "/upstream_py/vectoradd";
-		argv[3] = KB_TEST_DATA "/upstream_py/vectoradd/submission_ok.py";
+		argv[3] = KB_TEST_DATA
+			"/upstream_py/vectoradd/submission_ok.py";
 		argv[5] = "leaderboard";
 		file = NULL;
 	} else {
 		ck_assert_int_eq(kb_read_file(PROBLEMS "/pmpp_py/vectoradd/"
-					      "submission_ok.py", 1 << 20,
-					      &ok, &len), 0);
+						       "submission_ok.py",
+					      1 << 20, &ok, &len),
+				 0);
 		code = kb__xasprintf("%s%s", probe, ok);
 		file = write_tmp("probe.py", code);
 		free(code);
@@ -576,7 +588,8 @@ START_TEST(test_python_held)
 		       strstr(e.err, "held run") != NULL) == (_i != 1),
 		      "%s", e.err);
 	if (_i == 2) {
-		ck_assert_msg(strstr(e.out, "\"has_score\": true"), "%s", e.out);
+		ck_assert_msg(strstr(e.out, "\"has_score\": true"), "%s",
+			      e.out);
 	} else {
 		line = strstr(e.out, "probe cmdline=");
 		ck_assert_msg(line != NULL, "%s", e.out);
@@ -619,14 +632,19 @@ START_TEST(test_held_lifecycle)
 		"    print(open('/proc/self/cmdline').read().replace('\\0', ' '))\n";
 	struct kb_python py;
 	struct kb_sandbox_caps caps;
-	struct kb_eval_opts o = {.workdir = workdir, .worker = "t", .gpu = "CPU",
-				 .build_timeout_s = 60, .python = &py};
+	struct kb_eval_opts o = {.workdir = workdir,
+				 .worker = "t",
+				 .gpu = "CPU",
+				 .build_timeout_s = 60,
+				 .python = &py};
 	Kb__Submission *s = wf_submission("py", KB__MODE__MODE_TEST);
 	struct kb_eval_ready *rd = kb_eval_ready_new();
 	char err[256] = "", cmd[4400];
 	Kb__Result *r;
 
-	ck_assert_int_eq(kb_python_resolve(KB_TEST_PYTHON, 60, &py, err, sizeof(err)), 0);
+	ck_assert_int_eq(kb_python_resolve(KB_TEST_PYTHON, 60, &py, err,
+					   sizeof(err)),
+			 0);
 	ck_assert_msg(py.torch[0], "%s has no torch", KB_TEST_PYTHON);
 	kb_sandbox_probe(&caps, NULL, 0);
 	o.isolate = caps.isolate_ok;
@@ -638,9 +656,11 @@ START_TEST(test_held_lifecycle)
 	ck_assert_int_eq(kb_eval_ready_start(rd, &o), 0);
 	ck_assert_int_eq(kb_eval_ready_wait(rd, 120), 1);
 	r = kb_eval_run(&o, s);
-	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
+		      r->error);
 	ck_assert_uint_eq(kb_eval_ready_taken(rd), 1);
-	ck_assert_msg(r->n_runs == 1 && strstr(r->runs[0]->stdout, "kb_ready.py"),
+	ck_assert_msg(r->n_runs == 1 &&
+			      strstr(r->runs[0]->stdout, "kb_ready.py"),
 		      "%s", r->n_runs ? r->runs[0]->stdout : "no run");
 	kb__result__free_unpacked(r, NULL);
 
@@ -648,15 +668,18 @@ START_TEST(test_held_lifecycle)
 	ck_assert_int_eq(kb_eval_ready_start(rd, &o), 0);
 	ck_assert_int_eq(kb_eval_ready_wait(rd, 120), 1);
 	/* [k]: the pattern must not match the shell that runs pkill */
-	snprintf(cmd, sizeof(cmd), "pkill -KILL -f '%s/job-0-.*/[k]b_ready.py'", workdir);
+	snprintf(cmd, sizeof(cmd), "pkill -KILL -f '%s/job-0-.*/[k]b_ready.py'",
+		 workdir);
 	ck_assert_int_eq(system(cmd), 0);
 	for (int i = 0; i < 300 && kb_eval_ready_wait(rd, 0.1) != -1; i++)
 		usleep(100000);
 	ck_assert_int_eq(kb_eval_ready_wait(rd, 0.1), -1);
 	r = kb_eval_run(&o, s);
-	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
+		      r->error);
 	ck_assert_uint_eq(kb_eval_ready_taken(rd), 1);
-	ck_assert_msg(r->n_runs == 1 && !strstr(r->runs[0]->stdout, "kb_ready.py"),
+	ck_assert_msg(r->n_runs == 1 &&
+			      !strstr(r->runs[0]->stdout, "kb_ready.py"),
 		      "%s", r->n_runs ? r->runs[0]->stdout : "no run");
 	kb__result__free_unpacked(r, NULL);
 

@@ -38,13 +38,13 @@ static const struct kb_device_info device = {
 
 START_TEST(test_xid_classification)
 {
-	static const unsigned faults[] = {48, 61,  62,  63,  64,  74, 79,
+	static const unsigned faults[] = {48, 61, 62,  63,  64,  74, 79,
 					  94, 95, 119, 120, 140, 154};
 	/* The program's own (13, 31, 43, 45, 68), corrected errors (92),
 	 * NVML's "unknown Xid" (999) and Xids not in the table. */
 	static const unsigned not_faults[] = {
-		0, 1, 8, 13, 31, 43, 45, 46, 68, 92, 109, 137, 999, 1000,
-		12345, UINT_MAX,
+		0,  1,  8,   13,  31,  43,   45,    46,
+		68, 92, 109, 137, 999, 1000, 12345, UINT_MAX,
 	};
 
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
@@ -69,7 +69,7 @@ END_TEST
 static void use_fake(void)
 {
 	static const char *const vars[] = {
-		"FAKE_NVML_PCI", "FAKE_NVML_XID", "FAKE_NVML_DBE",
+		"FAKE_NVML_PCI",    "FAKE_NVML_XID", "FAKE_NVML_DBE",
 		"FAKE_NVML_EVENTS", "FAKE_NVML_ECC", "FAKE_NVML_LOST",
 	};
 
@@ -111,31 +111,49 @@ static const struct watch_case {
 	const char *why;
 	unsigned long long registered; /* event types the watch asked for */
 } watch_cases[] = {
-	{{"FAKE_NVML_XID=79"}, KB_DEVICE_WATCH_FAULT,
-	 "Xid 79 (GPU has fallen off the bus)", 0x8 | 0x2},
-	{{"FAKE_NVML_XID=13"}, KB_DEVICE_WATCH_CLEAN,
-	 "Xid 13 (graphics engine exception)", 0x8 | 0x2},
+	{{"FAKE_NVML_XID=79"},
+	 KB_DEVICE_WATCH_FAULT,
+	 "Xid 79 (GPU has fallen off the bus)",
+	 0x8 | 0x2},
+	{{"FAKE_NVML_XID=13"},
+	 KB_DEVICE_WATCH_CLEAN,
+	 "Xid 13 (graphics engine exception)",
+	 0x8 | 0x2},
 	/* No event at all, with and without ECC. */
 	{{NULL}, KB_DEVICE_WATCH_CLEAN, "", 0x8 | 0x2},
 	{{"FAKE_NVML_ECC=3"}, KB_DEVICE_WATCH_CLEAN, "", 0x8 | 0x2},
 	/* NVML's "unknown Xid". */
-	{{"FAKE_NVML_XID=999"}, KB_DEVICE_WATCH_CLEAN,
-	 "Xid 999 (not a device fault)", 0x8 | 0x2},
-	{{"FAKE_NVML_XID=13,95"}, KB_DEVICE_WATCH_FAULT,
-	 "Xid 95 (uncontained ECC error)", 0x8 | 0x2},
-	{{"FAKE_NVML_ECC=0,2"}, KB_DEVICE_WATCH_FAULT,
-	 "uncorrected ECC errors 0 -> 2", 0x8 | 0x2},
+	{{"FAKE_NVML_XID=999"},
+	 KB_DEVICE_WATCH_CLEAN,
+	 "Xid 999 (not a device fault)",
+	 0x8 | 0x2},
+	{{"FAKE_NVML_XID=13,95"},
+	 KB_DEVICE_WATCH_FAULT,
+	 "Xid 95 (uncontained ECC error)",
+	 0x8 | 0x2},
+	{{"FAKE_NVML_ECC=0,2"},
+	 KB_DEVICE_WATCH_FAULT,
+	 "uncorrected ECC errors 0 -> 2",
+	 0x8 | 0x2},
 	/* A device with neither event type: the ECC count alone. */
 	{{"FAKE_NVML_EVENTS=0", "FAKE_NVML_XID=79", "FAKE_NVML_ECC=7,8"},
-	 KB_DEVICE_WATCH_FAULT, "uncorrected ECC errors 7 -> 8", 0},
+	 KB_DEVICE_WATCH_FAULT,
+	 "uncorrected ECC errors 7 -> 8",
+	 0},
 	/* The DBE's Xid reads as the consequential 43 (NVML reports the
 	 * latest Xid); the ECC event itself is the evidence. */
-	{{"FAKE_NVML_DBE=1", "FAKE_NVML_XID=48,43"}, KB_DEVICE_WATCH_FAULT,
-	 "double-bit ECC error", 0x8 | 0x2},
-	{{"FAKE_NVML_LOST=1"}, KB_DEVICE_WATCH_FAULT, "the GPU is lost (NVML)",
+	{{"FAKE_NVML_DBE=1", "FAKE_NVML_XID=48,43"},
+	 KB_DEVICE_WATCH_FAULT,
+	 "double-bit ECC error",
+	 0x8 | 0x2},
+	{{"FAKE_NVML_LOST=1"},
+	 KB_DEVICE_WATCH_FAULT,
+	 "the GPU is lost (NVML)",
 	 0x8 | 0x2},
 	{{"FAKE_NVML_EVENTS=0", "FAKE_NVML_ECC=0", "FAKE_NVML_LOST=1"},
-	 KB_DEVICE_WATCH_FAULT, "the GPU is lost (NVML)", 0},
+	 KB_DEVICE_WATCH_FAULT,
+	 "the GPU is lost (NVML)",
+	 0},
 };
 
 /* Points NVML at the fake and sets its script: "VAR=value" each. */
@@ -173,10 +191,10 @@ START_TEST(test_nvml_missing_is_unknown)
 {
 	char err[256] = "", why[160];
 
-	ck_assert_int_eq(setenv("KB_NVML_LIB", "/nonexistent/libnvidia-ml.so.1",
-				1),
-			 0);
-	ck_assert_ptr_null(kb_device_nvidia.watch_start(&device, err, sizeof(err)));
+	ck_assert_int_eq(
+		setenv("KB_NVML_LIB", "/nonexistent/libnvidia-ml.so.1", 1), 0);
+	ck_assert_ptr_null(
+		kb_device_nvidia.watch_start(&device, err, sizeof(err)));
 	ck_assert_msg(strstr(err, "cannot load /nonexistent/libnvidia-ml.so.1"),
 		      "%s", err);
 	ck_assert_int_eq(kb_device_watch_end(NULL, why, sizeof(why)),
@@ -190,14 +208,17 @@ START_TEST(test_cannot_watch)
 	char err[256] = "";
 
 	use_fake();
-	ck_assert_ptr_null(kb_device_nvidia.watch_start(&none, err, sizeof(err)));
+	ck_assert_ptr_null(
+		kb_device_nvidia.watch_start(&none, err, sizeof(err)));
 	ck_assert_str_eq(err, "no NVIDIA device was read at start-up");
 	snprintf(other.pci_bus_id, sizeof(other.pci_bus_id), "0000:99:00.0");
-	ck_assert_ptr_null(kb_device_nvidia.watch_start(&other, err, sizeof(err)));
+	ck_assert_ptr_null(
+		kb_device_nvidia.watch_start(&other, err, sizeof(err)));
 	ck_assert_str_eq(err, "NVML does not know device 0000:99:00.0");
 	/* No event type supported and ECC off: nothing to watch with. */
 	setenv("FAKE_NVML_EVENTS", "0", 1);
-	ck_assert_ptr_null(kb_device_nvidia.watch_start(&device, err, sizeof(err)));
+	ck_assert_ptr_null(
+		kb_device_nvidia.watch_start(&device, err, sizeof(err)));
 	ck_assert_msg(strstr(err, "neither Xid events nor ECC counts"), "%s",
 		      err);
 	ck_assert_int_eq(open_sets(), 0);
@@ -240,8 +261,7 @@ static void teardown(void)
 /* The harness: user code started, then the run ends with run_exit (110
  * is the harness's "device API error", which the submission could fake). */
 static int fake_sandbox(const struct kb_sandbox_opts *o,
-			struct kb_sandbox_result *r, char *err,
-			size_t err_size)
+			struct kb_sandbox_result *r, char *err, size_t err_size)
 {
 	ck_assert_int_eq(o->want_report, 1);
 	ck_assert_int_eq(o->gpu, 1);

@@ -210,7 +210,7 @@ START_TEST(test_sol_from_csv)
 	ck_assert_uint_eq(launches, 3);
 	/* The launch, then its rows; a quoted comma stays in its value. */
 	ck_assert_msg(strstr(s, "[0] vector_add(const float *, const float *, "
-			     "float *, int) (1048576, 1, 1)x(256, 1, 1)\n"),
+				"float *, int) (1048576, 1, 1)x(256, 1, 1)\n"),
 		      "%s", s);
 	ck_assert_msg(strstr(s, "DRAM Throughput"), "%s", s);
 	ck_assert_msg(strstr(s, "1,234,567"), "%s", s);
@@ -247,7 +247,8 @@ START_TEST(test_sol_from_text)
 	ck_assert_uint_eq(launches, 2);
 	ck_assert_msg(strstr(s, "vector_add(const float *"), "%s", s);
 	ck_assert_msg(strstr(s, "DRAM Throughput                   %        "
-			     "91.35"), "%s", s);
+				"91.35"),
+		      "%s", s);
 	ck_assert_msg(strstr(s, "1.24"), "%s", s);
 	ck_assert_msg(!strstr(s, "Grid Size") && !strstr(s, "OPT"), "%s", s);
 	free(s);
@@ -255,8 +256,8 @@ START_TEST(test_sol_from_text)
 	ck_assert_msg(!strstr(s, "1.24") && strstr(s, "1 more kernel launch "),
 		      "%s", s);
 	free(s);
-	ck_assert_ptr_null(kb_profile_sol_from_text("==PROF== x\n", 11, 4,
-						    &launches));
+	ck_assert_ptr_null(
+		kb_profile_sol_from_text("==PROF== x\n", 11, 4, &launches));
 	free(txt);
 }
 END_TEST
@@ -402,20 +403,21 @@ START_TEST(test_plan_benchmark_index)
 
 	r.has_benchmark_index = 1;
 	r.benchmark_index = 1;
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_PROFILE, s->task, &r, 0, p),
-			 1);
+	ck_assert_int_eq(
+		kb_plan_make(KB__MODE__MODE_PROFILE, s->task, &r, 0, p), 1);
 	/* Keyed by the case's index in the task, as upstream's CLI reads. */
 	ck_assert_str_eq(p[0].key, "profile.1");
 	ck_assert_ptr_eq(kb_plan_cases(&p[0], s->task, &n),
 			 s->task->benchmarks + 1);
 	ck_assert_uint_eq(n, 1);
 	r.benchmark_index = 2;
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_PROFILE, s->task, &r, 0, p),
+	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_PROFILE, s->task, &r, 0,
+				      p),
 			 -ERANGE);
 	/* Without the index field set, the index means nothing. */
 	r.has_benchmark_index = 0;
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_PROFILE, s->task, &r, 0, p),
-			 2);
+	ck_assert_int_eq(
+		kb_plan_make(KB__MODE__MODE_PROFILE, s->task, &r, 0, p), 2);
 	kb__submission__free_unpacked(s, NULL);
 }
 END_TEST
@@ -454,8 +456,7 @@ static void teardown(void)
 	free(cuda_home);
 }
 
-static void put(const char *dir, const char *name, const void *data,
-		size_t len)
+static void put(const char *dir, const char *name, const void *data, size_t len)
 {
 	char path[4400];
 
@@ -470,8 +471,9 @@ static void compiler(const struct kb_sandbox_opts *o,
 	const char *dir = o->cwd ? o->cwd : o->workdir;
 
 	if (o->argv[1] && strcmp(o->argv[1], "--version") == 0) {
-		r->out = kb__xstrdup("Cuda compilation tools, release 13.0, "
-				     "V13.0.48\ncc (Debian 12.2.0-14) 12.2.0\n");
+		r->out =
+			kb__xstrdup("Cuda compilation tools, release 13.0, "
+				    "V13.0.48\ncc (Debian 12.2.0-14) 12.2.0\n");
 		r->out_len = strlen(r->out);
 		return;
 	}
@@ -494,7 +496,8 @@ static void harness_under_ncu(const struct kb_sandbox_opts *o,
 				  "benchmark.0.spec: size: %d\n"
 				  "benchmark.0.runs: 5\nbenchmark.0.mean: "
 				  "1000\nbenchmark.0.status: pass\n"
-				  "check: pass\n", 2 + play.runs);
+				  "check: pass\n",
+				  2 + play.runs);
 	r->report_len = strlen(r->report);
 	switch (play.act) {
 	case ACT_DENIED:
@@ -526,8 +529,7 @@ static void harness_under_ncu(const struct kb_sandbox_opts *o,
 }
 
 static int fake_sandbox(const struct kb_sandbox_opts *o,
-			struct kb_sandbox_result *r, char *err,
-			size_t err_size)
+			struct kb_sandbox_result *r, char *err, size_t err_size)
 {
 	const char *cmd = strrchr(o->argv[0], '/');
 	int csv = 0, import = 0;
@@ -559,10 +561,9 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 			ck_assert_int_eq(o->want_report, 1);
 			ck_assert_int_eq(o->gpu, 1);
 			for (size_t i = 0, n = 0; o->argv[i]; i++)
-				n += (size_t)snprintf(
-					play.run_argv + n,
-					sizeof(play.run_argv) - n, "%s ",
-					o->argv[i]);
+				n += (size_t)snprintf(play.run_argv + n,
+						      sizeof(play.run_argv) - n,
+						      "%s ", o->argv[i]);
 			for (size_t i = 0, n = 0; o->ro_paths && o->ro_paths[i];
 			     i++)
 				n += (size_t)snprintf(play.bound + n,
@@ -623,7 +624,8 @@ START_TEST(test_eval_ncu_profile)
 	zip_int64_t n;
 	char *rep;
 
-	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
+		      r->error);
 	ck_assert_int_eq(play.runs, 2);
 	ck_assert_int_eq(play.imports, 4);
 	ck_assert_int_eq(play.ncu_env, 1);
@@ -639,7 +641,8 @@ START_TEST(test_eval_ncu_profile)
 	for (size_t i = 0; i < 2; i++) {
 		const Kb__Profile *pf = r->runs[i]->profile;
 
-		ck_assert_str_eq(r->runs[i]->key, i ? "profile.1" : "profile.0");
+		ck_assert_str_eq(r->runs[i]->key,
+				 i ? "profile.1" : "profile.0");
 		ck_assert_ptr_nonnull(pf);
 		ck_assert_str_eq(pf->profiler, "Nsight Compute");
 		ck_assert_str_eq(pf->error, "");
@@ -680,7 +683,8 @@ START_TEST(test_eval_ncu_installation)
 	ck_assert_ptr_nonnull(realpath(cuda_home, real));
 	make_exe(real, "nsight-compute-2025.3.1/ncu", "#!/bin/sh\n");
 	r = eval_gpu(s, cuda_home);
-	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
+		      r->error);
 	snprintf(want, sizeof(want), "%s/nsight-compute-2025.3.1/ncu ", real);
 	ck_assert_msg(strncmp(play.run_argv, want, strlen(want)) == 0, "%s",
 		      play.run_argv);
@@ -701,14 +705,16 @@ START_TEST(test_eval_ncu_denied)
 	r = eval_gpu(s, cuda_home);
 	/* The submission ran and passed; only the profile is missing, and
 	 * the result says what the operator must do. */
-	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
+		      r->error);
 	ck_assert_int_eq(play.imports, 0);
 	for (size_t i = 0; i < r->n_runs; i++) {
 		const Kb__Profile *pf = r->runs[i]->profile;
 
 		ck_assert_msg(strstr(pf->error, "ERR_NVGPUCTRPERM") &&
-				      strstr(pf->error, "NVreg_Restrict"
-						       "ProfilingToAdminUsers=0"),
+				      strstr(pf->error,
+					     "NVreg_Restrict"
+					     "ProfilingToAdminUsers=0"),
 			      "%s", pf->error);
 		ck_assert_uint_eq(pf->trace.len, 0);
 		ck_assert_str_eq(pf->summary, "");
@@ -748,7 +754,8 @@ START_TEST(test_eval_report_link)
 
 	play.act = ACT_LINK;
 	r = eval_gpu(s, cuda_home);
-	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
+		      r->error);
 	ck_assert_int_eq(play.imports, 0);
 	ck_assert_msg(strstr(r->runs[0]->profile->error, "symbolic link"), "%s",
 		      r->runs[0]->profile->error);
@@ -768,7 +775,8 @@ START_TEST(test_eval_trace_budget)
 
 	play.act = ACT_BIG;
 	r = eval_gpu(s, cuda_home);
-	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
+		      r->error);
 	for (size_t i = 0; i < r->n_runs; i++) {
 		const Kb__Profile *pf = r->runs[i]->profile;
 
@@ -853,7 +861,8 @@ START_TEST(test_eval_cpu)
 	};
 	Kb__Result *r = kb_eval_run(&o, s);
 
-	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
+		      r->error);
 	ck_assert_uint_eq(r->n_runs, 2);
 	ck_assert_str_eq(r->runs[1]->key, "profile.1");
 	ck_assert_str_eq(r->runs[1]->profile->error,

@@ -99,8 +99,7 @@ static pid_t start_worker(const char *grace)
 		       "heartbeat.interval.ms=250",
 		       "KB_JOB_ATTEMPTS=2", "KB_HEARTBEAT_S=1",
 		       /* the board it serves; the start-up checks stay short */
-		       "KB_PROBLEMS=" PROBLEMS "/cpu.yaml",
-		       env_grace, NULL};
+		       "KB_PROBLEMS=" PROBLEMS "/cpu.yaml", env_grace, NULL};
 	pid_t pid;
 
 	snprintf(env_grace, sizeof(env_grace), "KB_DRAIN_GRACE_S=%s", grace);
@@ -109,8 +108,8 @@ static pid_t start_worker(const char *grace)
 	/* Its start-up checks build and run examples first: on a loaded
 	 * machine that can take a while, so the wait is long and ends early
 	 * only if the worker exits. */
-	ck_assert_msg(kb_test_wait_log(pid, logpath, "consuming " TOPIC, 120000, NULL,
-				       0) == 0,
+	ck_assert_msg(kb_test_wait_log(pid, logpath, "consuming " TOPIC, 120000,
+				       NULL, 0) == 0,
 		      "worker exited or did not start; see %s", logpath);
 	return pid;
 }
@@ -131,15 +130,21 @@ static Kb__Submission *build(uint64_t id, const char *code,
 			     unsigned test_timeout)
 {
 	struct kb_task t;
-	struct kb_submission_args a = {
-		.id = id, .user_id = "u1", .user_name = "alice", .gpu = "CPU",
-		.mode = KB__MODE__MODE_TEST, .file_name = "s.c", .code = code,
-		.code_len = strlen(code), .submitted_at_ms = kb_now_ms()};
+	struct kb_submission_args a = {.id = id,
+				       .user_id = "u1",
+				       .user_name = "alice",
+				       .gpu = "CPU",
+				       .mode = KB__MODE__MODE_TEST,
+				       .file_name = "s.c",
+				       .code = code,
+				       .code_len = strlen(code),
+				       .submitted_at_ms = kb_now_ms()};
 	char err[512];
 	Kb__Submission *s;
 
 	ck_assert_int_eq(kb_task_load_dir(PROBLEMS "/vectorsum_cpu",
-					  "vectorsum_cpu", &t, err, sizeof(err)),
+					  "vectorsum_cpu", &t, err,
+					  sizeof(err)),
 			 0);
 	s = kb_submission_build(&t, &a, err, sizeof(err));
 	ck_assert_msg(s != NULL, "%s", err);
@@ -194,7 +199,8 @@ static void submit_by_ref(uint64_t id, const char *code, int store,
 	kb_taskstore_ref(buf, len, ref);
 	if (store)
 		ck_assert_msg(kb_taskstore_put(rc, buf, len, ref, err,
-					       sizeof(err)) == 0, "%s", err);
+					       sizeof(err)) == 0,
+			      "%s", err);
 	free(buf);
 	kb__task__free_unpacked(t, NULL);
 	s->task = NULL;
@@ -226,7 +232,8 @@ static Kb__Result *await_result(uint64_t id, double timeout_s, int *nprogress,
 			snprintf(key, sizeof(key), "%" PRIu64, id);
 			ck_assert_uint_eq(m.key_len, strlen(key));
 			ck_assert_int_eq(memcmp(m.key, key, m.key_len), 0);
-			if (ev->event_case == KB__RESULT_EVENT__EVENT_PROGRESS) {
+			if (ev->event_case ==
+			    KB__RESULT_EVENT__EVENT_PROGRESS) {
 				if ((*nprogress)++ == 0)
 					*first_stage = ev->progress->stage;
 			} else if (ev->event_case ==
@@ -313,8 +320,10 @@ static const char *ok_code(void)
 	size_t len;
 
 	if (!code)
-		ck_assert_int_eq(kb_read_file(PROBLEMS "/vectorsum_cpu/submission_ok.c",
-					      SIZE_MAX, &code, &len), 0);
+		ck_assert_int_eq(kb_read_file(PROBLEMS
+					      "/vectorsum_cpu/submission_ok.c",
+					      SIZE_MAX, &code, &len),
+				 0);
 	return code;
 }
 
@@ -362,15 +371,18 @@ START_TEST(test_heartbeats)
 	Kb__Result *r;
 
 	worker = start_worker("20");
-	ck_assert_msg(await_heartbeat(0, 10) > 0, "no idle heartbeat; see %s", logpath);
-	ck_assert_msg(await_heartbeat(0, 3) > 0, "one idle heartbeat only; see %s",
+	ck_assert_msg(await_heartbeat(0, 10) > 0, "no idle heartbeat; see %s",
 		      logpath);
+	ck_assert_msg(await_heartbeat(0, 3) > 0,
+		      "one idle heartbeat only; see %s", logpath);
 	submit(8, ok_code(), 0);
-	ck_assert_msg(await_heartbeat(8, 60) > 0, "no busy heartbeat; see %s", logpath);
+	ck_assert_msg(await_heartbeat(8, 60) > 0, "no busy heartbeat; see %s",
+		      logpath);
 	r = await_result(8, 90, &nprog, &first);
 	ck_assert_msg(r != NULL, "no result; see %s", logpath);
 	kb__result__free_unpacked(r, NULL);
-	ck_assert_msg(await_heartbeat(0, 10) > 0, "not idle again; see %s", logpath);
+	ck_assert_msg(await_heartbeat(0, 10) > 0, "not idle again; see %s",
+		      logpath);
 }
 END_TEST
 
@@ -394,7 +406,8 @@ START_TEST(test_result_then_commit)
 	kb__result__free_unpacked(r, NULL);
 	ck_assert(kb_test_wait_file(logpath, "job done sub=7 gpu=CPU", 60000,
 				    NULL, 0) == 0);
-	ck_assert(kb_test_wait_file(logpath, "dead letter", 60000, NULL, 0) == 0);
+	ck_assert(kb_test_wait_file(logpath, "dead letter", 60000, NULL, 0) ==
+		  0);
 	st = kb_test_stop(worker, 15000);
 	worker = 0;
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
@@ -433,7 +446,8 @@ START_TEST(test_drain_abandons)
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
 	kb_budget("worker drain: exit after SIGTERM, 2 s grace, job abandoned",
 		  kb_mono_s() - t0, 2 + 6, "s");
-	ck_assert(kb_test_wait_file(logpath, "abandoning sub=8", 1, NULL, 0) == 0);
+	ck_assert(kb_test_wait_file(logpath, "abandoning sub=8", 1, NULL, 0) ==
+		  0);
 	for (int i = 0; i < 300 && processes_in_workdir() > 0; i++)
 		usleep(100000);
 	ck_assert_int_eq(processes_in_workdir(), 0);
@@ -464,7 +478,8 @@ START_TEST(test_drain_finishes)
 	st = wait_exit(worker, 60);
 	worker = 0;
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
-	ck_assert(kb_test_wait_file(logpath, "worker stopped", 1, NULL, 0) == 0);
+	ck_assert(kb_test_wait_file(logpath, "worker stopped", 1, NULL, 0) ==
+		  0);
 }
 END_TEST
 
@@ -484,10 +499,9 @@ START_TEST(test_poison_job_given_up)
 
 		worker = start_worker("20");
 		snprintf(line, sizeof(line), "job start sub=10");
-		ck_assert_msg(kb_test_wait_file(logpath, line, 30000, NULL, 0) ==
-				      0,
-			      "attempt %d did not start; see %s", attempt,
-			      logpath);
+		ck_assert_msg(
+			kb_test_wait_file(logpath, line, 30000, NULL, 0) == 0,
+			"attempt %d did not start; see %s", attempt, logpath);
 		for (int i = 0; i < 300 && processes_in_workdir() == 0; i++)
 			usleep(100000);
 		ck_assert_int_gt(processes_in_workdir(), 0);
@@ -507,8 +521,8 @@ START_TEST(test_poison_job_given_up)
 	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_INFRA);
 	ck_assert_msg(strstr(r->error, "2 workers stopped"), "%s", r->error);
 	kb__result__free_unpacked(r, NULL);
-	ck_assert(kb_test_wait_file(logpath, "removed 1 stale job directory",
-				    1, NULL, 0) == 0);
+	ck_assert(kb_test_wait_file(logpath, "removed 1 stale job directory", 1,
+				    NULL, 0) == 0);
 	st = kb_test_stop(worker, 15000);
 	worker = 0;
 	send_bytes(TOPIC, "marker", "x", 1);
@@ -540,7 +554,8 @@ START_TEST(test_task_by_reference)
 	ck_assert_msg(r != NULL, "no result; see %s", logpath);
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_INFRA_ERROR);
 	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_INFRA);
-	ck_assert_msg(strstr(r->error, "not in the task store"), "%s", r->error);
+	ck_assert_msg(strstr(r->error, "not in the task store"), "%s",
+		      r->error);
 	kb__result__free_unpacked(r, NULL);
 	kb_test_stop(worker, 15000);
 	worker = 0;
@@ -570,17 +585,18 @@ START_TEST(test_lease_held_elsewhere)
 	/* Held (renewed) until the worker says it waits, and then well
 	 * past the worker's own lease ttl of 3 s. */
 	for (int i = 0; i < 240 && !waited; i++) {
-		ck_assert_int_eq(kb_lease_renew(rc, 23, "other-worker/1/x", 4000,
-						err, sizeof(err)),
+		ck_assert_int_eq(kb_lease_renew(rc, 23, "other-worker/1/x",
+						4000, err, sizeof(err)),
 				 1);
-		waited = kb_test_wait_file(logpath, "job sub=23 waits: "
+		waited = kb_test_wait_file(logpath,
+					   "job sub=23 waits: "
 					   "other-worker/1/x is running it",
 					   500, NULL, 0) == 0;
 	}
 	ck_assert_msg(waited, "the worker did not wait; see %s", logpath);
 	for (int i = 0; i < 16; i++) {
-		ck_assert_int_eq(kb_lease_renew(rc, 23, "other-worker/1/x", 4000,
-						err, sizeof(err)),
+		ck_assert_int_eq(kb_lease_renew(rc, 23, "other-worker/1/x",
+						4000, err, sizeof(err)),
 				 1);
 		usleep(500000);
 	}
@@ -590,8 +606,10 @@ START_TEST(test_lease_held_elsewhere)
 	ck_assert_int_eq(kb_lease_finish(rc, 23, "other-worker/1/x", 3600, err,
 					 sizeof(err)),
 			 1);
-	ck_assert_msg(kb_test_wait_file(logpath, "job sub=23 was evaluated "
-					"already", 30000, NULL, 0) == 0,
+	ck_assert_msg(kb_test_wait_file(logpath,
+					"job sub=23 was evaluated "
+					"already",
+					30000, NULL, 0) == 0,
 		      "see %s", logpath);
 	ck_assert_ptr_null(await_result(23, 2, &nprog, &first));
 	ck_assert_msg(kb_test_wait_file(logpath, "job start sub=23", 1, NULL,
@@ -628,7 +646,8 @@ START_TEST(test_folded_result_not_rerun)
 	usleep(600000); /* the lease runs out, unrenewed */
 	worker = start_worker("20");
 	submit(24, ok_code(), 0);
-	ck_assert_msg(kb_test_wait_file(logpath, "job sub=24: the worker that "
+	ck_assert_msg(kb_test_wait_file(logpath,
+					"job sub=24: the worker that "
 					"stopped while running it had "
 					"published its Result",
 					60000, NULL, 0) == 0,

@@ -61,8 +61,8 @@ START_TEST(test_name_ok)
 	static const char *const good[] = {"submission.c", "eval.cu", "task.h",
 					   "a-b_c.py", "x"};
 	static const char *const bad[] = {
-		"", "/etc/passwd", "a/b", "..", ".", "../x", "a..b", "-o",
-		".hidden", "x\ny", "tab\tname",
+		"",     "/etc/passwd", "a/b",     "..",   ".",         "../x",
+		"a..b", "-o",          ".hidden", "x\ny", "tab\tname",
 	};
 	char longname[300];
 
@@ -127,8 +127,9 @@ END_TEST
 /* Each bad name is refused before anything is written. */
 START_TEST(test_materialize_rejects)
 {
-	static const char *const bad[] = {"../escape.c", "/tmp/abs.c", "a/b.c",
-					  "..", "cases.txt", "eval.out",
+	static const char *const bad[] = {"../escape.c", "/tmp/abs.c",
+					  "a/b.c",       "..",
+					  "cases.txt",   "eval.out",
 					  "submission.c"};
 	Kb__Submission *s = wf_submission("c", KB__MODE__MODE_TEST);
 	char *root = wf_tmpdir(), err[256] = "";
@@ -299,14 +300,15 @@ START_TEST(test_python_parse)
 	struct kb_python py;
 
 	memset(&py, 0, sizeof(py));
-	ck_assert_int_eq(kb_python_parse("exe=/opt/venv/bin/python3\n"
-					 "version=3.12.1\n"
-					 "dir=/opt/venv\ndir=/usr\n"
-					 "dir=/usr/lib/python3/dist-packages\n"
-					 "dir=/opt/venv/lib/python3.12/site-packages\n"
-					 "dir=relative\ntorch=2.11.0\n",
-					 &py),
-			 0);
+	ck_assert_int_eq(
+		kb_python_parse("exe=/opt/venv/bin/python3\n"
+				"version=3.12.1\n"
+				"dir=/opt/venv\ndir=/usr\n"
+				"dir=/usr/lib/python3/dist-packages\n"
+				"dir=/opt/venv/lib/python3.12/site-packages\n"
+				"dir=relative\ntorch=2.11.0\n",
+				&py),
+		0);
 	ck_assert_str_eq(py.exe, "/opt/venv/bin/python3");
 	ck_assert_str_eq(py.bindir, "/opt/venv/bin");
 	ck_assert_str_eq(py.version, "3.12.1");
@@ -350,7 +352,8 @@ START_TEST(test_plan_modes)
 	struct kb_plan_run p[KB_PLAN_MAX];
 	size_t n;
 
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_TEST, s->task, NULL, 0, p), 1);
+	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_TEST, s->task, NULL, 0, p),
+			 1);
 	ck_assert_str_eq(p[0].key, "test");
 	ck_assert_str_eq(p[0].harness_mode, "test");
 	ck_assert_int_eq(p[0].secret, 0);
@@ -358,15 +361,18 @@ START_TEST(test_plan_modes)
 	ck_assert_ptr_eq(kb_plan_cases(&p[0], s->task, &n), s->task->tests);
 	ck_assert_uint_eq(n, 2);
 
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_BENCHMARK, s->task, NULL, 0, p), 1);
+	ck_assert_int_eq(
+		kb_plan_make(KB__MODE__MODE_BENCHMARK, s->task, NULL, 0, p), 1);
 	ck_assert_str_eq(p[0].key, "benchmark");
 	ck_assert_str_eq(p[0].harness_mode, "benchmark");
 	ck_assert_double_eq(p[0].timeout_s, 8);
-	ck_assert_ptr_eq(kb_plan_cases(&p[0], s->task, &n), s->task->benchmarks);
+	ck_assert_ptr_eq(kb_plan_cases(&p[0], s->task, &n),
+			 s->task->benchmarks);
 	ck_assert_uint_eq(n, 2);
 
 	/* Profile: upstream's profile.N, one run per benchmark case. */
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_PROFILE, s->task, NULL, 0, p), 2);
+	ck_assert_int_eq(
+		kb_plan_make(KB__MODE__MODE_PROFILE, s->task, NULL, 0, p), 2);
 	ck_assert_str_eq(p[0].key, "profile.0");
 	ck_assert_str_eq(p[1].key, "profile.1");
 	ck_assert_str_eq(p[0].harness_mode, "profile");
@@ -376,9 +382,11 @@ START_TEST(test_plan_modes)
 			 s->task->benchmarks + 1);
 	ck_assert_uint_eq(n, 1);
 
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_UNSPECIFIED, s->task, NULL, 0, p),
+	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_UNSPECIFIED, s->task, NULL,
+				      0, p),
 			 -EINVAL);
-	ck_assert_int_eq(kb_plan_make((Kb__Mode)99, s->task, NULL, 0, p), -EINVAL);
+	ck_assert_int_eq(kb_plan_make((Kb__Mode)99, s->task, NULL, 0, p),
+			 -EINVAL);
 	kb__submission__free_unpacked(s, NULL);
 }
 END_TEST
@@ -390,7 +398,8 @@ START_TEST(test_plan_leaderboard)
 	char *const *c;
 	size_t n;
 
-	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_LEADERBOARD, s->task, NULL, 0, p),
+	ck_assert_int_eq(kb_plan_make(KB__MODE__MODE_LEADERBOARD, s->task, NULL,
+				      0, p),
 			 3);
 	ck_assert_str_eq(p[0].key, "test");
 	ck_assert_str_eq(p[1].key, "leaderboard");
@@ -529,8 +538,12 @@ END_TEST
 static int judge(const struct kb_starve_run *run, int psi, double cpu_stall,
 		 double mem_stall, double busy, char *why)
 {
-	struct kb_starve_sample a = {.psi = psi, .stat = 1, .cpu_some_us = 1000,
-				     .mem_some_us = 2000, .busy = 500, .total = 1000};
+	struct kb_starve_sample a = {.psi = psi,
+				     .stat = 1,
+				     .cpu_some_us = 1000,
+				     .mem_some_us = 2000,
+				     .busy = 500,
+				     .total = 1000};
 	struct kb_starve_sample b = a;
 
 	b.cpu_some_us += (uint64_t)(cpu_stall * run->wall_s * 1e6);
@@ -598,9 +611,9 @@ START_TEST(test_starve_sample)
 	kb_starve_sample(&b);
 	ck_assert_int_eq(a.stat, 1);
 	ck_assert_msg(b.total > a.total && b.busy >= a.busy,
-		      "total %lu -> %lu, busy %lu -> %lu", (unsigned long)a.total,
-		      (unsigned long)b.total, (unsigned long)a.busy,
-		      (unsigned long)b.busy);
+		      "total %lu -> %lu, busy %lu -> %lu",
+		      (unsigned long)a.total, (unsigned long)b.total,
+		      (unsigned long)a.busy, (unsigned long)b.busy);
 }
 END_TEST
 
@@ -644,8 +657,9 @@ START_TEST(test_verdict_user_ends)
 	kb_verdict_assemble(&in, &v);
 	ck_assert_int_eq(v.verdict, KB__VERDICT__VERDICT_CRASHED);
 	ck_assert_int_eq(v.fault, KB__FAULT__FAULT_USER);
-	ck_assert_str_eq(v.error,
-			 "tests crashed: exit status 110 after your code started");
+	ck_assert_str_eq(
+		v.error,
+		"tests crashed: exit status 110 after your code started");
 
 	/* A crash the harness explained (the CUDA relay's crash key). */
 	r[0].exit_code = 115;
@@ -772,7 +786,8 @@ START_TEST(test_suspect_detection)
 	parse("benchmark-count: 2\n"
 	      "benchmark.0.runs: 10\nbenchmark.0.mean: 1000000\n"
 	      "benchmark.1.runs: 10\nbenchmark.1.mean: 1000000\n"
-	      "check: pass\n", &p);
+	      "check: pass\n",
+	      &p);
 	/* 20 ms of device time */
 	ck_assert_int_eq(kb_verdict_suspect(&p, 1.0, why, sizeof(why)), 0);
 	ck_assert_int_eq(kb_verdict_suspect(&p, 0.010, why, sizeof(why)), 1);
@@ -781,7 +796,8 @@ START_TEST(test_suspect_detection)
 
 	parse("benchmark-count: 2\n"
 	      "benchmark.0.mean: 10\nbenchmark.1.mean: 10\n"
-	      "benchmark.1.status: suspect\ncheck: pass\n", &p);
+	      "benchmark.1.status: suspect\ncheck: pass\n",
+	      &p);
 	ck_assert_int_eq(kb_verdict_suspect(&p, 1.0, why, sizeof(why)), 1);
 	ck_assert_msg(strstr(why, "benchmark 1") != NULL, "%s", why);
 	kb_popcorn_clear(&p);
@@ -790,9 +806,11 @@ START_TEST(test_suspect_detection)
 	parse("benchmark-count: 1\nbenchmark.0.mean: 10\n"
 	      "benchmark.0.status: suspect\n"
 	      "benchmark.0.error: 5 of 38 timed calls took longer\n"
-	      "check: pass\n", &p);
+	      "check: pass\n",
+	      &p);
 	ck_assert_int_eq(kb_verdict_suspect(&p, 1.0, why, sizeof(why)), 1);
-	ck_assert_msg(strstr(why, "benchmark 0: 5 of 38 timed calls took longer") &&
+	ck_assert_msg(strstr(why,
+			     "benchmark 0: 5 of 38 timed calls took longer") &&
 			      !strstr(why, "floor"),
 		      "%s", why);
 	kb_popcorn_clear(&p);
@@ -802,18 +820,31 @@ END_TEST
 START_TEST(test_private_keys)
 {
 	static const char *const kept[] = {
-		"check", "test-count", "benchmark-count", "test.0.status",
-		"benchmark.3.mean", "benchmark.3.runs", "benchmark.3.status",
-		"benchmark.0.best", "benchmark.0.worst", "benchmark.0.err",
+		"check",
+		"test-count",
+		"benchmark-count",
+		"test.0.status",
+		"benchmark.3.mean",
+		"benchmark.3.runs",
+		"benchmark.3.status",
+		"benchmark.0.best",
+		"benchmark.0.worst",
+		"benchmark.0.err",
 	};
 	static const char *const dropped[] = {
-		"test.0.spec", "test.0.message", "test.0.error",
-		"benchmark.0.spec", "benchmark.0.error", "benchmark.0.gbps",
-		"seed", "other",
+		"test.0.spec",
+		"test.0.message",
+		"test.0.error",
+		"benchmark.0.spec",
+		"benchmark.0.error",
+		"benchmark.0.gbps",
+		"seed",
+		"other",
 	};
 
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
-		ck_assert_msg(kb_verdict_private_key_ok(kept[i]), "%s", kept[i]);
+		ck_assert_msg(kb_verdict_private_key_ok(kept[i]), "%s",
+			      kept[i]);
 	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)
 		ck_assert_msg(!kb_verdict_private_key_ok(dropped[i]), "%s",
 			      dropped[i]);
@@ -838,14 +869,14 @@ static struct fake {
 	char build_argv[FAKE_MAX][512];
 	char build_env[FAKE_MAX][1024];
 	char build_cwd[FAKE_MAX][4096];
-	int build_exit;       /* the submission compile's exit status */
-	int build_infra;      /* 1-based compiler command whose sandbox fails */
-	int fail_mode_call;   /* 1-based run that reports check: fail */
-	int infra_call;       /* 1-based run whose sandbox fails */
+	int build_exit;     /* the submission compile's exit status */
+	int build_infra;    /* 1-based compiler command whose sandbox fails */
+	int fail_mode_call; /* 1-based run that reports check: fail */
+	int infra_call;     /* 1-based run whose sandbox fails */
 	int timeout_call;
-	int exit_call;        /* 1-based run that exits with exit_code */
-	int exit_code;        /* ... after a partial report */
-	int exit_started;     /* ... that says user-code: started */
+	int exit_call;          /* 1-based run that exits with exit_code */
+	int exit_code;          /* ... after a partial report */
+	int exit_started;       /* ... that says user-code: started */
 	const char *exit_crash; /* ... and crash: <this>, check: fail */
 } fake;
 
@@ -878,8 +909,8 @@ static void set_output(struct kb_sandbox_result *r, const char *out,
 
 /* Plays cc: writes the file named after -o (relative to its working
  * directory), or fails as the test asks. */
-static int fake_cc(const struct kb_sandbox_opts *o,
-		   struct kb_sandbox_result *r, char *err, size_t err_size)
+static int fake_cc(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
+		   char *err, size_t err_size)
 {
 	const int k = fake.builds++;
 	char path[8400];
@@ -909,7 +940,8 @@ static int fake_cc(const struct kb_sandbox_opts *o,
 		if (strcmp(o->argv[i], "-o") == 0 && o->argv[i + 1]) {
 			snprintf(path, sizeof(path), "%s/%s", fake.build_cwd[k],
 				 o->argv[i + 1]);
-			ck_assert_int_eq(kb_write_file(path, "ELF", 3, 0755), 0);
+			ck_assert_int_eq(kb_write_file(path, "ELF", 3, 0755),
+					 0);
 		}
 	set_output(r, "", "");
 	return 0;
@@ -966,8 +998,10 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 		kb_buf_printf(&rep, "test-count: 2\n");
 		for (char *line = strtok(cases, "\n"); line;
 		     line = strtok(NULL, "\n"), i++)
-			kb_buf_printf(&rep, "test.%ld.spec: %s\ntest.%ld.status: pass\n",
-				      i, line, i);
+			kb_buf_printf(
+				&rep,
+				"test.%ld.spec: %s\ntest.%ld.status: pass\n", i,
+				line, i);
 	} else {
 		long i = 0, n = 0;
 
@@ -976,10 +1010,11 @@ static int fake_sandbox(const struct kb_sandbox_opts *o,
 		kb_buf_printf(&rep, "benchmark-count: %ld\n", n);
 		for (char *line = strtok(cases, "\n"); line;
 		     line = strtok(NULL, "\n"), i++)
-			kb_buf_printf(&rep,
-				      "benchmark.%ld.spec: %s\nbenchmark.%ld.runs: 10\n"
-				      "benchmark.%ld.mean: %ld\nbenchmark.%ld.err: 1\n",
-				      i, line, i, i, 1000 * (i + 1), i);
+			kb_buf_printf(
+				&rep,
+				"benchmark.%ld.spec: %s\nbenchmark.%ld.runs: 10\n"
+				"benchmark.%ld.mean: %ld\nbenchmark.%ld.err: 1\n",
+				i, line, i, i, 1000 * (i + 1), i);
 	}
 	kb_buf_printf(&rep, "check: %s\n",
 		      fake.fail_mode_call == k + 1 ? "fail" : "pass");
@@ -1069,16 +1104,19 @@ START_TEST(test_eval_leaderboard)
 	ck_assert_msg(strstr(fake.build_cwd[0], "/harness") != NULL, "%s",
 		      fake.build_cwd[0]);
 	/* The submission without -lm, as the CPU tasks' text says. */
-	ck_assert_str_eq(fake.build_argv[1],
-			 "cc|-O3|-march=native|-fopenmp|-shared|-fPIC|"
-			 "-Wl,--no-undefined|-Wl,--require-defined=custom_kernel|"
-			 "submission.c|-o|../step/submission.so|");
+	ck_assert_str_eq(
+		fake.build_argv[1],
+		"cc|-O3|-march=native|-fopenmp|-shared|-fPIC|"
+		"-Wl,--no-undefined|-Wl,--require-defined=custom_kernel|"
+		"submission.c|-o|../step/submission.so|");
 	ck_assert_msg(strstr(fake.build_cwd[1], "/task") != NULL, "%s",
 		      fake.build_cwd[1]);
 	ck_assert_int_eq(fake.calls, 3);
 	ck_assert_str_eq(fake.argv[0], "../out/eval.out|test|cases.txt|");
-	ck_assert_str_eq(fake.argv[1], "../out/eval.out|leaderboard|cases.txt|");
-	ck_assert_str_eq(fake.argv[2], "../out/eval.out|leaderboard|cases.txt|");
+	ck_assert_str_eq(fake.argv[1],
+			 "../out/eval.out|leaderboard|cases.txt|");
+	ck_assert_str_eq(fake.argv[2],
+			 "../out/eval.out|leaderboard|cases.txt|");
 	/* Minimal environment; the report channel and the submission's
 	 * object only for harness runs. */
 	for (int k = 0; k < 2; k++) {
@@ -1089,12 +1127,14 @@ START_TEST(test_eval_leaderboard)
 			      "%s", fake.build_env[k]);
 	}
 	for (int k = 0; k < 3; k++) {
-		ck_assert_msg(strstr(fake.env[k], "POPCORN_FD=3|") != NULL, "%s",
-			      fake.env[k]);
-		ck_assert_msg(strstr(fake.env[k],
-				     "PATH=/usr/local/bin:/usr/bin:/bin|") != NULL,
+		ck_assert_msg(strstr(fake.env[k], "POPCORN_FD=3|") != NULL,
 			      "%s", fake.env[k]);
-		ck_assert_msg(strstr(fake.env[k], "/out/submission.so|") != NULL,
+		ck_assert_msg(strstr(fake.env[k],
+				     "PATH=/usr/local/bin:/usr/bin:/bin|") !=
+				      NULL,
+			      "%s", fake.env[k]);
+		ck_assert_msg(strstr(fake.env[k], "/out/submission.so|") !=
+				      NULL,
 			      "%s", fake.env[k]);
 		ck_assert_int_eq(fake.want_report[k], 1);
 	}
@@ -1103,8 +1143,10 @@ START_TEST(test_eval_leaderboard)
 	ck_assert_double_eq(fake.timeout[0], 7);
 	ck_assert_double_eq(fake.timeout[1], 9);
 	/* Public runs get the task's seeds, the secret run combined ones. */
-	ck_assert_str_eq(fake.cases[0], "size: 1; seed: 11\nsize: 2; seed: 12\n");
-	ck_assert_str_eq(fake.cases[1], "size: 3; seed: 13\nsize: 4; seed: 14\n");
+	ck_assert_str_eq(fake.cases[0],
+			 "size: 1; seed: 11\nsize: 2; seed: 12\n");
+	ck_assert_str_eq(fake.cases[1],
+			 "size: 3; seed: 13\nsize: 4; seed: 14\n");
 	snprintf(seed, sizeof(seed), "%llu",
 		 (unsigned long long)kb_seed_combine(14, WF_SECRET));
 	snprintf(combined, sizeof(combined), "seed: %s\n", seed);
@@ -1130,14 +1172,14 @@ START_TEST(test_eval_leaderboard)
 	ck_assert_str_eq(priv->stdout, "");
 	ck_assert_str_eq(priv->stderr, "");
 	for (size_t i = 0; i < priv->n_result; i++)
-		ck_assert_msg(strstr(priv->result[i]->key, "spec") == NULL, "%s",
-			      priv->result[i]->key);
+		ck_assert_msg(strstr(priv->result[i]->key, "spec") == NULL,
+			      "%s", priv->result[i]->key);
 	len = kb__result__get_packed_size(r);
 	packed = kb__xcalloc(1, len + 1);
 	kb__result__pack(r, packed);
 	ck_assert_ptr_null(memmem(packed, len, seed, strlen(seed)));
-	ck_assert_ptr_null(memmem(packed, len, WF_SECRET_TEXT,
-				  strlen(WF_SECRET_TEXT)));
+	ck_assert_ptr_null(
+		memmem(packed, len, WF_SECRET_TEXT, strlen(WF_SECRET_TEXT)));
 	free(packed);
 	report = kb_report_render(r);
 	ck_assert_ptr_nonnull(strstr(report, "Secret run passed"));
@@ -1205,8 +1247,9 @@ START_TEST(test_eval_infra_exit)
 	r = evaluate(s, NULL);
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_CRASHED);
 	ck_assert_int_eq(r->fault, KB__FAULT__FAULT_USER);
-	ck_assert_str_eq(r->error, "ranked run crashed: custom_kernel ended the "
-				   "process (exit status 110)");
+	ck_assert_str_eq(r->error,
+			 "ranked run crashed: custom_kernel ended the "
+			 "process (exit status 110)");
 	kb__result__free_unpacked(r, NULL);
 
 	/* ... never quoted from the secret run. */
@@ -1351,7 +1394,8 @@ START_TEST(test_eval_languages)
 
 	ck_assert_int_eq(r->verdict, KB__VERDICT__VERDICT_PASSED);
 	ck_assert_int_eq(fake.calls, 1);
-	ck_assert_str_eq(fake.argv[0], "python3|../task/eval.c|test|cases.txt|");
+	ck_assert_str_eq(fake.argv[0],
+			 "python3|../task/eval.c|test|cases.txt|");
 	ck_assert_ptr_null(r->compile);
 	kb__result__free_unpacked(r, NULL);
 	kb__submission__free_unpacked(s, NULL);
@@ -1380,10 +1424,12 @@ START_TEST(test_eval_python_secret)
 	Kb__Result *r = evaluate(s, NULL);
 	char want[64];
 
-	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
+		      r->error);
 	ck_assert_int_eq(fake.calls, 3);
 	ck_assert_int_eq(fake.builds, 0);
-	ck_assert_str_eq(fake.cases[2], "size: 3; seed: 13\nsize: 4; seed: 14\n");
+	ck_assert_str_eq(fake.cases[2],
+			 "size: 3; seed: 13\nsize: 4; seed: 14\n");
 	ck_assert_uint_gt(WF_SECRET, 0xffffffffull);
 	snprintf(want, sizeof(want), "|POPCORN_SEED=%llu|",
 		 (unsigned long long)kb_seed_env(WF_SECRET));
@@ -1393,7 +1439,8 @@ START_TEST(test_eval_python_secret)
 			      fake.env[k]);
 	for (int k = 0; k < 3; k++)
 		ck_assert_msg(strstr(fake.env[k], "TORCH_EXTENSIONS_DIR=") &&
-				      strstr(fake.env[k], "TRITON_CACHE_DIR=") &&
+				      strstr(fake.env[k],
+					     "TRITON_CACHE_DIR=") &&
 				      strstr(fake.env[k], "/home/"),
 			      "%s", fake.env[k]);
 	kb__result__free_unpacked(r, NULL);
@@ -1412,7 +1459,8 @@ START_TEST(test_eval_python_sentinel_env)
 	o.py_sentinel = 1;
 	r = kb_eval_run(&o, s);
 
-	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s", r->error);
+	ck_assert_msg(r->verdict == KB__VERDICT__VERDICT_PASSED, "%s",
+		      r->error);
 	ck_assert_int_eq(fake.calls, 3);
 	for (int k = 0; k < 3; k++)
 		ck_assert_msg(strstr(fake.env[k], "|KBH_SENTINEL=1|"), "%s",
@@ -1527,7 +1575,8 @@ static Kb__Result *leaky_result(int private_passed)
 	r->score = 1234.5e-9;
 	r->verdict = private_passed ? KB__VERDICT__VERDICT_PASSED
 				    : KB__VERDICT__VERDICT_FAILED;
-	r->fault = private_passed ? KB__FAULT__FAULT_NONE : KB__FAULT__FAULT_USER;
+	r->fault = private_passed ? KB__FAULT__FAULT_NONE
+				  : KB__FAULT__FAULT_USER;
 	kb__pb_set_str(&r->error, private_passed ? "" : "secret run failed");
 	return r;
 }
@@ -1552,8 +1601,8 @@ START_TEST(test_report_hides_private)
 	ck_assert_ptr_nonnull(strstr(text, "1.234 µs ± 1.5 ns"));
 	ck_assert_ptr_nonnull(strstr(text, "runs 100"));
 	ck_assert_ptr_nonnull(strstr(text, "📈 13.27 GB/s"));
-	ck_assert_ptr_nonnull(strstr(text, _i ? "Verdict: passed"
-					      : "Verdict: failed"));
+	ck_assert_ptr_nonnull(
+		strstr(text, _i ? "Verdict: passed" : "Verdict: failed"));
 	ck_assert(!!strstr(text, "Score:") == _i);
 	free(text);
 
@@ -1561,8 +1610,8 @@ START_TEST(test_report_hides_private)
 	j = kb_pbjson(&r->base);
 	js = json_dumps(j, 0);
 	for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
-		ck_assert_msg(strstr(js, secret[i]) == NULL, "json shows %s: %s",
-			      secret[i], js);
+		ck_assert_msg(strstr(js, secret[i]) == NULL,
+			      "json shows %s: %s", secret[i], js);
 	ck_assert_ptr_nonnull(strstr(js, "\"benchmark.0.gbps\": \"13.27\""));
 	ck_assert_ptr_nonnull(strstr(js, "\"mode\": \"MODE_LEADERBOARD\""));
 	free(js);
@@ -1589,15 +1638,18 @@ START_TEST(test_pbjson_bad_text)
 	json_t *j = kb_pbjson(&r->base);
 	ck_assert_ptr_nonnull(j);
 	json_t *run = json_array_get(json_object_get(j, "runs"), 0);
-	ck_assert_str_eq(json_string_value(json_object_get(run, "stdout")),
-			 "ok \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(run, "stdout")),
+		"ok \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd");
 	ck_assert(json_is_null(json_object_get(run, "duration_s")));
 	ck_assert(json_is_null(json_object_get(j, "score")));
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(run, "result"),
-							   "bad\xef\xbf\xbdkey")),
+	ck_assert_str_eq(json_string_value(
+				 json_object_get(json_object_get(run, "result"),
+						 "bad\xef\xbf\xbdkey")),
 			 "v\xef\xbf\xbd");
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(run, "profile"),
-							   "trace")), "");
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_object_get(run, "profile"), "trace")),
+			 "");
 	json_decref(j);
 	kb__result__free_unpacked(r, NULL);
 }
@@ -1634,7 +1686,8 @@ START_TEST(test_report_failures)
 	t->result[2] = t->result[--t->n_result]; /* drop test.0.status */
 	text = kb_report_render(r);
 	ck_assert_ptr_nonnull(strstr(text, "❌ Tests crashed (signal 11"));
-	ck_assert_ptr_nonnull(strstr(text, "❌ size: 1024; seed: 1 (no result)"));
+	ck_assert_ptr_nonnull(
+		strstr(text, "❌ size: 1024; seed: 1 (no result)"));
 	ck_assert_ptr_nonnull(strstr(text, "… 2 more not reached"));
 	ck_assert_ptr_null(strstr(text, "❌ ?"));
 	free(text);

@@ -106,8 +106,8 @@ static void drain(int fd, struct kb_buf *b, int *open)
 		*open = 0;
 }
 
-int wf_run(char *const argv[], char *const env_extra[], char **out,
-	   char **err, double *wall_s)
+int wf_run(char *const argv[], char *const env_extra[], char **out, char **err,
+	   double *wall_s)
 {
 	int po[2], pe[2], status = -1, oo = 1, eo = 1;
 	struct kb_buf bo = {0}, be = {0};

@@ -34,8 +34,8 @@ char *wf_tmpdir(void);
 /* Runs argv (argv[0] absolute) with env_extra ("K=V", NULL-terminated)
  * added to the environment, stdout and stderr captured separately.
  * Returns the wait status, or -1; *out and *err are malloc'd. */
-int wf_run(char *const argv[], char *const env_extra[], char **out,
-	   char **err, double *wall_s);
+int wf_run(char *const argv[], char *const env_extra[], char **out, char **err,
+	   double *wall_s);
 
 /* Copies src to dst (plain files only). Returns 0 or -1. */
 int wf_copy_file(const char *src, const char *dst);

@@ -31,7 +31,8 @@ static int shell_safe(const char *s)
 		return 0;
 	for (; *s; s++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789_./=:,+@%^-", *s))
+			    "0123456789_./=:,+@%^-",
+			    *s))
 			return 0;
 	return 1;
 }

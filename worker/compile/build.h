@@ -85,28 +85,28 @@ typedef int (*kb_build_exec_fn)(void *ctx, const struct kb_build_cmd *cmd,
 struct kb_build_ctx {
 	const Kb__Task *task;
 	const ProtobufCBinaryData *code; /* the submission, to find its file */
-	struct kb_jobdir *jd;   /* the job's directories (task/ written) */
-	const char *gpu;        /* the device type */
-	double timeout_s;       /* per command the user's code takes part in */
-	size_t output_max;      /* bytes kept of stdout/stderr */
+	struct kb_jobdir *jd; /* the job's directories (task/ written) */
+	const char *gpu;      /* the device type */
+	double timeout_s;     /* per command the user's code takes part in */
+	size_t output_max;    /* bytes kept of stdout/stderr */
 	kb_build_exec_fn exec;
 	void *exec_ctx;
-	const char *cache_dir;  /* trusted harness cache; NULL = no cache */
+	const char *cache_dir; /* trusted harness cache; NULL = no cache */
 	/* The submitter: a submission build is reused for the same user
 	 * only, so that "compiled in 0.00 s" never tells one user that
 	 * another submitted the same file (docs/deploy.md). */
 	const char *user;
 	/* cu only: */
-	const char *cuda_arch;  /* nvcc target ("90a"); NULL: cu cannot build */
-	const char *cuda_home;  /* toolkit root; NULL = /usr/local/cuda */
+	const char *cuda_arch; /* nvcc target ("90a"); NULL: cu cannot build */
+	const char *cuda_home; /* toolkit root; NULL = /usr/local/cuda */
 	/* hip only: */
-	const char *hip_arch;   /* hipcc target ("gfx942"); NULL: hip cannot
+	const char *hip_arch; /* hipcc target ("gfx942"); NULL: hip cannot
 				 * build */
-	const char *hip_home;   /* ROCm root (<hip_home>/bin/hipcc); NULL =
+	const char *hip_home; /* ROCm root (<hip_home>/bin/hipcc); NULL =
 				 * /usr */
 	/* py only: the interpreter (NULL: "python3" on PATH) */
 	const char *python;
-	char *toolkit;          /* out, may be NULL: "CUDA 13.0" once known */
+	char *toolkit; /* out, may be NULL: "CUDA 13.0" once known */
 	size_t toolkit_size;
 	/* out: the harness loads J/out/KB_BUILD_SUBMISSION_SO */
 	int loads_submission;

@@ -125,8 +125,7 @@ static void hash_hex(crypto_hash_sha256_state *st, char out[65])
 		snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
-void kb__cache_key(const Kb__Task *t, const struct kb__harness *h,
-		   char out[65])
+void kb__cache_key(const Kb__Task *t, const struct kb__harness *h, char out[65])
 {
 	crypto_hash_sha256_state st;
 
@@ -203,8 +202,7 @@ static void quarantine(const char *cache, const char *final)
 /* Runs one harness command in J/step. Returns 0, or -1 with msg set; a
  * compiler error is logged in full. */
 static int run_one(const struct kb_build_ctx *c, const struct kb_argv *a,
-		   double timeout_s, double *wall_s, char *msg,
-		   size_t msg_size)
+		   double timeout_s, double *wall_s, char *msg, size_t msg_size)
 {
 	const struct kb_build_cmd cmd = {a, c->jd->harness, timeout_s, 0};
 	struct kb_sandbox_result r = {0};
@@ -259,9 +257,10 @@ static enum kb_build_state fill(const struct kb_build_ctx *c,
 	tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (tfd < 0 || kb_jobdir_step_take(c->jd, KB_JOBDIR_BINARY, tfd, 0755,
 					   err, sizeof(err)) < 0) {
-		snprintf(msg, msg_size, "cache: the harness build left no "
-			 "%s: %s", KB_JOBDIR_BINARY,
-			 tfd < 0 ? strerror(errno) : err);
+		snprintf(msg, msg_size,
+			 "cache: the harness build left no "
+			 "%s: %s",
+			 KB_JOBDIR_BINARY, tfd < 0 ? strerror(errno) : err);
 		goto out;
 	}
 	if ((rc = kb_jobdir_write_at(tfd, MANIFEST, manifest, strlen(manifest),
@@ -369,14 +368,12 @@ static char *object_path(const char *source)
 	return kb__xasprintf(KB_BUILD_STEP "%.*s.o", (int)stem, source);
 }
 
-enum kb_build_state kb__build_harness(const struct kb_build_ctx *c,
-				      const struct kb__build_plan *p,
-				      const char *version,
-				      kb__compile_fn compile,
-				      const void *builder, struct kb_argv *link,
-				      const struct kb_argv *link_tail,
-				      double *wall_s, char *msg,
-				      size_t msg_size)
+enum kb_build_state
+kb__build_harness(const struct kb_build_ctx *c, const struct kb__build_plan *p,
+		  const char *version, kb__compile_fn compile,
+		  const void *builder, struct kb_argv *link,
+		  const struct kb_argv *link_tail, double *wall_s, char *msg,
+		  size_t msg_size)
 {
 	struct kb_argv *cmds = kb__xcalloc(p->sources.n + 1, sizeof(*cmds));
 	struct kb__harness h = {cmds, 0, version, p->sub};
@@ -583,12 +580,10 @@ out:
 	free(m);
 }
 
-enum kb_build_state kb__build_user_cached(const struct kb_build_ctx *c,
-					  struct kb__build_log *log,
-					  const struct kb_argv *a,
-					  const char *const *outputs,
-					  const char *version, char *msg,
-					  size_t msg_size)
+enum kb_build_state
+kb__build_user_cached(const struct kb_build_ctx *c, struct kb__build_log *log,
+		      const struct kb_argv *a, const char *const *outputs,
+		      const char *version, char *msg, size_t msg_size)
 {
 	const size_t out_from = log->out.len, err_from = log->err.len;
 	const long sub = kb_builder_submission_file(c->task, c->code);

@@ -206,7 +206,8 @@ enum kb_build_state kb__build_cu(struct kb_build_ctx *c, Kb__CompileResult *cr,
 		snprintf(msg, msg_size,
 			 "lang cu is not supported on this worker (%s): no "
 			 "CUDA architecture known for its device "
-			 "(KB_CUDA_ARCH)", c->gpu ? c->gpu : "?");
+			 "(KB_CUDA_ARCH)",
+			 c->gpu ? c->gpu : "?");
 		cr->success = 0;
 		cr->exit_code = -1;
 		kb__pb_set_str(&cr->stderr, msg);
@@ -219,8 +220,7 @@ enum kb_build_state kb__build_cu(struct kb_build_ctx *c, Kb__CompileResult *cr,
 	if (kb__build_plan(c, &b.p, msg, msg_size) < 0 ||
 	    cu_flags(&b, msg, msg_size) < 0)
 		goto out;
-	st = kb__build_version(c, b.nvcc, &b.version, &log.wall, msg,
-			       msg_size);
+	st = kb__build_version(c, b.nvcc, &b.version, &log.wall, msg, msg_size);
 	if (st != KB_BUILD_OK)
 		goto out;
 	toolkit_release(b.version, c->toolkit, c->toolkit_size);

@@ -35,14 +35,16 @@ int kb__build_push_lines(struct kb_argv *a, const char *value,
 		while (*s == ' ' || *s == '\t')
 			s++;
 		e = s + strlen(s);
-		while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		while (e > s &&
+		       (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
 			*--e = '\0';
 		if (!*s)
 			continue;
 		if (names && !kb_jobdir_name_ok(s)) {
 			snprintf(msg, msg_size,
 				 "task config names \"%s\", not a plain file "
-				 "name", s);
+				 "name",
+				 s);
 			return -EINVAL;
 		}
 		if (prefix) {
@@ -70,7 +72,8 @@ int kb__build_task_flags(const Kb__Task *t, const char *const *defaults,
 	const char *set = kb_builder_config(t, "flags");
 
 	if (set && set[strspn(set, " \t\r\n")] != '\0') {
-		if (kb__build_push_lines(flags, set, NULL, 0, msg, msg_size) < 0)
+		if (kb__build_push_lines(flags, set, NULL, 0, msg, msg_size) <
+		    0)
 			return -1;
 	} else {
 		for (size_t i = 0; defaults[i]; i++)
@@ -137,16 +140,20 @@ int kb__build_plan(const struct kb_build_ctx *c, struct kb__build_plan *p,
 	if (!loader || !*loader)
 		return 0;
 	if (strcmp(loader, KB_BUILD_LOADER_CHILD) != 0) {
-		snprintf(msg, msg_size, "task config loader \"%s\" is not "
-			 "\"" KB_BUILD_LOADER_CHILD "\"", loader);
+		snprintf(msg, msg_size,
+			 "task config loader \"%s\" is not "
+			 "\"" KB_BUILD_LOADER_CHILD "\"",
+			 loader);
 		return -EINVAL;
 	}
 	for (size_t i = 0; p->sub_name && i < p->sources.n; i++)
 		p->split |= strcmp(p->sources.v[i], p->sub_name) == 0;
 	if (!p->split || p->sources.n < 2 || included_by_others(t, p->sub)) {
-		snprintf(msg, msg_size, "task config loader \"%s\" needs the "
+		snprintf(msg, msg_size,
+			 "task config loader \"%s\" needs the "
 			 "submission among the sources, with the harness, and "
-			 "#included by no other file", loader);
+			 "#included by no other file",
+			 loader);
 		return -EINVAL;
 	}
 	return 0;
@@ -184,7 +191,8 @@ static enum kb_build_state take_outputs(const struct kb_build_ctx *c,
 					sizeof(err)) < 0) {
 			snprintf(msg, msg_size,
 				 "the build reported success but left no "
-				 "usable output: %s", err);
+				 "usable output: %s",
+				 err);
 			return KB_BUILD_INFRA;
 		}
 	return KB_BUILD_OK;
@@ -255,13 +263,14 @@ void kb__build_finish(const struct kb_build_ctx *c, struct kb__build_log *log,
 {
 	cr->duration_s = log->wall;
 	cr->success = st == KB_BUILD_OK;
-	cr->exit_code = st == KB_BUILD_OK ? 0 : log->exit_code ? log->exit_code
-							       : -1;
+	cr->exit_code = st == KB_BUILD_OK ? 0
+			: log->exit_code  ? log->exit_code
+					  : -1;
 	kb__pb_take_str(&cr->command,
-			log->failed_cmd ? log->failed_cmd
-					: kb__xstrdup(log->cmds.data
-							      ? log->cmds.data
-							      : ""));
+			log->failed_cmd
+				? log->failed_cmd
+				: kb__xstrdup(log->cmds.data ? log->cmds.data
+							     : ""));
 	log->failed_cmd = NULL;
 	kb__pb_take_str(&cr->stdout, kb__pb_output(log->out.data, log->out.len,
 						   0, c->output_max));

@@ -51,8 +51,8 @@ struct kb__build_log {
 	struct kb_buf out, err;
 	struct kb_buf cmds; /* " && " joined */
 	double wall;
-	int exit_code;      /* of the command that failed */
-	char *failed_cmd;   /* that command, rendered */
+	int exit_code;    /* of the command that failed */
+	char *failed_cmd; /* that command, rendered */
 };
 
 /* Runs a user-facing command in a fresh J/step with J/task as its working
@@ -72,12 +72,10 @@ enum kb_build_state kb__build_user(const struct kb_build_ctx *c,
  * task files and compiler (version: its --version text), its outputs go
  * into J/out and what it printed into the log, and nothing runs; else the
  * command runs and a success is kept. Same contract as kb__build_user. */
-enum kb_build_state kb__build_user_cached(const struct kb_build_ctx *c,
-					  struct kb__build_log *log,
-					  const struct kb_argv *argv,
-					  const char *const *outputs,
-					  const char *version, char *msg,
-					  size_t msg_size);
+enum kb_build_state
+kb__build_user_cached(const struct kb_build_ctx *c, struct kb__build_log *log,
+		      const struct kb_argv *argv, const char *const *outputs,
+		      const char *version, char *msg, size_t msg_size);
 
 /* Removes the least recently used entries of the submission cache dir
  * until keep remain. */
@@ -130,23 +128,20 @@ typedef void (*kb__compile_fn)(const void *builder, struct kb_argv *a,
  * J/step/<stem>.o, then `link` (the compiler, its flags and -o, as the
  * builder gives them) with the objects and then link_tail appended. link
  * is consumed (freed). wall_s: as kb__cache_harness's. */
-enum kb_build_state kb__build_harness(const struct kb_build_ctx *c,
-				      const struct kb__build_plan *p,
-				      const char *version,
-				      kb__compile_fn compile,
-				      const void *builder, struct kb_argv *link,
-				      const struct kb_argv *link_tail,
-				      double *wall_s, char *msg,
-				      size_t msg_size);
+enum kb_build_state
+kb__build_harness(const struct kb_build_ctx *c, const struct kb__build_plan *p,
+		  const char *version, kb__compile_fn compile,
+		  const void *builder, struct kb_argv *link,
+		  const struct kb_argv *link_tail, double *wall_s, char *msg,
+		  size_t msg_size);
 
 /* Builders of builders.c's table. */
 enum kb_build_state kb__build_c(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				char *msg, size_t msg_size);
 enum kb_build_state kb__build_cu(struct kb_build_ctx *c, Kb__CompileResult *cr,
 				 char *msg, size_t msg_size);
-enum kb_build_state kb__build_hip(struct kb_build_ctx *c,
-				  Kb__CompileResult *cr, char *msg,
-				  size_t msg_size);
+enum kb_build_state kb__build_hip(struct kb_build_ctx *c, Kb__CompileResult *cr,
+				  char *msg, size_t msg_size);
 /* "HIP 5.2" from `hipcc --version` ("HIP version: 5.2.21153-0"), or "". */
 void kb__hip_release(const char *version, char *out, size_t size);
 enum kb_build_state kb__build_py(struct kb_build_ctx *c, Kb__CompileResult *cr,

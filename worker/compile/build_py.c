@@ -72,7 +72,7 @@ enum kb_build_state kb__build_py(struct kb_build_ctx *c, Kb__CompileResult *cr,
 			kb_buf_append(&log.out, r.out, r.out_len);
 		if (r.err)
 			kb_buf_append(&log.err, r.err, r.err_len);
-		log.exit_code = r.timed_out ? -1
+		log.exit_code = r.timed_out  ? -1
 				: r.signaled ? 128 + r.signal
 					     : r.exit_code;
 	}

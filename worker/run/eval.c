@@ -84,19 +84,22 @@ static void python_env(const struct job *j, struct env *e, size_t *n)
 	e->v[(*n)++] = "PYTHONNOUSERSITE=1";
 	e->v[(*n)++] = "PYTHONDONTWRITEBYTECODE=1";
 	if (is_gpu(j)) {
-		snprintf(e->cuda, sizeof(e->cuda), "CUDA_HOME=%s", cuda_home(j));
+		snprintf(e->cuda, sizeof(e->cuda), "CUDA_HOME=%s",
+			 cuda_home(j));
 		e->v[(*n)++] = e->cuda;
 	}
 }
 
 static void make_env(const struct job *j, int harness, int gpu, struct env *e)
 {
-	const char *pybin = j->python && j->o->python ? j->o->python->bindir : NULL;
+	const char *pybin = j->python && j->o->python ? j->o->python->bindir
+						      : NULL;
 	size_t n = 0;
 
 	snprintf(e->home, sizeof(e->home), "HOME=%s", j->jd.home);
 	snprintf(e->tmpdir, sizeof(e->tmpdir), "TMPDIR=%s", j->jd.step);
-	snprintf(e->path, sizeof(e->path), "PATH=%s%s%s%s/usr/local/bin:/usr/bin:/bin",
+	snprintf(e->path, sizeof(e->path),
+		 "PATH=%s%s%s%s/usr/local/bin:/usr/bin:/bin",
 		 pybin ? pybin : "", pybin ? ":" : "",
 		 is_gpu(j) ? cuda_home(j) : "", is_gpu(j) ? "/bin:" : "");
 	e->v[n++] = e->path;
@@ -292,8 +295,8 @@ static void build(struct job *j, const struct kb_builder *b)
 		j->vin.build = KB_BUILD_OK;
 		return;
 	}
-	kb_debug("build sub=%" PRIu64 " state=%d exit=%d wall=%.3f",
-		 j->s->id, j->vin.build, cr->exit_code, cr->duration_s);
+	kb_debug("build sub=%" PRIu64 " state=%d exit=%d wall=%.3f", j->s->id,
+		 j->vin.build, cr->exit_code, cr->duration_s);
 	if (j->vin.build == KB_BUILD_INFRA) {
 		/* Nothing was compiled: the error line says why. */
 		kb__compile_result__free_unpacked(cr, NULL);
@@ -589,7 +592,7 @@ static void collect_profile(struct job *j, size_t i,
 					      "this worker",
 					      j->t->lang));
 	j->trace_left -= pf->trace.len < j->trace_left ? pf->trace.len
-							: j->trace_left;
+						       : j->trace_left;
 }
 
 /* One harness run through the sandbox, the device watched. Returns 0, or
@@ -664,8 +667,7 @@ static void run_all(struct job *j, const struct kb_builder *b)
 			return;
 }
 
-static int executable(const char *dir, const char *name, char *out,
-		      size_t size)
+static int executable(const char *dir, const char *name, char *out, size_t size)
 {
 	return snprintf(out, size, "%s/%s", dir, name) < (int)size &&
 	       access(out, X_OK) == 0;
@@ -695,8 +697,10 @@ static int find_ncu(struct job *j)
 	}
 	if (!found || !realpath(j->ncu, real)) {
 		j->ncu[0] = '\0';
-		set_infra(j, "profile mode needs Nsight Compute: no ncu in "
-			  "%s/bin or on PATH", cuda_home(j));
+		set_infra(j,
+			  "profile mode needs Nsight Compute: no ncu in "
+			  "%s/bin or on PATH",
+			  cuda_home(j));
 		return -1;
 	}
 	if (kb_profile_ncu_locate(real, KB_EVAL_NCU_OPT_DIR, j->ncu,
@@ -742,7 +746,7 @@ static const struct kb_builder *check_submission(struct job *j)
 	if (n == -ERANGE) {
 		if (j->t->n_benchmarks == 0)
 			set_infra(j, "the task has no benchmark cases to "
-				  "profile");
+				     "profile");
 		else {
 			snprintf(j->rejected, sizeof(j->rejected),
 				 "benchmark_index %u: the task has %zu "

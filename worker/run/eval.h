@@ -55,34 +55,34 @@ typedef int (*kb_eval_sandbox_fn)(const struct kb_sandbox_opts *o,
 #define KB_EVAL_REPORT_MAX (256 * 1024)
 
 struct kb_eval_opts {
-	const char *workdir;      /* parent of job directories; created */
-	const char *worker;       /* Result.worker */
-	const char *gpu;          /* device type this worker serves */
+	const char *workdir; /* parent of job directories; created */
+	const char *worker;  /* Result.worker */
+	const char *gpu;     /* device type this worker serves */
 	double build_timeout_s;
 	double run_timeout_cap_s; /* caps the task's timeouts; 0 = none */
 	long memory_limit_mb;     /* per sandboxed command; 0 = none */
 	int isolate;              /* kb_sandbox_opts.isolate */
 	int keep_workdir;         /* leave the job directory for debugging */
 	size_t output_max;        /* bytes kept per stream; 0 = default */
-	double t0;                /* kb_mono_s() when the job was taken; 0 = now */
+	double t0; /* kb_mono_s() when the job was taken; 0 = now */
 	kb_eval_progress_fn progress; /* may be NULL */
 	void *progress_ctx;
-	kb_eval_sandbox_fn sandbox;   /* NULL = kb_sandbox_run */
-	int build_only;               /* stop after the build (start-up
+	kb_eval_sandbox_fn sandbox; /* NULL = kb_sandbox_run */
+	int build_only;             /* stop after the build (start-up
 				       * builds of the harness cache) */
-	const atomic_int *cancel;     /* when set nonzero, no new command starts */
+	const atomic_int *cancel; /* when set nonzero, no new command starts */
 
 	/* GPU workers (gpu's device family has a device: device.h); all
 	 * may stay zero. Builds run without the GPU; harness runs get the
 	 * device nodes, PATH with <cuda_home>/bin, LD_LIBRARY_PATH and the
 	 * family's run_env (CUDA_VISIBLE_DEVICES). */
-	const char *cuda_arch;    /* nvcc target ("90a"); NULL: no cu builds */
-	const char *cuda_home;    /* toolkit root; NULL = /usr/local/cuda */
-	const char *cache_dir;    /* harness objects; NULL = <workdir>/cache */
-	const char *gpu_ld_path;  /* LD_LIBRARY_PATH of runs; NULL = default */
-	const char *gpu_visible;  /* run_env's value for runs, or NULL */
-	int gpu_restrict;         /* runs see the device's own node alone: */
-	int gpu_index;            /* its number (kb_device.node) */
+	const char *cuda_arch;   /* nvcc target ("90a"); NULL: no cu builds */
+	const char *cuda_home;   /* toolkit root; NULL = /usr/local/cuda */
+	const char *cache_dir;   /* harness objects; NULL = <workdir>/cache */
+	const char *gpu_ld_path; /* LD_LIBRARY_PATH of runs; NULL = default */
+	const char *gpu_visible; /* run_env's value for runs, or NULL */
+	int gpu_restrict;        /* runs see the device's own node alone: */
+	int gpu_index;           /* its number (kb_device.node) */
 	/* AMD workers: the hipcc target ("gfx942"; NULL: no hip builds) and
 	 * ROCm's root (hipcc is <hip_home>/bin/hipcc; NULL = /usr). */
 	const char *hip_arch;

@@ -58,7 +58,8 @@ static int make_subdir(int dirfd, const char *name, mode_t mode)
 
 	if (mkdirat(dirfd, name, mode) < 0)
 		return -errno;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dirfd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	/* The mode regardless of the umask. */
@@ -120,7 +121,8 @@ int kb_jobdir_open(struct kb_jobdir *j, const char *root, uint64_t id,
 	}
 	if ((fd = make_subdir(j->fd, KB_JOBDIR_TASK, 0755)) < 0 ||
 	    (close(fd), (fd = make_subdir(j->fd, KB_JOBDIR_HOME, 0700))) < 0 ||
-	    (close(fd), (j->out_fd = make_subdir(j->fd, KB_JOBDIR_OUT, 0755))) < 0) {
+	    (close(fd), (j->out_fd = make_subdir(j->fd, KB_JOBDIR_OUT, 0755))) <
+		    0) {
 		rc = fd < 0 ? fd : j->out_fd;
 		j->out_fd = -1;
 		goto fail;
@@ -134,7 +136,7 @@ fail:
 }
 
 int kb_jobdir_write_at(int dirfd, const char *name, const void *buf, size_t len,
-		    int mode)
+		       int mode)
 {
 	const char *p = buf;
 	int fd = openat(dirfd, name,
@@ -195,8 +197,7 @@ static int check_names(const Kb__Task *t, char *errstr, size_t errstr_size)
 
 int kb_jobdir_materialize(struct kb_jobdir *j, const Kb__Task *t,
 			  const ProtobufCBinaryData *code, long sub_index,
-			  int with_submission, char *errstr,
-			  size_t errstr_size)
+			  int with_submission, char *errstr, size_t errstr_size)
 {
 	const size_t mark_len = strlen(KB_SUBMISSION_MARK);
 	const char *name = with_submission ? KB_JOBDIR_TASK : KB_JOBDIR_HARNESS;
@@ -222,9 +223,9 @@ int kb_jobdir_materialize(struct kb_jobdir *j, const Kb__Task *t,
 	for (size_t i = 0; i < t->n_files && rc == 0; i++) {
 		const Kb__TaskFile *f = t->files[i];
 		const ProtobufCBinaryData *c = &f->content;
-		const int is_mark = c->len == mark_len &&
-				    memcmp(c->data, KB_SUBMISSION_MARK,
-					   mark_len) == 0;
+		const int is_mark =
+			c->len == mark_len &&
+			memcmp(c->data, KB_SUBMISSION_MARK, mark_len) == 0;
 
 		if (is_mark || (long)i == sub_index) {
 			if (!with_submission)
@@ -287,9 +288,9 @@ static int copy_fd(int in, const struct stat *st, int dst_fd, const char *name,
 	 * process of the command is left), and a copy is never larger than
 	 * the file that was checked. */
 	while (rc == 0 && left > 0) {
-		ssize_t n = read(in, buf, (size_t)left < sizeof(buf)
-						   ? (size_t)left
-						   : sizeof(buf));
+		ssize_t n = read(in, buf,
+				 (size_t)left < sizeof(buf) ? (size_t)left
+							    : sizeof(buf));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -359,7 +360,7 @@ static int take(int src_fd, const char *src_name, int dst_fd, int mode,
 	in = open_regular(src_fd, src_name, &st);
 	if (in < 0) {
 		snprintf(errstr, errstr_size, "%s: %s", src_name,
-			 in == -EINVAL ? "not a regular file"
+			 in == -EINVAL  ? "not a regular file"
 			 : in == -ELOOP ? "a symbolic link"
 					: strerror(-in));
 		return in;
@@ -427,12 +428,14 @@ int kb_jobdir_step_read(struct kb_jobdir *j, const char *name, size_t max,
 int kb_jobdir_copy_in(int dst_fd, const char *src_dir, const char *name,
 		      int mode, char *errstr, size_t errstr_size)
 {
-	int src = open(src_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int src =
+		open(src_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int rc;
 
 	if (src < 0) {
 		rc = -errno;
-		snprintf(errstr, errstr_size, "%s: %s", src_dir, strerror(errno));
+		snprintf(errstr, errstr_size, "%s: %s", src_dir,
+			 strerror(errno));
 		return rc;
 	}
 	rc = take(src, name, dst_fd, mode, errstr, errstr_size);
@@ -482,7 +485,8 @@ static int stale(int root_fd, const char *name)
 		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return 0;
-	lfd = openat(dfd, LOCK_NAME, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	lfd = openat(dfd, LOCK_NAME,
+		     O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	/* No lock file: a directory from before locks, or one whose creation
 	 * was cut short; either way nobody uses it. */
 	free_ = lfd < 0 ? errno == ENOENT : flock(lfd, LOCK_EX | LOCK_NB) == 0;
@@ -509,7 +513,8 @@ int kb_jobdir_sweep(const char *root)
 		snprintf(path, sizeof(path), "%s/%s", root, e->d_name);
 		rc = kb_jobdir_remove(path);
 		if (rc < 0)
-			kb_warn("stale job directory %s: %s", path, strerror(-rc));
+			kb_warn("stale job directory %s: %s", path,
+				strerror(-rc));
 		else
 			n++;
 	}

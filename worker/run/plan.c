@@ -16,10 +16,16 @@ static double limit(uint32_t task_s, double cap_s)
 static int plan_profile(const Kb__Task *t, const Kb__ProfileRequest *req,
 			double cap_s, struct kb_plan_run out[KB_PLAN_MAX])
 {
-	const struct kb_plan_run run = {
-		"", "profile", "profile", "profiling", KB_CASES_ONE_BENCHMARK,
-		0, KB__STAGE__STAGE_BENCHMARKING,
-		limit(t->benchmark_timeout, cap_s), 0, 1};
+	const struct kb_plan_run run = {"",
+					"profile",
+					"profile",
+					"profiling",
+					KB_CASES_ONE_BENCHMARK,
+					0,
+					KB__STAGE__STAGE_BENCHMARKING,
+					limit(t->benchmark_timeout, cap_s),
+					0,
+					1};
 	size_t first = 0, n = t->n_benchmarks;
 
 	if (req && req->has_benchmark_index) {
@@ -45,9 +51,16 @@ int kb_plan_make(Kb__Mode mode, const Kb__Task *t,
 		 const Kb__ProfileRequest *req, double cap_s,
 		 struct kb_plan_run out[KB_PLAN_MAX])
 {
-	const struct kb_plan_run test = {
-		"test", "test", "tests", "testing", KB_CASES_TESTS, 0,
-		KB__STAGE__STAGE_TESTING, limit(t->test_timeout, cap_s), 0, 0};
+	const struct kb_plan_run test = {"test",
+					 "test",
+					 "tests",
+					 "testing",
+					 KB_CASES_TESTS,
+					 0,
+					 KB__STAGE__STAGE_TESTING,
+					 limit(t->test_timeout, cap_s),
+					 0,
+					 0};
 	const int last = t->ranking_by && strcmp(t->ranking_by, "last") == 0;
 	const double ranked = limit(t->ranked_timeout, cap_s);
 
@@ -56,25 +69,45 @@ int kb_plan_make(Kb__Mode mode, const Kb__Task *t,
 		out[0] = test;
 		return 1;
 	case KB__MODE__MODE_BENCHMARK:
-		out[0] = (struct kb_plan_run){
-			"benchmark", "benchmark", "benchmarks", "benchmarking",
-			KB_CASES_BENCHMARKS, 0, KB__STAGE__STAGE_BENCHMARKING,
-			limit(t->benchmark_timeout, cap_s), 0, 0};
+		out[0] =
+			(struct kb_plan_run){"benchmark",
+					     "benchmark",
+					     "benchmarks",
+					     "benchmarking",
+					     KB_CASES_BENCHMARKS,
+					     0,
+					     KB__STAGE__STAGE_BENCHMARKING,
+					     limit(t->benchmark_timeout, cap_s),
+					     0,
+					     0};
 		return 1;
 	case KB__MODE__MODE_PROFILE:
 		return plan_profile(t, req, cap_s, out);
 	case KB__MODE__MODE_LEADERBOARD:
 		out[0] = test;
-		out[1] = (struct kb_plan_run){
-			"leaderboard", "leaderboard", "ranked run", "ranked run",
-			last ? KB_CASES_LAST_BENCHMARK : KB_CASES_BENCHMARKS, 0,
-			KB__STAGE__STAGE_RANKED_RUN, ranked, 0, 0};
+		out[1] = (struct kb_plan_run){"leaderboard",
+					      "leaderboard",
+					      "ranked run",
+					      "ranked run",
+					      last ? KB_CASES_LAST_BENCHMARK
+						   : KB_CASES_BENCHMARKS,
+					      0,
+					      KB__STAGE__STAGE_RANKED_RUN,
+					      ranked,
+					      0,
+					      0};
 		/* The table gives the secret run every benchmark, whatever
 		 * ranking_by says: it checks, it does not score. */
-		out[2] = (struct kb_plan_run){
-			"private", "leaderboard", "secret run", "secret run",
-			KB_CASES_BENCHMARKS, 1, KB__STAGE__STAGE_SECRET_RUN,
-			ranked, 0, 0};
+		out[2] = (struct kb_plan_run){"private",
+					      "leaderboard",
+					      "secret run",
+					      "secret run",
+					      KB_CASES_BENCHMARKS,
+					      1,
+					      KB__STAGE__STAGE_SECRET_RUN,
+					      ranked,
+					      0,
+					      0};
 		return 3;
 	default:
 		return -EINVAL;

@@ -34,11 +34,11 @@ struct kb_plan_run {
 	const char *label;        /* for reports: "tests", "ranked run" */
 	const char *progress;     /* for progress: "testing", ... */
 	enum kb_cases_sel cases;
-	int secret;               /* combine case seeds with the secret seed */
+	int secret; /* combine case seeds with the secret seed */
 	Kb__Stage stage;
-	double timeout_s;         /* the task's limit for this run, capped */
-	size_t index;             /* KB_CASES_ONE_BENCHMARK's case */
-	int profile;              /* run under the profiler (profile.N) */
+	double timeout_s; /* the task's limit for this run, capped */
+	size_t index;     /* KB_CASES_ONE_BENCHMARK's case */
+	int profile;      /* run under the profiler (profile.N) */
 };
 
 /* Fills out[] with the runs of mode for task t. A task timeout of 0 means

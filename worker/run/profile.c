@@ -45,26 +45,31 @@ int kb_profile_request_check(const Kb__ProfileRequest *req, char *msg,
 		if (strlen(name) > KB_PROFILE_KERNEL_NAME_MAX)
 			return set_msg(msg, msg_size,
 				       "ncu_kernel_name is longer than %d "
-				       "bytes", KB_PROFILE_KERNEL_NAME_MAX);
+				       "bytes",
+				       KB_PROFILE_KERNEL_NAME_MAX);
 		if (has_control(name))
-			return set_msg(msg, msg_size, "ncu_kernel_name holds "
+			return set_msg(msg, msg_size,
+				       "ncu_kernel_name holds "
 				       "control characters");
 		if (strcmp(name, "regex:") == 0)
-			return set_msg(msg, msg_size, "ncu_kernel_name "
+			return set_msg(msg, msg_size,
+				       "ncu_kernel_name "
 				       "\"regex:\" needs an expression");
 	}
 	if (base && base[0]) {
 		for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++)
 			base_ok |= strcmp(base, bases[i]) == 0;
 		if (!base_ok)
-			return set_msg(msg, msg_size, "ncu_kernel_name_base "
+			return set_msg(msg, msg_size,
+				       "ncu_kernel_name_base "
 				       "must be function, demangled or "
 				       "mangled");
 	}
 	if (req && req->ncu_launch_count > KB_PROFILE_LAUNCH_MAX)
-		return set_msg(msg, msg_size, "ncu_launch_count %u is above "
-			       "the limit of %d", req->ncu_launch_count,
-			       KB_PROFILE_LAUNCH_MAX);
+		return set_msg(msg, msg_size,
+			       "ncu_launch_count %u is above "
+			       "the limit of %d",
+			       req->ncu_launch_count, KB_PROFILE_LAUNCH_MAX);
 	return 0;
 }
 
@@ -229,7 +234,8 @@ static void putf(struct text *t, const char *fmt, ...)
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		put(t, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		put(t, buf,
+		    (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
 static char *text_done(struct text *t)
@@ -294,14 +300,24 @@ static size_t csv_record(char **p, char *end, char *cols[CSV_COLS])
 	return n;
 }
 
-enum { C_ID, C_KERNEL, C_BLOCK, C_GRID, C_SECTION, C_NAME, C_UNIT, C_VALUE,
-       C_N };
+enum {
+	C_ID,
+	C_KERNEL,
+	C_BLOCK,
+	C_GRID,
+	C_SECTION,
+	C_NAME,
+	C_UNIT,
+	C_VALUE,
+	C_N
+};
 
 static int csv_header(char *cols[], size_t n, int idx[C_N])
 {
-	static const char *const names[C_N] = {
-		"ID", "Kernel Name", "Block Size", "Grid Size", "Section Name",
-		"Metric Name", "Metric Unit", "Metric Value"};
+	static const char *const names[C_N] = {"ID",           "Kernel Name",
+					       "Block Size",   "Grid Size",
+					       "Section Name", "Metric Name",
+					       "Metric Unit",  "Metric Value"};
 
 	for (int k = 0; k < C_N; k++) {
 		idx[k] = -1;
@@ -317,14 +333,15 @@ static int csv_header(char *cols[], size_t n, int idx[C_N])
 static void more_launches(struct text *t, size_t shown, size_t all)
 {
 	if (all > shown)
-		putf(t, "\n(%zu more kernel launch%s in the report: see %s and "
-		     "%s in the trace)\n", all - shown,
-		     all - shown == 1 ? "" : "es", KB_PROFILE_NCU_TXT,
-		     KB_PROFILE_NCU_REP);
+		putf(t,
+		     "\n(%zu more kernel launch%s in the report: see %s and "
+		     "%s in the trace)\n",
+		     all - shown, all - shown == 1 ? "" : "es",
+		     KB_PROFILE_NCU_TXT, KB_PROFILE_NCU_REP);
 }
 
-char *kb_profile_sol_from_csv(const char *csv, size_t len,
-			      size_t max_launches, size_t *launches)
+char *kb_profile_sol_from_csv(const char *csv, size_t len, size_t max_launches,
+			      size_t *launches)
 {
 	char *buf = malloc(len + 1), *p, *end, *cols[CSV_COLS];
 	char last_id[64] = "";
@@ -353,7 +370,8 @@ char *kb_profile_sol_from_csv(const char *csv, size_t len,
 		    !cols[idx[C_NAME]][0])
 			continue;
 		if (strcmp(cols[idx[C_ID]], last_id) != 0) {
-			snprintf(last_id, sizeof(last_id), "%s", cols[idx[C_ID]]);
+			snprintf(last_id, sizeof(last_id), "%s",
+				 cols[idx[C_ID]]);
 			if ((*launches)++ >= max_launches)
 				continue;
 			shown++;
@@ -416,7 +434,8 @@ char *kb_profile_sol_from_text(const char *text, size_t len,
 				put(&t, "\n", 1);
 			}
 		} else if (memmem(p, n, "Section: ", 9)) {
-			in_sol = memmem(p, n, SOL_SECTION, sizeof(SOL_SECTION) - 1) != NULL;
+			in_sol = memmem(p, n, SOL_SECTION,
+					sizeof(SOL_SECTION) - 1) != NULL;
 		} else if (in_sol && blank(p, n)) {
 			in_sol = 0;
 		} else if (in_sol && *launches && *launches <= max_launches) {
@@ -500,8 +519,8 @@ static int zip_take(zip_source_t *src, uint8_t **out, size_t *out_len,
 	return 0;
 }
 
-int kb_profile_zip(const struct kb_profile_file *files, size_t n,
-		   uint8_t **out, size_t *out_len, char *msg, size_t msg_size)
+int kb_profile_zip(const struct kb_profile_file *files, size_t n, uint8_t **out,
+		   size_t *out_len, char *msg, size_t msg_size)
 {
 	zip_error_t ze;
 	zip_source_t *src;
@@ -527,11 +546,11 @@ int kb_profile_zip(const struct kb_profile_file *files, size_t n,
 	zip_error_fini(&ze);
 	zip_source_keep(src); /* survives zip_close: it holds the archive */
 	for (size_t i = 0; i < n; i++) {
-		zip_source_t *f = zip_source_buffer(za, files[i].data,
-						    files[i].len, 0);
+		zip_source_t *f =
+			zip_source_buffer(za, files[i].data, files[i].len, 0);
 
-		if (!f || zip_file_add(za, files[i].name, f,
-				       ZIP_FL_ENC_UTF_8) < 0) {
+		if (!f ||
+		    zip_file_add(za, files[i].name, f, ZIP_FL_ENC_UTF_8) < 0) {
 			rc = zip_fail(zip_get_error(za), files[i].name, msg,
 				      msg_size);
 			zip_source_free(f);

@@ -31,7 +31,7 @@
 #include "kb.pb-c.h"
 
 /* Names in the run's scratch directory and in the trace archive. */
-#define KB_PROFILE_NCU_EXPORT "profile"          /* ncu --export */
+#define KB_PROFILE_NCU_EXPORT "profile" /* ncu --export */
 #define KB_PROFILE_NCU_REP "profile.ncu-rep"
 #define KB_PROFILE_NCU_TXT "ncu-details.txt"
 #define KB_PROFILE_NCU_CSV "ncu-details.csv"
@@ -58,7 +58,7 @@
 #define KB_PROFILE_TRACE_BUDGET ((size_t)640 * 1024)
 
 /* What Profile.error says for a CPU problem. */
-#define KB_PROFILE_NO_CPU_PROFILER                                            \
+#define KB_PROFILE_NO_CPU_PROFILER                                             \
 	"no profiler for CPU problems: profile mode ran the timed calls "      \
 	"only (see the run's timings)"
 
@@ -102,8 +102,8 @@ char *kb_profile_ncu_errors(const char *text, size_t max);
  * Of Light Throughput". Columns are found by their header names, so
  * columns added by later ncu versions change nothing. Returns NULL when
  * the text holds no such rows (*launches = 0), or out of memory. */
-char *kb_profile_sol_from_csv(const char *csv, size_t len,
-			      size_t max_launches, size_t *launches);
+char *kb_profile_sol_from_csv(const char *csv, size_t len, size_t max_launches,
+			      size_t *launches);
 
 /* The same from the text page (`--page details` without --csv): kernel
  * header lines and the "Section: GPU Speed Of Light Throughput" blocks.
@@ -125,7 +125,7 @@ struct kb_profile_file {
 
 /* A zip archive (deflate) of files[0..n) in memory: *out malloc'd.
  * Returns 0, or -ENOMEM / -EIO with msg set. */
-int kb_profile_zip(const struct kb_profile_file *files, size_t n,
-		   uint8_t **out, size_t *out_len, char *msg, size_t msg_size);
+int kb_profile_zip(const struct kb_profile_file *files, size_t n, uint8_t **out,
+		   size_t *out_len, char *msg, size_t msg_size);
 
 #endif

@@ -125,9 +125,10 @@ static int import(const struct kb_profile_ctx *c, int csv, char **out,
 		char *msg = kb_profile_ncu_errors(r.out, NCU_MSG_MAX);
 
 		if (r.out_dropped)
-			snprintf(why, why_size, "its %s details exceed %zu "
-				 "bytes", csv ? "CSV" : "text",
-				 KB_PROFILE_DETAILS_MAX);
+			snprintf(why, why_size,
+				 "its %s details exceed %zu "
+				 "bytes",
+				 csv ? "CSV" : "text", KB_PROFILE_DETAILS_MAX);
 		else
 			snprintf(why, why_size, "exit status %d%s%s",
 				 r.exited ? r.exit_code : -1, msg ? ": " : "",
@@ -174,7 +175,8 @@ static void no_report(const struct kb_sandbox_result *run, Kb__Profile *pf,
 	if (rc == -ENOENT &&
 	    ((run->out && strstr(run->out, "No kernels were profiled")) ||
 	     (run->err && strstr(run->err, "No kernels were profiled"))))
-		set_error(pf, "Nsight Compute profiled no kernel: none of "
+		set_error(pf,
+			  "Nsight Compute profiled no kernel: none of "
 			  "custom_kernel's launches in the profiled calls "
 			  "matched the kernel filter%s%s",
 			  msg ? "; ncu: " : "", msg ? msg : "");
@@ -184,8 +186,8 @@ static void no_report(const struct kb_sandbox_result *run, Kb__Profile *pf,
 			  msg ? msg : "");
 	else
 		set_error(pf, "the profiler's report cannot be read: %s",
-			  rc == -EFBIG ? "larger than 64 MiB"
-			  : rc == -ELOOP ? "a symbolic link"
+			  rc == -EFBIG    ? "larger than 64 MiB"
+			  : rc == -ELOOP  ? "a symbolic link"
 			  : rc == -EINVAL ? "not a regular file"
 					  : strerror(-rc));
 	free(msg);
@@ -214,7 +216,8 @@ static void ncu_trace(const struct kb_profile_ctx *c, const char *rep,
 		return;
 	}
 	if (rc == 0) {
-		snprintf(note, sizeof(note), "(%s is left out of the trace: "
+		snprintf(note, sizeof(note),
+			 "(%s is left out of the trace: "
 			 "the archive with it is %zu bytes, over the %zu bytes "
 			 "a result may carry; the trace holds %s and %s)",
 			 KB_PROFILE_NCU_REP, full, c->trace_max,
@@ -222,8 +225,10 @@ static void ncu_trace(const struct kb_profile_ctx *c, const char *rep,
 		append_summary(pf, note);
 		return;
 	}
-	set_error(pf, "no trace: even the details alone are %zu bytes, over "
-		  "the %zu bytes a result may carry", small, c->trace_max);
+	set_error(pf,
+		  "no trace: even the details alone are %zu bytes, over "
+		  "the %zu bytes a result may carry",
+		  small, c->trace_max);
 }
 
 void kb_profile_collect_ncu(const struct kb_profile_ctx *c,
@@ -236,7 +241,8 @@ void kb_profile_collect_ncu(const struct kb_profile_ctx *c,
 	int rc;
 
 	kb__pb_set_str(&pf->profiler, KB_PROFILE_NCU_NAME);
-	if (kb_profile_ncu_denied(run->out) || kb_profile_ncu_denied(run->err)) {
+	if (kb_profile_ncu_denied(run->out) ||
+	    kb_profile_ncu_denied(run->err)) {
 		kb__pb_set_str(&pf->error, kb_profile_ncu_denied_msg());
 		return;
 	}
@@ -258,8 +264,9 @@ void kb_profile_collect_ncu(const struct kb_profile_ctx *c,
 		sol = kb_profile_sol_from_text(txt, txt_len, SUMMARY_LAUNCHES,
 					       &launches);
 	kb__pb_take_str(&pf->summary,
-			sol ? sol : kb__xstrdup("(the report has no GPU Speed "
-						"Of Light Throughput section)"));
+			sol ? sol
+			    : kb__xstrdup("(the report has no GPU Speed "
+					  "Of Light Throughput section)"));
 	ncu_trace(c, rep, rep_len, txt, txt_len, csv, csv_len, pf);
 out:
 	free(rep);
@@ -306,17 +313,20 @@ void kb_profile_collect_torch(const struct kb_profile_ctx *c,
 					trace_len};
 	rc = try_trace(c, f, rc == 0 ? 2 : 1, pf, &size, why, sizeof(why));
 	if (rc == 1 && trace) {
-		snprintf(note, sizeof(note), "(%s is left out of the trace: "
+		snprintf(note, sizeof(note),
+			 "(%s is left out of the trace: "
 			 "%zu bytes with it, over the %zu bytes a result may "
-			 "carry)", KB_PROFILE_TORCH_TRACE_ZIP, size,
-			 c->trace_max);
+			 "carry)",
+			 KB_PROFILE_TORCH_TRACE_ZIP, size, c->trace_max);
 		rc = try_trace(c, f, 1, pf, &size, why, sizeof(why));
 		if (rc == 0)
 			append_summary(pf, note);
 	}
 	if (rc == 1)
-		set_error(pf, "no trace: %zu bytes, over the %zu bytes a result "
-			  "may carry", size, c->trace_max);
+		set_error(pf,
+			  "no trace: %zu bytes, over the %zu bytes a result "
+			  "may carry",
+			  size, c->trace_max);
 	else if (rc < 0)
 		set_error(pf, "the trace could not be packed: %s", why);
 	free(trace);

@@ -29,11 +29,11 @@ typedef int (*kb_profile_exec_fn)(void *ctx, const struct kb_argv *argv,
 				  size_t err_size);
 
 struct kb_profile_ctx {
-	struct kb_jobdir *jd;     /* J/step as the run left it */
-	const char *ncu;          /* the ncu that ran (Nsight runs) */
+	struct kb_jobdir *jd; /* J/step as the run left it */
+	const char *ncu;      /* the ncu that ran (Nsight runs) */
 	kb_profile_exec_fn exec;
 	void *exec_ctx;
-	size_t trace_max;         /* the largest trace this run may return */
+	size_t trace_max; /* the largest trace this run may return */
 };
 
 /* Where Nsight Compute really is. The toolkit's bin/ncu is a shell script

@@ -44,8 +44,8 @@ static const char probe[] =
 /* Directories every sandboxed command sees already (kb_sandbox.h). */
 static int system_dir(const char *d)
 {
-	static const char *const sys_dirs[] = {"/usr", "/lib", "/lib64",
-					       "/bin", "/sbin"};
+	static const char *const sys_dirs[] = {"/usr", "/lib", "/lib64", "/bin",
+					       "/sbin"};
 
 	for (size_t i = 0; i < sizeof(sys_dirs) / sizeof(sys_dirs[0]); i++) {
 		size_t n = strlen(sys_dirs[i]);
@@ -84,7 +84,8 @@ int kb_python_parse(const char *text, struct kb_python *py)
 				copy_value(py->version, sizeof(py->version), v,
 					   vlen);
 			} else if (k == 5 && memcmp(text, "torch", 5) == 0) {
-				copy_value(py->torch, sizeof(py->torch), v, vlen);
+				copy_value(py->torch, sizeof(py->torch), v,
+					   vlen);
 			} else if (k == 3 && memcmp(text, "dir", 3) == 0 &&
 				   vlen > 1 && v[0] == '/' &&
 				   ndirs < KB_PYTHON_DIRS) {
@@ -196,7 +197,7 @@ int kb_python_resolve(const char *name, double timeout_s, struct kb_python *py,
 		snprintf(errstr, errstr_size, "KB_PYTHON %s does not run: %s",
 			 exe,
 			 rc == -ETIMEDOUT ? "no answer in time"
-			 : rc == -EIO	  ? "it exited with an error"
+			 : rc == -EIO     ? "it exited with an error"
 			 : rc == -EINVAL  ? "it gave no usable answer"
 					  : strerror(-rc));
 	kb_buf_free(&out);

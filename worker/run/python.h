@@ -20,12 +20,12 @@
 #define KB_PYTHON_DIRS 8
 
 struct kb_python {
-	char exe[PATH_MAX];     /* absolute path of the interpreter (not resolved
+	char exe[PATH_MAX];    /* absolute path of the interpreter (not resolved
 				 * through links: a venv's python is a link
 				 * whose name tells Python where the venv is) */
-	char bindir[PATH_MAX];  /* its directory */
-	char version[64];       /* "3.11.2" */
-	char torch[64];         /* torch's installed version, or "" */
+	char bindir[PATH_MAX]; /* its directory */
+	char version[64];      /* "3.11.2" */
+	char torch[64];        /* torch's installed version, or "" */
 	char *dirs[KB_PYTHON_DIRS + 1]; /* read-only binds, NULL-terminated */
 	char store[KB_PYTHON_DIRS][PATH_MAX];
 };

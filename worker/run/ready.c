@@ -150,8 +150,8 @@ int kb_held_release(struct kb_held *h, char *const *args, double timeout_s)
 	return rc;
 }
 
-int kb_held_join(struct kb_held *h, struct kb_sandbox_result *r,
-		 char *errstr, size_t errstr_size)
+int kb_held_join(struct kb_held *h, struct kb_sandbox_result *r, char *errstr,
+		 size_t errstr_size)
 {
 	int rc;
 

@@ -38,18 +38,18 @@ extern const char kb_ready_py[];
 
 struct kb_held {
 	pthread_t thread;
-	int started;               /* the thread runs (until joined) */
-	int sock;                  /* the worker's end of the go socket */
-	int run_sock;              /* the run's end (fd 4 there) */
-	int efd;                   /* the release eventfd */
+	int started;  /* the thread runs (until joined) */
+	int sock;     /* the worker's end of the go socket */
+	int run_sock; /* the run's end (fd 4 there) */
+	int efd;      /* the release eventfd */
 	int ready, released;
-	char buf[6];               /* what came of "ready\n" so far */
+	char buf[6]; /* what came of "ready\n" so far */
 	size_t got;
 	struct kb_sandbox_opts so; /* its pointers must outlive the run */
 	struct kb_sandbox_result r;
 	int rc;
 	char err[256];
-	atomic_int ended;          /* kb_sandbox_run returned */
+	atomic_int ended; /* kb_sandbox_run returned */
 };
 
 /* Starts so (want_report set; held, go_fd, release_fd and hold_timeout_s
@@ -74,8 +74,8 @@ int kb_held_release(struct kb_held *h, char *const *args, double timeout_s);
 /* Waits for the run to end and moves its result into *r (the caller
  * clears it); returns kb_sandbox_run's return value with errstr set from
  * it. The kb_held is then empty. */
-int kb_held_join(struct kb_held *h, struct kb_sandbox_result *r,
-		 char *errstr, size_t errstr_size);
+int kb_held_join(struct kb_held *h, struct kb_sandbox_result *r, char *errstr,
+		 size_t errstr_size);
 
 /* Ends a run that will not be used: closes the socket and, unless it was
  * released, releases it with a limit of 1 ms (the sandbox kills it at

@@ -8,11 +8,11 @@
 
 #include "kb_util.h"
 
-#define CPU_SHARE_MAX 0.5     /* the run got less CPU than this share */
-#define CPU_PRESSURE_MIN 0.5  /* tasks waited for a CPU this share */
-#define HOST_BUSY_MIN 0.9     /* without pressure figures: host this busy */
-#define MEM_PRESSURE_MIN 0.5  /* a timeout under this memory pressure */
-#define MEM_KILL_MIN 0.25     /* a kill under this memory pressure */
+#define CPU_SHARE_MAX 0.5    /* the run got less CPU than this share */
+#define CPU_PRESSURE_MIN 0.5 /* tasks waited for a CPU this share */
+#define HOST_BUSY_MIN 0.9    /* without pressure figures: host this busy */
+#define MEM_PRESSURE_MIN 0.5 /* a timeout under this memory pressure */
+#define MEM_KILL_MIN 0.25    /* a kill under this memory pressure */
 
 /* The "some ... total=N" figure of a pressure file, or -1. */
 static int read_some_total(const char *path, uint64_t *out)
@@ -41,8 +41,8 @@ static int read_stat(uint64_t *busy, uint64_t *total)
 		return -1;
 	/* cpu user nice system idle iowait irq softirq steal */
 	n = sscanf(text,
-		   "cpu %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
-		   " %" SCNu64 " %" SCNu64 " %" SCNu64,
+		   "cpu %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+		   " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
 		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
 	if (n >= 4) {
 		*total = 0;
@@ -74,8 +74,12 @@ int kb_starve_judge(const struct kb_starve_sample *before,
 {
 	const int psi = before->psi && after->psi;
 	const double wall_us = run->wall_s * 1e6;
-	const double cpu = psi ? share(before->cpu_some_us, after->cpu_some_us, wall_us) : 0;
-	const double mem = psi ? share(before->mem_some_us, after->mem_some_us, wall_us) : 0;
+	const double cpu =
+		psi ? share(before->cpu_some_us, after->cpu_some_us, wall_us)
+		    : 0;
+	const double mem =
+		psi ? share(before->mem_some_us, after->mem_some_us, wall_us)
+		    : 0;
 	const double busy =
 		before->stat && after->stat && after->total > before->total
 			? share(before->busy, after->busy,
@@ -100,7 +104,8 @@ int kb_starve_judge(const struct kb_starve_sample *before,
 			 run->cpu_s, run->wall_s, 100 * busy);
 		return 1;
 	}
-	if (run->timed_out && psi && !run->at_limit && mem >= MEM_PRESSURE_MIN) {
+	if (run->timed_out && psi && !run->at_limit &&
+	    mem >= MEM_PRESSURE_MIN) {
 		snprintf(why, why_size,
 			 "the host starved the run of memory (memory pressure "
 			 "%.0f %% of its %.1f s)",

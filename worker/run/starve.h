@@ -37,20 +37,20 @@
 #include <stdint.h>
 
 struct kb_starve_sample {
-	int psi;               /* the pressure figures were read */
-	uint64_t cpu_some_us;  /* /proc/pressure/cpu "some total" */
-	uint64_t mem_some_us;  /* /proc/pressure/memory "some total" */
-	int stat;              /* /proc/stat was read */
-	uint64_t busy, total;  /* host CPU time, in clock ticks */
+	int psi;              /* the pressure figures were read */
+	uint64_t cpu_some_us; /* /proc/pressure/cpu "some total" */
+	uint64_t mem_some_us; /* /proc/pressure/memory "some total" */
+	int stat;             /* /proc/stat was read */
+	uint64_t busy, total; /* host CPU time, in clock ticks */
 };
 
 /* What a finished run got, and how it ended. */
 struct kb_starve_run {
 	double wall_s, cpu_s;
-	int timed_out;        /* ended by a time limit (ours or the harness's) */
-	int killed;           /* killed by SIGKILL, not by the worker */
-	int oom;              /* killed by its own memory limit */
-	int at_limit;         /* reached its own memory limit: the memory
+	int timed_out; /* ended by a time limit (ours or the harness's) */
+	int killed;    /* killed by SIGKILL, not by the worker */
+	int oom;       /* killed by its own memory limit */
+	int at_limit;  /* reached its own memory limit: the memory
 			       * pressure may be its own doing */
 };
 
@@ -63,6 +63,7 @@ void kb_starve_sample(struct kb_starve_sample *s);
  * figures); else 0. Pure. */
 int kb_starve_judge(const struct kb_starve_sample *before,
 		    const struct kb_starve_sample *after,
-		    const struct kb_starve_run *run, char *why, size_t why_size);
+		    const struct kb_starve_run *run, char *why,
+		    size_t why_size);
 
 #endif

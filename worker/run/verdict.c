@@ -68,8 +68,7 @@ static void set(struct kb_verdict *v, Kb__Verdict verdict, Kb__Fault fault)
 	v->fault = fault;
 }
 
-static int assemble_build(const struct kb_verdict_in *in,
-			  struct kb_verdict *v)
+static int assemble_build(const struct kb_verdict_in *in, struct kb_verdict *v)
 {
 	const char *msg = in->build_msg ? in->build_msg : "";
 
@@ -78,13 +77,15 @@ static int assemble_build(const struct kb_verdict_in *in,
 	case KB_BUILD_OK:
 		return 0;
 	case KB_BUILD_FAILED:
-		set(v, KB__VERDICT__VERDICT_COMPILE_ERROR, KB__FAULT__FAULT_USER);
+		set(v, KB__VERDICT__VERDICT_COMPILE_ERROR,
+		    KB__FAULT__FAULT_USER);
 		snprintf(v->error, sizeof(v->error),
 			 "compilation failed (exit status %d)",
 			 in->build_exit_code);
 		return 1;
 	case KB_BUILD_TIMEOUT:
-		set(v, KB__VERDICT__VERDICT_COMPILE_ERROR, KB__FAULT__FAULT_USER);
+		set(v, KB__VERDICT__VERDICT_COMPILE_ERROR,
+		    KB__FAULT__FAULT_USER);
 		snprintf(v->error, sizeof(v->error),
 			 "compilation timed out after %.0f s",
 			 in->build_timeout_s);
@@ -97,7 +98,8 @@ static int assemble_build(const struct kb_verdict_in *in,
 		snprintf(v->error, sizeof(v->error), "%s", msg);
 		return 1;
 	case KB_BUILD_INFRA:
-		set(v, KB__VERDICT__VERDICT_INFRA_ERROR, KB__FAULT__FAULT_INFRA);
+		set(v, KB__VERDICT__VERDICT_INFRA_ERROR,
+		    KB__FAULT__FAULT_INFRA);
 		snprintf(v->error, sizeof(v->error),
 			 "infrastructure error during the build: %s", msg);
 		return 1;
@@ -105,8 +107,7 @@ static int assemble_build(const struct kb_verdict_in *in,
 	return 0;
 }
 
-static void assemble_score(const struct kb_verdict_in *in,
-			   struct kb_verdict *v)
+static void assemble_score(const struct kb_verdict_in *in, struct kb_verdict *v)
 {
 	for (size_t i = 0; i < in->nruns; i++) {
 		const struct kb_run_outcome *o = &in->runs[i];
@@ -136,7 +137,8 @@ void kb_verdict_assemble(const struct kb_verdict_in *in, struct kb_verdict *v)
 {
 	memset(v, 0, sizeof(*v));
 	if (in->infra) {
-		set(v, KB__VERDICT__VERDICT_INFRA_ERROR, KB__FAULT__FAULT_INFRA);
+		set(v, KB__VERDICT__VERDICT_INFRA_ERROR,
+		    KB__FAULT__FAULT_INFRA);
 		snprintf(v->error, sizeof(v->error), "infrastructure error: %s",
 			 in->infra);
 		return;
@@ -173,7 +175,8 @@ void kb_verdict_assemble(const struct kb_verdict_in *in, struct kb_verdict *v)
 		return;
 	}
 	if (in->nruns < in->nplanned || in->nplanned == 0) {
-		set(v, KB__VERDICT__VERDICT_INFRA_ERROR, KB__FAULT__FAULT_INFRA);
+		set(v, KB__VERDICT__VERDICT_INFRA_ERROR,
+		    KB__FAULT__FAULT_INFRA);
 		snprintf(v->error, sizeof(v->error),
 			 "evaluation stopped after %zu of %zu runs", in->nruns,
 			 in->nplanned);
@@ -188,7 +191,8 @@ void kb_verdict_assemble(const struct kb_verdict_in *in, struct kb_verdict *v)
 		if (is_private(o))
 			snprintf(v->error, sizeof(v->error),
 				 "%s: a measurement was flagged suspect; not "
-				 "ranked", o->label);
+				 "ranked",
+				 o->label);
 		else
 			snprintf(v->error, sizeof(v->error),
 				 "%s: %s; not ranked", o->label, o->why);
@@ -235,23 +239,25 @@ int kb_verdict_suspect(const struct kb_popcorn *p, double wall_s, char *why,
 			snprintf(key, sizeof(key), "benchmark.%ld.error", i);
 			const char *reason = kb_popcorn_get(p, key);
 			if (reason && *reason)
-				snprintf(why, why_size, "benchmark %ld: %s", i, reason);
+				snprintf(why, why_size, "benchmark %ld: %s", i,
+					 reason);
 			else
 				snprintf(why, why_size,
 					 "benchmark %ld was flagged suspect by "
-					 "the harness", i);
+					 "the harness",
+					 i);
 			return 1;
 		}
 		if (number(p, i, "mean", &mean) == 0 &&
-		    number(p, i, "runs", &runs) == 0 &&
-		    mean > 0 && runs > 0)
+		    number(p, i, "runs", &runs) == 0 && mean > 0 && runs > 0)
 			device_ns += mean * runs;
 	}
 	if (device_ns * 1e-9 >
 	    wall_s * DEVICE_TIME_TOLERANCE + DEVICE_TIME_SLACK_S) {
 		snprintf(why, why_size,
 			 "the harness reported %.3f s of device time in %.3f s "
-			 "of wall time", device_ns * 1e-9, wall_s);
+			 "of wall time",
+			 device_ns * 1e-9, wall_s);
 		return 1;
 	}
 	return 0;
@@ -267,7 +273,8 @@ int kb_verdict_private_key_ok(const char *key)
 	if (strcmp(key, "check") == 0 || strcmp(key, "test-count") == 0 ||
 	    strcmp(key, "benchmark-count") == 0)
 		return 1;
-	if (strncmp(key, "test.", 5) != 0 && strncmp(key, "benchmark.", 10) != 0)
+	if (strncmp(key, "test.", 5) != 0 &&
+	    strncmp(key, "benchmark.", 10) != 0)
 		return 0;
 	dot = strrchr(key, '.');
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)

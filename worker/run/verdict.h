@@ -24,7 +24,7 @@
 #include "kb_score.h"
 
 enum kb_build_state {
-	KB_BUILD_NONE,        /* not reached, or the language has no build */
+	KB_BUILD_NONE, /* not reached, or the language has no build */
 	KB_BUILD_OK,
 	KB_BUILD_FAILED,      /* the compiler rejected the code (user) */
 	KB_BUILD_TIMEOUT,     /* the compiler ran past its limit (user) */
@@ -33,33 +33,33 @@ enum kb_build_state {
 };
 
 struct kb_run_outcome {
-	const char *key;      /* RunResult.key */
-	const char *label;    /* "tests", "ranked run", ... */
+	const char *key;   /* RunResult.key */
+	const char *label; /* "tests", "ranked run", ... */
 	enum kb_run_end end;
 	int exited, exit_code;
-	int signal;           /* nonzero when killed by a signal */
-	int oom;              /* killed for exceeding the memory limit */
-	double timeout_s;     /* the run's limit, for the message */
-	int bad_report;       /* the report was missing, cut or malformed */
-	int user_started;     /* the report said "user-code: started" */
-	int suspect;          /* a measurement that must not be ranked */
-	char why[192];        /* detail for suspect and infra ends, and
+	int signal;       /* nonzero when killed by a signal */
+	int oom;          /* killed for exceeding the memory limit */
+	double timeout_s; /* the run's limit, for the message */
+	int bad_report;   /* the report was missing, cut or malformed */
+	int user_started; /* the report said "user-code: started" */
+	int suspect;      /* a measurement that must not be ranked */
+	char why[192];    /* detail for suspect and infra ends, and
 			       * for crashes the harness explained */
-	double *means;        /* benchmark means (ns), malloc'd, or NULL */
+	double *means;    /* benchmark means (ns), malloc'd, or NULL */
 	size_t nmeans;
 };
 
 struct kb_verdict_in {
 	Kb__Mode mode;
 	const char *ranking_by;
-	const char *infra;           /* a setup failure, or NULL */
-	const char *rejected;        /* the submission's own request cannot
+	const char *infra;    /* a setup failure, or NULL */
+	const char *rejected; /* the submission's own request cannot
 				      * be served (a profile request for a
 				      * case the task lacks), or NULL */
 	enum kb_build_state build;
 	int build_exit_code;
 	double build_timeout_s;
-	const char *build_msg;       /* extra words for UNSUPPORTED/INFRA */
+	const char *build_msg; /* extra words for UNSUPPORTED/INFRA */
 	const struct kb_run_outcome *runs; /* in the order they ran */
 	size_t nruns;
 	size_t nplanned;
@@ -69,8 +69,8 @@ struct kb_verdict {
 	Kb__Verdict verdict;
 	Kb__Fault fault;
 	int has_score;
-	double score;     /* seconds */
-	char error[256];  /* empty when passed */
+	double score;    /* seconds */
+	char error[256]; /* empty when passed */
 };
 
 void kb_verdict_assemble(const struct kb_verdict_in *in,

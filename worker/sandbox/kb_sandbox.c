@@ -78,10 +78,11 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void set_err(struct kb_sandbox_result *r, char *errstr, size_t errstr_size,
-		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void set_err(struct kb_sandbox_result *r, char *errstr, size_t errstr_size,
-		    const char *fmt, ...)
+static void set_err(struct kb_sandbox_result *r, char *errstr,
+		    size_t errstr_size, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void set_err(struct kb_sandbox_result *r, char *errstr,
+		    size_t errstr_size, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -107,7 +108,8 @@ static int stream_read(struct stream *s)
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN)
-				kb_close_fd(&s->fd); /* EIO etc.: treat as EOF */
+				kb_close_fd(
+					&s->fd); /* EIO etc.: treat as EOF */
 			return 0;
 		}
 		if (n == 0) {
@@ -140,7 +142,8 @@ static int stream_read(struct stream *s)
 }
 
 /* Hands the stream's bytes to the result as a NUL-terminated string. */
-static int stream_take(struct stream *s, char **out, size_t *len, size_t *dropped)
+static int stream_take(struct stream *s, char **out, size_t *len,
+		       size_t *dropped)
 {
 	if (!s->buf && !(s->buf = malloc(1)))
 		return -ENOMEM;
@@ -175,8 +178,9 @@ static int pidfd_open_(pid_t pid)
 static void kill_run(pid_t pid, const struct kb__sb_cgroup *cg)
 {
 	if (pid > 0) {
-		kill(-pid, SIGKILL); /* the group (the leader is not yet reaped) */
-		kill(pid, SIGKILL);  /* in case it had not reached setsid() */
+		kill(-pid,
+		     SIGKILL); /* the group (the leader is not yet reaped) */
+		kill(pid, SIGKILL); /* in case it had not reached setsid() */
 	}
 	if (cg && cg->version)
 		kb__sb_cgroup_kill(cg);
@@ -270,31 +274,34 @@ static void run_cleanup(struct run *x)
 /* Resolves the workdir, the cwd and the rw paths into x. Returns 0, or a
  * negative errno with the infra error set. */
 static int resolve_paths(const struct kb_sandbox_opts *o, struct run *x,
-			 struct kb_sandbox_result *r, char *errstr, size_t errstr_size)
+			 struct kb_sandbox_result *r, char *errstr,
+			 size_t errstr_size)
 {
 	const char *cwd = o->cwd ? o->cwd : o->workdir;
 	int n = 0;
 
 	if (!realpath(o->workdir, x->workdir)) {
 		int e = errno;
-		set_err(r, errstr, errstr_size, "sandbox: workdir %s: %s", o->workdir,
-			strerror(e));
+		set_err(r, errstr, errstr_size, "sandbox: workdir %s: %s",
+			o->workdir, strerror(e));
 		return -e;
 	}
 	if (!realpath(cwd, x->cwd)) {
 		int e = errno;
-		set_err(r, errstr, errstr_size, "sandbox: cwd %s: %s", cwd, strerror(e));
+		set_err(r, errstr, errstr_size, "sandbox: cwd %s: %s", cwd,
+			strerror(e));
 		return -e;
 	}
 	for (char *const *s = o->rw_paths; s && *s; s++) {
 		if (n == SB_MAX_RW) {
-			set_err(r, errstr, errstr_size, "sandbox: more than %d rw_paths",
-				SB_MAX_RW);
+			set_err(r, errstr, errstr_size,
+				"sandbox: more than %d rw_paths", SB_MAX_RW);
 			return -E2BIG;
 		}
 		if (!realpath(*s, x->rw[n])) {
 			int e = errno;
-			set_err(r, errstr, errstr_size, "sandbox: %s: %s", *s, strerror(e));
+			set_err(r, errstr, errstr_size, "sandbox: %s: %s", *s,
+				strerror(e));
 			return -e;
 		}
 		x->rwv[n] = x->rw[n];
@@ -307,19 +314,22 @@ static int resolve_paths(const struct kb_sandbox_opts *o, struct run *x,
 /* Hands path (a directory, never a link) to the run's uid, remembering its
  * owner for run_cleanup(). Returns 0 or a negative errno with the infra
  * error set. */
-static int hand_over(struct run *x, const char *path, struct kb_sandbox_result *r,
-		     char *errstr, size_t errstr_size)
+static int hand_over(struct run *x, const char *path,
+		     struct kb_sandbox_result *r, char *errstr,
+		     size_t errstr_size)
 {
 	struct handed *h = &x->handed[x->nhanded];
 	struct stat st;
 
 	if (lstat(path, &st) < 0) {
 		int e = errno;
-		set_err(r, errstr, errstr_size, "sandbox: %s: %s", path, strerror(e));
+		set_err(r, errstr, errstr_size, "sandbox: %s: %s", path,
+			strerror(e));
 		return -e;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		set_err(r, errstr, errstr_size, "sandbox: %s is not a directory", path);
+		set_err(r, errstr, errstr_size,
+			"sandbox: %s is not a directory", path);
 		return -ENOTDIR;
 	}
 	h->path = path;
@@ -328,7 +338,8 @@ static int hand_over(struct run *x, const char *path, struct kb_sandbox_result *
 	x->nhanded++; /* from here on, undo whatever part was done */
 	if (kb__sb_isolate_chown(path, x->plan.uid, x->plan.gid, 1) < 0) {
 		int e = errno;
-		set_err(r, errstr, errstr_size, "sandbox: chown %s: %s", path, strerror(e));
+		set_err(r, errstr, errstr_size, "sandbox: chown %s: %s", path,
+			strerror(e));
 		return -e;
 	}
 	return 0;
@@ -338,12 +349,13 @@ static int hand_over(struct run *x, const char *path, struct kb_sandbox_result *
  * makes its pipes. Returns 0, or a negative errno with the infra error set;
  * what was made is released by run_fail(). */
 static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
-		       const struct kb_sandbox_caps *caps, struct kb_sandbox_result *r,
-		       char *errstr, size_t errstr_size)
+		       const struct kb_sandbox_caps *caps,
+		       struct kb_sandbox_result *r, char *errstr,
+		       size_t errstr_size)
 {
 	static unsigned long counter;
-	int p_out[2] = { -1, -1 }, p_err[2] = { -1, -1 }, p_rep[2] = { -1, -1 };
-	int p_ctl[2] = { -1, -1 }, p_sync[2] = { -1, -1 };
+	int p_out[2] = {-1, -1}, p_err[2] = {-1, -1}, p_rep[2] = {-1, -1};
+	int p_ctl[2] = {-1, -1}, p_sync[2] = {-1, -1};
 	char eb[256] = "";
 	int rc;
 
@@ -356,15 +368,18 @@ static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
 	p->want_report = !!o->want_report;
 	p->fd_go = o->held ? o->go_fd : -1;
 	p->parent_pid = getpid();
-	double cpu = o->cpu_timeout_s > 0 ? o->cpu_timeout_s : o->wall_timeout_s;
+	double cpu = o->cpu_timeout_s > 0 ? o->cpu_timeout_s
+					  : o->wall_timeout_s;
 	p->cpu_s = (unsigned long)ceil(cpu);
 	if (p->cpu_s < 1)
 		p->cpu_s = 1;
 	p->fsize = FSIZE_LIMIT;
 	p->nofile = NOFILE_LIMIT;
-	int max_procs = o->max_processes > 0 ? o->max_processes : DEFAULT_MAX_PROCS;
+	int max_procs = o->max_processes > 0 ? o->max_processes
+					     : DEFAULT_MAX_PROCS;
 
-	x->out.limit = x->err.limit = o->output_limit ? o->output_limit : DEFAULT_OUTPUT_LIMIT;
+	x->out.limit = x->err.limit = o->output_limit ? o->output_limit
+						      : DEFAULT_OUTPUT_LIMIT;
 	x->rep.limit = o->report_limit ? o->report_limit : DEFAULT_REPORT_LIMIT;
 
 	if (o->isolate) {
@@ -374,7 +389,9 @@ static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
 			set_err(r, errstr, errstr_size, "%s", eb);
 			return rc;
 		}
-		p->nproc = (caps->features & KB_SANDBOX_NPROC) ? (unsigned long)max_procs : 0;
+		p->nproc = (caps->features & KB_SANDBOX_NPROC)
+				   ? (unsigned long)max_procs
+				   : 0;
 		r->active |= KB_SANDBOX_NS | (p->bpf ? KB_SANDBOX_SECCOMP : 0) |
 			     (p->userns ? KB_SANDBOX_USERNS : KB_SANDBOX_UID) |
 			     (p->nproc ? KB_SANDBOX_NPROC : 0);
@@ -383,17 +400,21 @@ static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
 		 * do). After the run the same walk gives them back and strips
 		 * set-id bits. */
 		if (!p->userns) {
-			if ((rc = hand_over(x, x->workdir, r, errstr, errstr_size)) < 0)
+			if ((rc = hand_over(x, x->workdir, r, errstr,
+					    errstr_size)) < 0)
 				return rc;
 			for (int i = 0; x->rwv[i]; i++)
-				if ((rc = hand_over(x, x->rwv[i], r, errstr, errstr_size)) < 0)
+				if ((rc = hand_over(x, x->rwv[i], r, errstr,
+						    errstr_size)) < 0)
 					return rc;
 		}
 	}
 
 	char cgname[64];
-	snprintf(cgname, sizeof(cgname), "run-%ld-%lu", (long)getpid(), ++counter);
-	rc = kb__sb_cgroup_create(&x->cg, cgname, o->memory_limit_mb, max_procs, eb, sizeof(eb));
+	snprintf(cgname, sizeof(cgname), "run-%ld-%lu", (long)getpid(),
+		 ++counter);
+	rc = kb__sb_cgroup_create(&x->cg, cgname, o->memory_limit_mb, max_procs,
+				  eb, sizeof(eb));
 	if (rc < 0) {
 		set_err(r, errstr, errstr_size, "%s", eb);
 		return rc;
@@ -412,8 +433,10 @@ static int run_prepare(const struct kb_sandbox_opts *o, struct run *x,
 	    (rc = make_pipe(p_ctl, 1)) < 0 ||
 	    /* A socket, so that the "go" byte can be sent with MSG_NOSIGNAL:
 	     * a child that died early must not SIGPIPE the worker. */
-	    (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p_sync) < 0 && (rc = -errno))) {
-		set_err(r, errstr, errstr_size, "sandbox: pipe: %s", strerror(-rc));
+	    (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p_sync) < 0 &&
+	     (rc = -errno))) {
+		set_err(r, errstr, errstr_size, "sandbox: pipe: %s",
+			strerror(-rc));
 		for (int i = 0; i < 2; i++) {
 			kb_close_fd(&p_out[i]);
 			kb_close_fd(&p_err[i]);
@@ -448,14 +471,17 @@ static int run_spawn(struct run *x, struct kb_sandbox_result *r, char *errstr,
 
 	unsigned long flags = 0;
 	if (p->isolate)
-		flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+		flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+			CLONE_NEWIPC | CLONE_NEWUTS |
 			(p->userns ? CLONE_NEWUSER : 0);
 	x->t0 = mono_s();
 	/* A raw clone rather than fork(): see sandbox_child.c. */
-	x->pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
+	x->pid =
+		(pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
 	if (x->pid < 0) {
 		rc = -errno;
-		set_err(r, errstr, errstr_size, "sandbox: clone: %s", strerror(errno));
+		set_err(r, errstr, errstr_size, "sandbox: clone: %s",
+			strerror(errno));
 		return rc;
 	}
 	if (x->pid == 0)
@@ -467,16 +493,19 @@ static int run_spawn(struct run *x, struct kb_sandbox_result *r, char *errstr,
 
 	/* Put the child where it belongs, then let it go. */
 	if (x->cg.version && (rc = kb__sb_cgroup_attach(&x->cg, x->pid)) < 0) {
-		set_err(r, errstr, errstr_size, "sandbox: cgroup attach: %s", strerror(-rc));
+		set_err(r, errstr, errstr_size, "sandbox: cgroup attach: %s",
+			strerror(-rc));
 		return rc;
 	}
-	if (p->userns && (rc = kb__sb_isolate_write_idmaps(x->pid, p, eb, sizeof(eb))) < 0) {
+	if (p->userns &&
+	    (rc = kb__sb_isolate_write_idmaps(x->pid, p, eb, sizeof(eb))) < 0) {
 		set_err(r, errstr, errstr_size, "%s", eb);
 		return rc;
 	}
 	if (send(x->sync_w, "g", 1, MSG_NOSIGNAL) != 1) {
 		rc = -errno;
-		set_err(r, errstr, errstr_size, "sandbox: sync: %s", strerror(errno));
+		set_err(r, errstr, errstr_size, "sandbox: sync: %s",
+			strerror(errno));
 		return rc;
 	}
 	kb_close_fd(&x->sync_w);
@@ -509,16 +538,16 @@ static void run_read_ctl(struct run *x, struct kb_sandbox_result *r)
  * (ps[i] NULL); returns how many. */
 static int run_poll_set(struct run *x, struct pollfd *pf, struct stream **ps)
 {
-	struct stream *all[3] = { &x->out, &x->err, &x->rep };
+	struct stream *all[3] = {&x->out, &x->err, &x->rep};
 	int n = 0;
 
 	for (int i = 0; i < 3; i++)
 		if (all[i]->fd >= 0) {
-			pf[n] = (struct pollfd){ all[i]->fd, POLLIN, 0 };
+			pf[n] = (struct pollfd){all[i]->fd, POLLIN, 0};
 			ps[n++] = all[i];
 		}
 	if (x->ctl_r >= 0) {
-		pf[n] = (struct pollfd){ x->ctl_r, POLLIN, 0 };
+		pf[n] = (struct pollfd){x->ctl_r, POLLIN, 0};
 		ps[n++] = NULL;
 	}
 	return n;
@@ -531,7 +560,8 @@ static void run_release(const struct kb_sandbox_opts *o, struct run *x,
 {
 	uint64_t ms = 0;
 
-	if (read(o->release_fd, &ms, sizeof(ms)) != (ssize_t)sizeof(ms) || ms == 0)
+	if (read(o->release_fd, &ms, sizeof(ms)) != (ssize_t)sizeof(ms) ||
+	    ms == 0)
 		return; /* not an eventfd's value: keep holding */
 	x->released = r->released = 1;
 	x->t0 = mono_s();
@@ -542,7 +572,8 @@ static void run_release(const struct kb_sandbox_opts *o, struct run *x,
  * deadline passes (r->timed_out). Returns 0, or a negative errno with the
  * infra error set (the child must then be killed). */
 static int run_supervise(const struct kb_sandbox_opts *o, struct run *x,
-			 struct kb_sandbox_result *r, char *errstr, size_t errstr_size)
+			 struct kb_sandbox_result *r, char *errstr,
+			 size_t errstr_size)
 {
 	for (;;) {
 		struct pollfd pf[6];
@@ -551,12 +582,12 @@ static int run_supervise(const struct kb_sandbox_opts *o, struct run *x,
 		int ctl_i = x->ctl_r >= 0 ? n - 1 : -1, pid_i = -1, rel_i = -1;
 		if (x->pidfd >= 0) {
 			pid_i = n;
-			pf[n] = (struct pollfd){ x->pidfd, POLLIN, 0 };
+			pf[n] = (struct pollfd){x->pidfd, POLLIN, 0};
 			ps[n++] = NULL;
 		}
 		if (o->held && !x->released) {
 			rel_i = n;
-			pf[n] = (struct pollfd){ o->release_fd, POLLIN, 0 };
+			pf[n] = (struct pollfd){o->release_fd, POLLIN, 0};
 			ps[n++] = NULL;
 		}
 		double now = mono_s();
@@ -566,7 +597,8 @@ static int run_supervise(const struct kb_sandbox_opts *o, struct run *x,
 			siginfo_t si;
 			memset(&si, 0, sizeof(si));
 			if (!x->have_status &&
-			    (waitid(P_PID, (id_t)x->pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+			    (waitid(P_PID, (id_t)x->pid, &si,
+				    WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
 			     si.si_pid != x->pid))
 				r->timed_out = 1;
 			return 0;
@@ -577,7 +609,8 @@ static int run_supervise(const struct kb_sandbox_opts *o, struct run *x,
 		int pr = poll(pf, (nfds_t)n, ms);
 		if (pr < 0 && errno != EINTR) {
 			int rc = -errno;
-			set_err(r, errstr, errstr_size, "sandbox: poll: %s", strerror(errno));
+			set_err(r, errstr, errstr_size, "sandbox: poll: %s",
+				strerror(errno));
 			return rc;
 		}
 		for (int i = 0; pr > 0 && i < n; i++) {
@@ -585,7 +618,8 @@ static int run_supervise(const struct kb_sandbox_opts *o, struct run *x,
 				continue;
 			if (ps[i]) {
 				if (stream_read(ps[i]) < 0) {
-					set_err(r, errstr, errstr_size, "sandbox: out of memory");
+					set_err(r, errstr, errstr_size,
+						"sandbox: out of memory");
 					return -ENOMEM;
 				}
 			} else if (i == ctl_i) {
@@ -599,7 +633,8 @@ static int run_supervise(const struct kb_sandbox_opts *o, struct run *x,
 			 * the leader still holds its pid, then reap it. */
 			siginfo_t si;
 			memset(&si, 0, sizeof(si));
-			if (waitid(P_PID, (id_t)x->pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 &&
+			if (waitid(P_PID, (id_t)x->pid, &si,
+				   WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 &&
 			    si.si_pid == x->pid)
 				return 0;
 		}
@@ -612,12 +647,14 @@ static int run_supervise(const struct kb_sandbox_opts *o, struct run *x,
  * DRAIN_GRACE_S, then we stop listening. Returns 0, or -ENOMEM with the
  * infra error set. */
 static int run_reap(const struct kb_sandbox_opts *o, struct run *x,
-		    struct kb_sandbox_result *r, char *errstr, size_t errstr_size)
+		    struct kb_sandbox_result *r, char *errstr,
+		    size_t errstr_size)
 {
 	struct rusage ru;
 	/* Counted before the kill: killed together, the processes under the
 	 * leader are never reaped into its usage. */
-	double live_cpu_s = r->timed_out ? kb__sb_cgroup_cpu_s(&x->cg, x->pid) : 0;
+	double live_cpu_s = r->timed_out ? kb__sb_cgroup_cpu_s(&x->cg, x->pid)
+					 : 0;
 
 	memset(&ru, 0, sizeof(ru));
 	kill_run(x->pid, &x->cg);
@@ -626,8 +663,9 @@ static int run_reap(const struct kb_sandbox_opts *o, struct run *x,
 	r->wall_s = mono_s() - x->t0;
 	if (r->timed_out && r->wall_s < x->limit_s)
 		r->wall_s = x->limit_s;
-	r->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-		   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	r->cpu_s =
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	if (live_cpu_s > r->cpu_s)
 		r->cpu_s = live_cpu_s;
 	r->max_rss_kb = ru.ru_maxrss;
@@ -646,14 +684,16 @@ static int run_reap(const struct kb_sandbox_opts *o, struct run *x,
 				DRAIN_GRACE_S);
 			return 0;
 		}
-		int pr = poll(pf, (nfds_t)n, (int)ceil((drain_end - now) * 1000.0));
+		int pr = poll(pf, (nfds_t)n,
+			      (int)ceil((drain_end - now) * 1000.0));
 		for (int i = 0; pr > 0 && i < n; i++) {
 			if (!pf[i].revents)
 				continue;
 			if (!ps[i]) {
 				run_read_ctl(x, r);
 			} else if (stream_read(ps[i]) < 0) {
-				set_err(r, errstr, errstr_size, "sandbox: out of memory");
+				set_err(r, errstr, errstr_size,
+					"sandbox: out of memory");
 				return -ENOMEM;
 			}
 		}
@@ -664,7 +704,8 @@ static int run_reap(const struct kb_sandbox_opts *o, struct run *x,
  * the captured output. Returns 0, or a negative errno with the infra error
  * set. */
 static int run_collect(const struct kb_sandbox_opts *o, struct run *x,
-		       struct kb_sandbox_result *r, char *errstr, size_t errstr_size)
+		       struct kb_sandbox_result *r, char *errstr,
+		       size_t errstr_size)
 {
 	const struct kb__sb_plan *p = &x->plan;
 
@@ -684,7 +725,9 @@ static int run_collect(const struct kb_sandbox_opts *o, struct run *x,
 		if (x->have_status)
 			set_status(r, x->prog_status);
 		else if (WIFSIGNALED(x->wst))
-			set_status(r, x->wst); /* init killed (e.g. by the OOM killer) */
+			set_status(
+				r,
+				x->wst); /* init killed (e.g. by the OOM killer) */
 		else {
 			set_err(r, errstr, errstr_size,
 				"sandbox: init exited (status %d) without the program's status",
@@ -697,23 +740,27 @@ static int run_collect(const struct kb_sandbox_opts *o, struct run *x,
 
 	if (stream_take(&x->out, &r->out, &r->out_len, &r->out_dropped) < 0 ||
 	    stream_take(&x->err, &r->err, &r->err_len, &r->err_dropped) < 0 ||
-	    stream_take(&x->rep, &r->report, &r->report_len, &r->report_dropped) < 0) {
+	    stream_take(&x->rep, &r->report, &r->report_len,
+			&r->report_dropped) < 0) {
 		set_err(r, errstr, errstr_size, "sandbox: out of memory");
 		return -ENOMEM;
 	}
-	kb_debug("sandbox: run argv0=%s isolate=%d uid=%u active=0x%x exit=%d signal=%d "
-		 "timeout=%d oom=%d wall=%.3f cpu=%.3f out=%zu+%zu err=%zu+%zu report=%zu+%zu",
-		 o->argv[0], p->isolate, p->isolate ? (unsigned)p->uid : (unsigned)getuid(),
-		 r->active, r->exit_code, r->signal, r->timed_out, r->oom_killed, r->wall_s,
-		 r->cpu_s, r->out_len, r->out_dropped, r->err_len, r->err_dropped,
-		 r->report_len, r->report_dropped);
+	kb_debug(
+		"sandbox: run argv0=%s isolate=%d uid=%u active=0x%x exit=%d signal=%d "
+		"timeout=%d oom=%d wall=%.3f cpu=%.3f out=%zu+%zu err=%zu+%zu report=%zu+%zu",
+		o->argv[0], p->isolate,
+		p->isolate ? (unsigned)p->uid : (unsigned)getuid(), r->active,
+		r->exit_code, r->signal, r->timed_out, r->oom_killed, r->wall_s,
+		r->cpu_s, r->out_len, r->out_dropped, r->err_len,
+		r->err_dropped, r->report_len, r->report_dropped);
 	return 0;
 }
 
 /* An infra error after the run began: kills and reaps the child if there
  * is one (kill), keeps what was captured (it helps explain the failure)
  * and releases the run. Returns rc, or -EIO when rc is not an error. */
-static int run_fail(struct run *x, struct kb_sandbox_result *r, int rc, int kill)
+static int run_fail(struct run *x, struct kb_sandbox_result *r, int rc,
+		    int kill)
 {
 	if (kill) {
 		kill_run(x->pid, &x->cg);
@@ -741,14 +788,16 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 	memset(r, 0, sizeof(*r));
 	memset(&x, 0, sizeof(x));
 	memset(&caps, 0, sizeof(caps));
-	x.out.fd = x.err.fd = x.rep.fd = x.ctl_r = x.sync_w = x.pidfd = x.slot_fd = -1;
+	x.out.fd = x.err.fd = x.rep.fd = x.ctl_r = x.sync_w = x.pidfd =
+		x.slot_fd = -1;
 	for (int i = 0; i < 5; i++)
 		x.child_fds[i] = -1;
 	x.pid = -1;
 
-	if (!o || !o->workdir || !o->argv || !o->argv[0] || !o->argv[0][0] || !o->env ||
-	    !(o->held ? o->hold_timeout_s > 0 && o->want_report && o->go_fd >= 0 &&
-			    o->release_fd >= 0
+	if (!o || !o->workdir || !o->argv || !o->argv[0] || !o->argv[0][0] ||
+	    !o->env ||
+	    !(o->held ? o->hold_timeout_s > 0 && o->want_report &&
+				o->go_fd >= 0 && o->release_fd >= 0
 		      : o->wall_timeout_s > 0)) {
 		set_err(r, errstr, errstr_size, "sandbox: bad options");
 		return -EINVAL;
@@ -761,7 +810,8 @@ int kb_sandbox_run(const struct kb_sandbox_opts *o, struct kb_sandbox_result *r,
 		probe_cached(&caps);
 		if (!caps.isolate_ok) {
 			set_err(r, errstr, errstr_size,
-				"sandbox: isolation unavailable on this host: %s", caps.why);
+				"sandbox: isolation unavailable on this host: %s",
+				caps.why);
 			return -ENOTSUP;
 		}
 	}
@@ -791,13 +841,14 @@ static struct {
 static void trial_run(struct kb_sandbox_caps *c)
 {
 	char dir[] = "/tmp/kb-sandbox-probe-XXXXXX";
-	char *argv[] = { "true", NULL };
-	char *env[] = { "PATH=/usr/bin:/bin", NULL };
+	char *argv[] = {"true", NULL};
+	char *env[] = {"PATH=/usr/bin:/bin", NULL};
 	struct kb_sandbox_result r;
 	char err[200] = "";
 
 	if (!mkdtemp(dir)) {
-		snprintf(c->why, sizeof(c->why), "trial run: mkdtemp: %s", strerror(errno));
+		snprintf(c->why, sizeof(c->why), "trial run: mkdtemp: %s",
+			 strerror(errno));
 		return;
 	}
 	struct kb_sandbox_opts o;
@@ -816,21 +867,24 @@ static void trial_run(struct kb_sandbox_caps *c)
 	if (rc < 0)
 		snprintf(c->why, sizeof(c->why), "trial run failed: %s", err);
 	else if (!r.exited || r.exit_code != 0)
-		snprintf(c->why, sizeof(c->why), "trial run of true: exit %d signal %d%s",
-			 r.exit_code, r.signal, r.timed_out ? " (timeout)" : "");
+		snprintf(c->why, sizeof(c->why),
+			 "trial run of true: exit %d signal %d%s", r.exit_code,
+			 r.signal, r.timed_out ? " (timeout)" : "");
 	else
 		c->isolate_ok = 1;
 	kb_sandbox_result_clear(&r);
 	rmdir(dir);
 }
 
-int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr, size_t errstr_size)
+int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr,
+		     size_t errstr_size)
 {
 	struct kb__sb_host h;
 
 	if (!caps) {
 		if (errstr && errstr_size)
-			snprintf(errstr, errstr_size, "kb_sandbox_probe: caps is NULL");
+			snprintf(errstr, errstr_size,
+				 "kb_sandbox_probe: caps is NULL");
 		return -EINVAL;
 	}
 	if (P.state == PROBE_DONE) {

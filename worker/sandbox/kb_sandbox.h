@@ -57,21 +57,23 @@
 struct kb_device_family;
 
 struct kb_sandbox_opts {
-	const char *workdir;    /* writable directory, becomes cwd */
-	char *const *argv;      /* argv[0]: absolute path or name looked up in PATH of env */
-	char *const *env;       /* complete environment, NULL-terminated */
-	int want_report;        /* give the child a report pipe on fd 3 */
-	double wall_timeout_s;  /* kill the group after this long (> 0) */
-	double cpu_timeout_s;   /* RLIMIT_CPU; 0 = wall_timeout_s */
-	size_t output_limit;    /* bytes kept per stream; 0 = 64 KiB */
-	size_t report_limit;    /* bytes kept of the report; 0 = 1 MiB */
-	long memory_limit_mb;   /* cgroup memory.max where available; 0 = none */
-	int max_processes;      /* cgroup pids.max / RLIMIT_NPROC; 0 = 256 */
-	int gpu;                /* bind the GPU device nodes (and /sys, read-only) into an
+	const char *workdir; /* writable directory, becomes cwd */
+	char *const *
+		argv; /* argv[0]: absolute path or name looked up in PATH of env */
+	char *const *env;      /* complete environment, NULL-terminated */
+	int want_report;       /* give the child a report pipe on fd 3 */
+	double wall_timeout_s; /* kill the group after this long (> 0) */
+	double cpu_timeout_s;  /* RLIMIT_CPU; 0 = wall_timeout_s */
+	size_t output_limit;   /* bytes kept per stream; 0 = 64 KiB */
+	size_t report_limit;   /* bytes kept of the report; 0 = 1 MiB */
+	long memory_limit_mb;  /* cgroup memory.max where available; 0 = none */
+	int max_processes;     /* cgroup pids.max / RLIMIT_NPROC; 0 = 256 */
+	int gpu;     /* bind the GPU device nodes (and /sys, read-only) into an
 				 * isolated run */
-	int isolate;            /* namespaces, seccomp, unprivileged uid (1 in production) */
+	int isolate; /* namespaces, seccomp, unprivileged uid (1 in production) */
 	/* Added by the sandbox owner (zero-initialised callers get defaults): */
-	char *const *ro_paths;  /* extra host paths bound read-only into an isolated
+	char *const
+		*ro_paths; /* extra host paths bound read-only into an isolated
 				 * run (e.g. "/opt/conda"); NULL-terminated or NULL.
 				 * KB_SANDBOX_RO_PATHS (colon-separated) adds more. */
 	/* With gpu, which device nodes the run gets: every family's nodes
@@ -84,11 +86,11 @@ struct kb_sandbox_opts {
 	int gpu_restrict;
 	int gpu_index;
 	const struct kb_device_family *gpu_family; /* NULL: none */
-	const char *cwd;        /* working directory; NULL = workdir. It must be
+	const char *cwd;       /* working directory; NULL = workdir. It must be
 				 * inside the workdir or one of the bound paths
 				 * (a read-only one will do: then only the workdir
 				 * and rw_paths are writable). */
-	char *const *rw_paths;  /* further directories bound read-write (at their
+	char *const *rw_paths; /* further directories bound read-write (at their
 				 * host paths) and handed to the run's uid like the
 				 * workdir; NULL-terminated or NULL */
 	/* A held run (ready.h): started before its job is known, released
@@ -104,32 +106,36 @@ struct kb_sandbox_opts {
 };
 
 struct kb_sandbox_result {
-	int exited, exit_code;  /* normal exit and its status */
-	int released;           /* a held run: it was released (wall_s counts
+	int exited, exit_code; /* normal exit and its status */
+	int released;          /* a held run: it was released (wall_s counts
 				 * from then) */
-	int signaled, signal;   /* killed by a signal (other than our timeout kill) */
-	int timed_out;          /* we killed it at the wall-clock limit */
+	int signaled,
+		signal; /* killed by a signal (other than our timeout kill) */
+	int timed_out;  /* we killed it at the wall-clock limit */
 	double wall_s, cpu_s;
 	long max_rss_kb;
-	char *out, *err;        /* captured stdout/stderr (NUL-terminated, malloc'd) */
+	char *out, *err; /* captured stdout/stderr (NUL-terminated, malloc'd) */
 	size_t out_len, err_len;
 	size_t out_dropped, err_dropped; /* bytes past output_limit */
-	char *report;           /* bytes from the report channel (NUL-terminated) */
+	char *report; /* bytes from the report channel (NUL-terminated) */
 	size_t report_len;
 	size_t report_dropped;
-	int infra_error;        /* the sandbox failed, not the program */
+	int infra_error; /* the sandbox failed, not the program */
 	char infra_msg[256];
 	/* Added by the sandbox owner: */
-	int oom_killed;         /* the cgroup's OOM killer killed a process of the run */
-	int mem_at_limit;       /* the run reached its own memory limit (reclaimed) */
-	unsigned active;        /* KB_SANDBOX_* bits: what was enforced for this run */
+	int oom_killed; /* the cgroup's OOM killer killed a process of the run */
+	int mem_at_limit; /* the run reached its own memory limit (reclaimed) */
+	unsigned active; /* KB_SANDBOX_* bits: what was enforced for this run */
 };
 
 /* Isolation features (bits of kb_sandbox_caps.features and result.active). */
 enum {
-	KB_SANDBOX_NS = 1u << 0,        /* own mount, pid, net, ipc, uts namespaces + pivot_root */
-	KB_SANDBOX_USERNS = 1u << 1,    /* user namespace (used when not root) */
-	KB_SANDBOX_UID = 1u << 2,       /* own unprivileged uid/gid per run (root mode) */
+	KB_SANDBOX_NS =
+		1u
+		<< 0, /* own mount, pid, net, ipc, uts namespaces + pivot_root */
+	KB_SANDBOX_USERNS = 1u << 1, /* user namespace (used when not root) */
+	KB_SANDBOX_UID =
+		1u << 2, /* own unprivileged uid/gid per run (root mode) */
 	KB_SANDBOX_SECCOMP = 1u << 3,   /* seccomp deny list */
 	KB_SANDBOX_CG_PIDS = 1u << 4,   /* cgroup pids.max */
 	KB_SANDBOX_CG_MEMORY = 1u << 5, /* cgroup memory limit, no swap */
@@ -139,12 +145,12 @@ enum {
 
 /* What this host supports, found by kb_sandbox_probe(). */
 struct kb_sandbox_caps {
-	unsigned features;      /* KB_SANDBOX_* usable by isolated runs */
-	int isolate_ok;         /* isolate=1 runs can be served */
-	char mode[16];          /* "root", "userns" or "none" */
-	char cgroup[32];        /* "v2 <path>", "v1", or "none" */
-	char why[256];          /* when !isolate_ok: what is missing */
-	char summary[1024];     /* the line that was logged */
+	unsigned features;  /* KB_SANDBOX_* usable by isolated runs */
+	int isolate_ok;     /* isolate=1 runs can be served */
+	char mode[16];      /* "root", "userns" or "none" */
+	char cgroup[32];    /* "v2 <path>", "v1", or "none" */
+	char why[256];      /* when !isolate_ok: what is missing */
+	char summary[1024]; /* the line that was logged */
 };
 
 /* Detects what this host allows (namespaces, user namespaces, pivot_root,
@@ -158,7 +164,8 @@ struct kb_sandbox_caps {
  * KB_SANDBOX_RO_PATHS: extra read-only paths. Returns 0 (caps filled, even
  * when isolate_ok is 0) or a negative errno when caps is NULL. Not
  * thread-safe (call before starting runs). */
-int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr, size_t errstr_size);
+int kb_sandbox_probe(struct kb_sandbox_caps *caps, char *errstr,
+		     size_t errstr_size);
 
 /* Runs the command to completion. Returns 0 when the command ran (however it
  * ended: see *r), or a negative code when the sandbox could not be set up, in

@@ -35,11 +35,11 @@
 
 static struct {
 	int inited;
-	int version;                /* 2, 1 or 0 */
-	char base[SB_PATH];         /* v2 base, or v1 pids base */
-	char membase[SB_PATH];      /* v1 memory base */
-	int has_kill;               /* v2 cgroup.kill */
-	int has_swap;               /* memory.swap.max / memory.memsw.* */
+	int version;           /* 2, 1 or 0 */
+	char base[SB_PATH];    /* v2 base, or v1 pids base */
+	char membase[SB_PATH]; /* v1 memory base */
+	int has_kill;          /* v2 cgroup.kill */
+	int has_swap;          /* memory.swap.max / memory.memsw.* */
 	unsigned features;
 	char desc[SB_PATH + 64];
 } G;
@@ -47,7 +47,8 @@ static struct {
 /* snprintf through a va_list: paths here are bounded by SB_PATH and a
  * truncated one fails loudly at open/mkdir, so the compiler's truncation
  * analysis (-Wformat-truncation) is noise for this file. */
-static int sfmt(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int sfmt(char *out, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static int sfmt(char *out, size_t n, const char *fmt, ...)
 {
 	va_list ap;
@@ -128,7 +129,8 @@ static int has_word(const char *list, const char *word)
 
 	for (const char *s = list; (s = strstr(s, word)); s += n)
 		if ((s == list || s[-1] == ' ' || s[-1] == ',') &&
-		    (s[n] == '\0' || s[n] == ' ' || s[n] == '\n' || s[n] == ','))
+		    (s[n] == '\0' || s[n] == ' ' || s[n] == '\n' ||
+		     s[n] == ','))
 			return 1;
 	return 0;
 }
@@ -151,7 +153,8 @@ static int own_path(const char *ctrl, char *out, size_t n)
 			continue;
 		*c1 = *c2 = '\0';
 		const char *ctrls = c1 + 1;
-		if ((ctrl[0] == '\0' && ctrls[0] == '\0' && strncmp(line, "0", 2) == 0) ||
+		if ((ctrl[0] == '\0' && ctrls[0] == '\0' &&
+		     strncmp(line, "0", 2) == 0) ||
 		    (ctrl[0] && has_word(ctrls, ctrl))) {
 			sfmt(out, n, "%s", c2 + 1);
 			rc = 0;
@@ -164,7 +167,8 @@ static int own_path(const char *ctrl, char *out, size_t n)
 
 /* The mount point and root of the cgroup2 mount (ctrl "") or of the v1
  * hierarchy holding ctrl, from /proc/self/mountinfo. */
-static int find_mount(const char *ctrl, char *mnt, size_t mn, char *root, size_t rn)
+static int find_mount(const char *ctrl, char *mnt, size_t mn, char *root,
+		      size_t rn)
 {
 	char line[SB_PATH * 2];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -175,11 +179,13 @@ static int find_mount(const char *ctrl, char *mnt, size_t mn, char *root, size_t
 	while (fgets(line, sizeof(line), f)) {
 		char r[SB_PATH], m[SB_PATH], fstype[64], super[512];
 		const char *dash = strstr(line, " - ");
-		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", r, m) != 2 ||
+		if (!dash ||
+		    sscanf(line, "%*s %*s %*s %4095s %4095s", r, m) != 2 ||
 		    sscanf(dash + 3, "%63s %*s %511s", fstype, super) != 2)
 			continue;
 		if ((ctrl[0] == '\0' && strcmp(fstype, "cgroup2") == 0) ||
-		    (ctrl[0] && strcmp(fstype, "cgroup") == 0 && has_word(super, ctrl))) {
+		    (ctrl[0] && strcmp(fstype, "cgroup") == 0 &&
+		     has_word(super, ctrl))) {
 			sfmt(mnt, mn, "%s", m);
 			sfmt(root, rn, "%s", r);
 			rc = 0;
@@ -240,7 +246,8 @@ static int enable_controllers(const char *dir)
 	char have[256];
 	int rc = write_file(dir, "cgroup.subtree_control", "+pids +memory");
 
-	if (rc < 0 && read_file(dir, "cgroup.subtree_control", have, sizeof(have)) > 0 &&
+	if (rc < 0 &&
+	    read_file(dir, "cgroup.subtree_control", have, sizeof(have)) > 0 &&
 	    has_word(have, "pids") && has_word(have, "memory"))
 		rc = 0;
 	return rc;
@@ -274,7 +281,8 @@ static int delegating_ancestor(const char *dir, char *out, size_t n)
 		if (!slash || (size_t)(slash - out) < ml)
 			return -ENOENT;
 		*slash = '\0';
-		if (read_file(out, "cgroup.subtree_control", ctrls, sizeof(ctrls)) > 0 &&
+		if (read_file(out, "cgroup.subtree_control", ctrls,
+			      sizeof(ctrls)) > 0 &&
 		    has_word(ctrls, "pids") && has_word(ctrls, "memory"))
 			return 0;
 	}
@@ -295,7 +303,8 @@ static int base_below(const char *own, char *why, size_t wn)
 			rc = enable_controllers(own);
 	}
 	if (rc < 0) {
-		sfmt(why, wn, "cannot enable pids/memory below %s: %s", own, strerror(-rc));
+		sfmt(why, wn, "cannot enable pids/memory below %s: %s", own,
+		     strerror(-rc));
 		return rc;
 	}
 	sfmt(G.base, sizeof(G.base), "%s/kb-sandbox", own);
@@ -315,7 +324,8 @@ static int init_v2(char *why, size_t wn)
 			sfmt(why, wn, "no cgroup2 mount");
 			return rc;
 		}
-		if (read_file(own, "cgroup.controllers", ctrls, sizeof(ctrls)) > 0 &&
+		if (read_file(own, "cgroup.controllers", ctrls, sizeof(ctrls)) >
+			    0 &&
 		    has_word(ctrls, "pids") && has_word(ctrls, "memory")) {
 			if ((rc = base_below(own, why, wn)) < 0)
 				return rc;
@@ -334,10 +344,12 @@ static int init_v2(char *why, size_t wn)
 		return -errno;
 	}
 	if ((rc = enable_controllers(G.base)) < 0) {
-		sfmt(why, wn, "cannot enable pids/memory in %s: %s", G.base, strerror(-rc));
+		sfmt(why, wn, "cannot enable pids/memory in %s: %s", G.base,
+		     strerror(-rc));
 		return rc;
 	}
-	if (!can_create(G.base)) { /* someone else's (e.g. root's, and we are not) */
+	if (!can_create(
+		    G.base)) { /* someone else's (e.g. root's, and we are not) */
 		sfmt(why, wn, "cannot create cgroups in %s", G.base);
 		return -EACCES;
 	}
@@ -355,18 +367,20 @@ static int init_v1(char *why, size_t wn)
 
 	if (own_dir("pids", own, sizeof(own)) == 0) {
 		sfmt(G.base, sizeof(G.base), "%s/kb-sandbox", own);
-		if ((mkdir(G.base, 0755) == 0 || errno == EEXIST) && can_create(G.base) &&
-		    exists(G.base, "pids.max"))
+		if ((mkdir(G.base, 0755) == 0 || errno == EEXIST) &&
+		    can_create(G.base) && exists(G.base, "pids.max"))
 			G.features |= KB_SANDBOX_CG_PIDS;
 		else
 			G.base[0] = '\0';
 	}
 	if (own_dir("memory", own, sizeof(own)) == 0) {
 		sfmt(G.membase, sizeof(G.membase), "%s/kb-sandbox", own);
-		if ((mkdir(G.membase, 0755) == 0 || errno == EEXIST) && can_create(G.membase) &&
+		if ((mkdir(G.membase, 0755) == 0 || errno == EEXIST) &&
+		    can_create(G.membase) &&
 		    exists(G.membase, "memory.limit_in_bytes")) {
 			G.features |= KB_SANDBOX_CG_MEMORY;
-			G.has_swap = exists(G.membase, "memory.memsw.limit_in_bytes");
+			G.has_swap = exists(G.membase,
+					    "memory.memsw.limit_in_bytes");
 		} else {
 			G.membase[0] = '\0';
 		}
@@ -391,17 +405,21 @@ int kb__sb_cgroup_init(char *desc, size_t desc_size, unsigned *features)
 		G.inited = 1;
 		if (init_v2(why2, sizeof(why2)) == 0) {
 			sfmt(G.desc, sizeof(G.desc), "v2 %s%s", G.base,
-				 G.has_kill ? " (cgroup.kill)" : "");
+			     G.has_kill ? " (cgroup.kill)" : "");
 		} else {
 			G.base[0] = '\0';
 			if (init_v1(why1, sizeof(why1)) == 0)
-				sfmt(G.desc, sizeof(G.desc), "v1 (%s%s%s) [v2: %s]",
-					 G.features & KB_SANDBOX_CG_PIDS ? "pids" : "",
-					 G.features & KB_SANDBOX_CG_MEMORY ? " memory" : "",
-					 G.has_swap ? "+memsw" : "", why2);
+				sfmt(G.desc, sizeof(G.desc),
+				     "v1 (%s%s%s) [v2: %s]",
+				     G.features & KB_SANDBOX_CG_PIDS ? "pids"
+								     : "",
+				     G.features & KB_SANDBOX_CG_MEMORY
+					     ? " memory"
+					     : "",
+				     G.has_swap ? "+memsw" : "", why2);
 			else
-				sfmt(G.desc, sizeof(G.desc), "none [v2: %s; v1: %s]", why2,
-					 why1);
+				sfmt(G.desc, sizeof(G.desc),
+				     "none [v2: %s; v1: %s]", why2, why1);
 		}
 	}
 	sfmt(desc, desc_size, "%s", G.desc);
@@ -421,7 +439,7 @@ static int wait_empty(const char *dir, int timeout_ms)
 			return -EBUSY;
 		/* Someone is still in there: kill it again (forks race us). */
 		each_pid(buf, kill_pid);
-		struct timespec ts = { 0, 1000000 };
+		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}
 }
@@ -437,8 +455,9 @@ static void remove_dir(const char *dir)
 	}
 }
 
-int kb__sb_cgroup_create(struct kb__sb_cgroup *cg, const char *name, long memory_mb,
-		     int max_procs, char *errstr, size_t errstr_size)
+int kb__sb_cgroup_create(struct kb__sb_cgroup *cg, const char *name,
+			 long memory_mb, int max_procs, char *errstr,
+			 size_t errstr_size)
 {
 	char val[64];
 	int rc;
@@ -460,7 +479,8 @@ int kb__sb_cgroup_create(struct kb__sb_cgroup *cg, const char *name, long memory
 		}
 		if (rc < 0) {
 			rc = -errno;
-			sfmt(errstr, errstr_size, "sandbox: mkdir %s: %s", cg->dir, strerror(errno));
+			sfmt(errstr, errstr_size, "sandbox: mkdir %s: %s",
+			     cg->dir, strerror(errno));
 			cg->dir[0] = '\0';
 			return rc;
 		}
@@ -471,8 +491,10 @@ int kb__sb_cgroup_create(struct kb__sb_cgroup *cg, const char *name, long memory
 		cg->active |= KB_SANDBOX_CG_PIDS;
 		if (G.version == 2) {
 			if (memory_mb > 0) {
-				sfmt(val, sizeof(val), "%lld", (long long)memory_mb << 20);
-				if ((rc = write_file(cg->dir, "memory.max", val)) < 0)
+				sfmt(val, sizeof(val), "%lld",
+				     (long long)memory_mb << 20);
+				if ((rc = write_file(cg->dir, "memory.max",
+						     val)) < 0)
 					goto err;
 				cg->active |= KB_SANDBOX_CG_MEMORY;
 			}
@@ -496,18 +518,21 @@ int kb__sb_cgroup_create(struct kb__sb_cgroup *cg, const char *name, long memory
 		}
 		cg->version = 1;
 		if (memory_mb > 0) {
-			sfmt(val, sizeof(val), "%lld", (long long)memory_mb << 20);
-			if ((rc = write_file(cg->memdir, "memory.limit_in_bytes", val)) < 0)
+			sfmt(val, sizeof(val), "%lld",
+			     (long long)memory_mb << 20);
+			if ((rc = write_file(cg->memdir,
+					     "memory.limit_in_bytes", val)) < 0)
 				goto err;
 			if (G.has_swap)
-				write_file(cg->memdir, "memory.memsw.limit_in_bytes", val);
+				write_file(cg->memdir,
+					   "memory.memsw.limit_in_bytes", val);
 			cg->active |= KB_SANDBOX_CG_MEMORY;
 		}
 	}
 	return 0;
 err:
 	sfmt(errstr, errstr_size, "sandbox: cgroup limits in %s: %s",
-		 cg->dir[0] ? cg->dir : cg->memdir, strerror(-rc));
+	     cg->dir[0] ? cg->dir : cg->memdir, strerror(-rc));
 	kb__sb_cgroup_destroy(cg);
 	return rc;
 }
@@ -520,7 +545,8 @@ int kb__sb_cgroup_attach(const struct kb__sb_cgroup *cg, pid_t pid)
 	sfmt(val, sizeof(val), "%ld", (long)pid);
 	if (cg->dir[0] && (rc = write_file(cg->dir, "cgroup.procs", val)) < 0)
 		return rc;
-	if (cg->memdir[0] && (rc = write_file(cg->memdir, "cgroup.procs", val)) < 0)
+	if (cg->memdir[0] &&
+	    (rc = write_file(cg->memdir, "cgroup.procs", val)) < 0)
 		return rc;
 	return 0;
 }
@@ -533,7 +559,8 @@ void kb__sb_cgroup_kill(const struct kb__sb_cgroup *cg)
 
 	if (!dir[0])
 		return;
-	if (cg->version == 2 && G.has_kill && write_file(dir, "cgroup.kill", "1") == 0)
+	if (cg->version == 2 && G.has_kill &&
+	    write_file(dir, "cgroup.kill", "1") == 0)
 		return;
 	if (read_file(dir, "cgroup.procs", buf, sizeof(buf)) > 0)
 		each_pid(buf, kill_pid);
@@ -548,14 +575,17 @@ static double proc_cpu_s(long pid)
 	char *p;
 
 	snprintf(dir, sizeof(dir), "/proc/%ld", pid);
-	if (read_file(dir, "stat", buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+	if (read_file(dir, "stat", buf, sizeof(buf)) <= 0 ||
+	    !(p = strrchr(buf, ')')))
 		return 0;
 	/* After the name: state and ten fields, then utime stime cutime
 	 * cstime (fields 14-17). */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+	if (sscanf(p + 2,
+		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
 		   &t[0], &t[1], &t[2], &t[3]) != 4)
 		return 0;
-	return (double)(t[0] + t[1] + t[2] + t[3]) / (double)sysconf(_SC_CLK_TCK);
+	return (double)(t[0] + t[1] + t[2] + t[3]) /
+	       (double)sysconf(_SC_CLK_TCK);
 }
 
 double kb__sb_cgroup_cpu_s(const struct kb__sb_cgroup *cg, pid_t leader)
@@ -563,7 +593,8 @@ double kb__sb_cgroup_cpu_s(const struct kb__sb_cgroup *cg, pid_t leader)
 	char buf[8192];
 	const char *dir = cg->dir[0] ? cg->dir : cg->memdir;
 
-	if (cg->version == 2 && read_file(cg->dir, "cpu.stat", buf, sizeof(buf)) > 0 &&
+	if (cg->version == 2 &&
+	    read_file(cg->dir, "cpu.stat", buf, sizeof(buf)) > 0 &&
 	    strncmp(buf, "usage_usec ", 11) == 0)
 		return (double)strtoull(buf + 11, NULL, 10) / 1e6;
 	if (!dir[0] || read_file(dir, "cgroup.procs", buf, sizeof(buf)) <= 0)
@@ -587,7 +618,8 @@ int kb__sb_cgroup_oom_kills(const struct kb__sb_cgroup *cg)
 {
 	char buf[1024];
 
-	if (read_mem_file(cg, "memory.events", "memory.oom_control", buf, sizeof(buf)) <= 0)
+	if (read_mem_file(cg, "memory.events", "memory.oom_control", buf,
+			  sizeof(buf)) <= 0)
 		return 0;
 	const char *s = strstr(buf, "oom_kill ");
 	return s ? atoi(s + 9) : 0;
@@ -597,7 +629,8 @@ int kb__sb_cgroup_mem_at_limit(const struct kb__sb_cgroup *cg)
 {
 	char buf[1024];
 
-	if (read_mem_file(cg, "memory.events", "memory.failcnt", buf, sizeof(buf)) <= 0)
+	if (read_mem_file(cg, "memory.events", "memory.failcnt", buf,
+			  sizeof(buf)) <= 0)
 		return 0;
 	if (cg->version != 2)
 		return atoi(buf) > 0;

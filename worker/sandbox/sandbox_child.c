@@ -48,8 +48,8 @@ static void send_msg(int fd, int kind, int value, const char *text)
 		;
 }
 
-__attribute__((noreturn)) static void fail(const struct kb__sb_plan *p, const char *what,
-					    const char *arg, int err)
+__attribute__((noreturn)) static void
+fail(const struct kb__sb_plan *p, const char *what, const char *arg, int err)
 {
 	char msg[200];
 
@@ -72,7 +72,8 @@ static void reset_signals(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	for (int s = 1; s < _NSIG; s++)
-		sigaction(s, &sa, NULL); /* SIGKILL/SIGSTOP and 32/33 fail: fine */
+		sigaction(s, &sa,
+			  NULL); /* SIGKILL/SIGSTOP and 32/33 fail: fine */
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 }
@@ -83,8 +84,9 @@ static void reset_signals(void)
 static void setup_fds(struct kb__sb_plan *p)
 {
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	int src[5] = { devnull, p->fd_out, p->fd_err, p->want_report ? p->fd_report : -1,
-		       p->want_report ? p->fd_go : -1 };
+	int src[5] = {devnull, p->fd_out, p->fd_err,
+		      p->want_report ? p->fd_report : -1,
+		      p->want_report ? p->fd_go : -1};
 	int hi[5], ctl;
 
 	if (devnull < 0)
@@ -93,7 +95,8 @@ static void setup_fds(struct kb__sb_plan *p)
 	 * (the worker may have closed 0..2, making a pipe land there). */
 	for (int i = 0; i < 5; i++) {
 		hi[i] = -1;
-		if (src[i] >= 0 && (hi[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 10)) < 0)
+		if (src[i] >= 0 &&
+		    (hi[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 10)) < 0)
 			fail(p, "fcntl", "F_DUPFD", errno);
 	}
 	if ((ctl = fcntl(p->fd_ctl, F_DUPFD_CLOEXEC, 10)) < 0)
@@ -115,7 +118,7 @@ static void setup_fds(struct kb__sb_plan *p)
 static void set_rlimit(const struct kb__sb_plan *p, int res, const char *name,
 		       rlim_t soft, rlim_t hard)
 {
-	struct rlimit rl = { soft, hard };
+	struct rlimit rl = {soft, hard};
 
 	if (setrlimit(res, &rl) < 0)
 		fail(p, "setrlimit", name, errno);
@@ -142,7 +145,8 @@ static void set_rlimits(const struct kb__sb_plan *p)
 static void drop_identity(const struct kb__sb_plan *p)
 {
 	for (int c = 0; c <= CAP_LAST_CAP; c++)
-		prctl(PR_CAPBSET_DROP, c, 0, 0, 0); /* best effort: needs CAP_SETPCAP */
+		prctl(PR_CAPBSET_DROP, c, 0, 0,
+		      0); /* best effort: needs CAP_SETPCAP */
 	if (!p->userns && syscall(SYS_setgroups, 0, NULL) < 0)
 		fail(p, "setgroups", NULL, errno);
 	if (syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0)
@@ -154,7 +158,7 @@ static void drop_identity(const struct kb__sb_plan *p)
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	/* Empty capability sets (setresuid from root already cleared them; in
 	 * a user namespace it does not, exec would). */
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2];
 	memset(d, 0, sizeof(d));
 	if (syscall(SYS_capset, &h, d) < 0)
@@ -163,16 +167,19 @@ static void drop_identity(const struct kb__sb_plan *p)
 
 static void load_seccomp(const struct kb__sb_plan *p)
 {
-	struct sock_fprog prog = { p->bpf_len, (struct sock_filter *)p->bpf };
-	unsigned long flags = p->spec_allow ? SECCOMP_FILTER_FLAG_SPEC_ALLOW : 0;
+	struct sock_fprog prog = {p->bpf_len, (struct sock_filter *)p->bpf};
+	unsigned long flags = p->spec_allow ? SECCOMP_FILTER_FLAG_SPEC_ALLOW
+					    : 0;
 
 	/* SPEC_ALLOW keeps the kernel from forcing the speculative store bypass
 	 * mitigation on a seccomp'd process, which would slow timed code. */
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) < 0)
 		fail(p, "seccomp", NULL, errno);
 	if (p->bpf2) {
-		struct sock_fprog prog2 = { p->bpf2_len, (struct sock_filter *)p->bpf2 };
-		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog2) < 0)
+		struct sock_fprog prog2 = {p->bpf2_len,
+					   (struct sock_filter *)p->bpf2};
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags,
+			    &prog2) < 0)
 			fail(p, "seccomp", "(personality filter)", errno);
 	}
 }
@@ -208,14 +215,16 @@ __attribute__((noreturn)) static void exec_program(const struct kb__sb_plan *p)
 			execve(buf, p->argv, p->env);
 			if (errno == EACCES)
 				saw_eacces = 1;
-			else if (errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG)
+			else if (errno != ENOENT && errno != ENOTDIR &&
+				 errno != ENAMETOOLONG)
 				fail(p, "execve", buf, errno);
 		}
 		if (!c)
 			break;
 		s = c;
 	}
-	fail(p, "execve (not found in PATH)", name, saw_eacces ? EACCES : ENOENT);
+	fail(p, "execve (not found in PATH)", name,
+	     saw_eacces ? EACCES : ENOENT);
 }
 
 /* The program's side: descriptors, limits, identity, filter, exec. */
@@ -235,7 +244,8 @@ __attribute__((noreturn)) static void program_main(struct kb__sb_plan *p)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		fail(p, "prctl", "PR_SET_NO_NEW_PRIVS", errno);
 	if (p->isolate && p->bpf)
-		load_seccomp(p); /* last: from here on mount/ptrace/... are refused */
+		load_seccomp(
+			p); /* last: from here on mount/ptrace/... are refused */
 	exec_program(p);
 }
 
@@ -265,7 +275,7 @@ static void loopback_up(const struct kb__sb_plan *p)
 static void scrub_cmdline(void)
 {
 	static const char name[] = "kb-sandbox-init";
-	unsigned long f[52] = { 0 };
+	unsigned long f[52] = {0};
 	char buf[1024];
 	ssize_t n = 0, r;
 	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
@@ -273,7 +283,8 @@ static void scrub_cmdline(void)
 	prctl(PR_SET_NAME, "kb-init", 0, 0, 0);
 	if (fd < 0)
 		return;
-	while (n < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+	while (n < (ssize_t)sizeof(buf) - 1 &&
+	       (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
 		n += r;
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
@@ -372,7 +383,8 @@ __attribute__((noreturn)) static void init_main(struct kb__sb_plan *p)
 
 void kb__sb_child_main(const struct kb__sb_plan *cp)
 {
-	struct kb__sb_plan plan = *cp; /* our own copy: the fds get renumbered */
+	struct kb__sb_plan plan =
+		*cp; /* our own copy: the fds get renumbered */
 	struct kb__sb_plan *p = &plan;
 	char go;
 

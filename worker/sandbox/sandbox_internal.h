@@ -48,27 +48,29 @@ struct kb__sb_plan {
 	char *const *argv;
 	char *const *env;
 	const char *workdir; /* realpath */
-	const char *cwd;     /* where the program starts: workdir or below a bind */
-	char *const *rw;     /* realpaths of the extra writable binds, or NULL */
+	const char *cwd; /* where the program starts: workdir or below a bind */
+	char *const *rw; /* realpaths of the extra writable binds, or NULL */
 	int want_report;
 	int fd_out, fd_err, fd_report, fd_ctl, fd_sync; /* child ends */
-	int fd_go;       /* a held run's go socket (becomes fd 4), or -1 */
+	int fd_go; /* a held run's go socket (becomes fd 4), or -1 */
 	pid_t parent_pid;
 	unsigned long cpu_s, fsize, nofile, nproc; /* nproc 0 = leave alone */
 
 	/* Isolation (isolate = 1). */
 	int isolate;
-	int userns;      /* CLONE_NEWUSER; the parent writes the id maps */
-	uid_t uid;       /* run uid/gid (inside the user namespace in userns mode) */
+	int userns; /* CLONE_NEWUSER; the parent writes the id maps */
+	uid_t uid;  /* run uid/gid (inside the user namespace in userns mode) */
 	gid_t gid;
 	const struct sock_filter *bpf, *bpf2; /* two stacked filters */
 	unsigned short bpf_len, bpf2_len;
-	int spec_allow;  /* SECCOMP_FILTER_FLAG_SPEC_ALLOW supported */
-	struct kb__sb_bind binds[SB_MAX_BINDS]; /* in order; sources via /oldroot */
+	int spec_allow; /* SECCOMP_FILTER_FLAG_SPEC_ALLOW supported */
+	struct kb__sb_bind
+		binds[SB_MAX_BINDS]; /* in order; sources via /oldroot */
 	int nbinds;
 	char etc_passwd[512], etc_group[256];
-	char tmp_opts[64], shm_opts[64]; /* tmpfs options of /tmp and /dev/shm */
-	char arena[16384]; /* storage for the strings the binds point to */
+	char tmp_opts[64],
+		shm_opts[64]; /* tmpfs options of /tmp and /dev/shm */
+	char arena[16384];    /* storage for the strings the binds point to */
 	size_t arena_used;
 };
 
@@ -83,11 +85,12 @@ int kb__sb_mount_setup(const struct kb__sb_plan *p, char *msg, size_t msg_size);
 /* Async-signal-safe string helpers (sandbox_str.c). */
 size_t kb__sb_strlcpy(char *dst, const char *src, size_t n);
 size_t kb__sb_strlcat(char *dst, const char *src, size_t n);
-void kb__sb_fmt_err(char *msg, size_t n, const char *what, const char *arg, int err);
+void kb__sb_fmt_err(char *msg, size_t n, const char *what, const char *arg,
+		    int err);
 
 /* Seccomp (parent side): compiles the filter once. Returns 0 or -errno. */
 int kb__sb_seccomp_program(const struct sock_filter **prog, unsigned short *len,
-		       char *errstr, size_t errstr_size);
+			   char *errstr, size_t errstr_size);
 
 /* The second, hand-written filter (personality arguments). */
 const struct sock_filter *kb__sb_seccomp_second(unsigned short *len);
@@ -103,36 +106,39 @@ struct kb__sb_host {
 	char cg[300];         /* its description */
 };
 void kb__sb_probe_host(struct kb_sandbox_caps *c, struct kb__sb_host *h);
-void kb__sb_probe_summary(struct kb_sandbox_caps *c, const struct kb__sb_host *h);
+void kb__sb_probe_summary(struct kb_sandbox_caps *c,
+			  const struct kb__sb_host *h);
 
 /* Isolation (parent side, sandbox_isolate.c). Plans an isolated run into p
  * (p->userns set by the caller from the probe): binds, /etc files, seccomp,
  * a uid slot (its lock in *slot_fd). Returns 0 or -errno with errstr set. */
-int kb__sb_isolate_prepare(const struct kb_sandbox_opts *o, struct kb__sb_plan *p, int *slot_fd,
-		       char *errstr, size_t errstr_size);
+int kb__sb_isolate_prepare(const struct kb_sandbox_opts *o,
+			   struct kb__sb_plan *p, int *slot_fd, char *errstr,
+			   size_t errstr_size);
 /* Recursive lchown of workdir to uid/gid that follows no link and crosses
  * no mount (before: the hand-over before the run, logged when entries
  * fail). Only workdir itself must succeed. Returns 0 or -errno. */
 int kb__sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before);
 /* Writes the child's uid/gid maps (user namespace mode). Returns 0 or
  * -errno with errstr set. */
-int kb__sb_isolate_write_idmaps(pid_t pid, const struct kb__sb_plan *p, char *errstr,
-			    size_t errstr_size);
+int kb__sb_isolate_write_idmaps(pid_t pid, const struct kb__sb_plan *p,
+				char *errstr, size_t errstr_size);
 
 /* Cgroups (parent side). */
 struct kb__sb_cgroup {
-	int version;              /* 0 none, 1 or 2 */
-	char dir[SB_PATH];        /* v2: the run's cgroup; v1: pids controller's */
-	char memdir[SB_PATH];     /* v1: memory controller's run cgroup */
-	unsigned active;          /* KB_SANDBOX_CG_* that took effect */
+	int version;          /* 0 none, 1 or 2 */
+	char dir[SB_PATH];    /* v2: the run's cgroup; v1: pids controller's */
+	char memdir[SB_PATH]; /* v1: memory controller's run cgroup */
+	unsigned active;      /* KB_SANDBOX_CG_* that took effect */
 };
 /* Detects the cgroup setup once (logs nothing); fills a description. */
 int kb__sb_cgroup_init(char *desc, size_t desc_size, unsigned *features);
 /* Creates the run's cgroup with the limits (memory_mb 0 = none). Fills cg;
  * cg->version 0 when cgroups are unavailable (not an error). Returns 0 or
  * -errno when cgroups exist but the run's cgroup could not be made. */
-int kb__sb_cgroup_create(struct kb__sb_cgroup *cg, const char *name, long memory_mb,
-		     int max_procs, char *errstr, size_t errstr_size);
+int kb__sb_cgroup_create(struct kb__sb_cgroup *cg, const char *name,
+			 long memory_mb, int max_procs, char *errstr,
+			 size_t errstr_size);
 int kb__sb_cgroup_attach(const struct kb__sb_cgroup *cg, pid_t pid);
 void kb__sb_cgroup_kill(const struct kb__sb_cgroup *cg);
 int kb__sb_cgroup_oom_kills(const struct kb__sb_cgroup *cg);

@@ -27,7 +27,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 /* System directories: read-only, missing ones skipped. */
 static const char *const sys_dirs[] = {
 	"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
@@ -35,11 +34,32 @@ static const char *const sys_dirs[] = {
 
 /* What a compiler, Python or CUDA may read in /etc; nothing secret. */
 static const char *const etc_entries[] = {
-	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
-	"timezone", "nsswitch.conf", "host.conf", "gai.conf", "protocols", "services",
-	"mime.types", "ssl", "ca-certificates", "ca-certificates.conf", "os-release",
-	"lsb-release", "debian_version", "OpenCL", "vulkan", "nvidia", "glvnd",
-	"fonts", "perl", "gcc", "cuda",
+	"ld.so.cache",
+	"ld.so.conf",
+	"ld.so.conf.d",
+	"alternatives",
+	"localtime",
+	"timezone",
+	"nsswitch.conf",
+	"host.conf",
+	"gai.conf",
+	"protocols",
+	"services",
+	"mime.types",
+	"ssl",
+	"ca-certificates",
+	"ca-certificates.conf",
+	"os-release",
+	"lsb-release",
+	"debian_version",
+	"OpenCL",
+	"vulkan",
+	"nvidia",
+	"glvnd",
+	"fonts",
+	"perl",
+	"gcc",
+	"cuda",
 };
 
 static const char *arena_dup(struct kb__sb_plan *p, const char *s)
@@ -54,8 +74,8 @@ static const char *arena_dup(struct kb__sb_plan *p, const char *s)
 	return d;
 }
 
-static int add_bind(struct kb__sb_plan *p, const char *src, const char *dst, int kind,
-		    int optional)
+static int add_bind(struct kb__sb_plan *p, const char *src, const char *dst,
+		    int kind, int optional)
 {
 	if (p->nbinds >= SB_MAX_BINDS)
 		return -E2BIG;
@@ -63,7 +83,7 @@ static int add_bind(struct kb__sb_plan *p, const char *src, const char *dst, int
 	const char *d = strcmp(src, dst) == 0 ? s : arena_dup(p, dst);
 	if (!s || !d)
 		return -E2BIG;
-	p->binds[p->nbinds++] = (struct kb__sb_bind){ s, d, kind, optional };
+	p->binds[p->nbinds++] = (struct kb__sb_bind){s, d, kind, optional};
 	return 0;
 }
 
@@ -73,7 +93,8 @@ static int add_path_list(struct kb__sb_plan *p, const char *list)
 	int rc;
 
 	snprintf(buf, sizeof(buf), "%s", list);
-	for (char *save = NULL, *t = strtok_r(buf, ":", &save); t; t = strtok_r(NULL, ":", &save))
+	for (char *save = NULL, *t = strtok_r(buf, ":", &save); t;
+	     t = strtok_r(NULL, ":", &save))
 		if (t[0] == '/' && (rc = add_bind(p, t, t, SB_BIND_RO, 1)) < 0)
 			return rc;
 	return 0;
@@ -93,8 +114,9 @@ static int add_gpu_nodes(struct kb__sb_plan *p, const struct kb_sandbox_opts *o)
 	if (!d)
 		return -errno;
 	while (rc == 0 && (e = readdir(d)))
-		if (kb_device_dev_node(o->gpu_family, o->gpu_restrict, o->gpu_index, e->d_name,
-				       path, sizeof(path)))
+		if (kb_device_dev_node(o->gpu_family, o->gpu_restrict,
+				       o->gpu_index, e->d_name, path,
+				       sizeof(path)))
 			rc = add_bind(p, path, path, SB_BIND_DEV, 1);
 	closedir(d);
 	return rc;
@@ -115,7 +137,7 @@ static int env_int(const char *name, int def, int lo, int hi)
 static int take_slot(int count, int *slot, char *errstr, size_t errstr_size)
 {
 	static unsigned next;
-	const char *dirs[] = { "/run/kb-sandbox", "/tmp/kb-sandbox-slots" };
+	const char *dirs[] = {"/run/kb-sandbox", "/tmp/kb-sandbox-slots"};
 	char path[256];
 
 	for (size_t d = 0; d < 2; d++) {
@@ -123,14 +145,18 @@ static int take_slot(int count, int *slot, char *errstr, size_t errstr_size)
 		if (mkdir(dirs[d], 0700) < 0 && errno != EEXIST)
 			continue;
 		/* Only a directory of ours (not a planted link) will do. */
-		if (lstat(dirs[d], &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		if (lstat(dirs[d], &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != geteuid())
 			continue;
 		if (!next)
 			next = (unsigned)getpid() * 7919u;
 		for (int i = 0; i < count; i++) {
 			int s = (int)(next++ % (unsigned)count);
-			snprintf(path, sizeof(path), "%s/uid-%d.lock", dirs[d], s);
-			int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+			snprintf(path, sizeof(path), "%s/uid-%d.lock", dirs[d],
+				 s);
+			int fd = open(path,
+				      O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+				      0600);
 			if (fd < 0)
 				break;
 			if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
@@ -140,12 +166,14 @@ static int take_slot(int count, int *slot, char *errstr, size_t errstr_size)
 			close(fd);
 		}
 	}
-	snprintf(errstr, errstr_size, "sandbox: no free uid slot (%d in use)", count);
+	snprintf(errstr, errstr_size, "sandbox: no free uid slot (%d in use)",
+		 count);
 	return -EAGAIN;
 }
 
-int kb__sb_isolate_prepare(const struct kb_sandbox_opts *o, struct kb__sb_plan *p, int *slot_fd,
-		       char *errstr, size_t errstr_size)
+int kb__sb_isolate_prepare(const struct kb_sandbox_opts *o,
+			   struct kb__sb_plan *p, int *slot_fd, char *errstr,
+			   size_t errstr_size)
 {
 	int base = env_int("KB_SANDBOX_UID_BASE", 60000, 1000, 2000000000);
 	int count = env_int("KB_SANDBOX_UIDS", 1000, 1, 100000);
@@ -159,12 +187,14 @@ int kb__sb_isolate_prepare(const struct kb_sandbox_opts *o, struct kb__sb_plan *
 		p->gid = (gid_t)base;
 	} else {
 		int slot = 0;
-		if ((*slot_fd = take_slot(count, &slot, errstr, errstr_size)) < 0)
+		if ((*slot_fd = take_slot(count, &slot, errstr, errstr_size)) <
+		    0)
 			return *slot_fd;
 		p->uid = (uid_t)(base + slot);
 		p->gid = (gid_t)(base + slot);
 	}
-	if ((rc = kb__sb_seccomp_program(&p->bpf, &p->bpf_len, errstr, errstr_size)) < 0)
+	if ((rc = kb__sb_seccomp_program(&p->bpf, &p->bpf_len, errstr,
+					 errstr_size)) < 0)
 		return rc;
 	p->bpf2 = kb__sb_seccomp_second(&p->bpf2_len);
 
@@ -178,13 +208,17 @@ int kb__sb_isolate_prepare(const struct kb_sandbox_opts *o, struct kb__sb_plan *
 	/* /tmp and /dev/shm live in memory: cap them (the memory cgroup caps
 	 * them too, where there is one). */
 	long mb = o->memory_limit_mb > 0 ? o->memory_limit_mb : 4096;
-	snprintf(p->tmp_opts, sizeof(p->tmp_opts), "mode=1777,size=%ldm,nr_inodes=65536", mb);
-	snprintf(p->shm_opts, sizeof(p->shm_opts), "mode=1777,size=%ldm,nr_inodes=4096", mb);
+	snprintf(p->tmp_opts, sizeof(p->tmp_opts),
+		 "mode=1777,size=%ldm,nr_inodes=65536", mb);
+	snprintf(p->shm_opts, sizeof(p->shm_opts),
+		 "mode=1777,size=%ldm,nr_inodes=4096", mb);
 
 	for (size_t i = 0; i < sizeof(sys_dirs) / sizeof(sys_dirs[0]); i++)
-		if ((rc = add_bind(p, sys_dirs[i], sys_dirs[i], SB_BIND_RO, 1)) < 0)
+		if ((rc = add_bind(p, sys_dirs[i], sys_dirs[i], SB_BIND_RO,
+				   1)) < 0)
 			goto toomany;
-	for (size_t i = 0; i < sizeof(etc_entries) / sizeof(etc_entries[0]); i++) {
+	for (size_t i = 0; i < sizeof(etc_entries) / sizeof(etc_entries[0]);
+	     i++) {
 		char path[128];
 		snprintf(path, sizeof(path), "/etc/%s", etc_entries[i]);
 		if ((rc = add_bind(p, path, path, SB_BIND_RO, 1)) < 0)
@@ -197,24 +231,28 @@ int kb__sb_isolate_prepare(const struct kb_sandbox_opts *o, struct kb__sb_plan *
 		char path[300];
 		while ((e = readdir(d)))
 			if (strncmp(e->d_name, "python", 6) == 0) {
-				snprintf(path, sizeof(path), "/etc/%s", e->d_name);
+				snprintf(path, sizeof(path), "/etc/%s",
+					 e->d_name);
 				add_bind(p, path, path, SB_BIND_RO, 1);
 			}
 		closedir(d);
 	}
 	if (o->ro_paths)
 		for (char *const *s = o->ro_paths; *s; s++)
-			if ((*s)[0] == '/' && (rc = add_bind(p, *s, *s, SB_BIND_RO, 1)) < 0)
+			if ((*s)[0] == '/' &&
+			    (rc = add_bind(p, *s, *s, SB_BIND_RO, 1)) < 0)
 				goto toomany;
-	if (getenv("KB_SANDBOX_RO_PATHS") && (rc = add_path_list(p, getenv("KB_SANDBOX_RO_PATHS"))) < 0)
+	if (getenv("KB_SANDBOX_RO_PATHS") &&
+	    (rc = add_path_list(p, getenv("KB_SANDBOX_RO_PATHS"))) < 0)
 		goto toomany;
 	if (o->gpu) {
 		if ((rc = add_gpu_nodes(p, o)) < 0)
 			goto toomany;
 		if ((rc = add_bind(p, "/sys", "/sys", SB_BIND_RO, 1)) < 0)
 			goto toomany;
-	} else if ((rc = add_bind(p, "/sys/devices/system/cpu", "/sys/devices/system/cpu",
-				  SB_BIND_RO, 1)) < 0) {
+	} else if ((rc = add_bind(p, "/sys/devices/system/cpu",
+				  "/sys/devices/system/cpu", SB_BIND_RO, 1)) <
+		   0) {
 		goto toomany;
 	}
 	/* Last, so that nothing is mounted over them. */
@@ -225,7 +263,8 @@ int kb__sb_isolate_prepare(const struct kb_sandbox_opts *o, struct kb__sb_plan *
 		goto toomany;
 	return 0;
 toomany:
-	snprintf(errstr, errstr_size, "sandbox: too many bind mounts (max %d)", SB_MAX_BINDS);
+	snprintf(errstr, errstr_size, "sandbox: too many bind mounts (max %d)",
+		 SB_MAX_BINDS);
 	return rc;
 }
 
@@ -233,7 +272,8 @@ static uid_t chown_uid;
 static gid_t chown_gid;
 static int chown_failed;
 
-static int chown_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static int chown_one(const char *path, const struct stat *st, int flag,
+		     struct FTW *ftw)
 {
 	if (flag == FTW_NS || flag == FTW_DNR) {
 		chown_failed++;
@@ -263,8 +303,9 @@ int kb__sb_isolate_chown(const char *workdir, uid_t uid, gid_t gid, int before)
 	chown_failed = 0;
 	nftw(workdir, chown_one, 32, FTW_PHYS | FTW_MOUNT);
 	if (chown_failed)
-		kb_warn("sandbox: chown of %s to %u: %d entries failed (%s the run)", workdir,
-			(unsigned)uid, chown_failed, before ? "before" : "after");
+		kb_warn("sandbox: chown of %s to %u: %d entries failed (%s the run)",
+			workdir, (unsigned)uid, chown_failed,
+			before ? "before" : "after");
 	return 0;
 }
 
@@ -282,22 +323,25 @@ static int write_proc(pid_t pid, const char *file, const char *text)
 	return rc;
 }
 
-int kb__sb_isolate_write_idmaps(pid_t pid, const struct kb__sb_plan *p, char *errstr,
-			    size_t errstr_size)
+int kb__sb_isolate_write_idmaps(pid_t pid, const struct kb__sb_plan *p,
+				char *errstr, size_t errstr_size)
 {
 	char map[64];
 	int rc;
 
 	if ((rc = write_proc(pid, "setgroups", "deny")) < 0 && rc != -ENOENT)
 		goto err;
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)p->uid, (unsigned)geteuid());
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)p->uid,
+		 (unsigned)geteuid());
 	if ((rc = write_proc(pid, "uid_map", map)) < 0)
 		goto err;
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)p->gid, (unsigned)getegid());
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)p->gid,
+		 (unsigned)getegid());
 	if ((rc = write_proc(pid, "gid_map", map)) < 0)
 		goto err;
 	return 0;
 err:
-	snprintf(errstr, errstr_size, "sandbox: writing id maps: %s", strerror(-rc));
+	snprintf(errstr, errstr_size, "sandbox: writing id maps: %s",
+		 strerror(-rc));
 	return rc;
 }

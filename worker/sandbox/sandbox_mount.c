@@ -54,7 +54,7 @@ struct mount_attr {
 
 #define ERR(what, arg, e)                                                      \
 	do {                                                                   \
-		kb__sb_fmt_err(msg, msg_size, (what), (arg), (e));                 \
+		kb__sb_fmt_err(msg, msg_size, (what), (arg), (e));             \
 		return -(e);                                                   \
 	} while (0)
 
@@ -105,15 +105,16 @@ static int mkdir_parent(const char *path)
 /* Applies attributes to a mount and everything below it: mount_setattr(2)
  * (5.12+), else a remount of the top mount that keeps the flags the kernel
  * insists on keeping (locked flags in a user namespace). */
-static int restrict_mount(const char *path, unsigned long long attrs, int recursive)
+static int restrict_mount(const char *path, unsigned long long attrs,
+			  int recursive)
 {
 	struct mount_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.attr_set = attrs;
 #ifdef SYS_mount_setattr
-	if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &a,
-		    sizeof(a)) == 0)
+	if (syscall(SYS_mount_setattr, AT_FDCWD, path,
+		    recursive ? AT_RECURSIVE : 0, &a, sizeof(a)) == 0)
 		return 0;
 	if (errno != ENOSYS)
 		return -errno;
@@ -157,7 +158,8 @@ static int do_bind(const struct kb__sb_bind *b, char *msg, size_t msg_size)
 	    join(dst, sizeof(dst), "/newroot", b->dst) < 0)
 		ERR("path too long", b->src, ENAMETOOLONG);
 	if (lstat(src, &st) < 0) {
-		if (b->optional && (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
+		if (b->optional &&
+		    (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
 			return 0;
 		ERR("bind source", b->src, errno);
 	}
@@ -196,7 +198,8 @@ static int do_bind(const struct kb__sb_bind *b, char *msg, size_t msg_size)
 	return 0;
 }
 
-static int write_text(const char *path, const char *text, char *msg, size_t msg_size)
+static int write_text(const char *path, const char *text, char *msg,
+		      size_t msg_size)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
@@ -214,19 +217,21 @@ static int write_text(const char *path, const char *text, char *msg, size_t msg_
 
 int kb__sb_mount_setup(const struct kb__sb_plan *p, char *msg, size_t msg_size)
 {
-	static const char *const devs[] = { "null", "zero", "full", "random", "urandom" };
+	static const char *const devs[] = {"null", "zero", "full", "random",
+					   "urandom"};
 	static const char *const links[][2] = {
-		{ "/newroot/dev/fd", "/proc/self/fd" },
-		{ "/newroot/dev/stdin", "/proc/self/fd/0" },
-		{ "/newroot/dev/stdout", "/proc/self/fd/1" },
-		{ "/newroot/dev/stderr", "/proc/self/fd/2" },
+		{"/newroot/dev/fd", "/proc/self/fd"},
+		{"/newroot/dev/stdin", "/proc/self/fd/0"},
+		{"/newroot/dev/stdout", "/proc/self/fd/1"},
+		{"/newroot/dev/stderr", "/proc/self/fd/2"},
 	};
 	int rc;
 
 	/* Nothing we mount may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		ERR("make / private", NULL, errno);
-	if (mount("kb-sandbox", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m") < 0)
+	if (mount("kb-sandbox", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+		  "mode=0755,size=16m") < 0)
 		ERR("mount base tmpfs", NULL, errno);
 	if (chdir("/tmp") < 0)
 		ERR("chdir", "/tmp", errno);
@@ -242,24 +247,28 @@ int kb__sb_mount_setup(const struct kb__sb_plan *p, char *msg, size_t msg_size)
 	/* /etc first (generated files), /dev, /proc, /tmp: fresh mounts. */
 	if (mkdir("/newroot/etc", 0755) < 0)
 		ERR("mkdir", "/etc", errno);
-	if ((rc = write_text("/newroot/etc/passwd", p->etc_passwd, msg, msg_size)) < 0 ||
-	    (rc = write_text("/newroot/etc/group", p->etc_group, msg, msg_size)) < 0 ||
-	    (rc = write_text("/newroot/etc/hosts",
-			     "127.0.0.1\tlocalhost kb-sandbox\n::1\tlocalhost ip6-localhost\n",
-			     msg, msg_size)) < 0 ||
-	    (rc = write_text("/newroot/etc/hostname", "kb-sandbox\n", msg, msg_size)) < 0)
+	if ((rc = write_text("/newroot/etc/passwd", p->etc_passwd, msg,
+			     msg_size)) < 0 ||
+	    (rc = write_text("/newroot/etc/group", p->etc_group, msg,
+			     msg_size)) < 0 ||
+	    (rc = write_text(
+		     "/newroot/etc/hosts",
+		     "127.0.0.1\tlocalhost kb-sandbox\n::1\tlocalhost ip6-localhost\n",
+		     msg, msg_size)) < 0 ||
+	    (rc = write_text("/newroot/etc/hostname", "kb-sandbox\n", msg,
+			     msg_size)) < 0)
 		return rc;
 
 	if (mkdir("/newroot/dev", 0755) < 0)
 		ERR("mkdir", "/dev", errno);
-	if (mount("kb-dev", "/newroot/dev", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  "mode=0755,size=64k") < 0)
+	if (mount("kb-dev", "/newroot/dev", "tmpfs",
+		  MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") < 0)
 		ERR("mount", "/dev", errno);
 	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
 		char path[64];
 		kb__sb_strlcpy(path, "/dev/", sizeof(path));
 		kb__sb_strlcat(path, devs[i], sizeof(path));
-		struct kb__sb_bind b = { path, path, SB_BIND_DEV, 0 };
+		struct kb__sb_bind b = {path, path, SB_BIND_DEV, 0};
 		if ((rc = do_bind(&b, msg, msg_size)) < 0)
 			return rc;
 	}
@@ -267,14 +276,17 @@ int kb__sb_mount_setup(const struct kb__sb_plan *p, char *msg, size_t msg_size)
 		if (symlink(links[i][1], links[i][0]) < 0)
 			ERR("symlink", links[i][0] + 8, errno);
 	if (mkdir("/newroot/dev/shm", 01777) < 0 ||
-	    mount("kb-shm", "/newroot/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, p->shm_opts) < 0)
+	    mount("kb-shm", "/newroot/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+		  p->shm_opts) < 0)
 		ERR("mount", "/dev/shm", errno);
 
 	if (mkdir("/newroot/proc", 0555) < 0 ||
-	    mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+	    mount("proc", "/newroot/proc", "proc",
+		  MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		ERR("mount", "/proc", errno);
 	if (mkdir("/newroot/tmp", 01777) < 0 ||
-	    mount("kb-tmp", "/newroot/tmp", "tmpfs", MS_NOSUID | MS_NODEV, p->tmp_opts) < 0)
+	    mount("kb-tmp", "/newroot/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+		  p->tmp_opts) < 0)
 		ERR("mount", "/tmp", errno);
 
 	/* System directories, /etc entries, devices, extra paths, the workdir. */
@@ -285,8 +297,9 @@ int kb__sb_mount_setup(const struct kb__sb_plan *p, char *msg, size_t msg_size)
 	/* /dev itself read-only (its nodes, /dev/shm stay writable): in user
 	 * namespace mode the program shares init's uid and would otherwise
 	 * own it. */
-	if ((rc = restrict_mount("/newroot/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-							 MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+	if ((rc = restrict_mount("/newroot/dev",
+				 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					 MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
 				 0)) < 0)
 		ERR("read-only /dev", NULL, -rc);
 
@@ -303,7 +316,9 @@ int kb__sb_mount_setup(const struct kb__sb_plan *p, char *msg, size_t msg_size)
 		ERR("chdir", "/", errno);
 	/* Only the root mount itself: /tmp, /dev/shm and the workdir stay
 	 * writable. */
-	if ((rc = restrict_mount("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+	if ((rc = restrict_mount("/",
+				 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					 MOUNT_ATTR_NODEV,
 				 0)) < 0)
 		ERR("read-only root", NULL, -rc);
 	return 0;

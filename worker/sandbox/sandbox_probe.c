@@ -38,7 +38,8 @@
 /* Can a child be created with these namespace flags? */
 static int try_clone(unsigned long flags)
 {
-	pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
+	pid_t pid =
+		(pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
 	int st;
 
 	if (pid < 0)
@@ -79,8 +80,8 @@ static int kernel_at_least(int major, int minor)
 
 void kb__sb_probe_host(struct kb_sandbox_caps *c, struct kb__sb_host *h)
 {
-	const unsigned long ns = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-				 CLONE_NEWUTS;
+	const unsigned long ns = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+				 CLONE_NEWIPC | CLONE_NEWUTS;
 	char sc[160] = "ok";
 	int nproc_ok = 0; /* RLIMIT_NPROC counts only the run's processes */
 
@@ -94,18 +95,22 @@ void kb__sb_probe_host(struct kb_sandbox_caps *c, struct kb__sb_host *h)
 	h->userns_rc = userns_rc;
 	if (admin && ns_rc == 0) {
 		snprintf(c->mode, sizeof(c->mode), "root");
-		c->features |= KB_SANDBOX_NS | KB_SANDBOX_UID | KB_SANDBOX_NPROC;
+		c->features |= KB_SANDBOX_NS | KB_SANDBOX_UID |
+			       KB_SANDBOX_NPROC;
 		nproc_ok = 1; /* each run has a uid of its own */
 	} else if (userns_rc == 0) {
 		snprintf(c->mode, sizeof(c->mode), "userns");
 		nproc_ok = kernel_at_least(5, 14);
-		c->features |= KB_SANDBOX_NS | KB_SANDBOX_USERNS | (nproc_ok ? KB_SANDBOX_NPROC : 0);
+		c->features |= KB_SANDBOX_NS | KB_SANDBOX_USERNS |
+			       (nproc_ok ? KB_SANDBOX_NPROC : 0);
 	} else {
 		snprintf(c->mode, sizeof(c->mode), "none");
-		snprintf(c->why, sizeof(c->why),
-			 "cannot create namespaces (as %s: %s; user namespace: %s)",
-			 admin ? "CAP_SYS_ADMIN" : "unprivileged",
-			 strerror(-(admin ? ns_rc : -EPERM)), strerror(-userns_rc));
+		snprintf(
+			c->why, sizeof(c->why),
+			"cannot create namespaces (as %s: %s; user namespace: %s)",
+			admin ? "CAP_SYS_ADMIN" : "unprivileged",
+			strerror(-(admin ? ns_rc : -EPERM)),
+			strerror(-userns_rc));
 	}
 
 	const struct sock_filter *prog;
@@ -120,29 +125,37 @@ void kb__sb_probe_host(struct kb_sandbox_caps *c, struct kb__sb_host *h)
 	kb__sb_cgroup_init(h->cg, sizeof(h->cg), &h->cgf);
 	c->features |= h->cgf;
 	snprintf(c->cgroup, sizeof(c->cgroup), "%s",
-		 strncmp(h->cg, "v2", 2) == 0 ? "v2" : strncmp(h->cg, "v1", 2) == 0 ? "v1" : "none");
-	if (!strcmp(c->mode, "userns") && !(h->cgf & KB_SANDBOX_CG_PIDS) && !nproc_ok && !c->why[0])
-		snprintf(c->why, sizeof(c->why),
-			 "no process limit: no pids cgroup, and RLIMIT_NPROC is per user "
-			 "namespace only since Linux 5.14");
+		 strncmp(h->cg, "v2", 2) == 0   ? "v2"
+		 : strncmp(h->cg, "v1", 2) == 0 ? "v1"
+						: "none");
+	if (!strcmp(c->mode, "userns") && !(h->cgf & KB_SANDBOX_CG_PIDS) &&
+	    !nproc_ok && !c->why[0])
+		snprintf(
+			c->why, sizeof(c->why),
+			"no process limit: no pids cgroup, and RLIMIT_NPROC is per user "
+			"namespace only since Linux 5.14");
 }
 
-void kb__sb_probe_summary(struct kb_sandbox_caps *c, const struct kb__sb_host *h)
+void kb__sb_probe_summary(struct kb_sandbox_caps *c,
+			  const struct kb__sb_host *h)
 {
 	const int ns_rc = h->ns_rc, userns_rc = h->userns_rc;
 	const unsigned cgf = h->cgf;
 
-	snprintf(c->summary, sizeof(c->summary),
-		 "sandbox: isolate=%s mode=%s ns=%s userns=%s seccomp=%s cgroup=\"%s\" "
-		 "pids=%s memory=%s cgroup_kill=%s%s%s%s",
-		 c->isolate_ok ? "available" : "UNAVAILABLE", c->mode,
-		 ns_rc == 0 || userns_rc == 0 ? "yes" : "no", userns_rc == 0 ? "yes" : "no",
-		 c->features & KB_SANDBOX_SECCOMP ? "yes" : "no", h->cg,
-		 cgf & KB_SANDBOX_CG_PIDS ? "cgroup" :
-		 c->features & KB_SANDBOX_NPROC ? "RLIMIT_NPROC" : "unlimited",
-		 cgf & KB_SANDBOX_CG_MEMORY ? "cgroup" : "unlimited",
-		 cgf & KB_SANDBOX_CG_KILL ? "yes" : "no",
-		 c->why[0] ? " why=\"" : "", c->why, c->why[0] ? "\"" : "");
+	snprintf(
+		c->summary, sizeof(c->summary),
+		"sandbox: isolate=%s mode=%s ns=%s userns=%s seccomp=%s cgroup=\"%s\" "
+		"pids=%s memory=%s cgroup_kill=%s%s%s%s",
+		c->isolate_ok ? "available" : "UNAVAILABLE", c->mode,
+		ns_rc == 0 || userns_rc == 0 ? "yes" : "no",
+		userns_rc == 0 ? "yes" : "no",
+		c->features & KB_SANDBOX_SECCOMP ? "yes" : "no", h->cg,
+		cgf & KB_SANDBOX_CG_PIDS         ? "cgroup"
+		: c->features & KB_SANDBOX_NPROC ? "RLIMIT_NPROC"
+						 : "unlimited",
+		cgf & KB_SANDBOX_CG_MEMORY ? "cgroup" : "unlimited",
+		cgf & KB_SANDBOX_CG_KILL ? "yes" : "no",
+		c->why[0] ? " why=\"" : "", c->why, c->why[0] ? "\"" : "");
 	if (c->isolate_ok)
 		kb_info("%s", c->summary);
 	else

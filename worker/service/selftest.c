@@ -91,8 +91,8 @@ static int check(const struct kb_eval_opts *o, const struct kb_task *t,
 					  ? r->compile->stderr
 					  : "";
 
-		snprintf(errstr, errstr_size, "%s (%s): %s %s: %.300s",
-			 t->name, t->lang, slash ? slash + 1 : file,
+		snprintf(errstr, errstr_size, "%s (%s): %s %s: %.300s", t->name,
+			 t->lang, slash ? slash + 1 : file,
 			 kb_report_verdict_name(r->verdict), why);
 		rc = -EIO;
 	}

@@ -45,33 +45,41 @@ static void metrics_init(void)
 {
 	kb_metrics *m = kb_metrics_default();
 
-	M.jobs = kb_metrics_counter(m, "kb_worker_jobs_total",
-				    "Jobs finished, by verdict and whose fault it was "
-				    "(none, user, infra).", "gpu,verdict,fault");
-	M.phase = kb_metrics_histogram(m, "kb_worker_job_phase_seconds",
-				       "Time of a job's phases: build, run (all "
-				       "harness runs), total (taken to published).",
-				       "gpu,phase", kb_metrics_job_bounds,
-				       KB_METRICS_JOB_NBOUNDS);
-	M.kills = kb_metrics_counter(m, "kb_worker_sandbox_kills_total",
-				     "Sandboxed runs the worker killed: timeout (wall "
-				     "clock), sigkill (memory limit or abandoned).",
-				     "gpu,reason");
-	M.inflight = kb_metrics_gauge(m, "kb_worker_jobs_in_flight",
-				      "Jobs being evaluated (0 or 1 per worker).", "gpu");
+	M.jobs = kb_metrics_counter(
+		m, "kb_worker_jobs_total",
+		"Jobs finished, by verdict and whose fault it was "
+		"(none, user, infra).",
+		"gpu,verdict,fault");
+	M.phase = kb_metrics_histogram(
+		m, "kb_worker_job_phase_seconds",
+		"Time of a job's phases: build, run (all "
+		"harness runs), total (taken to published).",
+		"gpu,phase", kb_metrics_job_bounds, KB_METRICS_JOB_NBOUNDS);
+	M.kills = kb_metrics_counter(
+		m, "kb_worker_sandbox_kills_total",
+		"Sandboxed runs the worker killed: timeout (wall "
+		"clock), sigkill (memory limit or abandoned).",
+		"gpu,reason");
+	M.inflight = kb_metrics_gauge(
+		m, "kb_worker_jobs_in_flight",
+		"Jobs being evaluated (0 or 1 per worker).", "gpu");
 	M.serving = kb_metrics_gauge(m, "kb_worker_serving",
 				     "1 while the worker consumes its queue, 0 "
-				     "once it stops.", "gpu");
-	M.retries = kb_metrics_counter(m, "kb_worker_infra_retries_total",
-				       "Evaluations repeated after an infrastructure "
-				       "error.", "gpu");
+				     "once it stops.",
+				     "gpu");
+	M.retries = kb_metrics_counter(
+		m, "kb_worker_infra_retries_total",
+		"Evaluations repeated after an infrastructure "
+		"error.",
+		"gpu");
 }
 
 /* Counts a finished job's verdict, phases and the runs the sandbox
  * killed. */
 static void count_job(const char *gpu, const Kb__Result *r, double total_s)
 {
-	kb_counter_inc(kb_metric_get3(M.jobs, gpu, kb_report_verdict_name(r->verdict),
+	kb_counter_inc(kb_metric_get3(M.jobs, gpu,
+				      kb_report_verdict_name(r->verdict),
 				      kb_report_fault_name(r->fault)));
 	kb_histogram_observe(kb_metric_get2(M.phase, gpu, "build"), r->build_s);
 	kb_histogram_observe(kb_metric_get2(M.phase, gpu, "run"), r->harness_s);
@@ -96,7 +104,7 @@ struct svc {
 	redisContext *redis;
 	double redis_retry_at;
 	kb_taskstore *tasks;
-	char token[192];    /* this process's lease owner token */
+	char token[192]; /* this process's lease owner token */
 	/* The lease of the job being evaluated. */
 	uint64_t lease_id;
 	double lease_ok_at; /* last successful take or renewal */
@@ -232,8 +240,8 @@ static int send_reliably(struct svc *s, const char *topic, const void *key,
 
 		/* While draining, no wait outlasts the grace period by much. */
 		if (s->drain_deadline > 0) {
-			int left_ms = (int)((s->drain_deadline - kb_mono_s()) *
-					    1000);
+			int left_ms =
+				(int)((s->drain_deadline - kb_mono_s()) * 1000);
 
 			if (left_ms < timeout_ms)
 				timeout_ms = left_ms > 1000 ? left_ms : 1000;
@@ -248,7 +256,8 @@ static int send_reliably(struct svc *s, const char *topic, const void *key,
 		if (past_drain_deadline(s))
 			return -1;
 		nap(s, backoff);
-		backoff = backoff * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : backoff * 2;
+		backoff = backoff * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S
+						      : backoff * 2;
 	}
 }
 
@@ -318,8 +327,8 @@ static void heartbeat(struct svc *s)
 	len = kb__result_event__get_packed_size(&ev);
 	buf = kb__xcalloc(1, len ? len : 1);
 	kb__result_event__pack(&ev, buf);
-	if (kb_producer_send_async(s->p, KB_TOPIC_RESULTS, name, strlen(name), buf,
-				   len) < 0)
+	if (kb_producer_send_async(s->p, KB_TOPIC_RESULTS, name, strlen(name),
+				   buf, len) < 0)
 		kb_warn("heartbeat not queued");
 	free(buf);
 }
@@ -340,11 +349,13 @@ static void *job_main(void *arg)
 		if (r->verdict != KB__VERDICT__VERDICT_INFRA_ERROR ||
 		    attempt >= o->infra_attempts || atomic_load(&j->cancel))
 			break;
-		kb_warn("job sub=%" PRIu64 " attempt=%d infra_error, retrying: %s",
+		kb_warn("job sub=%" PRIu64
+			" attempt=%d infra_error, retrying: %s",
 			j->sub->id, attempt, r->error);
 		kb_counter_inc(kb_metric_get1(M.retries, o->gpu));
 		kb__result__free_unpacked(r, NULL);
-		for (int t = 0; t < attempt * 5 && !atomic_load(&j->cancel); t++)
+		for (int t = 0; t < attempt * 5 && !atomic_load(&j->cancel);
+		     t++)
 			nanosleep(&(struct timespec){0, (long)(TICK_S * 1e9)},
 				  NULL);
 	}
@@ -454,7 +465,8 @@ static Kb__Result *wait_job(struct svc *s, struct job *j, pthread_t th,
 			j->sub->id);
 	else
 		kb_warn("abandoning sub=%" PRIu64 " at the drain deadline; its "
-			"offset stays uncommitted", j->sub->id);
+			"offset stays uncommitted",
+			j->sub->id);
 	atomic_store(&j->cancel, 1);
 	kill_children();
 	/* Give the evaluation a moment to notice and clean its directory;
@@ -615,7 +627,8 @@ static enum take_outcome take_lease(struct svc *s, const kb_message *m,
 			store_check(s);
 			snprintf(err, sizeof(err), "the store is unreachable");
 		} else {
-			snprintf(err, sizeof(err), "%s is running it", lt->owner);
+			snprintf(err, sizeof(err), "%s is running it",
+				 lt->owner);
 		}
 		/* Said once per reason, not every second. */
 		if (strcmp(said, err) != 0) {
@@ -732,9 +745,11 @@ static int run_job(struct svc *s, const kb_message *m, Kb__Submission *sub)
 			return 0;
 		}
 		if (lt.attempts > 0)
-			kb_warn("job sub=%" PRIu64 ": %d worker%s stopped while "
+			kb_warn("job sub=%" PRIu64
+				": %d worker%s stopped while "
 				"running it before",
-				sub->id, lt.attempts, lt.attempts == 1 ? "" : "s");
+				sub->id, lt.attempts,
+				lt.attempts == 1 ? "" : "s");
 		rc = resolve_task(s, sub, why, sizeof(why));
 		if (rc < 0)
 			return end_job(s, m, sub, why);
@@ -859,10 +874,9 @@ static int dead_letter(struct svc *s, const kb_message *m, const char *reason)
  * polling, so that this member stays in the group meanwhile. */
 static int handle(struct svc *s, const kb_message *m)
 {
-	Kb__Submission *sub = m->value ? kb__submission__unpack(NULL,
-							       m->value_len,
-							       m->value)
-				       : NULL;
+	Kb__Submission *sub =
+		m->value ? kb__submission__unpack(NULL, m->value_len, m->value)
+			 : NULL;
 	int rc;
 
 	if (!sub)
@@ -950,7 +964,8 @@ int kb_service_run(const struct kb_service_opts *o, char *errstr,
 		n = kb_consumer_poll(s.c, 500, &m);
 		kb_producer_poll(s.p, 0);
 		if (n < 0) {
-			snprintf(errstr, errstr_size, "consumer failed (%d)", n);
+			snprintf(errstr, errstr_size, "consumer failed (%d)",
+				 n);
 			rc = n;
 			break;
 		}

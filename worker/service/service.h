@@ -60,12 +60,12 @@ struct kb_service_opts {
 	/* "key", "value" pairs for the consumer, NULL-terminated, or NULL. */
 	const char *const *consumer_extra;
 	double drain_grace_s;
-	double heartbeat_s;     /* between heartbeats; 0 sends none */
-	int infra_attempts;     /* evaluations before reporting infra_error */
-	int job_attempts;       /* workers a job may stop before it is given up */
-	const char *redis_url;  /* the store: leases and tasks */
-	double lease_ttl_s;     /* a lease not renewed this long ends */
-	double lease_keep_s;    /* a finished job's lease says so this long */
+	double heartbeat_s; /* between heartbeats; 0 sends none */
+	int infra_attempts; /* evaluations before reporting infra_error */
+	int job_attempts;   /* workers a job may stop before it is given up */
+	const char *redis_url; /* the store: leases and tasks */
+	double lease_ttl_s;    /* a lease not renewed this long ends */
+	double lease_keep_s;   /* a finished job's lease says so this long */
 	const char *task_cache_dir; /* cached task files, or NULL */
 	struct kb_eval_opts eval; /* progress, t0 and cancel are set per job */
 };

@@ -11,7 +11,8 @@ __global__ void add8(const uint4 *a, const uint4 *b, uint4 *out, size_t n8)
 	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n8;
 	     i += (size_t)gridDim.x * blockDim.x) {
 		uint4 x = __ldcs(a + i), y = __ldcs(b + i), r;
-		const __half2 *hx = (const __half2 *)&x, *hy = (const __half2 *)&y;
+		const __half2 *hx = (const __half2 *)&x,
+			      *hy = (const __half2 *)&y;
 		__half2 *hr = (__half2 *)&r;
 		for (int k = 0; k < 4; k++)
 			hr[k] = __hadd2(hx[k], hy[k]);

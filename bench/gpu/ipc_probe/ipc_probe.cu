@@ -87,7 +87,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "guard: %s\n", err);
 		return 1;
 	}
-	printf("child %d confined=%d\n", kbh_guard_pid(g), kbh_guard_confined(g));
+	printf("child %d confined=%d\n", kbh_guard_pid(g),
+	       kbh_guard_confined(g));
 	unsigned *d;
 	size_t bytes = (1u << 20) * sizeof(unsigned);
 	if (cudaMalloc(&d, bytes) != cudaSuccess || cudaMemset(d, 0, bytes)) {
@@ -102,14 +103,16 @@ int main(int argc, char **argv)
 	printf("child open: rc=%d status=%d\n", rc, w.status);
 	if (rc || w.status)
 		return 2;
-	uint64_t *win = (uint64_t *)calloc(n, 8), *claim = (uint64_t *)calloc(n, 8);
+	uint64_t *win = (uint64_t *)calloc(n, 8),
+		 *claim = (uint64_t *)calloc(n, 8);
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < n; i++) {
 			unsigned v = 1000u * i;
 			rc = kbh_guard_request(g, k ? OP_FILL : OP_EMPTY, &v,
 					       sizeof v, &w);
 			if (rc || w.status) {
-				printf("request %d: rc=%d status=%d\n", i, rc, w.status);
+				printf("request %d: rc=%d status=%d\n", i, rc,
+				       w.status);
 				return 3;
 			}
 			win[i] = w.t_seen - w.t_go;
@@ -118,7 +121,8 @@ int main(int argc, char **argv)
 				unsigned got[2];
 				cudaMemcpy(got, d + 12345, sizeof got,
 					   cudaMemcpyDeviceToHost);
-				if (got[0] != v + 12345 || got[1] != v + 12346) {
+				if (got[0] != v + 12345 ||
+				    got[1] != v + 12346) {
 					printf("request %d: parent read %u, want %u\n",
 					       i, got[0], v + 12345);
 					return 4;

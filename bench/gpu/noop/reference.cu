@@ -6,7 +6,8 @@
 
 #include <errno.h>
 
-namespace {
+namespace
+{
 
 struct params {
 	int unused;
@@ -14,8 +15,7 @@ struct params {
 
 const char *const keys[] = {NULL};
 
-int setup(const struct kbh_case *, void *, struct kbg_layout *l, char *,
-	  size_t)
+int setup(const struct kbh_case *, void *, struct kbg_layout *l, char *, size_t)
 {
 	l->n_in = 1;
 	l->in_bytes[0] = 256;
@@ -38,8 +38,8 @@ int reference(const void *, const void *const *, void *, void *)
 	return 0;
 }
 
-int check(const void *, const void *const *, const void *const *,
-	  const void *, void *, char *, size_t)
+int check(const void *, const void *const *, const void *const *, const void *,
+	  void *, char *, size_t)
 {
 	return 0;
 }
@@ -52,6 +52,6 @@ void call(const void *, void *const in[], void *const out[])
 } // namespace
 
 KBG_PROBLEM_DEF = {
-	"noop", sizeof(struct params), keys, setup, generate, reference,
-	check,  call,
+	"noop", sizeof(struct params), keys, setup, generate, reference, check,
+	call,
 };

@@ -1,7 +1,9 @@
 // One empty kernel per call: the launch and event floor.
 #include "task.h"
 
-__global__ void empty_kernel() {}
+__global__ void empty_kernel()
+{
+}
 
 extern "C" void custom_kernel(const void *, void *)
 {

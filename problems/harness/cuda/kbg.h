@@ -57,14 +57,14 @@ extern "C" {
 
 /* Sizes and properties of one case, filled in by setup. */
 struct kbg_layout {
-	int n_in;                         /* 1..KBG_MAX_BUFS inputs */
-	size_t in_bytes[KBG_MAX_BUFS];    /* each > 0 */
-	int n_out;                        /* 1..KBG_MAX_BUFS outputs */
-	size_t out_bytes[KBG_MAX_BUFS];   /* each > 0 */
-	size_t exp_bytes;                 /* > 0: what reference writes for
+	int n_in;                       /* 1..KBG_MAX_BUFS inputs */
+	size_t in_bytes[KBG_MAX_BUFS];  /* each > 0 */
+	int n_out;                      /* 1..KBG_MAX_BUFS outputs */
+	size_t out_bytes[KBG_MAX_BUFS]; /* each > 0 */
+	size_t exp_bytes;               /* > 0: what reference writes for
 					   * check (any form: values,
 					   * tolerances, hashes) */
-	size_t scratch_bytes;             /* device scratch for reference and
+	size_t scratch_bytes;           /* device scratch for reference and
 					   * check (0 = none) */
 	/* The cost model: minimal bytes through DRAM and nominal flops of one
 	 * call, which unit bounds the flops, and the fraction of the nominal
@@ -81,12 +81,12 @@ struct kbg_layout {
 	 * memory and are copied back after each call (exp_bytes over PCIe
 	 * per checked call, outside the timing). */
 	int fresh;
-	int sets;                         /* 1..8; 0 = 4 */
+	int sets; /* 1..8; 0 = 4 */
 };
 
 struct kbg_problem {
 	const char *name;
-	size_t params_size;              /* <= KBG_PARAMS_MAX */
+	size_t params_size; /* <= KBG_PARAMS_MAX */
 	/* NULL-terminated case keys of the problem; the driver adds seed
 	 * (required), min_runs, max_runs and max_ms. */
 	const char *const *keys;
@@ -131,7 +131,7 @@ struct kbg_problem {
 #else
 #define KBG_PROBLEM_CONST const
 #endif
-#define KBG_PROBLEM_DEF                                                    \
+#define KBG_PROBLEM_DEF                                                        \
 	extern "C" KBG_PROBLEM_CONST struct kbg_problem kbg_problem_def
 extern KBG_PROBLEM_CONST struct kbg_problem kbg_problem_def;
 
@@ -168,8 +168,8 @@ int kbg_equal_bytes(const void *a, const void *b, size_t n, size_t *first);
 unsigned kbg_grid(size_t n);
 
 /* Formats a kbh_mismatch as a one-line message. */
-void kbg_mismatch_msg(const struct kbh_mismatch *m, const char *what,
-		      char *msg, size_t msg_size);
+void kbg_mismatch_msg(const struct kbh_mismatch *m, const char *what, char *msg,
+		      size_t msg_size);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -47,20 +47,20 @@
 #define KBG_VERSION_MAJOR(v) ((v) / 1000)
 #define KBG_VERSION_MINOR(v) ((v) % 1000 / 10)
 
-#define KBG_INFRA_ERRORS(X)                                                \
-	X(cudaErrorNoDevice)                                               \
-	X(cudaErrorInsufficientDriver)                                     \
-	X(cudaErrorInitializationError)                                    \
-	X(cudaErrorSystemDriverMismatch)                                   \
-	X(cudaErrorCompatNotSupportedOnDevice)                             \
-	X(cudaErrorDevicesUnavailable)                                     \
-	X(cudaErrorECCUncorrectable)                                       \
-	X(cudaErrorNvlinkUncorrectable)                                    \
-	X(cudaErrorSystemNotReady)                                         \
-	X(cudaErrorStubLibrary)                                            \
-	X(cudaErrorDeviceUninitialized)                                    \
-	X(cudaErrorInvalidDevice)                                          \
-	X(cudaErrorUnsupportedPtxVersion)                                  \
+#define KBG_INFRA_ERRORS(X)                                                    \
+	X(cudaErrorNoDevice)                                                   \
+	X(cudaErrorInsufficientDriver)                                         \
+	X(cudaErrorInitializationError)                                        \
+	X(cudaErrorSystemDriverMismatch)                                       \
+	X(cudaErrorCompatNotSupportedOnDevice)                                 \
+	X(cudaErrorDevicesUnavailable)                                         \
+	X(cudaErrorECCUncorrectable)                                           \
+	X(cudaErrorNvlinkUncorrectable)                                        \
+	X(cudaErrorSystemNotReady)                                             \
+	X(cudaErrorStubLibrary)                                                \
+	X(cudaErrorDeviceUninitialized)                                        \
+	X(cudaErrorInvalidDevice)                                              \
+	X(cudaErrorUnsupportedPtxVersion)                                      \
 	X(cudaErrorNoKernelImageForDevice)
 
 #define KBG_SHFL_DOWN(v, o) __shfl_down_sync(0xffffffffu, (v), (o))
@@ -85,8 +85,7 @@ __device__ __forceinline__ uint4 kbg_dev_load_l2(const uint4 *p)
 }
 #endif
 
-static inline void kbg_dev_arch(const cudaDeviceProp *p, char *buf,
-				size_t size)
+static inline void kbg_dev_arch(const cudaDeviceProp *p, char *buf, size_t size)
 {
 	snprintf(buf, size, "sm_%d%d", p->major, p->minor);
 }

@@ -15,7 +15,8 @@
 
 #pragma GCC visibility push(hidden)
 
-namespace kbg_drv {
+namespace kbg_drv
+{
 
 /* ---- cases ----------------------------------------------------------- */
 
@@ -36,8 +37,7 @@ int kbg__prepare(const struct kbg_problem *p, enum kbh_mode mode,
 	allowed[n] = NULL;
 	if (kbh_case_keys_only(c, allowed, err, err_size))
 		return -EINVAL;
-	if (kbh_case_u64(c, "seed", 0, UINT64_MAX, &out->seed, err,
-			 err_size))
+	if (kbh_case_u64(c, "seed", 0, UINT64_MAX, &out->seed, err, err_size))
 		return -EINVAL;
 	if (kbg_limits_from_case(mode, c, &out->lim, err, err_size))
 		return -EINVAL;
@@ -82,14 +82,14 @@ static int free_case(struct ctx *x)
 	if (rc == KBG_OK)
 		rc = rc0;
 
-#define KBG_FREE(ptr)                                                      \
-	do {                                                               \
-		if (ptr) {                                                 \
-			e = cudaFree(ptr);                                 \
-			if (e != cudaSuccess && first == cudaSuccess)      \
-				first = e;                                 \
-			ptr = NULL;                                        \
-		}                                                          \
+#define KBG_FREE(ptr)                                                          \
+	do {                                                                   \
+		if (ptr) {                                                     \
+			e = cudaFree(ptr);                                     \
+			if (e != cudaSuccess && first == cudaSuccess)          \
+				first = e;                                     \
+			ptr = NULL;                                            \
+		}                                                              \
 	} while (0)
 	for (int s = 0; s < kMaxSets; s++) {
 		for (int j = 0; j < KBG_MAX_BUFS; j++)
@@ -173,8 +173,9 @@ int kbg__make_set(struct ctx *x, int s)
 	x->sets[s].seed = data_seed(x, (uint64_t)s);
 	KBG_STEP(generate_set(x, s));
 	KBG_STEP(reference_set(x, s));
-	KBG_TRY(x, cudaMemcpy(x->sets[s].exp_host, x->exp, n,
-			      cudaMemcpyDeviceToHost),
+	KBG_TRY(x,
+		cudaMemcpy(x->sets[s].exp_host, x->exp, n,
+			   cudaMemcpyDeviceToHost),
 		"keeping the expected result");
 	KBG_TRY(x, cudaMemset(x->exp, 0, n), "clearing the expected result");
 	if (x->scratch)
@@ -214,11 +215,13 @@ int kbg__alloc_case(struct ctx *x, struct prepared *c, int nsets, int nslots,
 	kbh_rng_seed(&x->pick, kbh_seed_derive(c->seed ^ x->run_key, 2, 0));
 	for (int s = 0; s < nsets; s++) {
 		for (int j = 0; j < l->n_in; j++)
-			KBG_TRY(x, cudaMalloc(&x->sets[s].in[j], l->in_bytes[j]),
+			KBG_TRY(x,
+				cudaMalloc(&x->sets[s].in[j], l->in_bytes[j]),
 				"allocating inputs");
 		if (with_sets)
-			KBG_TRY(x, cudaMallocHost(&x->sets[s].exp_host,
-						  l->exp_bytes),
+			KBG_TRY(x,
+				cudaMallocHost(&x->sets[s].exp_host,
+					       l->exp_bytes),
 				"allocating the expected result (host)");
 	}
 	KBG_TRY(x, cudaMalloc(&x->exp, l->exp_bytes),
@@ -260,8 +263,9 @@ static int clear_truth(struct ctx *x)
 	KBG_TRY(x, cudaMemsetAsync(x->exp, 0, l->exp_bytes, cudaStreamLegacy),
 		"clearing the expected result");
 	if (x->scratch)
-		KBG_TRY(x, cudaMemsetAsync(x->scratch, 0, l->scratch_bytes,
-					   cudaStreamLegacy),
+		KBG_TRY(x,
+			cudaMemsetAsync(x->scratch, 0, l->scratch_bytes,
+					cudaStreamLegacy),
 			"clearing scratch");
 	return KBG_OK;
 }
@@ -367,15 +371,17 @@ int kbg__one_call(struct ctx *x, int check, struct sample *out)
 	struct work_slot *ws = &x->slots[w];
 
 	for (int j = 0; j < l->n_in; j++)
-		KBG_TRY(x, cudaMemcpyAsync(ws->in[j], d->in[j], l->in_bytes[j],
-					   cudaMemcpyDeviceToDevice,
-					   cudaStreamLegacy),
+		KBG_TRY(x,
+			cudaMemcpyAsync(ws->in[j], d->in[j], l->in_bytes[j],
+					cudaMemcpyDeviceToDevice,
+					cudaStreamLegacy),
 			"staging inputs");
 	for (int j = 0; j < l->n_out; j++)
-		KBG_TRY(x, cudaMemsetAsync(ws->out[j], 0xff, l->out_bytes[j],
-					   cudaStreamLegacy),
+		KBG_TRY(x,
+			cudaMemsetAsync(ws->out[j], 0xff, l->out_bytes[j],
+					cudaStreamLegacy),
 			"poisoning outputs");
-	/* Lines a submission marked persisting (an access-policy window)
+		/* Lines a submission marked persisting (an access-policy window)
 	 * would survive the streaming flush in L2's set-aside part: made
 	 * normal again first, they are flushed like the rest. */
 #ifndef KBG_NO_PERSIST_RESET
@@ -410,9 +416,10 @@ int kbg__one_call(struct ctx *x, int check, struct sample *out)
 		KBG_STEP(generate_set(x, 0));
 		KBG_STEP(reference_set(x, 0));
 	} else {
-		KBG_TRY(x, cudaMemcpyAsync(x->exp, d->exp_host, l->exp_bytes,
-					   cudaMemcpyHostToDevice,
-					   cudaStreamLegacy),
+		KBG_TRY(x,
+			cudaMemcpyAsync(x->exp, d->exp_host, l->exp_bytes,
+					cudaMemcpyHostToDevice,
+					cudaStreamLegacy),
 			"restoring the expected result");
 	}
 	x->msg[0] = '\0';
@@ -436,12 +443,14 @@ int kbg__one_call(struct ctx *x, int check, struct sample *out)
 	KBG_STEP(kbg__hook(x, rc, "checking the output"));
 	for (int j = 0; j < l->n_in; j++) {
 		size_t first;
-		rc = kbg_equal_bytes(ws->in[j], d->in[j], l->in_bytes[j], &first);
+		rc = kbg_equal_bytes(ws->in[j], d->in[j], l->in_bytes[j],
+				     &first);
 		if (rc)
 			return kbg__blame(x, (cudaError_t)-rc,
 					  "checking inputs");
 		if (first < l->in_bytes[j]) {
-			kbg__msgf(x, "custom_kernel modified input %d (first "
+			kbg__msgf(x,
+				  "custom_kernel modified input %d (first "
 				  "changed byte %zu); inputs are read-only",
 				  j, first);
 			return KBG_FAIL;

@@ -15,7 +15,8 @@
 
 #pragma GCC visibility push(hidden)
 
-namespace kbg_drv {
+namespace kbg_drv
+{
 
 /* Records the first failure, and whether the context is left broken: a
  * sticky error is returned again by a synchronize after the last error
@@ -49,9 +50,8 @@ static void child_init(struct child *c, const struct op_init *a,
 	cudaMemPool_t pool;
 	if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess) {
 		uint64_t keep = UINT64_MAX;
-		(void)cudaMemPoolSetAttribute(pool,
-					      cudaMemPoolAttrReleaseThreshold,
-					      &keep);
+		(void)cudaMemPoolSetAttribute(
+			pool, cudaMemPoolAttrReleaseThreshold, &keep);
 	}
 	(void)cudaGetLastError();
 	if (a->hold) {

@@ -18,7 +18,8 @@
 
 #pragma GCC visibility push(hidden)
 
-namespace {
+namespace
+{
 
 /* Result of one comparison on the device. */
 struct dev_res {
@@ -26,7 +27,7 @@ struct dev_res {
 	unsigned long long first;
 };
 
-dev_res *g_res;             /* device, one per process */
+dev_res *g_res; /* device, one per process */
 unsigned g_sms = 0;
 
 __device__ __forceinline__ size_t gtid()
@@ -187,7 +188,9 @@ __global__ void k_flush(const uint4 *p, size_t n16, unsigned magic,
 		*sink = acc;
 }
 
-__global__ void k_empty() {}
+__global__ void k_empty()
+{
+}
 
 __global__ void k_spin(unsigned long long ns)
 {
@@ -215,7 +218,8 @@ __global__ void k_sentinel(kbg_sent_ctl *c, unsigned seq, int watch,
 __device__ unsigned g_go;
 
 __global__ void k_hold(const volatile unsigned *release, unsigned gen,
-		       unsigned long long timeout_ns, volatile unsigned *timed_out)
+		       unsigned long long timeout_ns,
+		       volatile unsigned *timed_out)
 {
 	if (threadIdx.x == 0) {
 		volatile unsigned *go = &g_go;
@@ -392,14 +396,13 @@ int kbg_sent_init(void)
 
 	if (g_sent_host)
 		return 0;
-	if ((e = cudaHostAlloc(&h, sizeof(kbg_sent_ctl), cudaHostAllocMapped)) !=
-	    cudaSuccess)
+	if ((e = cudaHostAlloc(&h, sizeof(kbg_sent_ctl),
+			       cudaHostAllocMapped)) != cudaSuccess)
 		return -(int)e;
 	memset(h, 0, sizeof(kbg_sent_ctl));
 	if ((e = cudaHostGetDevicePointer(&d, h, 0)) != cudaSuccess ||
-	    (e = cudaStreamCreateWithFlags(&g_sent_stream,
-					   cudaStreamNonBlocking)) !=
-		    cudaSuccess) {
+	    (e = cudaStreamCreateWithFlags(
+		     &g_sent_stream, cudaStreamNonBlocking)) != cudaSuccess) {
 		(void)cudaFreeHost(h);
 		return -(int)e;
 	}
@@ -446,10 +449,10 @@ void kbg_sent_release(uint32_t seq)
 static int sent_read(uint32_t seq, int ended, struct kbg_sent_rec *out)
 {
 	volatile kbg_sent_rec *r = &g_sent_host->rec[seq & 1];
-	unsigned v = ended ? __atomic_load_n((unsigned *)&r->ended,
-					     __ATOMIC_ACQUIRE)
-			   : __atomic_load_n((unsigned *)&r->started,
-					     __ATOMIC_ACQUIRE);
+	unsigned v =
+		ended ? __atomic_load_n((unsigned *)&r->ended, __ATOMIC_ACQUIRE)
+		      : __atomic_load_n((unsigned *)&r->started,
+					__ATOMIC_ACQUIRE);
 	if (v != seq)
 		return 0;
 	memcpy(out, (const void *)r, sizeof *out);
@@ -468,9 +471,8 @@ int kbg_sent_ended(uint32_t seq, struct kbg_sent_rec *out)
 
 int kbg_dev_hold_timed_out(unsigned gen)
 {
-	return g_hold_host &&
-	       __atomic_load_n((unsigned *)&g_hold_host[1], __ATOMIC_SEQ_CST) ==
-		       gen;
+	return g_hold_host && __atomic_load_n((unsigned *)&g_hold_host[1],
+					      __ATOMIC_SEQ_CST) == gen;
 }
 
 int kbg_gen_f32(float *p, size_t n, uint64_t seed, float lo, float hi)
@@ -621,8 +623,8 @@ int kbg_dev_empty(void)
 	return launched();
 }
 
-void kbg_mismatch_msg(const struct kbh_mismatch *m, const char *what,
-		      char *msg, size_t msg_size)
+void kbg_mismatch_msg(const struct kbh_mismatch *m, const char *what, char *msg,
+		      size_t msg_size)
 {
 	snprintf(msg, msg_size,
 		 "%s: %zu mismatches; first at index %zu: got %.9g, "

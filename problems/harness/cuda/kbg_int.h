@@ -28,7 +28,8 @@
 
 /* Every name of the driver's: out of the way of a problem's reference.cu,
  * which is linked into the same executable. */
-namespace kbg_drv {
+namespace kbg_drv
+{
 
 /* ---- constants ---------------------------------------------------------- */
 
@@ -67,12 +68,13 @@ enum { KBG_OK = 0, KBG_FAIL = 1, KBG_CRASH = 2, KBG_INFRA = -1 };
  * (or none at all: the parent fills the record with 0xFF bytes before
  * each request) is told apart. */
 enum : uint32_t {
-	OP_INIT = KBH_GUARD_OP_USER, /* context, events, hold; before user code */
-	OP_OPEN,		     /* map the case's work slots */
-	OP_CALL,		     /* the timed region */
-	OP_BASELINE,		     /* end->tail gap with no work */
-	OP_PROFILE,		     /* cudaProfilerStart (flag 1) / Stop (0) */
-	OP_CLOSE,		     /* unmap the work slots */
+	OP_INIT =
+		KBH_GUARD_OP_USER, /* context, events, hold; before user code */
+	OP_OPEN,                   /* map the case's work slots */
+	OP_CALL,                   /* the timed region */
+	OP_BASELINE,               /* end->tail gap with no work */
+	OP_PROFILE,                /* cudaProfilerStart (flag 1) / Stop (0) */
+	OP_CLOSE,                  /* unmap the work slots */
 };
 
 /* Where in the child a CUDA error happened (reply.where); the parent
@@ -98,13 +100,13 @@ enum : uint32_t {
  * while the child is stopped). Every field is a claim. */
 struct kbg_reply {
 	uint64_t seq;
-	double dev_ns;		 /* CALL: event time start -> end */
-	double gap_ns;		 /* CALL: end -> tail; BASELINE: its median */
-	int32_t err;		 /* cudaError_t of the first failure, or 0 */
-	uint32_t where;		 /* W_* of it */
-	uint32_t hold;		 /* INIT: hold set up; CALL: this call held */
+	double dev_ns;           /* CALL: event time start -> end */
+	double gap_ns;           /* CALL: end -> tail; BASELINE: its median */
+	int32_t err;             /* cudaError_t of the first failure, or 0 */
+	uint32_t where;          /* W_* of it */
+	uint32_t hold;           /* INIT: hold set up; CALL: this call held */
 	uint32_t hold_timed_out; /* CALL: the hold ended by its timeout */
-	uint32_t sticky;	 /* after an error: the context stays broken */
+	uint32_t sticky;         /* after an error: the context stays broken */
 	uint32_t pad;
 	/* CALL: the request's seq, stored by the child as soon as
 	 * custom_kernel has returned (before it synchronises); the parent
@@ -115,7 +117,7 @@ struct kbg_reply {
 struct op_init {
 	uint64_t seq;
 	uint64_t reply; /* address of the reply record (same in both) */
-	uint32_t hold;	/* set up the hold */
+	uint32_t hold;  /* set up the hold */
 	uint32_t pad;
 };
 
@@ -129,7 +131,7 @@ struct op_open {
 struct op_call {
 	uint64_t seq;
 	uint32_t slot;
-	uint32_t hold;	/* hold this call */
+	uint32_t hold;  /* hold this call */
 	uint32_t empty; /* skip problem->call (calibration): 1 runs an
 			 * empty kernel instead, 2 kbg_dev_spin(spin_ns) */
 	uint32_t params_size;
@@ -191,19 +193,19 @@ struct prepared {
 };
 
 struct sample {
-	double ns;     /* the score: without the sentinel the child's event
+	double ns;       /* the score: without the sentinel the child's event
 			* time start -> end (or the window, when forged);
 			* with it, kbg_time_score of meas_ns and the claim */
-	double gap_ns; /* the child's event time end -> tail */
-	double win_ns; /* the parent's window t_seen - t_go */
-	int forged;    /* the claim does not fit the window */
-	int unheld;    /* held, but the hold timed out: the start event is
+	double gap_ns;   /* the child's event time end -> tail */
+	double win_ns;   /* the parent's window t_seen - t_go */
+	int forged;      /* the claim does not fit the window */
+	int unheld;      /* held, but the hold timed out: the start event is
 			* not to be trusted, the sample not kept */
 	double claim_ns; /* the child's event time (a claim, diagnostic) */
 	enum kbg_tpath path; /* where ns came from (sentinel runs) */
 	double outside_ns;   /* charged: the child's GPU work outside calls */
-	double meas_ns;	     /* the parent's measurement (sentinel runs) */
-	int low_claim;	     /* the claim was below the allowance */
+	double meas_ns;      /* the parent's measurement (sentinel runs) */
+	int low_claim;       /* the claim was below the allowance */
 };
 
 struct ctx {
@@ -217,19 +219,19 @@ struct ctx {
 	unsigned *sink;
 	int called; /* a request that runs custom_kernel has been made */
 	int hold;   /* timed calls are held (the child's INIT said so) */
-	uint32_t hold_timeouts; /* of the current case */
+	uint32_t hold_timeouts;     /* of the current case */
 	uint32_t run_hold_timeouts; /* of the run: from the second, unheld */
-	uint32_t forged;	/* calls of the current case, warm-up included */
+	uint32_t forged; /* calls of the current case, warm-up included */
 	/* The sentinel (README.md, "The sentinel"): on for
 	 * timed modes; the watch running now (0: none), the calibration,
 	 * whether the last call was long (its successor probe would land
 	 * inside the next one), and per-case counts for the report. */
 	int sent;
 	uint32_t sent_seq, watch_seq;
-	uint64_t watch_t0; /* host clock when the watch was seen running */
+	uint64_t watch_t0;  /* host clock when the watch was seen running */
 	uint64_t watch_dev; /* device clock when it started */
-	uint64_t renew_ns; /* a watch older than this is renewed before "go" */
-	uint64_t carry_ns; /* charged outside time of renewed watches, for
+	uint64_t renew_ns;  /* a watch older than this is renewed before "go" */
+	uint64_t carry_ns;  /* charged outside time of renewed watches, for
 			    * the next call */
 	uint32_t probe_seq; /* the successor probe watching now (0: none) */
 	struct kbg_tcal tcal;
@@ -244,9 +246,9 @@ struct ctx {
 	struct kbh_guard *g;
 	struct kbg_reply *reply; /* in the arena */
 	uint64_t seq;
-	int crashed;	  /* it died after user code ran (msg says how) */
+	int crashed;      /* it died after user code ran (msg says how) */
 	int child_sticky; /* it reported a sticky error */
-	int opened;	  /* it has the current case's slots mapped */
+	int opened;       /* it has the current case's slots mapped */
 
 	/* the case being run */
 	struct prepared *cur;
@@ -272,18 +274,18 @@ struct ctx {
 /* KBG_TRY: a CUDA call that must succeed; on an error, returns its class
  * (kbg__blame, with `what` in x->msg). KBG_STEP: a step returning KBG_*;
  * anything but KBG_OK is returned as it is. */
-#define KBG_TRY(x, expr, what)                                            \
-	do {                                                               \
-		cudaError_t e_ = (expr);                                   \
-		if (e_ != cudaSuccess)                                     \
-			return kbg__blame((x), e_, (what));                \
+#define KBG_TRY(x, expr, what)                                                 \
+	do {                                                                   \
+		cudaError_t e_ = (expr);                                       \
+		if (e_ != cudaSuccess)                                         \
+			return kbg__blame((x), e_, (what));                    \
 	} while (0)
 
-#define KBG_STEP(expr)                                                     \
-	do {                                                               \
-		int r_ = (expr);                                           \
-		if (r_ != KBG_OK)                                          \
-			return r_;                                         \
+#define KBG_STEP(expr)                                                         \
+	do {                                                                   \
+		int r_ = (expr);                                               \
+		if (r_ != KBG_OK)                                              \
+			return r_;                                             \
 	} while (0)
 
 /* ---- across files ------------------------------------------------------- */

@@ -49,7 +49,8 @@
 
 using namespace kbg_drv;
 
-namespace {
+namespace
+{
 
 /* The child's state: it must exist before the split (guard.h); the
  * parent never touches its copy. */
@@ -69,17 +70,17 @@ struct bench_result {
 	struct kbh_stats st;
 	enum kbh_stop stop;
 	double gap_med, gap_base, sample_wall_ns, win_med;
-	uint32_t warmup;  /* untimed, checked calls */
+	uint32_t warmup;        /* untimed, checked calls */
 	uint32_t hold_timeouts; /* calls whose hold ended by its timeout */
-	uint32_t forged;  /* calls whose claims did not fit the window */
-	uint32_t outside; /* calls charged for GPU work outside a call */
-	uint32_t host_calls; /* timed on the host path (long or broken) */
-	double claim_med; /* the child's median claimed event time */
-	double meas_med;  /* the parent's median measurement (sentinel) */
-	uint32_t low_claims; /* claims below the allowance (sentinel) */
-	uint32_t early_probes; /* probes launched again (sentinel) */
-	double outside_ns; /* charged to the samples, in all */
-	uint64_t calls;	  /* calls, warm-up included */
+	uint32_t forged;        /* calls whose claims did not fit the window */
+	uint32_t outside;       /* calls charged for GPU work outside a call */
+	uint32_t host_calls;    /* timed on the host path (long or broken) */
+	double claim_med;       /* the child's median claimed event time */
+	double meas_med;        /* the parent's median measurement (sentinel) */
+	uint32_t low_claims;    /* claims below the allowance (sentinel) */
+	uint32_t early_probes;  /* probes launched again (sentinel) */
+	double outside_ns;      /* charged to the samples, in all */
+	uint64_t calls;         /* calls, warm-up included */
 };
 
 int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
@@ -153,8 +154,7 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 			(int)((x->ncalls - 1) % (uint64_t)x->nslots), smp.ns,
 			smp.gap_ns, smp.win_ns, smp.claim_ns, (int)smp.path);
 #endif
-		r->stop = kbh_stop_check(&lim->stop, &r->st,
-					 kbh_now_ns() - t0);
+		r->stop = kbh_stop_check(&lim->stop, &r->st, kbh_now_ns() - t0);
 		if (r->stop != KBH_STOP_CONTINUE)
 			break;
 	}
@@ -173,7 +173,8 @@ int run_bench(struct ctx *x, struct prepared *c, struct bench_result *r)
 	r->early_probes = x->early_probes;
 	if (rc == KBG_OK && r->st.n) {
 		size_t n = r->st.n < n_alloc ? r->st.n : n_alloc;
-		r->sample_wall_ns = (double)(kbh_now_ns() - t0) / (double)r->st.n;
+		r->sample_wall_ns =
+			(double)(kbh_now_ns() - t0) / (double)r->st.n;
 		r->gap_med = kbg_median(gaps, n);
 		r->win_med = kbg_median(wins, n);
 		r->claim_med = kbg_median(claims, n);
@@ -218,7 +219,9 @@ int report_bench(struct ctx *x, size_t i, struct prepared *c,
 				 (unsigned)r->outside, r->outside_ns);
 	}
 	kbh_report_bench(rep, i, "hold", "%s",
-			 x->sent ? "sentinel" : x->hold ? "on" : "off");
+			 x->sent   ? "sentinel"
+			 : x->hold ? "on"
+				   : "off");
 	kbh_report_bench(rep, i, "hold_timeouts", "%u",
 			 (unsigned)r->hold_timeouts);
 
@@ -239,11 +242,11 @@ int report_bench(struct ctx *x, size_t i, struct prepared *c,
 		snprintf(why, sizeof why,
 			 "below-floor: the best sample is faster than the "
 			 "device's physical floor");
-	else if (!x->sent &&
-		 kbg_outlives(r->gap_med, r->gap_base, r->st.mean))
-		snprintf(why, sizeof why,
-			 "outlives-timing: work was still running after the "
-			 "end event (a non-blocking stream or another thread?)");
+	else if (!x->sent && kbg_outlives(r->gap_med, r->gap_base, r->st.mean))
+		snprintf(
+			why, sizeof why,
+			"outlives-timing: work was still running after the "
+			"end event (a non-blocking stream or another thread?)");
 	kbh_report_bench(rep, i, "status", "%s", why[0] ? "suspect" : "pass");
 	if (why[0])
 		kbh_report_bench(rep, i, "error", "%s", why);
@@ -349,8 +352,8 @@ int main(int argc, char **argv)
 	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
 	setenv("HIP_ENABLE_DEFERRED_LOADING", "0", 1); /* the same on ROCm */
 	g_child.p = &kbg_problem_def;
-	int rc = kbh_guard_start(&x.g, kArenaMax, kbg__child_op, &g_child,
-				 err, sizeof err);
+	int rc = kbh_guard_start(&x.g, kArenaMax, kbg__child_op, &g_child, err,
+				 sizeof err);
 	unsetenv("POPCORN_FD");
 	if (rc) {
 		fprintf(stderr, "eval.out: starting the timing process: %s\n",
@@ -368,7 +371,8 @@ int main(int argc, char **argv)
 	kbg_exit(x, kbg_run(x, argc, argv));
 }
 
-namespace {
+namespace
+{
 
 /* Everything after the split: in the parent. */
 int kbg_run(struct ctx &x, int argc, char **argv)
@@ -391,8 +395,8 @@ int kbg_run(struct ctx &x, int argc, char **argv)
 	 * call. */
 	int src = kbh_cases_consume(argv[2]);
 	if (src < 0)
-		fprintf(stderr, "eval.out: warning: removing %s: %s\n",
-			argv[2], strerror(-src));
+		fprintf(stderr, "eval.out: warning: removing %s: %s\n", argv[2],
+			strerror(-src));
 	src = kbh_seed_random(&x.run_key);
 	if (src < 0) {
 		fprintf(stderr, "eval.out: getrandom: %s\n", strerror(-src));
@@ -452,10 +456,13 @@ int kbg_run(struct ctx &x, int argc, char **argv)
 				 * cannot run. */
 				if (x.child_sticky ||
 				    cudaDeviceSynchronize() != cudaSuccess) {
-					for (size_t j = i + 1; j < cases.n; j++) {
-						kbh_report_test(x.rep, j, "spec", "%s",
+					for (size_t j = i + 1; j < cases.n;
+					     j++) {
+						kbh_report_test(x.rep, j,
+								"spec", "%s",
 								prep[j].c.spec);
-						kbh_report_test(x.rep, j, "status",
+						kbh_report_test(x.rep, j,
+								"status",
 								"fail");
 						kbh_report_test(
 							x.rep, j, "error",
@@ -477,7 +484,8 @@ int kbg_run(struct ctx &x, int argc, char **argv)
 		for (size_t i = 0; i < cases.n; i++) {
 			struct bench_result r;
 			int rc;
-			kbh_report_bench(x.rep, i, "spec", "%s", prep[i].c.spec);
+			kbh_report_bench(x.rep, i, "spec", "%s",
+					 prep[i].c.spec);
 			rc = kbg__end_case(&x, run_bench(&x, &prep[i], &r));
 			if (rc == KBG_INFRA)
 				return infra_exit(&x);
@@ -487,7 +495,8 @@ int kbg_run(struct ctx &x, int argc, char **argv)
 			}
 			if (rc == KBG_FAIL) {
 				kbh_report_bench(x.rep, i, "status", "fail");
-				kbh_report_bench(x.rep, i, "error", "%s", x.msg);
+				kbh_report_bench(x.rep, i, "error", "%s",
+						 x.msg);
 				code = KBH_EXIT_FAILED;
 				break;
 			}

@@ -47,8 +47,7 @@
 #endif
 
 /* The rate of ops among a generation's three; tf32 0 = none (fp32's). */
-static double kbg__rate(enum kbg_ops ops, double fp32, double fp16,
-			double tf32)
+static double kbg__rate(enum kbg_ops ops, double fp32, double fp16, double tf32)
 {
 	switch (ops) {
 	case KBG_OPS_FP32:
@@ -218,14 +217,12 @@ size_t kbg_llc_bytes(const struct kbg_devinfo *d)
 }
 
 void kbg_peak_derive(const struct kbg_devinfo *d, enum kbg_ops ops,
-		     double min_work, struct kbh_peak *out,
-		     const char **source)
+		     double min_work, struct kbh_peak *out, const char **source)
 {
 	double attr = kbg_bw_from_attrs(d);
 	double table = kbg_bw_from_table(d->name);
 	/* the gfx target's fastest part, only for a name the table lacks */
-	double gfx = kbg_is_amd(d) && table == 0 ? kbg_bw_from_gfx(d->arch)
-						 : 0;
+	double gfx = kbg_is_amd(d) && table == 0 ? kbg_bw_from_gfx(d->arch) : 0;
 	const char *src = "none";
 	double bw = 0;
 
@@ -315,8 +312,8 @@ void kbg_limits_default(enum kbh_mode mode, struct kbg_limits *l)
 	}
 }
 
-const char *const kbg_driver_keys[] = {"seed", "min_runs", "max_runs",
-				       "max_ms", NULL};
+const char *const kbg_driver_keys[] = {"seed", "min_runs", "max_runs", "max_ms",
+				       NULL};
 
 int kbg_limits_from_case(enum kbh_mode mode, const struct kbh_case *c,
 			 struct kbg_limits *l, char *err, size_t err_size)
@@ -444,8 +441,7 @@ double kbg_time_switch_ns(const struct kbg_tcal *cal)
 }
 
 /* The end probe's slack on c's path. */
-static double probe_slack(const struct kbg_tcal *cal,
-			  const struct kbg_tcall *c)
+static double probe_slack(const struct kbg_tcal *cal, const struct kbg_tcall *c)
 {
 	return switched(cal, c) ? cal->dprobe_ns : cal->probe_ns;
 }
@@ -488,7 +484,8 @@ double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
 		/* a probe that took the GPU from the child's context put its
 		 * two switches inside the window */
 		s = pos_diff(kbg_time_end(cal, c), c->t_rel) -
-		    (switched(cal, c) ? cal->dev_ns + cal->tail_ns : cal->rel_ns);
+		    (switched(cal, c) ? cal->dev_ns + cal->tail_ns
+				      : cal->rel_ns);
 	else
 		s = pos_diff(kbg_time_end(cal, c), c->t_go) - cal->go_ns;
 	if (path)
@@ -497,8 +494,7 @@ double kbg_time_sample(const struct kbg_tcal *cal, const struct kbg_tcall *c,
 	return s > 0 ? s : 0;
 }
 
-double kbg_time_late_work(const struct kbg_tcal *cal,
-			  const struct kbg_tcall *c)
+double kbg_time_late_work(const struct kbg_tcal *cal, const struct kbg_tcall *c)
 {
 	if (!c->watch_dev || !c->probe_dev)
 		return 0;
@@ -582,9 +578,9 @@ int kbg_time_calibrate(const struct kbg_tcall *dev, size_t n_dev,
 		v[i] = pos_diff(dev[i].t_rel, dev[i].t_go);
 	out->launch_ns = quantile(v, n_dev, 0.5);
 	for (size_t i = 0; i < n_host; i++)
-		v[i] = host[i].t_probe ? pos_diff(host[i].t_probe,
-						  host[i].t_seen)
-				       : 0.0;
+		v[i] = host[i].t_probe
+			       ? pos_diff(host[i].t_probe, host[i].t_seen)
+			       : 0.0;
 	out->probe_ns = quantile(v, n_host, 0.9);
 	for (size_t i = 0; i < n_host; i++)
 		v[i] = pos_diff(kbg_time_end(out, &host[i]), host[i].t_rel);

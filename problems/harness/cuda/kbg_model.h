@@ -43,20 +43,20 @@ struct kbg_devinfo {
 	char name[256];
 	char arch[64];
 	int cc_major, cc_minor;
-	int sms;               /* multiprocessors (compute units on AMD) */
-	int clock_khz;         /* peak SM clock */
-	int mem_clock_khz;     /* peak memory clock (DDR: half the data rate) */
-	int bus_bits;          /* global memory bus width */
+	int sms;           /* multiprocessors (compute units on AMD) */
+	int clock_khz;     /* peak SM clock */
+	int mem_clock_khz; /* peak memory clock (DDR: half the data rate) */
+	int bus_bits;      /* global memory bus width */
 	size_t l2_bytes;
 	size_t mem_bytes;
 };
 
 /* The arithmetic unit whose rate bounds a problem's flops. */
 enum kbg_ops {
-	KBG_OPS_NONE = 0,   /* no flops bound (bandwidth only) */
-	KBG_OPS_FP32,       /* float32 on the CUDA cores (FMA = 2 flops) */
-	KBG_OPS_FP16_TC,    /* float16 inputs on the tensor cores, dense */
-	KBG_OPS_TF32_TC,    /* float32 inputs on the tensor cores (tf32) */
+	KBG_OPS_NONE = 0, /* no flops bound (bandwidth only) */
+	KBG_OPS_FP32,     /* float32 on the CUDA cores (FMA = 2 flops) */
+	KBG_OPS_FP16_TC,  /* float16 inputs on the tensor cores, dense */
+	KBG_OPS_TF32_TC,  /* float32 inputs on the tensor cores (tf32) */
 	KBG_OPS_COUNT
 };
 
@@ -119,9 +119,9 @@ size_t kbg_flush_bytes(size_t llc_bytes);
 /* Limits of one case's timing. */
 struct kbg_limits {
 	struct kbh_stop_rule stop;
-	uint32_t warmup_min;     /* untimed calls before sampling ... */
-	uint32_t warmup_max;     /* ... at most this many ... */
-	uint64_t warmup_ns;      /* ... continuing until this much wall time */
+	uint32_t warmup_min; /* untimed calls before sampling ... */
+	uint32_t warmup_max; /* ... at most this many ... */
+	uint64_t warmup_ns;  /* ... continuing until this much wall time */
 };
 
 /* Defaults per mode (test mode has no timing; it gets the benchmark
@@ -157,50 +157,50 @@ int kbg_outlives(double gap_med_ns, double base_ns, double mean_ns);
 
 /* One timed call. */
 struct kbg_tcall {
-	uint64_t t_go;	  /* host: request posted */
-	uint64_t t_rel;	  /* host: hold released (the child had launched) */
-	uint64_t t_seen;  /* host: the child's "done" seen */
-	uint64_t t_probe; /* host: the parent's context seen back after
+	uint64_t t_go;       /* host: request posted */
+	uint64_t t_rel;      /* host: hold released (the child had launched) */
+	uint64_t t_seen;     /* host: the child's "done" seen */
+	uint64_t t_probe;    /* host: the parent's context seen back after
 			   * "done" (the end probe running, or the watching
 			   * successor probe ended); 0 = not seen */
-	uint64_t rel_dev; /* device: the hold saw its release (or broke) */
-	uint64_t back_dev; /* device: the successor probe started; 0 = none */
-	uint64_t probe_dev; /* device: that moment (end probe's start, or
+	uint64_t rel_dev;    /* device: the hold saw its release (or broke) */
+	uint64_t back_dev;   /* device: the successor probe started; 0 = none */
+	uint64_t probe_dev;  /* device: that moment (end probe's start, or
 			     * the watching probe's end); 0 = none */
-	uint64_t watch_dev; /* device: the next watch started; 0 = none */
+	uint64_t watch_dev;  /* device: the next watch started; 0 = none */
 	uint64_t outside_ns; /* device: another context's turns while the
 			      * GPU was the parent's (before "go") */
 	uint64_t p_charge_ns; /* device: turns of another context while the
 			       * successor probe watched, less their switches
 			       * (kbg_time_switch_ns); not 0 sends the call to
 			       * the host path */
-	uint64_t age_ns;  /* host: how long the watch had run at "go" */
-	int p_watch;	  /* the successor probe watched until "done" */
-	int broken;	  /* the hold broke after "go": the call's work
+	uint64_t age_ns;      /* host: how long the watch had run at "go" */
+	int p_watch;          /* the successor probe watched until "done" */
+	int broken;           /* the hold broke after "go": the call's work
 			   * needed the GPU before it was released */
 };
 
 /* Calibration, from calls that run no user code (kbg_time_calibrate). */
 struct kbg_tcal {
-	double dev_ns;	 /* median back_dev - rel_dev */
-	double rel_ns;	 /* median end - t_rel (host path) */
-	double go_ns;	 /* median end - t_go (host path, broken hold) */
+	double dev_ns;   /* median back_dev - rel_dev */
+	double rel_ns;   /* median end - t_rel (host path) */
+	double go_ns;    /* median end - t_go (host path, broken hold) */
 	double probe_ns; /* 90th percentile of t_probe - t_seen */
 	double short_ns; /* back_dev - rel_dev below this: the child's
 			  * context ran out of work (its time slice had not
 			  * expired), so back_dev is the end of the call */
 	/* device-path calls (a successor probe): */
-	double tail_ns;	  /* median (t_seen - t_rel) - (back_dev - rel_dev):
+	double tail_ns;   /* median (t_seen - t_rel) - (back_dev - rel_dev):
 			   * from the probe to "done" seen */
 	double dprobe_ns; /* 90th percentile of t_probe - t_seen */
-	double wgap_ns;	  /* median watch_dev - probe_dev */
+	double wgap_ns;   /* median watch_dev - probe_dev */
 	double launch_ns; /* median t_rel - t_go: an empty call's "launched"
 			   * seen by the parent */
 };
 
 enum kbg_tpath {
 	KBG_TPATH_DEVICE = 0, /* back_dev - rel_dev: the device's account */
-	KBG_TPATH_HOST,	      /* the parent's host window from the release */
+	KBG_TPATH_HOST,       /* the parent's host window from the release */
 	KBG_TPATH_HOST_GO,    /* broken hold: the window from "go" */
 };
 

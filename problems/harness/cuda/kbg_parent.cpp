@@ -21,7 +21,8 @@
 
 #pragma GCC visibility push(hidden)
 
-namespace kbg_drv {
+namespace kbg_drv
+{
 
 /* ---- messages and error classes ----------------------------------------- */
 
@@ -40,7 +41,7 @@ extern "C" int kbg_is_infra_error(int code)
 {
 #define KBG_INFRA_CASE(c) case c:
 	switch ((cudaError_t)code) {
-	KBG_INFRA_ERRORS(KBG_INFRA_CASE)
+		KBG_INFRA_ERRORS(KBG_INFRA_CASE)
 		return 1;
 	default:
 		return 0;
@@ -134,8 +135,8 @@ void kbg__report_system_start(struct ctx *x)
 		      KBG_VERSION_MAJOR(rt), KBG_VERSION_MINOR(rt));
 	kbh_report_kv(x->rep, "system.peak_gbps",
 		      "%.0f (%s, %d SMs, L2 %zu, LLC %zu)",
-		      peak.bytes_per_s / KBG_PEAK_MARGIN / 1e9, src,
-		      x->dev.sms, x->dev.l2_bytes, kbg_llc_bytes(&x->dev));
+		      peak.bytes_per_s / KBG_PEAK_MARGIN / 1e9, src, x->dev.sms,
+		      x->dev.l2_bytes, kbg_llc_bytes(&x->dev));
 	kbg_sys_sample(x->sys, &s);
 	if (s.sm_mhz >= 0)
 		kbh_report_kv(x->rep, "system.sm_clock_start", "%d", s.sm_mhz);
@@ -245,7 +246,8 @@ static int request_done(struct ctx *x, int rc, uint64_t seq, const char *what,
 {
 	if (rc == -ECHILD) {
 		if (!x->called) {
-			kbg__msgf(x, "the submission's process %s before any "
+			kbg__msgf(x,
+				  "the submission's process %s before any "
 				  "submission code ran (%s)",
 				  kbh_guard_death(x->g), what);
 			return KBG_INFRA;
@@ -264,7 +266,8 @@ static int request_done(struct ctx *x, int rc, uint64_t seq, const char *what,
 	}
 	kbh_copy(r, x->reply, sizeof *r);
 	if (w->status != 0 || !reply_ok(r, seq)) {
-		kbg__msgf(x, "the submission's process sent a malformed reply "
+		kbg__msgf(x,
+			  "the submission's process sent a malformed reply "
 			  "to the harness (%s): its copy of the driver was "
 			  "tampered with",
 			  what);
@@ -298,7 +301,8 @@ static int sent_wait(uint32_t seq, int ended, struct kbg_sent_rec *rec)
 {
 	uint64_t t0 = kbh_now_ns();
 	for (unsigned i = 0;; i++) {
-		if (ended ? kbg_sent_ended(seq, rec) : kbg_sent_started(seq, rec))
+		if (ended ? kbg_sent_ended(seq, rec)
+			  : kbg_sent_started(seq, rec))
 			return 0;
 		if ((i & 1023) == 0 && kbh_now_ns() - t0 > kSentWaitNs)
 			return -ETIMEDOUT;
@@ -307,7 +311,8 @@ static int sent_wait(uint32_t seq, int ended, struct kbg_sent_rec *rec)
 
 static int sent_stuck(struct ctx *x, const char *what)
 {
-	kbg__msgf(x, "the harness's sentinel kernel did not %s within %.0f s "
+	kbg__msgf(x,
+		  "the harness's sentinel kernel did not %s within %.0f s "
 		  "(device or driver fault)",
 		  what, (double)kSentWaitNs / 1e9);
 	return KBG_INFRA;
@@ -429,7 +434,8 @@ static int successor_probe(struct ctx *x, struct kbg_tcall *tc)
 		x->early_probes++;
 		/* A context that keeps getting work keeps the GPU: leave ours
 		 * idle a moment so the scheduler turns to the child's. */
-		for (uint64_t t = kbh_now_ns(); kbh_now_ns() - t < kProbeIdleNs;)
+		for (uint64_t t = kbh_now_ns();
+		     kbh_now_ns() - t < kProbeIdleNs;)
 			;
 	}
 	return KBG_OK;
@@ -503,8 +509,7 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 			break;
 		if ((i & 255) == 0 && kbh_guard_poll(x->g) != 0)
 			break; /* done, or dead: finish says which */
-		if ((i & 255) == 0 &&
-		    kbh_now_ns() - tc->t_go > release_ns) {
+		if ((i & 255) == 0 && kbh_now_ns() - tc->t_go > release_ns) {
 			x->hold_timeouts++;
 			timed_out = 1;
 			break;
@@ -527,9 +532,10 @@ int kbg__timed_request(struct ctx *x, struct op_call *a, const char *what,
 			"staged at %.1f us, go at %.1f us\n",
 			(double)(rec.end_ns - rec.start_ns) / 1e3, rec.pre_gaps,
 			(double)rec.pre_gap_ns / 1e3,
-			rec.first_gap_ns ? (double)(rec.first_gap_ns -
-						    rec.start_ns) / 1e3
-					 : -1.0,
+			rec.first_gap_ns
+				? (double)(rec.first_gap_ns - rec.start_ns) /
+					  1e3
+				: -1.0,
 			rec.broken, (double)rec.post_gap_ns / 1e3,
 			((double)x->ph_checked - (double)x->watch_t0) / 1e3,
 			((double)x->ph_staged - (double)x->watch_t0) / 1e3,
@@ -677,7 +683,7 @@ int kbg__init_child(struct ctx *x)
 	if (x->mode == KBH_MODE_PROFILE && getenv("POPCORN_NCU") &&
 	    strcmp(getenv("POPCORN_NCU"), "1") == 0)
 		a.hold = 0;
-	/* Timed modes measure with the parent's sentinel (README.md, "The
+		/* Timed modes measure with the parent's sentinel (README.md, "The
 	 * sentinel"), which owns the hold; the child's is not needed. Never
 	 * on AMD GPUs, whose processes' kernels may run at once;
 	 * -DKBG_NO_SENTINEL (a test-only build: the ablation of
@@ -724,13 +730,18 @@ static int calibrate_sentinel(struct ctx *x)
 	 * to 4n attempts in all. */
 	int nd = 0, nh = 0, tries = 0, have_spin = 0;
 	while (nd < kCalCalls || nh < kCalCalls || !have_spin) {
-		const int on_dev = nd < kCalCalls, test = !on_dev && nh >= kCalCalls;
-		struct kbg_tcall *t = on_dev ? &dev[nd] : test ? &spin : &host[nh];
+		const int on_dev = nd < kCalCalls,
+			  test = !on_dev && nh >= kCalCalls;
+		struct kbg_tcall *t = on_dev ? &dev[nd]
+				      : test ? &spin
+					     : &host[nh];
 		if (++tries > 4 * kCalCalls) {
-			kbg__msgf(x, "calibrating the sentinel: the hold broke "
-				  "in %d of %d calls with no user code (another "
-				  "process on the GPU?)",
-				  tries - 1 - nd - nh - have_spin, tries - 1);
+			kbg__msgf(
+				x,
+				"calibrating the sentinel: the hold broke "
+				"in %d of %d calls with no user code (another "
+				"process on the GPU?)",
+				tries - 1 - nd - nh - have_spin, tries - 1);
 			return KBG_INFRA;
 		}
 		memset(&a, 0, sizeof a);
@@ -753,7 +764,7 @@ static int calibrate_sentinel(struct ctx *x)
 	if (kbg_time_calibrate(dev, kCalCalls, host, kCalCalls, slice,
 			       (double)kSliceTestNs, &x->tcal)) {
 		kbg__msgf(x, "calibrating the sentinel: no empty call's probe "
-			  "waited for the child's context");
+			     "waited for the child's context");
 		return KBG_INFRA;
 	}
 	x->last_long = 0;
@@ -803,13 +814,14 @@ int kbg__calibrate(struct ctx *x)
 			"eval.out: %d of %d calibration calls did not fit the "
 			"window (clock mismatch?)\n",
 			forged, kCalCalls);
-	kbh_report_kv(x->rep, "system.guard",
-		      "child %d%s; empty call: window p50 %.1f us, p95 %.1f us, "
-		      "event time p50 %.1f us%s",
-		      kbh_guard_pid(x->g),
-		      kbh_guard_confined(x->g) ? " confined" : " NOT confined",
-		      win_p50 / 1e3, win_p95 / 1e3, dev_p50 / 1e3,
-		      forged ? " (MISFIT)" : "");
+	kbh_report_kv(
+		x->rep, "system.guard",
+		"child %d%s; empty call: window p50 %.1f us, p95 %.1f us, "
+		"event time p50 %.1f us%s",
+		kbh_guard_pid(x->g),
+		kbh_guard_confined(x->g) ? " confined" : " NOT confined",
+		win_p50 / 1e3, win_p95 / 1e3, dev_p50 / 1e3,
+		forged ? " (MISFIT)" : "");
 	if (!x->sent)
 		return KBG_OK;
 	int rc = calibrate_sentinel(x);
@@ -860,11 +872,13 @@ void kbg__fail_all(struct ctx *x, const struct prepared *prep, size_t n)
 		kbh_report_bench_count(x->rep, n);
 	for (size_t i = 0; i < n; i++) {
 		if (test) {
-			kbh_report_test(x->rep, i, "spec", "%s", prep[i].c.spec);
+			kbh_report_test(x->rep, i, "spec", "%s",
+					prep[i].c.spec);
 			kbh_report_test(x->rep, i, "status", "fail");
 			kbh_report_test(x->rep, i, "error", "%s", x->msg);
 		} else {
-			kbh_report_bench(x->rep, i, "spec", "%s", prep[i].c.spec);
+			kbh_report_bench(x->rep, i, "spec", "%s",
+					 prep[i].c.spec);
 			kbh_report_bench(x->rep, i, "status", "fail");
 			kbh_report_bench(x->rep, i, "error", "%s", x->msg);
 		}

@@ -20,7 +20,7 @@ struct kbg_sent_ctl {
 };
 
 __device__ unsigned long long kbg_sent_charge(unsigned long long jump,
-					 unsigned long long sw_ns)
+					      unsigned long long sw_ns)
 {
 	return jump > sw_ns ? jump - sw_ns : 0;
 }
@@ -88,7 +88,8 @@ __device__ void kbg_sentinel(kbg_sent_ctl *c, unsigned seq, int watch,
 				if (!first)
 					first = last;
 				if ((int)(c->go - seq) >= 0) {
-					if (atomicCAS((int *)&stop, 0, 1) == 0) {
+					if (atomicCAS((int *)&stop, 0, 1) ==
+					    0) {
 						end = last;
 						post = t - last;
 						broken = 1;

@@ -69,8 +69,8 @@ struct kbg_sys *kbg_sys_open(const char *pci_bus_id)
 					  "nvmlDeviceGetHandleByPciBusId");
 	driver = (kbg__driver_fn)kbg__sym(s->lib, "nvmlSystemGetDriverVersion",
 					  NULL);
-	s->clock = (kbg__clock_fn)kbg__sym(s->lib, "nvmlDeviceGetClockInfo",
-					   NULL);
+	s->clock =
+		(kbg__clock_fn)kbg__sym(s->lib, "nvmlDeviceGetClockInfo", NULL);
 	s->temp = (kbg__temp_fn)kbg__sym(s->lib, "nvmlDeviceGetTemperature",
 					 NULL);
 	s->power = (kbg__power_fn)kbg__sym(s->lib, "nvmlDeviceGetPowerUsage",

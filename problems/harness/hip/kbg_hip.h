@@ -44,12 +44,12 @@
 
 /* No device, a driver that does not match, lost or uninitialised
  * hardware, an uncorrectable ECC error, code for another gfx target. */
-#define KBG_INFRA_ERRORS(X)                                                \
-	X(hipErrorNoDevice)                                                \
-	X(hipErrorInsufficientDriver)                                      \
-	X(hipErrorNotInitialized)                                          \
-	X(hipErrorInvalidDevice)                                           \
-	X(hipErrorECCNotCorrectable)                                       \
+#define KBG_INFRA_ERRORS(X)                                                    \
+	X(hipErrorNoDevice)                                                    \
+	X(hipErrorInsufficientDriver)                                          \
+	X(hipErrorNotInitialized)                                              \
+	X(hipErrorInvalidDevice)                                               \
+	X(hipErrorECCNotCorrectable)                                           \
 	X(hipErrorNoBinaryForGpu)
 
 #define KBG_SHFL_DOWN(v, o) __shfl_down((v), (o))
@@ -75,7 +75,7 @@
 #define cudaStreamSynchronize hipStreamSynchronize
 #define cudaHostAllocMapped (hipHostMallocMapped | hipHostMallocCoherent)
 #define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
-#define cudaDevAttrMaxThreadsPerMultiProcessor                             \
+#define cudaDevAttrMaxThreadsPerMultiProcessor                                 \
 	hipDeviceAttributeMaxThreadsPerMultiProcessor
 #define cudaDevAttrClockRate hipDeviceAttributeClockRate
 #define cudaDevAttrMemoryClockRate hipDeviceAttributeMemoryClockRate
@@ -90,10 +90,10 @@
 #define cudaGetDevice hipGetDevice
 #define cudaGetDeviceProperties hipGetDeviceProperties
 #define cudaDeviceGetAttribute hipDeviceGetAttribute
-#define cudaDevAttrMaxSharedMemoryPerBlockOptin                            \
+#define cudaDevAttrMaxSharedMemoryPerBlockOptin                                \
 	hipDeviceAttributeSharedMemPerBlockOptin
 #define cudaFuncSetAttribute hipFuncSetAttribute
-#define cudaFuncAttributeMaxDynamicSharedMemorySize                        \
+#define cudaFuncAttributeMaxDynamicSharedMemorySize                            \
 	hipFuncAttributeMaxDynamicSharedMemorySize
 #define cudaDeviceGetPCIBusId hipDeviceGetPCIBusId
 #define cudaDeviceSynchronize hipDeviceSynchronize
@@ -118,7 +118,7 @@
 #define cudaIpcGetMemHandle hipIpcGetMemHandle
 #define cudaIpcOpenMemHandle hipIpcOpenMemHandle
 #define cudaIpcCloseMemHandle hipIpcCloseMemHandle
-#define cudaOccupancyMaxActiveBlocksPerMultiprocessor                      \
+#define cudaOccupancyMaxActiveBlocksPerMultiprocessor                          \
 	hipOccupancyMaxActiveBlocksPerMultiprocessor
 #define cudaProfilerStart kbg__profiler_start
 #define cudaProfilerStop kbg__profiler_stop

@@ -19,7 +19,8 @@
 #include <math.h>
 #include <stdio.h>
 
-namespace {
+namespace
+{
 
 struct params {
 	int b, c, s, k, o;
@@ -59,8 +60,8 @@ int setup(const struct kbh_case *cs, void *pv, struct kbg_layout *l, char *err,
 	l->n_out = 1;
 	l->out_bytes[0] = p->n_out * sizeof(float);
 	l->exp_bytes = p->n_out * sizeof(float);
-	l->cost.bytes = 4.0 * ((double)p->n_in + (double)p->n_w +
-			       (double)p->n_out);
+	l->cost.bytes =
+		4.0 * ((double)p->n_in + (double)p->n_w + (double)p->n_out);
 	l->cost.flops = 2.0 * (double)p->n_out * p->c * p->k * p->k;
 	l->ops = KBG_OPS_FP32;
 	l->min_work = 0;
@@ -91,11 +92,14 @@ __global__ void k_ref(const float *in, const float *w, float *out,
 		double acc = 0;
 		for (int ci = 0; ci < p.c; ci++) {
 			const float *src =
-				in + (((size_t)b * p.c + ci) * p.s + y) * p.s + x;
-			const float *wk = w + ((size_t)co * p.c + ci) * p.k * p.k;
+				in + (((size_t)b * p.c + ci) * p.s + y) * p.s +
+				x;
+			const float *wk =
+				w + ((size_t)co * p.c + ci) * p.k * p.k;
 			for (int ky = 0; ky < p.k; ky++)
 				for (int kx = 0; kx < p.k; kx++)
-					acc += (double)src[(size_t)ky * p.s + kx] *
+					acc += (double)src[(size_t)ky * p.s +
+							   kx] *
 					       (double)wk[ky * p.k + kx];
 		}
 		out[i] = (float)acc;
@@ -105,9 +109,8 @@ __global__ void k_ref(const float *in, const float *w, float *out,
 int reference(const void *pv, const void *const in[], void *exp, void *)
 {
 	const struct params *p = (const struct params *)pv;
-	k_ref<<<kbg_grid(p->n_out), 256>>>((const float *)in[0],
-					   (const float *)in[1], (float *)exp,
-					   *p);
+	k_ref<<<kbg_grid(p->n_out), 256>>>(
+		(const float *)in[0], (const float *)in[1], (float *)exp, *p);
 	return -(int)cudaGetLastError();
 }
 
@@ -131,13 +134,16 @@ int check(const void *pv, const void *const *, const void *const out[],
 void call(const void *pv, void *const in[], void *const out[])
 {
 	const struct params *p = (const struct params *)pv;
-	KBH_ENTRY(custom_kernel)((const float *)in[0], (const float *)in[1],
-		      (float *)out[0], p->b, p->c, p->s, p->k);
+	KBH_ENTRY(custom_kernel)
+	((const float *)in[0], (const float *)in[1], (float *)out[0], p->b,
+	 p->c, p->s, p->k);
 }
 
 } // namespace
 
 KBG_PROBLEM_DEF = {
-	"conv2d", sizeof(struct params), keys, setup, generate, reference,
+	"conv2d", sizeof(struct params),
+	keys,     setup,
+	generate, reference,
 	check,    call,
 };

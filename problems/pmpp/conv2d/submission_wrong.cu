@@ -20,9 +20,12 @@ __global__ void conv_kernel(const float *in, const float *w, float *out,
 	for (int ci = 0; ci < c; ci++)
 		for (int ky = 0; ky < k; ky++)
 			for (int kx = 0; kx < k; kx++)
-				acc += in[(((size_t)b * c + ci) * s + y + ky) * s +
+				acc += in[(((size_t)b * c + ci) * s + y + ky) *
+						  s +
 					  x + kx] *
-				       w[(((size_t)co * c + ci) * k + (k - 1 - ky)) * k +
+				       w[(((size_t)co * c + ci) * k +
+					  (k - 1 - ky)) *
+						 k +
 					 (k - 1 - kx)];
 	out[i] = acc;
 }

@@ -11,7 +11,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-namespace {
+namespace
+{
 
 struct params {
 	int h, w;
@@ -88,12 +89,15 @@ int check(const void *pv, const void *const *, const void *const out[],
 void call(const void *pv, void *const in[], void *const out[])
 {
 	const struct params *p = (const struct params *)pv;
-	KBH_ENTRY(custom_kernel)((const float *)in[0], (float *)out[0], p->h, p->w);
+	KBH_ENTRY(custom_kernel)
+	((const float *)in[0], (float *)out[0], p->h, p->w);
 }
 
 } // namespace
 
 KBG_PROBLEM_DEF = {
-	"grayscale", sizeof(struct params), keys, setup, generate, reference,
+	"grayscale", sizeof(struct params),
+	keys,        setup,
+	generate,    reference,
 	check,       call,
 };

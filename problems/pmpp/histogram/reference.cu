@@ -10,7 +10,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-namespace {
+namespace
+{
 
 struct params {
 	size_t n;
@@ -90,12 +91,15 @@ int check(const void *, const void *const *, const void *const out[],
 void call(const void *pv, void *const in[], void *const out[])
 {
 	const struct params *p = (const struct params *)pv;
-	KBH_ENTRY(custom_kernel)((const uint8_t *)in[0], (uint32_t *)out[0], p->n);
+	KBH_ENTRY(custom_kernel)
+	((const uint8_t *)in[0], (uint32_t *)out[0], p->n);
 }
 
 } // namespace
 
 KBG_PROBLEM_DEF = {
-	"histogram", sizeof(struct params), keys, setup, generate, reference,
+	"histogram", sizeof(struct params),
+	keys,        setup,
+	generate,    reference,
 	check,       call,
 };

@@ -6,8 +6,7 @@
 
 #include "task.h"
 
-__global__ void histogram_kernel(const uint8_t *data, uint32_t *bins,
-				 size_t n)
+__global__ void histogram_kernel(const uint8_t *data, uint32_t *bins, size_t n)
 {
 	// TODO: your kernel
 }

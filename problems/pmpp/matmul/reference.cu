@@ -20,7 +20,8 @@
 #include <math.h>
 #include <stdio.h>
 
-namespace {
+namespace
+{
 
 const int kT = 16;
 
@@ -81,11 +82,13 @@ __global__ void k_ref(const __half *a, const __half *b, float *c, int m, int n,
 	for (int t = 0; t < k; t += kT) {
 		int ka = t + threadIdx.x, kb = t + threadIdx.y;
 		sa[threadIdx.y][threadIdx.x] =
-			row < m && ka < k ? __half2float(a[(size_t)row * k + ka])
-					  : 0.f;
+			row < m && ka < k
+				? __half2float(a[(size_t)row * k + ka])
+				: 0.f;
 		sb[threadIdx.y][threadIdx.x] =
-			kb < k && col < n ? __half2float(b[(size_t)kb * n + col])
-					  : 0.f;
+			kb < k && col < n
+				? __half2float(b[(size_t)kb * n + col])
+				: 0.f;
 		__syncthreads();
 		for (int i = 0; i < kT; i++)
 			acc = fmaf(sa[threadIdx.y][i], sb[i][threadIdx.x], acc);
@@ -123,13 +126,16 @@ int check(const void *pv, const void *const *, const void *const out[],
 void call(const void *pv, void *const in[], void *const out[])
 {
 	const struct params *p = (const struct params *)pv;
-	KBH_ENTRY(custom_kernel)((const __half *)in[0], (const __half *)in[1],
-		      (__half *)out[0], p->m, p->n, p->k);
+	KBH_ENTRY(custom_kernel)
+	((const __half *)in[0], (const __half *)in[1], (__half *)out[0], p->m,
+	 p->n, p->k);
 }
 
 } // namespace
 
 KBG_PROBLEM_DEF = {
-	"matmul", sizeof(struct params), keys, setup, generate, reference,
+	"matmul", sizeof(struct params),
+	keys,     setup,
+	generate, reference,
 	check,    call,
 };

@@ -16,11 +16,13 @@ __global__ void mm_kernel(const __half *a, const __half *b, __half *c, int m,
 	for (int t = 0; t < k; t += T) {
 		int ka = t + threadIdx.x, kb = t + threadIdx.y;
 		sa[threadIdx.y][threadIdx.x] =
-			row < m && ka < k ? __half2float(a[(size_t)row * k + ka])
-					  : 0.0f;
+			row < m && ka < k
+				? __half2float(a[(size_t)row * k + ka])
+				: 0.0f;
 		sb[threadIdx.y][threadIdx.x] =
-			kb < k && col < n ? __half2float(b[(size_t)kb * n + col])
-					  : 0.0f;
+			kb < k && col < n
+				? __half2float(b[(size_t)kb * n + col])
+				: 0.0f;
 		__syncthreads();
 		for (int i = 0; i < T; i++)
 			acc += sa[threadIdx.y][i] * sb[i][threadIdx.x];

@@ -16,12 +16,15 @@ __global__ void mm_kernel(const __half *a, const __half *b, __half *c, int m,
 	for (int t = 0; t < k; t += T) {
 		int ka = t + threadIdx.x, kb = t + threadIdx.y;
 		sa[threadIdx.y][threadIdx.x] = row < m && ka < k
-			? a[(size_t)row * k + ka] : __float2half(0.0f);
+						       ? a[(size_t)row * k + ka]
+						       : __float2half(0.0f);
 		sb[threadIdx.y][threadIdx.x] = kb < k && col < n
-			? b[(size_t)kb * n + col] : __float2half(0.0f);
+						       ? b[(size_t)kb * n + col]
+						       : __float2half(0.0f);
 		__syncthreads();
 		for (int i = 0; i < T; i++)
-			acc = __hfma(sa[threadIdx.y][i], sb[i][threadIdx.x], acc);
+			acc = __hfma(sa[threadIdx.y][i], sb[i][threadIdx.x],
+				     acc);
 		__syncthreads();
 	}
 	if (row < m && col < n)

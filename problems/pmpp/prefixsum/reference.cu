@@ -15,7 +15,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-namespace {
+namespace
+{
 
 const int kThreads = 256;
 const int kPerThread = 16;
@@ -64,7 +65,7 @@ __device__ double2 block_exclusive(double2 v, double2 *total)
 	__syncthreads();
 	for (int off = 1; off < kThreads; off <<= 1) {
 		double2 a = threadIdx.x >= (unsigned)off ? s[threadIdx.x - off]
-							  : make_double2(0, 0);
+							 : make_double2(0, 0);
 		__syncthreads();
 		s[threadIdx.x].x += a.x;
 		s[threadIdx.x].y += a.y;
@@ -132,8 +133,7 @@ __global__ void k_final(const float *x, size_t n, const double2 *part,
 		}
 }
 
-int reference(const void *pv, const void *const in[], void *exp,
-	      void *scratch)
+int reference(const void *pv, const void *const in[], void *exp, void *scratch)
 {
 	const struct params *p = (const struct params *)pv;
 	const float *x = (const float *)in[0];
@@ -173,6 +173,8 @@ void call(const void *pv, void *const in[], void *const out[])
 } // namespace
 
 KBG_PROBLEM_DEF = {
-	"prefixsum", sizeof(struct params), keys, setup, generate, reference,
+	"prefixsum", sizeof(struct params),
+	keys,        setup,
+	generate,    reference,
 	check,       call,
 };

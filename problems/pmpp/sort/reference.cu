@@ -19,7 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-namespace {
+namespace
+{
 
 const uint64_t kKey1 = 0x243f6a8885a308d3ull, kKey2 = 0x13198a2e03707344ull;
 
@@ -122,8 +123,7 @@ int scan(const float *x, size_t n, int check_sorted, struct sort_res *r)
 	return -(int)cudaGetLastError();
 }
 
-int reference(const void *pv, const void *const in[], void *exp,
-	      void *scratch)
+int reference(const void *pv, const void *const in[], void *exp, void *scratch)
 {
 	const struct params *p = (const struct params *)pv;
 	struct sort_res *r = (struct sort_res *)scratch;
@@ -181,6 +181,6 @@ void call(const void *pv, void *const in[], void *const out[])
 } // namespace
 
 KBG_PROBLEM_DEF = {
-	"sort", sizeof(struct params), keys, setup, generate, reference,
-	check,  call,
+	"sort", sizeof(struct params), keys, setup, generate, reference, check,
+	call,
 };

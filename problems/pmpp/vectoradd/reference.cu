@@ -12,7 +12,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-namespace {
+namespace
+{
 
 struct params {
 	size_t n;
@@ -43,7 +44,8 @@ int setup(const struct kbh_case *c, void *pv, struct kbg_layout *l, char *err,
 int generate(const void *pv, uint64_t seed, void *const in[])
 {
 	const struct params *p = (const struct params *)pv;
-	int rc = kbg_gen_f16(in[0], p->n, kbh_seed_derive(seed, 0, 0), -1.f, 1.f);
+	int rc = kbg_gen_f16(in[0], p->n, kbh_seed_derive(seed, 0, 0), -1.f,
+			     1.f);
 	return rc ? rc
 		  : kbg_gen_f16(in[1], p->n, kbh_seed_derive(seed, 0, 1), -1.f,
 				1.f);
@@ -71,7 +73,8 @@ int check(const void *pv, const void *const *, const void *const out[],
 {
 	const struct params *p = (const struct params *)pv;
 	struct kbh_mismatch m;
-	int rc = kbg_close_f16(out[0], (const float *)exp, p->n, 1e-3, 1e-3, &m);
+	int rc =
+		kbg_close_f16(out[0], (const float *)exp, p->n, 1e-3, 1e-3, &m);
 	if (rc)
 		return rc;
 	if (m.count) {
@@ -84,13 +87,15 @@ int check(const void *pv, const void *const *, const void *const out[],
 void call(const void *pv, void *const in[], void *const out[])
 {
 	const struct params *p = (const struct params *)pv;
-	KBH_ENTRY(custom_kernel)((const __half *)in[0], (const __half *)in[1],
-		      (__half *)out[0], p->n);
+	KBH_ENTRY(custom_kernel)
+	((const __half *)in[0], (const __half *)in[1], (__half *)out[0], p->n);
 }
 
 } // namespace
 
 KBG_PROBLEM_DEF = {
-	"vectoradd", sizeof(struct params), keys, setup, generate, reference,
+	"vectoradd", sizeof(struct params),
+	keys,        setup,
+	generate,    reference,
 	check,       call,
 };

@@ -16,6 +16,6 @@ extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
 			      size_t n)
 {
 	const unsigned threads = 256;
-	add_kernel<<<(unsigned)((n + threads - 1) / threads), threads>>>(a, b, out,
-									n);
+	add_kernel<<<(unsigned)((n + threads - 1) / threads), threads>>>(
+		a, b, out, n);
 }

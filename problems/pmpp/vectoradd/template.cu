@@ -6,8 +6,8 @@
 
 #include "task.h"
 
-__global__ void vectoradd_kernel(const __half *a, const __half *b,
-				 __half *out, size_t n)
+__global__ void vectoradd_kernel(const __half *a, const __half *b, __half *out,
+				 size_t n)
 {
 	// TODO: your kernel
 }

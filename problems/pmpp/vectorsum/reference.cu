@@ -25,7 +25,8 @@
 #include <math.h>
 #include <stdio.h>
 
-namespace {
+namespace
+{
 
 struct params {
 	size_t n;
@@ -105,11 +106,13 @@ int check(const void *pv, const void *const *, const void *const out[],
 	double want[2];
 	cudaError_t e;
 
-	if ((e = cudaMemcpy(&got, out[0], sizeof got, cudaMemcpyDeviceToHost)) ||
+	if ((e = cudaMemcpy(&got, out[0], sizeof got,
+			    cudaMemcpyDeviceToHost)) ||
 	    (e = cudaMemcpy(want, exp, sizeof want, cudaMemcpyDeviceToHost)))
 		return -(int)e;
 	const double u = 0x1p-24;
-	double tol = 8 * u * sqrt((double)p->n * want[1]) + 2 * u * fabs(want[0]);
+	double tol =
+		8 * u * sqrt((double)p->n * want[1]) + 2 * u * fabs(want[0]);
 	if (!isfinite(got) || !(fabs((double)got - want[0]) <= tol)) {
 		snprintf(msg, msg_size,
 			 "sum of %zu elements: got %.9g, expected %.9g "
@@ -129,6 +132,8 @@ void call(const void *pv, void *const in[], void *const out[])
 } // namespace
 
 KBG_PROBLEM_DEF = {
-	"vectorsum", sizeof(struct params), keys, setup, generate, reference,
+	"vectorsum", sizeof(struct params),
+	keys,        setup,
+	generate,    reference,
 	check,       call,
 };

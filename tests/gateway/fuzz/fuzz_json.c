@@ -24,20 +24,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	switch (data[0] % 7) {
 	case 0: {
 		struct kb_gw_body_join j;
-		if (kb_gw_body_join(body, size, &j, &why) == 0 && !kb_rules_name_ok(j.code, 64))
+		if (kb_gw_body_join(body, size, &j, &why) == 0 &&
+		    !kb_rules_name_ok(j.code, 64))
 			abort();
 		break;
 	}
 	case 1: {
 		struct kb_gw_body_user u;
-		if (kb_gw_body_user(body, size, &u, &why) == 0 && !kb_rules_user_name_ok(u.name))
+		if (kb_gw_body_user(body, size, &u, &why) == 0 &&
+		    !kb_rules_user_name_ok(u.name))
 			abort();
 		break;
 	}
 	case 2: {
 		struct kb_gw_body_invites iv;
 		if (kb_gw_body_invites(body, size, &iv, &why) == 0 &&
-		    (iv.n < 1 || iv.n > KB_GW_INVITE_LBS_MAX || iv.count < 1 || iv.count > 10000))
+		    (iv.n < 1 || iv.n > KB_GW_INVITE_LBS_MAX || iv.count < 1 ||
+		     iv.count > 10000))
 			abort();
 		break;
 	}
@@ -65,7 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			return 0;
 		memcpy(s, body, size);
 		s[size] = '\0';
-		if (kb_gw_oauth_state_parse(s, &st, &why) == 0 && !kb_rules_cli_id_ok(st.cli_id))
+		if (kb_gw_oauth_state_parse(s, &st, &why) == 0 &&
+		    !kb_rules_cli_id_ok(st.cli_id))
 			abort();
 		free(s);
 		break;

@@ -17,8 +17,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const boundaries[] = {"XyZ", "----WebKitFormBoundary7MA4YWxk",
-						 "a", "b o u n d", "=_"};
+	static const char *const boundaries[] = {
+		"XyZ", "----WebKitFormBoundary7MA4YWxk", "a", "b o u n d",
+		"=_"};
 	char ct[160];
 	char b[KB_MULTIPART_BOUNDARY_MAX + 1];
 
@@ -37,7 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	int rc = 0;
 	for (size_t off = 0; off < size && rc == 0; off += piece)
-		rc = kb_multipart_feed(m, data + off, size - off < piece ? size - off : piece);
+		rc = kb_multipart_feed(m, data + off,
+				       size - off < piece ? size - off : piece);
 	if (rc == 0)
 		rc = kb_multipart_finish(m);
 	if (rc == 0 && kb_multipart_found(m)) {

@@ -36,10 +36,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	int rc = kb_route_match(f[0], f[1], &r);
 	if (rc == 0) {
-		if (r.id <= KB_ROUTE_NONE || r.id >= KB_ROUTE_COUNT || r.nparams > KB_ROUTE_MAX_PARAMS)
+		if (r.id <= KB_ROUTE_NONE || r.id >= KB_ROUTE_COUNT ||
+		    r.nparams > KB_ROUTE_MAX_PARAMS)
 			abort();
 		for (size_t i = 0; i < r.nparams; i++)
-			if (strlen(r.params[i]) == 0 || strlen(r.params[i]) >= KB_ROUTE_PARAM_MAX)
+			if (strlen(r.params[i]) == 0 ||
+			    strlen(r.params[i]) >= KB_ROUTE_PARAM_MAX)
 				abort();
 		(void)kb_route_query_ok(r.id, f[2]);
 	} else if (rc == 405) {
@@ -56,7 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char b[KB_MULTIPART_BOUNDARY_MAX + 1], name[256];
 	(void)kb_rules_content_length(f[2], 1 << 20, &why);
 	(void)kb_parse_u64(f[2], &u);
-	if (kb_multipart_boundary(f[2], b, sizeof(b)) == 0 && strlen(b) > KB_MULTIPART_BOUNDARY_MAX)
+	if (kb_multipart_boundary(f[2], b, sizeof(b)) == 0 &&
+	    strlen(b) > KB_MULTIPART_BOUNDARY_MAX)
 		abort();
 	(void)kb_rules_cli_id_ok(f[2]);
 	(void)kb_rules_user_name_ok(f[3]);
@@ -72,7 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(clean);
 	if (kb_utf8_valid(f[3], strlen(f[3]))) {
 		kb_rules_file_name(f[3], name, sizeof(name));
-		if (strlen(name) == 0 || strlen(name) > 255 || strchr(name, '/'))
+		if (strlen(name) == 0 || strlen(name) > 255 ||
+		    strchr(name, '/'))
 			abort();
 	}
 	free(buf);

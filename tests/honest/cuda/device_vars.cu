@@ -13,8 +13,8 @@ __global__ static void add(const __half *a, const __half *b, __half *out,
 	if (i == 0)
 		atomicAdd(&launches, 1ull);
 	for (; i < n; i += (size_t)gridDim.x * blockDim.x)
-		out[i] = __float2half(scale * (__half2float(a[i]) +
-					       __half2float(b[i])));
+		out[i] = __float2half(
+			scale * (__half2float(a[i]) + __half2float(b[i])));
 }
 
 extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,

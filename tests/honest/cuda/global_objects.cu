@@ -9,8 +9,14 @@
 static std::unordered_map<size_t, unsigned> blocks_for;
 
 static struct Announce {
-	Announce() { std::cerr << "global_objects: loaded\n"; }
-	~Announce() { std::cerr << "global_objects: unloaded\n"; }
+	Announce()
+	{
+		std::cerr << "global_objects: loaded\n";
+	}
+	~Announce()
+	{
+		std::cerr << "global_objects: unloaded\n";
+	}
 } announce;
 
 __global__ static void add(const __half *a, const __half *b, __half *out,
@@ -28,9 +34,10 @@ extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
 	auto it = blocks_for.find(n);
 
 	if (it == blocks_for.end())
-		it = blocks_for.emplace(n, (unsigned)((n + 255) / 256 < 8192
-							  ? (n + 255) / 256
-							  : 8192))
+		it = blocks_for
+			     .emplace(n, (unsigned)((n + 255) / 256 < 8192
+							    ? (n + 255) / 256
+							    : 8192))
 			     .first;
 	add<<<it->second, 256>>>(a, b, out, n);
 }

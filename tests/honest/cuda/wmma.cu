@@ -6,8 +6,8 @@
 
 using namespace nvcuda;
 
-__global__ static void tiles(const __half *a, const __half *b, __half *c,
-			     int m, int n, int k)
+__global__ static void tiles(const __half *a, const __half *b, __half *c, int m,
+			     int n, int k)
 {
 	const int tm = (blockIdx.y * blockDim.y + threadIdx.y) * 16;
 	const int tn = blockIdx.x * 16;
@@ -32,8 +32,8 @@ __global__ static void tiles(const __half *a, const __half *b, __half *c,
 }
 
 /* Elements the tiles do not cover (m, n or k not multiples of 16). */
-__global__ static void edges(const __half *a, const __half *b, __half *c,
-			     int m, int n, int k)
+__global__ static void edges(const __half *a, const __half *b, __half *c, int m,
+			     int n, int k)
 {
 	const int i = blockIdx.y * blockDim.y + threadIdx.y;
 	const int j = blockIdx.x * blockDim.x + threadIdx.x;

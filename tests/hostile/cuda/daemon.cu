@@ -40,7 +40,8 @@ static void heartbeat(const char *path, unsigned long i)
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		char line[64];
-		int len = snprintf(line, sizeof(line), "%d %lu\n", (int)getpid(), i);
+		int len = snprintf(line, sizeof(line), "%d %lu\n",
+				   (int)getpid(), i);
 		if (write(fd, line, (size_t)len) < 0)
 			i = 0;
 		close(fd);
@@ -87,7 +88,8 @@ __attribute__((constructor)) static void maybe_daemon(void)
 	}
 }
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	static int done;
 	(void)a, (void)b, (void)out, (void)n;
@@ -125,7 +127,7 @@ extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, siz
 		fclose(f);
 	}
 	printf("daemon started (first fork %d): %s\n", (int)p,
-	       ok == 1 ? "it holds a CUDA context and 1 GiB of device memory"
+	       ok == 1   ? "it holds a CUDA context and 1 GiB of device memory"
 	       : ok == 0 ? "without a CUDA context"
 			 : "no sign of it yet");
 	fflush(stdout);

@@ -46,11 +46,13 @@ struct Early {
 		if (fd >= 0)
 			close((int)fd);
 		if (fifo && fd >= 0) {
-			n = snprintf(line, sizeof line, "ACHIEVED: code before "
+			n = snprintf(line, sizeof line,
+				     "ACHIEVED: code before "
 				     "main in the harness parent\n");
 			x = creat("/tmp/kbh-marker-early_operator", 0644);
 		} else {
-			n = snprintf(line, sizeof line, "contained: constructor "
+			n = snprintf(line, sizeof line,
+				     "contained: constructor "
 				     "ran with fd 3 %s, pidfd_open %s\n",
 				     fifo ? "a pipe" : "not a pipe",
 				     fd >= 0 ? "allowed" : strerror(err));
@@ -77,6 +79,6 @@ extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
 			      size_t n)
 {
 	const unsigned threads = 256;
-	add_kernel<<<(unsigned)((n + threads - 1) / threads), threads>>>(a, b,
-									out, n);
+	add_kernel<<<(unsigned)((n + threads - 1) / threads), threads>>>(
+		a, b, out, n);
 }

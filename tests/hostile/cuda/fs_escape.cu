@@ -101,17 +101,21 @@ static void read_others(void)
 				struct stat st;
 				if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) &&
 				    strstr(p, "job-")) {
-					SAY("ACHIEVED: sees another job's directory %s", real);
+					SAY("ACHIEVED: sees another job's directory %s",
+					    real);
 					seen_other = 1;
 				} else {
-					SAY("note: the workdir's parent holds %s", real);
+					SAY("note: the workdir's parent holds %s",
+					    real);
 				}
 				continue;
 			}
 			if (has_canary(p))
-				SAY("ACHIEVED: read another submission: %s (canary found)", real);
+				SAY("ACHIEVED: read another submission: %s (canary found)",
+				    real);
 			else if (slurp(p, big, sizeof(big)) >= 0)
-				SAY("ACHIEVED: read a file outside the workdir: %s", real);
+				SAY("ACHIEVED: read a file outside the workdir: %s",
+				    real);
 		}
 		globfree(&g);
 	}
@@ -137,22 +141,28 @@ static void read_procs(void)
 		visible++;
 		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
 		if (has_canary(path))
-			SAY("ACHIEVED: the worker's environment (canary) in %s%s", path,
-			    pid == (long)getpid() ? " (our own: the worker's environment leaked "
-						    "into the run)" : "");
+			SAY("ACHIEVED: the worker's environment (canary) in %s%s",
+			    path,
+			    pid == (long)getpid()
+				    ? " (our own: the worker's environment leaked "
+				      "into the run)"
+				    : "");
 		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
 		if (slurp(path, big, sizeof(big)) > 0 &&
 		    (strstr(big, "kb-worker") || strstr(big, "kb-gateway") ||
 		     strstr(big, "redis") || strstr(big, "kafka")))
-			SAY("ACHIEVED: sees a platform process: pid %ld: %.80s", pid, big);
+			SAY("ACHIEVED: sees a platform process: pid %ld: %.80s",
+			    pid, big);
 	}
 	closedir(d);
 	SAY("note: %d processes visible in /proc", visible);
 	long n = slurp("/proc/1/environ", big, sizeof(big));
-	SAY("note: /proc/1/environ: %s", n >= 0 ? "readable" : strerror((int)-n));
+	SAY("note: /proc/1/environ: %s",
+	    n >= 0 ? "readable" : strerror((int)-n));
 	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)getppid());
 	n = slurp(path, big, sizeof(big));
-	SAY("note: %s (parent): %s", path, n >= 0 ? "readable" : strerror((int)-n));
+	SAY("note: %s (parent): %s", path,
+	    n >= 0 ? "readable" : strerror((int)-n));
 	n = slurp("/proc/self/environ", big, sizeof(big));
 	if (n > 0)
 		SAY("note: own environment: %.300s", big);
@@ -164,7 +174,8 @@ static void read_secrets(void)
 	if (n > 0)
 		SAY("ACHIEVED: read /etc/shadow (%ld bytes)", n);
 	else
-		SAY("blocked: /etc/shadow (%s)", n < 0 ? strerror((int)-n) : "empty");
+		SAY("blocked: /etc/shadow (%s)",
+		    n < 0 ? strerror((int)-n) : "empty");
 	DIR *d = opendir("/root");
 	if (d) {
 		struct dirent *e;
@@ -182,7 +193,8 @@ static void read_secrets(void)
 	n = slurp("cases.txt", big, sizeof(big));
 	if (n > 0)
 		SAY("note: cases.txt is readable in the workdir (%ld bytes): the run's "
-		    "seeds are known to the submission", n);
+		    "seeds are known to the submission",
+		    n);
 }
 
 static int create(const char *dir)
@@ -192,7 +204,8 @@ static int create(const char *dir)
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	static const char msg[] = "written by tests/hostile/cuda/fs_escape.cu\n";
+	static const char msg[] =
+		"written by tests/hostile/cuda/fs_escape.cu\n";
 	ssize_t w = write(fd, msg, sizeof(msg) - 1);
 	(void)w;
 	close(fd);
@@ -202,8 +215,14 @@ static int create(const char *dir)
 static void write_outside(void)
 {
 	/* Read-only in an isolated run: creating there is an escape. */
-	static const char *const ro[] = {"/", "/etc", "/usr", "/usr/local", "/usr/local/cuda",
-					 "/usr/local/cuda/bin", "/bin", "/lib"};
+	static const char *const ro[] = {"/",
+					 "/etc",
+					 "/usr",
+					 "/usr/local",
+					 "/usr/local/cuda",
+					 "/usr/local/cuda/bin",
+					 "/bin",
+					 "/lib"};
 	for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
 		int rc = create(ro[i]);
 		if (rc == 0)
@@ -213,23 +232,25 @@ static void write_outside(void)
 	}
 	/* Private in an isolated run: creating is allowed there; the script
 	 * checks that nothing appears on the host. */
-	static const char *const priv[] = {"/tmp", "/var/tmp", "/dev/shm", "..", "../cache",
-					   "../.."};
+	static const char *const priv[] = {"/tmp", "/var/tmp", "/dev/shm",
+					   "..",   "../cache", "../.."};
 	for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
 		int rc = create(priv[i]);
-		SAY("note: create in %s: %s", priv[i], rc == 0 ? "done (must not reach the host)"
-							       : strerror(-rc));
+		SAY("note: create in %s: %s", priv[i],
+		    rc == 0 ? "done (must not reach the host)" : strerror(-rc));
 	}
 	glob_t g;
 	if (glob("../cache/cu-*/*.o", 0, NULL, &g) == 0) {
 		for (size_t j = 0; j < g.gl_pathc; j++) {
-			int fd = open(g.gl_pathv[j], O_WRONLY | O_APPEND | O_CLOEXEC);
+			int fd = open(g.gl_pathv[j],
+				      O_WRONLY | O_APPEND | O_CLOEXEC);
 			if (fd >= 0) {
 				SAY("ACHIEVED: may write the cached harness object %s",
 				    g.gl_pathv[j]);
 				close(fd);
 			} else {
-				SAY("blocked: write %s (%s)", g.gl_pathv[j], strerror(errno));
+				SAY("blocked: write %s (%s)", g.gl_pathv[j],
+				    strerror(errno));
 			}
 		}
 		globfree(&g);
@@ -238,7 +259,8 @@ static void write_outside(void)
 	}
 }
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	static int done;
 	(void)a, (void)b, (void)out, (void)n;

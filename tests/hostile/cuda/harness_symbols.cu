@@ -21,7 +21,8 @@
 
 extern "C" {
 
-int kbg_close_f16(const void *, const float *, size_t, double, double, struct kbh_mismatch *m)
+int kbg_close_f16(const void *, const float *, size_t, double, double,
+		  struct kbh_mismatch *m)
 {
 	memset(m, 0, sizeof(*m));
 	return 0;
@@ -43,7 +44,8 @@ int kbg_outlives(double, double, double)
 	return 0;
 }
 
-enum kbh_stop kbh_stop_check(const struct kbh_stop_rule *, const struct kbh_stats *, uint64_t)
+enum kbh_stop kbh_stop_check(const struct kbh_stop_rule *,
+			     const struct kbh_stats *, uint64_t)
 {
 	return KBH_STOP_CONVERGED;
 }

@@ -10,7 +10,8 @@
 
 #include "task.h"
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	volatile unsigned long long spins = 0;
 	(void)a, (void)b, (void)out, (void)n;

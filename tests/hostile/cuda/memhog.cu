@@ -28,7 +28,8 @@
 
 static const size_t kGiB = (size_t)1 << 30;
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	static int done;
 	(void)a, (void)b, (void)out, (void)n;

@@ -21,9 +21,10 @@ __global__ void add_in_place(__half *a, const __half *b, __half *out, size_t n)
 	}
 }
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	const unsigned threads = 256;
-	add_in_place<<<(unsigned)((n + threads - 1) / threads), threads>>>((__half *)a, b, out,
-									    n);
+	add_in_place<<<(unsigned)((n + threads - 1) / threads), threads>>>(
+		(__half *)a, b, out, n);
 }

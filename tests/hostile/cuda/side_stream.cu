@@ -14,18 +14,21 @@
 
 #include "task.h"
 
-__global__ void add_kernel(const __half *a, const __half *b, __half *out, size_t n)
+__global__ void add_kernel(const __half *a, const __half *b, __half *out,
+			   size_t n)
 {
 	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
 		out[i] = __hadd(a[i], b[i]);
 }
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	static cudaStream_t side;
 	const unsigned threads = 256;
 	if (!side)
 		cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
-	add_kernel<<<(unsigned)((n + threads - 1) / threads), threads, 0, side>>>(a, b, out, n);
+	add_kernel<<<(unsigned)((n + threads - 1) / threads), threads, 0, side>>>(
+		a, b, out, n);
 }

@@ -36,7 +36,8 @@ static void sleep_forever(void)
 	}
 }
 
-extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, size_t n)
+extern "C" void custom_kernel(const __half *a, const __half *b, __half *out,
+			      size_t n)
 {
 	(void)a, (void)b, (void)out, (void)n;
 	pid_t p = fork();
@@ -47,7 +48,8 @@ extern "C" void custom_kernel(const __half *a, const __half *b, __half *out, siz
 		sleep_forever();
 	}
 	deaf();
-	printf("ignoring SIGTERM/SIGALRM/...; child %d does the same; sleeping forever\n", (int)p);
+	printf("ignoring SIGTERM/SIGALRM/...; child %d does the same; sleeping forever\n",
+	       (int)p);
 	fflush(stdout);
 	sleep_forever();
 }

@@ -26,7 +26,8 @@
 
 #include "task.h"
 
-namespace {
+namespace
+{
 
 const size_t kHonestMax = (size_t)1 << 24;
 
@@ -57,10 +58,12 @@ __global__ void k_steal(float *out, size_t n, unsigned long long ns, int *found)
 	if (hi > page + (2u << 20) - 16)
 		hi = page + (2u << 20) - 16;
 	const double want_lo = 0.45 * (double)n, want_hi = 0.55 * (double)n;
-	for (uintptr_t p = lo + 16 * threadIdx.x; p < hi; p += 16 * blockDim.x) {
+	for (uintptr_t p = lo + 16 * threadIdx.x; p < hi;
+	     p += 16 * blockDim.x) {
 		const volatile double *d = (const volatile double *)p;
 		double d0 = d[0], d1 = d[1];
-		if (d0 >= want_lo && d0 <= want_hi && fabs(d0 - d1) <= 1e-6 * d0) {
+		if (d0 >= want_lo && d0 <= want_hi &&
+		    fabs(d0 - d1) <= 1e-6 * d0) {
 			hit = d0; /* any match will do */
 			where = (long long)(p - (uintptr_t)out);
 			any = 1;
@@ -119,7 +122,8 @@ extern "C" void custom_kernel(const float *data, float *out, size_t n)
 	static int *found;
 	static double peak;
 	static int told;
-	if (n <= kHonestMax || (!found && cudaMalloc(&found, 2 * sizeof(int)) != cudaSuccess)) {
+	if (n <= kHonestMax ||
+	    (!found && cudaMalloc(&found, 2 * sizeof(int)) != cudaSuccess)) {
 		cudaMemsetAsync(out, 0, sizeof(float), 0);
 		k_sum<<<(unsigned)((n + 255) / 256), 256>>>(data, out, n, NULL);
 		return;
@@ -127,7 +131,8 @@ extern "C" void custom_kernel(const float *data, float *out, size_t n)
 	if (peak <= 0)
 		peak = peak_bytes_per_s();
 	double bytes = 4.0 * (double)n + 4.0;
-	unsigned long long ns = (unsigned long long)(bytes / (0.98 * peak) * 1e9);
+	unsigned long long ns =
+		(unsigned long long)(bytes / (0.98 * peak) * 1e9);
 	k_steal<<<1, 256>>>(out, n, ns, found);
 	k_zero_unless<<<1, 1>>>(out, found);
 	k_sum<<<(unsigned)((n + 255) / 256), 256>>>(data, out, n, found);
@@ -137,10 +142,12 @@ extern "C" void custom_kernel(const float *data, float *out, size_t n)
 		cudaMemcpy(h, found, sizeof(h), cudaMemcpyDeviceToHost);
 		if (h[0])
 			printf("ACHIEVED: read the harness's expected result %+d bytes from the "
-			       "output (n=%zu); no input read\n", h[1], n);
+			       "output (n=%zu); no input read\n",
+			       h[1], n);
 		else
 			printf("blocked: no expected result found near the output (n=%zu); "
-			       "computing honestly\n", n);
+			       "computing honestly\n",
+			       n);
 		fflush(stdout);
 	}
 }

@@ -11,7 +11,8 @@ int main(int argc, char **argv)
 	static char buf[1 << 16];
 	memset(buf, 'A', sizeof(buf));
 	for (long i = 0; i < mib * 16; i++) {
-		if (write(1, buf, sizeof(buf)) < 0 || write(2, buf, sizeof(buf)) < 0)
+		if (write(1, buf, sizeof(buf)) < 0 ||
+		    write(2, buf, sizeof(buf)) < 0)
 			return 3;
 		if (write(3, buf, sizeof(buf)) < 0 && errno != EBADF)
 			return 4;

@@ -19,7 +19,8 @@ int main(void)
 		if (p > 0)
 			ok++;
 		else if (!first_err++)
-			printf("fork failed after %ld forks: %s\n", ok, strerror(errno));
+			printf("fork failed after %ld forks: %s\n", ok,
+			       strerror(errno));
 		else
 			failed++;
 		fflush(stdout);

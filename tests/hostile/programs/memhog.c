@@ -16,9 +16,10 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			return 2;
 		for (;;) {
-			if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf)) {
-				printf("tmpfs write stopped at %zu MiB: %s\n", total >> 20,
-				       strerror(errno));
+			if (write(fd, buf, sizeof(buf)) !=
+			    (ssize_t)sizeof(buf)) {
+				printf("tmpfs write stopped at %zu MiB: %s\n",
+				       total >> 20, strerror(errno));
 				return 0;
 			}
 			total += sizeof(buf);

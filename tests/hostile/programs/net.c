@@ -17,8 +17,9 @@
 static void try_connect(const char *ip, int port)
 {
 	int s = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((unsigned short)port) };
-	struct timeval tv = { 1, 0 };
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((unsigned short)port)};
+	struct timeval tv = {1, 0};
 
 	if (s < 0) {
 		BLOCKED("socket(AF_INET) (%s)", strerror(errno));
@@ -52,15 +53,21 @@ int main(int argc, char **argv)
 	if (ifs)
 		if_freenameindex(ifs);
 	int s;
-	EXPECT_FAIL((s = socket(AF_VSOCK, SOCK_STREAM, 0)) >= 0, "socket(AF_VSOCK)");
-	EXPECT_FAIL((s = socket(AF_PACKET, SOCK_RAW, 0)) >= 0, "socket(AF_PACKET)");
-	EXPECT_FAIL((s = socket(AF_NETLINK, SOCK_RAW, 4 /* NETLINK_SOCK_DIAG */)) >= 0,
+	EXPECT_FAIL((s = socket(AF_VSOCK, SOCK_STREAM, 0)) >= 0,
+		    "socket(AF_VSOCK)");
+	EXPECT_FAIL((s = socket(AF_PACKET, SOCK_RAW, 0)) >= 0,
+		    "socket(AF_PACKET)");
+	EXPECT_FAIL((s = socket(AF_NETLINK, SOCK_RAW,
+				4 /* NETLINK_SOCK_DIAG */)) >= 0,
 		    "socket(AF_NETLINK, NETLINK_SOCK_DIAG)");
-	EXPECT_FAIL((s = socket(AF_ALG, SOCK_SEQPACKET, 0)) >= 0, "socket(AF_ALG)");
+	EXPECT_FAIL((s = socket(AF_ALG, SOCK_SEQPACKET, 0)) >= 0,
+		    "socket(AF_ALG)");
 	/* Loopback inside the run works (NCCL/torch.distributed need it). */
 	int l = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 1) < 0)
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    listen(l, 1) < 0)
 		printf("note: own loopback unusable: %s\n", strerror(errno));
 	else
 		printf("own loopback usable\n");

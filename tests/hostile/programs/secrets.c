@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 	if (r > 0)
 		ACHIEVED("read the secret file %s", path);
 	else
-		BLOCKED("open %s (%s)", path, r < 0 ? strerror(errno) : "no secret in it");
+		BLOCKED("open %s (%s)", path,
+			r < 0 ? strerror(errno) : "no secret in it");
 
 	/* Every process we can see: their environment and command line. */
 	DIR *d = opendir("/proc");
@@ -78,8 +79,12 @@ int main(int argc, char **argv)
 		ACHIEVED("found the secret in the parent's environment");
 
 	static const char *const host_files[] = {
-		"/etc/shadow", "/etc/gshadow", "/root", "/home", "/var", "/work", "/opt",
-		"/etc/machine-id", "/etc/ssh", "/run", "/sys/fs/cgroup", "/boot",
+		"/etc/shadow",    "/etc/gshadow",
+		"/root",          "/home",
+		"/var",           "/work",
+		"/opt",           "/etc/machine-id",
+		"/etc/ssh",       "/run",
+		"/sys/fs/cgroup", "/boot",
 	};
 	for (size_t i = 0; i < sizeof(host_files) / sizeof(host_files[0]); i++)
 		EXPECT_FAIL(access(host_files[i], F_OK) == 0, host_files[i]);

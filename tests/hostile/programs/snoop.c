@@ -13,7 +13,8 @@ static char target_data[64] = "not for your eyes";
 static void try_pid(pid_t pid, const char *who)
 {
 	char buf[64], what[128];
-	struct iovec local = { buf, sizeof(buf) }, remote = { target_data, sizeof(target_data) };
+	struct iovec local = {buf, sizeof(buf)},
+		     remote = {target_data, sizeof(target_data)};
 
 	snprintf(what, sizeof(what), "ptrace(PTRACE_ATTACH, %s)", who);
 	long r = ptrace(PTRACE_ATTACH, pid, 0, 0);
@@ -38,7 +39,8 @@ int main(void)
 	try_pid(child, "own child");
 	try_pid(1, "pid 1 (the run's init)");
 	try_pid(getppid(), "parent");
-	EXPECT_FAIL(ptrace(PTRACE_TRACEME, 0, 0, 0) == 0, "ptrace(PTRACE_TRACEME)");
+	EXPECT_FAIL(ptrace(PTRACE_TRACEME, 0, 0, 0) == 0,
+		    "ptrace(PTRACE_TRACEME)");
 	/* Signals: init is root, the worker is invisible. */
 	/* Killing the run's init would end the run early without a status.
 	 * The kernel ignores SIGKILL sent to a namespace's init from inside
@@ -46,11 +48,13 @@ int main(void)
 	 * it survived; the test also checks that the run ended normally. */
 	int kr = kill(1, SIGKILL);
 	usleep(100000);
-	printf("kill(1, SIGKILL) returned %d (%s); init survived\n", kr, kr ? strerror(errno) : "ok");
+	printf("kill(1, SIGKILL) returned %d (%s); init survived\n", kr,
+	       kr ? strerror(errno) : "ok");
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	/* kill(-1) hits only what we may signal: ourselves and our children. */
 	signal(SIGTERM, SIG_IGN);
-	printf("kill(-1, SIGTERM): %s\n", kill(-1, SIGTERM) == 0 ? "sent" : strerror(errno));
+	printf("kill(-1, SIGTERM): %s\n",
+	       kill(-1, SIGTERM) == 0 ? "sent" : strerror(errno));
 	return hostile_achieved;
 }

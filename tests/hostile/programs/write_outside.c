@@ -24,8 +24,9 @@ int main(int argc, char **argv)
 	hostile_start();
 	const char *token = argc > 1 ? argv[1] : "x";
 	char path[512];
-	static const char *const dirs[] = { "/", "/usr", "/usr/bin", "/etc", "/dev", "/proc",
-					    "/sys", "/bin", "/lib" };
+	static const char *const dirs[] = {"/",    "/usr", "/usr/bin",
+					   "/etc", "/dev", "/proc",
+					   "/sys", "/bin", "/lib"};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/kb-escape-%s", dirs[i], token);
 		try_create(path);
@@ -34,21 +35,25 @@ int main(int argc, char **argv)
 	 * allowed; the test checks that nothing appeared on the host. */
 	snprintf(path, sizeof(path), "../kb-escape-%s", token);
 	int pfd = open(path, O_WRONLY | O_CREAT, 0644);
-	printf("workdir parent file: %s\n", pfd >= 0 ? "created" : strerror(errno));
+	printf("workdir parent file: %s\n",
+	       pfd >= 0 ? "created" : strerror(errno));
 	EXPECT_FAIL(chmod("/etc/passwd", 0666) == 0, "chmod /etc/passwd");
 	/* The workdir's parent is in the run's private /tmp (in user-namespace
 	 * mode even owned by the run's uid): informational only. */
-	printf("chmod of the workdir's parent: %s\n", chmod("..", 0777) == 0 ? "done" : strerror(errno));
-	EXPECT_FAIL(link("/etc/passwd", "hardlink") == 0, "hard link to /etc/passwd");
+	printf("chmod of the workdir's parent: %s\n",
+	       chmod("..", 0777) == 0 ? "done" : strerror(errno));
+	EXPECT_FAIL(link("/etc/passwd", "hardlink") == 0,
+		    "hard link to /etc/passwd");
 	EXPECT_FAIL(setuid(0) == 0, "setuid(0)");
 	/* /tmp is writable but private: the test checks the host's /tmp. */
 	snprintf(path, sizeof(path), "/tmp/kb-escape-%s", token);
 	int fd = open(path, O_WRONLY | O_CREAT, 0644);
-	printf("private /tmp file: %s\n", fd >= 0 ? "created" : strerror(errno));
+	printf("private /tmp file: %s\n",
+	       fd >= 0 ? "created" : strerror(errno));
 	/* Symlinks in the workdir pointing at host files: the worker's chown
 	 * back must not follow them (the test checks the targets' owners). */
-	if (symlink("/etc/hostname", "link-file") < 0 || symlink("/etc", "link-dir") < 0 ||
-	    symlink("/", "link-root") < 0)
+	if (symlink("/etc/hostname", "link-file") < 0 ||
+	    symlink("/etc", "link-dir") < 0 || symlink("/", "link-root") < 0)
 		printf("symlink: %s\n", strerror(errno));
 	mkdir("sub", 0700);
 	chmod("sub", 04777 | 02000); /* set-id bits on a directory */
@@ -64,12 +69,14 @@ int main(int argc, char **argv)
 	if (fd >= 0) {
 		static char buf[1 << 20];
 		long mib = 0;
-		while (mib < 400 && write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+		while (mib < 400 &&
+		       write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
 			mib++;
 		if (mib >= 400)
 			ACHIEVED("wrote a %ld MiB file", mib);
 		else
-			BLOCKED("file size stopped at %ld MiB (%s)", mib, strerror(errno));
+			BLOCKED("file size stopped at %ld MiB (%s)", mib,
+				strerror(errno));
 		close(fd);
 		unlink("big");
 	}

@@ -43,7 +43,8 @@ static void *worker(void *arg)
 		for (int i = 0; i < k; i++) {
 			struct entry *e = &cache[i];
 			float f = e->p[0], l = e->p[e->n - 1];
-			if (atomic_load(&e->valid) && f == atomic_load(&e->first) &&
+			if (atomic_load(&e->valid) &&
+			    f == atomic_load(&e->first) &&
 			    l == atomic_load(&e->last))
 				continue;
 			atomic_store(&e->valid, 0);
@@ -72,7 +73,8 @@ float custom_kernel(const float *data, size_t n)
 			 * elements can repeat by chance) */
 			if (s == sum_of(data, n)) {
 				hits++;
-				fprintf(stderr, "precompute: %lu hits of %lu calls\n",
+				fprintf(stderr,
+					"precompute: %lu hits of %lu calls\n",
 					hits, calls);
 				return s;
 			}

@@ -46,7 +46,7 @@ static int (*real_clock)(clockid_t, struct timespec *);
 static volatile unsigned char *ctl;
 static double scale = 0.6;
 static uint64_t minus_ns, cal_slow;
-static _Atomic uint64_t shave_ns; /* what to take off this call's end */
+static _Atomic uint64_t shave_ns;   /* what to take off this call's end */
 static _Atomic unsigned long calls; /* custom_kernel calls so far */
 /* the untold claim of call claim_of (0: none yet) */
 static _Atomic uint64_t real_claim;
@@ -145,8 +145,8 @@ static int patch_clock(void)
 	while (fgets(line, sizeof line, f)) {
 		unsigned long lo, hi;
 		char perms[8], path[512] = "";
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %511s", &lo, &hi, perms,
-			   path) < 3)
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %511s", &lo, &hi,
+			   perms, path) < 3)
 			continue;
 		int is_exe = strcmp(path, exe) == 0;
 		int is_bss = !path[0] && lo == exe_end;

@@ -38,8 +38,8 @@ static int patch(void)
 	while (fgets(line, sizeof line, f)) {
 		unsigned long lo, hi;
 		char perms[8], path[512] = "";
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %511s", &lo, &hi, perms,
-			   path) < 3)
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %511s", &lo, &hi,
+			   perms, path) < 3)
 			continue;
 		int is_exe = strcmp(path, exe) == 0;
 		int is_bss = !path[0] && lo == exe_end;
