@@ -1108,6 +1108,7 @@ static int seal(struct kb_task *t, char *errstr, size_t errstr_size)
 {
 	const char *off = getenv("KB_SEAL_UPSTREAM");
 	const char *hdir = getenv("KB_HARNESS_DIR");
+	const struct kb_seal_version *v;
 	char reason[256], *eval;
 	size_t len;
 	long e = kb_seal_eval_index(t);
@@ -1127,11 +1128,11 @@ static int seal(struct kb_task *t, char *errstr, size_t errstr_size)
 		if (kb_task_read(t, t->files[e].source, KB__TASK_MAX_EVAL,
 				 &eval, &len, reason, sizeof(reason)) < 0)
 			return 0;
-		rc = kb_seal_decide(t, eval, len, reason, sizeof(reason));
+		rc = kb_seal_decide(t, eval, len, &v, reason, sizeof(reason));
 		free(eval);
 		if (rc == 1)
 			return kb_seal_rewrite(
-				t,
+				t, v,
 				hdir && *hdir ? hdir : KB_DEFAULT_HARNESS_DIR,
 				errstr, errstr_size);
 	}

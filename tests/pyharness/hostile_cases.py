@@ -259,7 +259,7 @@ NO_STOP = [("kbh_guard.py", "        try:\n            os.killpg(self.pid, "
             "        t_go = time.monotonic_ns()\n        try:\n"
             "            self.sock.sendmsg("),
            ("kbh_guard.py", "        t_go = time.monotonic_ns()\n"
-            "        self._cont()", "        self._cont()")]
+            "        if armed:\n", "        if armed:\n")]
 # A head start without the stop is the gap between staging and the call:
 # on the CPU only the flush (a few ms), in which a loaded 2-core host can
 # leave the precomputing thread or process unscheduled, so the attack

@@ -489,18 +489,85 @@ class TightenTest(unittest.TestCase):
         self.assertEqual(out.split(), ["None", "None", "refused", "True"])
 
 
-def load_upstream(ref):
-    """kbh_upstream over the module ref as the task's reference.py."""
+def load_upstream(ref, rules="v1"):
+    """kbh_upstream over the module ref as the task's reference.py, with
+    kbh_upstream_rules_<rules>.py as the version's case rule (the loader
+    copies it in as kbh_upstream_rules.py)."""
     import importlib
     import types
     mod = types.ModuleType("reference")
     mod.__dict__.update(ref)
     sys.modules["reference"] = mod
+    sys.modules["kbh_upstream_rules"] = importlib.import_module(
+        "kbh_upstream_rules_" + rules)
     sys.modules.pop("kbh_upstream", None)
     try:
         return importlib.import_module("kbh_upstream")
     finally:
         del sys.modules["reference"]
+        del sys.modules["kbh_upstream_rules"]
+
+
+class DataTreeTest(unittest.TestCase):
+    """kbh_slots: data as a tree the child rebuilds, tensors in their
+    dense layouts."""
+
+    def setUp(self):
+        import torch
+        self.torch = torch
+
+    def test_round_trip(self):
+        import kbh_slots
+        torch = self.torch
+        a, b, m = torch.zeros(3), torch.ones(2, 2), torch.arange(4)
+        data = (a, [m, 7], {"w": b, "cfg": {"dim": 4, "on": True}}, None)
+        tree, tensors, names = kbh_slots.flatten(torch, data, ("x",))
+        self.assertEqual(len(tensors), 3)
+        self.assertIs(tensors[0], a)
+        self.assertEqual(names, ["x", "input 1[0]", "input 2['w']"])
+        copies = [t.clone() for t in tensors]
+        back = kbh_slots.build(tree, copies)
+        self.assertEqual(type(back), tuple)
+        self.assertEqual(type(back[1]), list)
+        self.assertIs(back[2]["w"], copies[2])
+        self.assertEqual(back[2]["cfg"], {"dim": 4, "on": True})
+        self.assertEqual((back[1][1], back[3]), (7, None))
+        # Built afresh: a list or dict a call changed is not the next's.
+        back[1].append(1)
+        self.assertEqual(len(kbh_slots.build(tree, copies)[1]), 2)
+        # A bare tensor is data too.
+        tree, tensors, names = kbh_slots.flatten(torch, a)
+        self.assertEqual((tree, names), (("t", 0), ["data"]))
+
+    def test_refused(self):
+        import kbh_slots
+        torch = self.torch
+        for bad in ((object(),), {1.5: torch.zeros(1)}, (torch.nn.Linear(1, 1),)):
+            self.assertRaises(ValueError, kbh_slots.flatten, torch, bad)
+        deep = torch.zeros(1)
+        for _ in range(kbh_slots.DATA_DEPTH + 1):
+            deep = [deep]
+        self.assertRaises(ValueError, kbh_slots.flatten, torch, deep)
+
+    def test_layouts(self):
+        import kbh_slots
+        torch = self.torch
+        base = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
+        self.assertIsNone(kbh_slots.layout(base))
+        p = base.permute(1, 2, 0)
+        self.assertEqual(kbh_slots.layout(p), (4, 1, 12))
+        # memory order: the permuted view's bytes are base's
+        self.assertTrue(torch.equal(kbh_slots.raw(torch, p),
+                                    base.reshape(-1).view(torch.uint8)))
+        for bad in (base[:, :, :2], torch.zeros(3).expand(2, 3)):
+            self.assertRaises(ValueError, kbh_slots.layout, bad)
+        # A slot viewed with p's strides holds p once staged bytewise.
+        buf = torch.zeros(96, dtype=torch.uint8)
+        v = kbh_slots.view(torch, buf, 0, 96, torch.float32, p.shape,
+                           kbh_slots.layout(p))
+        kbh_slots.raw(torch, v).copy_(kbh_slots.raw(torch, p))
+        self.assertEqual(v.stride(), p.stride())
+        self.assertTrue(torch.equal(v, p))
 
 
 class UpstreamAdapterTest(unittest.TestCase):
@@ -581,12 +648,63 @@ class UpstreamAdapterTest(unittest.TestCase):
         self.assertIsNot(seen[0][0], inputs[0])
 
     def test_refuses_what_slots_cannot_stage(self):
-        def bare(size, seed):
-            return self.torch.zeros(size)
-        u = load_upstream({"generate_input": bare,
-                           "ref_kernel": lambda d: d,
+        torch = self.torch
+        for bad in (lambda size, seed: (torch.zeros(size), object()),
+                    lambda size, seed: torch.zeros(size, 2)[:, :1]):
+            u = load_upstream({"generate_input": bad,
+                               "ref_kernel": lambda d: d[0],
+                               "check_implementation": None})
+            self.assertRaises(RuntimeError, u.setup, {"size": 2}, "cpu")
+
+    def test_data_as_generated(self):
+        """A bare tensor, dicts and permuted views pass as they are."""
+        torch = self.torch
+
+        def generate_input(size, seed, device="cuda"):
+            g = torch.Generator(device=device)
+            g.manual_seed(seed)
+            x = torch.rand(2, size, generator=g, device=device).t()
+            return {"x": x, "cfg": {"n": size}}
+
+        u = load_upstream({"generate_input": generate_input,
+                           "ref_kernel": lambda d: d["x"] * 2,
                            "check_implementation": None})
-        self.assertRaises(RuntimeError, u.setup, {"size": 2}, "cpu")
+        self.assertTrue(u.DATA_AS_IS)
+        args = u.setup({"size": 3}, "cpu")
+        self.assertEqual(u.outputs(args), [((3, 2), torch.float32)])
+        self.assertEqual(u.cost(args)["bytes"], 24)
+        d = u.generate(args, 5, "cpu")
+        self.assertEqual(d["cfg"], {"n": 3})
+        self.assertEqual(d["x"].stride(), (1, 3))
+        u = load_upstream({"generate_input": lambda size, seed:
+                           torch.ones(size),
+                           "ref_kernel": lambda d: d.sum(),
+                           "check_implementation": None})
+        self.assertEqual(u.outputs(u.setup({"size": 4}, "cpu")),
+                         [((), torch.float32)])
+
+    def test_case_rules(self):
+        """Each version's rule: v1 words [a-zA-Z]+ (strings), keys without
+        '_'; v2 words and keys [a-zA-Z_]\\w*, 'true'/'false' booleans."""
+        def generate_input(num_tokens, kind, seed, flag=False):
+            pass
+        ref = {"generate_input": generate_input, "ref_kernel": None,
+               "check_implementation": None}
+        u = load_upstream(ref)
+        self.assertEqual(sorted(u.KEYS), ["flag", "kind"])
+        p = u.KEYS["kind"]
+        self.assertEqual((p("true"), p("False"), p(" 7 ")),
+                         ("true", "False", 7))
+        for bad in ("fp8", "a_b", "_x"):
+            self.assertRaises(ValueError, p, bad)
+        u = load_upstream(ref, "v2")
+        self.assertEqual(sorted(u.KEYS), ["flag", "kind", "num_tokens"])
+        p = u.KEYS["kind"]
+        self.assertEqual((p("true"), p("false"), p("True"), p("fp8"),
+                          p("_x"), p("-3")),
+                         (True, False, "True", "fp8", "_x", -3))
+        for bad in ("1x", "a-b", "1.5"):
+            self.assertRaises(ValueError, p, bad)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 /* Upstream Python problems run sealed (services/kb_seal.h): `kb-worker
- * eval` on the upstream-shaped fixtures (tests/worker/data/upstream_py),
+ * eval` on the upstream-shaped fixtures (tests/worker/data/upstream_py,
+ * and upstream_py2: another eval.py's case rule, data as a dict with a
+ * column-major view, or a bare tensor),
  * sealed by default and as upstream runs them with KB_SEAL_UPSTREAM=0.
  * Sealed, the report carries keys upstream's eval.py never writes
  * (system.guard); the verdicts are the same either way; and what a
@@ -16,7 +18,6 @@
 #include "worker_fixture.h"
 
 #define WORKER KB_BINARY_DIR "/worker/kb-worker"
-#define UP KB_TEST_DATA "/upstream_py"
 
 static char *workdir;
 static char env_workdir[4200];
@@ -34,7 +35,7 @@ static void teardown(void)
 	free(workdir);
 }
 
-/* `kb-worker eval UP/problem UP/problem/sub --mode mode --json`, sealed
+/* `kb-worker eval DATA/problem DATA/problem/sub --mode mode --json`, sealed
  * or not; returns the exit status and *out (the JSON result), *err. The
  * sandbox's isolation is not what these tests are about: off. */
 static int eval_json(const char *problem, const char *sub, const char *mode,
@@ -52,7 +53,7 @@ static int eval_json(const char *problem, const char *sub, const char *mode,
 	double wall;
 	int st;
 
-	snprintf(dir, sizeof(dir), "%s/%s", UP, problem);
+	snprintf(dir, sizeof(dir), "%s/%s", KB_TEST_DATA, problem);
 	snprintf(file, sizeof(file), "%s/%s", dir, sub);
 	st = wf_run(argv, env, out, err, &wall);
 	return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -78,8 +79,10 @@ static double min_value(const char *json, const char *key)
 /* Loop: fixture x submission x sealed. */
 START_TEST(same_verdicts)
 {
-	static const char *const problems[] = {"vectoradd",
-					       "vectoradd_inplace"};
+	static const char *const problems[] = {"upstream_py/vectoradd",
+					       "upstream_py/vectoradd_inplace",
+					       "upstream_py2/mix",
+					       "upstream_py2/rowsum"};
 	static const char *const subs[] = {"submission_ok.py",
 					   "submission_wrong.py"};
 	const char *problem = problems[_i / 4], *sub = subs[_i / 2 % 2];
@@ -108,8 +111,8 @@ END_TEST
 START_TEST(wider_reference_dtype)
 {
 	char *out, *err;
-	int status = eval_json("cumsum_wide", "submission_ok.py", "test", _i,
-			       &out, &err);
+	int status = eval_json("upstream_py/cumsum_wide", "submission_ok.py",
+			       "test", _i, &out, &err);
 
 	ck_assert_msg(status == 0, "sealed=%d: exit %d\n%s\n%s", _i, status,
 		      out, err);
@@ -120,17 +123,25 @@ START_TEST(wider_reference_dtype)
 END_TEST
 
 /* Ranked, sealed: the harness's benchmark keys, with the in-place
- * fixture (its output buffer in data). */
+ * fixture (its output buffer in data) and the bare-tensor one of the
+ * second kind, whose ranked run times its last case (ranking_by last: the
+ * worker hands that run the last benchmark, as its eval.py would time). */
 START_TEST(sealed_leaderboard)
 {
+	static const char *const problems[] = {"upstream_py/vectoradd_inplace",
+					       "upstream_py2/rowsum"};
 	char *out, *err;
-	int status = eval_json("vectoradd_inplace", "submission_ok.py",
-			       "leaderboard", 1, &out, &err);
+	int status = eval_json(problems[_i], "submission_ok.py", "leaderboard",
+			       1, &out, &err);
 
 	ck_assert_msg(status == 0, "exit %d\n%s\n%s", status, out, err);
 	ck_assert_msg(strstr(out, "VERDICT_PASSED"), "%s", out);
 	ck_assert_msg(strstr(out, "\"benchmark.0.floor_ns\""), "%s", out);
 	ck_assert_msg(strstr(out, "\"benchmark.0.window_ns\""), "%s", out);
+	if (_i == 1)
+		ck_assert_msg(strstr(out, "\"benchmark.0.spec\": \"size: 4096; "
+					  "seed: 24\""),
+			      "%s", out);
 	free(out);
 	free(err);
 }
@@ -144,8 +155,8 @@ START_TEST(timer_patch_gains_nothing)
 	double mean;
 	int status;
 
-	status = eval_json("vectoradd", "submission_timer.py", "leaderboard", 0,
-			   &out, &err);
+	status = eval_json("upstream_py/vectoradd", "submission_timer.py",
+			   "leaderboard", 0, &out, &err);
 	mean = min_value(out, "benchmark.0.mean");
 	ck_assert_msg(mean >= 0 && mean < 1000,
 		      "unsealed: the lie should "
@@ -154,8 +165,8 @@ START_TEST(timer_patch_gains_nothing)
 	free(out);
 	free(err);
 
-	status = eval_json("vectoradd", "submission_timer.py", "leaderboard", 1,
-			   &out, &err);
+	status = eval_json("upstream_py/vectoradd", "submission_timer.py",
+			   "leaderboard", 1, &out, &err);
 	ck_assert_msg(status == 0, "exit %d\n%s\n%s", status, out, err);
 	mean = min_value(out, "benchmark.0.mean");
 	/* 65536 float adds and a Python call: tens of us on any CPU. */
@@ -171,7 +182,7 @@ END_TEST
 START_TEST(fake_report_gains_nothing)
 {
 	char *out, *err;
-	int status = eval_json("vectoradd", "submission_report.py",
+	int status = eval_json("upstream_py/vectoradd", "submission_report.py",
 			       "leaderboard", 0, &out, &err);
 	double mean;
 
@@ -180,8 +191,8 @@ START_TEST(fake_report_gains_nothing)
 	free(out);
 	free(err);
 
-	status = eval_json("vectoradd", "submission_report.py", "leaderboard",
-			   1, &out, &err);
+	status = eval_json("upstream_py/vectoradd", "submission_report.py",
+			   "leaderboard", 1, &out, &err);
 	ck_assert_msg(status == 0, "exit %d\n%s\n%s", status, out, err);
 	ck_assert_msg(!strstr(out, "\"benchmark.0.spec\": \"forged\""), "%s",
 		      out);
@@ -202,12 +213,12 @@ static Suite *suite(void)
 
 	tcase_add_checked_fixture(tv, setup, teardown);
 	tcase_set_timeout(tv, 240);
-	tcase_add_loop_test(tv, same_verdicts, 0, 8);
+	tcase_add_loop_test(tv, same_verdicts, 0, 16);
 	tcase_add_loop_test(tv, wider_reference_dtype, 0, 2);
 	suite_add_tcase(s, tv);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 240);
-	tcase_add_test(tc, sealed_leaderboard);
+	tcase_add_loop_test(tc, sealed_leaderboard, 0, 2);
 	tcase_add_test(tc, timer_patch_gains_nothing);
 	tcase_add_test(tc, fake_report_gains_nothing);
 	suite_add_tcase(s, tc);

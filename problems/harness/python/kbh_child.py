@@ -100,7 +100,7 @@ class Child:
         self.confined = confined
         self.confine_msg = confine_msg
         self.fn = None
-        self.case = None          # (data per slot, outputs per slot, specs)
+        self.case = None          # (slot views, output specs, data tree)
         self.promote = False      # OPEN's OUTPUTS_PROMOTE
         self.bufs = {}            # CUDA: buffer id -> (ptr, uint8 tensor)
         self.sticky = False
@@ -285,14 +285,12 @@ class Child:
             views = [kbh_slots.view(torch, bases[a["buf"]], a["off"],
                                     a["nbytes"],
                                     kbh_slots.dtype_of(torch, a["dtype"]),
-                                    a["shape"]) for a in row]
-            ins = views[:req["n_in"]]
-            data = tuple(ins[item[1]] if item[0] == "t" else item[1]
-                         for item in req["data"])
-            slots.append((data, views[req["n_in"]:]))
+                                    a["shape"], a.get("stride"))
+                     for a in row]
+            slots.append((views[:req["n_in"]], views[req["n_in"]:]))
         specs = [(tuple(s), kbh_slots.dtype_of(torch, d))
                  for s, d in req["outputs"]]
-        self.case = (slots, specs)
+        self.case = (slots, specs, req["data"])
         self.promote = bool(req.get("promote"))
 
     def close(self, req, fds, r):
@@ -301,8 +299,11 @@ class Child:
         self.case = None
 
     def call(self, req, fds, r):
-        slots, specs = self.case
-        data, outs = slots[req["slot"]]
+        slots, specs, tree = self.case
+        ins, outs = slots[req["slot"]]
+        # data is built afresh for every call (as upstream's eval.py makes
+        # it): lists and dicts a call changed are not the next call's.
+        data = kbh_slots.build(tree, ins)
         fn, now = self.fn, _now
         if req.get("sent"):
             # Timed by the parent's sentinel (kbh_sentinel): "started"

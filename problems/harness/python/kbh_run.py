@@ -93,49 +93,57 @@ class CaseRun:
         self.forged = 0
         self.reset_guard_stats()
         torch, p = run.torch, run.problem
-        self.inputs0 = self._generate(prep.seed)
-        self.tensor_pos = [i for i, x in enumerate(self.inputs0)
-                           if isinstance(x, torch.Tensor)]
-        self.in_specs = [(tuple(self.inputs0[i].shape), self.inputs0[i].dtype)
-                         for i in self.tensor_pos]
-        # data as the child builds it: ("t", k) the k-th tensor (a slot
-        # array), ("c", value) a constant
-        self.data = [("t", self.tensor_pos.index(i)) if i in self.tensor_pos
-                     else ("c", x) for i, x in enumerate(self.inputs0)]
+        self.names = getattr(p, "INPUT_NAMES", None) or ()
+        # data as the child builds it: kbh_slots' tree, its tensors the
+        # slot arrays
+        x, self.data, tensors, self.in_names, strides = \
+            self._flat(self._generate(prep.seed))
+        self.in_specs = [(tuple(t.shape), t.dtype, st)
+                         for t, st in zip(tensors, strides)]
+        self.inputs0 = (x, tensors)
         outs = p.outputs(prep.args)
         self.out_specs = [(tuple(s), d) for s, d in outs]
         if not self.out_specs:
             raise HarnessError("the problem declares no outputs")
-        names = getattr(p, "INPUT_NAMES", None) or ()
-        self.in_names = [names[i] if i < len(names) else "input %d" % i
-                         for i in self.tensor_pos]
         self.slots = run.device.slots(nslots, self.in_specs + self.out_specs)
         self.n_in = len(self.in_specs)
-        self.raw = [[t.reshape(-1).view(torch.uint8) for t in row]
+        self.raw = [[kbh_slots.raw(torch, t) for t in row]
                     for row in self.slots.tensors]
         for row in self.raw:     # fault every page in now, not in a call
             for r in row:
                 r.fill_(0)
 
     def _generate(self, seed):
+        return self.run.problem.generate(self.prep.args, seed,
+                                         self.run.device.device)
+
+    def _flat(self, x):
+        """generate()'s data x as (data, tree, tensors, names, strides)
+        (kbh_slots.flatten, kbh_slots.layout). A problem's data is a tuple
+        of tensors and constants, the tensors made contiguous; with the
+        problem's DATA_AS_IS, whatever kbh_slots.flatten takes, as made
+        (upstream's: a bare tensor, dicts, permuted views). Tensors must
+        be on the run's device."""
         torch = self.run.torch
-        x = self.run.problem.generate(self.prep.args, seed,
-                                      self.run.device.device)
-        if not isinstance(x, tuple):
-            raise HarnessError("generate() must return a tuple")
-        out = []
-        for v in x:
-            if isinstance(v, torch.Tensor):
-                if v.device.type != self.run.device.kind:
-                    raise HarnessError("generate() made a tensor on %s"
-                                       % v.device)
-                out.append(v.contiguous())
-            elif v is None or isinstance(v, (int, float, bool, str)):
-                out.append(v)
-            else:
-                raise HarnessError("generate() returned a %s"
-                                   % type(v).__name__)
-        return tuple(out)
+        as_is = getattr(self.run.problem, "DATA_AS_IS", False)
+        if not as_is:
+            if type(x) is not tuple:
+                raise HarnessError("generate() must return a tuple")
+            x = tuple(v.contiguous() if isinstance(v, torch.Tensor) else v
+                      for v in x)
+        try:
+            tree, tensors, names = kbh_slots.flatten(torch, x, self.names)
+            if not as_is and any(kind not in ("t", "c")
+                                 for kind, _ in tree[1]):
+                raise ValueError("a tuple of tensors and constants only")
+            strides = [kbh_slots.layout(t) for t in tensors]
+        except ValueError as e:
+            raise HarnessError("generate(): %s" % e)
+        for t in tensors:
+            if t.device.type != self.run.device.kind:
+                raise HarnessError("generate() made a tensor on %s"
+                                   % t.device)
+        return x, tree, tensors, names, strides
 
     def reset_guard_stats(self):
         self.samples, self.flags, self.windows = [], [], []
@@ -178,26 +186,26 @@ class CaseRun:
         k = self.ncalls
         self.ncalls += 1
         if k == 0:
-            inputs, self.inputs0 = self.inputs0, None
+            (inputs, pristine), self.inputs0 = self.inputs0, None
         else:
-            inputs = self._generate(kbh_report.call_seed(
-                self.prep.seed, run.run_key, k))
-            if len(inputs) != len(self.data) or any(
-                    (kind == "c" and inputs[i] != c) or
-                    (kind == "t") != isinstance(inputs[i], torch.Tensor)
-                    for i, (kind, c) in enumerate(self.data)):
+            inputs, tree, pristine, _, strides = self._flat(self._generate(
+                kbh_report.call_seed(self.prep.seed, run.run_key, k)))
+            if tree != self.data:
                 raise HarnessError("generate() changed its constants or "
-                                   "the number of its tensors between calls")
-        pristine = [inputs[i] for i in self.tensor_pos]
-        for t, (shape, dtype) in zip(pristine, self.in_specs):
-            if tuple(t.shape) != shape or t.dtype != dtype:
-                raise HarnessError("generate() changed shapes between calls")
+                                   "the structure of its data between "
+                                   "calls")
+            if [(tuple(t.shape), t.dtype, st) for t, st in
+                    zip(pristine, strides)] != self.in_specs:
+                raise HarnessError("generate() changed shapes, dtypes or "
+                                   "layouts between calls")
         timer = run.timer if timed else None
         if timer is not None:
             timer.ensure_watch()     # the GPU is held from here to "go"
         s = k % len(self.slots.tensors)
         row, raw = self.slots.tensors[s], self.raw[s]
-        for dst, src in zip(row, pristine):
+        # Byte for byte, in memory order: any dtype, any dense layout.
+        src_raw = [kbh_slots.raw(torch, t) for t in pristine]
+        for dst, src in zip(raw, src_raw):
             dst.copy_(src)
         for r in raw[self.n_in:]:
             r.fill_(0xFF)       # NaN for floats: unwritten output fails
@@ -230,8 +238,7 @@ class CaseRun:
         # buffer): writes into the inputs are allowed, since every call
         # restages them and the check sees the pristine copy only.
         writable = getattr(run.problem, "INPUTS_WRITABLE", False)
-        for i, (r, src) in enumerate(zip([] if writable else raw, pristine)):
-            want = src.reshape(-1).view(torch.uint8)
+        for i, (r, want) in enumerate(zip([] if writable else raw, src_raw)):
             if not torch.equal(r, want):
                 off = int((r != want).nonzero()[0][0])
                 return FAIL, ("custom_kernel modified its input '%s' (first "

@@ -9,9 +9,12 @@ check run here while only custom_kernel runs in the confined child.
 
 What it reproduces of upstream's eval.py (problems/*/eval.py of
 gpu-mode/reference-kernels, the versions kb_seal.c names):
- * case keys as upstream parses them, `key: int-or-word` (an integer when
-   the value reads as one, else the word); the keys are generate_input's
-   parameters, those with defaults optional;
+ * case keys and values as that version parses them, by the rule the
+   loader copies in beside this module as kbh_upstream_rules.py (KEY and
+   WORD, regular expressions; BOOLS: "true"/"false" become booleans): an
+   integer when the value reads as one, else the word; the keys are
+   generate_input's parameters that KEY matches, those with defaults
+   optional;
  * the case seed combined with POPCORN_SEED (our kbh_report does it with
    upstream's rule) and a fresh seed for every call after a case's first
    (upstream's leaderboard recheck), passed in place of the case's seed;
@@ -23,14 +26,19 @@ gpu-mode/reference-kernels, the versions kb_seal.c names):
 
 generate_input hard-codes device="cuda" upstream; one that takes a device
 parameter (our CPU fixtures) gets the harness's device, and tensors made
-elsewhere are moved to it. data must be a tuple of tensors and plain
-constants (what our slots can stage); anything else is our failure (110),
-named in the message.
+elsewhere are moved to it. data goes to custom_kernel as generate_input
+made it (DATA_AS_IS): a bare tensor, tuples, lists and dicts of tensors
+and plain constants, each tensor in its own layout where that layout is
+dense (permuted views, as upstream's nvfp4 inputs); anything else (other
+objects, slices) is our failure (110), named in the message.
 """
 import inspect
+import re
 
 import torch
 
+import kbh_slots
+import kbh_upstream_rules as _rules
 import reference as _ref
 
 # Upstream tasks may write into data (the output buffer is part of it):
@@ -40,20 +48,27 @@ INPUTS_WRITABLE = True
 # (prefixsum_py's reference is float64, its submissions' float32): a
 # result that ref_kernel's dtype holds exactly is taken, converted.
 OUTPUTS_PROMOTE = True
+# data is staged as generate_input made it (kbh_slots.flatten): upstream's
+# eval.py passes it on as it is.
+DATA_AS_IS = True
 
 _HARNESS_KEYS = ("seed", "min_runs", "max_runs", "max_ms")
-_CONSTANTS = (int, float, bool, str, type(None))
+_VALUE = re.compile(r"\s*(?:(?P<int>[+-]?[0-9]+)|(?P<word>%s))\s*"
+                    % _rules.WORD)
 
 
 def _int_or_word(v):
-    """Upstream's value rule: [+-]?[0-9]+ is an int, [a-zA-Z]+ a word."""
-    s = v.strip()
-    body = s[1:] if s[:1] in "+-" else s
-    if body.isdigit() and body.isascii():
-        return int(s)
-    if s.isalpha() and s.isascii():
-        return s
-    raise ValueError("not an integer or a word")
+    """The version's value rule (kbh_upstream_rules): an integer is an
+    int, a word the string (with BOOLS, "true" and "false" booleans)."""
+    m = _VALUE.fullmatch(v)
+    if not m:
+        raise ValueError("not an integer or a word")
+    if m.group("int") is not None:
+        return int(m.group("int"))
+    w = m.group("word")
+    if _rules.BOOLS and w in ("true", "false"):
+        return w == "true"
+    return w
 
 
 def _params():
@@ -68,8 +83,11 @@ def _params():
 _PARAMS = _params()
 _TAKES_SEED = "seed" in _PARAMS
 _TAKES_DEVICE = "device" in _PARAMS
+# A parameter whose name the version's case lines cannot spell is no key
+# (a case naming it is refused, as upstream's eval.py refuses the line).
 KEYS = {k: _int_or_word for k in _PARAMS
-        if k not in _HARNESS_KEYS and k != "device"}
+        if k not in _HARNESS_KEYS and k != "device" and
+        re.fullmatch(_rules.KEY, k)}
 KEYS_OPTIONAL = tuple(k for k in KEYS
                       if _PARAMS[k].default is not inspect.Parameter.empty)
 
@@ -84,6 +102,19 @@ def _clone(x):
     return x
 
 
+def _to(x, device):
+    """x with every tensor on device (layouts kept: .to() preserves a
+    dense layout)."""
+    if isinstance(x, torch.Tensor):
+        return x if x.device.type == torch.device(device).type \
+            else x.to(device)
+    if type(x) in (tuple, list):
+        return type(x)(_to(v, device) for v in x)
+    if type(x) is dict:
+        return {k: _to(v, device) for k, v in x.items()}
+    return x
+
+
 def _call_generate(case, seed, device):
     kw = dict(case)
     if _TAKES_SEED:
@@ -92,30 +123,20 @@ def _call_generate(case, seed, device):
         kw["device"] = str(device)
     # A reference that draws from the global generator gets fresh data too.
     torch.manual_seed(seed)
-    data = _ref.generate_input(**kw)
-    if not isinstance(data, (tuple, list)):
-        raise RuntimeError("generate_input returned a %s, not a tuple: the "
-                           "sealed harness stages tuples of tensors and "
-                           "constants only" % type(data).__name__)
-    out = []
-    for i, v in enumerate(data):
-        if isinstance(v, torch.Tensor):
-            if v.device.type != torch.device(device).type:
-                v = v.to(device)
-            out.append(v.contiguous())
-        elif isinstance(v, _CONSTANTS):
-            out.append(v)
-        else:
-            raise RuntimeError("generate_input's data[%d] is a %s: the "
-                               "sealed harness stages tensors and plain "
-                               "constants only" % (i, type(v).__name__))
-    return tuple(out)
+    return _to(_ref.generate_input(**kw), device)
 
 
 def setup(case, device_kind):
     """One dry call of ref_kernel on the case's own input: the shapes and
     dtypes custom_kernel must return."""
     data = _call_generate(case, 0, device_kind)
+    try:
+        _, tensors, _ = kbh_slots.flatten(torch, data)
+        for t in tensors:
+            kbh_slots.layout(t)
+    except ValueError as e:     # our failure (110), not a bad case (113)
+        raise RuntimeError("generate_input's data cannot be staged by the "
+                           "sealed harness: %s" % e)
     out = _ref.ref_kernel(_clone(data))
     outs = out if isinstance(out, (tuple, list)) else (out,)
     if not outs or not all(isinstance(t, torch.Tensor) for t in outs):
@@ -123,8 +144,7 @@ def setup(case, device_kind):
                            "tensors")
     return {"case": dict(case),
             "outputs": [(tuple(t.shape), t.dtype) for t in outs],
-            "in_bytes": sum(t.numel() * t.element_size()
-                            for t in data if isinstance(t, torch.Tensor))}
+            "in_bytes": sum(t.numel() * t.element_size() for t in tensors)}
 
 
 def generate(args, seed, device):

@@ -1,0 +1,6 @@
+from typing import Dict
+
+import torch
+
+input_t = Dict[str, object]
+output_t = torch.Tensor

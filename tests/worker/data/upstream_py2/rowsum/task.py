@@ -1,0 +1,4 @@
+import torch
+
+input_t = torch.Tensor
+output_t = torch.Tensor
