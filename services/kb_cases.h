@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kb_task.h"
+#include "kb_kv.h"
 
 struct kb_case {
 	struct kb_kv *kv;

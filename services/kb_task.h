@@ -70,10 +70,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct kb_kv {
-	char *key;
-	char *value;
-};
+#include "kb_kv.h"
 
 struct kb_task_file {
 	char *name;   /* name in the work directory; NULL for an include */

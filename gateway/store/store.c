@@ -382,18 +382,23 @@ int kb_gw_user_ensure(const struct kb_gw *g, const char *user_id,
 	return kb__gw_finish_multi(c, 4);
 }
 
+/* ARGV[1]: the CLI key less its id (KB_KEY_CLI), so that the key comes
+ * from kb_keys.h as every other. */
 static const char clear_cli_lua[] =
 	"local u = redis.call('HMGET', KEYS[1], 'name', 'cli_id')\n"
 	"if not u[1] then return 0 end\n"
-	"if u[2] and u[2] ~= '' then redis.call('DEL', 'kb:cli:' .. u[2]) end\n"
+	"if u[2] and u[2] ~= '' then redis.call('DEL', ARGV[1] .. u[2]) end\n"
 	"redis.call('HDEL', KEYS[1], 'cli_id')\n"
 	"return 1\n";
 
 int kb_gw_user_clear_cli(const struct kb_gw *g, const char *user_id)
 {
+	char cli[32]; /* KB_KEY_CLI less its id: the script appends it */
 	int rc;
-	redisReply *r = kb__gw_cmd(g, &rc, "EVAL %s 1 " KB_KEY_USER,
-				   clear_cli_lua, user_id);
+
+	snprintf(cli, sizeof(cli), KB_KEY_CLI, "");
+	redisReply *r = kb__gw_cmd(g, &rc, "EVAL %s 1 " KB_KEY_USER " %s",
+				   clear_cli_lua, user_id, cli);
 
 	if (!r)
 		return rc;

@@ -18,6 +18,7 @@
 #include "kb_cases.h"
 #include "kb_log.h"
 #include "kb_sandbox.h"
+#include "kb_task.h"
 #include "kb_util.h"
 #include "pbutil.h"
 #include "python.h"
