@@ -206,8 +206,8 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("worker_seal");
-	/* Two cases, two CTest entries (CK_RUN_CASE): test-mode verdicts
-	 * beside other suites, ranked runs alone (CMakeLists.txt). */
+	/* Two cases, two CTest entries (CK_RUN_CASE): verdicts beside other
+	 * suites, the ranked runs judged by time alone (CMakeLists.txt). */
 	TCase *tv = tcase_create("verdicts");
 	TCase *tc = tcase_create("ranked");
 
@@ -215,10 +215,11 @@ static Suite *suite(void)
 	tcase_set_timeout(tv, 240);
 	tcase_add_loop_test(tv, same_verdicts, 0, 16);
 	tcase_add_loop_test(tv, wider_reference_dtype, 0, 2);
+	/* Ranked, but judged by keys and verdicts, not by time. */
+	tcase_add_loop_test(tv, sealed_leaderboard, 0, 2);
 	suite_add_tcase(s, tv);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 240);
-	tcase_add_loop_test(tc, sealed_leaderboard, 0, 2);
 	tcase_add_test(tc, timer_patch_gains_nothing);
 	tcase_add_test(tc, fake_report_gains_nothing);
 	suite_add_tcase(s, tc);
