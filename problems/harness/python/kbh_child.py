@@ -53,6 +53,7 @@ import time
 import traceback
 
 import kbh_seccomp
+import kbh_sentinel as sent
 import kbh_slots
 import kbh_wire
 
@@ -106,7 +107,7 @@ class Child:
         self.sticky = False
         self.prof = None
         self.page = None          # the sentinel's page (HELLO)
-        self.words = [0] * 5
+        self.words = [0] * sent.N_WORDS
         # References taken before any user code runs.
         self.Tensor = torch.Tensor
         self.copy_ = torch.Tensor.copy_
@@ -194,7 +195,8 @@ class Child:
                 raise RuntimeError("HELLO without the sentinel's page")
             self.page = mmap.mmap(fds[0], mmap.PAGESIZE, mmap.MAP_SHARED,
                                   mmap.PROT_READ | mmap.PROT_WRITE)
-            self.words = (ctypes.c_uint32 * 5).from_buffer(self.page)
+            self.words = (ctypes.c_uint32 * sent.N_WORDS).from_buffer(
+                self.page)
         if (req["device"], req["ordinal"]) != (self.kind, self.ordinal):
             raise RuntimeError("the child chose device %s:%d, the parent "
                                "%s:%d" % (self.kind, self.ordinal,
@@ -217,18 +219,18 @@ class Child:
             # as call() below, with a sleeping kernel for the call
             self._armed(req)
             t0 = _now()
-            self.words[0] = req["seq"]
+            self.words[sent.W_STARTED] = req["seq"]
             self.record(self.ev[0])
             if req["cycles"]:
                 self.sleep(int(req["cycles"]))
             self.record(self.ev[1])
             self.copy_(*self.scratch)
-            self.words[2] = req["seq"]
+            self.words[sent.W_LAUNCHED] = req["seq"]
             self.sync()
             r.t0 = t0
             r.t1 = r.t2 = _now()
             r.claim = self.elapsed(*self.ev) * 1e6
-            self.words[1] = req["seq"]
+            self.words[sent.W_DONE] = req["seq"]
             return
         if self.kind == "cuda":
             t0 = _now()
@@ -315,18 +317,18 @@ class Child:
             # the sample, as in the claim's events).
             self._armed(req)
             t0 = now()
-            self.words[0] = req["seq"]
+            self.words[sent.W_STARTED] = req["seq"]
             self.record(self.ev[0])
             out = fn(data)
             out = self._contiguous(out)
             self.record(self.ev[1])
             self._copy_out(out, outs, specs)
-            self.words[2] = req["seq"]
+            self.words[sent.W_LAUNCHED] = req["seq"]
             self.sync()
             r.t0, r.t1 = t0, now()
             r.t2 = r.t1
             r.claim = self.elapsed(*self.ev) * 1e6
-            self.words[1] = req["seq"]
+            self.words[sent.W_DONE] = req["seq"]
             return
         if self.kind == "cuda":
             t0 = now()
@@ -355,10 +357,10 @@ class Child:
         if not req.get("spin"):
             return
         seq, words = req["seq"], self.words
-        words[3] = seq
+        words[sent.W_ARMED] = seq
         t = _now()
-        while words[4] != seq:
-            if _now() - t > 2e9:
+        while words[sent.W_GO] != seq:
+            if _now() - t > sent.ARM_MAX_NS:
                 break
 
     def _contiguous(self, out):
